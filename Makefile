@@ -1,0 +1,77 @@
+# Makefile - the front door: make, make test, make bench, make demo,
+# make install, make fuzz, make clean. The build itself is Ninja
+# (./configure writes build/build.ninja from the source folders).
+# SPDX-License-Identifier: Apache-2.0
+
+B ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+FUZZ_SECONDS ?= 20
+
+# Debian 12 packages the build and tests need; `make deps` (run by every
+# target) installs the missing ones with apt-get when running as root.
+DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
+       protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcriterion-dev \
+       libjson-c-dev
+
+.PHONY: all deps build test test-plain test-asan test-tsan test-fuzz \
+        check-symbols check-headers bench demo install fuzz clean
+
+all: build
+
+deps:
+	@sh tools/install-deps.sh $(DEBS)
+
+build: deps
+	@./configure $(B) plain
+	@ninja -C $(B) -j$$(nproc) all >/dev/null || ninja -C $(B) all
+
+test: build test-plain test-asan test-tsan check-symbols check-headers test-fuzz
+	@echo "make test: all suites passed"
+
+test-plain: build
+	@sh tests/run.sh $(B) plain
+
+test-asan: deps
+	@./configure $(B)/asan asan
+	@ninja -C $(B)/asan all >/dev/null || ninja -C $(B)/asan all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  sh tests/run.sh $(B)/asan asan
+
+test-tsan: deps
+	@./configure $(B)/tsan tsan
+	@ninja -C $(B)/tsan all >/dev/null || ninja -C $(B)/tsan all
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 PTW_TEST_SCALE=small \
+	  sh tests/run.sh $(B)/tsan tsan
+
+test-fuzz: deps
+	@./configure $(B)/fuzz fuzz
+	@ninja -C $(B)/fuzz all >/dev/null || ninja -C $(B)/fuzz all
+	@sh fuzz/run.sh $(B)/fuzz $(FUZZ_SECONDS)
+
+fuzz:
+	@$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-300}
+
+check-symbols: build
+	@sh tools/check-symbols.sh $(B)/lib/libptw.a $(B)/lib/libptwconv.a
+
+check-headers: build
+	@sh tools/check-headers.sh
+
+bench: build
+	@sh bench/run.sh $(B)
+
+demo: build
+	@sh examples/demo.sh $(B)
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/include/ptw $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/ptw/*.h $(DESTDIR)$(PREFIX)/include/ptw/
+	install -m 644 $(B)/lib/libptw.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(B)/lib/libptw.so $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' tools/ptw.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ptw.pc
+	@if ls $(B)/bin/ptw-* >/dev/null 2>&1; then \
+	  install -d $(DESTDIR)$(PREFIX)/bin && install -m 755 $(B)/bin/ptw-* $(DESTDIR)$(PREFIX)/bin/; fi
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,84 @@
+/* cv_event.h - the legacy trace event every converter input is decoded into.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * AppleTrace text lines, APLTRC01 binary records and Chrome JSON events are
+ * all Chrome Trace Event Format events; each reader decodes its input into a
+ * struct ptw_cv_event and hands it to a callback (the emitter, which turns
+ * events into Perfetto packets through the writer, or a test). Strings are
+ * views into the reader's buffers, valid only during the callback: copy what
+ * must outlive it. A struct ptw_cv_str with p == NULL means "absent". */
+#ifndef PTW_CV_EVENT_H
+#define PTW_CV_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptw/error.h"
+
+struct ptw_cv_str {
+	const char *p; /* NULL: member absent; not NUL-terminated */
+	size_t n;
+};
+
+enum ptw_cv_val_type {
+	PTW_CV_VAL_NULL = 0,
+	PTW_CV_VAL_BOOL,
+	PTW_CV_VAL_INT,    /* integral JSON number that fits int64: i */
+	PTW_CV_VAL_DOUBLE, /* any other number: d */
+	PTW_CV_VAL_STRING, /* decoded (unescaped) UTF-8: s */
+	PTW_CV_VAL_JSON,   /* nested object or array, raw JSON text: s */
+};
+
+struct ptw_cv_arg {
+	struct ptw_cv_str key; /* decoded */
+	enum ptw_cv_val_type type;
+	int b;
+	int64_t i;
+	double d;
+	struct ptw_cv_str s;
+};
+
+#define PTW_CV_MAX_ARGS 64
+
+/* Flags telling which optional members were present. */
+#define PTW_CV_HAS_PID 0x001u
+#define PTW_CV_HAS_TID 0x002u
+#define PTW_CV_HAS_TS 0x004u
+#define PTW_CV_HAS_DUR 0x008u
+#define PTW_CV_HAS_ID 0x010u       /* "id" (or id2) present: see id_* */
+#define PTW_CV_ID_IS_STRING 0x020u /* id given as a JSON string (id_str) */
+#define PTW_CV_ID2_LOCAL 0x040u    /* id came from "id2":{"local":...} */
+#define PTW_CV_HAS_BIND_ID 0x080u
+#define PTW_CV_FLOW_IN 0x100u
+#define PTW_CV_FLOW_OUT 0x200u
+#define PTW_CV_PID_IS_STRING 0x400u /* pid was a string: pid_str */
+#define PTW_CV_TID_IS_STRING 0x800u /* tid was a string: tid_str */
+
+struct ptw_cv_event {
+	char ph;                 /* phase letter; 0 if absent */
+	uint32_t flags;          /* PTW_CV_* */
+	struct ptw_cv_str name;  /* decoded; p == NULL if absent */
+	struct ptw_cv_str cat;   /* decoded; p == NULL if absent */
+	uint32_t pid, tid;       /* as trace_processor coerces them (uint32) */
+	struct ptw_cv_str pid_str, tid_str;
+	int64_t ts_ns;           /* ts in ns: integral us * 1000, else llround */
+	int64_t dur_ns;
+	uint64_t id_num;         /* numeric id (or hash-free parse of "0x2a") */
+	struct ptw_cv_str id_str;/* id as written, when it was a string */
+	struct ptw_cv_str bind_id;
+	char scope;              /* "s": 't', 'p', 'g', or 0 */
+	char bp;                 /* "bp": 'e' or 0 */
+	const struct ptw_cv_arg *args; /* members of "args", in input order */
+	uint32_t n_args;
+	/* Where the event came from, for messages. */
+	const char *input;       /* file name, or "-" */
+	uint64_t line;           /* 1-based line, 0 if unknown */
+	uint64_t offset;         /* byte offset of the event in its input */
+};
+
+/* Receives each decoded event. Returns 0 to go on, or a negative PTW_ERR_*
+ * (with *err filled) to stop the reader, which then returns that code. */
+typedef int (*ptw_cv_event_fn)(void *ctx, const struct ptw_cv_event *ev,
+			       struct ptw_error *err);
+
+#endif /* PTW_CV_EVENT_H */

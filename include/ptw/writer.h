@@ -1,0 +1,211 @@
+/* writer.h - single-threaded Perfetto trace writer.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Turns tracks and events into Perfetto TracePackets written to a file: track
+ * descriptors, TrackEvents with interned names, categories and annotation
+ * names (InternedData), incremental sequence clocks (ClockSnapshot +
+ * TracePacketDefaults, varint deltas), periodic checkpoints
+ * (SEQ_INCREMENTAL_STATE_CLEARED) and optional zlib deflate
+ * (TracePacket.compressed_packets). The output opens in ui.perfetto.dev and
+ * trace_processor; it needs no footer, so a file cut by a crash stays
+ * readable up to the last complete packet or batch.
+ *
+ * Events go to a *sequence* (struct ptw_seq): a packet stream with its own
+ * interning tables and incremental clock. A writer starts with two: the
+ * simulation sequence (ptw_writer_sim_seq, timestamps in caller-defined
+ * ticks shown as 1 tick = 1 ns) and the wall-clock sequence
+ * (ptw_writer_wall_seq, nanoseconds since the writer's base time, see
+ * ptw_writer_now_ns). Callers may create more (one per producer thread).
+ * Every sequence maps its clock 1:1 to trace time.
+ *
+ * Thread rule: a writer and all its sequences belong to one thread at a
+ * time. Nothing here locks. */
+#ifndef PTW_WRITER_H
+#define PTW_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptw/error.h"
+
+/* ---- defaults of struct ptw_writer_options -------------------------- */
+#define PTW_DEFAULT_CHECKPOINT_PACKETS 16384u /* packets per sequence */
+#define PTW_DEFAULT_MAX_INTERNED 4096u        /* strings per table */
+#define PTW_DEFAULT_FLUSH_BYTES (256u * 1024u)
+#define PTW_DEFAULT_COMPRESS_LEVEL 6
+#define PTW_MAX_STRING_LEN (64u * 1024u)      /* longest name/value, bytes */
+#define PTW_MAX_ANNOTATIONS 16u               /* per event */
+#define PTW_MAX_FLOWS 8u                      /* flow ids per event, each list */
+
+struct ptw_writer;
+struct ptw_seq;
+
+/* Zeroed (or a NULL pointer) means all defaults. */
+struct ptw_writer_options {
+	/* Checkpoint every N packets of a sequence. 0: default 16384. */
+	uint32_t checkpoint_packets;
+	/* Checkpoint when a sequence's intern table (names, categories or
+	 * annotation names) holds this many strings. 0: default 4096. */
+	uint32_t max_interned;
+	/* Write buffered packets once this many bytes are pending.
+	 * 0: default 256 KiB. With compression each flushed batch becomes one
+	 * compressed_packets packet; batches are split to stay under 512 KB. */
+	uint32_t flush_bytes;
+	/* 0: write plain packets; non-zero: zlib-deflate each batch. */
+	int compress;
+	/* zlib level 1..9 when compress is set. 0: default 6. */
+	int compress_level;
+	/* With ptw_writer_open_fd: non-zero to close the fd on writer close. */
+	int close_fd;
+};
+
+/* Annotation value types (DebugAnnotation). */
+enum ptw_arg_type {
+	PTW_ARG_BOOL = 1,
+	PTW_ARG_INT,    /* int64_t  v.i */
+	PTW_ARG_UINT,   /* uint64_t v.u */
+	PTW_ARG_DOUBLE, /* double   v.d */
+	PTW_ARG_STRING, /* const char *v.s, NUL-terminated, copied */
+	PTW_ARG_POINTER,/* uint64_t v.u, shown as hex */
+};
+
+/* A typed debug annotation; the name is interned per sequence. */
+struct ptw_arg {
+	const char *name;
+	enum ptw_arg_type type;
+	union {
+		int b;
+		int64_t i;
+		uint64_t u;
+		double d;
+		const char *s;
+	} v;
+};
+
+/* Flags of struct ptw_event. */
+#define PTW_EV_STATIC_STRINGS 1u /* name/category are never freed or changed
+				  * while the writer lives: intern by pointer */
+
+/* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
+ * before the call returns. */
+struct ptw_event {
+	uint64_t track;          /* track uuid; 0: the sequence's default track */
+	uint64_t ts;             /* in the sequence's time domain */
+	const char *category;    /* NULL: none */
+	const char *name;        /* NULL: none (allowed for SLICE_END) */
+	const uint64_t *flow_ids;            /* flows leaving/continuing here */
+	uint32_t n_flow_ids;                 /* at most PTW_MAX_FLOWS */
+	uint32_t n_terminating_flow_ids;     /* at most PTW_MAX_FLOWS */
+	const uint64_t *terminating_flow_ids;/* flows ending here */
+	const struct ptw_arg *args;          /* debug annotations */
+	uint32_t n_args;                     /* at most PTW_MAX_ANNOTATIONS */
+	uint32_t flags;                      /* PTW_EV_* */
+};
+
+struct ptw_writer_stats {
+	uint64_t events;            /* TrackEvents written (a complete slice counts 2) */
+	uint64_t packets;           /* TracePackets encoded (before compression) */
+	uint64_t bytes_written;     /* bytes of completely successful writes */
+	uint64_t checkpoints;       /* SEQ_INCREMENTAL_STATE_CLEARED packets */
+	uint64_t interned_strings;  /* interned entries emitted, all sequences */
+	uint64_t first_output_ns;   /* open to first event-carrying write; 0: none yet */
+	uint64_t compressed_batches;/* compressed_packets packets written */
+	uint64_t clock_peak_records;/* clock streams: peak buffered records */
+	uint64_t clock_peak_bytes;  /* clock streams: peak buffered bytes */
+	uint64_t first_clock_output_ns; /* clock streams: open to first output */
+};
+
+/* ---- open / close ---------------------------------------------------- */
+
+/* Creates (truncates) 'path' and returns a writer, or NULL with *err filled.
+ * 'opt' may be NULL for defaults. Nothing is written until the first packet. */
+struct ptw_writer *ptw_writer_open(const char *path,
+				   const struct ptw_writer_options *opt,
+				   struct ptw_error *err);
+
+/* Same on an open, writable fd (a file, pipe or socket). The fd is closed by
+ * ptw_writer_close() only if opt->close_fd is set. */
+struct ptw_writer *ptw_writer_open_fd(int fd,
+				      const struct ptw_writer_options *opt,
+				      struct ptw_error *err);
+
+/* Writes all buffered packets to the fd. Returns 0 or the sticky error. */
+int ptw_writer_flush(struct ptw_writer *w);
+
+/* Flushes, closes the file (if owned) and frees the writer and its
+ * sequences. Returns 0 or the first error the writer hit (errno is kept in
+ * the error record, which is lost with the writer: read ptw_writer_error()
+ * first, or pass 'err'). NULL is a no-op returning 0. */
+int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err);
+
+/* The writer's error record (code 0 while healthy). */
+const struct ptw_error *ptw_writer_error(const struct ptw_writer *w);
+
+void ptw_writer_get_stats(const struct ptw_writer *w,
+			  struct ptw_writer_stats *out);
+
+/* Nanoseconds of CLOCK_MONOTONIC since the writer was opened: the time base
+ * of the wall-clock sequence. */
+uint64_t ptw_writer_now_ns(const struct ptw_writer *w);
+
+/* ---- tracks ------------------------------------------------------------
+ * Each returns a new non-zero track uuid, or 0 on error (see
+ * ptw_writer_error). Its TrackDescriptor is written once, before any event
+ * that can use it. Strings are copied. */
+
+uint64_t ptw_writer_add_process_track(struct ptw_writer *w, int32_t pid,
+				      const char *name);
+uint64_t ptw_writer_add_thread_track(struct ptw_writer *w, int32_t pid,
+				     int64_t tid, const char *name);
+/* A named track, under 'parent_uuid' (0: a global root track); 'rank' < 0
+ * means no explicit sibling order. */
+uint64_t ptw_writer_add_track(struct ptw_writer *w, const char *name,
+			      uint64_t parent_uuid, int32_t rank);
+/* A counter track; 'unit_name' may be NULL. */
+uint64_t ptw_writer_add_counter_track(struct ptw_writer *w, const char *name,
+				      const char *unit_name,
+				      uint64_t parent_uuid, int32_t rank);
+
+/* Renames a process or thread track (writes an updated descriptor). */
+int ptw_writer_rename_track(struct ptw_writer *w, uint64_t track,
+			    const char *name);
+
+/* ---- sequences ------------------------------------------------------ */
+
+struct ptw_seq *ptw_writer_sim_seq(struct ptw_writer *w);
+struct ptw_seq *ptw_writer_wall_seq(struct ptw_writer *w);
+
+/* A new sequence whose events default to 'default_track' (0: none; events
+ * must then name a track). NULL on error. Freed by ptw_seq_destroy() or at
+ * writer close. */
+struct ptw_seq *ptw_writer_add_seq(struct ptw_writer *w, uint64_t default_track);
+
+/* Ends a sequence (its packets already written stay valid). NULL: no-op. */
+void ptw_seq_destroy(struct ptw_seq *s);
+
+/* Records that 'n' events of this sequence were lost before the next one
+ * (ring overflow): the next packet starts a checkpoint with
+ * previous_packet_dropped set. */
+void ptw_seq_mark_dropped(struct ptw_seq *s, uint64_t n);
+
+/* ---- events ------------------------------------------------------------
+ * All return 0 or a negative PTW_ERR_*. Timestamps may go backwards: such
+ * an event is written with an absolute timestamp and the incremental clock
+ * is left alone. Misuse (unknown track, END without BEGIN on that track,
+ * string over PTW_MAX_STRING_LEN, counter on a non-counter track) returns
+ * PTW_ERR_INVALID and writes nothing. */
+
+int ptw_seq_slice_begin(struct ptw_seq *s, const struct ptw_event *ev);
+/* Closes the innermost open slice on 'track' (0: default track). The
+ * event's name/category are ignored; args and flows are written. */
+int ptw_seq_slice_end(struct ptw_seq *s, const struct ptw_event *ev);
+/* BEGIN at ev->ts and END at ev->ts + dur. */
+int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
+			   uint64_t dur);
+int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev);
+int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,
+			int64_t value);
+int ptw_seq_counter_double(struct ptw_seq *s, uint64_t track, uint64_t ts,
+			   double value);
+
+#endif /* PTW_WRITER_H */
