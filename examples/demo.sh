@@ -1,0 +1,28 @@
+#!/bin/sh
+# demo.sh BUILDDIR - writes the demo traces and says how to open them.
+# SPDX-License-Identifier: Apache-2.0
+set -e
+B=$1
+out="$B/demo.pftrace"
+run() { # run BINARY OUTPUT WHAT
+	if [ -x "$B/bin/$1" ]; then
+		"$B/bin/$1" "$2"
+		if [ -x "$B/bin/ptw-dump" ]; then
+			"$B/bin/ptw-dump" --check "$2" >/dev/null ||
+				{ echo "demo: $2 fails ptw-dump --check" >&2; exit 1; }
+		fi
+		printf '  %-28s %s (%s bytes)\n' "$3" "$2" "$(wc -c < "$2")"
+	fi
+}
+echo "ptw demo traces:"
+run demo-threads "$B/demo-threads.pftrace" "multi-threaded tracer:"
+run demo-clocks "$B/demo-clocks.pftrace" "clock streams (3 domains):"
+run demo "$out" "writer API, every feature:"
+cat <<TXT
+
+Open a trace: drag the file onto https://ui.perfetto.dev (Open trace file).
+Query it:     trace_processor_shell $out
+              > select ts, dur, name, depth from slice order by ts limit 20;
+Inspect it:   $B/bin/ptw-dump $out | less     ($B/bin/ptw-dump --check $out validates)
+TXT
+echo "$out"
