@@ -1,0 +1,234 @@
+/* chrome_json.h - Chrome Trace Event Format JSON: per-object parser,
+ * streaming reader, and exporter from our protobuf traces.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Three pieces share this header:
+ *
+ *  - ptw_cv_json_parse_object() decodes exactly one JSON object (one event)
+ *    into a struct ptw_cv_event. It is a strict RFC 8259 parser (UTF-8
+ *    validated, \uXXXX escapes with surrogate pairs, no NUL or raw control
+ *    characters in strings, no trailing commas, no comments), so it also
+ *    decides whether an AppleTrace text line is valid (corpus README,
+ *    section 3 rule 4).
+ *  - ptw_cv_json_read*() streams a whole Chrome JSON file (array form,
+ *    object form, gzip or not, possibly cut short by a crash) and calls a
+ *    ptw_cv_event_fn for every event, holding one event in memory at a time.
+ *  - ptw_cv_export_json() writes Chrome JSON (array form) from a protobuf
+ *    trace, for the JSON -> proto -> JSON round trip.
+ *
+ * Units and coercions follow trace_processor's JSON importer (v58):
+ *  - ts/dur are microseconds; ts_ns/dur_ns are nanoseconds: an integral JSON
+ *    number (no fraction, no exponent) times 1000, any other number
+ *    llround(value * 1000.0). A JSON string holding a number ("12.5") is
+ *    accepted the same way. A ts/dur that is not a number (or a numeric
+ *    string), or whose nanosecond value does not fit int64, leaves its
+ *    PTW_CV_HAS_TS / PTW_CV_HAS_DUR flag clear (trace_processor drops such
+ *    events, except M).
+ *  - pid/tid numbers (integral or not; fractions truncated) become uint32:
+ *    negative values or values above 2^32-1 read as 0. A string pid/tid
+ *    sets PTW_CV_PID_IS_STRING / PTW_CV_TID_IS_STRING with the decoded
+ *    string in pid_str / tid_str and pid/tid 0 (trace_processor interns the
+ *    string and uses it as the process/thread name). A missing or zero tid
+ *    is left as is: replacing it with the pid is the consumer's job.
+ *  - id: a number sets id_num (values that do not fit uint64 wrap as
+ *    trace_processor's int64 cast does; fractions truncated); a string sets
+ *    PTW_CV_ID_IS_STRING with id_str as written (decoded) and, when the
+ *    string is a number ("42", "0x2a", "0X2A"), id_num too. "id2":{"local":x}
+ *    or {"global":x} sets the id the same way (plus PTW_CV_ID2_LOCAL for
+ *    local). Both set PTW_CV_HAS_ID; when both id and id2 appear, the last
+ *    one wins.
+ *  - "s" ("t", "p" or "g") -> scope; "bp":"e" -> bp 'e'; "bind_id" (string,
+ *    or a number kept as its JSON text) -> bind_id + PTW_CV_HAS_BIND_ID;
+ *    "flow_in"/"flow_out": true -> PTW_CV_FLOW_IN / PTW_CV_FLOW_OUT.
+ *  - ph: the first byte of the "ph" string (0 if absent, empty, or not a
+ *    string).
+ *  - args: the members of the "args" object in input order (duplicates
+ *    kept), each a null, bool, int64, double, decoded string, or (nested
+ *    object or array) its raw JSON text. More than PTW_CV_MAX_ARGS members
+ *    is PTW_ERR_LIMIT. A non-object "args" is ignored.
+ *  - Unknown members are validated and ignored. A repeated member: the last
+ *    one wins (args: see above).
+ *
+ * Thread rule: a parser, and a reader call, are used by one thread at a
+ * time; separate parsers are independent. Nothing here prints. */
+#ifndef PTW_CHROME_JSON_H
+#define PTW_CHROME_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cv_event.h"
+#include "ptw/error.h"
+
+/* ==== Per-object parser =============================================== */
+
+/* Deepest nesting of arrays/objects accepted inside one event (the event
+ * object itself is depth 1). Deeper input is PTW_ERR_LIMIT. */
+#define PTW_CV_JSON_MAX_DEPTH 256
+
+struct ptw_cv_json_parser;
+
+/* Creates a parser (its scratch buffers grow with the largest event seen,
+ * never per event). Returns NULL and fills *err (if not NULL) with
+ * PTW_ERR_NOMEM on failure. */
+struct ptw_cv_json_parser *ptw_cv_json_parser_create(struct ptw_error *err);
+
+/* Frees the parser. NULL is a no-op. */
+void ptw_cv_json_parser_destroy(struct ptw_cv_json_parser *jp);
+
+/* Parses 'p'[0..'n') as exactly one JSON object, optionally surrounded by
+ * JSON whitespace (space, TAB, LF, CR), into *ev (fully overwritten; its
+ * input/line/offset are set to NULL/0/0 for the caller to fill in).
+ *
+ * Strings in *ev (name, cat, pid_str, tid_str, id_str, bind_id, arg keys and
+ * values) point either into 'p' or into the parser's scratch buffer: they
+ * stay valid until the next call on 'jp' and while 'p' is unchanged.
+ * 'p' need not be NUL-terminated.
+ *
+ * Returns 0, or:
+ *  PTW_ERR_FORMAT  the text is not exactly one valid JSON object (including
+ *                  text cut short, invalid UTF-8, NUL bytes, a second value
+ *                  after the object); err->offset is the byte offset in 'p'
+ *                  of the offending byte (n if the text ends too early),
+ *                  err->column is offset + 1, err->line is 0, and err->msg
+ *                  is "byte N: expected ..." (what was expected or what is
+ *                  wrong). ptw_cv_json_error_locate() rewrites it with a
+ *                  file name and line.
+ *  PTW_ERR_LIMIT   nesting deeper than PTW_CV_JSON_MAX_DEPTH, or more than
+ *                  PTW_CV_MAX_ARGS members in "args" (offset as above).
+ *  PTW_ERR_NOMEM   scratch buffer growth failed.
+ *  PTW_ERR_INVALID jp, p (with n > 0) or ev is NULL. */
+int ptw_cv_json_parse_object(struct ptw_cv_json_parser *jp, const char *p,
+			     size_t n, struct ptw_cv_event *ev,
+			     struct ptw_error *err);
+
+/* Rewrites the message of an error returned by ptw_cv_json_parse_object()
+ * so that it names where the object came from:
+ *   "INPUT:LINE:COL (byte OFF): expected ..."
+ * where COL = err->offset + 1 and OFF = base_offset + err->offset (the byte
+ * offset of the object's text in its file), and sets err->input, err->line
+ * and err->offset accordingly. 'input' must outlive *err (static or owned by
+ * the caller); 'line' is 1-based (0: left out). NULL err is a no-op. */
+void ptw_cv_json_error_locate(struct ptw_error *err, const char *input,
+			      uint32_t line, uint64_t base_offset);
+
+/* ==== Streaming reader ================================================ */
+
+/* Largest single event (bytes of JSON text) the reader will hold; a larger
+ * one is PTW_ERR_LIMIT. Also bounds the reader's memory. */
+#define PTW_CV_JSON_DEFAULT_MAX_EVENT (16u << 20)
+
+enum ptw_cv_json_form {
+	PTW_CV_JSON_FORM_NONE = 0,   /* not determined (error before '[' / '{') */
+	PTW_CV_JSON_FORM_ARRAY = 1,  /* [ {...}, ... ] */
+	PTW_CV_JSON_FORM_OBJECT = 2, /* { ..., "traceEvents": [ ... ], ... } */
+};
+
+enum ptw_cv_json_cut {
+	PTW_CV_JSON_COMPLETE = 0,      /* the array (and object) was closed */
+	PTW_CV_JSON_CUT_AFTER_EVENT = 1, /* array form, no ']' (after an event,
+					  * a trailing comma, or '[') */
+	PTW_CV_JSON_CUT_MID_EVENT = 2, /* array form, the last event was cut:
+					* it was dropped */
+};
+
+/* Optional settings; a zeroed struct (or NULL) means the defaults. */
+struct ptw_cv_json_read_opts {
+	const char *input_name; /* name used in messages and ev->input; NULL:
+				 * the path ("-" for stdin), or "<memory>" */
+	size_t max_event_bytes; /* 0: PTW_CV_JSON_DEFAULT_MAX_EVENT */
+	size_t chunk_bytes;     /* read size; 0: 1 MiB */
+};
+
+/* What a read saw; filled on success and on error (as far as it got). */
+struct ptw_cv_json_read_stats {
+	enum ptw_cv_json_form form;
+	enum ptw_cv_json_cut cut;
+	int gzip;               /* 1 if the input was gzip-compressed */
+	uint64_t events;        /* events passed to the callback */
+	uint64_t bytes_in;      /* bytes read from the file (compressed size) */
+	uint64_t bytes_json;    /* bytes of JSON text scanned (decompressed) */
+	uint64_t cut_offset;    /* for CUT_MID_EVENT: byte offset of the
+				 * dropped event's '{' */
+	uint64_t cut_line;      /* ... and its 1-based line */
+};
+
+/* Reads the Chrome JSON file at 'path' ("-": standard input) and calls
+ * fn(ctx, ev, err) for every event of the trace, in file order. Gzip input
+ * (magic 1f 8b, one or more members) is detected and decompressed.
+ *
+ * Accepted input (leading/trailing JSON whitespace allowed, and an optional
+ * UTF-8 byte order mark):
+ *  - the array form: '[' events ']'. Between events a comma is required;
+ *    extra commas (",,", a trailing comma before ']') are tolerated as
+ *    trace_processor does. Elements must be objects ("{}" included: it is
+ *    passed on as an event with nothing set).
+ *  - the object form: '{' members '}' with a "traceEvents" array member;
+ *    every other member, before or after it, is skipped (its brackets,
+ *    braces and strings are checked for balance, not fully validated).
+ *    Must be complete. A missing "traceEvents" gives no events (not an
+ *    error, as in trace_processor).
+ *  - an array-form file cut short: no ']' (after an event, a trailing comma
+ *    or whitespace), or cut inside the last event, which is dropped. Every
+ *    complete event is delivered; stats->cut says which case it was.
+ * Each event is parsed with the rules of ptw_cv_json_parse_object(), and
+ * ev->input, ev->line, ev->offset give its file name, the 1-based line of
+ * its '{', and the byte offset of that '{' in the (decompressed) JSON text.
+ *
+ * Memory is bounded: the reader keeps one read chunk plus the current
+ * event (at most max_event_bytes), whatever the file size.
+ *
+ * 'opts' and 'stats' may be NULL. Returns 0, or:
+ *  PTW_ERR_FORMAT  malformed JSON (an invalid event, a cut object form,
+ *                  text after the closing bracket, ...): err->msg is
+ *                  "NAME:LINE:COL (byte OFF): expected ...", err->input,
+ *                  err->line, err->column, err->offset set (offsets in
+ *                  the decompressed text), also for corrupt gzip data.
+ *  PTW_ERR_LIMIT   an event larger than max_event_bytes, nesting too deep,
+ *                  too many args.
+ *  PTW_ERR_IO      open/read failed (err->sys_errno).
+ *  PTW_ERR_NOMEM
+ *  PTW_ERR_INVALID bad arguments.
+ *  any negative code returned by 'fn' (its *err is passed through). */
+int ptw_cv_json_read(const char *path, const struct ptw_cv_json_read_opts *opts,
+		     ptw_cv_event_fn fn, void *ctx,
+		     struct ptw_cv_json_read_stats *stats, struct ptw_error *err);
+
+/* Same, from an open file descriptor (read until EOF, not closed). */
+int ptw_cv_json_read_fd(int fd, const struct ptw_cv_json_read_opts *opts,
+			ptw_cv_event_fn fn, void *ctx,
+			struct ptw_cv_json_read_stats *stats,
+			struct ptw_error *err);
+
+/* Same, from memory ('data' need not be NUL-terminated; gzip detected).
+ * Uncompressed input is parsed in place, without copying. */
+int ptw_cv_json_read_mem(const void *data, size_t n,
+			 const struct ptw_cv_json_read_opts *opts,
+			 ptw_cv_event_fn fn, void *ctx,
+			 struct ptw_cv_json_read_stats *stats,
+			 struct ptw_error *err);
+
+/* ==== Export: protobuf trace -> Chrome JSON ============================ */
+
+/* Writes the protobuf trace at 'pftrace_path' (as written by our writer,
+ * compressed packets included) to 'out' as Chrome JSON, array form, one
+ * event per line:
+ *  - process/thread names -> M process_name / thread_name (and
+ *    process_sort_index / thread_sort_index from sibling_order_rank);
+ *  - slices on thread tracks -> B/E (SLICE_BEGIN/SLICE_END);
+ *  - instants -> i with "s" t (thread), p (process) or g (global track);
+ *  - counters -> C on the owning process, the arg key taken from the track
+ *    name "<name> <key>" (or "<name> id: <id> <key>", id restored);
+ *  - slices on async (non-thread) tracks -> b/e with the track's id, and
+ *    "id2":{"local":...} for process-scoped ones;
+ *  - flow_ids / terminating_flow_ids -> bind_id + flow_out / flow_in;
+ *  - debug annotations -> args; categories -> cat; ts/dur in microseconds
+ *    with the nanoseconds kept (ts 1000125 ns -> 1000.125).
+ * Returns 0, PTW_ERR_IO (reading the trace or writing 'out'), PTW_ERR_FORMAT
+ * (the trace does not decode; err says where), or PTW_ERR_NOMEM. 'out' is
+ * flushed but not closed. */
+int ptw_cv_export_json(const char *pftrace_path, FILE *out,
+		       struct ptw_error *err);
+
+#endif /* PTW_CHROME_JSON_H */
