@@ -1,0 +1,29 @@
+/* deflate.h - wraps a batch of TracePacket records into one
+ * TracePacket.compressed_packets record (zlib format, one stream).
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_DEFLATE_H
+#define PTW_DEFLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest batch input: keeps every compressed_packets packet well under
+ * the 512 KB trace_packet.proto asks for, even for incompressible data
+ * (deflateBound(256 KiB) is about 256 KiB + 100 bytes). */
+#define PTW_DEFLATE_MAX_INPUT (256u * 1024u)
+
+struct ptw_deflate;
+
+/* zlib level 1..9. NULL on allocation failure. */
+struct ptw_deflate *ptw_deflate_create(int level);
+void ptw_deflate_destroy(struct ptw_deflate *d);
+
+/* Compresses 'n' (<= PTW_DEFLATE_MAX_INPUT) bytes of complete Trace.packet
+ * records into one finished zlib stream and frames it as a top-level
+ * record carrying compressed_packets. On success returns 0 and points
+ * *out and *out_len at the record (valid until the next call); returns
+ * PTW_ERR_NOMEM or PTW_ERR_INVALID (zlib failure) otherwise. */
+int ptw_deflate_batch(struct ptw_deflate *d, const uint8_t *in, size_t n,
+		      const uint8_t **out, size_t *out_len);
+
+#endif /* PTW_DEFLATE_H */

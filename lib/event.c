@@ -1,0 +1,373 @@
+/* event.c - TrackEvent packets: slices, instants, counters, flows and
+ * debug annotations, with per-sequence interning.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
+#include "pb_fields.h"
+#include "writer_state.h"
+
+/* Strings of one event after validation. len == SIZE_MAX: found in the
+ * pointer cache (validated when first interned), length not needed. */
+struct ptw_ev_str {
+	const char *s;
+	size_t len;
+	uint64_t iid;
+	int is_new;
+};
+
+struct ptw_ev_plan {
+	int type;
+	uint64_t track; /* resolved; written unless the default */
+	struct ptw_track *tr;
+	struct ptw_ev_str name, cat;
+	struct ptw_ev_str anames[PTW_MAX_ANNOTATIONS];
+	struct ptw_ev_str svals[PTW_MAX_ANNOTATIONS]; /* s == NULL: inline */
+};
+
+static int ptw_ev_fail(struct ptw_writer *w, const char *what)
+{
+	return ptw_i_writer_fail(w, PTW_ERR_INVALID, 0, "%s", what);
+}
+
+/* Common entry checks; returns 0 or an error. */
+static inline int ptw_ev_enter(const struct ptw_seq *s)
+{
+	if (__builtin_expect(!s, 0))
+		return PTW_ERR_INVALID;
+	if (__builtin_expect(s->destroyed, 0))
+		return ptw_i_writer_fail(s->w, PTW_ERR_STATE, 0,
+					 "event on a destroyed sequence");
+	return s->w->sticky;
+}
+
+static int ptw_ev_resolve_track(struct ptw_seq *s, uint64_t track,
+				struct ptw_ev_plan *p, int counter)
+{
+	p->track = track ? track : s->default_track;
+	p->tr = ptw_tracks_get(&s->w->tracks, p->track);
+	if (__builtin_expect(!p->tr, 0))
+		return ptw_i_writer_fail(s->w, PTW_ERR_INVALID, 0,
+					 p->track ? "unknown track %llu"
+						  : "no track (%llu) and no default track",
+					 (unsigned long long)p->track);
+	if (__builtin_expect((p->tr->kind == PTW_TRACK_COUNTER) != counter, 0))
+		return ptw_i_writer_fail(s->w, PTW_ERR_INVALID, 0,
+					 counter ? "track %llu is not a counter track"
+						 : "track %llu is a counter track",
+					 (unsigned long long)p->track);
+	return 0;
+}
+
+/* Measures a string unless the pointer cache already knows it. */
+static inline int ptw_ev_check_str(struct ptw_ev_str *e, const char *s,
+				   const struct ptw_intern *t, int is_static)
+{
+	e->s = s;
+	e->is_new = 0;
+	if (is_static && (e->iid = ptw_intern_get_ptr(t, s)) != 0) {
+		e->len = SIZE_MAX;
+		return 0;
+	}
+	e->iid = 0;
+	e->len = strnlen(s, PTW_MAX_STRING_LEN + 1);
+	return e->len > PTW_MAX_STRING_LEN ? -1 : 0;
+}
+
+/* Validates everything about 'ev' before anything is written. */
+static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
+			   struct ptw_ev_plan *p)
+{
+	struct ptw_writer *w = s->w;
+	int is_static = (ev->flags & PTW_EV_STATIC_STRINGS) != 0;
+	if (p->type == PTW_TE_TYPE_SLICE_END) {
+		p->name.s = p->cat.s = NULL;
+		if (!p->tr->depth)
+			return ptw_i_writer_fail(w, PTW_ERR_INVALID, 0,
+						 "SLICE_END on track %llu without an open slice",
+						 (unsigned long long)p->track);
+	} else {
+		p->name.s = p->cat.s = NULL;
+		if (ev->name && ptw_ev_check_str(&p->name, ev->name, s->names, is_static))
+			return ptw_ev_fail(w, "event name too long");
+		if (ev->category &&
+		    ptw_ev_check_str(&p->cat, ev->category, s->cats, is_static))
+			return ptw_ev_fail(w, "event category too long");
+	}
+	if (ev->n_args > PTW_MAX_ANNOTATIONS)
+		return ptw_ev_fail(w, "too many annotations");
+	if (ev->n_flow_ids > PTW_MAX_FLOWS || ev->n_terminating_flow_ids > PTW_MAX_FLOWS)
+		return ptw_ev_fail(w, "too many flow ids");
+	if ((ev->n_args && !ev->args) || (ev->n_flow_ids && !ev->flow_ids) ||
+	    (ev->n_terminating_flow_ids && !ev->terminating_flow_ids))
+		return ptw_ev_fail(w, "NULL array with a non-zero count");
+	for (uint32_t i = 0; i < ev->n_args; i++) {
+		const struct ptw_arg *a = &ev->args[i];
+		if (!a->name)
+			return ptw_ev_fail(w, "annotation without a name");
+		if (ptw_ev_check_str(&p->anames[i], a->name, s->anames, 0))
+			return ptw_ev_fail(w, "annotation name too long");
+		p->svals[i].s = NULL;
+		switch (a->type) {
+		case PTW_ARG_BOOL: case PTW_ARG_INT: case PTW_ARG_UINT:
+		case PTW_ARG_DOUBLE: case PTW_ARG_POINTER:
+			break;
+		case PTW_ARG_STRING:
+			if (!a->v.s)
+				return ptw_ev_fail(w, "NULL string annotation value");
+			if (ptw_ev_check_str(&p->svals[i], a->v.s, s->svals, 0))
+				return ptw_ev_fail(w, "annotation value too long");
+			if (p->svals[i].len > PTW_INTERN_VALUE_MAX)
+				p->svals[i].iid = UINT64_MAX; /* inline */
+			break;
+		default:
+			return ptw_ev_fail(w, "unknown annotation type");
+		}
+	}
+	return 0;
+}
+
+/* Interns one string (after any checkpoint). Returns 0 or NOMEM. */
+static inline int ptw_ev_intern(struct ptw_ev_str *e, struct ptw_intern *t,
+				int is_static)
+{
+	if (e->len == SIZE_MAX) {
+		/* Pointer cache hit before the checkpoint check; look again
+		 * (a checkpoint empties the cache). */
+		e->iid = ptw_intern_get_ptr(t, e->s);
+		if (__builtin_expect(e->iid != 0, 1))
+			return 0;
+		e->len = strlen(e->s);
+	}
+	e->iid = ptw_intern_get(t, e->s, e->len, &e->is_new);
+	if (!e->iid)
+		return PTW_ERR_NOMEM;
+	if (is_static)
+		ptw_intern_put_ptr(t, e->s, e->iid);
+	return 0;
+}
+
+static void ptw_ev_append_entry(struct ptw_pb_buf *b, uint32_t field,
+				const struct ptw_ev_str *e)
+{
+	size_t m = ptw_pb_begin_nested(b, field);
+	ptw_pb_append_varint_field(b, PTW_F_INTERN_IID, e->iid);
+	ptw_pb_append_bytes_field(b, PTW_F_INTERN_NAME, e->s, e->len);
+	ptw_pb_end_nested(b, m);
+}
+
+/* Interns, then writes one TrackEvent packet. 'ev' may be NULL for
+ * events without strings, args or flows (counters, bare ENDs). */
+static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
+			const struct ptw_event *ev, struct ptw_ev_plan *p,
+			int64_t ival, double dval, int is_double)
+{
+	struct ptw_writer *w = s->w;
+	int rc = ptw_w_seq_prepare(s, ts);
+	if (rc)
+		return rc;
+	int is_static = ev && (ev->flags & PTW_EV_STATIC_STRINGS);
+	uint32_t n_args = ev ? ev->n_args : 0;
+	int any_new = 0;
+	if (p->name.s) {
+		if (ptw_ev_intern(&p->name, s->names, is_static))
+			goto nomem;
+		any_new |= p->name.is_new;
+	}
+	if (p->cat.s) {
+		if (ptw_ev_intern(&p->cat, s->cats, is_static))
+			goto nomem;
+		any_new |= p->cat.is_new;
+	}
+	for (uint32_t i = 0; i < n_args; i++) {
+		if (ptw_ev_intern(&p->anames[i], s->anames, 0))
+			goto nomem;
+		any_new |= p->anames[i].is_new;
+		if (p->svals[i].s && p->svals[i].iid != UINT64_MAX) {
+			if (ptw_ev_intern(&p->svals[i], s->svals, 0))
+				goto nomem;
+			any_new |= p->svals[i].is_new;
+		}
+	}
+
+	struct ptw_pb_buf *b = &w->pend;
+	size_t mark = ptw_w_seq_packet_begin(s, ts);
+	if (any_new) {
+		uint64_t n_new = 0;
+		size_t id = ptw_pb_begin_nested(b, PTW_F_PKT_INTERNED_DATA);
+		if (p->cat.s && p->cat.is_new) {
+			ptw_ev_append_entry(b, PTW_F_ID_EVENT_CATEGORIES, &p->cat);
+			n_new++;
+		}
+		if (p->name.s && p->name.is_new) {
+			ptw_ev_append_entry(b, PTW_F_ID_EVENT_NAMES, &p->name);
+			n_new++;
+		}
+		for (uint32_t i = 0; i < n_args; i++) {
+			if (p->anames[i].is_new) {
+				ptw_ev_append_entry(b, PTW_F_ID_DEBUG_ANNOTATION_NAMES,
+						    &p->anames[i]);
+				n_new++;
+			}
+			if (p->svals[i].s && p->svals[i].is_new) {
+				/* InternedString {iid = 1, str = 2}: same
+				 * numbers as the name tables. */
+				ptw_ev_append_entry(b, PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
+						    &p->svals[i]);
+				n_new++;
+			}
+		}
+		ptw_pb_end_nested(b, id);
+		w->stats.interned_strings += n_new;
+		uint32_t cap = w->opt.max_interned;
+		if (ptw_intern_count(s->names) >= cap ||
+		    ptw_intern_count(s->cats) >= cap ||
+		    ptw_intern_count(s->anames) >= cap ||
+		    ptw_intern_count(s->svals) >= cap)
+			s->need_cp = 1;
+	}
+
+	size_t te = ptw_pb_begin_nested(b, PTW_F_PKT_TRACK_EVENT);
+	ptw_pb_append_varint_field(b, PTW_F_TE_TYPE, (uint64_t)p->type);
+	if (p->track != s->default_track)
+		ptw_pb_append_varint_field(b, PTW_F_TE_TRACK_UUID, p->track);
+	if (p->cat.s)
+		ptw_pb_append_varint_field(b, PTW_F_TE_CATEGORY_IIDS, p->cat.iid);
+	if (p->name.s)
+		ptw_pb_append_varint_field(b, PTW_F_TE_NAME_IID, p->name.iid);
+	if (p->type == PTW_TE_TYPE_COUNTER) {
+		if (is_double)
+			ptw_pb_append_double_field(b, PTW_F_TE_DOUBLE_COUNTER_VALUE, dval);
+		else
+			ptw_pb_append_int64_field(b, PTW_F_TE_COUNTER_VALUE, ival);
+	}
+	for (uint32_t i = 0; i < n_args; i++) {
+		const struct ptw_arg *a = &ev->args[i];
+		size_t da = ptw_pb_begin_nested(b, PTW_F_TE_DEBUG_ANNOTATIONS);
+		ptw_pb_append_varint_field(b, PTW_F_DA_NAME_IID, p->anames[i].iid);
+		switch (a->type) {
+		case PTW_ARG_BOOL:
+			ptw_pb_append_varint_field(b, PTW_F_DA_BOOL_VALUE, a->v.b != 0);
+			break;
+		case PTW_ARG_INT:
+			ptw_pb_append_int64_field(b, PTW_F_DA_INT_VALUE, a->v.i);
+			break;
+		case PTW_ARG_UINT:
+			ptw_pb_append_varint_field(b, PTW_F_DA_UINT_VALUE, a->v.u);
+			break;
+		case PTW_ARG_DOUBLE:
+			ptw_pb_append_double_field(b, PTW_F_DA_DOUBLE_VALUE, a->v.d);
+			break;
+		case PTW_ARG_POINTER:
+			ptw_pb_append_varint_field(b, PTW_F_DA_POINTER_VALUE, a->v.u);
+			break;
+		case PTW_ARG_STRING:
+			if (p->svals[i].iid != UINT64_MAX)
+				ptw_pb_append_varint_field(b, PTW_F_DA_STRING_VALUE_IID,
+							   p->svals[i].iid);
+			else
+				ptw_pb_append_bytes_field(b, PTW_F_DA_STRING_VALUE,
+							  a->v.s, p->svals[i].len);
+			break;
+		}
+		ptw_pb_end_nested(b, da);
+	}
+	if (ev) {
+		for (uint32_t i = 0; i < ev->n_flow_ids; i++)
+			ptw_pb_append_fixed64_field(b, PTW_F_TE_FLOW_IDS,
+						    ev->flow_ids[i]);
+		for (uint32_t i = 0; i < ev->n_terminating_flow_ids; i++)
+			ptw_pb_append_fixed64_field(b, PTW_F_TE_TERMINATING_FLOW_IDS,
+						    ev->terminating_flow_ids[i]);
+	}
+	ptw_pb_end_nested(b, te);
+	rc = ptw_w_packet_end(w, mark, 1);
+	if (rc)
+		return rc;
+	w->stats.events++;
+	if (p->type == PTW_TE_TYPE_SLICE_BEGIN)
+		p->tr->depth++;
+	else if (p->type == PTW_TE_TYPE_SLICE_END)
+		p->tr->depth--;
+	return 0;
+nomem:
+	return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0, "intern table: out of memory");
+}
+
+static int ptw_ev_track_event(struct ptw_seq *s, const struct ptw_event *ev,
+			      int type)
+{
+	int rc = ptw_ev_enter(s);
+	if (rc)
+		return rc;
+	if (!ev)
+		return ptw_ev_fail(s->w, "event is NULL");
+	struct ptw_ev_plan p;
+	p.type = type;
+	if ((rc = ptw_ev_resolve_track(s, ev->track, &p, 0)) != 0 ||
+	    (rc = ptw_ev_validate(s, ev, &p)) != 0)
+		return rc;
+	return ptw_ev_write(s, ev->ts, ev, &p, 0, 0, 0);
+}
+
+int ptw_seq_slice_begin(struct ptw_seq *s, const struct ptw_event *ev)
+{
+	return ptw_ev_track_event(s, ev, PTW_TE_TYPE_SLICE_BEGIN);
+}
+
+int ptw_seq_slice_end(struct ptw_seq *s, const struct ptw_event *ev)
+{
+	return ptw_ev_track_event(s, ev, PTW_TE_TYPE_SLICE_END);
+}
+
+int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev)
+{
+	return ptw_ev_track_event(s, ev, PTW_TE_TYPE_INSTANT);
+}
+
+int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
+			   uint64_t dur)
+{
+	int rc = ptw_ev_enter(s);
+	if (rc)
+		return rc;
+	if (!ev)
+		return ptw_ev_fail(s->w, "event is NULL");
+	if (dur > UINT64_MAX - ev->ts)
+		return ptw_ev_fail(s->w, "slice end time overflows");
+	struct ptw_ev_plan p;
+	p.type = PTW_TE_TYPE_SLICE_BEGIN;
+	if ((rc = ptw_ev_resolve_track(s, ev->track, &p, 0)) != 0 ||
+	    (rc = ptw_ev_validate(s, ev, &p)) != 0)
+		return rc;
+	if ((rc = ptw_ev_write(s, ev->ts, ev, &p, 0, 0, 0)) != 0)
+		return rc;
+	p.type = PTW_TE_TYPE_SLICE_END;
+	p.name.s = p.cat.s = NULL;
+	return ptw_ev_write(s, ev->ts + dur, NULL, &p, 0, 0, 0);
+}
+
+static int ptw_ev_counter(struct ptw_seq *s, uint64_t track, uint64_t ts,
+			  int64_t ival, double dval, int is_double)
+{
+	int rc = ptw_ev_enter(s);
+	if (rc)
+		return rc;
+	struct ptw_ev_plan p;
+	p.type = PTW_TE_TYPE_COUNTER;
+	if ((rc = ptw_ev_resolve_track(s, track, &p, 1)) != 0)
+		return rc;
+	p.name.s = p.cat.s = NULL;
+	return ptw_ev_write(s, ts, NULL, &p, ival, dval, is_double);
+}
+
+int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,
+			int64_t value)
+{
+	return ptw_ev_counter(s, track, ts, value, 0, 0);
+}
+
+int ptw_seq_counter_double(struct ptw_seq *s, uint64_t track, uint64_t ts,
+			   double value)
+{
+	return ptw_ev_counter(s, track, ts, 0, value, 1);
+}

@@ -1,0 +1,249 @@
+/* intern.c - content- and pointer-keyed string tables for interning.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "intern.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One interned string: its bytes live in the arena at 'off'. */
+struct ptw_intern_entry {
+	uint64_t hash;
+	size_t off;
+	size_t len;
+};
+
+/* Pointer cache slot; iid 0 marks an empty slot. */
+struct ptw_intern_pslot {
+	const void *ptr;
+	uint64_t iid;
+};
+
+struct ptw_intern {
+	/* Open-addressed index: entry index + 1, 0 = empty. Load <= 1/2. */
+	uint32_t *slots;
+	uint32_t mask;
+	struct ptw_intern_entry *entries; /* entries[iid - 1] */
+	uint32_t count;
+	uint32_t entries_cap;
+	char *arena;
+	size_t arena_len;
+	size_t arena_cap;
+	struct ptw_intern_pslot *pslots;
+	uint32_t pmask;
+	uint32_t pcount;
+};
+
+static uint64_t ptw_intern_hash(const char *s, size_t len)
+{
+	/* 8 bytes at a time, multiply-xorshift mixing; only needs to spread
+	 * well, not resist attack (tables are private to one writer). */
+	uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)len;
+	while (len >= 8) {
+		uint64_t v;
+		memcpy(&v, s, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdu;
+		h ^= h >> 32;
+		s += 8;
+		len -= 8;
+	}
+	uint64_t v = 0;
+	for (size_t i = 0; i < len; i++)
+		v |= (uint64_t)(uint8_t)s[i] << (8 * i);
+	h = (h ^ v) * 0xc4ceb9fe1a85ec53u;
+	h ^= h >> 29;
+	return h;
+}
+
+static uint64_t ptw_intern_ptr_hash(const void *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15u;
+	return h ^ (h >> 31);
+}
+
+static uint32_t ptw_intern_pow2(uint32_t n)
+{
+	uint32_t c = 16;
+	while (c < n && c < (1u << 30))
+		c *= 2;
+	return c;
+}
+
+struct ptw_intern *ptw_intern_create(uint32_t expected)
+{
+	struct ptw_intern *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	if (expected < 16)
+		expected = 16;
+	if (expected > (1u << 20))
+		expected = 1u << 20; /* grows later if really needed */
+	uint32_t cap = ptw_intern_pow2(expected * 2);
+	t->slots = calloc(cap, sizeof(*t->slots));
+	t->mask = cap - 1;
+	t->entries_cap = expected;
+	t->entries = malloc((size_t)expected * sizeof(*t->entries));
+	t->arena_cap = (size_t)expected * 32;
+	t->arena = malloc(t->arena_cap);
+	t->pslots = calloc(cap, sizeof(*t->pslots));
+	t->pmask = cap - 1;
+	if (!t->slots || !t->entries || !t->arena || !t->pslots) {
+		ptw_intern_destroy(t);
+		return NULL;
+	}
+	return t;
+}
+
+void ptw_intern_destroy(struct ptw_intern *t)
+{
+	if (!t)
+		return;
+	free(t->slots);
+	free(t->entries);
+	free(t->arena);
+	free(t->pslots);
+	free(t);
+}
+
+void ptw_intern_reset(struct ptw_intern *t)
+{
+	if (t->count)
+		memset(t->slots, 0, ((size_t)t->mask + 1) * sizeof(*t->slots));
+	if (t->pcount)
+		memset(t->pslots, 0, ((size_t)t->pmask + 1) * sizeof(*t->pslots));
+	t->count = 0;
+	t->pcount = 0;
+	t->arena_len = 0;
+}
+
+uint32_t ptw_intern_count(const struct ptw_intern *t) { return t->count; }
+
+/* Doubles the index and rehashes every entry (slow path). */
+static int ptw_intern_grow_index(struct ptw_intern *t)
+{
+	uint32_t cap = (t->mask + 1) * 2;
+	if (cap == 0 || cap > (1u << 30))
+		return -1;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -1;
+	for (uint32_t i = 0; i < t->count; i++) {
+		uint32_t j = (uint32_t)t->entries[i].hash & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = i + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->mask = cap - 1;
+	return 0;
+}
+
+static int ptw_intern_reserve(struct ptw_intern *t, size_t len)
+{
+	if (t->count == t->entries_cap) {
+		if (t->entries_cap > UINT32_MAX / 2)
+			return -1;
+		uint32_t ncap = t->entries_cap * 2;
+		void *p = realloc(t->entries, (size_t)ncap * sizeof(*t->entries));
+		if (!p)
+			return -1;
+		t->entries = p;
+		t->entries_cap = ncap;
+	}
+	if ((size_t)(t->count + 1) * 2 > (size_t)t->mask + 1 &&
+	    ptw_intern_grow_index(t) != 0)
+		return -1;
+	if (t->arena_cap - t->arena_len < len) {
+		size_t ncap = t->arena_cap ? t->arena_cap : 1024;
+		while (ncap - t->arena_len < len) {
+			if (ncap > SIZE_MAX / 2)
+				return -1;
+			ncap *= 2;
+		}
+		char *p = realloc(t->arena, ncap);
+		if (!p)
+			return -1;
+		t->arena = p;
+		t->arena_cap = ncap;
+	}
+	return 0;
+}
+
+uint64_t ptw_intern_get(struct ptw_intern *t, const char *s, size_t len,
+			int *is_new)
+{
+	uint64_t h = ptw_intern_hash(s, len);
+	uint32_t j = (uint32_t)h & t->mask;
+	for (;;) {
+		uint32_t e = t->slots[j];
+		if (!e)
+			break;
+		const struct ptw_intern_entry *en = &t->entries[e - 1];
+		if (en->hash == h && en->len == len &&
+		    memcmp(t->arena + en->off, s, len) == 0) {
+			*is_new = 0;
+			return e;
+		}
+		j = (j + 1) & t->mask;
+	}
+	/* Insert (slow path: may grow, which moves the probe position). */
+	if (ptw_intern_reserve(t, len) != 0)
+		return 0;
+	j = (uint32_t)h & t->mask;
+	while (t->slots[j])
+		j = (j + 1) & t->mask;
+	struct ptw_intern_entry *en = &t->entries[t->count];
+	en->hash = h;
+	en->off = t->arena_len;
+	en->len = len;
+	if (len)
+		memcpy(t->arena + t->arena_len, s, len);
+	t->arena_len += len;
+	t->count++;
+	t->slots[j] = t->count;
+	*is_new = 1;
+	return t->count;
+}
+
+uint64_t ptw_intern_get_ptr(const struct ptw_intern *t, const void *p)
+{
+	uint32_t j = (uint32_t)ptw_intern_ptr_hash(p) & t->pmask;
+	for (;;) {
+		const struct ptw_intern_pslot *ps = &t->pslots[j];
+		if (ps->ptr == p)
+			return ps->iid;
+		if (!ps->iid)
+			return 0;
+		j = (j + 1) & t->pmask;
+	}
+}
+
+void ptw_intern_put_ptr(struct ptw_intern *t, const void *p, uint64_t iid)
+{
+	/* A cache, not a table: when half full, forget everything rather
+	 * than allocate (callers with many distinct static pointers just
+	 * take the content path more often). */
+	if ((size_t)(t->pcount + 1) * 2 > (size_t)t->pmask + 1) {
+		memset(t->pslots, 0, ((size_t)t->pmask + 1) * sizeof(*t->pslots));
+		t->pcount = 0;
+	}
+	uint32_t j = (uint32_t)ptw_intern_ptr_hash(p) & t->pmask;
+	while (t->pslots[j].iid) {
+		if (t->pslots[j].ptr == p)
+			return;
+		j = (j + 1) & t->pmask;
+	}
+	t->pslots[j].ptr = p;
+	t->pslots[j].iid = iid;
+	t->pcount++;
+}
+
+const char *ptw_intern_str(const struct ptw_intern *t, uint64_t iid,
+			   size_t *len)
+{
+	if (iid == 0 || iid > t->count)
+		return NULL;
+	const struct ptw_intern_entry *en = &t->entries[iid - 1];
+	*len = en->len;
+	return t->arena + en->off;
+}

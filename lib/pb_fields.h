@@ -1,0 +1,113 @@
+/* pb_fields.h - field numbers and enum values of the Perfetto messages ptw
+ * writes, each with its proto field name (tests/test_pb_fields.c checks
+ * every one against proto/ptw_trace.proto).
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_PB_FIELDS_H
+#define PTW_PB_FIELDS_H
+
+/* Trace */
+#define PTW_F_TRACE_PACKET 1 /* Trace.packet */
+
+/* TracePacket */
+#define PTW_F_PKT_TIMESTAMP 8                  /* TracePacket.timestamp */
+#define PTW_F_PKT_TIMESTAMP_CLOCK_ID 58        /* TracePacket.timestamp_clock_id */
+#define PTW_F_PKT_CLOCK_SNAPSHOT 6             /* TracePacket.clock_snapshot */
+#define PTW_F_PKT_TRACK_EVENT 11               /* TracePacket.track_event */
+#define PTW_F_PKT_COMPRESSED_PACKETS 50        /* TracePacket.compressed_packets */
+#define PTW_F_PKT_TRACK_DESCRIPTOR 60          /* TracePacket.track_descriptor */
+#define PTW_F_PKT_SEQUENCE_ID 10               /* TracePacket.trusted_packet_sequence_id */
+#define PTW_F_PKT_INTERNED_DATA 12             /* TracePacket.interned_data */
+#define PTW_F_PKT_SEQUENCE_FLAGS 13            /* TracePacket.sequence_flags */
+#define PTW_F_PKT_DEFAULTS 59                  /* TracePacket.trace_packet_defaults */
+#define PTW_F_PKT_PREVIOUS_PACKET_DROPPED 42   /* TracePacket.previous_packet_dropped */
+#define PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE 87  /* TracePacket.first_packet_on_sequence */
+
+/* TracePacket.SequenceFlags */
+#define PTW_SEQ_INCREMENTAL_STATE_CLEARED 1 /* SEQ_INCREMENTAL_STATE_CLEARED */
+#define PTW_SEQ_NEEDS_INCREMENTAL_STATE 2   /* SEQ_NEEDS_INCREMENTAL_STATE */
+
+/* TracePacketDefaults */
+#define PTW_F_DEF_TIMESTAMP_CLOCK_ID 58    /* TracePacketDefaults.timestamp_clock_id */
+#define PTW_F_DEF_TRACK_EVENT_DEFAULTS 11  /* TracePacketDefaults.track_event_defaults */
+/* TrackEventDefaults */
+#define PTW_F_TED_TRACK_UUID 11            /* TrackEventDefaults.track_uuid */
+
+/* ClockSnapshot */
+#define PTW_F_CS_CLOCKS 1                  /* ClockSnapshot.clocks */
+#define PTW_F_CS_PRIMARY_TRACE_CLOCK 2     /* ClockSnapshot.primary_trace_clock */
+/* ClockSnapshot.Clock */
+#define PTW_F_CLK_CLOCK_ID 1               /* ClockSnapshot.Clock.clock_id */
+#define PTW_F_CLK_TIMESTAMP 2              /* ClockSnapshot.Clock.timestamp */
+#define PTW_F_CLK_IS_INCREMENTAL 3         /* ClockSnapshot.Clock.is_incremental */
+#define PTW_F_CLK_UNIT_MULTIPLIER_NS 4     /* ClockSnapshot.Clock.unit_multiplier_ns */
+
+/* BuiltinClock and the sequence-scoped clocks ptw declares */
+#define PTW_CLOCK_BOOTTIME 6    /* BUILTIN_CLOCK_BOOTTIME */
+#define PTW_CLOCK_TRACE_FILE 11 /* BUILTIN_CLOCK_TRACE_FILE */
+#define PTW_CLOCK_SEQ_INCR 64   /* sequence clock, incremental (deltas) */
+#define PTW_CLOCK_SEQ_ABS 65    /* sequence clock, absolute (backwards ts) */
+
+/* InternedData */
+#define PTW_F_ID_EVENT_CATEGORIES 1        /* InternedData.event_categories */
+#define PTW_F_ID_EVENT_NAMES 2             /* InternedData.event_names */
+#define PTW_F_ID_DEBUG_ANNOTATION_NAMES 3  /* InternedData.debug_annotation_names */
+#define PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES 29 /* InternedData.debug_annotation_string_values */
+/* EventCategory, EventName, DebugAnnotationName: iid = 1, name = 2 */
+#define PTW_F_INTERN_IID 1                 /* EventName.iid (and EventCategory, DebugAnnotationName) */
+#define PTW_F_INTERN_NAME 2                /* EventName.name (and EventCategory, DebugAnnotationName) */
+/* InternedString */
+#define PTW_F_ISTR_IID 1                   /* InternedString.iid */
+#define PTW_F_ISTR_STR 2                   /* InternedString.str */
+
+/* TrackEvent */
+#define PTW_F_TE_CATEGORY_IIDS 3           /* TrackEvent.category_iids */
+#define PTW_F_TE_DEBUG_ANNOTATIONS 4       /* TrackEvent.debug_annotations */
+#define PTW_F_TE_TYPE 9                    /* TrackEvent.type */
+#define PTW_F_TE_NAME_IID 10               /* TrackEvent.name_iid */
+#define PTW_F_TE_TRACK_UUID 11             /* TrackEvent.track_uuid */
+#define PTW_F_TE_NAME 23                   /* TrackEvent.name */
+#define PTW_F_TE_COUNTER_VALUE 30          /* TrackEvent.counter_value */
+#define PTW_F_TE_DOUBLE_COUNTER_VALUE 44   /* TrackEvent.double_counter_value */
+#define PTW_F_TE_FLOW_IDS 47               /* TrackEvent.flow_ids */
+#define PTW_F_TE_TERMINATING_FLOW_IDS 48   /* TrackEvent.terminating_flow_ids */
+/* TrackEvent.Type */
+#define PTW_TE_TYPE_SLICE_BEGIN 1 /* TYPE_SLICE_BEGIN */
+#define PTW_TE_TYPE_SLICE_END 2   /* TYPE_SLICE_END */
+#define PTW_TE_TYPE_INSTANT 3     /* TYPE_INSTANT */
+#define PTW_TE_TYPE_COUNTER 4     /* TYPE_COUNTER */
+
+/* DebugAnnotation */
+#define PTW_F_DA_NAME_IID 1                /* DebugAnnotation.name_iid */
+#define PTW_F_DA_BOOL_VALUE 2              /* DebugAnnotation.bool_value */
+#define PTW_F_DA_UINT_VALUE 3              /* DebugAnnotation.uint_value */
+#define PTW_F_DA_INT_VALUE 4               /* DebugAnnotation.int_value */
+#define PTW_F_DA_DOUBLE_VALUE 5            /* DebugAnnotation.double_value */
+#define PTW_F_DA_STRING_VALUE 6            /* DebugAnnotation.string_value */
+#define PTW_F_DA_POINTER_VALUE 7           /* DebugAnnotation.pointer_value */
+#define PTW_F_DA_NAME 10                   /* DebugAnnotation.name */
+#define PTW_F_DA_STRING_VALUE_IID 17       /* DebugAnnotation.string_value_iid */
+
+/* TrackDescriptor */
+#define PTW_F_TD_UUID 1                    /* TrackDescriptor.uuid */
+#define PTW_F_TD_NAME 2                    /* TrackDescriptor.name */
+#define PTW_F_TD_PROCESS 3                 /* TrackDescriptor.process */
+#define PTW_F_TD_THREAD 4                  /* TrackDescriptor.thread */
+#define PTW_F_TD_PARENT_UUID 5             /* TrackDescriptor.parent_uuid */
+#define PTW_F_TD_COUNTER 8                 /* TrackDescriptor.counter */
+#define PTW_F_TD_CHILD_ORDERING 11         /* TrackDescriptor.child_ordering */
+#define PTW_F_TD_SIBLING_ORDER_RANK 12     /* TrackDescriptor.sibling_order_rank */
+/* TrackDescriptor.ChildTracksOrdering */
+#define PTW_TD_ORDERING_EXPLICIT 3         /* EXPLICIT */
+
+/* ProcessDescriptor */
+#define PTW_F_PD_PID 1                     /* ProcessDescriptor.pid */
+#define PTW_F_PD_PROCESS_NAME 6            /* ProcessDescriptor.process_name */
+/* ThreadDescriptor */
+#define PTW_F_THD_PID 1                    /* ThreadDescriptor.pid */
+#define PTW_F_THD_TID 2                    /* ThreadDescriptor.tid */
+#define PTW_F_THD_THREAD_NAME 5            /* ThreadDescriptor.thread_name */
+/* CounterDescriptor */
+#define PTW_F_CD_UNIT 3                    /* CounterDescriptor.unit */
+#define PTW_F_CD_UNIT_NAME 6               /* CounterDescriptor.unit_name */
+
+#endif /* PTW_PB_FIELDS_H */

@@ -1,0 +1,103 @@
+/* writer_state.h - the writer's and sequences' private state, shared by
+ * the lib/ files that implement include/ptw/writer.h. Not installed.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_WRITER_STATE_H
+#define PTW_WRITER_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deflate.h"
+#include "intern.h"
+#include "ptw/pb.h"
+#include "ptw/writer.h"
+#include "sink.h"
+#include "track.h"
+#include "writer_internal.h"
+
+/* Sequence ids: 1 is the tracing service's own; the writer's track
+ * descriptors use 2, the simulation and wall-clock sequences 3 and 4,
+ * ptw_writer_add_seq() sequences 5, 6, ... */
+#define PTW_SEQ_ID_DESCRIPTORS 2u
+#define PTW_SEQ_ID_FIRST_EVENT 3u
+
+/* String annotation values up to this length are interned
+ * (debug_annotation_string_values); longer ones are written inline. */
+#define PTW_INTERN_VALUE_MAX 256u
+
+struct ptw_seq {
+	struct ptw_writer *w;
+	uint32_t id;
+	uint64_t default_track;  /* 0: none */
+	uint64_t base;           /* running value of clock 64 (last delta base) */
+	uint32_t since_cp;       /* packets since the last checkpoint */
+	uint8_t started;         /* first (CLEARED) packet written */
+	uint8_t need_cp;         /* an intern table reached its cap */
+	uint8_t is_clock;        /* clock-stream sequence: no HOST mode claim */
+	uint8_t destroyed;       /* ptw_seq_destroy() called: events fail */
+	uint64_t dropped;        /* events lost since the last packet */
+	struct ptw_intern *names;  /* InternedData.event_names */
+	struct ptw_intern *cats;   /* InternedData.event_categories */
+	struct ptw_intern *anames; /* InternedData.debug_annotation_names */
+	struct ptw_intern *svals;  /* InternedData.debug_annotation_string_values */
+};
+
+struct ptw_writer {
+	struct ptw_sink sink;
+	struct ptw_writer_options opt; /* resolved: no zero means-default */
+	struct ptw_error err;
+	int sticky;                    /* PTW_ERR_NOMEM/IO once hit, else 0 */
+
+	/* Encoded, not yet written packet records. last_pkt is the offset of
+	 * the newest record (deflate splits batches there). */
+	struct ptw_pb_buf pend;
+	size_t last_pkt;
+	size_t flush_at;               /* write once pend.len reaches this */
+	int pend_has_event;            /* pend holds a TrackEvent packet */
+	struct ptw_deflate *defl;      /* NULL: raw output */
+
+	uint64_t open_ns;              /* CLOCK_MONOTONIC at open */
+	struct ptw_writer_stats stats;
+
+	struct ptw_tracks tracks;
+	int desc_started;              /* descriptor sequence has CLEARED */
+
+	struct ptw_seq **seqs;         /* every sequence, freed at close */
+	uint32_t n_seqs, seqs_cap;
+	uint32_t next_seq_id;
+	struct ptw_seq *sim, *wall;
+
+	/* BOOTTIME reading of the newest ClockSnapshot in file order: trace
+	 * processor rejects a snapshot whose trace-clock reading is lower. */
+	uint64_t last_snapshot;
+
+	enum ptw_i_mode mode;
+	int (*close_fn)(void *ctx);
+	void (*free_fn)(void *ctx);
+	void *hook_ctx;
+};
+
+/* ---- writer.c: packet framing and output ---------------------------- */
+
+/* Starts a Trace.packet record in w->pend; returns its mark. */
+size_t ptw_w_packet_begin(struct ptw_writer *w);
+/* Closes the record; counts it, checks for allocation failure and flushes
+ * past the threshold. 'is_event' marks a TrackEvent packet. Returns 0 or
+ * the sticky error. */
+int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event);
+/* Writes every pending record. Returns 0 or the sticky error. */
+int ptw_w_flush(struct ptw_writer *w);
+
+/* ---- seq.c: sequence state ------------------------------------------ */
+
+struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
+				 int is_clock);
+void ptw_w_seq_free(struct ptw_seq *s);
+/* Writes the sequence's first packet or a due checkpoint before an event
+ * at 'ts'. Returns 0 or an error (nothing written on INVALID). */
+int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts);
+/* Starts an event packet on the sequence at 'ts' (delta on clock 64, or
+ * absolute on clock 65 when ts is below the delta base). */
+size_t ptw_w_seq_packet_begin(struct ptw_seq *s, uint64_t ts);
+
+#endif /* PTW_WRITER_STATE_H */
