@@ -1,0 +1,772 @@
+/* chrome_json.c - streams a Chrome JSON trace file event by event.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Scans the container (array form, or the object form's members) itself
+ * and hands every event object to the strict per-object parser
+ * (json_parse.c). The text sits in one buffer that holds the current read
+ * chunk plus the event being parsed:
+ *
+ *   buf                pos                       len           cap
+ *    | consumed (moved out) | unparsed text ...   | free        |
+ *    ^ absolute offset 'base'
+ *
+ * When an event runs past 'len', the parser answers "incomplete"; fill()
+ * moves the unparsed tail to the front, reads the next chunk (growing the
+ * buffer only while a single event is larger than it, up to
+ * max_event_bytes), and the event is parsed again. Uncompressed memory
+ * input is parsed in place. Lines are counted lazily (memchr) up to each
+ * event start, before any text is discarded, so messages carry line:column.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "json_internal.h"
+
+#define DEFAULT_CHUNK (1u << 20)
+#define RAW_CHUNK (256u << 10) /* compressed bytes per read */
+#define SKIP_MAX_DEPTH 4096    /* nesting of skipped object-form members */
+
+struct rd {
+	const char *name;
+	int fd; /* -1 for memory input */
+	const unsigned char *mem;
+	size_t mem_n;
+	/* gzip */
+	int gz;
+	int zs_init;
+	z_stream zs;
+	unsigned char *raw; /* compressed read buffer (fd input) */
+	int raw_eof;
+	/* text buffer */
+	char *buf;
+	size_t cap, len, pos;
+	int zero_copy; /* buf is the caller's memory */
+	int eof;       /* no more text after buf[len) */
+	uint64_t base; /* absolute offset of buf[0] in the text */
+	/* lazy line counting */
+	uint64_t lines_pos, line, line_start;
+	size_t chunk, max_event;
+	struct ptw_cv_json_parser *jp;
+	struct ptw_cv_json_read_stats *st;
+	struct ptw_error *err;
+	ptw_cv_event_fn fn;
+	void *ctx;
+	unsigned char skip_stack[SKIP_MAX_DEPTH];
+};
+
+/* ---- positions and errors ------------------------------------------- */
+
+/* Counts lines up to absolute offset 'to' (which must still be in buf). */
+static void advance_lines(struct rd *r, uint64_t to)
+{
+	if (to <= r->lines_pos)
+		return;
+	const char *s = r->buf + (r->lines_pos - r->base);
+	const char *e = r->buf + (to - r->base);
+	const char *q;
+	while (s < e && (q = memchr(s, '\n', (size_t)(e - s)))) {
+		r->line++;
+		r->line_start = r->base + (uint64_t)(q - r->buf) + 1;
+		s = q + 1;
+	}
+	r->lines_pos = to;
+}
+
+static int rd_fail(struct rd *r, uint64_t at, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 4, 5)))
+#endif
+	;
+
+static int rd_fail(struct rd *r, uint64_t at, int code, const char *fmt, ...)
+{
+	if (at > r->base + r->len)
+		at = r->base + r->len;
+	advance_lines(r, at);
+	if (!r->err)
+		return code;
+	char what[PTW_ERROR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		what[0] = '\0';
+	uint64_t col = at - r->line_start + 1;
+	ptw_error_set(r->err, code, 0, "%s:%llu:%llu (byte %llu): %s", r->name,
+		      (unsigned long long)r->line, (unsigned long long)col,
+		      (unsigned long long)at, what);
+	r->err->input = r->name;
+	r->err->offset = at;
+	r->err->line = (uint32_t)(r->line > UINT32_MAX ? UINT32_MAX : r->line);
+	r->err->column = (uint32_t)(col > UINT32_MAX ? UINT32_MAX : col);
+	return code;
+}
+
+/* Re-reports a parser error (offset relative to the text at buf[pos]) at
+ * its place in the file. */
+static int relocate(struct rd *r, int code)
+{
+	if (!r->err)
+		return code;
+	const char *m = r->err->msg;
+	if (strncmp(m, "byte ", 5) == 0) {
+		const char *colon = strstr(m, ": ");
+		if (colon)
+			m = colon + 2;
+	}
+	char what[PTW_ERROR_MSG_MAX];
+	size_t wl = strnlen(m, sizeof(what) - 1);
+	memmove(what, m, wl);
+	what[wl] = '\0';
+	return rd_fail(r, r->base + r->pos + r->err->offset, code, "%s", what);
+}
+
+/* ---- input ---------------------------------------------------------- */
+
+static int read_fd(struct rd *r, void *dst, size_t n, size_t *got)
+{
+	for (;;) {
+		ssize_t k = read(r->fd, dst, n);
+		if (k >= 0) {
+			*got = (size_t)k;
+			if (r->st)
+				r->st->bytes_in += (uint64_t)k;
+			return 0;
+		}
+		if (errno == EINTR)
+			continue;
+		int e = errno;
+		ptw_error_set(r->err, PTW_ERR_IO, e, "%s: read failed", r->name);
+		if (r->err)
+			r->err->input = r->name;
+		return PTW_ERR_IO;
+	}
+}
+
+/* Decompresses into buf[len..cap). Sets eof at the end of the last member. */
+static int inflate_more(struct rd *r)
+{
+	z_stream *zs = &r->zs;
+	size_t room = r->cap - r->len;
+	if (room > r->chunk)
+		room = r->chunk;
+	zs->next_out = (unsigned char *)r->buf + r->len;
+	zs->avail_out = (uInt)room;
+	while (zs->avail_out == room) {
+		if (zs->avail_in == 0 && r->fd >= 0 && !r->raw_eof) {
+			size_t got;
+			int rc = read_fd(r, r->raw, RAW_CHUNK, &got);
+			if (rc)
+				return rc;
+			if (got == 0)
+				r->raw_eof = 1;
+			zs->next_in = r->raw;
+			zs->avail_in = (uInt)got;
+		}
+		int have_in = zs->avail_in > 0;
+		int zr = inflate(zs, Z_NO_FLUSH);
+		if (zr == Z_STREAM_END) {
+			/* Another gzip member may follow. */
+			if (zs->avail_in == 0 && r->fd >= 0 && !r->raw_eof) {
+				size_t got;
+				int rc = read_fd(r, r->raw, RAW_CHUNK, &got);
+				if (rc)
+					return rc;
+				if (got == 0)
+					r->raw_eof = 1;
+				zs->next_in = r->raw;
+				zs->avail_in = (uInt)got;
+			}
+			if (zs->avail_in == 0) {
+				r->eof = 1;
+				break;
+			}
+			if (zs->next_in[0] != 0x1f) {
+				r->len = (size_t)((char *)zs->next_out - r->buf);
+				return rd_fail(r, r->base + r->len, PTW_ERR_FORMAT,
+					       "unexpected bytes after the gzip "
+					       "data (compressed byte %llu)",
+					       (unsigned long long)zs->total_in);
+			}
+			inflateReset(zs);
+			continue;
+		}
+		if (zr == Z_BUF_ERROR && !have_in && (r->fd < 0 || r->raw_eof)) {
+			/* Compressed stream cut short: the text ends here. */
+			r->eof = 1;
+			break;
+		}
+		if (zr != Z_OK && zr != Z_BUF_ERROR) {
+			r->len = (size_t)((char *)zs->next_out - r->buf);
+			if (zr == Z_MEM_ERROR)
+				return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
+						     "out of memory");
+			return rd_fail(r, r->base + r->len, PTW_ERR_FORMAT,
+				       "corrupt gzip data near compressed byte "
+				       "%llu: %s",
+				       (unsigned long long)zs->total_in,
+				       zs->msg ? zs->msg : "inflate failed");
+		}
+	}
+	r->len = (size_t)((char *)zs->next_out - r->buf);
+	return 0;
+}
+
+/* Makes more text available after buf[len), or sets eof. May move the
+ * unparsed text (buf[pos..len)) to the front: offsets relative to buf are
+ * invalidated, pos-relative ones are not. */
+static int fill(struct rd *r)
+{
+	if (r->eof)
+		return 0;
+	if (r->pos > 0) {
+		advance_lines(r, r->base + r->pos);
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+		r->base += r->pos;
+		r->len -= r->pos;
+		r->pos = 0;
+	}
+	if (r->len == r->cap) {
+		if (r->len >= r->max_event)
+			return rd_fail(r, r->base, PTW_ERR_LIMIT,
+				       "an event (or member name) larger than "
+				       "%zu bytes", r->max_event);
+		size_t ncap = r->cap * 2;
+		if (ncap > r->max_event + r->chunk)
+			ncap = r->max_event + r->chunk;
+		char *nb = realloc(r->buf, ncap);
+		if (!nb)
+			return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
+					     "out of memory");
+		r->buf = nb;
+		r->cap = ncap;
+	}
+	int rc = 0;
+	if (r->gz) {
+		rc = inflate_more(r);
+	} else {
+		size_t room = r->cap - r->len, got;
+		if (room > r->chunk)
+			room = r->chunk;
+		rc = read_fd(r, r->buf + r->len, room, &got);
+		if (!rc) {
+			if (got == 0)
+				r->eof = 1;
+			r->len += got;
+		}
+	}
+	if (r->st)
+		r->st->bytes_json = r->base + r->len;
+	return rc;
+}
+
+/* Next byte without consuming it, or -1 at the end of the text. */
+static int peek(struct rd *r, int *ch)
+{
+	while (r->pos >= r->len) {
+		if (r->eof) {
+			*ch = -1;
+			return 0;
+		}
+		int rc = fill(r);
+		if (rc)
+			return rc;
+	}
+	*ch = (unsigned char)r->buf[r->pos];
+	return 0;
+}
+
+static int skip_ws(struct rd *r, int *ch)
+{
+	for (;;) {
+		int rc = peek(r, ch);
+		if (rc)
+			return rc;
+		if (*ch != ' ' && *ch != '\n' && *ch != '\r' && *ch != '\t')
+			return 0;
+		r->pos++;
+	}
+}
+
+/* ---- events --------------------------------------------------------- */
+
+/* Parses the event whose '{' is at pos and calls the callback. Sets *cut
+ * if the text ended inside it. */
+static int one_event(struct rd *r, int cut_ok, int *cut)
+{
+	struct ptw_cv_event ev;
+	size_t end;
+	int rc;
+	*cut = 0;
+	for (;;) {
+		rc = ptw_cv_json_i_parse_event(r->jp, r->buf + r->pos,
+					       r->len - r->pos, &end, &ev,
+					       r->err);
+		if (rc != PTW_CV_JSON_INCOMPLETE)
+			break;
+		if (r->eof) {
+			if (!cut_ok)
+				return relocate(r, PTW_ERR_FORMAT);
+			uint64_t at = r->base + r->pos;
+			advance_lines(r, at);
+			if (r->st) {
+				r->st->cut = PTW_CV_JSON_CUT_MID_EVENT;
+				r->st->cut_offset = at;
+				r->st->cut_line = r->line;
+			}
+			if (r->err) /* the incomplete report is not an error */
+				memset(r->err, 0, sizeof(*r->err));
+			r->pos = r->len;
+			*cut = 1;
+			return 0;
+		}
+		if ((rc = fill(r)))
+			return rc;
+	}
+	if (rc)
+		return relocate(r, rc);
+	uint64_t at = r->base + r->pos;
+	advance_lines(r, at);
+	ev.input = r->name;
+	ev.line = r->line;
+	ev.offset = at;
+	rc = r->fn(r->ctx, &ev, r->err);
+	if (rc)
+		return rc < 0 ? rc : PTW_ERR_INVALID;
+	if (r->st)
+		r->st->events++;
+	r->pos += end;
+	return 0;
+}
+
+/* The event array, after its '['. cut_ok: the array form may end early. */
+static int read_array(struct rd *r, int cut_ok)
+{
+	int need_comma = 0, ch, rc, cut;
+	for (;;) {
+		if ((rc = skip_ws(r, &ch)))
+			return rc;
+		switch (ch) {
+		case -1:
+			if (cut_ok) {
+				if (r->st && r->st->cut == PTW_CV_JSON_COMPLETE)
+					r->st->cut = PTW_CV_JSON_CUT_AFTER_EVENT;
+				return 0;
+			}
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "unexpected end of input, expected ',' or "
+				       "']' in \"traceEvents\" (the object form "
+				       "must be complete)");
+		case ']':
+			r->pos++;
+			return 0;
+		case ',':
+			r->pos++;
+			need_comma = 0;
+			break;
+		case '{':
+			if (need_comma)
+				return rd_fail(r, r->base + r->pos,
+					       PTW_ERR_FORMAT,
+					       "expected ',' or ']' after an "
+					       "event, found '{'");
+			if ((rc = one_event(r, cut_ok, &cut)))
+				return rc;
+			if (cut)
+				return 0;
+			need_comma = 1;
+			break;
+		default:
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       need_comma ? "expected ',' or ']' after an "
+						    "event"
+						  : "expected '{' starting an "
+						    "event, or ']'");
+		}
+	}
+}
+
+/* ---- object form ---------------------------------------------------- */
+
+static int eof_in_object(struct rd *r)
+{
+	return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+		       "unexpected end of input inside the trace object (the "
+		       "object form must be complete)");
+}
+
+/* Skips one member value of the object form, streaming (it may be far
+ * larger than the buffer): strings, escapes and bracket balance are
+ * checked, scalars only for their characters. */
+static int skip_member(struct rd *r)
+{
+	int ch, rc;
+	unsigned depth = 0;
+	if ((rc = peek(r, &ch)))
+		return rc;
+	if (ch == -1)
+		return eof_in_object(r);
+	if (ch != '{' && ch != '[' && ch != '"') {
+		size_t k = 0;
+		for (;;) {
+			if ((rc = peek(r, &ch)))
+				return rc;
+			if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+			      (ch >= 'A' && ch <= 'Z') || ch == '-' || ch == '+' ||
+			      ch == '.'))
+				break;
+			r->pos++;
+			k++;
+		}
+		if (k == 0)
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "expected a value");
+		return 0;
+	}
+	for (;;) {
+		if ((rc = peek(r, &ch)))
+			return rc;
+		if (ch == -1)
+			return eof_in_object(r);
+		r->pos++;
+		if (ch == '"') {
+			int esc = 0;
+			for (;;) {
+				if ((rc = peek(r, &ch)))
+					return rc;
+				if (ch == -1)
+					return eof_in_object(r);
+				if (ch < 0x20)
+					return rd_fail(r, r->base + r->pos,
+						       PTW_ERR_FORMAT,
+						       "control character 0x%02x "
+						       "inside a string", ch);
+				r->pos++;
+				if (esc)
+					esc = 0;
+				else if (ch == '\\')
+					esc = 1;
+				else if (ch == '"')
+					break;
+			}
+		} else if (ch == '{' || ch == '[') {
+			if (depth == SKIP_MAX_DEPTH)
+				return rd_fail(r, r->base + r->pos - 1,
+					       PTW_ERR_LIMIT,
+					       "nesting deeper than %d levels",
+					       SKIP_MAX_DEPTH);
+			r->skip_stack[depth++] = (unsigned char)ch;
+		} else if (ch == '}' || ch == ']') {
+			if (depth == 0 ||
+			    r->skip_stack[depth - 1] != (ch == '}' ? '{' : '['))
+				return rd_fail(r, r->base + r->pos - 1,
+					       PTW_ERR_FORMAT,
+					       "unbalanced '%c'", ch);
+			depth--;
+		}
+		if (depth == 0)
+			return 0;
+	}
+}
+
+/* A member name at pos ('"'): decoded into *key (parser scratch). */
+static int member_name(struct rd *r, struct ptw_cv_str *key)
+{
+	size_t end;
+	for (;;) {
+		int rc = ptw_cv_json_i_parse_string(r->jp, r->buf + r->pos,
+						    r->len - r->pos, &end, key,
+						    r->err);
+		if (rc == 0) {
+			r->pos += end;
+			return 0;
+		}
+		if (rc != PTW_CV_JSON_INCOMPLETE)
+			return relocate(r, rc);
+		if (r->eof)
+			return relocate(r, PTW_ERR_FORMAT);
+		if ((rc = fill(r)))
+			return rc;
+	}
+}
+
+static int read_object(struct rd *r)
+{
+	int ch, rc;
+	r->pos++; /* '{' */
+	if ((rc = skip_ws(r, &ch)))
+		return rc;
+	if (ch == '}') {
+		r->pos++;
+		return 0;
+	}
+	for (;;) {
+		struct ptw_cv_str key;
+		if (ch == -1)
+			return eof_in_object(r);
+		if (ch != '"')
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "expected '\"' starting a member name");
+		if ((rc = member_name(r, &key)))
+			return rc;
+		int events = key.n == 11 && memcmp(key.p, "traceEvents", 11) == 0;
+		if ((rc = skip_ws(r, &ch)))
+			return rc;
+		if (ch == -1)
+			return eof_in_object(r);
+		if (ch != ':')
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "expected ':' after a member name");
+		r->pos++;
+		if ((rc = skip_ws(r, &ch)))
+			return rc;
+		if (events && ch == '[') {
+			r->pos++;
+			rc = read_array(r, 0);
+		} else {
+			rc = skip_member(r);
+		}
+		if (rc)
+			return rc;
+		if ((rc = skip_ws(r, &ch)))
+			return rc;
+		if (ch == '}') {
+			r->pos++;
+			return 0;
+		}
+		if (ch == -1)
+			return eof_in_object(r);
+		if (ch != ',')
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "expected ',' or '}' after a member of "
+				       "the trace object");
+		r->pos++;
+		if ((rc = skip_ws(r, &ch)))
+			return rc;
+	}
+}
+
+/* ---- driver --------------------------------------------------------- */
+
+static int run(struct rd *r)
+{
+	int ch, rc;
+	/* Gzip magic or UTF-8 BOM: look at the first bytes. */
+	if (r->fd >= 0) {
+		if ((rc = fill(r)))
+			return rc;
+		while (r->len < 3 && !r->eof)
+			if ((rc = fill(r)))
+				return rc;
+	}
+	if (r->len >= 2 && (unsigned char)r->buf[0] == 0x1f &&
+	    (unsigned char)r->buf[1] == 0x8b) {
+		/* Move what was read to the compressed side and restart. */
+		r->gz = 1;
+		if (r->st)
+			r->st->gzip = 1;
+		if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
+			return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
+					     "cannot initialise zlib");
+		r->zs_init = 1;
+		if (r->fd >= 0) {
+			r->raw = malloc(RAW_CHUNK > r->len ? RAW_CHUNK : r->len);
+			if (!r->raw)
+				return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
+						     "out of memory");
+			memcpy(r->raw, r->buf, r->len);
+			r->zs.next_in = r->raw;
+			r->zs.avail_in = (uInt)r->len;
+		} else {
+			/* memory: buf was the caller's data; get our own */
+			r->zs.next_in = (unsigned char *)r->mem;
+			r->zs.avail_in = (uInt)r->mem_n;
+			r->raw_eof = 1;
+			if (r->mem_n > UINT32_MAX)
+				return rd_fail(r, 0, PTW_ERR_LIMIT,
+					       "compressed memory input larger "
+					       "than 4 GiB");
+			r->zero_copy = 0;
+			r->buf = malloc(r->chunk);
+			if (!r->buf)
+				return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
+						     "out of memory");
+			r->cap = r->chunk;
+		}
+		r->len = 0;
+		r->eof = 0;
+		if ((rc = fill(r)))
+			return rc;
+		while (r->len < 3 && !r->eof)
+			if ((rc = fill(r)))
+				return rc;
+	}
+	if (r->len - r->pos >= 3 && memcmp(r->buf + r->pos, "\xEF\xBB\xBF", 3) == 0)
+		r->pos += 3;
+	if ((rc = skip_ws(r, &ch)))
+		return rc;
+	if (ch == '[') {
+		if (r->st)
+			r->st->form = PTW_CV_JSON_FORM_ARRAY;
+		r->pos++;
+		rc = read_array(r, 1);
+	} else if (ch == '{') {
+		if (r->st)
+			r->st->form = PTW_CV_JSON_FORM_OBJECT;
+		rc = read_object(r);
+	} else if (ch == -1) {
+		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+			       "empty input: expected '[' or '{' starting a "
+			       "Chrome JSON trace");
+	} else {
+		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+			       "expected '[' or '{' starting a Chrome JSON trace");
+	}
+	if (rc)
+		return rc;
+	if ((rc = skip_ws(r, &ch)))
+		return rc;
+	if (ch != -1)
+		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+			       "expected the end of the input after the trace");
+	return 0;
+}
+
+static int start(struct rd *r, const struct ptw_cv_json_read_opts *opts,
+		 const char *default_name, ptw_cv_event_fn fn, void *ctx,
+		 struct ptw_cv_json_read_stats *stats, struct ptw_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->name = opts && opts->input_name ? opts->input_name : default_name;
+	r->chunk = opts && opts->chunk_bytes ? opts->chunk_bytes : DEFAULT_CHUNK;
+	r->max_event = opts && opts->max_event_bytes ? opts->max_event_bytes
+						     : PTW_CV_JSON_DEFAULT_MAX_EVENT;
+	if (r->chunk > UINT32_MAX / 2)
+		r->chunk = UINT32_MAX / 2;
+	r->line = 1;
+	r->fn = fn;
+	r->ctx = ctx;
+	r->st = stats;
+	r->err = err;
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	if (!fn)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_cv_json_read: NULL callback");
+	r->jp = ptw_cv_json_parser_create(err);
+	if (!r->jp)
+		return PTW_ERR_NOMEM;
+	return 0;
+}
+
+static void finish(struct rd *r)
+{
+	if (r->zs_init)
+		inflateEnd(&r->zs);
+	free(r->raw);
+	if (!r->zero_copy)
+		free(r->buf);
+	ptw_cv_json_parser_destroy(r->jp);
+}
+
+static int read_fd_named(int fd, const char *name,
+			 const struct ptw_cv_json_read_opts *opts,
+			 ptw_cv_event_fn fn, void *ctx,
+			 struct ptw_cv_json_read_stats *stats,
+			 struct ptw_error *err)
+{
+	struct rd *r = malloc(sizeof(*r));
+	if (!r)
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+	int rc = start(r, opts, name, fn, ctx, stats, err);
+	if (!rc) {
+		r->fd = fd;
+		r->cap = r->chunk;
+		r->buf = malloc(r->cap);
+		if (!r->buf)
+			rc = ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		else
+			rc = run(r);
+	}
+	finish(r);
+	free(r);
+	return rc;
+}
+
+int ptw_cv_json_read_fd(int fd, const struct ptw_cv_json_read_opts *opts,
+			ptw_cv_event_fn fn, void *ctx,
+			struct ptw_cv_json_read_stats *stats,
+			struct ptw_error *err)
+{
+	if (fd < 0)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_cv_json_read_fd: bad descriptor");
+	return read_fd_named(fd, "<fd>", opts, fn, ctx, stats, err);
+}
+
+int ptw_cv_json_read(const char *path, const struct ptw_cv_json_read_opts *opts,
+		     ptw_cv_event_fn fn, void *ctx,
+		     struct ptw_cv_json_read_stats *stats, struct ptw_error *err)
+{
+	if (!path)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_cv_json_read: NULL path");
+	if (strcmp(path, "-") == 0)
+		return read_fd_named(0, "-", opts, fn, ctx, stats, err);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		const char *name = opts && opts->input_name ? opts->input_name
+							    : path;
+		ptw_error_set(err, PTW_ERR_IO, e, "%s: cannot open", name);
+		if (err)
+			err->input = name;
+		return PTW_ERR_IO;
+	}
+#ifdef POSIX_FADV_SEQUENTIAL
+	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+	int rc = read_fd_named(fd, path, opts, fn, ctx, stats, err);
+	close(fd);
+	return rc;
+}
+
+int ptw_cv_json_read_mem(const void *data, size_t n,
+			 const struct ptw_cv_json_read_opts *opts,
+			 ptw_cv_event_fn fn, void *ctx,
+			 struct ptw_cv_json_read_stats *stats,
+			 struct ptw_error *err)
+{
+	if (!data && n)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_cv_json_read_mem: NULL data");
+	struct rd *r = malloc(sizeof(*r));
+	if (!r)
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+	int rc = start(r, opts, "<memory>", fn, ctx, stats, err);
+	if (!rc) {
+		static const char empty = 0;
+		r->mem = data ? data : (const void *)&empty;
+		r->mem_n = n;
+		r->zero_copy = 1;
+		r->buf = (char *)(uintptr_t)r->mem; /* never written */
+		r->len = r->cap = n;
+		r->eof = 1;
+		if (stats) {
+			stats->bytes_in = n;
+			stats->bytes_json = n;
+		}
+		rc = run(r);
+	}
+	finish(r);
+	free(r);
+	return rc;
+}

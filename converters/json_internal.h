@@ -1,0 +1,34 @@
+/* json_internal.h - hooks shared by the JSON parser and the streaming reader.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Not API: used by converters/json_parse.c (the strict per-object parser)
+ * and converters/chrome_json.c (the container scanner that feeds it). */
+#ifndef PTW_JSON_INTERNAL_H
+#define PTW_JSON_INTERNAL_H
+
+#include <stddef.h>
+
+#include "chrome_json.h"
+
+/* Returned (positive, never to users) when the text ended inside the
+ * object: more input may complete it. */
+#define PTW_CV_JSON_INCOMPLETE 1
+
+/* Parses one event object starting exactly at p[0] (which must be '{').
+ * On success returns 0 and sets *end to the offset just past its '}'
+ * (nothing after it is looked at). Returns PTW_CV_JSON_INCOMPLETE if p[0..n)
+ * ends inside the object (err->offset = n, err->msg says what was expected
+ * next), or a negative PTW_ERR_* with err->offset relative to p and err->msg
+ * "expected ..." (no location prefix). */
+int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
+			      size_t n, size_t *end, struct ptw_cv_event *ev,
+			      struct ptw_error *err);
+
+/* Decodes the JSON string whose opening quote is p[0] into the parser's
+ * key buffer (valid until the next call on jp). Same returns as above;
+ * *end is just past the closing quote. */
+int ptw_cv_json_i_parse_string(struct ptw_cv_json_parser *jp, const char *p,
+			       size_t n, size_t *end, struct ptw_cv_str *out,
+			       struct ptw_error *err);
+
+#endif /* PTW_JSON_INTERNAL_H */

@@ -1,0 +1,1132 @@
+/* json_parse.c - strict RFC 8259 parser of one Chrome trace event object.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * A single pass over the object's bytes that validates everything (grammar,
+ * UTF-8, escapes, nesting depth) and fills struct ptw_cv_event directly:
+ * no tree, no allocation per event. Strings without escapes are views into
+ * the input; strings with escapes are decoded into one scratch buffer sized
+ * to the input before parsing starts (a decoded string is never longer than
+ * its JSON text), so views never move during a parse.
+ *
+ * Every read of p[i] is preceded by an i < n check; running out of input
+ * inside the object is reported as PTW_CV_JSON_INCOMPLETE so the streaming
+ * reader can fetch more bytes and parse again. Why hand-written rather than
+ * json-c/jansson/yajl: see docs/json.md (throughput and the incomplete vs
+ * invalid distinction). */
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_internal.h"
+
+struct ptw_cv_json_parser {
+	char *scratch;      /* decoded strings of the current parse */
+	size_t scratch_cap;
+	char *num;          /* NUL-terminated number text for strtod_l */
+	size_t num_cap;
+	locale_t c_locale;  /* strtod must not follow the program's LC_NUMERIC */
+	struct ptw_cv_arg args[PTW_CV_MAX_ARGS];
+};
+
+/* One parse: the input, the cursor, and where decoded strings go. */
+struct pctx {
+	struct ptw_cv_json_parser *jp;
+	const unsigned char *p;
+	size_t n;
+	size_t i;
+	char *out; /* next free byte of jp->scratch */
+	struct ptw_error *err;
+};
+
+/* A scalar value, or the span of a skipped object/array. */
+struct val {
+	enum ptw_cv_val_type t;
+	int b;
+	int64_t i;
+	double d;
+	struct ptw_cv_str s;   /* STRING: decoded; JSON: raw text */
+	struct ptw_cv_str raw; /* raw text of a number */
+};
+
+/* ---- errors ---------------------------------------------------------- */
+
+static int fail(struct pctx *c, size_t at, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 4, 5)))
+#endif
+	;
+
+static int fail(struct pctx *c, size_t at, int code, const char *fmt, ...)
+{
+	struct ptw_error *err = c->err;
+	if (!err)
+		return code;
+	char what[PTW_ERROR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		what[0] = '\0';
+	ptw_error_set(err, code, 0, "byte %zu: %s", at, what);
+	err->input = NULL;
+	err->line = 0;
+	err->offset = at;
+	err->column = (uint32_t)(at + 1 > UINT32_MAX ? UINT32_MAX : at + 1);
+	return code;
+}
+
+/* The text ended where 'what' was expected. */
+static int incomplete(struct pctx *c, const char *what)
+{
+	fail(c, c->n, PTW_ERR_FORMAT, "unexpected end of input, expected %s",
+	     what);
+	return PTW_CV_JSON_INCOMPLETE;
+}
+
+static int bad_byte(struct pctx *c, size_t at, const char *what)
+{
+	unsigned char ch = c->p[at];
+	if (ch == 0)
+		return fail(c, at, PTW_ERR_FORMAT, "expected %s, found a NUL byte",
+			    what);
+	if (ch >= 0x20 && ch < 0x7f)
+		return fail(c, at, PTW_ERR_FORMAT, "expected %s, found '%c'",
+			    what, ch);
+	return fail(c, at, PTW_ERR_FORMAT, "expected %s, found byte 0x%02x",
+		    what, ch);
+}
+
+/* ---- lexical helpers ------------------------------------------------- */
+
+static inline void skip_ws(struct pctx *c)
+{
+	const unsigned char *p = c->p;
+	size_t i = c->i, n = c->n;
+	while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' ||
+			 p[i] == '\t'))
+		i++;
+	c->i = i;
+}
+
+/* Bytes a string can hold without a closer look: printable ASCII other
+ * than '"' and '\\'. */
+static const unsigned char plain[256] = {
+#define P16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+	P16(0), P16(0),
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20: '"' */
+	P16(1), P16(1),
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x50: '\\' */
+	P16(1), P16(1),
+	P16(0), P16(0), P16(0), P16(0), P16(0), P16(0), P16(0), P16(0),
+#undef P16
+};
+
+/* Validates the UTF-8 sequence starting at *pi (lead byte >= 0x80), per
+ * RFC 3629 (no overlongs, no surrogates, max U+10FFFF). */
+static int utf8_seq(struct pctx *c, size_t *pi)
+{
+	const unsigned char *p = c->p;
+	size_t i = *pi;
+	unsigned b0 = p[i], need;
+	unsigned lo = 0x80, hi = 0xBF;
+	if (b0 >= 0xC2 && b0 <= 0xDF) {
+		need = 1;
+	} else if (b0 == 0xE0) {
+		need = 2;
+		lo = 0xA0;
+	} else if ((b0 >= 0xE1 && b0 <= 0xEC) || b0 == 0xEE || b0 == 0xEF) {
+		need = 2;
+	} else if (b0 == 0xED) {
+		need = 2;
+		hi = 0x9F;
+	} else if (b0 == 0xF0) {
+		need = 3;
+		lo = 0x90;
+	} else if (b0 >= 0xF1 && b0 <= 0xF3) {
+		need = 3;
+	} else if (b0 == 0xF4) {
+		need = 3;
+		hi = 0x8F;
+	} else {
+		return fail(c, i, PTW_ERR_FORMAT,
+			    "invalid UTF-8: byte 0x%02x cannot start a character",
+			    b0);
+	}
+	for (unsigned k = 1; k <= need; k++) {
+		if (i + k >= c->n)
+			return incomplete(c, "the rest of a UTF-8 character");
+		unsigned b = p[i + k];
+		unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+		if (b < l || b > h)
+			return fail(c, i + k, PTW_ERR_FORMAT,
+				    "invalid UTF-8: byte 0x%02x in a sequence "
+				    "starting with 0x%02x", b, b0);
+	}
+	*pi = i + need + 1;
+	return 0;
+}
+
+static int hex4(struct pctx *c, size_t i, unsigned *cp)
+{
+	unsigned v = 0;
+	for (size_t k = 0; k < 4; k++) {
+		if (i + k >= c->n)
+			return incomplete(c, "4 hex digits after \\u");
+		unsigned ch = c->p[i + k], d;
+		if (ch >= '0' && ch <= '9')
+			d = ch - '0';
+		else if (ch >= 'a' && ch <= 'f')
+			d = ch - 'a' + 10;
+		else if (ch >= 'A' && ch <= 'F')
+			d = ch - 'A' + 10;
+		else
+			return bad_byte(c, i + k, "a hex digit in a \\u escape");
+		v = v * 16 + d;
+	}
+	*cp = v;
+	return 0;
+}
+
+static char *put_utf8(char *o, unsigned cp)
+{
+	if (cp < 0x80) {
+		*o++ = (char)cp;
+	} else if (cp < 0x800) {
+		*o++ = (char)(0xC0 | (cp >> 6));
+		*o++ = (char)(0x80 | (cp & 0x3F));
+	} else if (cp < 0x10000) {
+		*o++ = (char)(0xE0 | (cp >> 12));
+		*o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+		*o++ = (char)(0x80 | (cp & 0x3F));
+	} else {
+		*o++ = (char)(0xF0 | (cp >> 18));
+		*o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+		*o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+		*o++ = (char)(0x80 | (cp & 0x3F));
+	}
+	return o;
+}
+
+/* Decodes an escape whose backslash is at p[*pi]; writes to *po. */
+static int escape(struct pctx *c, size_t *pi, char **po)
+{
+	size_t i = *pi + 1;
+	char *o = *po;
+	if (i >= c->n)
+		return incomplete(c, "an escape character after '\\'");
+	switch (c->p[i]) {
+	case '"': *o++ = '"'; break;
+	case '\\': *o++ = '\\'; break;
+	case '/': *o++ = '/'; break;
+	case 'b': *o++ = '\b'; break;
+	case 'f': *o++ = '\f'; break;
+	case 'n': *o++ = '\n'; break;
+	case 'r': *o++ = '\r'; break;
+	case 't': *o++ = '\t'; break;
+	case 'u': {
+		unsigned cp, lo;
+		int rc = hex4(c, i + 1, &cp);
+		if (rc)
+			return rc;
+		i += 5;
+		if (cp >= 0xDC00 && cp <= 0xDFFF)
+			return fail(c, *pi, PTW_ERR_FORMAT,
+				    "invalid \\u escape: unpaired low surrogate "
+				    "\\u%04X", cp);
+		if (cp >= 0xD800 && cp <= 0xDBFF) {
+			if (i >= c->n)
+				return incomplete(c, "\\u and a low surrogate");
+			if (c->p[i] != '\\')
+				return fail(c, *pi, PTW_ERR_FORMAT,
+					    "invalid \\u escape: high surrogate "
+					    "\\u%04X not followed by a low one",
+					    cp);
+			if (i + 1 >= c->n)
+				return incomplete(c, "\\u and a low surrogate");
+			if (c->p[i + 1] != 'u')
+				return fail(c, *pi, PTW_ERR_FORMAT,
+					    "invalid \\u escape: high surrogate "
+					    "\\u%04X not followed by a low one",
+					    cp);
+			rc = hex4(c, i + 2, &lo);
+			if (rc)
+				return rc;
+			if (lo < 0xDC00 || lo > 0xDFFF)
+				return fail(c, *pi, PTW_ERR_FORMAT,
+					    "invalid \\u escape: high surrogate "
+					    "\\u%04X followed by \\u%04X", cp, lo);
+			cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			i += 6;
+		}
+		*po = put_utf8(o, cp);
+		*pi = i;
+		return 0;
+	}
+	default:
+		return bad_byte(c, i, "an escape character (one of \"\\/bfnrtu) "
+				"after '\\'");
+	}
+	*po = o;
+	*pi = i + 1;
+	return 0;
+}
+
+/* Parses the string whose opening quote is at c->i. */
+static int parse_str(struct pctx *c, struct ptw_cv_str *out)
+{
+	const unsigned char *p = c->p;
+	size_t n = c->n;
+	size_t start = c->i + 1, i = start;
+	int rc;
+	for (;;) {
+		while (i < n && plain[p[i]])
+			i++;
+		if (i >= n)
+			return incomplete(c, "'\"' closing the string");
+		unsigned ch = p[i];
+		if (ch == '"') {
+			out->p = (const char *)p + start;
+			out->n = i - start;
+			c->i = i + 1;
+			return 0;
+		}
+		if (ch == '\\')
+			break;
+		if (ch < 0x20)
+			goto ctrl;
+		if ((rc = utf8_seq(c, &i)))
+			return rc;
+	}
+	/* Slow path: copy what was scanned, then decode escapes. */
+	char *o0 = c->out, *o = o0;
+	memcpy(o, p + start, i - start);
+	o += i - start;
+	for (;;) {
+		if (i >= n)
+			return incomplete(c, "'\"' closing the string");
+		unsigned ch = p[i];
+		if (ch == '"') {
+			out->p = o0;
+			out->n = (size_t)(o - o0);
+			c->out = o;
+			c->i = i + 1;
+			return 0;
+		}
+		if (ch == '\\') {
+			if ((rc = escape(c, &i, &o)))
+				return rc;
+		} else if (ch < 0x20) {
+			goto ctrl;
+		} else if (ch >= 0x80) {
+			size_t s = i;
+			if ((rc = utf8_seq(c, &i)))
+				return rc;
+			memcpy(o, p + s, i - s);
+			o += i - s;
+		} else {
+			*o++ = (char)ch;
+			i++;
+		}
+	}
+ctrl:
+	if (p[i] == 0)
+		return fail(c, i, PTW_ERR_FORMAT, "NUL byte inside a string");
+	return fail(c, i, PTW_ERR_FORMAT,
+		    "unescaped control character 0x%02x inside a string",
+		    p[i]);
+}
+
+static const double pow10_tab[23] = {
+	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/* Converts a validated number's text with strtod in the C locale. */
+static int slow_double(struct pctx *c, size_t s, size_t e, double *d)
+{
+	struct ptw_cv_json_parser *jp = c->jp;
+	size_t len = e - s;
+	if (len + 1 > jp->num_cap) {
+		size_t cap = jp->num_cap ? jp->num_cap : 64;
+		while (cap < len + 1)
+			cap *= 2;
+		char *nb = realloc(jp->num, cap);
+		if (!nb)
+			return fail(c, s, PTW_ERR_NOMEM, "out of memory");
+		jp->num = nb;
+		jp->num_cap = cap;
+	}
+	memcpy(jp->num, c->p + s, len);
+	jp->num[len] = '\0';
+	*d = strtod_l(jp->num, NULL, jp->c_locale);
+	return 0;
+}
+
+/* Parses a number at c->i (first byte '-' or a digit). JSON integers that
+ * fit int64 become INT, everything else DOUBLE (Clinger's exact fast path
+ * when it applies, else strtod). */
+static int parse_num(struct pctx *c, struct val *v)
+{
+	const unsigned char *p = c->p;
+	size_t n = c->n, s = c->i, i = s;
+	int neg = 0;
+	if (p[i] == '-') {
+		neg = 1;
+		if (++i >= n)
+			return incomplete(c, "a digit after '-'");
+	}
+	if (p[i] < '0' || p[i] > '9')
+		return bad_byte(c, i, "a digit after '-'");
+	uint64_t m = 0;
+	unsigned nd = 0;  /* significant digits accumulated in m */
+	int drop = 0;     /* digits not accumulated (m would overflow) */
+	int frac = 0;     /* digits after '.' accumulated */
+	if (p[i] == '0') {
+		i++;
+		if (i < n && p[i] >= '0' && p[i] <= '9')
+			return fail(c, i, PTW_ERR_FORMAT,
+				    "leading zeros are not allowed in numbers");
+	} else {
+		while (i < n && p[i] >= '0' && p[i] <= '9') {
+			if (nd < 19) {
+				m = m * 10 + (p[i] - '0');
+				if (m)
+					nd++;
+			} else {
+				drop++;
+			}
+			i++;
+		}
+	}
+	int is_int = 1;
+	if (i < n && p[i] == '.') {
+		is_int = 0;
+		if (++i >= n)
+			return incomplete(c, "a digit after '.'");
+		if (p[i] < '0' || p[i] > '9')
+			return bad_byte(c, i, "a digit after '.'");
+		while (i < n && p[i] >= '0' && p[i] <= '9') {
+			if (nd < 19) {
+				m = m * 10 + (p[i] - '0');
+				if (m)
+					nd++;
+				frac++;
+			}
+			i++;
+		}
+	}
+	long ex = 0;
+	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+		is_int = 0;
+		if (++i >= n)
+			return incomplete(c, "a digit or sign after the exponent mark");
+		int eneg = 0;
+		if (p[i] == '+' || p[i] == '-') {
+			eneg = p[i] == '-';
+			if (++i >= n)
+				return incomplete(c, "a digit in the exponent");
+		}
+		if (p[i] < '0' || p[i] > '9')
+			return bad_byte(c, i, "a digit in the exponent");
+		while (i < n && p[i] >= '0' && p[i] <= '9') {
+			if (ex < 100000)
+				ex = ex * 10 + (p[i] - '0');
+			i++;
+		}
+		if (eneg)
+			ex = -ex;
+	}
+	c->i = i;
+	v->raw.p = (const char *)p + s;
+	v->raw.n = i - s;
+	if (is_int && !drop) {
+		/* m <= 9999999999999999999 < 2^64 */
+		if (!neg && m <= (uint64_t)INT64_MAX) {
+			v->t = PTW_CV_VAL_INT;
+			v->i = (int64_t)m;
+			return 0;
+		}
+		if (neg && m <= (uint64_t)INT64_MAX + 1) {
+			v->t = PTW_CV_VAL_INT;
+			v->i = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN
+							    : -(int64_t)m;
+			return 0;
+		}
+	}
+	v->t = PTW_CV_VAL_DOUBLE;
+	long e10 = ex - frac + drop;
+	if (!drop && m < (1ull << 53) && e10 >= -22 && e10 <= 22) {
+		double d = (double)m;
+		d = e10 < 0 ? d / pow10_tab[-e10] : d * pow10_tab[e10];
+		v->d = neg ? -d : d;
+		return 0;
+	}
+	return slow_double(c, s, i, &v->d);
+}
+
+static int literal(struct pctx *c, const char *lit, size_t len)
+{
+	for (size_t k = 0; k < len; k++) {
+		if (c->i + k >= c->n)
+			return incomplete(c, "a literal (true, false or null)");
+		if (c->p[c->i + k] != (unsigned char)lit[k])
+			return bad_byte(c, c->i + k,
+					"a value (object, array, string, number, "
+					"true, false or null)");
+	}
+	c->i += len;
+	return 0;
+}
+
+static int parse_value(struct pctx *c, unsigned depth, struct val *v);
+
+/* Object or array at c->i, validated and skipped; depth counts it. */
+static int skip_container(struct pctx *c, unsigned depth)
+{
+	if (depth > PTW_CV_JSON_MAX_DEPTH)
+		return fail(c, c->i, PTW_ERR_LIMIT,
+			    "nesting deeper than %d levels", PTW_CV_JSON_MAX_DEPTH);
+	int obj = c->p[c->i] == '{';
+	struct val v;
+	int rc;
+	c->i++;
+	skip_ws(c);
+	if (c->i >= c->n)
+		return incomplete(c, obj ? "'\"' or '}'" : "a value or ']'");
+	if (c->p[c->i] == (obj ? '}' : ']')) {
+		c->i++;
+		return 0;
+	}
+	for (;;) {
+		if (obj) {
+			struct ptw_cv_str k;
+			if (c->p[c->i] != '"')
+				return bad_byte(c, c->i, "'\"' starting a member name");
+			if ((rc = parse_str(c, &k)))
+				return rc;
+			skip_ws(c);
+			if (c->i >= c->n)
+				return incomplete(c, "':' after a member name");
+			if (c->p[c->i] != ':')
+				return bad_byte(c, c->i, "':' after a member name");
+			c->i++;
+			skip_ws(c);
+		}
+		if ((rc = parse_value(c, depth + 1, &v)))
+			return rc;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, obj ? "',' or '}'" : "',' or ']'");
+		unsigned ch = c->p[c->i];
+		if (ch == (obj ? '}' : ']')) {
+			c->i++;
+			return 0;
+		}
+		if (ch != ',')
+			return bad_byte(c, c->i, obj ? "',' or '}' after a member"
+						     : "',' or ']' after an element");
+		c->i++;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, obj ? "'\"' starting a member name"
+						 : "a value");
+	}
+}
+
+/* Any value at c->i (after whitespace). Objects and arrays are returned as
+ * raw text (PTW_CV_VAL_JSON). 'depth' is the value's own depth. */
+static int parse_value(struct pctx *c, unsigned depth, struct val *v)
+{
+	if (c->i >= c->n)
+		return incomplete(c, "a value");
+	size_t s = c->i;
+	int rc;
+	switch (c->p[s]) {
+	case '"':
+		v->t = PTW_CV_VAL_STRING;
+		return parse_str(c, &v->s);
+	case '{':
+	case '[':
+		if ((rc = skip_container(c, depth)))
+			return rc;
+		v->t = PTW_CV_VAL_JSON;
+		v->s.p = (const char *)c->p + s;
+		v->s.n = c->i - s;
+		return 0;
+	case 't':
+		v->t = PTW_CV_VAL_BOOL;
+		v->b = 1;
+		return literal(c, "true", 4);
+	case 'f':
+		v->t = PTW_CV_VAL_BOOL;
+		v->b = 0;
+		return literal(c, "false", 5);
+	case 'n':
+		v->t = PTW_CV_VAL_NULL;
+		return literal(c, "null", 4);
+	case '-':
+	case '0': case '1': case '2': case '3': case '4':
+	case '5': case '6': case '7': case '8': case '9':
+		return parse_num(c, v);
+	default:
+		return bad_byte(c, s, "a value (object, array, string, number, "
+				"true, false or null)");
+	}
+}
+
+/* ---- member semantics (trace_processor's coercions) ------------------ */
+
+/* A number given as a JSON string ("12.5"): the whole string must be a
+ * JSON number. Returns 1 and fills *v, or 0. */
+static int numeric_string(struct pctx *c, struct ptw_cv_str s, struct val *v)
+{
+	if (s.n == 0 || !(s.p[0] == '-' || (s.p[0] >= '0' && s.p[0] <= '9')))
+		return 0;
+	struct pctx sc = { .jp = c->jp, .p = (const unsigned char *)s.p,
+			   .n = s.n, .i = 0, .out = NULL, .err = NULL };
+	if (parse_num(&sc, v) != 0 || sc.i != s.n)
+		return 0;
+	return 1;
+}
+
+/* ts/dur: microseconds -> ns. Returns 1 if valid. */
+static int to_ns(struct pctx *c, const struct val *v0, int64_t *ns)
+{
+	struct val tmp;
+	const struct val *v = v0;
+	if (v->t == PTW_CV_VAL_STRING) {
+		if (!numeric_string(c, v->s, &tmp))
+			return 0;
+		v = &tmp;
+	}
+	if (v->t == PTW_CV_VAL_INT) {
+		if (v->i > INT64_MAX / 1000 || v->i < INT64_MIN / 1000)
+			return 0;
+		*ns = v->i * 1000;
+		return 1;
+	}
+	if (v->t == PTW_CV_VAL_DOUBLE) {
+		double x = v->d * 1000.0;
+		if (!(x > -9.2e18 && x < 9.2e18))
+			return 0;
+		*ns = (int64_t)llround(x);
+		return 1;
+	}
+	return 0;
+}
+
+/* pid/tid: uint32 coercion; strings are kept as strings. */
+static int to_u32(const struct val *v, uint32_t *out, struct ptw_cv_str *str,
+		  uint32_t *flags, uint32_t has, uint32_t is_string)
+{
+	if (v->t == PTW_CV_VAL_INT) {
+		*out = v->i >= 0 && v->i <= (int64_t)UINT32_MAX ? (uint32_t)v->i
+								 : 0;
+	} else if (v->t == PTW_CV_VAL_DOUBLE) {
+		*out = v->d >= 0 && v->d < 4294967296.0 ? (uint32_t)v->d : 0;
+	} else if (v->t == PTW_CV_VAL_STRING) {
+		*out = 0;
+		*str = v->s;
+		*flags |= is_string;
+	} else {
+		return 0;
+	}
+	*flags |= has;
+	return 1;
+}
+
+/* "42", "0x2a": the number an id string spells, if any. */
+static uint64_t id_from_string(struct ptw_cv_str s)
+{
+	size_t i = 0;
+	uint64_t v = 0;
+	if (s.n > 2 && s.p[0] == '0' && (s.p[1] == 'x' || s.p[1] == 'X')) {
+		if (s.n - 2 > 16)
+			return 0;
+		for (i = 2; i < s.n; i++) {
+			char ch = s.p[i];
+			unsigned d;
+			if (ch >= '0' && ch <= '9')
+				d = (unsigned)(ch - '0');
+			else if (ch >= 'a' && ch <= 'f')
+				d = (unsigned)(ch - 'a' + 10);
+			else if (ch >= 'A' && ch <= 'F')
+				d = (unsigned)(ch - 'A' + 10);
+			else
+				return 0;
+			v = v * 16 + d;
+		}
+		return v;
+	}
+	if (s.n == 0 || s.n > 20)
+		return 0;
+	for (i = 0; i < s.n; i++) {
+		if (s.p[i] < '0' || s.p[i] > '9')
+			return 0;
+		unsigned d = (unsigned)(s.p[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	return v;
+}
+
+static void set_id(struct ptw_cv_event *ev, const struct val *v, int local)
+{
+	uint32_t f = ev->flags & ~(PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
+				   PTW_CV_ID2_LOCAL);
+	if (v->t == PTW_CV_VAL_INT) {
+		ev->id_num = (uint64_t)v->i;
+		ev->id_str.p = NULL;
+		ev->id_str.n = 0;
+	} else if (v->t == PTW_CV_VAL_DOUBLE) {
+		ev->id_num = v->d >= -9.2e18 && v->d <= 9.2e18
+				     ? (uint64_t)(int64_t)v->d
+				     : 0;
+		ev->id_str.p = NULL;
+		ev->id_str.n = 0;
+	} else if (v->t == PTW_CV_VAL_STRING) {
+		ev->id_num = id_from_string(v->s);
+		ev->id_str = v->s;
+		f |= PTW_CV_ID_IS_STRING;
+	} else {
+		return;
+	}
+	f |= PTW_CV_HAS_ID;
+	if (local)
+		f |= PTW_CV_ID2_LOCAL;
+	ev->flags = f;
+}
+
+static int key_is(struct ptw_cv_str k, const char *lit, size_t len)
+{
+	return k.n == len && memcmp(k.p, lit, len) == 0;
+}
+#define KEY_IS(k, lit) key_is((k), lit, sizeof(lit) - 1)
+
+/* Generic object walk used for "args" and "id2": calls member() with each
+ * decoded key; member() parses the value itself. */
+static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
+{
+	struct ptw_cv_json_parser *jp = c->jp;
+	uint32_t na = 0;
+	int rc;
+	c->i++; /* '{' */
+	skip_ws(c);
+	if (c->i >= c->n)
+		return incomplete(c, "'\"' or '}'");
+	if (c->p[c->i] == '}') {
+		c->i++;
+		goto done;
+	}
+	for (;;) {
+		struct ptw_cv_str k;
+		struct val v;
+		if (c->p[c->i] != '"')
+			return bad_byte(c, c->i, "'\"' starting a member name");
+		size_t ks = c->i;
+		if ((rc = parse_str(c, &k)))
+			return rc;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "':' after a member name");
+		if (c->p[c->i] != ':')
+			return bad_byte(c, c->i, "':' after a member name");
+		c->i++;
+		skip_ws(c);
+		if ((rc = parse_value(c, 3, &v)))
+			return rc;
+		if (na == PTW_CV_MAX_ARGS)
+			return fail(c, ks, PTW_ERR_LIMIT,
+				    "more than %d members in \"args\"",
+				    PTW_CV_MAX_ARGS);
+		struct ptw_cv_arg *a = &jp->args[na++];
+		a->key = k;
+		a->type = v.t;
+		a->b = v.t == PTW_CV_VAL_BOOL ? v.b : 0;
+		a->i = v.t == PTW_CV_VAL_INT ? v.i : 0;
+		a->d = v.t == PTW_CV_VAL_DOUBLE ? v.d
+		       : v.t == PTW_CV_VAL_INT ? (double)v.i : 0;
+		if (v.t == PTW_CV_VAL_STRING || v.t == PTW_CV_VAL_JSON) {
+			a->s = v.s;
+		} else if (v.t == PTW_CV_VAL_INT || v.t == PTW_CV_VAL_DOUBLE) {
+			a->s = v.raw; /* the number as written */
+		} else {
+			a->s.p = NULL;
+			a->s.n = 0;
+		}
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "',' or '}'");
+		if (c->p[c->i] == '}') {
+			c->i++;
+			break;
+		}
+		if (c->p[c->i] != ',')
+			return bad_byte(c, c->i, "',' or '}' after a member");
+		c->i++;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "'\"' starting a member name");
+	}
+done:
+	ev->args = jp->args;
+	ev->n_args = na;
+	return 0;
+}
+
+static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
+{
+	int rc;
+	c->i++; /* '{' */
+	skip_ws(c);
+	if (c->i >= c->n)
+		return incomplete(c, "'\"' or '}'");
+	if (c->p[c->i] == '}') {
+		c->i++;
+		return 0;
+	}
+	for (;;) {
+		struct ptw_cv_str k;
+		struct val v;
+		if (c->p[c->i] != '"')
+			return bad_byte(c, c->i, "'\"' starting a member name");
+		if ((rc = parse_str(c, &k)))
+			return rc;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "':' after a member name");
+		if (c->p[c->i] != ':')
+			return bad_byte(c, c->i, "':' after a member name");
+		c->i++;
+		skip_ws(c);
+		if ((rc = parse_value(c, 3, &v)))
+			return rc;
+		if (KEY_IS(k, "local"))
+			set_id(ev, &v, 1);
+		else if (KEY_IS(k, "global"))
+			set_id(ev, &v, 0);
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "',' or '}'");
+		if (c->p[c->i] == '}') {
+			c->i++;
+			return 0;
+		}
+		if (c->p[c->i] != ',')
+			return bad_byte(c, c->i, "',' or '}' after a member");
+		c->i++;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "'\"' starting a member name");
+	}
+}
+
+/* One member of the event: key decoded, c->i at its value. */
+static int event_member(struct pctx *c, struct ptw_cv_str k,
+			struct ptw_cv_event *ev)
+{
+	struct val v;
+	int rc;
+	if (c->i >= c->n)
+		return incomplete(c, "a value");
+	unsigned ch = c->p[c->i];
+	if (ch == '{' && KEY_IS(k, "args")) {
+		ev->n_args = 0;
+		return parse_args(c, ev);
+	}
+	if (ch == '{' && KEY_IS(k, "id2"))
+		return parse_id2(c, ev);
+	if ((rc = parse_value(c, 2, &v)))
+		return rc;
+	switch (k.n) {
+	case 1:
+		if (k.p[0] == 's') {
+			ev->scope = 0;
+			if (v.t == PTW_CV_VAL_STRING && v.s.n == 1 &&
+			    (v.s.p[0] == 't' || v.s.p[0] == 'p' ||
+			     v.s.p[0] == 'g'))
+				ev->scope = v.s.p[0];
+		}
+		break;
+	case 2:
+		if (KEY_IS(k, "ph")) {
+			ev->ph = v.t == PTW_CV_VAL_STRING && v.s.n ? v.s.p[0] : 0;
+		} else if (KEY_IS(k, "ts")) {
+			ev->flags &= ~PTW_CV_HAS_TS;
+			if (to_ns(c, &v, &ev->ts_ns))
+				ev->flags |= PTW_CV_HAS_TS;
+		} else if (KEY_IS(k, "id")) {
+			set_id(ev, &v, 0);
+		} else if (KEY_IS(k, "bp")) {
+			ev->bp = v.t == PTW_CV_VAL_STRING && v.s.n == 1 &&
+					 v.s.p[0] == 'e'
+				 ? 'e'
+				 : 0;
+		}
+		break;
+	case 3:
+		if (KEY_IS(k, "pid")) {
+			ev->flags &= ~(PTW_CV_HAS_PID | PTW_CV_PID_IS_STRING);
+			to_u32(&v, &ev->pid, &ev->pid_str, &ev->flags,
+			       PTW_CV_HAS_PID, PTW_CV_PID_IS_STRING);
+		} else if (KEY_IS(k, "tid")) {
+			ev->flags &= ~(PTW_CV_HAS_TID | PTW_CV_TID_IS_STRING);
+			to_u32(&v, &ev->tid, &ev->tid_str, &ev->flags,
+			       PTW_CV_HAS_TID, PTW_CV_TID_IS_STRING);
+		} else if (KEY_IS(k, "cat")) {
+			if (v.t == PTW_CV_VAL_STRING)
+				ev->cat = v.s;
+			else
+				ev->cat.p = NULL, ev->cat.n = 0;
+		} else if (KEY_IS(k, "dur")) {
+			ev->flags &= ~PTW_CV_HAS_DUR;
+			if (to_ns(c, &v, &ev->dur_ns))
+				ev->flags |= PTW_CV_HAS_DUR;
+		}
+		break;
+	case 4:
+		if (KEY_IS(k, "name")) {
+			if (v.t == PTW_CV_VAL_STRING)
+				ev->name = v.s;
+			else
+				ev->name.p = NULL, ev->name.n = 0;
+		} else if (KEY_IS(k, "args")) {
+			ev->args = NULL; /* not an object: ignored */
+			ev->n_args = 0;
+		}
+		break;
+	case 7:
+		if (KEY_IS(k, "bind_id")) {
+			if (v.t == PTW_CV_VAL_STRING) {
+				ev->bind_id = v.s;
+				ev->flags |= PTW_CV_HAS_BIND_ID;
+			} else if (v.t == PTW_CV_VAL_INT ||
+				   v.t == PTW_CV_VAL_DOUBLE) {
+				ev->bind_id = v.raw;
+				ev->flags |= PTW_CV_HAS_BIND_ID;
+			}
+		} else if (KEY_IS(k, "flow_in")) {
+			ev->flags &= ~PTW_CV_FLOW_IN;
+			if (v.t == PTW_CV_VAL_BOOL && v.b)
+				ev->flags |= PTW_CV_FLOW_IN;
+		}
+		break;
+	case 8:
+		if (KEY_IS(k, "flow_out")) {
+			ev->flags &= ~PTW_CV_FLOW_OUT;
+			if (v.t == PTW_CV_VAL_BOOL && v.b)
+				ev->flags |= PTW_CV_FLOW_OUT;
+		}
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* The event object at c->i (which holds '{'). */
+static int parse_event(struct pctx *c, struct ptw_cv_event *ev)
+{
+	int rc;
+	memset(ev, 0, sizeof(*ev));
+	c->i++;
+	skip_ws(c);
+	if (c->i >= c->n)
+		return incomplete(c, "'\"' or '}'");
+	if (c->p[c->i] == '}') {
+		c->i++;
+		return 0;
+	}
+	for (;;) {
+		struct ptw_cv_str k;
+		if (c->p[c->i] != '"')
+			return bad_byte(c, c->i, "'\"' starting a member name");
+		if ((rc = parse_str(c, &k)))
+			return rc;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "':' after a member name");
+		if (c->p[c->i] != ':')
+			return bad_byte(c, c->i, "':' after a member name");
+		c->i++;
+		skip_ws(c);
+		if ((rc = event_member(c, k, ev)))
+			return rc;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "',' or '}'");
+		if (c->p[c->i] == '}') {
+			c->i++;
+			return 0;
+		}
+		if (c->p[c->i] != ',')
+			return bad_byte(c, c->i, "',' or '}' after a member");
+		c->i++;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "'\"' starting a member name");
+	}
+}
+
+/* ---- API ------------------------------------------------------------- */
+
+struct ptw_cv_json_parser *ptw_cv_json_parser_create(struct ptw_error *err)
+{
+	struct ptw_cv_json_parser *jp = calloc(1, sizeof(*jp));
+	if (!jp) {
+		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	jp->c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	if (jp->c_locale == (locale_t)0) {
+		free(jp);
+		ptw_error_set(err, PTW_ERR_NOMEM, errno,
+			      "cannot create the C locale");
+		return NULL;
+	}
+	return jp;
+}
+
+void ptw_cv_json_parser_destroy(struct ptw_cv_json_parser *jp)
+{
+	if (!jp)
+		return;
+	free(jp->scratch);
+	free(jp->num);
+	freelocale(jp->c_locale);
+	free(jp);
+}
+
+/* Makes the scratch buffer hold at least n bytes (decoded strings of an
+ * n-byte text never exceed n bytes). */
+static int reserve_scratch(struct ptw_cv_json_parser *jp, size_t n,
+			   struct ptw_error *err)
+{
+	if (n <= jp->scratch_cap && jp->scratch)
+		return 0;
+	size_t cap = jp->scratch_cap ? jp->scratch_cap : 4096;
+	while (cap < n) {
+		if (cap > SIZE_MAX / 2)
+			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+					     "out of memory");
+		cap *= 2;
+	}
+	char *nb = malloc(cap);
+	if (!nb)
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+	free(jp->scratch);
+	jp->scratch = nb;
+	jp->scratch_cap = cap;
+	return 0;
+}
+
+int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
+			      size_t n, size_t *end, struct ptw_cv_event *ev,
+			      struct ptw_error *err)
+{
+	int rc = reserve_scratch(jp, n, err);
+	if (rc)
+		return rc;
+	struct pctx c = { .jp = jp, .p = (const unsigned char *)p, .n = n,
+			  .i = 0, .out = jp->scratch, .err = err };
+	if (n == 0)
+		return incomplete(&c, "'{' starting an event object");
+	if (p[0] != '{')
+		return bad_byte(&c, 0, "'{' starting an event object");
+	rc = parse_event(&c, ev);
+	if (rc)
+		return rc;
+	*end = c.i;
+	return 0;
+}
+
+int ptw_cv_json_i_parse_string(struct ptw_cv_json_parser *jp, const char *p,
+			       size_t n, size_t *end, struct ptw_cv_str *out,
+			       struct ptw_error *err)
+{
+	int rc = reserve_scratch(jp, n, err);
+	if (rc)
+		return rc;
+	struct pctx c = { .jp = jp, .p = (const unsigned char *)p, .n = n,
+			  .i = 0, .out = jp->scratch, .err = err };
+	if (n == 0)
+		return incomplete(&c, "'\"' starting a string");
+	if (p[0] != '"')
+		return bad_byte(&c, 0, "'\"' starting a string");
+	rc = parse_str(&c, out);
+	if (rc)
+		return rc;
+	*end = c.i;
+	return 0;
+}
+
+int ptw_cv_json_parse_object(struct ptw_cv_json_parser *jp, const char *p,
+			     size_t n, struct ptw_cv_event *ev,
+			     struct ptw_error *err)
+{
+	if (!jp || !ev || (!p && n))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_cv_json_parse_object: NULL argument");
+	int rc = reserve_scratch(jp, n, err);
+	if (rc)
+		return rc;
+	static const char empty = 0;
+	struct pctx c = { .jp = jp, .p = (const unsigned char *)(p ? p : &empty),
+			  .n = n, .i = 0, .out = jp->scratch, .err = err };
+	skip_ws(&c);
+	if (c.i >= n) {
+		incomplete(&c, "'{' starting an object");
+		return PTW_ERR_FORMAT;
+	}
+	if (c.p[c.i] != '{')
+		return bad_byte(&c, c.i, "'{' starting an object");
+	rc = parse_event(&c, ev);
+	if (rc == PTW_CV_JSON_INCOMPLETE)
+		return PTW_ERR_FORMAT;
+	if (rc)
+		return rc;
+	skip_ws(&c);
+	if (c.i < n)
+		return bad_byte(&c, c.i, "the end of the text after the object");
+	return 0;
+}
+
+void ptw_cv_json_error_locate(struct ptw_error *err, const char *input,
+			      uint32_t line, uint64_t base_offset)
+{
+	if (!err)
+		return;
+	char what[PTW_ERROR_MSG_MAX];
+	const char *m = err->msg;
+	if (strncmp(m, "byte ", 5) == 0) {
+		const char *colon = strstr(m, ": ");
+		if (colon)
+			m = colon + 2;
+	}
+	size_t wl = strnlen(m, sizeof(what) - 1);
+	memmove(what, m, wl);
+	what[wl] = '\0';
+	uint64_t rel = err->offset;
+	uint64_t col = rel + 1;
+	err->input = input;
+	err->line = line;
+	err->column = (uint32_t)(col > UINT32_MAX ? UINT32_MAX : col);
+	err->offset = base_offset + rel;
+	int code = err->code;
+	if (input && line)
+		ptw_error_set(err, code, 0, "%s:%u:%u (byte %llu): %s", input,
+			      (unsigned)line, (unsigned)err->column,
+			      (unsigned long long)err->offset, what);
+	else if (input)
+		ptw_error_set(err, code, 0, "%s (byte %llu): %s", input,
+			      (unsigned long long)err->offset, what);
+	else
+		ptw_error_set(err, code, 0, "byte %llu: %s",
+			      (unsigned long long)err->offset, what);
+}
