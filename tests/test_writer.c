@@ -1,0 +1,459 @@
+/* test_writer.c - end-to-end tests of the writer: every event kind,
+ * tracks, sequences, clocks, interning; decoded with protobuf-c.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+
+#include "ptw/writer.h"
+#include "test_writer_util.h"
+
+/* Records what a test emits, in the decoded form, for comparison. */
+struct rec {
+	struct tw_event ev[512];
+	size_t n;
+};
+
+static struct tw_event *rec_add(struct rec *r, uint32_t seq, int type,
+				uint64_t track, uint64_t ts)
+{
+	cr_assert_lt(r->n, 512);
+	struct tw_event *e = &r->ev[r->n++];
+	memset(e, 0, sizeof(*e));
+	e->seq = seq;
+	e->type = type;
+	e->track = track;
+	e->ts = ts;
+	return e;
+}
+
+static void rec_strings(struct tw_event *e, const struct ptw_event *ev)
+{
+	if (ev->name) {
+		e->has_name = 1;
+		tw_copy(e->name, sizeof(e->name), ev->name);
+	}
+	if (ev->category) {
+		e->has_cat = 1;
+		tw_copy(e->cat, sizeof(e->cat), ev->category);
+	}
+}
+
+static void rec_extras(struct tw_event *e, const struct ptw_event *ev)
+{
+	for (uint32_t i = 0; i < ev->n_args; i++) {
+		struct tw_arg *a = &e->args[e->n_args++];
+		const struct ptw_arg *s = &ev->args[i];
+		tw_copy(a->name, sizeof(a->name), s->name);
+		switch (s->type) {
+		case PTW_ARG_BOOL: a->type = 1; a->b = s->v.b != 0; break;
+		case PTW_ARG_INT: a->type = 2; a->i = s->v.i; break;
+		case PTW_ARG_UINT: a->type = 3; a->u = s->v.u; break;
+		case PTW_ARG_DOUBLE: a->type = 4; a->d = s->v.d; break;
+		case PTW_ARG_STRING: a->type = 5; tw_copy(a->s, sizeof(a->s), s->v.s); break;
+		case PTW_ARG_POINTER: a->type = 6; a->u = s->v.u; break;
+		}
+	}
+	e->n_flows = ev->n_flow_ids;
+	memcpy(e->flows, ev->flow_ids, ev->n_flow_ids * sizeof(uint64_t));
+	e->n_tflows = ev->n_terminating_flow_ids;
+	memcpy(e->tflows, ev->terminating_flow_ids,
+	       ev->n_terminating_flow_ids * sizeof(uint64_t));
+}
+
+static uint64_t track_of(struct ptw_seq *s, uint64_t track, uint64_t dflt)
+{
+	(void)s;
+	return track ? track : dflt;
+}
+
+static int do_begin(struct rec *r, struct ptw_seq *s, uint32_t seq,
+		    uint64_t dflt, const struct ptw_event *ev)
+{
+	int rc = ptw_seq_slice_begin(s, ev);
+	if (!rc) {
+		struct tw_event *e = rec_add(r, seq, 1, track_of(s, ev->track, dflt), ev->ts);
+		rec_strings(e, ev);
+		rec_extras(e, ev);
+	}
+	return rc;
+}
+
+static int do_end(struct rec *r, struct ptw_seq *s, uint32_t seq,
+		  uint64_t dflt, const struct ptw_event *ev)
+{
+	int rc = ptw_seq_slice_end(s, ev);
+	if (!rc) {
+		struct tw_event *e = rec_add(r, seq, 2, track_of(s, ev->track, dflt), ev->ts);
+		rec_extras(e, ev);
+	}
+	return rc;
+}
+
+static int do_instant(struct rec *r, struct ptw_seq *s, uint32_t seq,
+		      uint64_t dflt, const struct ptw_event *ev)
+{
+	int rc = ptw_seq_instant(s, ev);
+	if (!rc) {
+		struct tw_event *e = rec_add(r, seq, 3, track_of(s, ev->track, dflt), ev->ts);
+		rec_strings(e, ev);
+		rec_extras(e, ev);
+	}
+	return rc;
+}
+
+static int do_complete(struct rec *r, struct ptw_seq *s, uint32_t seq,
+		       uint64_t dflt, const struct ptw_event *ev, uint64_t dur)
+{
+	int rc = ptw_seq_slice_complete(s, ev, dur);
+	if (!rc) {
+		struct tw_event *e = rec_add(r, seq, 1, track_of(s, ev->track, dflt), ev->ts);
+		rec_strings(e, ev);
+		rec_extras(e, ev);
+		rec_add(r, seq, 2, track_of(s, ev->track, dflt), ev->ts + dur);
+	}
+	return rc;
+}
+
+static int do_counter(struct rec *r, struct ptw_seq *s, uint32_t seq,
+		      uint64_t track, uint64_t ts, int64_t v)
+{
+	int rc = ptw_seq_counter_int(s, track, ts, v);
+	if (!rc) {
+		struct tw_event *e = rec_add(r, seq, 4, track, ts);
+		e->has_value = 1;
+		e->ival = v;
+	}
+	return rc;
+}
+
+static int do_counter_d(struct rec *r, struct ptw_seq *s, uint32_t seq,
+			uint64_t track, uint64_t ts, double v)
+{
+	int rc = ptw_seq_counter_double(s, track, ts, v);
+	if (!rc) {
+		struct tw_event *e = rec_add(r, seq, 4, track, ts);
+		e->has_value = 1;
+		e->is_double = 1;
+		e->dval = v;
+	}
+	return rc;
+}
+
+static void expect_events(const struct tw_trace *t, const struct rec *r)
+{
+	cr_assert_eq(t->n_ev, r->n, "decoded %zu events, emitted %zu", t->n_ev, r->n);
+	for (size_t i = 0; i < r->n; i++) {
+		const char *d = tw_event_diff(&t->ev[i], &r->ev[i]);
+		cr_assert_null(d, "event %zu differs in %s (ts %llu vs %llu, name '%s' vs '%s')",
+			       i, d, (unsigned long long)t->ev[i].ts,
+			       (unsigned long long)r->ev[i].ts, t->ev[i].name,
+			       r->ev[i].name);
+	}
+}
+
+static struct ptw_writer *open_tmp(char **path, const struct ptw_writer_options *o)
+{
+	*path = tw_tmp_path();
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_writer_open(*path, o, &err);
+	cr_assert_not_null(w, "open: %s", err.msg);
+	return w;
+}
+
+static void close_decode(struct ptw_writer *w, char *path, struct tw_trace *t)
+{
+	struct ptw_error err;
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "close: %s", err.msg);
+	cr_assert_eq(tw_decode_file(t, path), 0, "decode: %s", t->err);
+	unlink(path);
+	free(path);
+}
+
+Test(writer, every_event_kind_round_trips)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t proc = ptw_writer_add_process_track(w, 1234, "demo");
+	uint64_t thr = ptw_writer_add_thread_track(w, 1234, 1235, "main");
+	uint64_t named = ptw_writer_add_track(w, "queue", proc, 2);
+	uint64_t ctr = ptw_writer_add_counter_track(w, "depth", "items", proc, -1);
+	uint64_t dctr = ptw_writer_add_counter_track(w, "load", NULL, 0, 1);
+	cr_assert(proc && thr && named && ctr && dctr);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct rec r = {.n = 0};
+	uint64_t flows[2] = {0x1122334455667788u, 7};
+	uint64_t term[1] = {99};
+	struct ptw_arg args[] = {
+		{.name = "b", .type = PTW_ARG_BOOL, .v.b = 1},
+		{.name = "neg", .type = PTW_ARG_INT, .v.i = -5},
+		{.name = "big", .type = PTW_ARG_UINT, .v.u = UINT64_MAX},
+		{.name = "d", .type = PTW_ARG_DOUBLE, .v.d = 2.5},
+		{.name = "s", .type = PTW_ARG_STRING, .v.s = "hello"},
+		{.name = "p", .type = PTW_ARG_POINTER, .v.u = 0xdeadbeef},
+	};
+	struct ptw_event ev = {.track = thr, .ts = 1000, .category = "cat",
+			       .name = "outer", .args = args, .n_args = 6,
+			       .flow_ids = flows, .n_flow_ids = 2};
+	cr_assert_eq(do_begin(&r, s, 3, 0, &ev), 0);
+	struct ptw_event in = {.track = thr, .ts = 1500, .category = "cat2",
+			       .name = "inner"};
+	cr_assert_eq(do_begin(&r, s, 3, 0, &in), 0);
+	struct ptw_event inst = {.track = thr, .ts = 1600, .name = "tick",
+				 .terminating_flow_ids = term,
+				 .n_terminating_flow_ids = 1};
+	cr_assert_eq(do_instant(&r, s, 3, 0, &inst), 0);
+	cr_assert_eq(do_counter(&r, s, 3, ctr, 1700, -42), 0);
+	cr_assert_eq(do_counter_d(&r, s, 3, dctr, 1700, 3.25), 0);
+	struct ptw_event end = {.track = thr, .ts = 1800};
+	cr_assert_eq(do_end(&r, s, 3, 0, &end), 0);
+	struct ptw_arg a2[] = {{.name = "s", .type = PTW_ARG_STRING, .v.s = "hello"}};
+	end.ts = 2000;
+	end.args = a2;
+	end.n_args = 1;
+	cr_assert_eq(do_end(&r, s, 3, 0, &end), 0);
+	struct ptw_event cpl = {.track = named, .ts = 2100, .category = "cat",
+				.name = "outer"};
+	cr_assert_eq(do_complete(&r, s, 3, 0, &cpl, 400), 0);
+	cr_assert_eq(do_counter(&r, s, 3, ctr, 2600, 0), 0);
+
+	struct ptw_writer_stats st;
+	ptw_writer_get_stats(w, &st);
+	cr_assert_eq(st.events, 10);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, &r);
+	/* Interned once per generation: 2 categories, 3 names, 6 arg
+	 * names, one string value. */
+	cr_assert_eq(t.seqs[3].cats.n, 2);
+	cr_assert_eq(t.seqs[3].names.n, 3);
+	cr_assert_eq(t.seqs[3].anames.n, 6);
+	cr_assert_eq(t.seqs[3].svals.n, 1);
+	cr_assert_eq(t.n_tracks, 5);
+	tw_trace_free(&t);
+}
+
+Test(writer, track_descriptors_carry_hierarchy_and_identity)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t proc = ptw_writer_add_process_track(w, 77, "proc");
+	uint64_t thr = ptw_writer_add_thread_track(w, 77, 5000000000LL, "worker");
+	uint64_t root = ptw_writer_add_track(w, "root", 0, -1);
+	uint64_t child = ptw_writer_add_track(w, "child", root, 3);
+	uint64_t ctr = ptw_writer_add_counter_track(w, "bytes", "B", thr, 0);
+	cr_assert_eq(proc, 1);
+	cr_assert_eq(thr, 2);
+	cr_assert_eq(ctr, 5);
+	cr_assert_eq(ptw_writer_rename_track(w, proc, "renamed"), 0);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	cr_assert_eq(t.n_tracks, 5);
+	const struct tw_track *p = tw_find_track(&t, proc);
+	cr_assert(p->is_process);
+	cr_assert_eq(p->pid, 77);
+	cr_assert_str_eq(p->name, "renamed");
+	const struct tw_track *th = tw_find_track(&t, thr);
+	cr_assert(th->is_thread);
+	cr_assert_eq(th->pid, 77);
+	cr_assert_eq(th->tid, 5000000000LL);
+	cr_assert_str_eq(th->name, "worker");
+	const struct tw_track *ro = tw_find_track(&t, root);
+	cr_assert_eq(ro->parent, 0);
+	cr_assert_not(ro->has_rank);
+	cr_assert_str_eq(ro->name, "root");
+	const struct tw_track *ch = tw_find_track(&t, child);
+	cr_assert_eq(ch->parent, root);
+	cr_assert(ch->has_rank);
+	cr_assert_eq(ch->rank, 3);
+	const struct tw_track *c = tw_find_track(&t, ctr);
+	cr_assert(c->is_counter);
+	cr_assert_eq(c->parent, thr);
+	cr_assert_str_eq(c->unit, "B");
+	cr_assert_str_eq(c->name, "bytes");
+	tw_trace_free(&t);
+}
+
+Test(writer, default_track_events_omit_track_uuid)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t thr = ptw_writer_add_thread_track(w, 1, 2, "t");
+	uint64_t other = ptw_writer_add_track(w, "other", 0, -1);
+	struct ptw_seq *s = ptw_writer_add_seq(w, thr);
+	cr_assert_not_null(s);
+	struct rec r = {.n = 0};
+	struct ptw_event ev = {.ts = 10, .name = "a"};
+	cr_assert_eq(do_begin(&r, s, 5, thr, &ev), 0);
+	ev.track = thr; /* explicit default: also omitted */
+	ev.ts = 11;
+	cr_assert_eq(do_instant(&r, s, 5, thr, &ev), 0);
+	ev.track = other;
+	cr_assert_eq(do_instant(&r, s, 5, thr, &ev), 0);
+	ev.track = 0;
+	ev.ts = 12;
+	cr_assert_eq(do_end(&r, s, 5, thr, &ev), 0);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, &r);
+	cr_assert_not(t.ev[0].raw_has_track);
+	cr_assert_not(t.ev[1].raw_has_track);
+	cr_assert(t.ev[2].raw_has_track);
+	cr_assert_not(t.ev[3].raw_has_track);
+	tw_trace_free(&t);
+}
+
+Test(writer, backwards_timestamps_are_absolute_and_keep_the_delta_base)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct rec r = {.n = 0};
+	uint64_t ts[] = {1000, 2000, 1500, 100, 2001, 2001, 0, 5000};
+	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+		struct ptw_event ev = {.track = tr, .ts = ts[i], .name = "i"};
+		cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+	}
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, &r);
+	int abs_expected[] = {0, 0, 1, 1, 0, 0, 1, 0};
+	for (size_t i = 0; i < t.n_ev; i++)
+		cr_assert_eq(t.ev[i].abs_clock, abs_expected[i], "event %zu", i);
+	tw_trace_free(&t);
+}
+
+Test(writer, snapshots_never_go_backwards_across_sequences)
+{
+	char *path;
+	struct ptw_writer_options o = {.checkpoint_packets = 3};
+	struct ptw_writer *w = open_tmp(&path, &o);
+	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
+	struct ptw_seq *sim = ptw_writer_sim_seq(w);
+	struct ptw_seq *wall = ptw_writer_wall_seq(w);
+	struct rec r = {.n = 0};
+	for (uint64_t i = 0; i < 20; i++) {
+		struct ptw_event ev = {.track = tr, .ts = 1000000 + i * 10, .name = "sim"};
+		cr_assert_eq(do_instant(&r, sim, 3, 0, &ev), 0);
+		struct ptw_event ev2 = {.track = tr, .ts = 5 + i * 7, .name = "wall"};
+		cr_assert_eq(do_instant(&r, wall, 4, 0, &ev2), 0);
+	}
+	struct tw_trace t;
+	close_decode(w, path, &t); /* the decoder rejects lower snapshots */
+	expect_events(&t, &r);
+	cr_assert_gt(t.n_snapshots, 10);
+	tw_trace_free(&t);
+}
+
+Test(writer, checkpoints_every_n_packets_restart_interning)
+{
+	char *path;
+	struct ptw_writer_options o = {.checkpoint_packets = 4};
+	struct ptw_writer *w = open_tmp(&path, &o);
+	uint64_t tr = ptw_writer_add_thread_track(w, 1, 1, "t");
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct rec r = {.n = 0};
+	for (uint64_t i = 0; i < 40; i++) {
+		struct ptw_event ev = {.track = tr, .ts = i * 3, .name = "n",
+				       .category = "c"};
+		cr_assert_eq(do_begin(&r, s, 3, 0, &ev), 0);
+		cr_assert_eq(do_end(&r, s, 3, 0, &ev), 0);
+	}
+	struct ptw_writer_stats st;
+	ptw_writer_get_stats(w, &st);
+	/* 80 event packets, 4 per generation: 20 checkpoints. */
+	cr_assert_eq(st.checkpoints, 20);
+	cr_assert_eq(st.interned_strings, 40);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, &r);
+	cr_assert_eq(t.n_cleared, 21); /* + the descriptor sequence */
+	tw_trace_free(&t);
+}
+
+Test(writer, intern_cap_triggers_checkpoint)
+{
+	char *path;
+	struct ptw_writer_options o = {.max_interned = 3};
+	struct ptw_writer *w = open_tmp(&path, &o);
+	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct rec r = {.n = 0};
+	char names[30][16];
+	for (int i = 0; i < 30; i++) {
+		snprintf(names[i], sizeof(names[i]), "name%d", i);
+		struct ptw_event ev = {.track = tr, .ts = 100 + (uint64_t)i, .name = names[i]};
+		cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+	}
+	struct ptw_writer_stats st;
+	ptw_writer_get_stats(w, &st);
+	cr_assert_eq(st.checkpoints, 10);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, &r);
+	cr_assert_leq(t.seqs[3].names.n, 3);
+	tw_trace_free(&t);
+}
+
+Test(writer, static_strings_intern_by_pointer_and_content)
+{
+	char *path;
+	struct ptw_writer_options o = {.checkpoint_packets = 5};
+	struct ptw_writer *w = open_tmp(&path, &o);
+	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct rec r = {.n = 0};
+	static const char a[] = "same";
+	char b[] = "same";
+	for (uint64_t i = 0; i < 12; i++) {
+		struct ptw_event ev = {.track = tr, .ts = i, .name = a,
+				       .category = "lit",
+				       .flags = PTW_EV_STATIC_STRINGS};
+		cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+		struct ptw_event ev2 = {.track = tr, .ts = i, .name = b};
+		cr_assert_eq(do_instant(&r, s, 3, 0, &ev2), 0);
+	}
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, &r);
+	tw_trace_free(&t);
+}
+
+Test(writer, long_string_values_are_written_inline)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct rec r = {.n = 0};
+	char big[390];
+	memset(big, 'v', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	struct ptw_arg a[] = {{.name = "long", .type = PTW_ARG_STRING, .v.s = big}};
+	struct ptw_event ev = {.track = tr, .ts = 5, .name = "e", .args = a, .n_args = 1};
+	cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, &r);
+	cr_assert_eq(t.seqs[3].svals.n, 0);
+	tw_trace_free(&t);
+}
+
+Test(writer, mark_dropped_starts_a_checkpoint_with_the_loss_flag)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct rec r = {.n = 0};
+	struct ptw_event ev = {.track = tr, .ts = 5, .name = "e"};
+	cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+	ptw_seq_mark_dropped(s, 12);
+	ev.ts = 9;
+	cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, &r);
+	cr_assert_eq(t.n_dropped_marks, 1);
+	cr_assert_eq(t.n_cleared, 3);
+	tw_trace_free(&t);
+}
