@@ -1,0 +1,263 @@
+/* clock_stream_meta.c - a clock event's metadata to owned bytes and back.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "clock_stream_meta.h"
+
+#include <string.h>
+
+#include "ptw/error.h"
+
+/* Bounded appender: 'full' is set once the metadata would pass the cap. */
+struct meta_out {
+	uint8_t *p;
+	uint32_t len;
+	int full;
+};
+
+static void put(struct meta_out *o, const void *src, uint32_t n)
+{
+	if (n == 0)
+		return; /* src may be NULL: memcpy must not see it */
+	if (o->full || n > PTW_CLOCK_STREAM_MAX_META - o->len) {
+		o->full = 1;
+		return;
+	}
+	memcpy(o->p + o->len, src, n);
+	o->len += n;
+}
+
+static void put_u8(struct meta_out *o, uint8_t v) { put(o, &v, 1); }
+static void put_u32(struct meta_out *o, uint32_t v) { put(o, &v, 4); }
+
+/* u32 length, bytes, NUL. Returns 0 or PTW_ERR_LIMIT for an overlong
+ * string (strnlen stops at the limit: never reads past it). */
+static int put_str(struct meta_out *o, const char *s)
+{
+	size_t n = strnlen(s, (size_t)PTW_MAX_STRING_LEN + 1);
+	if (n > PTW_MAX_STRING_LEN)
+		return PTW_ERR_LIMIT;
+	put_u32(o, (uint32_t)n);
+	put(o, s, (uint32_t)n + 1);
+	return 0;
+}
+
+int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
+			  uint8_t *buf, uint32_t *len,
+			  struct ptw_clock_meta_keys *keys, const char **why)
+{
+	struct meta_out o = { buf, 0, 0 };
+	int has_phase = 0;
+
+	keys->phase = 0;
+	keys->ordinal = 0;
+	keys->has_ordinal = 0;
+
+	if (ev->n_flow_ids > PTW_MAX_FLOWS ||
+	    ev->n_terminating_flow_ids > PTW_MAX_FLOWS) {
+		*why = "more than PTW_MAX_FLOWS flow ids";
+		return PTW_ERR_INVALID;
+	}
+	if ((ev->n_flow_ids && !ev->flow_ids) ||
+	    (ev->n_terminating_flow_ids && !ev->terminating_flow_ids) ||
+	    (ev->n_args && !ev->args)) {
+		*why = "NULL array with a non-zero count";
+		return PTW_ERR_INVALID;
+	}
+	if (ev->n_args > PTW_MAX_ANNOTATIONS) {
+		*why = "more than PTW_MAX_ANNOTATIONS annotations";
+		return PTW_ERR_INVALID;
+	}
+
+	const char *cat = with_names ? ev->category : NULL;
+	const char *name = with_names ? ev->name : NULL;
+	put_u8(&o, cat != NULL);
+	if (cat && put_str(&o, cat))
+		goto too_long;
+	put_u8(&o, name != NULL);
+	if (name && put_str(&o, name))
+		goto too_long;
+
+	put_u8(&o, (uint8_t)ev->n_flow_ids);
+	put(&o, ev->flow_ids, 8 * ev->n_flow_ids);
+	put_u8(&o, (uint8_t)ev->n_terminating_flow_ids);
+	put(&o, ev->terminating_flow_ids, 8 * ev->n_terminating_flow_ids);
+
+	put_u8(&o, (uint8_t)ev->n_args);
+	for (uint32_t i = 0; i < ev->n_args; i++) {
+		const struct ptw_arg *a = &ev->args[i];
+		if (!a->name) {
+			*why = "annotation without a name";
+			return PTW_ERR_INVALID;
+		}
+		int is_phase = strcmp(a->name, "phase") == 0;
+		int is_ordinal = strcmp(a->name, "ordinal") == 0;
+		if (is_phase || is_ordinal) {
+			if (a->type != PTW_ARG_UINT) {
+				*why = "\"phase\" and \"ordinal\" annotations "
+				       "must be PTW_ARG_UINT";
+				return PTW_ERR_INVALID;
+			}
+			if (is_phase ? has_phase : keys->has_ordinal) {
+				*why = "duplicate \"phase\" or \"ordinal\" "
+				       "annotation";
+				return PTW_ERR_INVALID;
+			}
+			if (is_phase) {
+				has_phase = 1;
+				keys->phase = a->v.u;
+			} else {
+				keys->has_ordinal = 1;
+				keys->ordinal = a->v.u;
+			}
+		}
+		if (put_str(&o, a->name))
+			goto too_long;
+		put_u8(&o, (uint8_t)a->type);
+		switch (a->type) {
+		case PTW_ARG_STRING:
+			if (!a->v.s) {
+				*why = "NULL string annotation";
+				return PTW_ERR_INVALID;
+			}
+			if (put_str(&o, a->v.s))
+				goto too_long;
+			break;
+		case PTW_ARG_BOOL:
+			put_u8(&o, a->v.b != 0);
+			break;
+		case PTW_ARG_INT:
+			put(&o, &a->v.i, 8);
+			break;
+		case PTW_ARG_UINT:
+		case PTW_ARG_POINTER:
+			put(&o, &a->v.u, 8);
+			break;
+		case PTW_ARG_DOUBLE:
+			put(&o, &a->v.d, 8);
+			break;
+		default:
+			*why = "unknown annotation type";
+			return PTW_ERR_INVALID;
+		}
+	}
+	if (o.full) {
+		*why = "event metadata over PTW_CLOCK_STREAM_MAX_META bytes";
+		return PTW_ERR_LIMIT;
+	}
+	*len = o.len;
+	return 0;
+too_long:
+	*why = "string over PTW_MAX_STRING_LEN bytes";
+	return PTW_ERR_LIMIT;
+}
+
+/* Bounded reader over encoder output. */
+struct meta_in {
+	const uint8_t *p;
+	uint32_t len;
+	uint32_t pos;
+	int bad;
+};
+
+static const uint8_t *take(struct meta_in *in, uint32_t n)
+{
+	if (in->bad || n > in->len - in->pos) {
+		in->bad = 1;
+		return NULL;
+	}
+	const uint8_t *r = in->p + in->pos;
+	in->pos += n;
+	return r;
+}
+
+static uint8_t get_u8(struct meta_in *in)
+{
+	const uint8_t *p = take(in, 1);
+	return p ? *p : 0;
+}
+
+static void get_8(struct meta_in *in, void *dst)
+{
+	const uint8_t *p = take(in, 8);
+	if (p)
+		memcpy(dst, p, 8);
+}
+
+static const char *get_str(struct meta_in *in)
+{
+	uint32_t n = 0;
+	const uint8_t *p = take(in, 4);
+	if (!p)
+		return NULL;
+	memcpy(&n, p, 4);
+	if (n >= PTW_CLOCK_STREAM_MAX_META) {
+		in->bad = 1;
+		return NULL;
+	}
+	const uint8_t *s = take(in, n + 1);
+	if (!s || s[n] != '\0') {
+		in->bad = 1;
+		return NULL;
+	}
+	return (const char *)s;
+}
+
+int ptw_clock_meta_decode(const uint8_t *buf, uint32_t len,
+			  struct ptw_event *out, uint64_t *flows,
+			  uint64_t *term, struct ptw_arg *args)
+{
+	struct meta_in in = { buf, len, 0, 0 };
+
+	out->category = get_u8(&in) ? get_str(&in) : NULL;
+	out->name = get_u8(&in) ? get_str(&in) : NULL;
+
+	uint32_t n = get_u8(&in);
+	if (n > PTW_MAX_FLOWS)
+		return PTW_ERR_FORMAT;
+	for (uint32_t i = 0; i < n; i++)
+		get_8(&in, &flows[i]);
+	out->flow_ids = n ? flows : NULL;
+	out->n_flow_ids = n;
+
+	n = get_u8(&in);
+	if (n > PTW_MAX_FLOWS)
+		return PTW_ERR_FORMAT;
+	for (uint32_t i = 0; i < n; i++)
+		get_8(&in, &term[i]);
+	out->terminating_flow_ids = n ? term : NULL;
+	out->n_terminating_flow_ids = n;
+
+	n = get_u8(&in);
+	if (n > PTW_MAX_ANNOTATIONS)
+		return PTW_ERR_FORMAT;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ptw_arg *a = &args[i];
+		memset(a, 0, sizeof(*a));
+		a->name = get_str(&in);
+		a->type = (enum ptw_arg_type)get_u8(&in);
+		switch (a->type) {
+		case PTW_ARG_STRING:
+			a->v.s = get_str(&in);
+			break;
+		case PTW_ARG_BOOL:
+			a->v.b = get_u8(&in);
+			break;
+		case PTW_ARG_INT:
+			get_8(&in, &a->v.i);
+			break;
+		case PTW_ARG_UINT:
+		case PTW_ARG_POINTER:
+			get_8(&in, &a->v.u);
+			break;
+		case PTW_ARG_DOUBLE:
+			get_8(&in, &a->v.d);
+			break;
+		default:
+			return PTW_ERR_FORMAT;
+		}
+	}
+	out->args = n ? args : NULL;
+	out->n_args = n;
+	if (in.bad || in.pos != len)
+		return PTW_ERR_FORMAT;
+	return 0;
+}
