@@ -1,0 +1,120 @@
+/* tp_model.h - the rows trace_processor would show for a loaded trace.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * A small model of trace_processor's parsing pass (perfetto-wire.md 3.1,
+ * 3.7-3.11) over the events of trace_read.h: events are sorted by
+ * (ts, file order), stable; then per track a slice stack:
+ *   - BEGIN pushes a slice (dur -1, depth = stack size, parent = top);
+ *   - END closes the innermost open slice whose name and category match
+ *     (NULL on the END matches anything); an unmatched END is ignored;
+ *     annotations on the END are appended to the slice's args;
+ *   - INSTANT is a dur-0 slice at the current depth;
+ *   - completed slices are popped once a later event starts after their
+ *     end (slice_tracker.cc MaybeCloseStack), so depths match TP;
+ *   - slices still open at the end keep dur -1.
+ * Counter samples become counter rows (value as double, after the
+ * descriptor's multiplier/incremental handling). flow_ids link the
+ * previous slice carrying the id to this one; terminating ids end it.
+ * Thread and process rows come from the descriptors. Each track resolves
+ * its owner (thread, process or global) through its parent chain.
+ *
+ * Events on a track whose parent chain is broken are dropped
+ * (track_hierarchy_missing_uuid). Events on an undescribed uuid go to a
+ * global track named after the first such event. */
+#ifndef PTW_TP_MODEL_H
+#define PTW_TP_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptw/error.h"
+#include "trace_read.h"
+
+enum ptw_tp_owner {
+	PTW_TP_OWNER_GLOBAL = 0,
+	PTW_TP_OWNER_THREAD,  /* thread track or descendant of one */
+	PTW_TP_OWNER_PROCESS, /* process track or descendant of one */
+};
+
+struct ptw_tp_slice {
+	uint32_t id;          /* index in the slice array */
+	int64_t ts;
+	int64_t dur;          /* -1: never ended */
+	uint64_t track_uuid;
+	const char *name;     /* may be NULL */
+	const char *category; /* may be NULL */
+	uint32_t depth;
+	int64_t parent_id;    /* -1: none */
+	int is_instant;
+	const struct ptw_trace_event *begin; /* the BEGIN/INSTANT event */
+	const struct ptw_trace_event *end;   /* the END event, or NULL */
+	uint32_t n_args;      /* begin's args then end's args */
+	const struct ptw_trace_arg *const *args;
+};
+
+struct ptw_tp_counter {
+	int64_t ts;
+	uint64_t track_uuid;
+	double value;
+	const struct ptw_trace_event *event;
+};
+
+struct ptw_tp_flow {
+	uint32_t slice_out;   /* ptw_tp_slice.id of the source */
+	uint32_t slice_in;    /* ... of the destination */
+	uint64_t flow_id;
+};
+
+struct ptw_tp_thread {
+	int64_t tid;
+	int32_t pid;
+	const char *name;     /* NULL if none */
+	uint64_t track_uuid;
+};
+
+struct ptw_tp_process {
+	int32_t pid;
+	const char *name;
+	uint64_t track_uuid;
+};
+
+/* Owner of a track, resolved through parent_uuid. */
+struct ptw_tp_track_owner {
+	uint64_t uuid;
+	enum ptw_tp_owner owner;
+	int32_t pid;          /* process/thread owner */
+	int64_t tid;          /* thread owner */
+	int broken;           /* parent chain missing, looping or too deep */
+};
+
+/* An END that closed nothing, or a slice left open: for the checker. */
+struct ptw_tp_problem {
+	const struct ptw_trace_event *event;
+	const char *msg;      /* static */
+};
+
+struct ptw_tp_model {
+	struct ptw_tp_slice *slices;     size_t n_slices;   /* by (ts, order) */
+	struct ptw_tp_counter *counters; size_t n_counters; /* by (ts, order) */
+	struct ptw_tp_flow *flows;       size_t n_flows;
+	struct ptw_tp_thread *threads;   size_t n_threads;  /* descriptor order */
+	struct ptw_tp_process *processes; size_t n_processes;
+	struct ptw_tp_problem *unmatched_ends; size_t n_unmatched_ends;
+	uint64_t misplaced_end_event;    /* TP stat */
+	uint64_t track_hierarchy_missing_uuid; /* events dropped */
+	uint64_t flow_end_without_start;
+	void *priv_;                     /* internal allocations */
+};
+
+/* Builds the model. Returns NULL with *err on allocation failure. The
+ * model points into 't', which must outlive it. */
+struct ptw_tp_model *ptw_tp_model_build(const struct ptw_trace *t,
+					struct ptw_error *err);
+
+void ptw_tp_model_free(struct ptw_tp_model *m);
+
+/* Owner of a track uuid (a uuid never described is global). */
+struct ptw_tp_track_owner ptw_tp_model_owner(const struct ptw_trace *t,
+					     uint64_t uuid);
+
+#endif /* PTW_TP_MODEL_H */

@@ -1,0 +1,363 @@
+/* trace_clock.c - trace_processor's clock model for the reader.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "trace_clock.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A clock domain: builtin/global clocks have seq 0; 64..127 carry their
+ * sequence. */
+struct domain {
+	uint32_t seq, id;
+	int64_t unit_ns;
+	int is_incremental;
+	int non_monotonic;   /* demoted to "target only" */
+	int64_t running_ns;  /* incremental clocks: last absolute value */
+	int64_t last_ns;     /* last snapshot reading, for monotonicity */
+	int has_snapshot;
+};
+
+/* One accepted snapshot: readings in ns, by domain index. */
+struct snapshot {
+	uint32_t n;
+	uint32_t *dom;
+	int64_t *ns;
+};
+
+struct ptw_clocks {
+	struct domain *doms;
+	uint32_t n_doms, cap_doms;
+	struct snapshot *snaps;
+	uint32_t n_snaps, cap_snaps;
+	uint32_t trace_clock;   /* 0: TRACE_FILE, not chosen yet */
+	uint32_t default_clock; /* 0: none */
+	int converted;          /* a conversion happened: trace clock fixed */
+};
+
+/* Wrapping arithmetic: garbage input must not be signed-overflow UB. */
+static int64_t wadd(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
+static int64_t wmul(uint64_t a, int64_t b)
+{
+	return (int64_t)(a * (uint64_t)b);
+}
+
+struct ptw_clocks *ptw_clocks_new(void)
+{
+	return calloc(1, sizeof(struct ptw_clocks));
+}
+
+void ptw_clocks_free(struct ptw_clocks *c)
+{
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < c->n_snaps; i++) {
+		free(c->snaps[i].dom);
+		free(c->snaps[i].ns);
+	}
+	free(c->snaps);
+	free(c->doms);
+	free(c);
+}
+
+static long find_dom(const struct ptw_clocks *c, uint32_t seq, uint32_t id)
+{
+	if (!ptw_clock_is_seq(id))
+		seq = 0;
+	for (uint32_t i = 0; i < c->n_doms; i++)
+		if (c->doms[i].id == id && c->doms[i].seq == seq)
+			return (long)i;
+	return -1;
+}
+
+static long add_dom(struct ptw_clocks *c, uint32_t seq, uint32_t id)
+{
+	long i = find_dom(c, seq, id);
+	if (i >= 0)
+		return i;
+	if (c->n_doms == c->cap_doms) {
+		uint32_t cap = c->cap_doms ? c->cap_doms * 2 : 8;
+		struct domain *d = realloc(c->doms, cap * sizeof(*d));
+		if (!d)
+			return -1;
+		c->doms = d;
+		c->cap_doms = cap;
+	}
+	struct domain *d = &c->doms[c->n_doms];
+	memset(d, 0, sizeof(*d));
+	d->seq = ptw_clock_is_seq(id) ? seq : 0;
+	d->id = id;
+	d->unit_ns = 1;
+	return (long)c->n_doms++;
+}
+
+uint32_t ptw_clocks_default(const struct ptw_clocks *c)
+{
+	return c->default_clock;
+}
+
+uint32_t ptw_clocks_trace_clock(const struct ptw_clocks *c)
+{
+	return c->trace_clock;
+}
+
+int ptw_clocks_is_incremental(const struct ptw_clocks *c, uint32_t seq,
+			      uint32_t id)
+{
+	long i = find_dom(c, seq, id);
+	return i >= 0 && c->doms[i].has_snapshot && c->doms[i].is_incremental;
+}
+
+int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
+			    const struct ptw_clock_reading *r, uint32_t n,
+			    uint32_t primary, const char **why)
+{
+	/* The trace default / global clock is chosen before the snapshot is
+	 * validated (proto_trace_reader.cc ParseClockSnapshot): the primary
+	 * clock, else BOOTTIME when present without TRACE_FILE. The global
+	 * clock only changes while nothing was converted yet
+	 * (clock_tracker.cc SetGlobalClock). */
+	uint32_t chosen = primary;
+	if (!chosen) {
+		int boot = 0, file = 0;
+		for (uint32_t i = 0; i < n; i++) {
+			boot |= r[i].id == PTW_CLOCK_BOOTTIME;
+			file |= r[i].id == PTW_CLOCK_TRACE_FILE;
+		}
+		if (boot && !file)
+			chosen = PTW_CLOCK_BOOTTIME;
+	}
+	if (chosen) {
+		c->default_clock = chosen;
+		if (!c->converted)
+			c->trace_clock = chosen;
+	}
+
+	/* Validate everything first: a rejected snapshot adds nothing (TP
+	 * may have recorded the readings before the offending clock; a
+	 * valid trace never depends on that). */
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t unit = r[i].unit_ns ? (int64_t)r[i].unit_ns : 1;
+		for (uint32_t j = 0; j < i; j++) {
+			if (r[j].id == r[i].id) {
+				*why = "a clock appears twice in one snapshot";
+				return 1;
+			}
+		}
+		long d = find_dom(c, seq, r[i].id);
+		if (d < 0 || !c->doms[d].has_snapshot) {
+			if (r[i].is_incremental && !ptw_clock_is_seq(r[i].id)) {
+				*why = "is_incremental on a clock that is not "
+				       "sequence-scoped (64..127)";
+				return 1;
+			}
+		} else if (c->doms[d].unit_ns != unit ||
+			   c->doms[d].is_incremental != !!r[i].is_incremental) {
+			*why = "a clock changed unit_multiplier_ns or "
+			       "is_incremental between snapshots";
+			return 1;
+		}
+		uint32_t tc = c->trace_clock ? c->trace_clock
+					     : PTW_CLOCK_TRACE_FILE;
+		if (r[i].id == tc && unit != 1) {
+			*why = "the trace clock must have unit 1 ns";
+			return 1;
+		}
+		if (r[i].id == tc && d >= 0 && c->doms[d].has_snapshot &&
+		    wmul(r[i].timestamp, unit) <
+			    c->doms[d].last_ns) {
+			*why = "the trace clock goes backwards between snapshots";
+			return 1;
+		}
+	}
+
+	struct snapshot s = {0};
+	s.dom = malloc((n ? n : 1) * sizeof(*s.dom));
+	s.ns = malloc((n ? n : 1) * sizeof(*s.ns));
+	if (!s.dom || !s.ns)
+		goto nomem;
+	for (uint32_t i = 0; i < n; i++) {
+		long d = add_dom(c, seq, r[i].id);
+		if (d < 0)
+			goto nomem;
+		struct domain *dm = &c->doms[d];
+		int64_t unit = r[i].unit_ns ? (int64_t)r[i].unit_ns : 1;
+		int64_t ns = wmul(r[i].timestamp, unit);
+		if (dm->has_snapshot && ns < dm->last_ns)
+			dm->non_monotonic = 1;
+		dm->has_snapshot = 1;
+		dm->unit_ns = unit;
+		dm->is_incremental = !!r[i].is_incremental;
+		dm->last_ns = ns;
+		/* clock_synchronizer.h ClockDomain: the snapshot resets the
+		 * running value of an incremental clock */
+		dm->running_ns = ns;
+		s.dom[i] = (uint32_t)d;
+		s.ns[i] = ns;
+	}
+	s.n = n;
+	if (c->n_snaps == c->cap_snaps) {
+		uint32_t cap = c->cap_snaps ? c->cap_snaps * 2 : 8;
+		struct snapshot *p = realloc(c->snaps, cap * sizeof(*p));
+		if (!p)
+			goto nomem;
+		c->snaps = p;
+		c->cap_snaps = cap;
+	}
+	c->snaps[c->n_snaps++] = s;
+	return 0;
+nomem:
+	free(s.dom);
+	free(s.ns);
+	return -1;
+}
+
+/* Reading of domain 'd' in snapshot 's', or -1 if absent. */
+static long reading(const struct snapshot *s, uint32_t d)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->dom[i] == d)
+			return (long)i;
+	return -1;
+}
+
+/* One hop src -> dst: the latest snapshot holding both whose src reading
+ * is <= v, else the first one holding both. Returns 0 and *out, or 1. */
+static int hop(const struct ptw_clocks *c, uint32_t src, uint32_t dst,
+	       int64_t v, int64_t *out)
+{
+	long best = -1, first = -1;
+	for (uint32_t k = 0; k < c->n_snaps; k++) {
+		long a = reading(&c->snaps[k], src), b;
+		if (a < 0 || (b = reading(&c->snaps[k], dst)) < 0)
+			continue;
+		if (first < 0)
+			first = k;
+		if (c->snaps[k].ns[a] <= v)
+			best = k;
+	}
+	if (best < 0)
+		best = first;
+	if (best < 0)
+		return 1;
+	const struct snapshot *s = &c->snaps[best];
+	*out = wadd(s->ns[reading(s, dst)],
+		    (int64_t)((uint64_t)v -
+				    (uint64_t)s->ns[reading(s, src)]));
+	return 0;
+}
+
+static int connected(const struct ptw_clocks *c, uint32_t a, uint32_t b)
+{
+	for (uint32_t k = 0; k < c->n_snaps; k++)
+		if (reading(&c->snaps[k], a) >= 0 &&
+		    reading(&c->snaps[k], b) >= 0)
+			return 1;
+	return 0;
+}
+
+/* Breadth-first search from 'src' to any domain with clock id 'target'
+ * (global). Returns 0 and the converted value, or 1 if no path. */
+static int search(const struct ptw_clocks *c, uint32_t src, uint32_t target,
+		  int64_t v, int64_t *out)
+{
+	uint32_t n = c->n_doms;
+	if (n == 0)
+		return 1;
+	long *prev = malloc(n * sizeof(*prev));
+	uint32_t *queue = malloc(n * sizeof(*queue));
+	int *depth = malloc(n * sizeof(*depth));
+	int rc = 1;
+	if (!prev || !queue || !depth)
+		goto out;
+	for (uint32_t i = 0; i < n; i++)
+		prev[i] = -2;
+	uint32_t qh = 0, qt = 0;
+	queue[qt++] = src;
+	prev[src] = -1;
+	depth[src] = 0;
+	long found = -1;
+	while (qh < qt) {
+		uint32_t u = queue[qh++];
+		if (c->doms[u].id == target && c->doms[u].seq == 0) {
+			found = u;
+			break;
+		}
+		/* non-monotonic clocks are targets only */
+		if (depth[u] >= PTW_CLOCK_MAX_HOPS ||
+		    (u != src && c->doms[u].non_monotonic))
+			continue;
+		for (uint32_t w = 0; w < n; w++) {
+			if (prev[w] != -2 || !connected(c, u, w))
+				continue;
+			prev[w] = u;
+			depth[w] = depth[u] + 1;
+			queue[qt++] = w;
+		}
+	}
+	if (found < 0)
+		goto out;
+	/* walk the path forwards */
+	uint32_t path[PTW_CLOCK_MAX_HOPS + 1];
+	int len = 0;
+	for (long x = found; x >= 0; x = prev[x])
+		path[len++] = (uint32_t)x;
+	int64_t val = v;
+	for (int i = len - 1; i > 0; i--) {
+		if (hop(c, path[i], path[i - 1], val, &val))
+			goto out;
+	}
+	*out = val;
+	rc = 0;
+out:
+	free(prev);
+	free(queue);
+	free(depth);
+	return rc;
+}
+
+int ptw_clocks_convert(struct ptw_clocks *c, uint32_t seq, uint32_t id,
+		       uint64_t ts, int64_t *out)
+{
+	uint32_t tc = c->trace_clock ? c->trace_clock : PTW_CLOCK_TRACE_FILE;
+	long d = find_dom(c, seq, id);
+	int64_t v;
+	if (d >= 0 && c->doms[d].has_snapshot) {
+		struct domain *dm = &c->doms[d];
+		/* ClockDomain::ToNs: deltas advance the running value, in
+		 * file order, only for packets converted through it */
+		if (dm->is_incremental) {
+			dm->running_ns = wadd(dm->running_ns, wmul(ts, dm->unit_ns));
+			v = dm->running_ns;
+		} else {
+			v = wmul(ts, dm->unit_ns);
+		}
+	} else if (id == tc ||
+		   (id == PTW_CLOCK_BOOTTIME && !c->trace_clock)) {
+		v = (int64_t)ts;
+	} else {
+		return 1; /* clock_sync_failure_unknown_source_clock */
+	}
+	c->converted = 1;
+	if (id == tc) {
+		*out = v;
+		return 0;
+	}
+	if (d >= 0 && search(c, (uint32_t)d, tc, v, out) == 0)
+		return 0;
+	/* forwarding_trace_parser.cc: proto traces get a fallback identity
+	 * edge BOOTTIME -> trace time when nothing else links BOOTTIME */
+	if (!c->trace_clock || c->trace_clock == PTW_CLOCK_TRACE_FILE) {
+		if (id == PTW_CLOCK_BOOTTIME) {
+			*out = v;
+			return 0;
+		}
+		if (d >= 0 &&
+		    search(c, (uint32_t)d, PTW_CLOCK_BOOTTIME, v, out) == 0)
+			return 0;
+	}
+	return 2;
+}

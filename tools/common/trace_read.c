@@ -1,0 +1,1934 @@
+/* trace_read.c - walks a Perfetto trace and resolves it like
+ * trace_processor's tokenizer (perfetto-wire.md sections 1-4).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "trace_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "arena.h"
+#include "pb_wire.h"
+#include "ptw_trace.pb-c.h"
+#include "trace_clock.h"
+#include "u64map.h"
+
+/* TracePacket fields the raw scan looks at (trace_packet.proto). */
+#define F_PACKET 1u             /* Trace.packet */
+#define F_CLOCK_SNAPSHOT 6u
+#define F_TRACK_EVENT 11u
+#define F_PROCESS_DESCRIPTOR 43u
+#define F_THREAD_DESCRIPTOR 44u
+#define F_COMPRESSED 50u
+#define F_TRACK_DESCRIPTOR 60u
+#define F_ZSTD 133u
+
+#define SEQ_CLEARED 1u /* TracePacket.SEQ_INCREMENTAL_STATE_CLEARED */
+#define SEQ_NEEDS 2u   /* TracePacket.SEQ_NEEDS_INCREMENTAL_STATE */
+
+/* A batch may not inflate past this: protects the tools from zip bombs
+ * (trace_processor itself has no limit). */
+#define MAX_INFLATED ((size_t)1 << 30)
+/* track hierarchy depth limit (track_event_tracker.cc) */
+#define MAX_TRACK_DEPTH 100
+
+/* One interning generation of a sequence: iid -> arena string. */
+struct gen {
+	struct ptw_u64map names, cats, ann_names, ann_strings;
+	struct gen *next_alloc;
+};
+
+struct seq {
+	uint32_t id;
+	int valid;              /* incremental state valid */
+	struct gen *gen;        /* NULL before the first CLEARED */
+	int has_defaults;
+	uint32_t def_clock;
+	int has_def_track;
+	uint64_t def_track;
+	uint64_t *def_extra;    /* arena; extra_counter_track_uuids */
+	size_t n_def_extra;
+	uint64_t *def_extra_d;  /* extra_double_counter_track_uuids */
+	size_t n_def_extra_d;
+	int has_thread_track;   /* thread descriptor seen on this sequence */
+	uint64_t thread_track;
+	struct ptw_u64map incr;/* counter uuid -> double* running sum */
+};
+
+/* An event whose iids did not all resolve at tokenization: resolved again
+ * against its generation at the end, as TP's parse-time lookups do. */
+struct fixup {
+	size_t event;
+	struct gen *gen;
+	const uint8_t *bytes;   /* TrackEvent copy (arena) */
+	size_t len;
+};
+
+struct pos {
+	uint64_t offset, inner_offset;
+	uint32_t batch;
+};
+
+struct ptw_trace {
+	const char *name;
+	struct ptw_arena arena;
+	struct ptw_trace_event *events;
+	size_t n_events, cap_events;
+	struct ptw_trace_track *tracks;
+	size_t n_tracks, cap_tracks;
+	struct ptw_u64map track_idx; /* uuid -> (index + 1) */
+	struct ptw_trace_diag *diags;
+	size_t n_diags, cap_diags;
+	uint32_t max_diags;
+	struct ptw_trace_stats stats;
+	struct ptw_error fatal;
+	int has_fatal;
+	int truncated;
+	uint64_t trunc_offset;
+	struct ptw_clocks *clocks;
+	struct ptw_u64map seqs;  /* id -> struct seq * */
+	struct seq **seq_list;   /* for freeing */
+	size_t n_seq_list, cap_seq_list;
+	struct gen *gens;
+	struct fixup *fixups;
+	size_t n_fixups, cap_fixups;
+	struct ptw_trace_options opt;
+	uint64_t packet_index;
+	uint32_t batch_no;
+	int nomem;
+	int stopped;            /* the on_packet callback asked to stop */
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	if (nc > SIZE_MAX / elem)
+		return -1;
+	void *p = realloc(*arr, nc * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+static void diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
+		 const struct pos *at, uint32_t seq, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 5, 6)))
+#endif
+	;
+
+static void diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
+		 const struct pos *at, uint32_t seq, const char *fmt, ...)
+{
+	if (t->n_diags >= t->max_diags)
+		return;
+	if (grow((void **)&t->diags, &t->cap_diags, t->n_diags,
+		 sizeof(*t->diags))) {
+		t->nomem = 1;
+		return;
+	}
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		buf[0] = '\0';
+	const char *msg = ptw_arena_strdup(&t->arena, buf);
+	if (!msg) {
+		t->nomem = 1;
+		return;
+	}
+	struct ptw_trace_diag *d = &t->diags[t->n_diags++];
+	d->kind = kind;
+	d->offset = at->offset;
+	d->inner_offset = at->inner_offset;
+	d->batch = at->batch;
+	d->seq_id = seq;
+	d->msg = msg;
+}
+
+static void set_fatal(struct ptw_trace *t, const struct pos *at,
+		      const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+static void set_fatal(struct ptw_trace *t, const struct pos *at,
+		      const char *fmt, ...)
+{
+	if (t->has_fatal)
+		return;
+	char buf[400];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		buf[0] = '\0';
+	t->has_fatal = 1;
+	t->fatal.input = t->name;
+	t->fatal.offset = at->offset;
+	if (at->batch)
+		ptw_error_set(&t->fatal, PTW_ERR_FORMAT, 0,
+			      "%s: byte %llu (batch %u, inflated byte %llu): %s",
+			      t->name, (unsigned long long)at->offset,
+			      at->batch, (unsigned long long)at->inner_offset,
+			      buf);
+	else
+		ptw_error_set(&t->fatal, PTW_ERR_FORMAT, 0, "%s: byte %llu: %s",
+			      t->name, (unsigned long long)at->offset, buf);
+	diag(t, PTW_TRACE_DIAG_FATAL, at, 0, "%s", buf);
+}
+
+static struct gen *gen_new(struct ptw_trace *t)
+{
+	struct gen *g = calloc(1, sizeof(*g));
+	if (!g) {
+		t->nomem = 1;
+		return NULL;
+	}
+	g->next_alloc = t->gens;
+	t->gens = g;
+	return g;
+}
+
+static void gen_free(struct gen *g)
+{
+	ptw_u64map_free(&g->names);
+	ptw_u64map_free(&g->cats);
+	ptw_u64map_free(&g->ann_names);
+	ptw_u64map_free(&g->ann_strings);
+	free(g);
+}
+
+static struct seq *get_seq(struct ptw_trace *t, uint32_t id, int *is_new)
+{
+	struct seq *s = ptw_u64map_get(&t->seqs, id);
+	*is_new = 0;
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s || grow((void **)&t->seq_list, &t->cap_seq_list,
+		       t->n_seq_list, sizeof(*t->seq_list)) ||
+	    ptw_u64map_put(&t->seqs, id, s) < 0) {
+		free(s);
+		t->nomem = 1;
+		return NULL;
+	}
+	t->seq_list[t->n_seq_list++] = s;
+	s->id = id;
+	t->stats.sequences++;
+	*is_new = 1;
+	return s;
+}
+
+static struct ptw_trace_track *find_track(const struct ptw_trace *t,
+					  uint64_t uuid)
+{
+	uintptr_t i = (uintptr_t)ptw_u64map_get(&t->track_idx, uuid);
+	return i ? &t->tracks[i - 1] : NULL;
+}
+
+/* ---- interning ---------------------------------------------------------- */
+
+static void intern_table(struct ptw_trace *t, const struct pos *at,
+			 uint32_t seq, struct ptw_u64map *m, const char *what,
+			 uint64_t iid, int has_iid, const char *s, size_t len)
+{
+	if (!has_iid) {
+		/* incremental_state.cc: an entry without iid is rejected */
+		t->stats.interned_data_tokenizer_errors++;
+		diag(t, PTW_TRACE_DIAG_BAD_INTERNED, at, seq,
+		     "interned %s entry without iid", what);
+		return;
+	}
+	if (ptw_u64map_get(m, iid))
+		return; /* first definition in a generation wins */
+	char *copy = ptw_arena_strndup(&t->arena, s ? s : "", s ? len : 0);
+	if (!copy || ptw_u64map_add(m, iid, copy) < 0) {
+		t->nomem = 1;
+		return;
+	}
+	t->stats.interned_entries++;
+}
+
+static void apply_interned(struct ptw_trace *t, const struct pos *at,
+			   struct seq *s,
+			   const Perfetto__Protos__InternedData *d)
+{
+	struct gen *g = s->gen;
+	for (size_t i = 0; i < d->n_event_names; i++) {
+		const Perfetto__Protos__EventName *e = d->event_names[i];
+		intern_table(t, at, s->id, &g->names, "event_names", e->iid,
+			     e->has_iid, e->name, e->name ? strlen(e->name) : 0);
+	}
+	for (size_t i = 0; i < d->n_event_categories; i++) {
+		const Perfetto__Protos__EventCategory *e =
+			d->event_categories[i];
+		intern_table(t, at, s->id, &g->cats, "event_categories", e->iid,
+			     e->has_iid, e->name, e->name ? strlen(e->name) : 0);
+	}
+	for (size_t i = 0; i < d->n_debug_annotation_names; i++) {
+		const Perfetto__Protos__DebugAnnotationName *e =
+			d->debug_annotation_names[i];
+		intern_table(t, at, s->id, &g->ann_names,
+			     "debug_annotation_names", e->iid, e->has_iid,
+			     e->name, e->name ? strlen(e->name) : 0);
+	}
+	for (size_t i = 0; i < d->n_debug_annotation_string_values; i++) {
+		const Perfetto__Protos__InternedString *e =
+			d->debug_annotation_string_values[i];
+		intern_table(t, at, s->id, &g->ann_strings,
+			     "debug_annotation_string_values", e->iid,
+			     e->has_iid, (const char *)e->str.data, e->str.len);
+	}
+}
+
+/* ---- track descriptors -------------------------------------------------- */
+
+static const char *counter_unit(const Perfetto__Protos__CounterDescriptor *c)
+{
+	/* track_event_tokenizer.cc: the enum wins, then unit_name; builtin
+	 * counter types imply their unit */
+	switch (c->has_unit ? (int)c->unit : 0) {
+	case 1: return "ns";
+	case 2: return "count";
+	case 3: return "bytes";
+	default: break;
+	}
+	if (c->unit_name)
+		return c->unit_name;
+	if (c->has_type && c->type == 1)
+		return "ns";
+	if (c->has_type && c->type == 2)
+		return "count";
+	return NULL;
+}
+
+static void add_descriptor(struct ptw_trace *t, const struct pos *at,
+			   uint32_t seq_id, struct seq *s,
+			   const Perfetto__Protos__TrackDescriptor *d)
+{
+	struct ptw_trace_track nt;
+	memset(&nt, 0, sizeof(nt));
+	if (!d->has_uuid) {
+		t->stats.track_descriptor_missing_uuid++;
+		diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+		     "TrackDescriptor without uuid is dropped");
+		return;
+	}
+	nt.uuid = d->uuid;
+	if (d->has_child_ordering &&
+	    (d->child_ordering < 0 || d->child_ordering > 3)) {
+		t->stats.track_descriptor_invalid_child_ordering++;
+		diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+		     "track %llu: invalid child_ordering %d, descriptor dropped",
+		     (unsigned long long)d->uuid, (int)d->child_ordering);
+		return;
+	}
+	if (d->uuid == 0 && d->has_parent_uuid) {
+		t->stats.track_descriptor_default_track_with_parent++;
+		diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+		     "descriptor of the default track (uuid 0) has a parent");
+		return;
+	}
+	const char *name = NULL;
+	if (d->static_or_dynamic_name_case !=
+	    PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME__NOT_SET)
+		name = d->name; /* all three members alias one char * */
+	/* branch priority: thread > process > counter > state > plain */
+	if (d->thread) {
+		if (!d->thread->has_pid || !d->thread->has_tid) {
+			t->stats.track_descriptor_thread_missing_pid_tid++;
+			diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+			     "track %llu: thread descriptor without pid and "
+			     "tid is dropped", (unsigned long long)d->uuid);
+			return;
+		}
+		nt.kind = PTW_TRACE_TRACK_THREAD;
+		nt.pid = d->thread->pid;
+		nt.tid = d->thread->tid;
+		if (d->thread->thread_name)
+			name = d->thread->thread_name;
+	} else if (d->process) {
+		if (!d->process->has_pid) {
+			t->stats.track_descriptor_process_missing_pid++;
+			diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+			     "track %llu: process descriptor without pid is "
+			     "dropped", (unsigned long long)d->uuid);
+			return;
+		}
+		nt.kind = PTW_TRACE_TRACK_PROCESS;
+		nt.pid = d->process->pid;
+		if (d->process->process_name)
+			name = d->process->process_name;
+	} else if (d->counter) {
+		nt.kind = PTW_TRACE_TRACK_COUNTER;
+		nt.unit = counter_unit(d->counter);
+		nt.unit_multiplier = d->counter->has_unit_multiplier
+					     ? d->counter->unit_multiplier
+					     : 0;
+		nt.is_incremental = d->counter->has_is_incremental &&
+				    d->counter->is_incremental;
+		if (!name && d->counter->has_type && d->counter->type == 1)
+			name = "thread_time";
+		if (!name && d->counter->has_type && d->counter->type == 2)
+			name = "thread_instruction_count";
+	} else if (d->state) {
+		nt.kind = PTW_TRACE_TRACK_STATE;
+	}
+	/* parent_uuid is ignored for process and thread tracks
+	 * (track_descriptor.proto) */
+	if (d->has_parent_uuid && nt.kind != PTW_TRACE_TRACK_THREAD &&
+	    nt.kind != PTW_TRACE_TRACK_PROCESS) {
+		nt.has_parent = 1;
+		nt.parent_uuid = d->parent_uuid;
+	}
+	nt.has_rank = d->has_sibling_order_rank;
+	nt.rank = d->sibling_order_rank;
+	nt.child_ordering = d->has_child_ordering ? (int)d->child_ordering : 0;
+	nt.offset = at->offset;
+	nt.seq_id = seq_id;
+	nt.n_descriptors = 1;
+
+	/* The sequence's thread association (track_event_tokenizer.cc) */
+	if (nt.kind == PTW_TRACE_TRACK_THREAD && s) {
+		s->has_thread_track = 1;
+		s->thread_track = nt.uuid;
+	}
+
+	struct ptw_trace_track *old = find_track(t, nt.uuid);
+	if (old) {
+		/* track_event_tracker.cc Reserve: an identical reservation is
+		 * fine, a conflicting one is ignored */
+		const char *why = NULL;
+		if (old->kind != nt.kind)
+			why = "kind";
+		else if (old->has_parent != nt.has_parent ||
+			 old->parent_uuid != nt.parent_uuid)
+			why = "parent";
+		else if (old->pid != nt.pid || old->tid != nt.tid)
+			why = "pid/tid";
+		else if (nt.kind == PTW_TRACE_TRACK_COUNTER &&
+			 (old->is_incremental != nt.is_incremental ||
+			  old->unit_multiplier != nt.unit_multiplier))
+			why = "counter settings";
+		if (why) {
+			t->stats.track_descriptor_conflicting_reservation++;
+			diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+			     "track %llu described again with a different %s; "
+			     "the new descriptor is ignored",
+			     (unsigned long long)nt.uuid, why);
+			return;
+		}
+		old->n_descriptors++;
+		/* Track names: the first non-NULL one wins. Process and
+		 * thread names are updated by every descriptor at parse
+		 * time, so the last one wins (file order here). */
+		if (name && (!old->name || nt.kind == PTW_TRACE_TRACK_THREAD ||
+			     nt.kind == PTW_TRACE_TRACK_PROCESS)) {
+			old->name = ptw_arena_strdup(&t->arena, name);
+			if (!old->name)
+				t->nomem = 1;
+		}
+		return;
+	}
+	if (name) {
+		nt.name = ptw_arena_strdup(&t->arena, name);
+		if (!nt.name) {
+			t->nomem = 1;
+			return;
+		}
+	}
+	if (nt.unit) {
+		nt.unit = ptw_arena_strdup(&t->arena, nt.unit);
+		if (!nt.unit) {
+			t->nomem = 1;
+			return;
+		}
+	}
+	if (grow((void **)&t->tracks, &t->cap_tracks, t->n_tracks,
+		 sizeof(*t->tracks)) ||
+	    ptw_u64map_put(&t->track_idx, nt.uuid,
+			   (void *)(uintptr_t)(t->n_tracks + 1)) < 0) {
+		t->nomem = 1;
+		return;
+	}
+	t->tracks[t->n_tracks++] = nt;
+}
+
+/* ---- track events ------------------------------------------------------- */
+
+/* Looks up an iid; on failure returns NULL and sets *missing. */
+static const char *lookup(struct gen *g, struct ptw_u64map *(*table)(struct gen *),
+			  uint64_t iid, int *missing)
+{
+	const char *s = g ? ptw_u64map_get(table(g), iid) : NULL;
+	if (!s)
+		*missing = 1;
+	return s;
+}
+
+static struct ptw_u64map *tab_names(struct gen *g) { return &g->names; }
+static struct ptw_u64map *tab_cats(struct gen *g) { return &g->cats; }
+static struct ptw_u64map *tab_ann_names(struct gen *g) { return &g->ann_names; }
+static struct ptw_u64map *tab_ann_strings(struct gen *g) { return &g->ann_strings; }
+
+/* Fills name, category and args of 'ev' from 'te'. With final == 0 a
+ * failed lookup only reports (returns 1 so the caller records a fixup);
+ * with final == 1 failures degrade as trace_processor does and are
+ * counted. Returns 1 if some lookup failed, 0 if all resolved, -1 out of
+ * memory. */
+static int resolve_strings(struct ptw_trace *t, struct gen *g,
+			   const Perfetto__Protos__TrackEvent *te,
+			   struct ptw_trace_event *ev, int final,
+			   const char **what, uint64_t *what_iid)
+{
+	int failed = 0;
+	ev->name = NULL;
+	if (te->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID &&
+	    te->name_iid != 0) {
+		int miss = 0;
+		ev->name = lookup(g, tab_names, te->name_iid, &miss);
+		if (miss) {
+			failed = 1;
+			*what = "event name";
+			*what_iid = te->name_iid;
+			if (final)
+				t->stats.interned_data_tokenizer_errors++;
+		}
+	} else if (te->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME) {
+		ev->name = ptw_arena_strdup(&t->arena, te->name);
+		if (!ev->name)
+			return -1;
+	}
+
+	/* categories: interned ones, then literal ones, joined with ","
+	 * (track_event_event_importer.h) */
+	size_t nc = te->n_category_iids + te->n_categories;
+	ev->category = NULL;
+	if (nc) {
+		const char **parts = calloc(nc, sizeof(*parts));
+		char (*unknown)[40] = calloc(nc, sizeof(*unknown));
+		if (!parts || !unknown) {
+			free(parts);
+			free(unknown);
+			return -1;
+		}
+		size_t np = 0, total = 0;
+		for (size_t i = 0; i < te->n_category_iids; i++) {
+			int miss = 0;
+			const char *c = lookup(g, tab_cats, te->category_iids[i],
+					       &miss);
+			if (miss) {
+				failed = 1;
+				*what = "category";
+				*what_iid = te->category_iids[i];
+				if (final)
+					t->stats.interned_data_tokenizer_errors++;
+				/* a single unknown category reads
+				 * "unknown(<iid>)" in TP */
+				snprintf(unknown[i], sizeof(unknown[i]),
+					 "unknown(%llu)",
+					 (unsigned long long)te->category_iids[i]);
+				c = unknown[i];
+			}
+			parts[np++] = c;
+		}
+		for (size_t i = 0; i < te->n_categories; i++)
+			parts[np++] = te->categories[i] ? te->categories[i] : "";
+		for (size_t i = 0; i < np; i++)
+			total += strlen(parts[i]) + 1;
+		char *cat = ptw_arena_alloc(&t->arena, total ? total : 1);
+		if (cat) {
+			size_t o = 0;
+			for (size_t i = 0; i < np; i++) {
+				size_t l = strlen(parts[i]);
+				if (i)
+					cat[o++] = ',';
+				memcpy(cat + o, parts[i], l);
+				o += l;
+			}
+			cat[o] = '\0';
+		}
+		free(parts);
+		free(unknown);
+		if (!cat)
+			return -1;
+		ev->category = cat;
+	}
+
+	/* debug annotations */
+	ev->args = NULL;
+	ev->n_args = 0;
+	if (te->n_debug_annotations) {
+		struct ptw_trace_arg *args = ptw_arena_alloc(
+			&t->arena, te->n_debug_annotations * sizeof(*args));
+		if (!args)
+			return -1;
+		uint32_t na = 0;
+		for (size_t i = 0; i < te->n_debug_annotations; i++) {
+			const Perfetto__Protos__DebugAnnotation *a =
+				te->debug_annotations[i];
+			struct ptw_trace_arg *o = &args[na];
+			memset(o, 0, sizeof(*o));
+			int miss = 0;
+			if (a->name_field_case ==
+				    PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID &&
+			    a->name_iid != 0) {
+				o->name = lookup(g, tab_ann_names, a->name_iid,
+						 &miss);
+				if (miss) {
+					failed = 1;
+					*what = "debug annotation name";
+					*what_iid = a->name_iid;
+				}
+			} else if (a->name_field_case ==
+				   PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME) {
+				o->name = ptw_arena_strdup(&t->arena, a->name);
+				if (!o->name)
+					return -1;
+			} else {
+				miss = 1; /* neither name nor name_iid */
+			}
+			switch (a->value_case) {
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
+				o->type = PTW_TRACE_ARG_BOOL;
+				o->v.b = a->bool_value ? 1 : 0;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
+				o->type = PTW_TRACE_ARG_UINT;
+				o->v.u = a->uint_value;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
+				o->type = PTW_TRACE_ARG_INT;
+				o->v.i = a->int_value;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
+				o->type = PTW_TRACE_ARG_DOUBLE;
+				o->v.d = a->double_value;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
+				o->type = PTW_TRACE_ARG_POINTER;
+				o->v.u = a->pointer_value;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
+				o->type = PTW_TRACE_ARG_STRING;
+				o->v.s = ptw_arena_strdup(&t->arena,
+							  a->string_value);
+				if (!o->v.s)
+					return -1;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE:
+				o->type = PTW_TRACE_ARG_JSON;
+				o->v.s = ptw_arena_strdup(&t->arena,
+							  a->legacy_json_value);
+				if (!o->v.s)
+					return -1;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
+				int m2 = 0;
+				o->type = PTW_TRACE_ARG_STRING;
+				o->v.s = lookup(g, tab_ann_strings,
+						a->string_value_iid, &m2);
+				if (m2) {
+					failed = 1;
+					*what = "debug annotation string value";
+					*what_iid = a->string_value_iid;
+					miss = 1;
+				}
+				break;
+			}
+			default:
+				o->type = PTW_TRACE_ARG_NESTED;
+				break;
+			}
+			if (miss) {
+				/* proto_to_args_parser.cc: the annotation is
+				 * dropped */
+				if (final) {
+					t->stats.track_event_parser_errors++;
+					if (failed)
+						t->stats.interned_data_tokenizer_errors++;
+				}
+				continue;
+			}
+			na++;
+		}
+		ev->args = args;
+		ev->n_args = na;
+	}
+	return failed;
+}
+
+/* Counter value after unit_multiplier and is_incremental
+ * (track_event_tracker.cc ConvertToAbsoluteCounterValue). Returns 0, or -1
+ * out of memory. */
+static int counter_convert(struct ptw_trace *t, struct seq *s,
+			   const struct ptw_trace_track *tr, double v,
+			   double *out)
+{
+	if (tr->unit_multiplier > 0)
+		v *= (double)tr->unit_multiplier;
+	if (tr->is_incremental && s) {
+		double *sum = ptw_u64map_get(&s->incr, tr->uuid);
+		if (!sum) {
+			sum = ptw_arena_alloc(&t->arena, sizeof(*sum));
+			if (!sum || ptw_u64map_put(&s->incr, tr->uuid, sum) < 0)
+				return -1;
+			*sum = 0;
+		}
+		*sum += v;
+		v = *sum;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Raw scan of a TrackEvent for packed encodings of repeated scalars that
+ * TP reads element by element (perfetto-wire.md 2.1). */
+static int has_packed(const uint8_t *data, size_t len, uint32_t *field)
+{
+	struct ptw_wire_cursor c;
+	struct ptw_wire_field f;
+	ptw_wire_init(&c, data, len);
+	while (ptw_wire_next(&c, &f) == PTW_WIRE_FIELD) {
+		switch (f.num) {
+		case 3:  /* category_iids */
+		case 12: /* extra_counter_values */
+		case 31: /* extra_counter_track_uuids */
+		case 45: /* extra_double_counter_track_uuids */
+		case 46: /* extra_double_counter_values */
+		case 47: /* flow_ids */
+		case 48: /* terminating_flow_ids */
+		case 36: /* flow_ids_old */
+		case 42: /* terminating_flow_ids_old */
+			if (f.wt == 2) {
+				*field = f.num;
+				return 1;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static const uint64_t *copy_u64(struct ptw_trace *t, const uint64_t *v,
+				size_t n)
+{
+	if (!n)
+		return NULL;
+	uint64_t *d = ptw_arena_alloc(&t->arena, n * sizeof(*d));
+	if (d)
+		memcpy(d, v, n * sizeof(*d));
+	else
+		t->nomem = 1;
+	return d;
+}
+
+/* Extra counter values (track_event_tokenizer.cc TokenizeTrackEvent):
+ * returns 0, or 1 if the event must be dropped (reason in *why). */
+static int extra_counters(struct ptw_trace *t, struct seq *s,
+			  const Perfetto__Protos__TrackEvent *te,
+			  struct ptw_trace_event *ev, const char **why)
+{
+	size_t ni = te->n_extra_counter_values;
+	size_t nd = te->n_extra_double_counter_values;
+	if (!ni && !nd)
+		return 0;
+	const uint64_t *ti = te->extra_counter_track_uuids;
+	size_t nti = te->n_extra_counter_track_uuids;
+	const uint64_t *td = te->extra_double_counter_track_uuids;
+	size_t ntd = te->n_extra_double_counter_track_uuids;
+	if (!nti && s) {
+		ti = s->def_extra;
+		nti = s->n_def_extra;
+	}
+	if (!ntd && s) {
+		td = s->def_extra_d;
+		ntd = s->n_def_extra_d;
+	}
+	if (ni > nti || nd > ntd) {
+		*why = "more extra counter values than extra counter tracks";
+		return 1;
+	}
+	uint64_t *tracks = ptw_arena_alloc(&t->arena,
+					   (ni + nd) * sizeof(*tracks));
+	double *vals = ptw_arena_alloc(&t->arena, (ni + nd) * sizeof(*vals));
+	if (!tracks || !vals) {
+		t->nomem = 1;
+		return 1;
+	}
+	for (size_t i = 0; i < ni + nd; i++) {
+		uint64_t uuid = i < ni ? ti[i] : td[i - ni];
+		double v = i < ni ? (double)te->extra_counter_values[i]
+				  : te->extra_double_counter_values[i - ni];
+		const struct ptw_trace_track *tr = find_track(t, uuid);
+		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
+			*why = "extra counter on a track that is not a "
+			       "counter track described earlier";
+			return 1;
+		}
+		if (counter_convert(t, s, tr, v, &vals[i])) {
+			t->nomem = 1;
+			return 1;
+		}
+		tracks[i] = uuid;
+	}
+	ev->extra_counter_tracks = tracks;
+	ev->extra_counter_values = vals;
+	ev->n_extra_counters = (uint32_t)(ni + nd);
+	return 0;
+}
+
+/* Tokenizes one TrackEvent. Returns 1 if kept (appended), 0 if dropped
+ * (*why set). */
+static int add_event(struct ptw_trace *t, const struct pos *at,
+		     uint32_t seq_id, struct seq *s,
+		     const Perfetto__Protos__TrackEvent *te,
+		     const uint8_t *raw, size_t raw_len, int64_t ts,
+		     const char **why)
+{
+	struct ptw_trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.offset = at->offset;
+	ev.inner_offset = at->inner_offset;
+	ev.batch = at->batch;
+	ev.seq_id = seq_id;
+	ev.packet_index = t->packet_index;
+	ev.ts = ts;
+
+	uint32_t pf;
+	if (raw && has_packed(raw, raw_len, &pf)) {
+		t->stats.packed_repeated_fields++;
+		diag(t, PTW_TRACE_DIAG_PACKED, at, seq_id,
+		     "TrackEvent field %u is packed; trace_processor reads "
+		     "repeated fields unpacked only", pf);
+	}
+	if (!te->has_type || te->type == 0) {
+		t->stats.track_event_parser_errors++;
+		diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
+		     "TrackEvent without type is dropped");
+		*why = "no type";
+		return 0;
+	}
+	ev.type = (enum ptw_trace_event_type)te->type;
+
+	int has_track = 1;
+	if (te->has_track_uuid) {
+		ev.track_uuid = te->track_uuid;
+		ev.track_explicit = 1;
+	} else if (s && s->has_defaults && s->has_def_track) {
+		ev.track_uuid = s->def_track;
+	} else if (s && s->has_thread_track) {
+		ev.track_uuid = s->thread_track;
+		has_track = 0;
+	} else {
+		ev.track_uuid = 0;
+		has_track = 0;
+	}
+
+	if (ev.type == PTW_TRACE_COUNTER) {
+		/* counters are converted at tokenization, so the descriptor
+		 * must precede them in the file (track_event_tokenizer.cc) */
+		const struct ptw_trace_track *tr =
+			has_track ? find_track(t, ev.track_uuid) : NULL;
+		if (!has_track) {
+			t->stats.track_event_counter_missing_track_uuid++;
+			diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+			     "counter event without track uuid is dropped");
+			*why = "counter without track";
+			return 0;
+		}
+		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
+			t->stats.track_event_counter_invalid_track_uuid++;
+			diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+			     "counter event on track %llu, which %s; dropped",
+			     (unsigned long long)ev.track_uuid,
+			     tr ? "is not a counter track"
+				: "no counter descriptor earlier in the file "
+				  "describes");
+			*why = "counter track not described earlier";
+			return 0;
+		}
+		double v;
+		if (te->counter_value_field_case ==
+		    PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE) {
+			ev.counter_kind = PTW_TRACE_COUNTER_INT;
+			ev.counter_int = te->counter_value;
+			v = (double)te->counter_value;
+		} else if (te->counter_value_field_case ==
+			   PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE) {
+			ev.counter_kind = PTW_TRACE_COUNTER_DOUBLE;
+			ev.counter_double = te->double_counter_value;
+			v = te->double_counter_value;
+		} else {
+			t->stats.track_event_counter_missing_value++;
+			diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+			     "counter event without value is dropped");
+			*why = "counter without value";
+			return 0;
+		}
+		if (counter_convert(t, s, tr, v, &ev.counter_value)) {
+			t->nomem = 1;
+			return 0;
+		}
+	}
+
+	const char *xwhy = NULL;
+	if (extra_counters(t, s, te, &ev, &xwhy)) {
+		if (xwhy) {
+			t->stats.track_event_parser_errors++;
+			diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
+			     "TrackEvent dropped: %s", xwhy);
+		}
+		*why = xwhy ? xwhy : "out of memory";
+		return 0;
+	}
+
+	/* TP reads the deprecated varint flow ids only when the fixed64
+	 * ones are absent */
+	if (te->n_flow_ids) {
+		ev.flow_ids = copy_u64(t, te->flow_ids, te->n_flow_ids);
+		ev.n_flow_ids = (uint32_t)te->n_flow_ids;
+	} else if (te->n_flow_ids_old) {
+		ev.flow_ids = copy_u64(t, te->flow_ids_old, te->n_flow_ids_old);
+		ev.n_flow_ids = (uint32_t)te->n_flow_ids_old;
+	}
+	if (te->n_terminating_flow_ids) {
+		ev.terminating_flow_ids = copy_u64(t, te->terminating_flow_ids,
+						   te->n_terminating_flow_ids);
+		ev.n_terminating_flow_ids = (uint32_t)te->n_terminating_flow_ids;
+	} else if (te->n_terminating_flow_ids_old) {
+		ev.terminating_flow_ids =
+			copy_u64(t, te->terminating_flow_ids_old,
+				 te->n_terminating_flow_ids_old);
+		ev.n_terminating_flow_ids =
+			(uint32_t)te->n_terminating_flow_ids_old;
+	}
+
+	struct gen *g = s ? s->gen : NULL;
+	const char *what = NULL;
+	uint64_t what_iid = 0;
+	int r = resolve_strings(t, g, te, &ev, 0, &what, &what_iid);
+	if (r < 0) {
+		t->nomem = 1;
+		return 0;
+	}
+	if (grow((void **)&t->events, &t->cap_events, t->n_events,
+		 sizeof(*t->events))) {
+		t->nomem = 1;
+		return 0;
+	}
+	if (r > 0) {
+		diag(t, PTW_TRACE_DIAG_UNKNOWN_IID, at, seq_id,
+		     "%s iid %llu is not defined in the current generation "
+		     "of sequence %u", what, (unsigned long long)what_iid,
+		     seq_id);
+		if (grow((void **)&t->fixups, &t->cap_fixups, t->n_fixups,
+			 sizeof(*t->fixups))) {
+			t->nomem = 1;
+			return 0;
+		}
+		uint8_t *copy = ptw_arena_alloc(&t->arena, raw_len ? raw_len : 1);
+		if (!copy) {
+			t->nomem = 1;
+			return 0;
+		}
+		if (raw_len)
+			memcpy(copy, raw, raw_len);
+		struct fixup *f = &t->fixups[t->n_fixups++];
+		f->event = t->n_events;
+		f->gen = g;
+		f->bytes = copy;
+		f->len = raw_len;
+	}
+	t->events[t->n_events++] = ev;
+	return 1;
+}
+
+/* End of file: events whose iids did not resolve at tokenization are
+ * resolved against their generation as it ended (TP looks interned data
+ * up at parse time, after the whole file was tokenized). */
+static void apply_fixups(struct ptw_trace *t)
+{
+	for (size_t i = 0; i < t->n_fixups; i++) {
+		struct fixup *f = &t->fixups[i];
+		Perfetto__Protos__TrackEvent *te =
+			perfetto__protos__track_event__unpack(NULL, f->len,
+							      f->bytes);
+		if (!te) {
+			t->nomem = 1;
+			continue;
+		}
+		const char *what;
+		uint64_t iid;
+		if (resolve_strings(t, f->gen, te, &t->events[f->event], 1,
+				    &what, &iid) < 0)
+			t->nomem = 1;
+		perfetto__protos__track_event__free_unpacked(te, NULL);
+	}
+}
+
+/* ---- packets ------------------------------------------------------------ */
+
+struct raw_scan {
+	int n_payloads;          /* fields of the 'data' oneof we know */
+	const uint8_t *snapshot; /* last ClockSnapshot field */
+	size_t snapshot_len;
+	const uint8_t *event;    /* last TrackEvent field */
+	size_t event_len;
+	int has_compressed, has_zstd;
+	const uint8_t *compressed;
+	size_t compressed_len;
+};
+
+/* Returns 0, or -1 if the packet does not parse to its end. */
+static int scan_packet(const uint8_t *data, size_t len, struct raw_scan *r)
+{
+	struct ptw_wire_cursor c;
+	struct ptw_wire_field f;
+	int st;
+	memset(r, 0, sizeof(*r));
+	ptw_wire_init(&c, data, len);
+	while ((st = ptw_wire_next(&c, &f)) == PTW_WIRE_FIELD) {
+		switch (f.num) {
+		case F_CLOCK_SNAPSHOT:
+			if (f.wt != 2)
+				return -1;
+			r->snapshot = f.data;
+			r->snapshot_len = f.len;
+			r->n_payloads++;
+			break;
+		case F_TRACK_EVENT:
+			if (f.wt != 2)
+				return -1;
+			r->event = f.data;
+			r->event_len = f.len;
+			r->n_payloads++;
+			break;
+		case F_COMPRESSED:
+			if (f.wt != 2)
+				return -1;
+			r->has_compressed = 1;
+			r->compressed = f.data;
+			r->compressed_len = f.len;
+			r->n_payloads++;
+			break;
+		case F_ZSTD:
+			r->has_zstd = 1;
+			r->n_payloads++;
+			break;
+		case F_TRACK_DESCRIPTOR:
+		case F_PROCESS_DESCRIPTOR:
+		case F_THREAD_DESCRIPTOR:
+			r->n_payloads++;
+			break;
+		default:
+			break;
+		}
+	}
+	return st == PTW_WIRE_END ? 0 : -1;
+}
+
+static int emit(struct ptw_trace *t, struct ptw_trace_packet_info *info,
+		const void *pkt)
+{
+	if (!t->opt.on_packet)
+		return 0;
+	return t->opt.on_packet(t->opt.ctx, info, pkt);
+}
+
+/* Tokenizes one (non-batch) TracePacket in the order of
+ * ProtoTraceReader::ParsePacket (perfetto-wire.md 3.1). Returns 0, or -1
+ * to stop the walk (fatal, out of memory, or the callback asked). */
+static int process_packet(struct ptw_trace *t, const struct pos *at,
+			  const uint8_t *data, size_t len,
+			  const struct raw_scan *raw)
+{
+	struct ptw_trace_packet_info info;
+	memset(&info, 0, sizeof(info));
+	info.offset = at->offset;
+	info.inner_offset = at->inner_offset;
+	info.batch = at->batch;
+	info.size = (uint32_t)len;
+	info.packet_index = t->packet_index;
+
+	Perfetto__Protos__TracePacket *p =
+		perfetto__protos__trace_packet__unpack(NULL, len, data);
+	if (!p) {
+		set_fatal(t, at, "TracePacket does not decode (trace_processor "
+				 "refuses the whole file)");
+		return -1;
+	}
+	int rc = 0;
+	uint32_t seq_id = p->optional_trusted_packet_sequence_id_case ==
+					  PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
+				  ? p->trusted_packet_sequence_id
+				  : 0;
+	uint32_t flags = p->has_sequence_flags ? p->sequence_flags : 0;
+	int cleared = (flags & SEQ_CLEARED) ||
+		      (p->has_incremental_state_cleared &&
+		       p->incremental_state_cleared);
+	struct seq *s = NULL;
+
+	if (p->has_machine_id && p->machine_id != 0)
+		diag(t, PTW_TRACE_DIAG_MACHINE_ID, at, seq_id,
+		     "machine_id %u routes this packet to a remote-machine "
+		     "context", p->machine_id);
+	if (raw->n_payloads > 1)
+		diag(t, PTW_TRACE_DIAG_PAYLOAD, at, seq_id,
+		     "%s", raw->snapshot
+			   ? "a packet carrying a ClockSnapshot has another "
+			     "payload, which trace_processor ignores"
+			   : "packet carries more than one payload");
+
+	/* sequence bookkeeping */
+	if (seq_id == 0) {
+		diag(t, PTW_TRACE_DIAG_NO_SEQUENCE, at, 0,
+		     "packet without trusted_packet_sequence_id");
+	} else {
+		int is_new;
+		s = get_seq(t, seq_id, &is_new);
+		if (!s) {
+			rc = -1;
+			goto out;
+		}
+		if (is_new && !cleared)
+			diag(t, PTW_TRACE_DIAG_FIRST_NOT_CLEARED, at, seq_id,
+			     "first packet of sequence %u does not set "
+			     "SEQ_INCREMENTAL_STATE_CLEARED", seq_id);
+	}
+
+	/* CLEARED, or previous_packet_dropped */
+	if (cleared) {
+		t->stats.checkpoints++;
+		if (!s) {
+			t->stats.incremental_state_cleared_missing_sequence_id++;
+		} else {
+			/* packet_sequence_state_generation.cc: a new
+			 * generation, no defaults, counters back to 0; the
+			 * thread association survives */
+			struct gen *g = gen_new(t);
+			if (!g) {
+				rc = -1;
+				goto out;
+			}
+			s->gen = g;
+			s->valid = 1;
+			s->has_defaults = 0;
+			s->has_def_track = 0;
+			s->def_clock = 0;
+			s->n_def_extra = s->n_def_extra_d = 0;
+			ptw_u64map_clear(&s->incr);
+		}
+	} else if (p->has_previous_packet_dropped &&
+		   p->previous_packet_dropped) {
+		t->stats.previous_packet_dropped++;
+		diag(t, PTW_TRACE_DIAG_DATA_LOSS, at, seq_id,
+		     "previous_packet_dropped is set: incremental state is "
+		     "invalid until the next CLEARED packet");
+		if (!s)
+			t->stats.previous_packet_dropped_missing_sequence_id++;
+		else
+			s->valid = 0;
+	}
+	if (cleared && p->has_previous_packet_dropped &&
+	    p->previous_packet_dropped) {
+		t->stats.previous_packet_dropped++;
+		diag(t, PTW_TRACE_DIAG_DATA_LOSS, at, seq_id,
+		     "previous_packet_dropped is set (packets were lost "
+		     "before this checkpoint)");
+	}
+
+	/* defaults: accepted whatever the validity (proto_trace_reader.cc) */
+	if (p->trace_packet_defaults) {
+		const Perfetto__Protos__TracePacketDefaults *d =
+			p->trace_packet_defaults;
+		if (!s) {
+			t->stats.trace_packet_defaults_missing_sequence_id++;
+		} else {
+			t->stats.defaults++;
+			s->has_defaults = 1;
+			s->def_clock = d->has_timestamp_clock_id
+					       ? d->timestamp_clock_id
+					       : 0;
+			const Perfetto__Protos__TrackEventDefaults *te =
+				d->track_event_defaults;
+			s->has_def_track = te && te->has_track_uuid;
+			s->def_track = s->has_def_track ? te->track_uuid : 0;
+			s->n_def_extra = s->n_def_extra_d = 0;
+			if (te && te->n_extra_counter_track_uuids) {
+				s->def_extra = (uint64_t *)copy_u64(
+					t, te->extra_counter_track_uuids,
+					te->n_extra_counter_track_uuids);
+				s->n_def_extra = s->def_extra
+					? te->n_extra_counter_track_uuids : 0;
+			}
+			if (te && te->n_extra_double_counter_track_uuids) {
+				s->def_extra_d = (uint64_t *)copy_u64(
+					t, te->extra_double_counter_track_uuids,
+					te->n_extra_double_counter_track_uuids);
+				s->n_def_extra_d = s->def_extra_d
+					? te->n_extra_double_counter_track_uuids
+					: 0;
+			}
+		}
+	}
+
+	/* interned data */
+	if (p->interned_data) {
+		if (!s) {
+			t->stats.interned_data_missing_sequence_id++;
+		} else if (!s->valid || !s->gen) {
+			t->stats.interned_data_skipped_incremental_state_invalid++;
+			diag(t, PTW_TRACE_DIAG_INTERNED_INVALID, at, seq_id,
+			     "interned_data while the incremental state of "
+			     "sequence %u is invalid is discarded", seq_id);
+		} else {
+			apply_interned(t, at, s, p->interned_data);
+		}
+	}
+
+	/* a ClockSnapshot finishes the packet (proto_trace_reader.cc) */
+	if (raw->snapshot) {
+		t->stats.clock_snapshots++;
+		/* protobuf-c keeps only the last member of the 'data' oneof;
+		 * TP looks at the snapshot whatever else the packet holds */
+		int own_cs = p->data_case !=
+			     PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
+		Perfetto__Protos__ClockSnapshot *cs =
+			!own_cs ? p->clock_snapshot
+				: perfetto__protos__clock_snapshot__unpack(
+					  NULL, raw->snapshot_len, raw->snapshot);
+		if (!cs) {
+			set_fatal(t, at, "ClockSnapshot does not decode");
+			rc = -1;
+			goto out;
+		}
+		struct ptw_clock_reading rd[128];
+		uint32_t n = 0;
+		int bad_seq = 0;
+		for (size_t i = 0; i < cs->n_clocks && n < 128; i++) {
+			const Perfetto__Protos__ClockSnapshot__Clock *ck =
+				cs->clocks[i];
+			rd[n].id = ck->clock_id;
+			rd[n].timestamp = ck->timestamp;
+			rd[n].unit_ns = ck->has_unit_multiplier_ns
+						? ck->unit_multiplier_ns
+						: 0;
+			rd[n].is_incremental = ck->has_is_incremental &&
+					       ck->is_incremental;
+			if (ptw_clock_is_seq(ck->clock_id) && !seq_id)
+				bad_seq = 1;
+			n++;
+		}
+		uint32_t primary = cs->has_primary_trace_clock
+					   ? (uint32_t)cs->primary_trace_clock
+					   : 0;
+		if (own_cs)
+			perfetto__protos__clock_snapshot__free_unpacked(cs,
+									NULL);
+		if (bad_seq) {
+			set_fatal(t, at, "ClockSnapshot with a sequence-scoped "
+					 "clock (64..127) on a packet without "
+					 "sequence id");
+			rc = -1;
+			goto out;
+		}
+		const char *why = NULL;
+		int r = ptw_clocks_add_snapshot(t->clocks, seq_id, rd, n,
+						primary, &why);
+		if (r < 0) {
+			t->nomem = 1;
+			rc = -1;
+			goto out;
+		}
+		if (r > 0) {
+			t->stats.invalid_clock_snapshots++;
+			diag(t, PTW_TRACE_DIAG_CLOCK_SNAPSHOT, at, seq_id,
+			     "ClockSnapshot rejected: %s", why);
+		}
+		goto done;
+	}
+
+	/* NEEDS while invalid: dropped */
+	if (flags & SEQ_NEEDS) {
+		if (!seq_id) {
+			set_fatal(t, at, "SEQ_NEEDS_INCREMENTAL_STATE on a packet "
+					 "whose sequence id is 0");
+			rc = -1;
+			goto out;
+		}
+		if (!s->valid) {
+			t->stats.packet_skipped_seq_needs_incremental_state_invalid++;
+			diag(t, PTW_TRACE_DIAG_NEEDS_INVALID, at, seq_id,
+			     "SEQ_NEEDS_INCREMENTAL_STATE packet on sequence %u "
+			     "before any SEQ_INCREMENTAL_STATE_CLEARED (or after "
+			     "data loss) is dropped", seq_id);
+			info.dropped = 1;
+			info.drop_reason = "incremental state invalid";
+			goto done;
+		}
+	}
+
+	/* timestamp */
+	int64_t ts = 0;
+	int has_ts = 0;
+	if (p->has_timestamp) {
+		uint32_t clock = p->has_timestamp_clock_id
+					 ? p->timestamp_clock_id
+					 : 0;
+		int explicit_clock = clock != 0;
+		if (!clock && s && s->has_defaults)
+			clock = s->def_clock;
+		if (!clock)
+			clock = ptw_clocks_default(t->clocks);
+		if (!clock) {
+			ts = (int64_t)p->timestamp; /* trace time verbatim */
+			has_ts = 1;
+		} else {
+			if (ptw_clock_is_seq(clock) && !seq_id) {
+				set_fatal(t, at, "timestamp on sequence-scoped "
+						 "clock %u on a packet without "
+						 "sequence id", clock);
+				rc = -1;
+				goto out;
+			}
+			if (explicit_clock &&
+			    !ptw_clocks_is_incremental(t->clocks, seq_id, clock))
+				t->stats.absolute_timestamps++;
+			int r = ptw_clocks_convert(t->clocks, seq_id, clock,
+						   p->timestamp, &ts);
+			if (r < 0) {
+				t->nomem = 1;
+				rc = -1;
+				goto out;
+			}
+			if (r == 1) {
+				t->stats.clock_sync_failure_unknown_source_clock++;
+				diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+				     "timestamp on clock %u, which no earlier "
+				     "ClockSnapshot%s defines; packet dropped",
+				     clock,
+				     ptw_clock_is_seq(clock) ? " on this sequence"
+							     : "");
+				info.dropped = 1;
+				info.drop_reason = "unknown clock";
+				goto done;
+			}
+			if (r == 2) {
+				t->stats.clock_sync_failure_no_path++;
+				diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+				     "no ClockSnapshot path from clock %u to the "
+				     "trace clock; packet dropped", clock);
+				info.dropped = 1;
+				info.drop_reason = "no clock path";
+				goto done;
+			}
+			has_ts = 1;
+		}
+		info.has_ts = 1;
+		info.ts = ts;
+	}
+
+	switch (p->data_case) {
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR:
+		t->stats.track_descriptors++;
+		if (has_ts && ts < 0) {
+			t->stats.trace_sorter_negative_timestamp_dropped++;
+			diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+			     "descriptor packet at negative trace time %lld",
+			     (long long)ts);
+		}
+		add_descriptor(t, at, seq_id, s, p->track_descriptor);
+		break;
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT: {
+		t->stats.track_events++;
+		const char *why = NULL;
+		if (!seq_id) {
+			t->stats.track_event_missing_sequence_id++;
+			info.dropped = 1;
+			info.drop_reason = "no sequence id";
+			break;
+		}
+		if (!has_ts) {
+			t->stats.track_event_missing_timestamp++;
+			diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+			     "TrackEvent packet without timestamp is dropped");
+			info.dropped = 1;
+			info.drop_reason = "no timestamp";
+			break;
+		}
+		if (ts < 0) {
+			t->stats.track_event_invalid_timestamp++;
+			diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+			     "TrackEvent at negative trace time %lld is "
+			     "dropped", (long long)ts);
+			info.dropped = 1;
+			info.drop_reason = "negative timestamp";
+			break;
+		}
+		if (add_event(t, at, seq_id, s, p->track_event, raw->event,
+			      raw->event_len, ts, &why)) {
+			info.event = &t->events[t->n_events - 1];
+		} else {
+			info.dropped = 1;
+			info.drop_reason = why;
+		}
+		if (t->nomem) {
+			rc = -1;
+			goto out;
+		}
+		break;
+	}
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_COMPRESSED_PACKETS:
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_ZSTD_COMPRESSED_PACKETS:
+		/* a batch inside a batch: TP hits a CHECK and aborts */
+		set_fatal(t, at, "compressed_packets nested inside a compressed "
+				 "batch");
+		rc = -1;
+		goto out;
+	default:
+		break;
+	}
+
+done:
+	if (emit(t, &info, p)) {
+		rc = -1;
+		t->stopped = 1;
+	}
+out:
+	perfetto__protos__trace_packet__free_unpacked(p, NULL);
+	t->packet_index++;
+	t->stats.packets++;
+	if (t->nomem)
+		rc = -1;
+	return rc;
+}
+
+/* Inflates one compressed_packets field: exactly one complete zlib or gzip
+ * stream, nothing after it (proto_trace_tokenizer.cc). Returns 0 and a
+ * malloc'd buffer, or -1 (fatal set) / -2 (out of memory). */
+static int inflate_batch(struct ptw_trace *t, const struct pos *at,
+			 const uint8_t *in, size_t in_len, uint8_t **out,
+			 size_t *out_len)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	if (in_len == 0) {
+		set_fatal(t, at, "empty compressed_packets field");
+		return -1;
+	}
+	if (in_len > UINT32_MAX) {
+		set_fatal(t, at, "compressed_packets field over 4 GiB");
+		return -1;
+	}
+	if (inflateInit2(&zs, 32 + MAX_WBITS) != Z_OK)
+		return -2;
+	size_t cap = in_len * 4 < 4096 ? 4096 : in_len * 4, len = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf) {
+		inflateEnd(&zs);
+		return -2;
+	}
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.avail_in = (uInt)in_len;
+	int zr;
+	for (;;) {
+		if (len == cap) {
+			if (cap >= MAX_INFLATED) {
+				free(buf);
+				inflateEnd(&zs);
+				set_fatal(t, at, "compressed batch inflates to "
+						 "more than 1 GiB");
+				return -1;
+			}
+			uint8_t *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				inflateEnd(&zs);
+				return -2;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t room = cap - len;
+		if (room > UINT32_MAX)
+			room = UINT32_MAX;
+		zs.next_out = buf + len;
+		zs.avail_out = (uInt)room;
+		zr = inflate(&zs, Z_NO_FLUSH);
+		len = (size_t)(zs.next_out - buf);
+		if (zr == Z_STREAM_END)
+			break;
+		if (zr == Z_BUF_ERROR && zs.avail_out != 0) {
+			/* no progress possible: input ended mid-stream */
+			break;
+		}
+		if (zr != Z_OK)
+			break;
+	}
+	int complete = zr == Z_STREAM_END && zs.avail_in == 0;
+	const char *zmsg = zs.msg;
+	inflateEnd(&zs);
+	if (!complete) {
+		free(buf);
+		if (zr == Z_STREAM_END)
+			set_fatal(t, at, "compressed_packets holds bytes after "
+					 "its zlib stream");
+		else
+			set_fatal(t, at, "compressed_packets does not inflate "
+					 "(zlib/gzip stream expected%s%s)",
+				  zmsg ? ": " : "", zmsg ? zmsg : "");
+		return -1;
+	}
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
+static int process_batch(struct ptw_trace *t, const struct pos *at,
+			 const uint8_t *pkt, size_t pkt_len,
+			 const struct raw_scan *raw)
+{
+	if (at->batch) {
+		set_fatal(t, at, "compressed_packets nested inside a compressed "
+				 "batch");
+		return -1;
+	}
+	if (raw->has_zstd) {
+		set_fatal(t, at, "zstd_compressed_packets is not supported by "
+				 "ptw (and must not be mixed with deflate)");
+		return -1;
+	}
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	int r = inflate_batch(t, at, raw->compressed, raw->compressed_len,
+			      &buf, &n);
+	if (r == -2) {
+		t->nomem = 1;
+		return -1;
+	}
+	if (r < 0)
+		return -1;
+	t->batch_no++;
+	t->stats.batches++;
+	t->stats.inflated_bytes += n;
+
+	struct ptw_trace_packet_info info;
+	memset(&info, 0, sizeof(info));
+	info.offset = at->offset;
+	info.size = (uint32_t)pkt_len;
+	info.packet_index = t->packet_index;
+	info.is_batch = 1;
+	info.inflated_size = n;
+	if (emit(t, &info, NULL)) {
+		free(buf);
+		t->stopped = 1;
+		return -1;
+	}
+
+	/* Inner records: only 0x0A is allowed; 1-2 trailing bytes are
+	 * ignored (proto_trace_tokenizer.h) */
+	const uint8_t *p = buf, *end = buf + n;
+	int rc = 0;
+	while (end - p > 2) {
+		struct pos in = *at;
+		in.batch = t->batch_no;
+		in.inner_offset = (uint64_t)(p - buf);
+		if (*p != 0x0a) {
+			set_fatal(t, &in, "compressed batch holds something "
+					  "other than Trace.packet records");
+			rc = -1;
+			break;
+		}
+		const uint8_t *q = p + 1;
+		uint64_t sz;
+		if (!ptw_wire_varint(&q, end, &sz) ||
+		    sz > (uint64_t)(end - q)) {
+			set_fatal(t, &in, "invalid packet size inside a "
+					  "compressed batch");
+			rc = -1;
+			break;
+		}
+		struct raw_scan rs;
+		if (scan_packet(q, (size_t)sz, &rs) < 0) {
+			set_fatal(t, &in, "TracePacket inside a compressed batch "
+					  "does not parse to its end");
+			rc = -1;
+			break;
+		}
+		t->stats.batch_packets++;
+		if (rs.has_compressed || rs.has_zstd) {
+			set_fatal(t, &in, "compressed_packets nested inside a "
+					  "compressed batch");
+			rc = -1;
+			break;
+		}
+		if (process_packet(t, &in, q, (size_t)sz, &rs) < 0) {
+			rc = -1;
+			break;
+		}
+		p = q + sz;
+	}
+	free(buf);
+	return rc;
+}
+
+/* The top-level tokenizer loop (proto_trace_tokenizer.h Tokenize). */
+static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		struct pos at = { off, 0, 0 };
+		const uint8_t *p = data + off, *end = data + len;
+		uint64_t tag;
+		/* a header is at most 20 bytes; a varint that does not end
+		 * within the available bytes is a truncated tail unless
+		 * there are enough bytes that it can only be corrupt */
+		if (!ptw_wire_varint(&p, end, &tag)) {
+			if (len - off >= 20) {
+				set_fatal(t, &at, "cannot parse a field tag");
+				return;
+			}
+			goto truncated;
+		}
+		if (tag != ((F_PACKET << 3) | 2)) {
+			uint64_t v;
+			switch (tag & 7) {
+			case 0:
+				if (!ptw_wire_varint(&p, end, &v))
+					goto truncated;
+				break;
+			case 1:
+				if ((size_t)(end - p) < 8)
+					goto truncated;
+				p += 8;
+				break;
+			case 5:
+				if ((size_t)(end - p) < 4)
+					goto truncated;
+				p += 4;
+				break;
+			case 2:
+				if (!ptw_wire_varint(&p, end, &v))
+					goto truncated;
+				if (v > (uint64_t)(end - p))
+					goto truncated;
+				p += v;
+				break;
+			default:
+				set_fatal(t, &at, "top-level field %llu has wire "
+						  "type %u (3, 4, 6 and 7 are fatal)",
+					  (unsigned long long)(tag >> 3),
+					  (unsigned)(tag & 7));
+				return;
+			}
+			t->stats.skipped_fields++;
+			diag(t, PTW_TRACE_DIAG_SKIPPED_FIELD, &at, 0,
+			     "top-level field %llu (not Trace.packet) skipped",
+			     (unsigned long long)(tag >> 3));
+			off = (size_t)(p - data);
+			continue;
+		}
+		uint64_t sz;
+		if (!ptw_wire_varint(&p, end, &sz)) {
+			if (len - off >= 20) {
+				set_fatal(t, &at, "cannot parse a packet length");
+				return;
+			}
+			goto truncated;
+		}
+		if (sz == 0) {
+			t->stats.empty_records++;
+			off = (size_t)(p - data);
+			continue;
+		}
+		if (sz > (uint64_t)(end - p))
+			goto truncated;
+		t->stats.records++;
+		struct raw_scan rs;
+		if (scan_packet(p, (size_t)sz, &rs) < 0) {
+			set_fatal(t, &at, "TracePacket does not parse to its end "
+					  "(trace_processor refuses the whole "
+					  "file)");
+			return;
+		}
+		int r = rs.has_compressed || rs.has_zstd
+				? process_batch(t, &at, p, (size_t)sz, &rs)
+				: process_packet(t, &at, p, (size_t)sz, &rs);
+		if (r < 0)
+			return;
+		off = (size_t)(p - data) + (size_t)sz;
+	}
+	return;
+truncated:
+	t->truncated = 1;
+	t->trunc_offset = off;
+	{
+		struct pos at = { off, 0, 0 };
+		diag(t, PTW_TRACE_DIAG_TRUNCATED, &at, 0,
+		     "the last %zu bytes are a partial record (dropped, as "
+		     "trace_processor does)", len - off);
+	}
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
+				     const char *name,
+				     const struct ptw_trace_options *opt,
+				     struct ptw_error *err)
+{
+	const uint8_t *d = data;
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!name)
+		name = "<memory>";
+	if (!data && len) {
+		ptw_error_set(err, PTW_ERR_INVALID, 0, "NULL data");
+		return NULL;
+	}
+	if (len == 0 || d[0] != 0x0a) {
+		if (err) {
+			err->input = name;
+			err->offset = 0;
+		}
+		ptw_error_set(err, PTW_ERR_FORMAT, 0,
+			      "%s: byte 0: not a Perfetto proto trace (%s)",
+			      name, len == 0 ? "empty input"
+					     : "first byte is not 0x0a");
+		return NULL;
+	}
+	struct ptw_trace *t = calloc(1, sizeof(*t));
+	if (!t) {
+		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	t->clocks = ptw_clocks_new();
+	t->name = ptw_arena_strdup(&t->arena, name);
+	if (!t->clocks || !t->name) {
+		ptw_trace_free(t);
+		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	if (opt)
+		t->opt = *opt;
+	t->max_diags = t->opt.max_diags ? t->opt.max_diags
+					: PTW_TRACE_DEFAULT_MAX_DIAGS;
+	t->stats.bytes = len;
+	walk(t, d, len);
+	if (!t->nomem)
+		apply_fixups(t);
+	t->stats.events = t->n_events;
+	if (t->nomem) {
+		ptw_trace_free(t);
+		ptw_error_set(err, PTW_ERR_NOMEM, 0,
+			      "%s: out of memory while reading", name);
+		return NULL;
+	}
+	if (t->stopped) {
+		ptw_error_set(err, PTW_ERR_INVALID, 0,
+			      "%s: walk stopped by the caller", name);
+		ptw_trace_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct ptw_trace *ptw_trace_load_file(const char *path,
+				      const struct ptw_trace_options *opt,
+				      struct ptw_error *err)
+{
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (!path) {
+		ptw_error_set(err, PTW_ERR_INVALID, 0, "NULL path");
+		return NULL;
+	}
+	if (err)
+		err->input = path;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ptw_error_set(err, PTW_ERR_IO, errno, "%s: cannot open", path);
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		ptw_error_set(err, PTW_ERR_IO, e, "%s: cannot stat", path);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode) &&
+	    !S_ISCHR(st.st_mode)) {
+		close(fd);
+		ptw_error_set(err, PTW_ERR_IO, EISDIR, "%s: not a file", path);
+		return NULL;
+	}
+	size_t cap = S_ISREG(st.st_mode) && st.st_size > 0
+			     ? (size_t)st.st_size + 1
+			     : 65536;
+	size_t len = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		ptw_error_set(err, PTW_ERR_NOMEM, 0, "%s: out of memory", path);
+		return NULL;
+	}
+	for (;;) {
+		if (len == cap) {
+			uint8_t *nb = cap > SIZE_MAX / 2 ? NULL
+							 : realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				ptw_error_set(err, PTW_ERR_NOMEM, 0,
+					      "%s: out of memory", path);
+				return NULL;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(buf);
+			close(fd);
+			ptw_error_set(err, PTW_ERR_IO, e, "%s: read failed",
+				      path);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	struct ptw_trace *t = ptw_trace_load_mem(buf, len, path, opt, err);
+	free(buf);
+	if (!t && err)
+		err->input = path;
+	return t;
+}
+
+void ptw_trace_free(struct ptw_trace *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_seq_list; i++) {
+		ptw_u64map_free(&t->seq_list[i]->incr);
+		free(t->seq_list[i]);
+	}
+	free(t->seq_list);
+	ptw_u64map_free(&t->seqs);
+	for (struct gen *g = t->gens; g;) {
+		struct gen *n = g->next_alloc;
+		gen_free(g);
+		g = n;
+	}
+	ptw_clocks_free(t->clocks);
+	ptw_u64map_free(&t->track_idx);
+	free(t->events);
+	free(t->tracks);
+	free(t->diags);
+	free(t->fixups);
+	ptw_arena_free(&t->arena);
+	free(t);
+}
+
+const struct ptw_trace_event *ptw_trace_events(const struct ptw_trace *t,
+					       size_t *n)
+{
+	*n = t->n_events;
+	return t->events;
+}
+
+const struct ptw_trace_track *ptw_trace_tracks(const struct ptw_trace *t,
+					       size_t *n)
+{
+	*n = t->n_tracks;
+	return t->tracks;
+}
+
+const struct ptw_trace_track *ptw_trace_find_track(const struct ptw_trace *t,
+						   uint64_t uuid)
+{
+	return find_track(t, uuid);
+}
+
+const struct ptw_trace_stats *ptw_trace_stats(const struct ptw_trace *t)
+{
+	return &t->stats;
+}
+
+const struct ptw_trace_diag *ptw_trace_diags(const struct ptw_trace *t,
+					     size_t *n)
+{
+	*n = t->n_diags;
+	return t->diags;
+}
+
+int ptw_trace_truncated(const struct ptw_trace *t, uint64_t *offset)
+{
+	if (offset)
+		*offset = t->truncated ? t->trunc_offset : 0;
+	return t->truncated;
+}
+
+const struct ptw_error *ptw_trace_fatal(const struct ptw_trace *t)
+{
+	return t->has_fatal ? &t->fatal : NULL;
+}
+
+uint32_t ptw_trace_clock(const struct ptw_trace *t)
+{
+	return ptw_clocks_trace_clock(t->clocks);
+}
+
+const char *ptw_trace_name(const struct ptw_trace *t)
+{
+	return t->name;
+}
+
+const char *ptw_trace_event_type_name(int type)
+{
+	switch (type) {
+	case PTW_TRACE_SLICE_BEGIN: return "SLICE_BEGIN";
+	case PTW_TRACE_SLICE_END: return "SLICE_END";
+	case PTW_TRACE_INSTANT: return "INSTANT";
+	case PTW_TRACE_COUNTER: return "COUNTER";
+	case PTW_TRACE_STATE: return "STATE";
+	default: return "UNSPECIFIED";
+	}
+}
+
+const char *ptw_trace_track_kind_name(int kind)
+{
+	switch (kind) {
+	case PTW_TRACE_TRACK_PLAIN: return "track";
+	case PTW_TRACE_TRACK_PROCESS: return "process";
+	case PTW_TRACE_TRACK_THREAD: return "thread";
+	case PTW_TRACE_TRACK_COUNTER: return "counter";
+	case PTW_TRACE_TRACK_STATE: return "state";
+	default: return "unknown";
+	}
+}
