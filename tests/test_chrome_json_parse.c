@@ -1,0 +1,517 @@
+/* test_chrome_json_parse.c - the strict per-object JSON event parser:
+ * member semantics (units, coercions, ids, args) and invalid-text detection
+ * with positions (rule 4 of AppleTrace text lines).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "chrome_json.h"
+
+static struct ptw_cv_json_parser *jp;
+
+static void setup(void)
+{
+	struct ptw_error err;
+	jp = ptw_cv_json_parser_create(&err);
+	cr_assert_not_null(jp);
+}
+
+static void teardown(void)
+{
+	ptw_cv_json_parser_destroy(jp);
+}
+
+TestSuite(json_parse, .init = setup, .fini = teardown);
+
+static struct ptw_cv_event parse_ok(const char *s)
+{
+	struct ptw_cv_event ev;
+	struct ptw_error err = { 0 };
+	int rc = ptw_cv_json_parse_object(jp, s, strlen(s), &ev, &err);
+	cr_assert_eq(rc, 0, "parse of %s failed: %s", s, err.msg);
+	return ev;
+}
+
+static int str_is(struct ptw_cv_str s, const char *want)
+{
+	return s.p && s.n == strlen(want) && memcmp(s.p, want, s.n) == 0;
+}
+
+/* Parses n bytes expecting failure with 'code' at 'offset' and a message
+ * containing 'needle'. */
+static void parse_bad_n(const char *s, size_t n, int code, size_t offset,
+			const char *needle)
+{
+	struct ptw_cv_event ev;
+	struct ptw_error err = { 0 };
+	int rc = ptw_cv_json_parse_object(jp, s, n, &ev, &err);
+	cr_assert_eq(rc, code, "'%.*s': rc %d, want %d (%s)", (int)n, s, rc,
+		     code, err.msg);
+	cr_assert_eq(err.code, code);
+	cr_assert_eq(err.offset, offset, "'%.*s': offset %llu, want %zu (%s)",
+		     (int)n, s, (unsigned long long)err.offset, offset, err.msg);
+	cr_assert_eq(err.column, offset + 1);
+	cr_assert(strstr(err.msg, needle), "'%.*s': message '%s' lacks '%s'",
+		  (int)n, s, err.msg, needle);
+}
+
+static void parse_bad(const char *s, size_t offset, const char *needle)
+{
+	parse_bad_n(s, strlen(s), PTW_ERR_FORMAT, offset, needle);
+}
+
+Test(json_parse, appletrace_line_members)
+{
+	struct ptw_cv_event ev = parse_ok(
+		"{\"name\":\"[AppDelegate]myTest\",\"cat\":\"catname\",\"ph\":\"B\","
+		"\"pid\":666,\"tid\":577811,\"ts\":662}");
+	cr_assert(str_is(ev.name, "[AppDelegate]myTest"));
+	cr_assert(str_is(ev.cat, "catname"));
+	cr_assert_eq(ev.ph, 'B');
+	cr_assert_eq(ev.pid, 666);
+	cr_assert_eq(ev.tid, 577811);
+	cr_assert_eq(ev.ts_ns, 662000);
+	cr_assert_eq(ev.flags, PTW_CV_HAS_PID | PTW_CV_HAS_TID | PTW_CV_HAS_TS);
+	cr_assert_eq(ev.n_args, 0);
+	cr_assert_null(ev.input);
+	cr_assert_eq(ev.line, 0);
+	cr_assert_eq(ev.scope, 0);
+	cr_assert_eq(ev.bp, 0);
+}
+
+Test(json_parse, absent_members_stay_absent)
+{
+	struct ptw_cv_event ev = parse_ok("{}");
+	cr_assert_null(ev.name.p);
+	cr_assert_null(ev.cat.p);
+	cr_assert_eq(ev.ph, 0);
+	cr_assert_eq(ev.flags, 0);
+	ev = parse_ok(" \t\r\n{ }\n ");
+	cr_assert_eq(ev.flags, 0);
+	/* non-string name/cat/ph are treated as absent */
+	ev = parse_ok("{\"name\":1,\"cat\":null,\"ph\":true,\"pid\":[1],"
+		      "\"tid\":{},\"ts\":false}");
+	cr_assert_null(ev.name.p);
+	cr_assert_null(ev.cat.p);
+	cr_assert_eq(ev.ph, 0);
+	cr_assert_eq(ev.flags, 0);
+}
+
+Test(json_parse, ts_and_dur_to_nanoseconds)
+{
+	struct ptw_cv_event ev = parse_ok("{\"ts\":1000.125,\"dur\":10.5}");
+	cr_assert_eq(ev.ts_ns, 1000125);
+	cr_assert_eq(ev.dur_ns, 10500);
+	cr_assert_eq(ev.flags, PTW_CV_HAS_TS | PTW_CV_HAS_DUR);
+	ev = parse_ok("{\"ts\":1122.125}");
+	cr_assert_eq(ev.ts_ns, 1122125);
+	ev = parse_ok("{\"ts\":0.0005}"); /* llround(0.5) rounds away from 0 */
+	cr_assert_eq(ev.ts_ns, llround(0.0005 * 1000.0));
+	ev = parse_ok("{\"ts\":1.0004}");
+	cr_assert_eq(ev.ts_ns, 1000);
+	ev = parse_ok("{\"ts\":-5}");
+	cr_assert_eq(ev.ts_ns, -5000);
+	ev = parse_ok("{\"ts\":1e3}");
+	cr_assert_eq(ev.ts_ns, 1000000);
+	ev = parse_ok("{\"ts\":1.5E-3}");
+	cr_assert_eq(ev.ts_ns, 2); /* llround(1.5) */
+	ev = parse_ok("{\"ts\":123456789012.345678}");
+	cr_assert_eq(ev.ts_ns, llround(123456789012.345678 * 1000.0));
+	ev = parse_ok("{\"ts\":9223372036854775}"); /* largest that fits */
+	cr_assert_eq(ev.ts_ns, 9223372036854775000LL);
+	/* numeric strings are numbers, as trace_processor reads them */
+	ev = parse_ok("{\"ts\":\"12.5\",\"dur\":\"7\"}");
+	cr_assert_eq(ev.ts_ns, 12500);
+	cr_assert_eq(ev.dur_ns, 7000);
+	cr_assert_eq(ev.flags, PTW_CV_HAS_TS | PTW_CV_HAS_DUR);
+	/* not numbers, or out of range: the flag stays clear */
+	ev = parse_ok("{\"ts\":\"abc\",\"dur\":\"12x\"}");
+	cr_assert_eq(ev.flags, 0);
+	ev = parse_ok("{\"ts\":9223372036854776,\"dur\":1e300}");
+	cr_assert_eq(ev.flags, 0);
+	ev = parse_ok("{\"ts\":null,\"dur\":\" 1\"}");
+	cr_assert_eq(ev.flags, 0);
+	/* the last occurrence wins */
+	ev = parse_ok("{\"ts\":1,\"ts\":\"bad\"}");
+	cr_assert_eq(ev.flags, 0);
+	ev = parse_ok("{\"ts\":\"bad\",\"ts\":2}");
+	cr_assert_eq(ev.ts_ns, 2000);
+}
+
+Test(json_parse, pid_tid_coercion)
+{
+	struct ptw_cv_event ev = parse_ok("{\"pid\":4294967295,\"tid\":0}");
+	cr_assert_eq(ev.pid, 4294967295u);
+	cr_assert_eq(ev.tid, 0);
+	cr_assert_eq(ev.flags, PTW_CV_HAS_PID | PTW_CV_HAS_TID);
+	ev = parse_ok("{\"pid\":4294967296,\"tid\":-1}");
+	cr_assert_eq(ev.pid, 0);
+	cr_assert_eq(ev.tid, 0);
+	cr_assert_eq(ev.flags, PTW_CV_HAS_PID | PTW_CV_HAS_TID);
+	ev = parse_ok("{\"pid\":99999999999999999999999,\"tid\":12.9}");
+	cr_assert_eq(ev.pid, 0);
+	cr_assert_eq(ev.tid, 12);
+	ev = parse_ok("{\"pid\":-0.5,\"tid\":1e3}");
+	cr_assert_eq(ev.pid, 0);
+	cr_assert_eq(ev.tid, 1000);
+	ev = parse_ok("{\"pid\":\"Browser\",\"tid\":\"CrRendererMain\"}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_PID | PTW_CV_HAS_TID |
+				       PTW_CV_PID_IS_STRING |
+				       PTW_CV_TID_IS_STRING);
+	cr_assert(str_is(ev.pid_str, "Browser"));
+	cr_assert(str_is(ev.tid_str, "CrRendererMain"));
+	cr_assert_eq(ev.pid, 0);
+	/* a later number replaces an earlier string */
+	ev = parse_ok("{\"pid\":\"x\",\"pid\":7}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_PID);
+	cr_assert_eq(ev.pid, 7);
+}
+
+Test(json_parse, ids_numeric_string_hex_and_id2)
+{
+	struct ptw_cv_event ev = parse_ok("{\"id\":5}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID);
+	cr_assert_eq(ev.id_num, 5);
+	cr_assert_null(ev.id_str.p);
+	ev = parse_ok("{\"id\":\"0x2a\"}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING);
+	cr_assert_eq(ev.id_num, 42);
+	cr_assert(str_is(ev.id_str, "0x2a"));
+	ev = parse_ok("{\"id\":\"0XFF\"}");
+	cr_assert_eq(ev.id_num, 255);
+	ev = parse_ok("{\"id\":\"7\"}");
+	cr_assert_eq(ev.id_num, 7);
+	cr_assert(str_is(ev.id_str, "7"));
+	ev = parse_ok("{\"id\":\"req-1\"}");
+	cr_assert_eq(ev.id_num, 0);
+	cr_assert(str_is(ev.id_str, "req-1"));
+	ev = parse_ok("{\"id\":18446744073709551615}"); /* > int64: double */
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID);
+	ev = parse_ok("{\"id\":-1}");
+	cr_assert_eq(ev.id_num, UINT64_MAX);
+	ev = parse_ok("{\"id2\":{\"local\":\"0x10\"}}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
+				       PTW_CV_ID2_LOCAL);
+	cr_assert_eq(ev.id_num, 16);
+	ev = parse_ok("{\"id2\":{\"global\":9,\"other\":[1,2]}}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID);
+	cr_assert_eq(ev.id_num, 9);
+	ev = parse_ok("{\"id2\":{\"local\":3},\"id\":4}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID);
+	cr_assert_eq(ev.id_num, 4);
+	ev = parse_ok("{\"id\":null,\"id2\":\"x\"}");
+	cr_assert_eq(ev.flags, 0);
+}
+
+Test(json_parse, scope_bp_and_flows)
+{
+	struct ptw_cv_event ev = parse_ok(
+		"{\"ph\":\"f\",\"bp\":\"e\",\"s\":\"g\",\"bind_id\":\"0xab\","
+		"\"flow_in\":true,\"flow_out\":false}");
+	cr_assert_eq(ev.ph, 'f');
+	cr_assert_eq(ev.bp, 'e');
+	cr_assert_eq(ev.scope, 'g');
+	cr_assert(str_is(ev.bind_id, "0xab"));
+	cr_assert_eq(ev.flags, PTW_CV_HAS_BIND_ID | PTW_CV_FLOW_IN);
+	ev = parse_ok("{\"s\":\"p\",\"bind_id\":12,\"flow_out\":true}");
+	cr_assert_eq(ev.scope, 'p');
+	cr_assert(str_is(ev.bind_id, "12"));
+	cr_assert_eq(ev.flags, PTW_CV_HAS_BIND_ID | PTW_CV_FLOW_OUT);
+	ev = parse_ok("{\"s\":\"t\",\"bp\":\"x\"}");
+	cr_assert_eq(ev.scope, 't');
+	cr_assert_eq(ev.bp, 0);
+	ev = parse_ok("{\"s\":\"x\"}");
+	cr_assert_eq(ev.scope, 0);
+	ev = parse_ok("{\"s\":\"tt\"}");
+	cr_assert_eq(ev.scope, 0);
+	ev = parse_ok("{\"ph\":\"Xyz\"}");
+	cr_assert_eq(ev.ph, 'X');
+	ev = parse_ok("{\"ph\":\"\"}");
+	cr_assert_eq(ev.ph, 0);
+}
+
+Test(json_parse, args_of_every_type_in_order)
+{
+	struct ptw_cv_event ev = parse_ok(
+		"{\"ph\":\"C\",\"args\":{\"i\":-42,\"d\":2.5,\"s\":\"a\\\"b\","
+		"\"t\":true,\"f\":false,\"n\":null,\"o\":{\"x\":[1, {}]},"
+		"\"a\":[ ],\"big\":12345678901234567890,\"i\":3}}");
+	cr_assert_eq(ev.n_args, 10);
+	const struct ptw_cv_arg *a = ev.args;
+	cr_assert(str_is(a[0].key, "i"));
+	cr_assert_eq(a[0].type, PTW_CV_VAL_INT);
+	cr_assert_eq(a[0].i, -42);
+	cr_assert_eq(a[1].type, PTW_CV_VAL_DOUBLE);
+	cr_assert_eq(a[1].d, 2.5);
+	cr_assert_eq(a[2].type, PTW_CV_VAL_STRING);
+	cr_assert(str_is(a[2].s, "a\"b"));
+	cr_assert_eq(a[3].type, PTW_CV_VAL_BOOL);
+	cr_assert_eq(a[3].b, 1);
+	cr_assert_eq(a[4].type, PTW_CV_VAL_BOOL);
+	cr_assert_eq(a[4].b, 0);
+	cr_assert_eq(a[5].type, PTW_CV_VAL_NULL);
+	cr_assert_eq(a[6].type, PTW_CV_VAL_JSON);
+	cr_assert(str_is(a[6].s, "{\"x\":[1, {}]}"));
+	cr_assert_eq(a[7].type, PTW_CV_VAL_JSON);
+	cr_assert(str_is(a[7].s, "[ ]"));
+	cr_assert_eq(a[8].type, PTW_CV_VAL_DOUBLE);
+	cr_assert_eq(a[8].d, 12345678901234567890.0);
+	cr_assert(str_is(a[9].key, "i"));
+	cr_assert_eq(a[9].i, 3);
+	/* counter values: integral vs fractional */
+	ev = parse_ok("{\"args\":{\"value\":60,\"v2\":60.0,\"v3\":-1.25e2}}");
+	cr_assert_eq(ev.args[0].type, PTW_CV_VAL_INT);
+	cr_assert_eq(ev.args[0].i, 60);
+	cr_assert_eq(ev.args[1].type, PTW_CV_VAL_DOUBLE);
+	cr_assert_eq(ev.args[1].d, 60.0);
+	cr_assert_eq(ev.args[2].d, -125.0);
+	/* a non-object args is ignored */
+	ev = parse_ok("{\"args\":{\"a\":1},\"args\":[1]}");
+	cr_assert_eq(ev.n_args, 0);
+	ev = parse_ok("{\"args\":{}}");
+	cr_assert_eq(ev.n_args, 0);
+}
+
+Test(json_parse, int64_edges_and_doubles)
+{
+	struct ptw_cv_event ev = parse_ok(
+		"{\"args\":{\"max\":9223372036854775807,"
+		"\"min\":-9223372036854775808,\"over\":9223372036854775808,"
+		"\"neg0\":-0,\"tiny\":1e-320,\"long\":"
+		"0.1000000000000000055511151231257827021181583404541015625,"
+		"\"prec\":3.14159265358979323846}}");
+	cr_assert_eq(ev.args[0].type, PTW_CV_VAL_INT);
+	cr_assert_eq(ev.args[0].i, INT64_MAX);
+	cr_assert_eq(ev.args[1].type, PTW_CV_VAL_INT);
+	cr_assert_eq(ev.args[1].i, INT64_MIN);
+	cr_assert_eq(ev.args[2].type, PTW_CV_VAL_DOUBLE);
+	cr_assert_eq(ev.args[2].d, 9223372036854775808.0);
+	cr_assert_eq(ev.args[3].type, PTW_CV_VAL_INT);
+	cr_assert_eq(ev.args[3].i, 0);
+	cr_assert_eq(ev.args[4].d, 1e-320);
+	cr_assert_eq(ev.args[5].d, 0.1);
+	cr_assert_eq(ev.args[6].d, 3.14159265358979323846);
+	cr_assert(str_is(ev.args[6].s, "3.14159265358979323846"));
+}
+
+Test(json_parse, escapes_and_unicode_are_decoded)
+{
+	struct ptw_cv_event ev = parse_ok(
+		"{\"na\\u006De\":\"tab\\there\\n\\\\ \\/ \\b\\f\\r\\\"q\","
+		"\"cat\":\"\\u00e9\\u20AC\\uD83D\\uDE00\\u0000end\","
+		"\"args\":{\"k\\u00e9y\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"}}");
+	cr_assert(str_is(ev.name, "tab\there\n\\ / \b\f\r\"q"));
+	cr_assert_eq(ev.cat.n, 2 + 3 + 4 + 1 + 3);
+	cr_assert_eq(memcmp(ev.cat.p, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\0end",
+			    ev.cat.n), 0);
+	cr_assert(str_is(ev.args[0].key, "k\xc3\xa9y"));
+	cr_assert(str_is(ev.args[0].s, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
+	/* strings without escapes point into the input */
+	const char *in = "{\"name\":\"plain\"}";
+	struct ptw_cv_event e2;
+	struct ptw_error err;
+	cr_assert_eq(ptw_cv_json_parse_object(jp, in, strlen(in), &e2, &err), 0);
+	cr_assert_eq(e2.name.p, in + 9);
+	/* DEL and every other non-control byte is fine unescaped */
+	ev = parse_ok("{\"name\":\"\x7f~\"}");
+	cr_assert(str_is(ev.name, "\x7f~"));
+}
+
+Test(json_parse, long_strings_and_many_events_reuse_the_parser)
+{
+	size_t n = 100000;
+	char *s = malloc(n + n / 100 + 64);
+	cr_assert_not_null(s);
+	strcpy(s, "{\"name\":\"");
+	size_t k = strlen(s);
+	for (size_t i = 0; i < n; i++) {
+		if (i % 100 == 99) {
+			s[k++] = '\\';
+			s[k++] = 'n';
+		} else {
+			s[k++] = (char)('a' + (char)(i % 26));
+		}
+	}
+	strcpy(s + k, "\",\"ph\":\"i\"}");
+	struct ptw_cv_event ev = parse_ok(s);
+	cr_assert_eq(ev.ph, 'i');
+	cr_assert_eq(ev.name.n, n);
+	cr_assert_eq(ev.name.p[99], '\n');
+	ev = parse_ok("{\"name\":\"x\\n\"}");
+	cr_assert(str_is(ev.name, "x\n"));
+	free(s);
+}
+
+Test(json_parse, cut_text_is_invalid_with_offset_at_end)
+{
+	/* rule 4: cut in a string, an escape, a UTF-8 character, a number */
+	parse_bad("{\"name\":\"cut", 12, "unexpected end of input");
+	parse_bad("{\"name\":\"cut\\", 13, "escape character");
+	parse_bad("{\"name\":\"cut\\u00", 16, "4 hex digits");
+	parse_bad("{\"name\":\"\\uD83D", 15, "low surrogate");
+	parse_bad("{\"name\":\"\xe2\x82", 11, "UTF-8 character");
+	parse_bad("{\"name\":\"x\",\"ts\":12", 19, "',' or '}'");
+	parse_bad("{\"name\":\"x\",\"ts\":-", 18, "digit after '-'");
+	parse_bad("{\"name\":\"x\",\"ts\":1.", 19, "digit after '.'");
+	parse_bad("{\"a\":1e", 7, "exponent");
+	parse_bad("{\"a\":tr", 7, "literal");
+	parse_bad("{\"name\":\"cut\",\"ph\":\"B\",", 23, "member name");
+	parse_bad("{\"a\":{\"b\":[1,", 13, "a value");
+	parse_bad("{\"a\"", 4, "':'");
+	parse_bad("{", 1, "'\"' or '}'");
+	parse_bad("", 0, "'{'");
+	parse_bad("   ", 3, "'{'");
+}
+
+Test(json_parse, invalid_text_is_found_where_it_is)
+{
+	parse_bad("{\"a\":1,}", 7, "'\"' starting a member name");
+	parse_bad("{\"a\":1},", 7, "end of the text");
+	parse_bad("{\"a\":1}{}", 7, "end of the text");
+	parse_bad("{\"a\" 1}", 5, "':'");
+	parse_bad("{\"a\":1 \"b\":2}", 7, "',' or '}' after a member");
+	parse_bad("{\"a\":[1 2]}", 8, "',' or ']'");
+	parse_bad("{\"a\":[1,]}", 8, "value");
+	parse_bad("{a:1}", 1, "'\"' starting a member name");
+	parse_bad("{'a':1}", 1, "found '''");
+	parse_bad("[{\"a\":1}]", 0, "'{'");
+	parse_bad("{\"a\":01}", 6, "leading zeros");
+	parse_bad("{\"a\":+1}", 5, "value");
+	parse_bad("{\"a\":.5}", 5, "value");
+	parse_bad("{\"a\":1.e3}", 7, "digit after '.'");
+	parse_bad("{\"a\":NaN}", 5, "value");
+	parse_bad("{\"a\":-Infinity}", 6, "digit after '-'");
+	parse_bad("{\"a\":truth}", 8, "value");
+	parse_bad("{\"a\":nul}", 8, "value");
+	parse_bad("{\"a\":\"\\x\"}", 7, "escape character");
+	parse_bad("{\"a\":\"\\u12G4\"}", 10, "hex digit");
+	parse_bad("{\"a\":\"\\uDC00\"}", 6, "unpaired low surrogate");
+	parse_bad("{\"a\":\"\\uD800x\"}", 6, "not followed by a low one");
+	parse_bad("{\"a\":\"\\uD800\\n\"}", 6, "not followed by a low one");
+	parse_bad("{\"a\":\"\\uD800\\u0041\"}", 6, "followed by \\u0041");
+	parse_bad("{\"a\":\"tab\there\"}", 9, "control character 0x09");
+	parse_bad("{\"a\":\"line\nbreak\"}", 10, "control character 0x0a");
+	parse_bad("{\"a\":1} // c", 8, "end of the text");
+	parse_bad("{\"a\":1,\"b\":2,,\"c\":3}", 13, "member name");
+	/* a second trailing comma is the text-line reader's business: after
+	 * it removes one, the object still has one after it */
+	parse_bad("{\"a\":1},", 7, "end of the text");
+}
+
+Test(json_parse, invalid_utf8_is_rejected)
+{
+	parse_bad("{\"a\":\"\xc0\x80\"}", 6, "cannot start");      /* overlong */
+	parse_bad("{\"a\":\"\xc1\xbf\"}", 6, "cannot start");
+	parse_bad("{\"a\":\"\xe0\x80\x80\"}", 7, "sequence");       /* overlong */
+	parse_bad("{\"a\":\"\xed\xa0\x80\"}", 7, "sequence");       /* surrogate */
+	parse_bad("{\"a\":\"\xf4\x90\x80\x80\"}", 7, "sequence");   /* > 10FFFF */
+	parse_bad("{\"a\":\"\xf5\x80\x80\x80\"}", 6, "cannot start");
+	parse_bad("{\"a\":\"\x80\"}", 6, "cannot start");
+	parse_bad("{\"a\":\"\xc3(\"}", 7, "sequence");
+	parse_bad("{\"a\":\"\xe2\x82(\"}", 8, "sequence");
+	parse_bad("{\"\xff\":1}", 2, "cannot start");
+	parse_bad("{\"a\":1,\xff}", 7, "byte 0xff");
+	/* valid boundaries */
+	struct ptw_cv_event ev = parse_ok(
+		"{\"a\":\"\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80"
+		"\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\"}");
+	(void)ev;
+}
+
+Test(json_parse, nul_bytes_are_invalid)
+{
+	parse_bad_n("{\"a\":\"x\0y\"}", 11, PTW_ERR_FORMAT, 7, "NUL byte inside a string");
+	parse_bad_n("{\"a\":1}\0", 8, PTW_ERR_FORMAT, 7, "NUL byte");
+	parse_bad_n("{\"a\":1\0}", 8, PTW_ERR_FORMAT, 6, "NUL byte");
+	parse_bad_n("\0{}", 3, PTW_ERR_FORMAT, 0, "NUL byte");
+	parse_bad_n("{\"name\":\"cut\",\"ph\":\0\0\0\0", 23, PTW_ERR_FORMAT, 19,
+		    "NUL byte");
+}
+
+Test(json_parse, limits_are_reported)
+{
+	char deep[2 * PTW_CV_JSON_MAX_DEPTH + 64];
+	size_t k = 0;
+	k += (size_t)sprintf(deep, "{\"a\":");
+	for (int i = 0; i < PTW_CV_JSON_MAX_DEPTH; i++)
+		deep[k++] = '[';
+	for (int i = 0; i < PTW_CV_JSON_MAX_DEPTH; i++)
+		deep[k++] = ']';
+	deep[k++] = '}';
+	/* the event is depth 1: 255 arrays inside it fit, 256 do not */
+	parse_bad_n(deep, k, PTW_ERR_LIMIT, 5 + PTW_CV_JSON_MAX_DEPTH - 1,
+		    "nesting deeper");
+	struct ptw_cv_event ev;
+	struct ptw_error err;
+	memmove(deep + 5, deep + 6, k - 6);
+	k -= 2;
+	memmove(deep + 5 + PTW_CV_JSON_MAX_DEPTH - 1,
+		deep + 5 + PTW_CV_JSON_MAX_DEPTH, k - 5 - PTW_CV_JSON_MAX_DEPTH + 1);
+	cr_assert_eq(ptw_cv_json_parse_object(jp, deep, k, &ev, &err), 0,
+		     "%s", err.msg);
+
+	char args[4096];
+	k = (size_t)sprintf(args, "{\"args\":{");
+	for (int i = 0; i <= PTW_CV_MAX_ARGS; i++)
+		k += (size_t)sprintf(args + k, "%s\"k%d\":%d", i ? "," : "", i, i);
+	k += (size_t)sprintf(args + k, "}}");
+	size_t at = (size_t)(strstr(args, "\"k64\"") - args);
+	parse_bad_n(args, k, PTW_ERR_LIMIT, at, "more than 64 members");
+}
+
+Test(json_parse, bad_arguments)
+{
+	struct ptw_cv_event ev;
+	struct ptw_error err;
+	cr_assert_eq(ptw_cv_json_parse_object(NULL, "{}", 2, &ev, &err),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_cv_json_parse_object(jp, NULL, 2, &ev, &err),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_cv_json_parse_object(jp, "{}", 2, NULL, &err),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_cv_json_parse_object(jp, NULL, 0, &ev, NULL),
+		     PTW_ERR_FORMAT);
+	/* err may be NULL */
+	cr_assert_eq(ptw_cv_json_parse_object(jp, "{x}", 3, &ev, NULL),
+		     PTW_ERR_FORMAT);
+	ptw_cv_json_parser_destroy(NULL);
+}
+
+Test(json_parse, error_locate_names_file_line_and_column)
+{
+	struct ptw_cv_event ev;
+	struct ptw_error err = { 0 };
+	const char *line = "{\"name\":\"x\" \"ph\":\"B\"}";
+	cr_assert_eq(ptw_cv_json_parse_object(jp, line, strlen(line), &ev, &err),
+		     PTW_ERR_FORMAT);
+	/*               {"name":"x" "ph":"B"}
+	 *                           ^ byte 12 */
+	cr_assert_eq(err.offset, 12);
+	ptw_cv_json_error_locate(&err, "trace_3.appletrace", 7, 1000);
+	cr_assert_str_eq(err.msg, "trace_3.appletrace:7:13 (byte 1012): expected "
+				  "',' or '}' after a member, found '\"'");
+	cr_assert_eq(err.line, 7);
+	cr_assert_eq(err.column, 13);
+	cr_assert_eq(err.offset, 1012);
+	cr_assert_str_eq(err.input, "trace_3.appletrace");
+	cr_assert_eq(err.code, PTW_ERR_FORMAT);
+	ptw_cv_json_error_locate(NULL, "x", 1, 0);
+}
+
+Test(json_parse, every_prefix_of_a_valid_object_is_invalid)
+{
+	const char *s = "{\"name\":\"caf\xc3\xa9 \\u00e9\\uD83D\\uDE00\",\"ph\":\"X\","
+			"\"ts\":-1.5e+3,\"args\":{\"a\":[true,false,null,{}]}}";
+	size_t n = strlen(s);
+	struct ptw_cv_event ev;
+	struct ptw_error err;
+	for (size_t k = 0; k < n; k++) {
+		int rc = ptw_cv_json_parse_object(jp, s, k, &ev, &err);
+		cr_assert_eq(rc, PTW_ERR_FORMAT, "prefix %zu accepted", k);
+		cr_assert_eq(err.offset, k, "prefix %zu: offset %llu (%s)", k,
+			     (unsigned long long)err.offset, err.msg);
+	}
+	cr_assert_eq(ptw_cv_json_parse_object(jp, s, n, &ev, &err), 0);
+	cr_assert_eq(ev.ts_ns, -1500000);
+}
