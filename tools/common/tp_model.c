@@ -1,0 +1,447 @@
+/* tp_model.c - the rows trace_processor would show for a loaded trace.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Follows slice_tracker.cc (stack per track, MaybeCloseStack, matching
+ * END by name/category), flow_tracker.cc (Begin/Step/End) and
+ * track_event_event_importer.h (flows attach to the slice an event
+ * created or closed). */
+#include "tp_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "u64map.h"
+
+#define MAX_TRACK_DEPTH 100 /* track_event_tracker.cc */
+#define MAX_SLICE_DEPTH 512 /* slice_tracker.h kMaxDepth */
+
+struct stack {
+	uint32_t *ids;
+	size_t n, cap;
+};
+
+struct priv {
+	struct ptw_arena arena;
+	struct ptw_u64map stacks;   /* track uuid -> struct stack * */
+	struct ptw_u64map flows;    /* flow id -> slice id + 1 */
+	struct stack **all_stacks;
+	size_t n_stacks, cap_stacks;
+	size_t cap_slices, cap_counters, cap_flows, cap_unmatched;
+};
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	if (nc > SIZE_MAX / elem)
+		return -1;
+	void *p = realloc(*arr, nc * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+struct ptw_tp_track_owner ptw_tp_model_owner(const struct ptw_trace *t,
+					     uint64_t uuid)
+{
+	struct ptw_tp_track_owner o;
+	memset(&o, 0, sizeof(o));
+	o.uuid = uuid;
+	const struct ptw_trace_track *tr = ptw_trace_find_track(t, uuid);
+	/* an undescribed uuid is a global root track named after its first
+	 * event (track_event_tracker.cc) */
+	for (int depth = 0; tr; depth++) {
+		if (depth > MAX_TRACK_DEPTH) {
+			o.broken = 1; /* loop or too deep */
+			return o;
+		}
+		if (tr->kind == PTW_TRACE_TRACK_THREAD) {
+			o.owner = PTW_TP_OWNER_THREAD;
+			o.pid = tr->pid;
+			o.tid = tr->tid;
+			return o;
+		}
+		if (tr->kind == PTW_TRACE_TRACK_PROCESS) {
+			o.owner = PTW_TP_OWNER_PROCESS;
+			o.pid = tr->pid;
+			return o;
+		}
+		if (!tr->has_parent)
+			return o;
+		const struct ptw_trace_track *p =
+			ptw_trace_find_track(t, tr->parent_uuid);
+		if (!p) {
+			/* track_hierarchy_missing_uuid */
+			o.broken = 1;
+			return o;
+		}
+		tr = p;
+	}
+	return o;
+}
+
+static struct stack *get_stack(struct ptw_tp_model *m, uint64_t uuid)
+{
+	struct priv *pv = m->priv_;
+	struct stack *s = ptw_u64map_get(&pv->stacks, uuid);
+	if (s)
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (!s || grow((void **)&pv->all_stacks, &pv->cap_stacks,
+		       pv->n_stacks, sizeof(*pv->all_stacks)) ||
+	    ptw_u64map_put(&pv->stacks, uuid, s) < 0) {
+		free(s);
+		return NULL;
+	}
+	pv->all_stacks[pv->n_stacks++] = s;
+	return s;
+}
+
+/* slice_tracker.cc MaybeCloseStack: pops slices that ended before
+ * 'ts' (or at it, unless both are instants) and truncates slices left
+ * open inside a slice that already ended (misplaced_end_event). */
+static void maybe_close_stack(struct ptw_tp_model *m, struct stack *st,
+			      int64_t ts, int64_t dur)
+{
+	int incomplete_descendant = 0;
+	for (long i = (long)st->n - 1; i >= 0; i--) {
+		if ((size_t)i >= st->n)
+			continue; /* popped below us */
+		struct ptw_tp_slice *s = &m->slices[st->ids[i]];
+		if (s->dur == -1) {
+			incomplete_descendant = 1;
+			continue;
+		}
+		int64_t end_ts = s->ts + s->dur;
+		if (incomplete_descendant) {
+			if (ts <= end_ts)
+				continue;
+			m->misplaced_end_event++;
+			while (st->n > (size_t)i + 1) {
+				struct ptw_tp_slice *c =
+					&m->slices[st->ids[st->n - 1]];
+				c->dur = end_ts - c->ts;
+				st->n--;
+			}
+			st->n--; /* the slice itself */
+			incomplete_descendant = 0;
+			continue;
+		}
+		int ends_before = end_ts < ts;
+		int ends_same = end_ts == ts && !(s->dur == 0 && dur == 0);
+		if (ends_before || ends_same) {
+			st->n--; /* StackPop pops the back, as TP does */
+			continue;
+		}
+	}
+}
+
+/* MatchingIncompleteSliceIndex: innermost open slice whose category and
+ * name match; NULL on the END matches anything, a NULL slice name
+ * matches any END name. */
+static long match_open(const struct ptw_tp_model *m, const struct stack *st,
+		       const char *name, const char *cat)
+{
+	for (long i = (long)st->n - 1; i >= 0; i--) {
+		const struct ptw_tp_slice *s = &m->slices[st->ids[i]];
+		if (s->dur != -1)
+			continue;
+		if (cat && (!s->category || strcmp(cat, s->category) != 0))
+			continue;
+		if (name && s->name && strcmp(name, s->name) != 0)
+			continue;
+		return i;
+	}
+	return -1;
+}
+
+static int add_flow(struct ptw_tp_model *m, uint32_t a, uint32_t b,
+		    uint64_t id)
+{
+	struct priv *pv = m->priv_;
+	if (grow((void **)&m->flows, &pv->cap_flows, m->n_flows,
+		 sizeof(*m->flows)))
+		return -1;
+	/* direction by timestamps (flow_tracker.cc Step/End) */
+	uint32_t out = m->slices[a].ts > m->slices[b].ts ? b : a;
+	uint32_t in = m->slices[a].ts <= m->slices[b].ts ? b : a;
+	m->flows[m->n_flows].slice_out = out;
+	m->flows[m->n_flows].slice_in = in;
+	m->flows[m->n_flows].flow_id = id;
+	m->n_flows++;
+	return 0;
+}
+
+static int do_flows(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
+		    uint32_t slice)
+{
+	struct priv *pv = m->priv_;
+	for (uint32_t i = 0; i < ev->n_flow_ids; i++) {
+		uint64_t id = ev->flow_ids[i];
+		uintptr_t prev = (uintptr_t)ptw_u64map_get(&pv->flows, id);
+		if (prev && add_flow(m, (uint32_t)(prev - 1), slice, id))
+			return -1;
+		if (ptw_u64map_put(&pv->flows, id,
+				   (void *)(uintptr_t)(slice + 1)) < 0)
+			return -1;
+	}
+	for (uint32_t i = 0; i < ev->n_terminating_flow_ids; i++) {
+		uint64_t id = ev->terminating_flow_ids[i];
+		uintptr_t prev = (uintptr_t)ptw_u64map_get(&pv->flows, id);
+		if (!prev)
+			continue; /* never started: ignored */
+		if (add_flow(m, (uint32_t)(prev - 1), slice, id))
+			return -1;
+		/* free the id for reuse (no erase in u64map: mark 0) */
+		if (ptw_u64map_put(&pv->flows, id, NULL) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int set_args(struct ptw_tp_model *m, struct ptw_tp_slice *s)
+{
+	struct priv *pv = m->priv_;
+	uint32_t n = s->begin->n_args + (s->end ? s->end->n_args : 0);
+	s->n_args = n;
+	s->args = NULL;
+	if (!n)
+		return 0;
+	const struct ptw_trace_arg **a =
+		ptw_arena_alloc(&pv->arena, n * sizeof(*a));
+	if (!a)
+		return -1;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < s->begin->n_args; i++)
+		a[k++] = &s->begin->args[i];
+	for (uint32_t i = 0; s->end && i < s->end->n_args; i++)
+		a[k++] = &s->end->args[i];
+	s->args = a;
+	return 0;
+}
+
+static int add_problem(struct ptw_tp_model *m,
+		       const struct ptw_trace_event *ev, const char *msg)
+{
+	struct priv *pv = m->priv_;
+	if (grow((void **)&m->unmatched_ends, &pv->cap_unmatched,
+		 m->n_unmatched_ends, sizeof(*m->unmatched_ends)))
+		return -1;
+	m->unmatched_ends[m->n_unmatched_ends].event = ev;
+	m->unmatched_ends[m->n_unmatched_ends].msg = msg;
+	m->n_unmatched_ends++;
+	return 0;
+}
+
+static int start_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
+		       int64_t dur)
+{
+	struct priv *pv = m->priv_;
+	struct stack *st = get_stack(m, ev->track_uuid);
+	if (!st)
+		return -1;
+	maybe_close_stack(m, st, ev->ts, dur);
+	if (st->n >= MAX_SLICE_DEPTH)
+		return 0; /* slice_max_depth_exceeded: dropped */
+	if (grow((void **)&m->slices, &pv->cap_slices, m->n_slices,
+		 sizeof(*m->slices)) ||
+	    grow((void **)&st->ids, &st->cap, st->n, sizeof(*st->ids)))
+		return -1;
+	uint32_t id = (uint32_t)m->n_slices;
+	struct ptw_tp_slice *s = &m->slices[m->n_slices++];
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	s->ts = ev->ts;
+	s->dur = dur;
+	s->track_uuid = ev->track_uuid;
+	s->name = ev->name;
+	s->category = ev->category;
+	s->depth = (uint32_t)st->n;
+	s->parent_id = st->n ? (int64_t)st->ids[st->n - 1] : -1;
+	s->is_instant = ev->type == PTW_TRACE_INSTANT;
+	s->begin = ev;
+	st->ids[st->n++] = id;
+	if (set_args(m, s))
+		return -1;
+	return do_flows(m, ev, id);
+}
+
+static int end_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev)
+{
+	struct stack *st = get_stack(m, ev->track_uuid);
+	if (!st)
+		return -1;
+	maybe_close_stack(m, st, ev->ts, -1);
+	long i = st->n ? match_open(m, st, ev->name, ev->category) : -1;
+	if (i < 0) {
+		/* ignored by TP without any stat */
+		return add_problem(m, ev,
+				   st->n ? "SLICE_END matches no open slice "
+					   "(name or category differ)"
+					 : "SLICE_END without an open slice on "
+					   "its track");
+	}
+	uint32_t id = st->ids[i];
+	struct ptw_tp_slice *s = &m->slices[id];
+	s->dur = ev->ts - s->ts;
+	s->end = ev;
+	if (set_args(m, s))
+		return -1;
+	if ((size_t)i == st->n - 1)
+		st->n--;
+	return do_flows(m, ev, id);
+}
+
+static int add_counter(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
+		       uint64_t track, double v)
+{
+	struct priv *pv = m->priv_;
+	if (grow((void **)&m->counters, &pv->cap_counters, m->n_counters,
+		 sizeof(*m->counters)))
+		return -1;
+	struct ptw_tp_counter *c = &m->counters[m->n_counters++];
+	c->ts = ev->ts;
+	c->track_uuid = track;
+	c->value = v;
+	c->event = ev;
+	return 0;
+}
+
+struct order {
+	int64_t ts;
+	size_t idx;
+};
+
+static int cmp_order(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int build(struct ptw_tp_model *m, const struct ptw_trace *t)
+{
+	size_t n;
+	const struct ptw_trace_event *evs = ptw_trace_events(t, &n);
+	struct order *ord = malloc((n ? n : 1) * sizeof(*ord));
+	if (!ord)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		ord[i].ts = evs[i].ts;
+		ord[i].idx = i;
+	}
+	/* TP's sorter: (ts, insertion order) */
+	qsort(ord, n, sizeof(*ord), cmp_order);
+	int rc = 0;
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		const struct ptw_trace_event *ev = &evs[ord[k].idx];
+		struct ptw_tp_track_owner o =
+			ptw_tp_model_owner(t, ev->track_uuid);
+		if (o.broken) {
+			m->track_hierarchy_missing_uuid++;
+			continue;
+		}
+		switch (ev->type) {
+		case PTW_TRACE_SLICE_BEGIN:
+			rc = start_slice(m, ev, -1);
+			break;
+		case PTW_TRACE_INSTANT:
+			rc = start_slice(m, ev, 0);
+			break;
+		case PTW_TRACE_SLICE_END:
+			rc = end_slice(m, ev);
+			break;
+		case PTW_TRACE_COUNTER:
+			rc = add_counter(m, ev, ev->track_uuid,
+					 ev->counter_value);
+			break;
+		default:
+			break;
+		}
+		for (uint32_t i = 0; rc == 0 && i < ev->n_extra_counters; i++)
+			rc = add_counter(m, ev, ev->extra_counter_tracks[i],
+					 ev->extra_counter_values[i]);
+	}
+	free(ord);
+	if (rc)
+		return -1;
+
+	/* threads and processes, in descriptor order */
+	size_t nt;
+	const struct ptw_trace_track *tr = ptw_trace_tracks(t, &nt);
+	size_t nth = 0, npr = 0;
+	for (size_t i = 0; i < nt; i++) {
+		nth += tr[i].kind == PTW_TRACE_TRACK_THREAD;
+		npr += tr[i].kind == PTW_TRACE_TRACK_PROCESS;
+	}
+	m->threads = calloc(nth ? nth : 1, sizeof(*m->threads));
+	m->processes = calloc(npr ? npr : 1, sizeof(*m->processes));
+	if (!m->threads || !m->processes)
+		return -1;
+	for (size_t i = 0; i < nt; i++) {
+		if (tr[i].kind == PTW_TRACE_TRACK_THREAD) {
+			struct ptw_tp_thread *th = &m->threads[m->n_threads++];
+			th->tid = tr[i].tid;
+			th->pid = tr[i].pid;
+			th->name = tr[i].name;
+			th->track_uuid = tr[i].uuid;
+		} else if (tr[i].kind == PTW_TRACE_TRACK_PROCESS) {
+			struct ptw_tp_process *p =
+				&m->processes[m->n_processes++];
+			p->pid = tr[i].pid;
+			p->name = tr[i].name;
+			p->track_uuid = tr[i].uuid;
+		}
+	}
+	return 0;
+}
+
+struct ptw_tp_model *ptw_tp_model_build(const struct ptw_trace *t,
+					struct ptw_error *err)
+{
+	struct ptw_tp_model *m = calloc(1, sizeof(*m));
+	struct priv *pv = calloc(1, sizeof(*pv));
+	if (!m || !pv) {
+		free(m);
+		free(pv);
+		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	m->priv_ = pv;
+	if (build(m, t)) {
+		ptw_tp_model_free(m);
+		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		return NULL;
+	}
+	return m;
+}
+
+void ptw_tp_model_free(struct ptw_tp_model *m)
+{
+	if (!m)
+		return;
+	struct priv *pv = m->priv_;
+	if (pv) {
+		for (size_t i = 0; i < pv->n_stacks; i++) {
+			free(pv->all_stacks[i]->ids);
+			free(pv->all_stacks[i]);
+		}
+		free(pv->all_stacks);
+		ptw_u64map_free(&pv->stacks);
+		ptw_u64map_free(&pv->flows);
+		ptw_arena_free(&pv->arena);
+		free(pv);
+	}
+	free(m->slices);
+	free(m->counters);
+	free(m->flows);
+	free(m->threads);
+	free(m->processes);
+	free(m->unmatched_ends);
+	free(m);
+}

@@ -1,0 +1,543 @@
+/* ptw_dump.c - prints, checks and models a Perfetto trace (ptw-dump).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptw_trace.pb-c.h"
+#include "tp_model.h"
+#include "trace_check.h"
+#include "trace_read.h"
+
+enum mode { M_PACKETS, M_CHECK, M_EVENTS, M_SLICES, M_COUNTERS, M_FLOWS,
+	    M_TRACKS, M_STATS };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: ptw-dump [MODE] [OPTIONS] TRACE\n"
+"Decodes a Perfetto protobuf trace (.pftrace), compressed batches included.\n"
+"\n"
+"Modes (default: print every packet):\n"
+"  -c, --check       validate the sequence rules; on failure print\n"
+"                    'TRACE: byte N: message' and exit 1, else a summary\n"
+"  -e, --events      one resolved TrackEvent per line (trace-time ns)\n"
+"  -s, --slices      the slice rows trace_processor would show\n"
+"      --counters    the counter rows\n"
+"      --flows       the flow rows (slice ids)\n"
+"  -t, --tracks      the track table (descriptors)\n"
+"      --stats       packet counts and trace_processor-like stats\n"
+"\n"
+"Options:\n"
+"      --allow-open  --check: slices left open at the end are not an error\n"
+"      --complete    --check: a truncated final record is an error\n"
+"      --allow-loss  --check: previous_packet_dropped is not an error\n"
+"  -h, --help        this text\n"
+"\n"
+"Exit status: 0 ok, 1 check failed or the trace is malformed, 2 usage or\n"
+"I/O error.\n");
+}
+
+/* ---- packet printing ---------------------------------------------------- */
+
+static void print_str(const char *s)
+{
+	if (!s) {
+		fputs("NULL", stdout);
+		return;
+	}
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\x%02x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static void print_args(const struct ptw_trace_arg *a, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		printf(" %s=", a[i].name);
+		switch (a[i].type) {
+		case PTW_TRACE_ARG_BOOL:
+			fputs(a[i].v.b ? "true" : "false", stdout);
+			break;
+		case PTW_TRACE_ARG_INT:
+			printf("%" PRId64, a[i].v.i);
+			break;
+		case PTW_TRACE_ARG_UINT:
+			printf("%" PRIu64 "u", a[i].v.u);
+			break;
+		case PTW_TRACE_ARG_POINTER:
+			printf("0x%" PRIx64, a[i].v.u);
+			break;
+		case PTW_TRACE_ARG_DOUBLE:
+			printf("%.17g", a[i].v.d);
+			break;
+		case PTW_TRACE_ARG_STRING:
+		case PTW_TRACE_ARG_JSON:
+			print_str(a[i].v.s);
+			break;
+		default:
+			fputs("{...}", stdout);
+			break;
+		}
+	}
+}
+
+static void print_ids(const char *what, const uint64_t *v, uint32_t n)
+{
+	if (!n)
+		return;
+	printf(" %s=", what);
+	for (uint32_t i = 0; i < n; i++)
+		printf("%s%" PRIu64, i ? "," : "", v[i]);
+}
+
+static void print_event(const struct ptw_trace_event *e)
+{
+	printf("%s track=%" PRIu64, ptw_trace_event_type_name(e->type),
+	       e->track_uuid);
+	if (e->name) {
+		fputs(" name=", stdout);
+		print_str(e->name);
+	}
+	if (e->category) {
+		fputs(" cat=", stdout);
+		print_str(e->category);
+	}
+	if (e->counter_kind == PTW_TRACE_COUNTER_INT)
+		printf(" value=%" PRId64, e->counter_int);
+	else if (e->counter_kind == PTW_TRACE_COUNTER_DOUBLE)
+		printf(" value=%.17g", e->counter_double);
+	print_ids("flows", e->flow_ids, e->n_flow_ids);
+	print_ids("terminating_flows", e->terminating_flow_ids,
+		  e->n_terminating_flow_ids);
+	for (uint32_t i = 0; i < e->n_extra_counters; i++)
+		printf(" extra[%" PRIu64 "]=%.17g", e->extra_counter_tracks[i],
+		       e->extra_counter_values[i]);
+	print_args(e->args, e->n_args);
+}
+
+static void print_interned(const Perfetto__Protos__InternedData *d)
+{
+	fputs(" interned{", stdout);
+	const char *sep = "";
+	for (size_t i = 0; i < d->n_event_categories; i++, sep = " ") {
+		printf("%scat %" PRIu64 "=", sep, d->event_categories[i]->iid);
+		print_str(d->event_categories[i]->name);
+	}
+	for (size_t i = 0; i < d->n_event_names; i++, sep = " ") {
+		printf("%sname %" PRIu64 "=", sep, d->event_names[i]->iid);
+		print_str(d->event_names[i]->name);
+	}
+	for (size_t i = 0; i < d->n_debug_annotation_names; i++, sep = " ") {
+		printf("%sarg %" PRIu64 "=", sep,
+		       d->debug_annotation_names[i]->iid);
+		print_str(d->debug_annotation_names[i]->name);
+	}
+	for (size_t i = 0; i < d->n_debug_annotation_string_values; i++,
+		    sep = " ") {
+		const Perfetto__Protos__InternedString *s =
+			d->debug_annotation_string_values[i];
+		printf("%sstr %" PRIu64 "=\"%.*s\"", sep, s->iid,
+		       (int)(s->str.len > 200 ? 200 : s->str.len),
+		       s->str.data ? (const char *)s->str.data : "");
+	}
+	putchar('}');
+}
+
+static void print_descriptor(const Perfetto__Protos__TrackDescriptor *d)
+{
+	printf(" track_descriptor uuid=%" PRIu64, d->uuid);
+	if (d->has_parent_uuid)
+		printf(" parent=%" PRIu64, d->parent_uuid);
+	if (d->static_or_dynamic_name_case !=
+	    PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME__NOT_SET) {
+		fputs(" name=", stdout);
+		print_str(d->name);
+	}
+	if (d->thread) {
+		printf(" thread{pid=%d tid=%" PRId64, d->thread->pid,
+		       d->thread->tid);
+		if (d->thread->thread_name) {
+			fputs(" name=", stdout);
+			print_str(d->thread->thread_name);
+		}
+		putchar('}');
+	}
+	if (d->process) {
+		printf(" process{pid=%d", d->process->pid);
+		if (d->process->process_name) {
+			fputs(" name=", stdout);
+			print_str(d->process->process_name);
+		}
+		putchar('}');
+	}
+	if (d->counter) {
+		fputs(" counter{", stdout);
+		if (d->counter->has_unit)
+			printf("unit=%d", (int)d->counter->unit);
+		if (d->counter->unit_name) {
+			fputs(" unit_name=", stdout);
+			print_str(d->counter->unit_name);
+		}
+		if (d->counter->has_unit_multiplier)
+			printf(" multiplier=%" PRId64,
+			       d->counter->unit_multiplier);
+		if (d->counter->has_is_incremental && d->counter->is_incremental)
+			fputs(" incremental", stdout);
+		putchar('}');
+	}
+	if (d->has_sibling_order_rank)
+		printf(" rank=%d", d->sibling_order_rank);
+	if (d->has_child_ordering)
+		printf(" child_ordering=%d", (int)d->child_ordering);
+}
+
+static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
+		     const void *vp)
+{
+	(void)ctx;
+	const Perfetto__Protos__TracePacket *p = vp;
+	if (in->is_batch) {
+		printf("@%" PRIu64 " compressed_packets %u bytes -> %" PRIu64
+		       " bytes inflated\n", in->offset, in->size,
+		       in->inflated_size);
+		return 0;
+	}
+	if (in->batch)
+		printf("    +%" PRIu64, in->inner_offset);
+	else
+		printf("@%" PRIu64, in->offset);
+	printf(" #%" PRIu64, in->packet_index);
+	if (!p) {
+		putchar('\n');
+		return 0;
+	}
+	if (p->optional_trusted_packet_sequence_id_case ==
+	    PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID)
+		printf(" seq=%u", p->trusted_packet_sequence_id);
+	else
+		fputs(" seq=-", stdout);
+	if (p->has_sequence_flags && p->sequence_flags)
+		printf(" flags=%s%s%s",
+		       (p->sequence_flags & 1) ? "CLEARED" : "",
+		       (p->sequence_flags & 3) == 3 ? "|" : "",
+		       (p->sequence_flags & 2) ? "NEEDS" : "");
+	if (p->has_incremental_state_cleared && p->incremental_state_cleared)
+		fputs(" incremental_state_cleared", stdout);
+	if (p->has_first_packet_on_sequence && p->first_packet_on_sequence)
+		fputs(" first", stdout);
+	if (p->has_previous_packet_dropped && p->previous_packet_dropped)
+		printf(" previous_packet_dropped=%u", p->previous_packet_dropped);
+	if (p->has_timestamp) {
+		printf(" ts=%" PRIu64, p->timestamp);
+		if (p->has_timestamp_clock_id)
+			printf("@clock%u", p->timestamp_clock_id);
+		if (in->has_ts)
+			printf(" -> %" PRId64, in->ts);
+	}
+	if (p->trace_packet_defaults) {
+		const Perfetto__Protos__TracePacketDefaults *d =
+			p->trace_packet_defaults;
+		fputs(" defaults{", stdout);
+		if (d->has_timestamp_clock_id)
+			printf("clock=%u", d->timestamp_clock_id);
+		if (d->track_event_defaults &&
+		    d->track_event_defaults->has_track_uuid)
+			printf(" track=%" PRIu64,
+			       d->track_event_defaults->track_uuid);
+		putchar('}');
+	}
+	if (p->interned_data)
+		print_interned(p->interned_data);
+	switch (p->data_case) {
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT: {
+		const Perfetto__Protos__ClockSnapshot *c = p->clock_snapshot;
+		fputs(" clock_snapshot{", stdout);
+		for (size_t i = 0; i < c->n_clocks; i++) {
+			printf("%s%u=%" PRIu64, i ? " " : "",
+			       c->clocks[i]->clock_id, c->clocks[i]->timestamp);
+			if (c->clocks[i]->is_incremental)
+				fputs("(incremental)", stdout);
+			if (c->clocks[i]->has_unit_multiplier_ns)
+				printf("(x%" PRIu64 "ns)",
+				       c->clocks[i]->unit_multiplier_ns);
+		}
+		if (c->has_primary_trace_clock)
+			printf(" primary=%d", (int)c->primary_trace_clock);
+		putchar('}');
+		break;
+	}
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR:
+		print_descriptor(p->track_descriptor);
+		break;
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT:
+		fputs(" track_event ", stdout);
+		if (in->event)
+			print_event(in->event);
+		else if (p->track_event->has_type)
+			fputs(ptw_trace_event_type_name(p->track_event->type),
+			      stdout);
+		break;
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA__NOT_SET:
+		break;
+	default:
+		printf(" payload field %d", (int)p->data_case);
+		break;
+	}
+	if (in->dropped)
+		printf("  DROPPED (%s)", in->drop_reason ? in->drop_reason : "?");
+	putchar('\n');
+	return 0;
+}
+
+/* ---- other modes -------------------------------------------------------- */
+
+static void print_events(const struct ptw_trace *t)
+{
+	size_t n;
+	const struct ptw_trace_event *e = ptw_trace_events(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		printf("%" PRId64 " seq=%u @%" PRIu64, e[i].ts, e[i].seq_id,
+		       e[i].offset);
+		if (e[i].batch)
+			printf("+%" PRIu64, e[i].inner_offset);
+		putchar(' ');
+		print_event(&e[i]);
+		putchar('\n');
+	}
+}
+
+static void print_slices(const struct ptw_tp_model *m)
+{
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		printf("slice %u ts=%" PRId64 " dur=%" PRId64 " track=%" PRIu64
+		       " depth=%u parent=%" PRId64 " name=", s->id, s->ts,
+		       s->dur, s->track_uuid, s->depth, s->parent_id);
+		print_str(s->name);
+		fputs(" cat=", stdout);
+		print_str(s->category);
+		for (uint32_t k = 0; k < s->n_args; k++)
+			print_args(s->args[k], 1);
+		putchar('\n');
+	}
+}
+
+static void print_tracks(const struct ptw_trace *t)
+{
+	size_t n;
+	const struct ptw_trace_track *tr = ptw_trace_tracks(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		struct ptw_tp_track_owner o = ptw_tp_model_owner(t, tr[i].uuid);
+		printf("track %" PRIu64 " %s", tr[i].uuid,
+		       ptw_trace_track_kind_name(tr[i].kind));
+		if (tr[i].has_parent)
+			printf(" parent=%" PRIu64, tr[i].parent_uuid);
+		fputs(" name=", stdout);
+		print_str(tr[i].name);
+		if (tr[i].kind == PTW_TRACE_TRACK_PROCESS ||
+		    tr[i].kind == PTW_TRACE_TRACK_THREAD)
+			printf(" pid=%d", tr[i].pid);
+		if (tr[i].kind == PTW_TRACE_TRACK_THREAD)
+			printf(" tid=%" PRId64, tr[i].tid);
+		if (tr[i].unit) {
+			fputs(" unit=", stdout);
+			print_str(tr[i].unit);
+		}
+		if (tr[i].has_rank)
+			printf(" rank=%d", tr[i].rank);
+		if (o.broken)
+			fputs(" owner=BROKEN", stdout);
+		else if (o.owner == PTW_TP_OWNER_THREAD)
+			printf(" owner=thread:%" PRId64, o.tid);
+		else if (o.owner == PTW_TP_OWNER_PROCESS)
+			printf(" owner=process:%d", o.pid);
+		else
+			fputs(" owner=global", stdout);
+		printf(" @%" PRIu64 "\n", tr[i].offset);
+	}
+}
+
+static void print_stats(const struct ptw_trace *t)
+{
+	const struct ptw_trace_stats *s = ptw_trace_stats(t);
+#define S(f) printf("%-52s %" PRIu64 "\n", #f, s->f)
+	S(bytes); S(records); S(packets); S(batches); S(batch_packets);
+	S(inflated_bytes); S(skipped_fields); S(empty_records);
+	S(checkpoints); S(sequences); S(track_events); S(events);
+	S(track_descriptors); S(clock_snapshots); S(interned_entries);
+	S(defaults); S(absolute_timestamps);
+	S(packet_skipped_seq_needs_incremental_state_invalid);
+	S(interned_data_skipped_incremental_state_invalid);
+	S(interned_data_tokenizer_errors);
+	S(interned_data_missing_sequence_id);
+	S(trace_packet_defaults_missing_sequence_id);
+	S(incremental_state_cleared_missing_sequence_id);
+	S(previous_packet_dropped_missing_sequence_id);
+	S(previous_packet_dropped);
+	S(track_event_missing_sequence_id); S(track_event_missing_timestamp);
+	S(track_event_invalid_timestamp); S(track_event_parser_errors);
+	S(track_descriptor_missing_uuid);
+	S(track_descriptor_thread_missing_pid_tid);
+	S(track_descriptor_process_missing_pid);
+	S(track_descriptor_conflicting_reservation);
+	S(track_descriptor_invalid_child_ordering);
+	S(track_descriptor_default_track_with_parent);
+	S(track_event_counter_missing_track_uuid);
+	S(track_event_counter_missing_value);
+	S(track_event_counter_invalid_track_uuid);
+	S(invalid_clock_snapshots);
+	S(clock_sync_failure_unknown_source_clock);
+	S(clock_sync_failure_no_path);
+	S(trace_sorter_negative_timestamp_dropped);
+	S(packed_repeated_fields);
+#undef S
+	uint64_t off;
+	if (ptw_trace_truncated(t, &off))
+		printf("%-52s %" PRIu64 "\n", "truncated_at", off);
+}
+
+int main(int argc, char **argv)
+{
+	enum { O_COUNTERS = 256, O_FLOWS, O_STATS, O_ALLOW_OPEN, O_COMPLETE,
+	       O_ALLOW_LOSS };
+	static const struct option longopts[] = {
+		{ "check", no_argument, NULL, 'c' },
+		{ "events", no_argument, NULL, 'e' },
+		{ "slices", no_argument, NULL, 's' },
+		{ "tracks", no_argument, NULL, 't' },
+		{ "counters", no_argument, NULL, O_COUNTERS },
+		{ "flows", no_argument, NULL, O_FLOWS },
+		{ "stats", no_argument, NULL, O_STATS },
+		{ "allow-open", no_argument, NULL, O_ALLOW_OPEN },
+		{ "complete", no_argument, NULL, O_COMPLETE },
+		{ "allow-loss", no_argument, NULL, O_ALLOW_LOSS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum mode mode = M_PACKETS;
+	int nmodes = 0;
+	uint32_t flags = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "cesth", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': mode = M_CHECK; nmodes++; break;
+		case 'e': mode = M_EVENTS; nmodes++; break;
+		case 's': mode = M_SLICES; nmodes++; break;
+		case 't': mode = M_TRACKS; nmodes++; break;
+		case O_COUNTERS: mode = M_COUNTERS; nmodes++; break;
+		case O_FLOWS: mode = M_FLOWS; nmodes++; break;
+		case O_STATS: mode = M_STATS; nmodes++; break;
+		case O_ALLOW_OPEN: flags |= PTW_CHECK_ALLOW_OPEN; break;
+		case O_COMPLETE: flags |= PTW_CHECK_COMPLETE; break;
+		case O_ALLOW_LOSS: flags |= PTW_CHECK_ALLOW_DATA_LOSS; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (nmodes > 1) {
+		fprintf(stderr, "ptw-dump: choose one mode\n");
+		usage(stderr);
+		return 2;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "ptw-dump: expected exactly one TRACE\n");
+		usage(stderr);
+		return 2;
+	}
+	const char *path = argv[optind];
+	struct ptw_trace_options opt;
+	memset(&opt, 0, sizeof(opt));
+	if (mode == M_PACKETS)
+		opt.on_packet = on_packet;
+	struct ptw_error err;
+	struct ptw_trace *t = ptw_trace_load_file(path, &opt, &err);
+	if (!t) {
+		fprintf(stderr, "ptw-dump: %s\n", err.msg);
+		return err.code == PTW_ERR_FORMAT ? 1 : 2;
+	}
+	int rc = 0;
+	struct ptw_tp_model *m = NULL;
+	switch (mode) {
+	case M_CHECK: {
+		struct ptw_error ce;
+		int r = ptw_trace_check(t, flags, &ce);
+		if (r == PTW_ERR_FORMAT) {
+			printf("%s: %s\n", path, ce.msg);
+			rc = 1;
+			break;
+		}
+		if (r) {
+			fprintf(stderr, "ptw-dump: %s\n", ce.msg);
+			rc = 2;
+			break;
+		}
+		const struct ptw_trace_stats *s = ptw_trace_stats(t);
+		size_t nt;
+		ptw_trace_tracks(t, &nt);
+		uint64_t off;
+		printf("%s: ok: %" PRIu64 " packets (%" PRIu64 " in %" PRIu64
+		       " compressed batches), %" PRIu64 " sequences, %" PRIu64
+		       " checkpoints, %zu tracks, %" PRIu64 " events%s\n", path,
+		       s->packets, s->batch_packets, s->batches, s->sequences,
+		       s->checkpoints, nt, s->events,
+		       ptw_trace_truncated(t, &off) ? " (truncated tail ignored)"
+						    : "");
+		break;
+	}
+	case M_EVENTS:
+		print_events(t);
+		break;
+	case M_TRACKS:
+		print_tracks(t);
+		break;
+	case M_STATS:
+		print_stats(t);
+		break;
+	case M_SLICES:
+	case M_COUNTERS:
+	case M_FLOWS:
+		m = ptw_tp_model_build(t, &err);
+		if (!m) {
+			fprintf(stderr, "ptw-dump: %s\n", err.msg);
+			rc = 2;
+			break;
+		}
+		if (mode == M_SLICES)
+			print_slices(m);
+		for (size_t i = 0; mode == M_COUNTERS && i < m->n_counters; i++)
+			printf("counter ts=%" PRId64 " track=%" PRIu64
+			       " value=%.17g\n", m->counters[i].ts,
+			       m->counters[i].track_uuid, m->counters[i].value);
+		for (size_t i = 0; mode == M_FLOWS && i < m->n_flows; i++)
+			printf("flow id=%" PRIu64 " out=%u in=%u\n",
+			       m->flows[i].flow_id, m->flows[i].slice_out,
+			       m->flows[i].slice_in);
+		ptw_tp_model_free(m);
+		break;
+	case M_PACKETS:
+		break;
+	}
+	if (rc == 0 && mode != M_CHECK) {
+		const struct ptw_error *f = ptw_trace_fatal(t);
+		if (f) {
+			fprintf(stderr, "ptw-dump: %s\n", f->msg);
+			rc = 1;
+		}
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "ptw-dump: write error on stdout\n");
+		rc = 2;
+	}
+	ptw_trace_free(t);
+	return rc;
+}
