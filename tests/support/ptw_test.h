@@ -1,0 +1,84 @@
+/* ptw_test.h - helpers for every Criterion suite: temp files, loading and
+ * checking traces with the in-house trace_processor model.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Linked into every test binary (configure links tests/support/ into each).
+ * Include it as "support/ptw_test.h" from tests/test_NAME.c.
+ * Functions named _or_fail end the current Criterion test with a message
+ * (file, byte offset, reason) instead of returning an error.
+ *
+ * Typical use:
+ *
+ *     char path[256];
+ *     ptw_test_tmp_path(path, sizeof(path), "nested");
+ *     ... write a trace to path with the writer ...
+ *     struct ptw_trace *t = ptw_test_load_checked_or_fail(path, 0);
+ *     size_t n;
+ *     const struct ptw_trace_event *ev = ptw_trace_events(t, &n);
+ *     cr_assert_str_eq(ev[0].name, "work");
+ *     struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+ *     cr_assert_eq(m->slices[0].dur, 2500);
+ *     ptw_tp_model_free(m);
+ *     ptw_trace_free(t);
+ *     unlink(path);
+ */
+#ifndef PTW_TEST_H
+#define PTW_TEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_model.h"
+#include "trace_check.h"
+#include "trace_read.h"
+
+/* Writes a unique path "<TMPDIR or /tmp>/ptw-<tag>-<pid>-<n>.pftrace"
+ * into buf and returns buf. The file is not created. */
+char *ptw_test_tmp_path(char *buf, size_t len, const char *tag);
+
+/* Reads a whole file into a malloc'd buffer (*len bytes; NUL-terminated
+ * for convenience). Fails the test if it cannot. */
+uint8_t *ptw_test_read_file_or_fail(const char *path, size_t *len);
+
+/* Writes 'len' bytes to 'path' (created/truncated). Fails the test on
+ * error. */
+void ptw_test_write_file_or_fail(const char *path, const void *data,
+				 size_t len);
+
+/* Loads a trace; fails the test with the loader's message if it does not
+ * load or if trace_processor would refuse it (ptw_trace_fatal). */
+struct ptw_trace *ptw_test_load_or_fail(const char *path);
+struct ptw_trace *ptw_test_load_mem_or_fail(const void *data, size_t len);
+
+/* Loads and runs ptw_trace_check(flags: PTW_CHECK_*); fails the test with
+ * "path: byte N: message" on the first problem. */
+struct ptw_trace *ptw_test_load_checked_or_fail(const char *path,
+						uint32_t flags);
+
+/* Builds the trace_processor model; fails the test on allocation error. */
+struct ptw_tp_model *ptw_test_model_or_fail(const struct ptw_trace *t);
+
+/* The n-th (0-based) event of 'type' (0: any) named 'name' (NULL: any),
+ * in file order, or NULL. */
+const struct ptw_trace_event *ptw_test_find_event(const struct ptw_trace *t,
+						  int type, const char *name,
+						  size_t nth);
+
+/* The n-th slice row named 'name' in the model (in TP's slice order), or
+ * NULL. */
+const struct ptw_tp_slice *ptw_test_find_slice(const struct ptw_tp_model *m,
+					       const char *name, size_t nth);
+
+/* The annotation named 'name' of an event, or NULL. */
+const struct ptw_trace_arg *ptw_test_find_arg(const struct ptw_trace_event *e,
+					      const char *name);
+
+/* Decodes hex text ("0a 2b 50 02 ...", whitespace ignored) into a malloc'd
+ * buffer; fails the test on a bad digit. */
+uint8_t *ptw_test_hex_or_fail(const char *hex, size_t *len);
+
+/* 'normal', or 'small' when the environment sets PTW_TEST_SCALE=small
+ * (the TSan run). */
+size_t ptw_test_scale(size_t normal, size_t small);
+
+#endif /* PTW_TEST_H */
