@@ -1,0 +1,753 @@
+/* tracer_backend.c - the backend thread: drains every producer ring, in
+ * order per thread, into the writer (one sequence and thread track per
+ * producer thread), announces drops, retires exited threads.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "tracer_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
+#define PTW_TR_MIN_SLEEP_US 50u
+#define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
+#define PTW_TR_MAX_PENDING 4096u    /* ASYNC_ENDs waiting for their BEGIN */
+#define PTW_TR_MAX_FREE_ASYNC 1024u /* idle async tracks kept for reuse */
+/* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
+#define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
+
+/* ---- u64 map ----------------------------------------------------------- */
+
+static size_t ptw_tr_hash(uint64_t k, size_t mask)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k & mask;
+}
+
+static int ptw_tr_map_grow(struct ptw_tr_map *m)
+{
+	size_t nc = m->cap ? 2 * m->cap : 64;
+	uint64_t *nk = calloc(nc, sizeof(*nk));
+	uint64_t *nv = calloc(nc, sizeof(*nv));
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return PTW_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->keys[i])
+			continue;
+		size_t j = ptw_tr_hash(m->keys[i], nc - 1);
+		while (nk[j])
+			j = (j + 1) & (nc - 1);
+		nk[j] = m->keys[i];
+		nv[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = nk;
+	m->vals = nv;
+	m->cap = nc;
+	return 0;
+}
+
+int ptw_tr_map_put(struct ptw_tr_map *m, uint64_t key, uint64_t val)
+{
+	if (!key)
+		return PTW_ERR_INVALID;
+	if ((m->n + 1) * 2 > m->cap && ptw_tr_map_grow(m))
+		return PTW_ERR_NOMEM;
+	size_t j = ptw_tr_hash(key, m->cap - 1);
+	while (m->keys[j] && m->keys[j] != key)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->keys[j])
+		m->n++;
+	m->keys[j] = key;
+	m->vals[j] = val;
+	return 0;
+}
+
+int ptw_tr_map_get(const struct ptw_tr_map *m, uint64_t key, uint64_t *val)
+{
+	if (!m->cap || !key)
+		return 0;
+	size_t j = ptw_tr_hash(key, m->cap - 1);
+	while (m->keys[j]) {
+		if (m->keys[j] == key) {
+			*val = m->vals[j];
+			return 1;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	return 0;
+}
+
+int ptw_tr_map_del(struct ptw_tr_map *m, uint64_t key)
+{
+	if (!m->cap || !key)
+		return 0;
+	size_t mask = m->cap - 1, j = ptw_tr_hash(key, mask);
+	while (m->keys[j] && m->keys[j] != key)
+		j = (j + 1) & mask;
+	if (!m->keys[j])
+		return 0;
+	/* Backward-shift deletion keeps probe chains intact. */
+	size_t hole = j;
+	for (size_t k = (j + 1) & mask; m->keys[k]; k = (k + 1) & mask) {
+		size_t home = ptw_tr_hash(m->keys[k], mask);
+		if (((k - home) & mask) >= ((k - hole) & mask)) {
+			m->keys[hole] = m->keys[k];
+			m->vals[hole] = m->vals[k];
+			hole = k;
+		}
+	}
+	m->keys[hole] = 0;
+	m->n--;
+	return 1;
+}
+
+void ptw_tr_map_free(struct ptw_tr_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* Classifies a writer result: INVALID counts the event as refused; other
+ * errors become the session's first error (the writer keeps them sticky,
+ * later events fail fast). Returns 1 if the call succeeded. */
+static int ptw_tr_check(struct ptw_tracer *tr, int rc)
+{
+	if (rc == 0)
+		return 1;
+	if (rc == PTW_ERR_INVALID) {
+		atomic_fetch_add_explicit(&tr->invalid, 1, memory_order_relaxed);
+		return 0;
+	}
+	if (!tr->rc) {
+		tr->rc = rc;
+		const struct ptw_error *we = ptw_writer_error(tr->w);
+		if (we && we->code)
+			tr->err = *we;
+		else
+			ptw_error_set(&tr->err, rc, 0, "tracer: writer failed");
+	}
+	return 0;
+}
+
+static void ptw_tr_count_event(struct ptw_tracer *tr)
+{
+	/* Only the backend writes; relaxed load + store is exact. */
+	atomic_store_explicit(&tr->events,
+			      atomic_load_explicit(&tr->events,
+						   memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* ---- setup --------------------------------------------------------------- */
+
+static uint64_t ptw_tr_ts(const struct ptw_tracer *tr, uint64_t raw)
+{
+	return tr->use_tsc ? ptw_tr_tsc_to_ns(&tr->tsc, raw) : raw;
+}
+
+int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
+{
+	tr->scratch_cap = PTW_TR_SCRATCH;
+	tr->scratch = malloc(tr->scratch_cap);
+	tr->async_free = malloc(PTW_TR_MAX_FREE_ASYNC * sizeof(*tr->async_free));
+	if (!tr->scratch || !tr->async_free)
+		return ptw_error_set(&tr->err, PTW_ERR_NOMEM, 0,
+				     "tracer: out of memory");
+	tr->proc_track = ptw_writer_add_process_track(tr->w, tr->pid,
+						      process_name);
+	if (tr->proc_track)
+		tr->ctl_seq = ptw_writer_add_seq(tr->w, tr->proc_track);
+	if (!tr->proc_track || !tr->ctl_seq) {
+		tr->err = *ptw_writer_error(tr->w);
+		return tr->err.code ? tr->err.code : PTW_ERR_NOMEM;
+	}
+	/* Declare the clock: an instant on the process track whose args say
+	 * how raw readings became trace time. */
+	struct ptw_arg a[5];
+	uint32_t n = 0;
+	a[n].name = "clock";
+	a[n].type = PTW_ARG_STRING;
+	a[n++].v.s = tr->use_tsc ? "tsc" : "monotonic";
+	if (tr->use_tsc) {
+		a[n].name = "tsc_hz";
+		a[n].type = PTW_ARG_UINT;
+		a[n++].v.u = tr->tsc.hz;
+		a[n].name = "ns_per_tick_q32";
+		a[n].type = PTW_ARG_UINT;
+		a[n++].v.u = tr->tsc.mult;
+		a[n].name = "tsc0";
+		a[n].type = PTW_ARG_UINT;
+		a[n++].v.u = tr->tsc.tsc0;
+		a[n].name = "mono0_ns";
+		a[n].type = PTW_ARG_UINT;
+		a[n++].v.u = tr->tsc.mono0;
+	}
+	struct ptw_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.ts = ptw_i_now_mono();
+	ev.name = "ptw.clock";
+	ev.category = "ptw";
+	ev.args = a;
+	ev.n_args = n;
+	ev.flags = PTW_EV_STATIC_STRINGS;
+	int rc = ptw_seq_instant(tr->ctl_seq, &ev);
+	if (rc) {
+		tr->err = *ptw_writer_error(tr->w);
+		return rc;
+	}
+	return 0;
+}
+
+void ptw_tr_backend_free(struct ptw_tracer *tr)
+{
+	ptw_tr_map_free(&tr->counters);
+	ptw_tr_map_free(&tr->async_open);
+	ptw_tr_map_free(&tr->async_names);
+	free(tr->async_free);
+	tr->async_free = NULL;
+	free(tr->pend);
+	free(tr->scratch);
+	free(tr->snap);
+	free(tr->threads);
+	free(tr->new_process_name);
+	tr->pend = NULL;
+	tr->scratch = NULL;
+	tr->snap = NULL;
+	tr->threads = NULL;
+	tr->new_process_name = NULL;
+}
+
+/* ---- tracks -------------------------------------------------------------- */
+
+static int ptw_tr_thread_create(struct ptw_tracer *tr, struct ptw_tr_thread *th)
+{
+	th->created = 1;
+	th->track = ptw_writer_add_thread_track(tr->w, tr->pid, th->tid,
+						th->init_name[0] ? th->init_name
+								 : NULL);
+	if (th->track)
+		th->seq = ptw_writer_add_seq(tr->w, th->track);
+	if (!th->track || !th->seq) {
+		ptw_tr_check(tr, ptw_writer_error(tr->w)->code
+					 ? ptw_writer_error(tr->w)->code
+					 : PTW_ERR_NOMEM);
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
+{
+	uint64_t uuid;
+	if (ptw_tr_map_get(&tr->counters, (uint64_t)(uintptr_t)name, &uuid))
+		return uuid;
+	uuid = ptw_writer_add_counter_track(tr->w, name, NULL, tr->proc_track,
+					    -1);
+	if (!uuid)
+		return 0;
+	if (ptw_tr_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
+		return 0;
+	return uuid;
+}
+
+/* Async tracks: one per open id. A finished one goes to a free list and
+ * is reused by the next BEGIN of the same name (tracks are named after
+ * their first BEGIN; async_names maps every async track to that name). */
+static uint64_t ptw_tr_async_track(struct ptw_tracer *tr, const char *name)
+{
+	for (size_t i = tr->n_async_free; i-- > 0;) {
+		uint64_t uuid = tr->async_free[i], nm = 0;
+		ptw_tr_map_get(&tr->async_names, uuid, &nm);
+		if (nm == (uint64_t)(uintptr_t)name) {
+			tr->async_free[i] = tr->async_free[--tr->n_async_free];
+			return uuid;
+		}
+	}
+	uint64_t uuid = ptw_writer_add_track(tr->w, name, tr->proc_track, -1);
+	if (uuid && ptw_tr_map_put(&tr->async_names, uuid,
+				   (uint64_t)(uintptr_t)name))
+		return 0;
+	return uuid;
+}
+
+static void ptw_tr_async_release(struct ptw_tracer *tr, uint64_t track)
+{
+	if (tr->n_async_free < PTW_TR_MAX_FREE_ASYNC)
+		tr->async_free[tr->n_async_free++] = track;
+}
+
+/* ---- records -------------------------------------------------------------- */
+
+/* Copies a string of 'len' bytes (+ NUL) out of slots k, k+1, ... */
+static void ptw_tr_get_bytes(const struct ptw_ring *r, uint64_t *k, char *dst,
+			     size_t len)
+{
+	size_t done = 0;
+	while (done <= len) {
+		const unsigned char *slot = ptw_ring_slot(r, (*k)++);
+		size_t chunk = len + 1 - done;
+		if (chunk > PTW_TR_SLOT)
+			chunk = PTW_TR_SLOT;
+		memcpy(dst + done, slot, chunk);
+		done += chunk;
+	}
+	dst[len] = '\0';
+}
+
+/* A decoded record with its extra slots. */
+struct ptw_tr_ev {
+	struct ptw_i_rec rec;
+	uint64_t ts;
+	const char *name;
+	int static_name;
+	uint64_t id;
+	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
+	uint32_t nargs;
+};
+
+static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
+			  uint64_t h, struct ptw_tr_ev *e)
+{
+	memcpy(&e->rec, ptw_ring_slot(r, h), sizeof(e->rec));
+	e->ts = ptw_tr_ts(tr, e->rec.ts);
+	e->name = e->rec.name;
+	e->static_name = 1;
+	e->id = 0;
+	e->nargs = 0;
+	uint64_t k = h + 1;
+	char *scratch = tr->scratch;
+	if (e->rec.name_len) {
+		size_t len = e->rec.name_len - 1u;
+		if (len > PTW_TRACER_MAX_NAME)
+			len = PTW_TRACER_MAX_NAME;
+		ptw_tr_get_bytes(r, &k, scratch, len);
+		e->name = scratch;
+		e->static_name = 0;
+		scratch += len + 1;
+	}
+	switch (e->rec.kind) {
+	case PTW_I_K_ASYNC_BEGIN: case PTW_I_K_ASYNC_END:
+	case PTW_I_K_FLOW_START: case PTW_I_K_FLOW_STEP: case PTW_I_K_FLOW_END:
+		memcpy(&e->id, ptw_ring_slot(r, k++), sizeof(e->id));
+		break;
+	default:
+		break;
+	}
+	uint32_t n = e->rec.nargs;
+	if (n > PTW_TRACER_MAX_ARGS)
+		n = PTW_TRACER_MAX_ARGS;
+	for (uint32_t a = 0; a < n; a++) {
+		struct ptw_i_arg_rec ar;
+		memcpy(&ar, ptw_ring_slot(r, k++), sizeof(ar));
+		struct ptw_arg *pa = &e->args[a];
+		pa->name = ar.name;
+		pa->type = (enum ptw_arg_type)ar.type;
+		switch (ar.type) {
+		case PTW_ARG_BOOL: pa->v.b = ar.val != 0; break;
+		case PTW_ARG_INT: pa->v.i = (int64_t)ar.val; break;
+		case PTW_ARG_UINT: pa->v.u = ar.val; break;
+		case PTW_ARG_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
+		case PTW_ARG_STRING: {
+			size_t len = ar.str_len;
+			if (len > PTW_TRACER_MAX_NAME)
+				len = PTW_TRACER_MAX_NAME;
+			ptw_tr_get_bytes(r, &k, scratch, len);
+			pa->v.s = scratch;
+			scratch += len + 1;
+			break;
+		}
+		default:
+			pa->type = PTW_ARG_INT;
+			pa->v.i = 0;
+			break;
+		}
+	}
+	e->nargs = n;
+}
+
+static void ptw_tr_fill(const struct ptw_tr_ev *e, struct ptw_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->ts = e->ts;
+	const char *cat = e->rec.v.cat;
+	ev->category = (cat && *cat) ? cat : NULL;
+	ev->name = e->name;
+	ev->args = e->nargs ? e->args : NULL;
+	ev->n_args = e->nargs;
+	ev->flags = e->static_name ? PTW_EV_STATIC_STRINGS : 0;
+}
+
+/* Announces drops up to 'total' on the thread's sequence: the next packet
+ * carries previous_packet_dropped, and the thread's "dropped events"
+ * counter track shows the running total. */
+static void ptw_tr_announce_drops(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+				  uint64_t total, uint64_t ts)
+{
+	if (total <= th->drops_announced || !th->seq)
+		return;
+	ptw_seq_mark_dropped(th->seq, total - th->drops_announced);
+	th->drops_announced = total;
+	if (!th->drop_track) {
+		th->drop_track = ptw_writer_add_counter_track(
+			tr->w, "dropped events", "events", th->track, -1);
+		if (!th->drop_track) {
+			ptw_tr_check(tr, ptw_writer_error(tr->w)->code);
+			return;
+		}
+	}
+	ptw_tr_check(tr, ptw_seq_counter_int(th->seq, th->drop_track, ts,
+					     (int64_t)total));
+}
+
+static void ptw_tr_async_end(struct ptw_tracer *tr, struct ptw_seq *seq,
+			     uint64_t track, uint64_t id, uint64_t ts)
+{
+	struct ptw_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.track = track;
+	ev.ts = ts;
+	if (ptw_tr_check(tr, ptw_seq_slice_end(seq, &ev)))
+		ptw_tr_count_event(tr);
+	ptw_tr_map_del(&tr->async_open, id + 1);
+	ptw_tr_async_release(tr, track);
+}
+
+static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+			   const struct ptw_tr_ev *e)
+{
+	struct ptw_seq *seq = th->seq;
+	struct ptw_event ev;
+	uint64_t track;
+	switch (e->rec.kind) {
+	case PTW_I_K_BEGIN:
+		ptw_tr_fill(e, &ev);
+		if (ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev))) {
+			th->depth++;
+			ptw_tr_count_event(tr);
+		}
+		break;
+	case PTW_I_K_END:
+		if (!th->depth) {
+			/* END with no open slice on this thread (unbalanced
+			 * macros or a category toggled mid-slice). */
+			atomic_fetch_add_explicit(&tr->invalid, 1,
+						  memory_order_relaxed);
+			break;
+		}
+		ptw_tr_fill(e, &ev);
+		ev.name = NULL;
+		ev.category = NULL;
+		if (ptw_tr_check(tr, ptw_seq_slice_end(seq, &ev)))
+			ptw_tr_count_event(tr);
+		th->depth--;
+		break;
+	case PTW_I_K_INSTANT:
+		ptw_tr_fill(e, &ev);
+		if (ptw_tr_check(tr, ptw_seq_instant(seq, &ev)))
+			ptw_tr_count_event(tr);
+		break;
+	case PTW_I_K_COUNTER_INT:
+	case PTW_I_K_COUNTER_DOUBLE: {
+		track = ptw_tr_counter_track(tr, e->rec.name);
+		if (!track) {
+			ptw_tr_check(tr, ptw_writer_error(tr->w)->code
+						 ? ptw_writer_error(tr->w)->code
+						 : PTW_ERR_NOMEM);
+			break;
+		}
+		int rc;
+		if (e->rec.kind == PTW_I_K_COUNTER_INT)
+			rc = ptw_seq_counter_int(seq, track, e->ts,
+						 (int64_t)e->rec.v.u);
+		else {
+			double d;
+			memcpy(&d, &e->rec.v.u, sizeof(d));
+			rc = ptw_seq_counter_double(seq, track, e->ts, d);
+		}
+		if (ptw_tr_check(tr, rc))
+			ptw_tr_count_event(tr);
+		break;
+	}
+	case PTW_I_K_ASYNC_BEGIN: {
+		/* Map keys must be non-zero: store id + 1 (id ~0 aliases 0 and
+		 * is refused as a duplicate-safe corner case). */
+		uint64_t key = e->id + 1, old;
+		if (!key || ptw_tr_map_get(&tr->async_open, key, &old)) {
+			atomic_fetch_add_explicit(&tr->invalid, 1,
+						  memory_order_relaxed);
+			break;
+		}
+		track = ptw_tr_async_track(tr, e->name);
+		if (!track || ptw_tr_map_put(&tr->async_open, key, track)) {
+			ptw_tr_check(tr, PTW_ERR_NOMEM);
+			break;
+		}
+		ptw_tr_fill(e, &ev);
+		ev.track = track;
+		if (!ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev))) {
+			ptw_tr_map_del(&tr->async_open, key);
+			break;
+		}
+		ptw_tr_count_event(tr);
+		/* an END that arrived first (other thread's ring) */
+		for (size_t i = 0; i < tr->n_pend; i++) {
+			if (tr->pend[i].id == e->id) {
+				uint64_t ts = tr->pend[i].ts;
+				tr->pend[i] = tr->pend[--tr->n_pend];
+				ptw_tr_async_end(tr, seq, track, e->id, ts);
+				break;
+			}
+		}
+		break;
+	}
+	case PTW_I_K_ASYNC_END: {
+		uint64_t key = e->id + 1;
+		if (key && ptw_tr_map_get(&tr->async_open, key, &track)) {
+			ptw_tr_async_end(tr, seq, track, e->id, e->ts);
+			break;
+		}
+		if (tr->n_pend == tr->cap_pend) {
+			size_t nc = tr->cap_pend ? 2 * tr->cap_pend : 16;
+			struct ptw_tr_pending_end *np =
+				nc <= PTW_TR_MAX_PENDING
+					? realloc(tr->pend, nc * sizeof(*np))
+					: NULL;
+			if (!np) {
+				atomic_fetch_add_explicit(&tr->invalid, 1,
+							  memory_order_relaxed);
+				break;
+			}
+			tr->pend = np;
+			tr->cap_pend = nc;
+		}
+		tr->pend[tr->n_pend].id = e->id;
+		tr->pend[tr->n_pend].ts = e->ts;
+		tr->n_pend++;
+		break;
+	}
+	case PTW_I_K_FLOW_START:
+	case PTW_I_K_FLOW_STEP:
+	case PTW_I_K_FLOW_END:
+		ptw_tr_fill(e, &ev);
+		if (e->rec.kind == PTW_I_K_FLOW_END) {
+			ev.terminating_flow_ids = &e->id;
+			ev.n_terminating_flow_ids = 1;
+		} else {
+			ev.flow_ids = &e->id;
+			ev.n_flow_ids = 1;
+		}
+		if (ptw_tr_check(tr, ptw_seq_instant(seq, &ev)))
+			ptw_tr_count_event(tr);
+		break;
+	case PTW_I_K_THREAD_NAME:
+		ptw_tr_check(tr, ptw_writer_rename_track(tr->w, th->track,
+							  e->name));
+		break;
+	case PTW_I_K_DROPPED:
+		ptw_tr_announce_drops(tr, th, th->drops_announced + e->rec.v.u,
+				      e->ts);
+		break;
+	default:
+		atomic_fetch_add_explicit(&tr->invalid, 1, memory_order_relaxed);
+		break;
+	}
+}
+
+/* Drains what the thread has committed. Returns the slots consumed. */
+static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
+{
+	struct ptw_ring *r = &th->pub.ring;
+	if (!th->created && ptw_tr_thread_create(tr, th) != 0)
+		th->seq = NULL;
+	uint64_t h, n = ptw_ring_peek(r, &h), done = 0;
+	uint64_t end = h + n, released = h;
+	while (h < end) {
+		struct ptw_tr_ev e;
+		ptw_tr_decode(tr, r, h, &e);
+		if (th->seq)
+			ptw_tr_process(tr, th, &e);
+		h += 1 + (uint64_t)e.rec.extra;
+		if (h - released >= PTW_TR_RELEASE_EVERY) {
+			ptw_ring_release(r, h);
+			released = h;
+		}
+	}
+	if (h != released)
+		ptw_ring_release(r, h);
+	done = n;
+	return done;
+}
+
+/* Last words for a thread (exited, or the session ends): drops nobody
+ * announced yet go into the trace. */
+static void ptw_tr_finish_thread(struct ptw_tracer *tr, struct ptw_tr_thread *th)
+{
+	ptw_tr_drain(tr, th);
+	uint64_t total = atomic_load_explicit(&th->pub.dropped,
+					      memory_order_acquire);
+	ptw_tr_announce_drops(tr, th, total, ptw_tr_ts(tr, ptw_i_now(
+							   tr->use_tsc ? PTW_I_GEN_TSC : 0)));
+}
+
+/* Removes a finished thread from the session (backend only). */
+static void ptw_tr_retire(struct ptw_tracer *tr, struct ptw_tr_thread *th)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	for (size_t i = 0; i < tr->n_threads; i++) {
+		if (tr->threads[i] == th) {
+			tr->threads[i] = tr->threads[--tr->n_threads];
+			break;
+		}
+	}
+	tr->dropped_gone += atomic_load(&th->pub.dropped);
+	tr->waits_gone += atomic_load(&th->waits);
+	pthread_mutex_unlock(&c->mu);
+	if (th->seq)
+		ptw_seq_destroy(th->seq);
+	th->seq = NULL;
+	ptw_tr_thread_unref(th);
+}
+
+/* Copies the thread list (under mu) into tr->snap. Returns its length. */
+static size_t ptw_tr_snapshot_locked(struct ptw_tracer *tr)
+{
+	if (tr->cap_snap < tr->n_threads) {
+		size_t nc = tr->cap_threads;
+		struct ptw_tr_thread **ns = realloc(tr->snap, nc * sizeof(*ns));
+		if (!ns)
+			return 0; /* retried next pass */
+		tr->snap = ns;
+		tr->cap_snap = nc;
+	}
+	if (tr->n_threads)
+		memcpy(tr->snap, tr->threads, tr->n_threads * sizeof(*tr->snap));
+	return tr->n_threads;
+}
+
+static void ptw_tr_publish_bytes(struct ptw_tracer *tr)
+{
+	struct ptw_writer_stats ws;
+	ptw_writer_get_stats(tr->w, &ws);
+	atomic_store_explicit(&tr->bytes, ws.bytes_written,
+			      memory_order_relaxed);
+}
+
+void *ptw_tr_backend_main(void *arg)
+{
+	struct ptw_tracer *tr = arg;
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
+	for (;;) {
+		pthread_mutex_lock(&c->mu);
+		size_t n = ptw_tr_snapshot_locked(tr);
+		int stop = tr->stop_req;
+		uint64_t freq = tr->flush_req;
+		char *rename = tr->new_process_name;
+		tr->new_process_name = NULL;
+		pthread_mutex_unlock(&c->mu);
+
+		if (rename) {
+			ptw_tr_check(tr, ptw_writer_rename_track(
+						 tr->w, tr->proc_track, rename));
+			free(rename);
+		}
+		uint64_t work = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct ptw_tr_thread *th = tr->snap[i];
+			/* Acquire pairs with the destructor's release: once
+			 * 'exited' is seen, the ring holds its last record. */
+			if (atomic_load_explicit(&th->exited,
+						 memory_order_acquire)) {
+				ptw_tr_finish_thread(tr, th);
+				ptw_tr_retire(tr, th);
+				work++;
+				continue;
+			}
+			work += ptw_tr_drain(tr, th);
+		}
+		if (stop)
+			break;
+		ptw_tr_publish_bytes(tr);
+		if (freq) {
+			pthread_mutex_lock(&c->mu);
+			int pending = tr->flush_done < freq;
+			pthread_mutex_unlock(&c->mu);
+			if (pending) {
+				int rc = ptw_writer_flush(tr->w);
+				ptw_tr_check(tr, rc);
+				ptw_tr_publish_bytes(tr);
+				pthread_mutex_lock(&c->mu);
+				tr->flush_done = freq;
+				tr->flush_rc = tr->rc;
+				pthread_cond_broadcast(&c->done);
+				pthread_mutex_unlock(&c->mu);
+			}
+		}
+		if (work) {
+			sleep_us = PTW_TR_MIN_SLEEP_US;
+			continue;
+		}
+		/* Idle: sleep, longer each idle pass up to drain_us; stop,
+		 * flush, rename and waiting producers signal 'wake'. */
+		pthread_mutex_lock(&c->mu);
+		if (!tr->stop_req && tr->flush_req == tr->flush_done &&
+		    !tr->new_process_name) {
+			struct timespec dl;
+			clock_gettime(CLOCK_MONOTONIC, &dl);
+			dl.tv_nsec += (long)sleep_us * 1000;
+			while (dl.tv_nsec >= 1000000000L) {
+				dl.tv_nsec -= 1000000000L;
+				dl.tv_sec++;
+			}
+			pthread_cond_timedwait(&c->wake, &c->mu, &dl);
+		}
+		pthread_mutex_unlock(&c->mu);
+		sleep_us = sleep_us * 2 > tr->drain_us ? tr->drain_us : sleep_us * 2;
+	}
+
+	/* Stop: the macros are off (no new registrations). Drain and finish
+	 * every thread, then close the writer. */
+	pthread_mutex_lock(&c->mu);
+	size_t n = ptw_tr_snapshot_locked(tr);
+	pthread_mutex_unlock(&c->mu);
+	for (size_t i = 0; i < n; i++) {
+		ptw_tr_finish_thread(tr, tr->snap[i]);
+		ptw_tr_retire(tr, tr->snap[i]);
+	}
+	if (tr->n_pend)
+		atomic_fetch_add_explicit(&tr->invalid, tr->n_pend,
+					  memory_order_relaxed);
+	tr->n_pend = 0;
+	ptw_tr_check(tr, ptw_writer_flush(tr->w));
+	struct ptw_writer_stats ws;
+	ptw_writer_get_stats(tr->w, &ws);
+	struct ptw_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = ptw_writer_close(tr->w, &err);
+	tr->w = NULL;
+	if (rc && !tr->rc) {
+		tr->rc = rc;
+		tr->err = err;
+	}
+	/* everything was flushed before close: the figure is final */
+	atomic_store_explicit(&tr->bytes, ws.bytes_written, memory_order_relaxed);
+
+	pthread_mutex_lock(&c->mu);
+	tr->flush_done = tr->flush_req;
+	tr->flush_rc = tr->rc;
+	pthread_cond_broadcast(&c->done);
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
