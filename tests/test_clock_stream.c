@@ -265,3 +265,513 @@ Test(clock_stream, simultaneous_events_order_by_time_phase_name_ordinal)
 	cr_assert_eq(ct_find_arg(&t.ev[0], "ordinal")->u, 9);
 	ct_free(&t);
 }
+
+/* ---- determinism ------------------------------------------------------ */
+
+/* One generated event: stream, cycle, kind and keys. */
+struct gen_ev {
+	uint32_t st;
+	uint64_t cycle;
+	int kind; /* 0 instant, 1 counter */
+	int phase, ordinal;
+	uint32_t track; /* index into the extra tracks, or 3 = own */
+	char name[16];
+};
+
+static uint64_t rng(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static const uint64_t GEN_HZ[4] = { 1200000000ull, 800000000ull,
+				    1500000000ull, 3000000000ull };
+#define GEN_WINDOW_NS 50u
+
+/* Events of each stream in window 'w' (times [w*50, w*50+50) ns), per
+ * stream in ascending cycle order; cycles are chosen so that different
+ * domains collide on exact times often (multiples of 5/6 ns ...). */
+static size_t gen_window(uint64_t w, struct gen_ev *out, size_t max)
+{
+	size_t n = 0;
+	uint64_t s = 1234 + w;
+	for (uint32_t st = 0; st < 4; st++) {
+		uint64_t lo = w * GEN_WINDOW_NS * GEN_HZ[st] / 1000000000ull;
+		uint64_t hi = (w + 1) * GEN_WINDOW_NS * GEN_HZ[st] / 1000000000ull;
+		uint64_t c = lo + (rng(&s) % 3);
+		while (c < hi && n < max) {
+			struct gen_ev *e = &out[n++];
+			e->st = st;
+			e->cycle = c;
+			e->kind = rng(&s) % 7 == 0;
+			e->phase = rng(&s) % 4 == 0 ? (int)(rng(&s) % 2) : -1;
+			e->ordinal = rng(&s) % 5 == 0 ? (int)(rng(&s) % 3) : -1;
+			e->track = (uint32_t)(rng(&s) % 4);
+			snprintf(e->name, sizeof(e->name), "s%u-%llu", st,
+				 (unsigned long long)c);
+			c += 1 + rng(&s) % 12;
+		}
+	}
+	return n;
+}
+
+/* Writes the generated events, window by window. Within a window, 'mode'
+ * 0 submits stream by stream with a watermark after each window; 1
+ * interleaves the streams randomly, watermark every 3 windows; 2 is like 0
+ * with no watermark at all (close emits everything); 3 submits the streams
+ * in reverse order, watermark after each window. */
+static uint8_t *run_gen(int mode, uint64_t windows, size_t *len)
+{
+	struct fx f;
+	fx_open(&f, NULL);
+	uint32_t st[4];
+	for (int i = 0; i < 4; i++) {
+		char nm[8];
+		snprintf(nm, sizeof(nm), "d%d", i);
+		st[i] = fx_stream(&f, nm, GEN_HZ[i], 0, 0, 0);
+	}
+	uint64_t tracks[4];
+	tracks[0] = ptw_clock_stream_add_track(f.cs, "shared-x", 0, -1);
+	tracks[1] = ptw_clock_stream_add_track(f.cs, "shared-y", 0, -1);
+	tracks[2] = ptw_clock_stream_add_counter_track(f.cs, "level", NULL, 0, -1);
+	tracks[3] = 0;
+	static struct gen_ev ev[4096];
+	uint64_t s = 77;
+	for (uint64_t w = 0; w < windows; w++) {
+		size_t n = gen_window(w, ev, 4096);
+		/* Per-stream cursors; order within a stream is kept. */
+		size_t start[5] = { 0 }, pos[4];
+		for (size_t i = 0; i < n; i++)
+			start[ev[i].st + 1] = i + 1;
+		for (int i = 1; i < 5; i++)
+			if (start[i] < start[i - 1])
+				start[i] = start[i - 1];
+		for (int i = 0; i < 4; i++)
+			pos[i] = start[i];
+		for (size_t done = 0; done < n; done++) {
+			uint32_t k = 0;
+			if (mode == 1) { /* random interleaving */
+				do
+					k = (uint32_t)(rng(&s) % 4);
+				while (pos[k] == start[k + 1]);
+			} else if (mode == 3) { /* streams in reverse order */
+				k = 3;
+				while (pos[k] == start[k + 1])
+					k--;
+			} else { /* stream by stream */
+				while (pos[k] == start[k + 1])
+					k++;
+			}
+			const struct gen_ev *e = &ev[pos[k]++];
+			if (e->kind == 1) {
+				cr_assert_eq(ptw_clock_stream_counter_int(
+					f.cs, st[e->st], tracks[2], e->cycle,
+					(int64_t)e->cycle), 0);
+			} else {
+				keyed(&f, st[e->st], tracks[e->track == 2 ? 3 : e->track],
+				      e->cycle, e->name, e->phase, e->ordinal);
+			}
+		}
+		uint64_t wm = (w + 1) * GEN_WINDOW_NS;
+		if (mode == 0 || mode == 3 || (mode == 1 && w % 3 == 2))
+			cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, wm), 0);
+	}
+	struct ptw_error err;
+	cr_assert_eq(ptw_writer_close(f.w, &err), 0, "%s", err.msg);
+	uint8_t *b = ct_read_file(f.path, len);
+	unlink(f.path);
+	free(f.path);
+	return b;
+}
+
+Test(clock_stream, output_bytes_identical_across_runs_and_interleavings)
+{
+	uint64_t windows = getenv("PTW_TEST_SCALE") ? 20 : 80;
+	size_t n0, n0b, n1, n2, n3;
+	uint8_t *a = run_gen(0, windows, &n0);
+	uint8_t *a2 = run_gen(0, windows, &n0b);
+	uint8_t *b = run_gen(1, windows, &n1);
+	uint8_t *c = run_gen(2, windows, &n2);
+	uint8_t *d = run_gen(3, windows, &n3);
+	cr_assert_gt(n0, 1000);
+	cr_assert_eq(n0, n0b);
+	cr_assert_eq(memcmp(a, a2, n0), 0, "repeated run differs");
+	cr_assert_eq(n0, n1, "interleaving changed the size");
+	cr_assert_eq(memcmp(a, b, n0), 0, "interleaving changed the bytes");
+	cr_assert_eq(n0, n2, "watermark placement changed the size");
+	cr_assert_eq(memcmp(a, c, n0), 0, "watermark placement changed bytes");
+	cr_assert_eq(n0, n3, "stream order changed the size");
+	cr_assert_eq(memcmp(a, d, n0), 0, "stream order changed the bytes");
+
+	/* And the content is right: every event at its exact floor time, in
+	 * non-decreasing time order. */
+	struct ct_trace t;
+	ct_decode(&t, a, n0);
+	size_t total = 0;
+	static struct gen_ev ev[4096];
+	for (uint64_t w = 0; w < windows; w++)
+		total += gen_window(w, ev, 4096);
+	cr_assert_eq(t.n_ev, total);
+	size_t collisions = 0;
+	for (size_t i = 0; i < t.n_ev; i++) {
+		if (i)
+			cr_assert_geq(t.ev[i].ts, t.ev[i - 1].ts);
+		if (i && t.ev[i].ts == t.ev[i - 1].ts && t.ev[i].seq != t.ev[i - 1].seq)
+			collisions++;
+		if (t.ev[i].counter_kind) {
+			cr_assert_eq(t.ev[i].counter_kind, 1);
+			continue; /* cycle is the value, stream unknown */
+		}
+		unsigned st;
+		unsigned long long cyc;
+		cr_assert_eq(sscanf(t.ev[i].name, "s%u-%llu", &st, &cyc), 2);
+		unsigned __int128 x = (unsigned __int128)cyc * 1000000000u;
+		cr_assert_eq(t.ev[i].ts, (uint64_t)(x / GEN_HZ[st]), "%s",
+			     t.ev[i].name);
+	}
+	/* The data really exercises cross-stream ties. */
+	cr_assert_gt(collisions, windows, "only %zu same-ns neighbours", collisions);
+	ct_free(&t);
+	free(a);
+	free(a2);
+	free(b);
+	free(c);
+	free(d);
+}
+
+/* ---- watermarks and errors ---------------------------------------------- */
+
+static void stats(struct fx *f, struct ptw_clock_stream_stats *st)
+{
+	ptw_clock_stream_get_stats(f->cs, st);
+}
+
+Test(clock_stream, late_events_are_rejected_with_the_buffer_intact)
+{
+	struct fx f;
+	fx_open(&f, NULL);
+	uint32_t cpu = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
+	uint32_t bus = fx_stream(&f, "bus", 3, 0, 0, 0);
+	instant(&f, cpu, 0, 500, "a");
+	instant(&f, cpu, 0, 1500, "b");
+	instant(&f, cpu, 0, 2500, "c");
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1000), 0);
+
+	struct ptw_clock_stream_stats before, after;
+	stats(&f, &before);
+	cr_assert_eq(before.emitted, 1);
+	cr_assert_eq(before.buffered_records, 2);
+
+	struct ptw_clock_event ev = { .cycle = 999, .name = "late" };
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, cpu, &ev), PTW_ERR_INVALID);
+	const struct ptw_error *e = ptw_writer_error(f.w);
+	cr_assert_eq(e->code, PTW_ERR_INVALID);
+	cr_assert(strstr(e->msg, "late") && strstr(e->msg, "cpu") &&
+		  strstr(e->msg, "999"), "message: %s", e->msg);
+	/* 3 Hz: cycle 0 is at 0 ns, late too; the slice kinds as well. */
+	ev.cycle = 0;
+	cr_assert_eq(ptw_clock_stream_slice_begin(f.cs, bus, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_stream_counter_int(f.cs, cpu, 0, 10, 1),
+		     PTW_ERR_INVALID); /* own track is not a counter either */
+	stats(&f, &after);
+	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0,
+		     "a rejected event changed the store");
+
+	/* Exactly at the watermark is not late. */
+	ev.cycle = 1000;
+	ev.name = "at-watermark";
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, cpu, &ev), 0);
+
+	struct ct_trace t;
+	fx_close(&f, &t);
+	const char *want[] = { "a", "at-watermark", "b", "c" };
+	uint64_t ts[] = { 500, 1000, 1500, 2500 };
+	cr_assert_eq(t.n_ev, 4);
+	for (int i = 0; i < 4; i++) {
+		cr_assert_str_eq(t.ev[i].name, want[i]);
+		cr_assert_eq(t.ev[i].ts, ts[i]);
+	}
+	ct_free(&t);
+}
+
+Test(clock_stream, events_at_the_watermark_stay_buffered)
+{
+	struct fx f;
+	fx_open(&f, NULL);
+	/* 3 GHz: cycle 3000 = 1000 ns exactly, 2999 = 999.67 ns, 3001 =
+	 * 1000.33 ns (both fractions in the same buckets as their floors). */
+	uint32_t s = fx_stream(&f, "fast", 3000000000ull, 0, 0, 0);
+	instant(&f, s, 0, 2999, "below");
+	instant(&f, s, 0, 3000, "at");
+	instant(&f, s, 0, 3001, "at-too");
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1000), 0);
+	cr_assert_eq(ptw_writer_flush(f.w), 0);
+
+	struct ptw_clock_stream_stats st;
+	stats(&f, &st);
+	cr_assert_eq(st.emitted, 1);
+	cr_assert_eq(st.buffered_records, 2);
+	cr_assert_eq(st.watermark, 1000);
+	struct ct_trace t;
+	ct_decode_file(&t, f.path);
+	cr_assert_eq(t.n_ev, 1);
+	cr_assert_str_eq(t.ev[0].name, "below");
+	cr_assert_eq(t.ev[0].ts, 999);
+	ct_free(&t);
+
+	/* The same watermark again is a no-op; one more ns releases both. */
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1000), 0);
+	stats(&f, &st);
+	cr_assert_eq(st.emitted, 1);
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1001), 0);
+	cr_assert_eq(ptw_writer_flush(f.w), 0);
+	stats(&f, &st);
+	cr_assert_eq(st.emitted, 3);
+	cr_assert_eq(st.buffered_records, 0);
+	ct_decode_file(&t, f.path);
+	cr_assert_eq(t.n_ev, 3);
+	cr_assert_str_eq(t.ev[1].name, "at");
+	cr_assert_str_eq(t.ev[2].name, "at-too");
+	cr_assert_eq(t.ev[1].ts, 1000);
+	cr_assert_eq(t.ev[2].ts, 1000);
+	ct_free(&t);
+	fx_close(&f, &t);
+	ct_free(&t);
+}
+
+Test(clock_stream, backwards_watermark_is_an_error_and_changes_nothing)
+{
+	struct fx f;
+	fx_open(&f, NULL);
+	uint32_t s = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
+	instant(&f, s, 0, 50, "a");
+	instant(&f, s, 0, 150, "b");
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 100), 0);
+	struct ptw_clock_stream_stats before, after;
+	stats(&f, &before);
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 99), PTW_ERR_INVALID);
+	cr_assert(strstr(ptw_writer_error(f.w)->msg, "99 ns"));
+	stats(&f, &after);
+	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0);
+	cr_assert_eq(after.watermark, 100);
+	/* An event the bad watermark would have made late is still fine. */
+	instant(&f, s, 0, 100, "c");
+	struct ct_trace t;
+	fx_close(&f, &t);
+	cr_assert_eq(t.n_ev, 3);
+	cr_assert_str_eq(t.ev[1].name, "c");
+	ct_free(&t);
+}
+
+Test(clock_stream, full_store_rejects_with_the_buffer_intact)
+{
+	struct ptw_clock_streams_options o = { .max_records = 3 };
+	struct fx f;
+	fx_open(&f, &o);
+	uint32_t s = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
+	instant(&f, s, 0, 30, "c");
+	instant(&f, s, 0, 10, "a");
+	instant(&f, s, 0, 20, "b");
+	struct ptw_clock_stream_stats before, after;
+	stats(&f, &before);
+	struct ptw_clock_event ev = { .cycle = 5, .name = "overflow" };
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	cr_assert(strstr(ptw_writer_error(f.w)->msg, "store full"), "%s",
+		  ptw_writer_error(f.w)->msg);
+	stats(&f, &after);
+	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0);
+	cr_assert_eq(after.buffered_records, 3);
+	cr_assert_eq(after.peak_records, 3);
+
+	/* A watermark makes room; the rejected event can then go in. */
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 5), 0);
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 15), 0);
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_INVALID,
+		     "5 ns is late now");
+	ev.cycle = 40;
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
+
+	struct ptw_writer_stats ws;
+	ptw_writer_get_stats(f.w, &ws);
+	cr_assert_eq(ws.clock_peak_records, 3);
+	cr_assert_eq(ws.clock_peak_bytes, after.peak_bytes);
+
+	struct ct_trace t;
+	fx_close(&f, &t);
+	const char *want[] = { "a", "b", "c", "overflow" };
+	cr_assert_eq(t.n_ev, 4);
+	for (int i = 0; i < 4; i++)
+		cr_assert_str_eq(t.ev[i].name, want[i]);
+	ct_free(&t);
+}
+
+Test(clock_stream, byte_capacity_and_the_64k_metadata_limit)
+{
+	uint64_t one = ptw_clock_stream_event_bytes(5000);
+	struct ptw_clock_streams_options o = { .max_bytes = 2 * one };
+	struct fx f;
+	fx_open(&f, &o);
+	uint32_t s = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
+	char *big = malloc(70000);
+	cr_assert_not_null(big);
+	memset(big, 'x', 69999);
+	big[69999] = '\0';
+	big[4000] = '\0'; /* a 4000-byte string first */
+	struct ptw_arg a = { .name = "blob", .type = PTW_ARG_STRING, .v.s = big };
+	struct ptw_clock_event ev = { .cycle = 1, .name = "e", .args = &a,
+				      .n_args = 1 };
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
+	ev.cycle = 2;
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
+	struct ptw_clock_stream_stats st;
+	stats(&f, &st);
+	cr_assert_leq(st.buffered_bytes, 2 * one);
+	ev.cycle = 3;
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 3), 0);
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
+
+	/* Metadata over 64 KiB is refused whatever the capacity: two 40 KB
+	 * strings (each under PTW_MAX_STRING_LEN). */
+	big[4000] = 'x';
+	big[40000] = '\0';
+	ev.name = big;
+	ev.cycle = 10;
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	cr_assert(strstr(ptw_writer_error(f.w)->msg, "64") ||
+		  strstr(ptw_writer_error(f.w)->msg, "META"), "%s",
+		  ptw_writer_error(f.w)->msg);
+	stats(&f, &st);
+	cr_assert_eq(st.buffered_records, 1);
+
+	struct ct_trace t;
+	fx_close(&f, &t);
+	cr_assert_eq(t.n_ev, 3);
+	cr_assert_eq(strlen(ct_find_arg(&t.ev[2], "blob")->s), 63); /* copied, truncated by ct */
+	free(big);
+	ct_free(&t);
+}
+
+Test(clock_stream, streams_are_configured_before_the_first_event)
+{
+	struct fx f;
+	fx_open(&f, NULL);
+	uint32_t s = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
+	struct ptw_clock_domain bad = { .name = "zero", .hz = 0 };
+	uint32_t id;
+	cr_assert_eq(ptw_clock_stream_add(f.cs, &bad, &id), PTW_ERR_INVALID);
+	bad.name = "";
+	bad.hz = 5;
+	cr_assert_eq(ptw_clock_stream_add(f.cs, &bad, &id), PTW_ERR_INVALID);
+	instant(&f, s, 0, 1, "x");
+	struct ptw_clock_domain late = { .name = "late", .hz = 100 };
+	cr_assert_eq(ptw_clock_stream_add(f.cs, &late, &id), PTW_ERR_INVALID);
+	cr_assert(strstr(ptw_writer_error(f.w)->msg, "before the first event"));
+	struct ptw_clock_event ev = { .cycle = 1 };
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, 1, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, NULL), PTW_ERR_INVALID);
+	uint64_t ns;
+	cr_assert_eq(ptw_clock_stream_to_ns(f.cs, 1, 0, &ns), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_stream_track(f.cs, 1), 0);
+	cr_assert_neq(ptw_clock_stream_track(f.cs, s), 0);
+	/* A time past INT64_MAX ns is a limit error, not a wrap. */
+	ev.cycle = UINT64_MAX;
+	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	struct ct_trace t;
+	fx_close(&f, &t);
+	cr_assert_eq(t.n_ev, 1);
+	ct_free(&t);
+}
+
+Test(clock_stream, host_time_events_and_clock_streams_do_not_mix)
+{
+	struct ptw_error err;
+	char *path = ct_tmp_path();
+	/* Host events first: attaching fails. */
+	struct ptw_writer *w = ptw_writer_open(path, NULL, &err);
+	cr_assert_not_null(w);
+	struct ptw_event he = { .ts = 5, .name = "host",
+				.track = ptw_writer_add_track(w, "t", 0, -1) };
+	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &he), 0);
+	cr_assert_null(ptw_clock_stream_attach(w, NULL, &err));
+	cr_assert_eq(err.code, PTW_ERR_INVALID);
+	cr_assert_eq(ptw_writer_close(w, NULL), 0);
+
+	/* Clock streams first: host events fail, a second attach fails. */
+	w = ptw_writer_open(path, NULL, &err);
+	cr_assert_not_null(w);
+	struct ptw_clock_streams *cs = ptw_clock_stream_attach(w, NULL, &err);
+	cr_assert_not_null(cs, "%s", err.msg);
+	cr_assert_null(ptw_clock_stream_attach(w, NULL, &err));
+	cr_assert_eq(err.code, PTW_ERR_INVALID);
+	he.track = ptw_writer_add_track(w, "t", 0, -1);
+	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &he), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_writer_close(w, NULL), 0);
+	unlink(path);
+	free(path);
+}
+
+Test(clock_stream, close_writes_what_remains_in_order_and_reports_stats)
+{
+	struct fx f;
+	fx_open(&f, NULL);
+	uint32_t a = fx_stream(&f, "a", 1000000000ull, 0, 0, 0);
+	uint32_t b = fx_stream(&f, "b", 2000000000ull, 0, 0, 0);
+	for (uint64_t i = 0; i < 100; i++) {
+		instant(&f, a, 0, 1000 - 10 * i, "a");
+		instant(&f, b, 0, 2 * (1000 - 10 * i) + 1, "b");
+	}
+	struct ptw_clock_stream_stats st;
+	stats(&f, &st);
+	cr_assert_eq(st.peak_records, 200);
+	cr_assert_eq(st.buffered_records, 200);
+	cr_assert_eq(st.first_output_ns, 0);
+	cr_assert_gt(st.peak_bytes, 200 * 64);
+	struct ptw_writer_stats ws;
+	ptw_writer_get_stats(f.w, &ws);
+	cr_assert_eq(ws.clock_peak_records, 200);
+	cr_assert_eq(ws.clock_peak_bytes, st.peak_bytes);
+	cr_assert_eq(ws.first_clock_output_ns, 0);
+
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 500), 0);
+	stats(&f, &st);
+	cr_assert_gt(st.first_output_ns, 0);
+	cr_assert_eq(st.emitted, 98); /* 10..490 ns: 49 from each */
+	cr_assert_eq(ptw_writer_flush(f.w), 0);
+	ptw_writer_get_stats(f.w, &ws);
+	cr_assert_gt(ws.first_clock_output_ns, 0);
+
+	struct ct_trace t;
+	fx_close(&f, &t);
+	cr_assert_eq(t.n_ev, 200);
+	for (size_t i = 0; i < 200; i++) {
+		/* a at 10k ns then b at 10k + 0.5 ns: same ns, a first. */
+		uint64_t k = 10 + 10 * (i / 2);
+		cr_assert_eq(t.ev[i].ts, k, "event %zu", i);
+		cr_assert_str_eq(t.ev[i].name, i % 2 ? "b" : "a");
+	}
+	ct_free(&t);
+}
+
+Test(clock_stream, unmatched_end_is_reported_at_the_watermark_others_written)
+{
+	struct fx f;
+	fx_open(&f, NULL);
+	uint32_t s = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
+	struct ptw_clock_event end = { .cycle = 10 };
+	cr_assert_eq(ptw_clock_stream_slice_end(f.cs, s, &end), 0);
+	instant(&f, s, 0, 20, "after");
+	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 100),
+		     PTW_ERR_INVALID);
+	struct ptw_clock_stream_stats st;
+	stats(&f, &st);
+	cr_assert_eq(st.buffered_records, 0);
+	struct ct_trace t;
+	fx_close(&f, &t);
+	cr_assert_eq(t.n_ev, 1);
+	cr_assert_str_eq(t.ev[0].name, "after");
+	ct_free(&t);
+}

@@ -154,9 +154,12 @@ static inline void ct_event(struct ct_trace *t, struct ct_seq *s, uint32_t id,
 	cr_assert_leq(te->n_flow_ids, 8);
 	cr_assert_leq(te->n_terminating_flow_ids, 8);
 	e->n_flows = (uint32_t)te->n_flow_ids;
-	memcpy(e->flows, te->flow_ids, te->n_flow_ids * 8);
+	if (te->n_flow_ids)
+		memcpy(e->flows, te->flow_ids, te->n_flow_ids * 8);
 	e->n_tflows = (uint32_t)te->n_terminating_flow_ids;
-	memcpy(e->tflows, te->terminating_flow_ids, te->n_terminating_flow_ids * 8);
+	if (te->n_terminating_flow_ids)
+		memcpy(e->tflows, te->terminating_flow_ids,
+		       te->n_terminating_flow_ids * 8);
 	if (te->counter_value_field_case ==
 	    PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE) {
 		e->counter_kind = 1;
