@@ -147,22 +147,28 @@ static void heap_up(struct ptw_clock_store *s, uint32_t i)
 	s->heap[i] = e;
 }
 
-static void heap_down(struct ptw_clock_store *s, uint32_t i)
+/* Removes the root (Floyd's bottom-up variant): walk the hole down to a
+ * leaf along the smaller children, one comparison per level, then drop the
+ * last entry into the hole and sift it up - usually no distance at all,
+ * since the last entry tends to be among the largest. About half the
+ * comparisons of the textbook sift-down. */
+static void heap_pop_root(struct ptw_clock_store *s)
 {
-	uint32_t n = s->n_recs;
-	struct ptw_clock_heap_ent e = s->heap[i];
+	uint32_t n = --s->n_recs;
+	if (n == 0)
+		return;
+	uint32_t i = 0;
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= n)
 			break;
 		if (c + 1 < n && heap_less(s, &s->heap[c + 1], &s->heap[c]))
 			c++;
-		if (!heap_less(s, &s->heap[c], &e))
-			break;
 		s->heap[i] = s->heap[c];
 		i = c;
 	}
-	s->heap[i] = e;
+	s->heap[i] = s->heap[n];
+	heap_up(s, i);
 }
 
 int ptw_clock_store_insert(struct ptw_clock_store *s,
@@ -255,11 +261,7 @@ int ptw_clock_store_pop_below(struct ptw_clock_store *s, uint64_t below_ns,
 	s->bytes -= ptw_clock_store_rec_bytes(r->meta_len);
 	s->free_slots[s->n_free_slots++] = idx;
 
-	s->n_recs--;
-	if (s->n_recs) {
-		s->heap[0] = s->heap[s->n_recs];
-		heap_down(s, 0);
-	}
+	heap_pop_root(s);
 	out->meta_chunk = NO_CHUNK;
 	return 1;
 }
