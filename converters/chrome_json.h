@@ -213,21 +213,29 @@ int ptw_cv_json_read_mem(const void *data, size_t n,
 
 /* Writes the protobuf trace at 'pftrace_path' (as written by our writer,
  * compressed packets included) to 'out' as Chrome JSON, array form, one
- * event per line:
+ * event per line, such that trace_processor's JSON importer shows the rows
+ * it shows for the protobuf trace. The trace is decoded with the reader
+ * library (tools/common/trace_read.h) and paired into slices with its
+ * trace_processor model (tp_model.h):
  *  - process/thread names -> M process_name / thread_name (and
- *    process_sort_index / thread_sort_index from sibling_order_rank);
- *  - slices on thread tracks -> B/E (SLICE_BEGIN/SLICE_END);
+ *    process_sort_index / thread_sort_index from sibling_order_rank); an
+ *    unnamed process -> M "process_exists" (creates the process row only);
+ *  - slices on thread tracks -> X with dur (B if never ended);
  *  - instants -> i with "s" t (thread), p (process) or g (global track);
- *  - counters -> C on the owning process, the arg key taken from the track
- *    name "<name> <key>" (or "<name> id: <id> <key>", id restored);
- *  - slices on async (non-thread) tracks -> b/e with the track's id, and
- *    "id2":{"local":...} for process-scoped ones;
- *  - flow_ids / terminating_flow_ids -> bind_id + flow_out / flow_in;
+ *  - counters -> C on the owning process, name and arg key split at the
+ *    last space of the track name ("<name> <key>", which also keeps
+ *    "<name> id: <id> <key>" as it was);
+ *  - slices on other tracks -> b + e with "id":"0x<track uuid>" (global)
+ *    or "id2":{"local":...} (process-scoped); instants there -> n;
+ *  - flows -> "bind_id":"0x<flow id>" + flow_out / flow_in (v2) on the
+ *    slice's event (extra flows of a slice as v1 s/f events);
  *  - debug annotations -> args; categories -> cat; ts/dur in microseconds
- *    with the nanoseconds kept (ts 1000125 ns -> 1000.125).
+ *    with the nanoseconds kept exactly (1000125 ns -> 1000.125).
+ * The whole trace is loaded in memory (the exporter is not streaming).
  * Returns 0, PTW_ERR_IO (reading the trace or writing 'out'), PTW_ERR_FORMAT
- * (the trace does not decode; err says where), or PTW_ERR_NOMEM. 'out' is
- * flushed but not closed. */
+ * (not a protobuf trace, or a record trace_processor would reject; err
+ * says where), PTW_ERR_NOMEM or PTW_ERR_INVALID. 'out' is flushed but not
+ * closed. */
 int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 		       struct ptw_error *err);
 

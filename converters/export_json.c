@@ -1,0 +1,574 @@
+/* export_json.c - writes Chrome JSON from a protobuf trace.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Loads the trace with the reader library (tools/common/trace_read.h) and
+ * builds its trace_processor model (tp_model.h), so what is exported is
+ * what trace_processor shows for the protobuf trace: slices already paired
+ * (names of ENDs come from their BEGINs), depths, counters converted, flows
+ * linked. Each row becomes the JSON event that trace_processor's JSON
+ * importer turns back into the same row:
+ *
+ *   thread slice            X (dur), or B if never ended
+ *   thread instant          i  "s":"t"
+ *   process-track instant   i  "s":"p"
+ *   global instant          i  "s":"g"
+ *   slice on another track  b + e with "id" (global) or "id2":{"local"}
+ *                           (process-scoped), one id per proto track;
+ *                           instants there become n
+ *   counter sample          C on the owning process, name/key split at the
+ *                           last space of the track name (TP joins them
+ *                           back with a space, so the track name is kept)
+ *   thread / process name   M thread_name / process_name; sibling_order_rank
+ *                           -> M thread_sort_index / process_sort_index;
+ *                           an unnamed process gets an M "process_exists"
+ *                           (ignored by trace_processor except that it
+ *                           creates the process row)
+ *   flows                   bind_id "0x<id>" + flow_out / flow_in (v2) on
+ *                           the slice's event; a slice in more than one
+ *                           flow gets the others as v1 s/f ("bp":"e")
+ *                           events at its begin (thread slices only)
+ *
+ * Times are printed exactly: ns / 1000 with up to three decimals. The
+ * output is streamed through one buffer; the trace itself is held in
+ * memory by the reader library. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chrome_json.h"
+#include "tp_model.h"
+#include "trace_read.h"
+
+#define OUT_BUF (64u << 10)
+
+struct out {
+	FILE *f;
+	char buf[OUT_BUF];
+	size_t n;
+	int failed;
+	int first; /* no event written yet */
+};
+
+static void flush_out(struct out *o)
+{
+	if (o->n && !o->failed && fwrite(o->buf, 1, o->n, o->f) != o->n)
+		o->failed = 1;
+	o->n = 0;
+}
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	while (n) {
+		if (o->n == OUT_BUF)
+			flush_out(o);
+		size_t k = OUT_BUF - o->n < n ? OUT_BUF - o->n : n;
+		memcpy(o->buf + o->n, s, k);
+		o->n += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void puts_(struct out *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void putf(struct out *o, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+static void putf(struct out *o, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		put(o, tmp, (size_t)k < sizeof(tmp) ? (size_t)k : sizeof(tmp) - 1);
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned b0 = s[0], need, lo = 0x80, hi = 0xBF;
+	if (b0 >= 0xC2 && b0 <= 0xDF)
+		need = 1;
+	else if (b0 == 0xE0)
+		need = 2, lo = 0xA0;
+	else if ((b0 >= 0xE1 && b0 <= 0xEC) || b0 == 0xEE || b0 == 0xEF)
+		need = 2;
+	else if (b0 == 0xED)
+		need = 2, hi = 0x9F;
+	else if (b0 == 0xF0)
+		need = 3, lo = 0x90;
+	else if (b0 >= 0xF1 && b0 <= 0xF3)
+		need = 3;
+	else if (b0 == 0xF4)
+		need = 3, hi = 0x8F;
+	else
+		return 0;
+	if (need >= n)
+		return 0;
+	for (unsigned k = 1; k <= need; k++) {
+		unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
+		if (s[k] < l || s[k] > h)
+			return 0;
+	}
+	return need + 1;
+}
+
+/* A JSON string literal; invalid UTF-8 bytes become U+FFFD. */
+static void put_str_n(struct out *o, const char *s0, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)s0;
+	put(o, "\"", 1);
+	size_t i = 0, run = 0;
+	while (i < n) {
+		unsigned ch = s[i];
+		if (ch >= 0x20 && ch < 0x80 && ch != '"' && ch != '\\') {
+			i++;
+			run++;
+			continue;
+		}
+		put(o, (const char *)s + i - run, run);
+		run = 0;
+		if (ch >= 0x80) {
+			size_t k = utf8_len(s + i, n - i);
+			if (k) {
+				put(o, (const char *)s + i, k);
+				i += k;
+			} else {
+				puts_(o, "\\ufffd");
+				i++;
+			}
+			continue;
+		}
+		switch (ch) {
+		case '"': puts_(o, "\\\""); break;
+		case '\\': puts_(o, "\\\\"); break;
+		case '\n': puts_(o, "\\n"); break;
+		case '\r': puts_(o, "\\r"); break;
+		case '\t': puts_(o, "\\t"); break;
+		case '\b': puts_(o, "\\b"); break;
+		case '\f': puts_(o, "\\f"); break;
+		default: putf(o, "\\u%04x", ch); break;
+		}
+		i++;
+	}
+	put(o, (const char *)s + i - run, run);
+	put(o, "\"", 1);
+}
+
+static void put_str(struct out *o, const char *s)
+{
+	put_str_n(o, s, strlen(s));
+}
+
+/* ns as microseconds, exactly. */
+static void put_us(struct out *o, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	uint64_t us = a / 1000, frac = a % 1000;
+	if (!frac) {
+		putf(o, "%s%" PRIu64, ns < 0 ? "-" : "", us);
+		return;
+	}
+	char f[4];
+	snprintf(f, sizeof(f), "%03u", (unsigned)frac);
+	size_t k = 3;
+	while (f[k - 1] == '0')
+		k--;
+	f[k] = '\0';
+	putf(o, "%s%" PRIu64 ".%s", ns < 0 ? "-" : "", us, f);
+}
+
+static void put_double(struct out *o, double d)
+{
+	if (!isfinite(d)) {
+		puts_(o, "null");
+		return;
+	}
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		putf(o, "%" PRId64, (int64_t)d);
+		return;
+	}
+	char tmp[40];
+	/* shortest round-tripping form */
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	puts_(o, tmp);
+}
+
+/* Starts an event line: ",\n{" or "[\n{" handled by the caller's first. */
+static void begin_event(struct out *o)
+{
+	puts_(o, o->first ? "\n{" : ",\n{");
+	o->first = 0;
+}
+
+static void put_args(struct out *o, const struct ptw_trace_arg *const *args,
+		     uint32_t n)
+{
+	if (!n)
+		return;
+	puts_(o, ",\"args\":{");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ptw_trace_arg *a = args[i];
+		if (i)
+			put(o, ",", 1);
+		put_str(o, a->name ? a->name : "");
+		put(o, ":", 1);
+		switch (a->type) {
+		case PTW_TRACE_ARG_BOOL:
+			puts_(o, a->v.b ? "true" : "false");
+			break;
+		case PTW_TRACE_ARG_INT:
+			putf(o, "%" PRId64, a->v.i);
+			break;
+		case PTW_TRACE_ARG_UINT:
+			putf(o, "%" PRIu64, a->v.u);
+			break;
+		case PTW_TRACE_ARG_DOUBLE:
+			put_double(o, a->v.d);
+			break;
+		case PTW_TRACE_ARG_POINTER:
+			putf(o, "\"0x%" PRIx64 "\"", a->v.u);
+			break;
+		case PTW_TRACE_ARG_STRING:
+		case PTW_TRACE_ARG_JSON:
+			put_str(o, a->v.s ? a->v.s : "");
+			break;
+		default:
+			puts_(o, "null");
+			break;
+		}
+	}
+	put(o, "}", 1);
+}
+
+/* "name", "cat", pid/tid and ts of an event line. */
+static void put_common(struct out *o, const char *ph, const char *name,
+		       const char *cat, int32_t pid, int64_t tid, int has_tid,
+		       int64_t ts)
+{
+	puts_(o, "\"ph\":");
+	put_str(o, ph);
+	if (name) {
+		puts_(o, ",\"name\":");
+		put_str(o, name);
+	}
+	if (cat) {
+		puts_(o, ",\"cat\":");
+		put_str(o, cat);
+	}
+	putf(o, ",\"pid\":%" PRId32, pid);
+	if (has_tid)
+		putf(o, ",\"tid\":%" PRId64, tid);
+	puts_(o, ",\"ts\":");
+	put_us(o, ts);
+}
+
+/* Flows of each slice: the first id goes on the event (v2). */
+struct slice_flows {
+	uint64_t id;
+	uint8_t in, out, extra; /* extra: more links than one id can carry */
+};
+
+struct ctx {
+	const struct ptw_trace *t;
+	const struct ptw_tp_model *m;
+	struct slice_flows *sf;
+	uint8_t *async_track; /* per slice: its track has non-instant slices */
+	struct out *o;
+};
+
+static void put_flow_fields(struct out *o, const struct slice_flows *f)
+{
+	if (!f->in && !f->out)
+		return;
+	putf(o, ",\"bind_id\":\"0x%" PRIx64 "\"", f->id);
+	if (f->in)
+		puts_(o, ",\"flow_in\":true");
+	if (f->out)
+		puts_(o, ",\"flow_out\":true");
+}
+
+/* v1 flow events for links a slice could not carry on its own event. */
+static void extra_flows(struct ctx *c, const struct ptw_tp_slice *s,
+			const struct ptw_tp_track_owner *ow)
+{
+	const struct ptw_tp_model *m = c->m;
+	if (!c->sf[s->id].extra || ow->owner != PTW_TP_OWNER_THREAD)
+		return;
+	for (size_t i = 0; i < m->n_flows; i++) {
+		const struct ptw_tp_flow *f = &m->flows[i];
+		int out = f->slice_out == s->id, in = f->slice_in == s->id;
+		if ((!out && !in) || f->flow_id == c->sf[s->id].id)
+			continue;
+		begin_event(c->o);
+		put_common(c->o, out ? "s" : "f", "flow", "flow", ow->pid,
+			   ow->tid, 1, s->ts);
+		putf(c->o, ",\"id\":\"0x%" PRIx64 "\"", f->flow_id);
+		if (in)
+			puts_(c->o, ",\"bp\":\"e\"");
+		put(c->o, "}", 1);
+	}
+}
+
+static void export_slice(struct ctx *c, const struct ptw_tp_slice *s)
+{
+	struct out *o = c->o;
+	struct ptw_tp_track_owner ow = ptw_tp_model_owner(c->t, s->track_uuid);
+	if (ow.broken)
+		return;
+	const struct ptw_trace_track *tr = ptw_trace_find_track(c->t,
+								s->track_uuid);
+	int on_thread = ow.owner == PTW_TP_OWNER_THREAD;
+	int async = !on_thread &&
+		    !(tr && tr->kind == PTW_TRACE_TRACK_PROCESS && s->is_instant) &&
+		    (c->async_track[s->id] || !s->is_instant);
+	const struct slice_flows *fl = &c->sf[s->id];
+	begin_event(o);
+	if (on_thread) {
+		const char *ph = s->is_instant ? "i" : s->dur < 0 ? "B" : "X";
+		put_common(o, ph, s->name, s->category, ow.pid, ow.tid, 1, s->ts);
+		if (s->is_instant)
+			puts_(o, ",\"s\":\"t\"");
+		else if (s->dur >= 0) {
+			puts_(o, ",\"dur\":");
+			put_us(o, s->dur);
+		}
+	} else if (!async) {
+		/* process or global instant */
+		int proc = ow.owner == PTW_TP_OWNER_PROCESS;
+		put_common(o, "i", s->name, s->category, proc ? ow.pid : 0, 0, 0,
+			   s->ts);
+		puts_(o, proc ? ",\"s\":\"p\"" : ",\"s\":\"g\"");
+	} else {
+		int proc = ow.owner == PTW_TP_OWNER_PROCESS;
+		const char *ph = s->is_instant ? "n" : "b";
+		put_common(o, ph, s->name, s->category, proc ? ow.pid : 0, 0, 0,
+			   s->ts);
+		if (proc)
+			putf(o, ",\"id2\":{\"local\":\"0x%" PRIx64 "\"}",
+			     s->track_uuid);
+		else
+			putf(o, ",\"id\":\"0x%" PRIx64 "\"", s->track_uuid);
+	}
+	put_flow_fields(o, fl);
+	put_args(o, s->args, s->n_args);
+	put(o, "}", 1);
+	if (async && !s->is_instant && s->dur >= 0) {
+		int proc = ow.owner == PTW_TP_OWNER_PROCESS;
+		begin_event(o);
+		put_common(o, "e", s->name, s->category, proc ? ow.pid : 0, 0, 0,
+			   s->ts + s->dur);
+		if (proc)
+			putf(o, ",\"id2\":{\"local\":\"0x%" PRIx64 "\"}",
+			     s->track_uuid);
+		else
+			putf(o, ",\"id\":\"0x%" PRIx64 "\"", s->track_uuid);
+		put(o, "}", 1);
+	}
+	extra_flows(c, s, &ow);
+}
+
+static void export_counter(struct ctx *c, const struct ptw_tp_counter *k)
+{
+	struct out *o = c->o;
+	const struct ptw_trace_track *tr = ptw_trace_find_track(c->t,
+								k->track_uuid);
+	struct ptw_tp_track_owner ow = ptw_tp_model_owner(c->t, k->track_uuid);
+	const char *tn = tr && tr->name ? tr->name : "";
+	const char *sp = strrchr(tn, ' ');
+	begin_event(o);
+	puts_(o, "\"ph\":\"C\",\"name\":");
+	if (sp)
+		put_str_n(o, tn, (size_t)(sp - tn));
+	else
+		put_str(o, tn);
+	putf(o, ",\"pid\":%" PRId32 ",\"ts\":", ow.owner ? ow.pid : 0);
+	put_us(o, k->ts);
+	puts_(o, ",\"args\":{");
+	put_str(o, sp ? sp + 1 : "value");
+	put(o, ":", 1);
+	put_double(o, k->value);
+	puts_(o, "}}");
+}
+
+static void export_names(struct ctx *c)
+{
+	struct out *o = c->o;
+	const struct ptw_tp_model *m = c->m;
+	for (size_t i = 0; i < m->n_processes; i++) {
+		const struct ptw_tp_process *p = &m->processes[i];
+		const struct ptw_trace_track *tr =
+			ptw_trace_find_track(c->t, p->track_uuid);
+		if (p->name) {
+			begin_event(o);
+			putf(o, "\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%"
+				PRId32 ",\"tid\":%" PRId32 ",\"args\":{\"name\":",
+			     p->pid, p->pid);
+			put_str(o, p->name);
+			puts_(o, "}}");
+		} else {
+			/* an M trace_processor ignores, except that it creates
+			 * the (unnamed) process */
+			begin_event(o);
+			putf(o, "\"ph\":\"M\",\"name\":\"process_exists\","
+				"\"pid\":%" PRId32 ",\"tid\":%" PRId32 "}",
+			     p->pid, p->pid);
+		}
+		if (tr && tr->has_rank) {
+			begin_event(o);
+			putf(o, "\"ph\":\"M\",\"name\":\"process_sort_index\","
+				"\"pid\":%" PRId32 ",\"tid\":%" PRId32
+				",\"args\":{\"sort_index\":%" PRId32 "}}",
+			     p->pid, p->pid, tr->rank);
+		}
+	}
+	for (size_t i = 0; i < m->n_threads; i++) {
+		const struct ptw_tp_thread *th = &m->threads[i];
+		const struct ptw_trace_track *tr =
+			ptw_trace_find_track(c->t, th->track_uuid);
+		if (th->name) {
+			begin_event(o);
+			putf(o, "\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%"
+				PRId32 ",\"tid\":%" PRId64 ",\"args\":{\"name\":",
+			     th->pid, th->tid);
+			put_str(o, th->name);
+			puts_(o, "}}");
+		}
+		if (tr && tr->has_rank) {
+			begin_event(o);
+			putf(o, "\"ph\":\"M\",\"name\":\"thread_sort_index\","
+				"\"pid\":%" PRId32 ",\"tid\":%" PRId64
+				",\"args\":{\"sort_index\":%" PRId32 "}}",
+			     th->pid, th->tid, tr->rank);
+		}
+	}
+}
+
+/* Flow ids per slice, and which tracks carry real (non-instant) slices. */
+static int prepare(struct ctx *c)
+{
+	const struct ptw_tp_model *m = c->m;
+	size_t ns = m->n_slices ? m->n_slices : 1;
+	c->sf = calloc(ns, sizeof(*c->sf));
+	c->async_track = calloc(ns, 1);
+	if (!c->sf || !c->async_track)
+		return -1;
+	for (size_t i = 0; i < m->n_flows; i++) {
+		const struct ptw_tp_flow *f = &m->flows[i];
+		uint32_t ends[2] = { f->slice_out, f->slice_in };
+		for (int k = 0; k < 2; k++) {
+			if (ends[k] >= m->n_slices)
+				continue;
+			struct slice_flows *sf = &c->sf[ends[k]];
+			if ((sf->in || sf->out) && sf->id != f->flow_id) {
+				sf->extra = 1;
+				continue;
+			}
+			sf->id = f->flow_id;
+			if (k == 0)
+				sf->out = 1;
+			else
+				sf->in = 1;
+		}
+	}
+	/* a track with any non-instant slice is an async track: its
+	 * instants are 'n' events there. Quadratic-free: two passes keyed by
+	 * the slice order (tracks are few; use a small open table). */
+	size_t cap = 64;
+	while (cap < 2 * ns)
+		cap *= 2;
+	uint64_t *keys = calloc(cap, sizeof(*keys));
+	if (!keys)
+		return -1;
+	for (size_t i = 0; i < m->n_slices; i++) {
+		if (m->slices[i].is_instant)
+			continue;
+		uint64_t u = m->slices[i].track_uuid + 1; /* 0 = empty */
+		size_t h = (size_t)(u * 0x9E3779B97F4A7C15ull) & (cap - 1);
+		while (keys[h] && keys[h] != u)
+			h = (h + 1) & (cap - 1);
+		keys[h] = u;
+	}
+	for (size_t i = 0; i < m->n_slices; i++) {
+		uint64_t u = m->slices[i].track_uuid + 1;
+		size_t h = (size_t)(u * 0x9E3779B97F4A7C15ull) & (cap - 1);
+		while (keys[h] && keys[h] != u)
+			h = (h + 1) & (cap - 1);
+		c->async_track[i] = keys[h] == u;
+	}
+	free(keys);
+	return 0;
+}
+
+int ptw_cv_export_json(const char *pftrace_path, FILE *out,
+		       struct ptw_error *err)
+{
+	if (!pftrace_path || !out)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_cv_export_json: NULL argument");
+	struct ptw_trace *t = ptw_trace_load_file(pftrace_path, NULL, err);
+	if (!t)
+		return err ? (err->code ? err->code : PTW_ERR_IO) : PTW_ERR_IO;
+	const struct ptw_error *fatal = ptw_trace_fatal(t);
+	if (fatal) {
+		if (err)
+			*err = *fatal;
+		ptw_trace_free(t);
+		return PTW_ERR_FORMAT;
+	}
+	struct ptw_tp_model *m = ptw_tp_model_build(t, err);
+	if (!m) {
+		ptw_trace_free(t);
+		return PTW_ERR_NOMEM;
+	}
+	struct out *o = malloc(sizeof(*o));
+	struct ctx c = { .t = t, .m = m, .o = o };
+	int rc = 0;
+	if (!o || prepare(&c)) {
+		rc = ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		goto done;
+	}
+	o->f = out;
+	o->n = 0;
+	o->failed = 0;
+	o->first = 1;
+	put(o, "[", 1);
+	export_names(&c);
+	/* slices and counters merged by time */
+	size_t i = 0, k = 0;
+	while (i < m->n_slices || k < m->n_counters) {
+		if (k >= m->n_counters ||
+		    (i < m->n_slices && m->slices[i].ts <= m->counters[k].ts))
+			export_slice(&c, &m->slices[i++]);
+		else
+			export_counter(&c, &m->counters[k++]);
+	}
+	puts_(o, "\n]\n");
+	flush_out(o);
+	if (o->failed || fflush(out) != 0 || ferror(out))
+		rc = ptw_error_set(err, PTW_ERR_IO, errno,
+				   "writing the JSON export failed");
+done:
+	free(c.sf);
+	free(c.async_track);
+	free(o);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+	return rc;
+}
