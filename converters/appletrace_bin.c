@@ -1,0 +1,352 @@
+/* appletrace_bin.c - decodes APLTRC01 binary fragments into cv events.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Layout (corpus README section 4): "APLTRC01", pid:u32, then records
+ * until a 0x00 tag or the end of the file: 0x01 id:u32 len:u32 bytes[len]
+ * defines a string; a phase letter (B E i C b e M) followed by
+ * name_id:u32 tid:u64 ts:u64 arg:u64 is an event. A record that would
+ * extend past the end of the file was cut by a crash and ends the fragment
+ * quietly. The decoder works on chunks: it consumes whole records and asks
+ * for more bytes when the next record is not complete in the chunk, so a
+ * fragment of any size is read with one small buffer. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "appletrace.h"
+#include "cursor.h"
+
+#define PTW_AT_CHUNK (1u << 20)
+
+static const char ptw_at_cat[] = "appletrace";
+
+struct ptw_at_bin {
+	const char *name;
+	struct ptw_appletrace_names *names;
+	ptw_cv_event_fn fn;
+	void *ctx;
+	enum ptw_appletrace_kind kind;
+	uint64_t total; /* file size: records past it are truncated */
+	uint64_t base;  /* file offset of the current chunk's first byte */
+	uint32_t pid;
+	int header_done;
+	int done;
+};
+
+static int ptw_at_bin_fail(struct ptw_at_bin *b, struct ptw_error *err,
+			   enum ptw_appletrace_kind kind, uint64_t off,
+			   const char *what, unsigned a, unsigned long long c)
+{
+	b->kind = kind;
+	switch (kind) {
+	case PTW_APPLETRACE_UNKNOWN_TAG:
+		ptw_error_set(err, PTW_ERR_FORMAT, 0,
+			      "%s: offset %llu: unknown record tag 0x%02x "
+			      "(expected 0x00, 0x01 or one of B E i C b e M)",
+			      b->name, (unsigned long long)off, a);
+		break;
+	case PTW_APPLETRACE_UNDEFINED_NAME_ID:
+		ptw_error_set(err, PTW_ERR_FORMAT, 0,
+			      "%s: offset %llu: '%c' event %s name_id %llu, "
+			      "which no earlier string definition defined "
+			      "(undefined_name_id)",
+			      b->name, (unsigned long long)off, (char)a, what, c);
+		break;
+	case PTW_APPLETRACE_BAD_MAGIC:
+		ptw_error_set(err, PTW_ERR_FORMAT, 0,
+			      "%s: offset 0: not an APLTRC01 fragment "
+			      "(expected magic \"APLTRC01\")", b->name);
+		break;
+	default:
+		ptw_error_set(err, PTW_ERR_LIMIT, 0,
+			      "%s: offset %llu: string definition of %llu bytes "
+			      "is longer than %u", b->name,
+			      (unsigned long long)off, c,
+			      PTW_APPLETRACE_MAX_STRING);
+		break;
+	}
+	if (err) {
+		err->input = b->name;
+		err->offset = off;
+	}
+	return kind == PTW_APPLETRACE_OTHER ? PTW_ERR_LIMIT : PTW_ERR_FORMAT;
+}
+
+/* Counter values: an integral double is an integer (so -0.0 is 0), as the
+ * exporter writes it; anything else stays a double. */
+static void ptw_at_counter_arg(struct ptw_cv_arg *a, uint64_t bits)
+{
+	double d;
+	memcpy(&d, &bits, sizeof(d));
+	a->key.p = "value";
+	a->key.n = 5;
+	if (isfinite(d) && d == trunc(d) && fabs(d) < 9.2e18) {
+		a->type = PTW_CV_VAL_INT;
+		a->i = (int64_t)d;
+	} else {
+		a->type = PTW_CV_VAL_DOUBLE;
+		a->d = d;
+	}
+}
+
+static int ptw_at_bin_event(struct ptw_at_bin *b, struct ptw_cursor *c,
+			    uint8_t tag, uint64_t off, struct ptw_error *err)
+{
+	uint32_t id = 0;
+	uint64_t tid = 0, ts = 0, arg = 0;
+	/* The caller checked that the whole record is in the chunk. */
+	(void)ptw_cursor_le32(c, &id);
+	(void)ptw_cursor_le64(c, &tid);
+	(void)ptw_cursor_le64(c, &ts);
+	(void)ptw_cursor_le64(c, &arg);
+
+	struct ptw_cv_event ev;
+	struct ptw_cv_arg a;
+	memset(&ev, 0, sizeof(ev));
+	memset(&a, 0, sizeof(a));
+	ev.name = ptw_appletrace_names_get(b->names, id);
+	if (!ev.name.p)
+		return ptw_at_bin_fail(b, err, PTW_APPLETRACE_UNDEFINED_NAME_ID,
+				       off, "references", tag, id);
+	ev.ph = (char)tag;
+	ev.pid = b->pid;
+	/* trace_processor reads tids above 2^32-1 as 0. */
+	ev.tid = tid > UINT32_MAX ? 0 : (uint32_t)tid;
+	ev.flags = PTW_CV_HAS_PID | PTW_CV_HAS_TID;
+	ev.input = b->name;
+	ev.offset = off;
+	if (tag != 'M') {
+		ev.cat.p = ptw_at_cat;
+		ev.cat.n = sizeof(ptw_at_cat) - 1;
+		if (ts <= (uint64_t)INT64_MAX / 1000u) {
+			ev.ts_ns = (int64_t)ts * 1000;
+			ev.flags |= PTW_CV_HAS_TS;
+		}
+	}
+	switch (tag) {
+	case 'i':
+		ev.scope = 't';
+		break;
+	case 'C':
+		ptw_at_counter_arg(&a, arg);
+		ev.args = &a;
+		ev.n_args = 1;
+		break;
+	case 'b':
+	case 'e':
+		ev.flags |= PTW_CV_HAS_ID;
+		ev.id_num = arg;
+		break;
+	case 'M':
+		if (arg > UINT32_MAX ||
+		    !(a.s = ptw_appletrace_names_get(b->names, (uint32_t)arg)).p)
+			return ptw_at_bin_fail(b, err,
+					       PTW_APPLETRACE_UNDEFINED_NAME_ID,
+					       off, "value references", tag,
+					       (unsigned long long)arg);
+		a.key.p = "name";
+		a.key.n = 4;
+		a.type = PTW_CV_VAL_STRING;
+		ev.args = &a;
+		ev.n_args = 1;
+		break;
+	default:
+		break;
+	}
+	return b->fn(b->ctx, &ev, err);
+}
+
+/* Consumes whole records of p[0..n) (file offset b->base); sets *used.
+ * Stops early when the next record is incomplete in the chunk but inside
+ * the file (the caller reads more), or sets b->done at the end. */
+static int ptw_at_bin_chunk(struct ptw_at_bin *b, const uint8_t *p, size_t n,
+			    size_t *used, struct ptw_error *err)
+{
+	struct ptw_cursor c;
+	ptw_cursor_init(&c, p, n);
+	*used = 0;
+	if (!b->header_done) {
+		if (b->total < PTW_APPLETRACE_HEADER_LEN) {
+			/* A header cut by a crash: fine if what is there is
+			 * (a prefix of) the magic. */
+			if (n < b->total)
+				return 0;
+			size_t k = n < 8 ? n : 8;
+			if (memcmp(p, PTW_APPLETRACE_MAGIC, k) != 0)
+				return ptw_at_bin_fail(b, err,
+						       PTW_APPLETRACE_BAD_MAGIC,
+						       0, NULL, 0, 0);
+			b->done = 1;
+			*used = n;
+			return 0;
+		}
+		if (n < PTW_APPLETRACE_HEADER_LEN)
+			return 0;
+		if (memcmp(p, PTW_APPLETRACE_MAGIC, 8) != 0)
+			return ptw_at_bin_fail(b, err, PTW_APPLETRACE_BAD_MAGIC,
+					       0, NULL, 0, 0);
+		c.pos = 8;
+		(void)ptw_cursor_le32(&c, &b->pid);
+		b->header_done = 1;
+		*used = c.pos;
+	}
+	while (!b->done) {
+		uint64_t off = b->base + c.pos;
+		uint8_t tag;
+		if (off >= b->total) {
+			b->done = 1;
+			break;
+		}
+		if (!ptw_cursor_has(&c, 1))
+			break;
+		tag = c.p[c.pos];
+		if (tag == 0x00) {
+			b->done = 1;
+			break;
+		}
+		if (tag == 0x01) {
+			if (off + PTW_APPLETRACE_STRDEF_HDR > b->total) {
+				b->done = 1; /* truncated definition header */
+				break;
+			}
+			if (!ptw_cursor_has(&c, PTW_APPLETRACE_STRDEF_HDR))
+				break;
+			struct ptw_cursor h = c;
+			uint32_t id = 0, len = 0;
+			h.pos++;
+			(void)ptw_cursor_le32(&h, &id);
+			(void)ptw_cursor_le32(&h, &len);
+			if (off + PTW_APPLETRACE_STRDEF_HDR + len > b->total) {
+				b->done = 1; /* truncated string bytes */
+				break;
+			}
+			if (len > PTW_APPLETRACE_MAX_STRING)
+				return ptw_at_bin_fail(b, err,
+						       PTW_APPLETRACE_OTHER,
+						       off, NULL, 0, len);
+			const uint8_t *s;
+			if (ptw_cursor_bytes(&h, len, &s))
+				break; /* in the file, not yet in the chunk */
+			if (ptw_appletrace_names_define(b->names, id, s, len))
+				return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+						     "%s: out of memory",
+						     b->name);
+			c = h;
+		} else if (tag == 'B' || tag == 'E' || tag == 'i' ||
+			   tag == 'C' || tag == 'b' || tag == 'e' ||
+			   tag == 'M') {
+			if (off + PTW_APPLETRACE_EVENT_LEN > b->total) {
+				b->done = 1; /* truncated event */
+				break;
+			}
+			if (!ptw_cursor_has(&c, PTW_APPLETRACE_EVENT_LEN))
+				break;
+			c.pos++;
+			int rc = ptw_at_bin_event(b, &c, tag, off, err);
+			if (rc)
+				return rc;
+		} else {
+			return ptw_at_bin_fail(b, err, PTW_APPLETRACE_UNKNOWN_TAG,
+					       off, NULL, tag, 0);
+		}
+		*used = c.pos;
+	}
+	if (b->done)
+		*used = n;
+	return 0;
+}
+
+int ptw_appletrace_bin_read_mem(const void *data, size_t n, const char *name,
+				struct ptw_appletrace_names *names,
+				ptw_cv_event_fn fn, void *ctx,
+				enum ptw_appletrace_kind *kind,
+				struct ptw_error *err)
+{
+	if ((!data && n) || !names || !fn)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "appletrace bin: bad arguments");
+	struct ptw_at_bin b = {.name = name ? name : "<memory>",
+			       .names = names, .fn = fn, .ctx = ctx,
+			       .total = n};
+	size_t used;
+	int rc = ptw_at_bin_chunk(&b, data, n, &used, err);
+	if (kind)
+		*kind = rc ? (b.kind ? b.kind : PTW_APPLETRACE_OTHER)
+			   : PTW_APPLETRACE_OK;
+	return rc;
+}
+
+int ptw_appletrace_bin_read_fd(int fd, const char *name,
+			       struct ptw_appletrace_names *names,
+			       ptw_cv_event_fn fn, void *ctx,
+			       enum ptw_appletrace_kind *kind,
+			       struct ptw_error *err)
+{
+	if (kind)
+		*kind = PTW_APPLETRACE_OTHER;
+	if (fd < 0 || !names || !fn)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "appletrace bin: bad arguments");
+	struct ptw_at_bin b = {.name = name ? name : "<fd>", .names = names,
+			       .fn = fn, .ctx = ctx};
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return ptw_error_set(err, PTW_ERR_IO, errno,
+				     "%s: not a regular file", b.name);
+	b.total = (uint64_t)st.st_size;
+
+	size_t cap = PTW_AT_CHUNK, len = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0, "%s: out of memory",
+				     b.name);
+	int rc = 0;
+	int eof = 0;
+	while (!b.done) {
+		if (!eof && len < cap) {
+			ssize_t r = read(fd, buf + len, cap - len);
+			if (r < 0) {
+				if (errno == EINTR)
+					continue;
+				rc = ptw_error_set(err, PTW_ERR_IO, errno,
+						   "%s: read failed: %s", b.name,
+						   strerror(errno));
+				break;
+			}
+			if (r == 0)
+				eof = 1;
+			len += (size_t)r;
+		}
+		if (eof && b.base + len < b.total)
+			b.total = b.base + len; /* file shrank under us */
+		size_t used;
+		rc = ptw_at_bin_chunk(&b, buf, len, &used, err);
+		if (rc || b.done)
+			break;
+		if (used == 0 && len == cap) {
+			/* One record longer than the buffer: grow. */
+			uint8_t *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				rc = ptw_error_set(err, PTW_ERR_NOMEM, 0,
+						   "%s: out of memory", b.name);
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+			continue;
+		}
+		if (eof && used == 0)
+			break; /* cannot happen: total was trimmed */
+		memmove(buf, buf + used, len - used);
+		len -= used;
+		b.base += used;
+	}
+	free(buf);
+	if (kind)
+		*kind = rc ? (b.kind ? b.kind : PTW_APPLETRACE_OTHER)
+			   : PTW_APPLETRACE_OK;
+	return rc;
+}

@@ -1,0 +1,78 @@
+/* cv_map.c - uint64 -> uint64 hash map and FNV-1a hashing.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
+
+#include "cv_map.h"
+#include "ptw/error.h"
+
+static size_t ptw_cv_map_index(uint64_t key, size_t cap)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull; /* murmur3 finaliser */
+	key ^= key >> 33;
+	return (size_t)key & (cap - 1);
+}
+
+void ptw_cv_map_free(struct ptw_cv_map *m)
+{
+	if (!m)
+		return;
+	free(m->slots);
+	m->slots = NULL;
+	m->cap = m->count = 0;
+}
+
+static struct ptw_cv_map_slot *ptw_cv_map_find(struct ptw_cv_map_slot *s,
+					       size_t cap, uint64_t key)
+{
+	size_t i = ptw_cv_map_index(key, cap);
+	while (s[i].used && s[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &s[i];
+}
+
+int ptw_cv_map_get(const struct ptw_cv_map *m, uint64_t key, uint64_t *val)
+{
+	if (!m->cap)
+		return 0;
+	const struct ptw_cv_map_slot *s = ptw_cv_map_find(m->slots, m->cap, key);
+	if (!s->used)
+		return 0;
+	*val = s->val;
+	return 1;
+}
+
+int ptw_cv_map_put(struct ptw_cv_map *m, uint64_t key, uint64_t val)
+{
+	if ((m->count + 1) * 2 > m->cap) {
+		size_t nc = m->cap ? m->cap * 2 : 64;
+		struct ptw_cv_map_slot *ns = calloc(nc, sizeof(*ns));
+		if (!ns)
+			return PTW_ERR_NOMEM;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i].used)
+				*ptw_cv_map_find(ns, nc, m->slots[i].key) =
+					m->slots[i];
+		free(m->slots);
+		m->slots = ns;
+		m->cap = nc;
+	}
+	struct ptw_cv_map_slot *s = ptw_cv_map_find(m->slots, m->cap, key);
+	if (!s->used) {
+		s->used = 1;
+		s->key = key;
+		m->count++;
+	}
+	s->val = val;
+	return 0;
+}
+
+uint64_t ptw_cv_hash(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= c[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}

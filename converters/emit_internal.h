@@ -1,0 +1,180 @@
+/* emit_internal.h - the emitter's state, shared by emit.c (event dispatch,
+ * tracks, names) and emit_thread.c (per-thread reorder queue). Private.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_EMIT_INTERNAL_H
+#define PTW_EMIT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cv_map.h"
+#include "emit.h"
+
+#define PTW_EM_NO_NAME "[No name]"
+
+/* A growable byte buffer holding packed event payloads (see emit_thread.c
+ * for the layout). */
+struct ptw_em_buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+/* A payload unpacked for the writer; strings point into a ptw_em_buf. */
+struct ptw_em_payload {
+	const char *name;     /* never NULL */
+	size_t name_len;
+	const char *cat;      /* NULL: no category */
+	struct ptw_arg args[PTW_MAX_ANNOTATIONS];
+	uint32_t n_args;
+	uint64_t out[PTW_MAX_FLOWS];  /* flows leaving this slice */
+	uint32_t n_out;
+	uint64_t in[PTW_MAX_FLOWS];   /* flows ending here */
+	uint32_t n_in;
+};
+
+enum ptw_em_kind {
+	PTW_EM_BEGIN = 1,
+	PTW_EM_END,
+	PTW_EM_INSTANT,
+	PTW_EM_FLOW,
+};
+
+enum ptw_em_state {
+	PTW_EM_UNRESOLVED = 0, /* X-form B waiting for its E */
+	PTW_EM_COMPLETE,       /* X-form pair or Chrome X: dur known */
+	PTW_EM_RAW,            /* Chrome B: an "other" event */
+	PTW_EM_DEAD,           /* E before its B in time: dropped */
+};
+
+struct ptw_em_item {
+	int64_t ts;
+	int64_t dur;       /* PTW_EM_COMPLETE begins */
+	uint64_t seq;      /* position in the (X-form) event list */
+	uint64_t id;       /* unique, to find an unresolved B */
+	uint64_t flow_id;  /* PTW_EM_FLOW */
+	uint32_t data;     /* payload offset in the thread's arena */
+	uint32_t data_len;
+	uint8_t kind;      /* enum ptw_em_kind */
+	uint8_t state;     /* enum ptw_em_state */
+	uint8_t flow_ph;   /* 's', 't', 'f' (enclosing) or 'n' (next slice) */
+	uint8_t raw_end;   /* Chrome E: matched by name and category */
+	uint8_t cls;       /* sort class while flushing */
+};
+
+/* A slice open on the thread, in trace_processor's order (for flows and
+ * Chrome E matching). */
+struct ptw_em_open {
+	uint64_t name_h, cat_h; /* 0: none (wildcard) */
+	uint64_t out[PTW_MAX_FLOWS];
+	uint32_t n_out;
+	uint64_t in[PTW_MAX_FLOWS];
+	uint32_t n_in;
+};
+
+struct ptw_em_proc {
+	uint32_t pid;
+	uint32_t gen;      /* input that owns this pid number's process */
+	uint64_t uuid;     /* 0 until written */
+	char *name;        /* current name (NULL: none) */
+	char *written;     /* name in the last descriptor written */
+};
+
+struct ptw_em_thread {
+	uint32_t pid, tid, gen;
+	size_t proc;       /* index in procs */
+	uint64_t uuid;     /* 0 until written */
+	char *name;
+	char *written;
+	/* reorder queue: items [head, n) sorted by ts */
+	struct ptw_em_item *q;
+	size_t head, n, cap;
+	struct ptw_em_buf arena;
+	int64_t last_ts;   /* latest event ts seen (the flush limit) */
+	int has_last;
+	int xform_open;    /* X-form B's of this input still unpaired */
+	uint64_t *lifo;    /* X-form stack: item ids of open B's */
+	size_t lifo_n, lifo_cap;
+	struct ptw_em_open *model;
+	size_t model_n, model_cap;
+	uint64_t next_in[PTW_MAX_FLOWS]; /* f flows waiting for a slice */
+	uint32_t n_next_in;
+};
+
+struct ptw_em_async {
+	uint64_t uuid;
+	uint32_t open;
+};
+
+struct ptw_emit {
+	struct ptw_writer *w;
+	struct ptw_seq *seq;
+	struct ptw_em_proc *procs;
+	size_t n_procs, procs_cap;
+	struct ptw_cv_map proc_map;   /* (gen, pid) -> index */
+	struct ptw_cv_map pid_owner;  /* pid -> owning input + 1 */
+	struct ptw_em_thread **threads;
+	size_t n_threads, threads_cap;
+	struct ptw_cv_map thread_map; /* hash(gen, pid, tid) -> index */
+	struct ptw_em_async *asyncs;
+	size_t n_asyncs, asyncs_cap;
+	struct ptw_cv_map async_map;  /* hash(name, cat, id, scope) -> index */
+	struct ptw_cv_map counter_map;/* hash(process uuid, name) -> uuid */
+	uint64_t global_track;
+	/* default names from the command line */
+	char **cli_names;
+	size_t n_cli, cli_cap;
+	struct ptw_cv_map cli_proc;   /* pid -> index in cli_names */
+	struct ptw_cv_map cli_thread; /* pid << 32 | tid -> index */
+	/* current input */
+	int in_input;
+	uint32_t input_index;         /* 0-based */
+	enum ptw_emit_mode mode;
+	int64_t shift_ns;
+	struct ptw_cv_map pid_remap, tid_remap;
+	uint64_t next_seq, next_item;
+	struct ptw_em_buf tmp;        /* payload of an immediate event */
+	char *strbuf;                 /* scratch for counter track names */
+	size_t strbuf_cap;
+	struct ptw_emit_stats st;
+};
+
+/* ---- emit_thread.c ---------------------------------------------------- */
+
+/* Packs a payload into 'b'; returns its offset (check b->oom). 'name' is
+ * stored as given (callers substitute "[No name]"); cat NULL/empty: none.
+ * Arguments and v2 flows come from 'ev' (may be NULL). */
+size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
+		   const char *cat, size_t cat_len,
+		   const struct ptw_cv_event *ev, const uint64_t *out,
+		   uint32_t n_out, const uint64_t *in, uint32_t n_in);
+void ptw_em_unpack(const struct ptw_em_buf *b, size_t off,
+		   struct ptw_em_payload *pl);
+void ptw_em_buf_free(struct ptw_em_buf *b);
+
+/* Adds an item with a payload to the thread's queue; *id_out (may be NULL)
+ * gets its id. Returns 0 or PTW_ERR_NOMEM. */
+int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
+		 const struct ptw_em_item *it, const char *name,
+		 size_t name_len, const char *cat, size_t cat_len,
+		 const struct ptw_cv_event *ev, const uint64_t *out,
+		 uint32_t n_out, const uint64_t *in, uint32_t n_in,
+		 uint64_t *id_out);
+/* Finds a queued item by id, or NULL. */
+struct ptw_em_item *ptw_em_find(struct ptw_em_thread *th, uint64_t id);
+/* Writes out the queued groups with ts below the thread's last ts (all of
+ * them if 'final'). */
+int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
+		 struct ptw_error *err);
+void ptw_em_thread_free(struct ptw_em_thread *th);
+
+/* ---- emit.c ------------------------------------------------------------ */
+
+/* The writer track of a thread / process, written on first use. 0 with
+ * *err on failure. */
+uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
+			     struct ptw_error *err);
+/* Copies the writer's error into *err and returns its code (or 'dflt'). */
+int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err);
+
+#endif /* PTW_EMIT_INTERNAL_H */

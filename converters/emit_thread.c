@@ -1,0 +1,515 @@
+/* emit_thread.c - the emitter's per-thread reorder queue: holds a thread's
+ * events until their order at equal timestamps is known, then writes them
+ * in trace_processor's JSON order (see emit.h).
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Payload layout in a ptw_em_buf (all integers little-endian as in
+ * memory, read back with memcpy):
+ *   u32 name_len, name bytes, NUL
+ *   u8 has_cat [u32 cat_len, cat bytes, NUL]
+ *   u8 n_args, each: u32 key_len, key, NUL, u8 type, value
+ *       (bool/int/double: 8 bytes; string: u32 len, bytes, NUL)
+ *   u8 n_out, u8 n_in, (n_out + n_in) x u64 flow ids */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_internal.h"
+
+/* ---- payloads ------------------------------------------------------- */
+
+static void ptw_em_reserve(struct ptw_em_buf *b, size_t k)
+{
+	if (b->oom || b->cap - b->len >= k)
+		return;
+	size_t nc = b->cap ? b->cap : 4096;
+	while (nc - b->len < k)
+		nc *= 2;
+	char *np = realloc(b->p, nc);
+	if (!np) {
+		b->oom = 1;
+		return;
+	}
+	b->p = np;
+	b->cap = nc;
+}
+
+static void ptw_em_put(struct ptw_em_buf *b, const void *p, size_t n)
+{
+	ptw_em_reserve(b, n);
+	if (b->oom)
+		return;
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+static void ptw_em_put_u8(struct ptw_em_buf *b, unsigned v)
+{
+	uint8_t x = (uint8_t)v;
+	ptw_em_put(b, &x, 1);
+}
+
+/* Longest string the writer takes, cut back to a UTF-8 boundary. */
+static size_t ptw_em_clip(const char *s, size_t n)
+{
+	if (n < PTW_MAX_STRING_LEN)
+		return n;
+	n = PTW_MAX_STRING_LEN - 1;
+	while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+/* Strings may contain NUL bytes (\u0000 in JSON): the writer takes C
+ * strings, so they end at the first NUL. */
+static void ptw_em_put_str(struct ptw_em_buf *b, const char *s, size_t n)
+{
+	if (n) {
+		const char *z = memchr(s, '\0', n);
+		if (z)
+			n = (size_t)(z - s);
+	}
+	n = ptw_em_clip(s, n);
+	uint32_t len = (uint32_t)n;
+	ptw_em_put(b, &len, 4);
+	ptw_em_put(b, s, n);
+	ptw_em_put_u8(b, 0);
+}
+
+size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
+		   const char *cat, size_t cat_len,
+		   const struct ptw_cv_event *ev, const uint64_t *out,
+		   uint32_t n_out, const uint64_t *in, uint32_t n_in)
+{
+	size_t off = b->len;
+	ptw_em_put_str(b, name ? name : "", name ? name_len : 0);
+	if (cat && cat_len) {
+		ptw_em_put_u8(b, 1);
+		ptw_em_put_str(b, cat, cat_len);
+	} else {
+		ptw_em_put_u8(b, 0);
+	}
+	uint32_t na = 0;
+	size_t na_at = b->len;
+	ptw_em_put_u8(b, 0);
+	for (uint32_t i = 0; ev && i < ev->n_args && na < PTW_MAX_ANNOTATIONS;
+	     i++) {
+		const struct ptw_cv_arg *a = &ev->args[i];
+		uint64_t v = 0;
+		uint8_t type;
+		switch (a->type) {
+		case PTW_CV_VAL_BOOL:
+			type = PTW_ARG_BOOL;
+			v = a->b != 0;
+			break;
+		case PTW_CV_VAL_INT:
+			type = PTW_ARG_INT;
+			memcpy(&v, &a->i, 8);
+			break;
+		case PTW_CV_VAL_DOUBLE:
+			type = PTW_ARG_DOUBLE;
+			memcpy(&v, &a->d, 8);
+			break;
+		case PTW_CV_VAL_STRING:
+		case PTW_CV_VAL_JSON:
+			type = PTW_ARG_STRING;
+			break;
+		default:
+			continue; /* null: nothing to show */
+		}
+		ptw_em_put_str(b, a->key.p ? a->key.p : "", a->key.p ? a->key.n : 0);
+		ptw_em_put_u8(b, type);
+		if (type == PTW_ARG_STRING)
+			ptw_em_put_str(b, a->s.p ? a->s.p : "", a->s.p ? a->s.n : 0);
+		else
+			ptw_em_put(b, &v, 8);
+		na++;
+	}
+	if (!b->oom)
+		b->p[na_at] = (char)na;
+	if (n_out > PTW_MAX_FLOWS)
+		n_out = PTW_MAX_FLOWS;
+	if (n_in > PTW_MAX_FLOWS)
+		n_in = PTW_MAX_FLOWS;
+	ptw_em_put_u8(b, n_out);
+	ptw_em_put_u8(b, n_in);
+	ptw_em_put(b, out, 8u * n_out);
+	ptw_em_put(b, in, 8u * n_in);
+	return off;
+}
+
+static const char *ptw_em_get_str(const char *p, size_t *pos, size_t *len)
+{
+	uint32_t n;
+	memcpy(&n, p + *pos, 4);
+	const char *s = p + *pos + 4;
+	*pos += 4u + n + 1u;
+	if (len)
+		*len = n;
+	return s;
+}
+
+void ptw_em_unpack(const struct ptw_em_buf *b, size_t off,
+		   struct ptw_em_payload *pl)
+{
+	const char *p = b->p;
+	size_t pos = off;
+	pl->name = ptw_em_get_str(p, &pos, &pl->name_len);
+	pl->cat = NULL;
+	if (p[pos++])
+		pl->cat = ptw_em_get_str(p, &pos, NULL);
+	pl->n_args = (uint8_t)p[pos++];
+	for (uint32_t i = 0; i < pl->n_args; i++) {
+		struct ptw_arg *a = &pl->args[i];
+		a->name = ptw_em_get_str(p, &pos, NULL);
+		a->type = (enum ptw_arg_type)(uint8_t)p[pos++];
+		if (a->type == PTW_ARG_STRING) {
+			a->v.s = ptw_em_get_str(p, &pos, NULL);
+		} else {
+			uint64_t v;
+			memcpy(&v, p + pos, 8);
+			pos += 8;
+			if (a->type == PTW_ARG_BOOL)
+				a->v.b = v != 0;
+			else if (a->type == PTW_ARG_INT)
+				memcpy(&a->v.i, &v, 8);
+			else
+				memcpy(&a->v.d, &v, 8);
+		}
+	}
+	pl->n_out = (uint8_t)p[pos++];
+	pl->n_in = (uint8_t)p[pos++];
+	memcpy(pl->out, p + pos, 8u * pl->n_out);
+	pos += 8u * pl->n_out;
+	memcpy(pl->in, p + pos, 8u * pl->n_in);
+}
+
+void ptw_em_buf_free(struct ptw_em_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+	b->oom = 0;
+}
+
+/* ---- queue ------------------------------------------------------------ */
+
+/* Moves the live payloads to a fresh arena when the old one is mostly
+ * dead (items flushed while others were still waiting). */
+static int ptw_em_compact(struct ptw_em_thread *th)
+{
+	size_t live = 0;
+	for (size_t i = th->head; i < th->n; i++)
+		live += th->q[i].data_len;
+	if (th->arena.len < 65536 || th->arena.len < 4 * live)
+		return 0;
+	struct ptw_em_buf nb = {0};
+	ptw_em_reserve(&nb, live + 1);
+	if (nb.oom)
+		return PTW_ERR_NOMEM;
+	for (size_t i = th->head; i < th->n; i++) {
+		struct ptw_em_item *it = &th->q[i];
+		size_t off = nb.len;
+		ptw_em_put(&nb, th->arena.p + it->data, it->data_len);
+		it->data = (uint32_t)off;
+	}
+	ptw_em_buf_free(&th->arena);
+	th->arena = nb;
+	return 0;
+}
+
+int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
+		 const struct ptw_em_item *it, const char *name,
+		 size_t name_len, const char *cat, size_t cat_len,
+		 const struct ptw_cv_event *ev, const uint64_t *out,
+		 uint32_t n_out, const uint64_t *in, uint32_t n_in,
+		 uint64_t *id_out)
+{
+	if (th->head == th->n) {
+		th->head = th->n = 0;
+		th->arena.len = 0;
+	} else if (th->arena.len > (1u << 20) && ptw_em_compact(th)) {
+		return PTW_ERR_NOMEM;
+	}
+	if (th->n == th->cap) {
+		if (th->head > 0) {
+			memmove(th->q, th->q + th->head,
+				(th->n - th->head) * sizeof(*th->q));
+			th->n -= th->head;
+			th->head = 0;
+		}
+		if (th->n == th->cap) {
+			size_t nc = th->cap ? th->cap * 2 : 16;
+			void *p = realloc(th->q, nc * sizeof(*th->q));
+			if (!p)
+				return PTW_ERR_NOMEM;
+			th->q = p;
+			th->cap = nc;
+		}
+	}
+	size_t off = ptw_em_pack(&th->arena, name, name_len, cat, cat_len, ev,
+				 out, n_out, in, n_in);
+	if (th->arena.oom || th->arena.len > UINT32_MAX)
+		return PTW_ERR_NOMEM;
+	struct ptw_em_item x = *it;
+	x.data = (uint32_t)off;
+	x.data_len = (uint32_t)(th->arena.len - off);
+	x.id = ++em->next_item;
+	/* Keep the queue sorted by ts, stable: insert after equal ts. */
+	size_t lo = th->head, hi = th->n;
+	if (hi > lo && th->q[hi - 1].ts > x.ts) {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (th->q[mid].ts <= x.ts)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(th->q + lo + 1, th->q + lo,
+			(th->n - lo) * sizeof(*th->q));
+		th->q[lo] = x;
+	} else {
+		th->q[th->n] = x;
+	}
+	th->n++;
+	if (th->n - th->head > em->st.max_queue)
+		em->st.max_queue = th->n - th->head;
+	if (id_out)
+		*id_out = x.id;
+	return 0;
+}
+
+struct ptw_em_item *ptw_em_find(struct ptw_em_thread *th, uint64_t id)
+{
+	for (size_t i = th->n; i > th->head; i--)
+		if (th->q[i - 1].id == id)
+			return &th->q[i - 1];
+	return NULL;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static uint64_t ptw_em_str_hash(const char *s, size_t n)
+{
+	if (!s || !n || strcmp(s, PTW_EM_NO_NAME) == 0)
+		return 0;
+	uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, s, n);
+	return h ? h : 1;
+}
+
+static void ptw_em_add_flow(uint64_t *v, uint32_t *n, uint64_t id)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (v[i] == id)
+			return;
+	if (*n < PTW_MAX_FLOWS)
+		v[(*n)++] = id;
+}
+
+static int ptw_em_push_model(struct ptw_em_thread *th,
+			     const struct ptw_em_payload *pl)
+{
+	if (th->model_n == th->model_cap) {
+		size_t nc = th->model_cap ? th->model_cap * 2 : 16;
+		void *p = realloc(th->model, nc * sizeof(*th->model));
+		if (!p)
+			return PTW_ERR_NOMEM;
+		th->model = p;
+		th->model_cap = nc;
+	}
+	struct ptw_em_open *o = &th->model[th->model_n++];
+	memset(o, 0, sizeof(*o));
+	o->name_h = ptw_em_str_hash(pl->name, pl->name_len);
+	o->cat_h = pl->cat ? ptw_em_str_hash(pl->cat, strlen(pl->cat)) : 0;
+	return 0;
+}
+
+static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
+			const struct ptw_em_item *it, struct ptw_error *err)
+{
+	struct ptw_em_payload pl;
+	ptw_em_unpack(&th->arena, it->data, &pl);
+	struct ptw_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.ts = (uint64_t)it->ts;
+	ev.name = pl.name;
+	ev.category = pl.cat;
+	ev.args = pl.args;
+	ev.n_args = pl.n_args;
+	int rc = 0;
+
+	if (it->kind == PTW_EM_FLOW) {
+		struct ptw_em_open *top = th->model_n ? &th->model[th->model_n - 1]
+						       : NULL;
+		if (it->flow_ph == 'n')
+			ptw_em_add_flow(th->next_in, &th->n_next_in, it->flow_id);
+		else if (!top)
+			em->st.dropped++; /* no enclosing slice */
+		else if (it->flow_ph == 'f')
+			ptw_em_add_flow(top->in, &top->n_in, it->flow_id);
+		else
+			ptw_em_add_flow(top->out, &top->n_out, it->flow_id);
+		return 0;
+	}
+	if (it->kind == PTW_EM_BEGIN && it->state == PTW_EM_DEAD)
+		return 0;
+	uint64_t track = ptw_em_thread_track(em, th, err);
+	if (!track)
+		return err ? err->code : PTW_ERR_NOMEM;
+	ev.track = track;
+
+	if (it->kind == PTW_EM_END) {
+		if (!th->model_n) {
+			em->st.dropped++; /* closes nothing */
+			return 0;
+		}
+		if (it->raw_end) {
+			/* Chrome E: innermost open slice with this name and
+			 * category (none: any). Only the innermost can be
+			 * closed by a nameless END; a deeper match is closed
+			 * through it, as LIFO pairing would. */
+			uint64_t nh = ptw_em_str_hash(pl.name, pl.name_len);
+			uint64_t ch = pl.cat ? ptw_em_str_hash(pl.cat, strlen(pl.cat)) : 0;
+			size_t k = th->model_n;
+			while (k > 0) {
+				const struct ptw_em_open *o = &th->model[k - 1];
+				if ((!ch || o->cat_h == ch) &&
+				    (!nh || !o->name_h || o->name_h == nh))
+					break;
+				k--;
+			}
+			if (k == 0) {
+				em->st.dropped++;
+				return 0;
+			}
+		}
+		struct ptw_em_open *top = &th->model[th->model_n - 1];
+		ev.name = NULL;
+		ev.category = NULL;
+		ev.flow_ids = top->out;
+		ev.n_flow_ids = top->n_out;
+		ev.terminating_flow_ids = top->in;
+		ev.n_terminating_flow_ids = top->n_in;
+		rc = ptw_seq_slice_end(em->seq, &ev);
+		th->model_n--;
+		if (rc)
+			return ptw_em_writer_fail(em, rc, err);
+		return 0;
+	}
+
+	/* BEGIN or INSTANT: pending "next slice" flows end here. */
+	for (uint32_t i = 0; i < th->n_next_in; i++)
+		ptw_em_add_flow(pl.in, &pl.n_in, th->next_in[i]);
+	th->n_next_in = 0;
+	ev.flow_ids = pl.out;
+	ev.n_flow_ids = pl.n_out;
+	ev.terminating_flow_ids = pl.in;
+	ev.n_terminating_flow_ids = pl.n_in;
+	em->st.flows += pl.n_out;
+	if (it->kind == PTW_EM_INSTANT ||
+	    (it->state == PTW_EM_COMPLETE && it->dur == 0)) {
+		rc = ptw_seq_instant(em->seq, &ev);
+		em->st.instants++;
+	} else {
+		rc = ptw_seq_slice_begin(em->seq, &ev);
+		if (!rc)
+			rc = ptw_em_push_model(th, &pl);
+		if (it->state == PTW_EM_UNRESOLVED)
+			em->st.open_slices++;
+		else if (it->state == PTW_EM_COMPLETE)
+			em->st.slices++;
+	}
+	if (rc)
+		return ptw_em_writer_fail(em, rc, err);
+	return 0;
+}
+
+static int ptw_em_item_cmp(const void *a, const void *b)
+{
+	const struct ptw_em_item *x = a, *y = b;
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	if (x->cls == 1 && x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1; /* longest first */
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->id < y->id ? -1 : (x->id > y->id);
+}
+
+/* Sort class of an item within its timestamp group (trace_processor's
+ * JSON order: E, then X by decreasing dur, then the rest in file order;
+ * B's left open come last, as the exporter appends them). */
+static uint8_t ptw_em_class(const struct ptw_em_item *it)
+{
+	if (it->kind == PTW_EM_END)
+		return 0;
+	if (it->kind == PTW_EM_BEGIN) {
+		if (it->state == PTW_EM_COMPLETE)
+			return it->dur > 0 ? 1 : 2;
+		if (it->state == PTW_EM_UNRESOLVED)
+			return 3;
+	}
+	return 2;
+}
+
+int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
+		 struct ptw_error *err)
+{
+	while (th->head < th->n) {
+		int64_t t = th->q[th->head].ts;
+		if (!final && th->has_last && t >= th->last_ts)
+			break;
+		size_t g = th->head, others = 0, open = 0;
+		while (g < th->n && th->q[g].ts == t) {
+			const struct ptw_em_item *it = &th->q[g];
+			if (it->kind != PTW_EM_END)
+				others++;
+			if (it->kind == PTW_EM_BEGIN &&
+			    it->state == PTW_EM_UNRESOLVED)
+				open++;
+			g++;
+		}
+		if (!final && open && others >= 2) {
+			/* An open B shares its ts: its place depends on its
+			 * end (or on it never ending). Wait, within bounds. */
+			if (th->n - th->head <= PTW_EMIT_MAX_HELD)
+				break;
+			em->st.forced_releases++;
+			for (size_t i = th->head; i < g; i++)
+				if (th->q[i].kind == PTW_EM_BEGIN &&
+				    th->q[i].state == PTW_EM_UNRESOLVED) {
+					th->q[i].state = PTW_EM_COMPLETE;
+					th->q[i].dur = INT64_MAX;
+				}
+		}
+		for (size_t i = th->head; i < g; i++)
+			th->q[i].cls = ptw_em_class(&th->q[i]);
+		if (g - th->head > 1)
+			qsort(th->q + th->head, g - th->head, sizeof(*th->q),
+			      ptw_em_item_cmp);
+		for (size_t i = th->head; i < g; i++) {
+			int rc = ptw_em_write(em, th, &th->q[i], err);
+			if (rc)
+				return rc;
+		}
+		th->head = g;
+	}
+	if (th->head == th->n) {
+		th->head = th->n = 0;
+		th->arena.len = 0;
+	}
+	return 0;
+}
+
+void ptw_em_thread_free(struct ptw_em_thread *th)
+{
+	if (!th)
+		return;
+	free(th->name);
+	free(th->written);
+	free(th->q);
+	ptw_em_buf_free(&th->arena);
+	free(th->lifo);
+	free(th->model);
+	free(th);
+}

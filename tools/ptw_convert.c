@@ -1,0 +1,576 @@
+/* ptw_convert.c - ptw-convert: AppleTrace runs and Chrome JSON to a
+ * Perfetto protobuf trace (and --to-json back).
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ *   ptw-convert [-o OUT.pftrace] [--compress[=LEVEL]] [options] INPUT...
+ *   ptw-convert --to-json [-o OUT.json] TRACE.pftrace
+ *
+ * See docs/convert.md. The output is written to OUT.tmp-XXXXXX next to
+ * OUT and renamed on success; on failure the temporary file is removed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "appletrace.h"
+#include "chrome_json.h"
+#include "emit.h"
+#include "ptw/writer.h"
+
+#define PROG "ptw-convert"
+#define MAX_INPUTS 4096
+
+struct input_opt {
+	int64_t shift_ns;
+	struct ptw_emit_remap *pids;
+	uint32_t n_pids;
+	struct ptw_emit_remap *tids;
+	uint32_t n_tids;
+};
+
+struct cli {
+	const char *out;
+	int compress, level;
+	int keep_going, quiet, stats, to_json;
+	struct input_opt opts[MAX_INPUTS + 1]; /* by 1-based input number */
+	int progress;
+	uint64_t events;
+	double t0, last_progress;
+	struct ptw_emit *em;
+	uint64_t bytes_in;
+	uint64_t warnings;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " [-o OUT.pftrace] [--compress[=LEVEL]] [options] INPUT...\n"
+		"       " PROG " --to-json [-o OUT.json] TRACE.pftrace\n"
+		"INPUT: an AppleTrace run directory, one trace[_N].appletrace[bin]\n"
+		"       fragment, a Chrome JSON file (.json, .json.gz), or - (stdin JSON)\n"
+		"options:\n"
+		"  -o, --output FILE          output (default: first INPUT + .pftrace)\n"
+		"  -z, --compress[=LEVEL]     deflate packet batches (zlib level 1-9, 6)\n"
+		"  -k, --keep-going           convert what can be converted, report\n"
+		"                             each failing input, exit 1 at the end\n"
+		"  -q, --quiet                no progress, notices or warnings\n"
+		"  -s, --stats                print event counts, bytes and time\n"
+		"      --shift N:US           add US microseconds to input N's times\n"
+		"      --remap-pid N:OLD=NEW  in input N, pid OLD becomes NEW\n"
+		"      --remap-tid N:OLD=NEW  in input N, tid OLD (any pid) becomes NEW\n"
+		"      --process-name PID=NAME      name a process (trace M events win)\n"
+		"      --thread-name PID:TID=NAME   name a thread (trace M events win)\n"
+		"      --to-json              write Chrome JSON from a .pftrace\n"
+		"  -h, --help\n"
+		"Inputs are numbered from 1 in command-line order. Equal pids in\n"
+		"different inputs stay separate processes unless remapped.\n");
+}
+
+static int parse_u32(const char *s, char **end, uint32_t *out)
+{
+	errno = 0;
+	unsigned long long v = strtoull(s, end, 10);
+	if (errno || *end == s || v > UINT32_MAX || *s == '-')
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_input_no(const char *s, char **end)
+{
+	uint32_t n;
+	if (parse_u32(s, end, &n) || **end != ':' || n < 1 || n > MAX_INPUTS)
+		return -1;
+	(*end)++;
+	return (int)n;
+}
+
+static int add_remap(struct ptw_emit_remap **v, uint32_t *n, uint32_t from,
+		     uint32_t to)
+{
+	void *p = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!p)
+		return -1;
+	*v = p;
+	(*v)[*n].from = from;
+	(*v)[*n].to = to;
+	(*n)++;
+	return 0;
+}
+
+static int opt_remap(struct cli *c, const char *arg, int tid)
+{
+	char *e;
+	int n = parse_input_no(arg, &e);
+	uint32_t from, to;
+	if (n < 0 || parse_u32(e, &e, &from) || *e != '=' ||
+	    parse_u32(e + 1, &e, &to) || *e)
+		return -1;
+	struct input_opt *o = &c->opts[n];
+	return tid ? add_remap(&o->tids, &o->n_tids, from, to)
+		   : add_remap(&o->pids, &o->n_pids, from, to);
+}
+
+static int opt_shift(struct cli *c, const char *arg)
+{
+	char *e;
+	int n = parse_input_no(arg, &e);
+	if (n < 0)
+		return -1;
+	errno = 0;
+	char *e2;
+	double us = strtod(e, &e2);
+	if (errno || e2 == e || *e2 || !isfinite(us) || fabs(us) > 9e15)
+		return -1;
+	c->opts[n].shift_ns = llround(us * 1000.0);
+	return 0;
+}
+
+/* ---- event callback with progress ------------------------------------- */
+
+static int on_event(void *ctx, const struct ptw_cv_event *ev,
+		    struct ptw_error *err)
+{
+	struct cli *c = ctx;
+	c->events++;
+	if (c->progress && (c->events & 0xFFFFF) == 0) {
+		double t = now_s();
+		if (t - c->last_progress >= 0.5) {
+			c->last_progress = t;
+			fprintf(stderr, "\r" PROG ": %llu events, %.1f s",
+				(unsigned long long)c->events, t - c->t0);
+		}
+	}
+	return ptw_emit_event(c->em, ev, err);
+}
+
+static void on_warn(void *ctx, const char *file, uint64_t line,
+		    const char *msg)
+{
+	struct cli *c = ctx;
+	(void)file;
+	(void)line;
+	c->warnings++;
+	if (!c->quiet)
+		fprintf(stderr, PROG ": warning: %s\n", msg);
+}
+
+/* ---- inputs ------------------------------------------------------------- */
+
+static int is_fragment_path(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(b);
+	if (ptw_appletrace_fragment_name(b, NULL, NULL))
+		return 1;
+	return (n > 11 && strcmp(b + n - 11, ".appletrace") == 0) ||
+	       (n > 14 && strcmp(b + n - 14, ".appletracebin") == 0);
+}
+
+static int convert_input(struct cli *c, const char *path, int no,
+			 struct ptw_error *err)
+{
+	struct input_opt *o = &c->opts[no];
+	struct ptw_emit_input in = {.shift_ns = o->shift_ns,
+				    .pids = o->pids, .n_pids = o->n_pids,
+				    .tids = o->tids, .n_tids = o->n_tids};
+	struct stat st;
+	int is_dir = strcmp(path, "-") != 0 && stat(path, &st) == 0 &&
+		     S_ISDIR(st.st_mode);
+	int is_at = is_dir || (strcmp(path, "-") != 0 && is_fragment_path(path));
+	in.mode = is_at ? PTW_EMIT_XFORM : PTW_EMIT_CHROME;
+	int rc = ptw_emit_begin_input(c->em, &in, err);
+	if (rc)
+		return rc;
+	if (is_at) {
+		struct ptw_appletrace_run *r = ptw_appletrace_run_create(err);
+		if (!r)
+			return PTW_ERR_NOMEM;
+		struct ptw_appletrace_warn w = {on_warn, c};
+		rc = is_dir ? ptw_appletrace_run_read_dir(r, path, on_event, c,
+							  &w, err)
+			    : ptw_appletrace_run_read_file(r, path, on_event, c,
+							   &w, err);
+		c->bytes_in += ptw_appletrace_run_bytes(r);
+		if (rc && err && is_dir &&
+		    ptw_appletrace_run_kind(r) != PTW_APPLETRACE_NO_FRAGMENT &&
+		    strlen(err->msg) + strlen(path) + 4 < sizeof(err->msg)) {
+			/* Name the fragment with its directory. */
+			char m[2 * PTW_ERROR_MSG_MAX + 8];
+			snprintf(m, sizeof(m), "%s/%s", path, err->msg);
+			memcpy(err->msg, m, sizeof(err->msg) - 1);
+			err->msg[sizeof(err->msg) - 1] = '\0';
+		}
+		if (rc && err)
+			err->input = NULL; /* owned by r */
+		ptw_appletrace_run_destroy(r);
+	} else {
+		struct ptw_cv_json_read_stats js;
+		memset(&js, 0, sizeof(js));
+		rc = ptw_cv_json_read(path, NULL, on_event, c, &js, err);
+		c->bytes_in += js.bytes_in;
+		if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet)
+			fprintf(stderr, PROG ": notice: %s: array cut inside "
+				"its last event (line %llu), which was dropped\n",
+				path, (unsigned long long)js.cut_line);
+		if (rc && err)
+			err->input = NULL;
+	}
+	int rc2 = ptw_emit_end_input(c->em, rc ? NULL : err);
+	return rc ? rc : rc2;
+}
+
+static char *default_output(const char *in, const char *ext)
+{
+	size_t n = strlen(in);
+	while (n > 1 && in[n - 1] == '/')
+		n--;
+	size_t cut = n;
+	const char *b = in;
+	for (size_t i = 0; i < n; i++)
+		if (in[i] == '/')
+			b = in + i + 1;
+	static const char *exts[] = {".json.gz", ".json", ".appletracebin",
+				     ".appletrace", ".pftrace", NULL};
+	for (int i = 0; exts[i]; i++) {
+		size_t k = strlen(exts[i]);
+		if (n > k && (size_t)(in + n - b) > k &&
+		    strncmp(in + n - k, exts[i], k) == 0) {
+			cut = n - k;
+			break;
+		}
+	}
+	char *o = malloc(cut + strlen(ext) + 1);
+	if (!o)
+		return NULL;
+	memcpy(o, in, cut);
+	strcpy(o + cut, ext);
+	return o;
+}
+
+/* Creates OUT.tmp-XXXXXX; returns its fd and path (malloc'd) or -1. */
+static int make_temp(const char *out, char **tmp)
+{
+	size_t n = strlen(out) + 16;
+	*tmp = malloc(n);
+	if (!*tmp)
+		return -1;
+	snprintf(*tmp, n, "%s.tmp-XXXXXX", out);
+	int fd = mkstemp(*tmp);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": %s: cannot create: %s\n", *tmp,
+			strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return fd;
+}
+
+static int run_to_json(struct cli *c, const char *in)
+{
+	struct ptw_error err = {0};
+	FILE *f = stdout;
+	char *tmp = NULL;
+	char *out = c->out ? strdup(c->out) : NULL;
+	if (out && strcmp(out, "-") != 0) {
+		int fd = make_temp(out, &tmp);
+		if (fd < 0) {
+			free(out);
+			return 1;
+		}
+		f = fdopen(fd, "w");
+		if (!f) {
+			close(fd);
+			unlink(tmp);
+			free(tmp);
+			free(out);
+			return 1;
+		}
+	}
+	int rc = ptw_cv_export_json(in, f, &err);
+	if (f != stdout) {
+		if (fclose(f) != 0 && !rc)
+			rc = ptw_error_set(&err, PTW_ERR_IO, errno,
+					   "%s: write failed", tmp);
+		if (rc || rename(tmp, out) != 0) {
+			if (!rc)
+				fprintf(stderr, PROG ": %s: rename failed: %s\n",
+					out, strerror(errno));
+			unlink(tmp);
+			rc = rc ? rc : PTW_ERR_IO;
+		}
+	} else if (fflush(stdout) != 0 && !rc) {
+		rc = ptw_error_set(&err, PTW_ERR_IO, errno, "stdout: write failed");
+	}
+	if (rc && err.msg[0])
+		fprintf(stderr, PROG ": %s\n", err.msg);
+	free(tmp);
+	free(out);
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct cli c;
+	enum { O_SHIFT = 256, O_RPID, O_RTID, O_PNAME, O_TNAME, O_TOJSON };
+	static const struct option lo[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"compress", optional_argument, NULL, 'z'},
+		{"keep-going", no_argument, NULL, 'k'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"stats", no_argument, NULL, 's'},
+		{"shift", required_argument, NULL, O_SHIFT},
+		{"remap-pid", required_argument, NULL, O_RPID},
+		{"remap-tid", required_argument, NULL, O_RTID},
+		{"process-name", required_argument, NULL, O_PNAME},
+		{"thread-name", required_argument, NULL, O_TNAME},
+		{"to-json", no_argument, NULL, O_TOJSON},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct pname { uint32_t pid, tid; int is_thread; const char *name; };
+	struct pname *names = NULL;
+	size_t n_names = 0;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "o:z::kqsh", lo, NULL)) != -1) {
+		char *e;
+		int bad = 0;
+		switch (ch) {
+		case 'o': c.out = optarg; break;
+		case 'z':
+			c.compress = 1;
+			if (optarg) {
+				uint32_t l;
+				bad = parse_u32(optarg, &e, &l) || *e || l < 1 || l > 9;
+				c.level = (int)l;
+			}
+			break;
+		case 'k': c.keep_going = 1; break;
+		case 'q': c.quiet = 1; break;
+		case 's': c.stats = 1; break;
+		case O_SHIFT: bad = opt_shift(&c, optarg); break;
+		case O_RPID: bad = opt_remap(&c, optarg, 0); break;
+		case O_RTID: bad = opt_remap(&c, optarg, 1); break;
+		case O_PNAME:
+		case O_TNAME: {
+			struct pname p = {0, 0, ch == O_TNAME, NULL};
+			bad = parse_u32(optarg, &e, &p.pid);
+			if (!bad && p.is_thread)
+				bad = *e != ':' || parse_u32(e + 1, &e, &p.tid);
+			bad = bad || *e != '=';
+			if (!bad) {
+				p.name = e + 1;
+				void *q = realloc(names, (n_names + 1) * sizeof(*names));
+				if (!q) {
+					fprintf(stderr, PROG ": out of memory\n");
+					return 1;
+				}
+				names = q;
+				names[n_names++] = p;
+			}
+			break;
+		}
+		case O_TOJSON: c.to_json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+		if (bad) {
+			fprintf(stderr, PROG ": bad value for --%s: '%s'\n",
+				ch == 'z' ? "compress" : ch == O_SHIFT ? "shift"
+				: ch == O_RPID ? "remap-pid" : ch == O_RTID ? "remap-tid"
+				: ch == O_PNAME ? "process-name" : "thread-name",
+				optarg);
+			usage(stderr);
+			return 2;
+		}
+	}
+	int n_in = argc - optind;
+	if (n_in < 1) {
+		usage(stderr);
+		return 2;
+	}
+	if (n_in > MAX_INPUTS) {
+		fprintf(stderr, PROG ": at most %d inputs\n", MAX_INPUTS);
+		return 2;
+	}
+	if (c.to_json) {
+		if (n_in != 1) {
+			fprintf(stderr, PROG ": --to-json takes one trace\n");
+			return 2;
+		}
+		free(names);
+		return run_to_json(&c, argv[optind]);
+	}
+
+	char *out = c.out ? strdup(c.out) : NULL;
+	if (!out) {
+		if (strcmp(argv[optind], "-") == 0) {
+			fprintf(stderr, PROG ": reading stdin: name the output "
+				"with -o\n");
+			return 2;
+		}
+		out = default_output(argv[optind], ".pftrace");
+	}
+	if (!out) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	char *tmp = NULL;
+	int fd = make_temp(out, &tmp);
+	if (fd < 0) {
+		free(out);
+		return 1;
+	}
+	struct ptw_error err = {0};
+	struct ptw_writer_options wo = {.compress = c.compress,
+					.compress_level = c.level,
+					.close_fd = 1};
+	struct ptw_writer *w = ptw_writer_open_fd(fd, &wo, &err);
+	int status = 0;
+	if (!w) {
+		close(fd);
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		status = 1;
+		goto fail;
+	}
+	c.em = ptw_emit_create(w, &err);
+	if (!c.em) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		status = 1;
+		goto fail;
+	}
+	for (size_t i = 0; i < n_names; i++) {
+		int rc = names[i].is_thread
+			? ptw_emit_name_thread(c.em, names[i].pid, names[i].tid,
+					       names[i].name)
+			: ptw_emit_name_process(c.em, names[i].pid, names[i].name);
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", ptw_strerror(rc));
+			status = 1;
+			goto fail;
+		}
+	}
+	c.t0 = c.last_progress = now_s();
+	c.progress = !c.quiet && isatty(2);
+	int failed = 0;
+	for (int i = 0; i < n_in; i++) {
+		const char *in = argv[optind + i];
+		memset(&err, 0, sizeof(err));
+		int rc = convert_input(&c, in, i + 1, &err);
+		if (rc) {
+			if (c.progress)
+				fputc('\n', stderr);
+			fprintf(stderr, PROG ": %s\n",
+				err.msg[0] ? err.msg : ptw_strerror(rc));
+			failed++;
+			/* Writer failures are fatal whatever --keep-going. */
+			if (!c.keep_going || ptw_writer_error(w)->code) {
+				status = 1;
+				goto fail;
+			}
+		}
+	}
+	memset(&err, 0, sizeof(err));
+	if (ptw_emit_finish(c.em, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		status = 1;
+		goto fail;
+	}
+	struct ptw_writer_stats ws;
+	ptw_writer_flush(w);
+	ptw_writer_get_stats(w, &ws);
+	memset(&err, 0, sizeof(err));
+	int rc = ptw_writer_close(w, &err);
+	w = NULL;
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", tmp, err.msg);
+		status = 1;
+		goto fail;
+	}
+	if (rename(tmp, out) != 0) {
+		fprintf(stderr, PROG ": %s: cannot rename to %s: %s\n", tmp, out,
+			strerror(errno));
+		status = 1;
+		goto fail;
+	}
+	if (c.progress)
+		fputc('\n', stderr);
+	if (c.stats) {
+		struct ptw_emit_stats es;
+		ptw_emit_get_stats(c.em, &es);
+		struct stat st;
+		uint64_t out_bytes = stat(out, &st) == 0 ? (uint64_t)st.st_size : 0;
+		double t = now_s() - c.t0;
+		fprintf(stderr, "events_read %llu\n",
+			(unsigned long long)es.events_in);
+		for (int p = 0; p < 128; p++)
+			if (es.by_phase[p])
+				fprintf(stderr, "events_read_%c %llu\n",
+					p > 32 ? p : '?',
+					(unsigned long long)es.by_phase[p]);
+		fprintf(stderr, "events_written %llu\n",
+			(unsigned long long)ws.events);
+		fprintf(stderr, "slices %llu\nopen_slices %llu\ninstants %llu\n"
+			"counter_samples %llu\nflows %llu\ndropped %llu\n"
+			"pid_collisions %llu\nwarnings %llu\n",
+			(unsigned long long)es.slices,
+			(unsigned long long)es.open_slices,
+			(unsigned long long)es.instants,
+			(unsigned long long)es.counters,
+			(unsigned long long)es.flows,
+			(unsigned long long)es.dropped,
+			(unsigned long long)es.pid_collisions,
+			(unsigned long long)c.warnings);
+		fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
+			(unsigned long long)c.bytes_in,
+			(unsigned long long)out_bytes, t);
+	}
+	if (!c.quiet) {
+		struct ptw_emit_stats es;
+		ptw_emit_get_stats(c.em, &es);
+		if (es.pid_collisions)
+			fprintf(stderr, PROG ": notice: %llu pid(s) appear in "
+				"several inputs; kept as separate processes "
+				"(use --remap-pid to renumber)\n",
+				(unsigned long long)es.pid_collisions);
+	}
+	ptw_emit_destroy(c.em);
+	free(tmp);
+	free(out);
+	free(names);
+	for (int i = 0; i <= MAX_INPUTS; i++) {
+		free(c.opts[i].pids);
+		free(c.opts[i].tids);
+	}
+	return failed ? 1 : 0;
+fail:
+	if (w)
+		ptw_writer_close(w, NULL);
+	ptw_emit_destroy(c.em);
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	free(out);
+	free(names);
+	for (int i = 0; i <= MAX_INPUTS; i++) {
+		free(c.opts[i].pids);
+		free(c.opts[i].tids);
+	}
+	return status;
+}
