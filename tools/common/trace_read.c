@@ -659,11 +659,18 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 			}
 			if (miss) {
 				/* proto_to_args_parser.cc: the annotation is
-				 * dropped */
-				if (final) {
+				 * dropped. A missing name is counted on the
+				 * first pass; a failed lookup on the final
+				 * one (after the fixup retry). */
+				int lookup_failed = a->name_field_case ==
+					PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID ||
+					a->value_case ==
+					PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;
+				if (lookup_failed && final) {
 					t->stats.track_event_parser_errors++;
-					if (failed)
-						t->stats.interned_data_tokenizer_errors++;
+					t->stats.interned_data_tokenizer_errors++;
+				} else if (!lookup_failed && !final) {
+					t->stats.track_event_parser_errors++;
 				}
 				continue;
 			}

@@ -1,0 +1,625 @@
+/* test_reader_model.c - the trace_processor model: slices, counters, flows,
+ * args, owners, and the tokenizer rules of perfetto-wire.md section 9.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/ptw_test.h"
+#include "support/trace_build.h"
+
+#define TS 8
+#define CLOCK_ID 58
+#define EVENT 11
+#define TYPE 9
+#define TRACK 11
+#define NAME 23
+#define NAME_IID 10
+#define CATEGORIES 22
+#define COUNTER 30
+#define DCOUNTER 44
+#define FLOWS 47
+#define TFLOWS 48
+#define ANNOT 4
+
+enum { BEGIN = 1, END = 2, INSTANT = 3, CNT = 4 };
+
+/* seq 2 cleared, clock 64 (ns) at 1e9 with default track 2; process 1
+ * (pid 10), threads 2 (tid 11) and 4 (tid 12), counter 3 under 1. */
+static void base(struct ptw_tb *b)
+{
+	ptw_tb_init(b);
+	ptw_tb_begin(b);
+	ptw_tb_seq(b, 2, 1);
+	ptw_tb_defaults(b, 64, 2);
+	ptw_tb_clock64(b, 1000000000);
+	ptw_tb_end(b);
+	ptw_tb_begin(b);
+	ptw_tb_varint(b, TS, 0);
+	ptw_tb_seq(b, 2, 2);
+	ptw_tb_process_track(b, 1, 10, "proc");
+	ptw_tb_end(b);
+	ptw_tb_begin(b);
+	ptw_tb_varint(b, TS, 0);
+	ptw_tb_seq(b, 2, 2);
+	ptw_tb_thread_track(b, 2, 10, 11, "t1");
+	ptw_tb_end(b);
+	ptw_tb_begin(b);
+	ptw_tb_varint(b, TS, 0);
+	ptw_tb_seq(b, 2, 2);
+	ptw_tb_thread_track(b, 4, 10, 12, "t2");
+	ptw_tb_end(b);
+	ptw_tb_begin(b);
+	ptw_tb_varint(b, TS, 0);
+	ptw_tb_seq(b, 2, 2);
+	ptw_tb_counter_track(b, 3, 1, "ctr");
+	ptw_tb_end(b);
+}
+
+/* Opens an event packet (delta ts on clock 64); caller adds fields and
+ * calls done(). */
+static void ev_open(struct ptw_tb *b, uint64_t delta, int type,
+		    uint64_t track, const char *name)
+{
+	ptw_tb_begin(b);
+	ptw_tb_varint(b, TS, delta);
+	ptw_tb_seq(b, 2, 2);
+	ptw_tb_open(b, EVENT);
+	ptw_tb_varint(b, TYPE, (uint64_t)type);
+	if (track)
+		ptw_tb_varint(b, TRACK, track);
+	if (name)
+		ptw_tb_string(b, NAME, name);
+}
+
+static uint64_t done(struct ptw_tb *b)
+{
+	ptw_tb_close(b);
+	return ptw_tb_end(b);
+}
+
+static uint64_t ev(struct ptw_tb *b, uint64_t delta, int type, uint64_t track,
+		   const char *name)
+{
+	ev_open(b, delta, type, track, name);
+	return done(b);
+}
+
+struct fx {
+	struct ptw_trace *t;
+	struct ptw_tp_model *m;
+};
+
+static struct fx model(struct ptw_tb *b)
+{
+	struct fx f;
+	f.t = ptw_test_load_mem_or_fail(b->out.data, b->out.len);
+	f.m = ptw_test_model_or_fail(f.t);
+	ptw_tb_free(b);
+	return f;
+}
+
+static void fx_free(struct fx *f)
+{
+	ptw_tp_model_free(f->m);
+	ptw_trace_free(f->t);
+}
+
+#define T0 1000000000LL
+
+Test(model, nested_slices_get_depth_parent_and_duration)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 0, "outer");    /* T0+10 */
+	ev(&b, 10, BEGIN, 0, "inner");    /* +20 */
+	ev(&b, 5, INSTANT, 0, "mark");    /* +25 */
+	ev(&b, 5, END, 0, NULL);          /* +30 closes inner */
+	ev(&b, 10, END, 0, NULL);         /* +40 closes outer */
+	ev(&b, 10, INSTANT, 0, "after");  /* +50 */
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_slices, 4);
+	const struct ptw_tp_slice *o = ptw_test_find_slice(f.m, "outer", 0);
+	const struct ptw_tp_slice *i = ptw_test_find_slice(f.m, "inner", 0);
+	const struct ptw_tp_slice *k = ptw_test_find_slice(f.m, "mark", 0);
+	const struct ptw_tp_slice *a = ptw_test_find_slice(f.m, "after", 0);
+	cr_assert_eq(o->ts, T0 + 10);
+	cr_assert_eq(o->dur, 30);
+	cr_assert_eq(o->depth, 0);
+	cr_assert_eq(o->parent_id, -1);
+	cr_assert_eq(i->dur, 10);
+	cr_assert_eq(i->depth, 1);
+	cr_assert_eq(i->parent_id, o->id);
+	cr_assert_eq(k->dur, 0);
+	cr_assert(k->is_instant);
+	cr_assert_eq(k->depth, 2);
+	cr_assert_eq(k->parent_id, i->id);
+	cr_assert_eq(a->depth, 0);
+	cr_assert_eq(f.m->n_unmatched_ends, 0);
+	fx_free(&f);
+}
+
+Test(model, end_closes_the_innermost_slice_with_its_name)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 0, "a");
+	ev(&b, 10, BEGIN, 0, "b");
+	ev(&b, 10, END, 0, "a");    /* skips "b", closes "a" */
+	ev(&b, 10, END, 0, "zzz");  /* matches nothing: ignored */
+	struct fx f = model(&b);
+	const struct ptw_tp_slice *a = ptw_test_find_slice(f.m, "a", 0);
+	const struct ptw_tp_slice *bb = ptw_test_find_slice(f.m, "b", 0);
+	cr_assert_eq(a->dur, 20);
+	/* the next event after "a" ended finds "b" still open inside it:
+	 * slice_tracker truncates "b" to the end of "a" */
+	cr_assert_eq(bb->dur, 10);
+	cr_assert_eq(f.m->misplaced_end_event, 1);
+	cr_assert_eq(f.m->n_unmatched_ends, 1);
+	cr_assert_eq(f.m->unmatched_ends[0].event->ts, T0 + 40);
+	fx_free(&f);
+}
+
+Test(model, slices_follow_timestamps_then_file_order)
+{
+	struct ptw_tb b;
+	base(&b);
+	/* in the file: END at T0+50 (absolute, BOOTTIME) before BEGIN at
+	 * T0+10; then BEGIN and END both at T0+60 */
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, (uint64_t)T0 + 50);
+	ptw_tb_varint(&b, CLOCK_ID, 6);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, END);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ev(&b, 10, BEGIN, 0, "x");  /* clock 64 untouched by the absolute */
+	ev(&b, 50, BEGIN, 0, "zero");
+	ev(&b, 0, END, 0, NULL);
+	struct fx f = model(&b);
+	const struct ptw_tp_slice *x = ptw_test_find_slice(f.m, "x", 0);
+	const struct ptw_tp_slice *z = ptw_test_find_slice(f.m, "zero", 0);
+	cr_assert_eq(x->ts, T0 + 10);
+	cr_assert_eq(x->dur, 40);
+	cr_assert_eq(z->ts, T0 + 60);
+	cr_assert_eq(z->dur, 0);
+	cr_assert_eq(z->depth, 0);
+	fx_free(&f);
+}
+
+Test(model, tracks_have_separate_stacks)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 2, "on1");
+	ev(&b, 10, BEGIN, 4, "on2");
+	ev(&b, 10, END, 2, NULL);
+	ev(&b, 10, END, 4, NULL);
+	struct fx f = model(&b);
+	const struct ptw_tp_slice *s1 = ptw_test_find_slice(f.m, "on1", 0);
+	const struct ptw_tp_slice *s2 = ptw_test_find_slice(f.m, "on2", 0);
+	cr_assert_eq(s1->depth, 0);
+	cr_assert_eq(s2->depth, 0);
+	cr_assert_eq(s1->dur, 20);
+	cr_assert_eq(s2->dur, 20);
+	cr_assert_eq(s2->track_uuid, 4);
+	fx_free(&f);
+}
+
+Test(model, flows_link_slices_in_time_order)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev_open(&b, 10, BEGIN, 2, "send");
+	ptw_tb_fixed64(&b, FLOWS, 77);
+	done(&b);
+	ev(&b, 5, END, 2, NULL);
+	ev_open(&b, 10, INSTANT, 4, "hop");
+	ptw_tb_fixed64(&b, FLOWS, 77);
+	done(&b);
+	ev_open(&b, 10, BEGIN, 4, "recv");
+	ptw_tb_fixed64(&b, TFLOWS, 77);
+	done(&b);
+	ev(&b, 10, END, 4, NULL);
+	ev_open(&b, 10, INSTANT, 2, "late");
+	ptw_tb_fixed64(&b, TFLOWS, 77); /* ended already: ignored */
+	done(&b);
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 2);
+	uint32_t send = ptw_test_find_slice(f.m, "send", 0)->id;
+	uint32_t hop = ptw_test_find_slice(f.m, "hop", 0)->id;
+	uint32_t recv = ptw_test_find_slice(f.m, "recv", 0)->id;
+	cr_assert_eq(f.m->flows[0].slice_out, send);
+	cr_assert_eq(f.m->flows[0].slice_in, hop);
+	cr_assert_eq(f.m->flows[1].slice_out, hop);
+	cr_assert_eq(f.m->flows[1].slice_in, recv);
+	cr_assert_eq(f.m->flows[1].flow_id, 77);
+	fx_free(&f);
+}
+
+Test(model, counters_int_double_multiplier_incremental)
+{
+	struct ptw_tb b;
+	base(&b);
+	/* counter 5: unit_multiplier 1000, incremental, unit bytes */
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 0);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_open(&b, 60);
+	ptw_tb_varint(&b, 1, 5);
+	ptw_tb_varint(&b, 5, 2);
+	ptw_tb_string(&b, 2, "mem");
+	ptw_tb_open(&b, 8);
+	ptw_tb_varint(&b, 3, 3);     /* UNIT_SIZE_BYTES */
+	ptw_tb_int64(&b, 4, 1000);   /* unit_multiplier */
+	ptw_tb_varint(&b, 5, 1);     /* is_incremental */
+	ptw_tb_close(&b);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ev_open(&b, 10, CNT, 3, NULL);
+	ptw_tb_int64(&b, COUNTER, -5);
+	done(&b);
+	ev_open(&b, 10, CNT, 3, NULL);
+	ptw_tb_double(&b, DCOUNTER, 2.5);
+	done(&b);
+	ev_open(&b, 10, CNT, 5, NULL);
+	ptw_tb_int64(&b, COUNTER, 3);
+	done(&b);
+	ev_open(&b, 10, CNT, 5, NULL);
+	ptw_tb_int64(&b, COUNTER, 4);
+	done(&b);
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_counters, 4);
+	cr_assert_float_eq(f.m->counters[0].value, -5.0, 1e-12);
+	cr_assert_float_eq(f.m->counters[1].value, 2.5, 1e-12);
+	cr_assert_float_eq(f.m->counters[2].value, 3000.0, 1e-9);
+	cr_assert_float_eq(f.m->counters[3].value, 7000.0, 1e-9);
+	cr_assert_eq(f.m->counters[3].ts, T0 + 40);
+	const struct ptw_trace_track *mem = ptw_trace_find_track(f.t, 5);
+	cr_assert_str_eq(mem->unit, "bytes");
+	struct ptw_tp_track_owner o = ptw_tp_model_owner(f.t, 5);
+	cr_assert_eq(o.owner, PTW_TP_OWNER_THREAD);
+	cr_assert_eq(o.tid, 11);
+	fx_free(&f);
+}
+
+Test(model, annotations_are_typed_and_end_args_merge)
+{
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 10);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_open(&b, 12);               /* interned_data */
+	ptw_tb_open(&b, 3);                /* debug_annotation_names */
+	ptw_tb_varint(&b, 1, 1);
+	ptw_tb_string(&b, 2, "bytes");
+	ptw_tb_close(&b);
+	ptw_tb_open(&b, 29);               /* debug_annotation_string_values */
+	ptw_tb_varint(&b, 1, 1);
+	ptw_tb_bytes(&b, 2, "hello", 5);
+	ptw_tb_close(&b);
+	ptw_tb_close(&b);
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, BEGIN);
+	ptw_tb_string(&b, NAME, "io");
+	ptw_tb_string(&b, CATEGORIES, "a");
+	ptw_tb_string(&b, CATEGORIES, "b");
+	ptw_tb_open(&b, ANNOT);
+	ptw_tb_varint(&b, 1, 1);           /* name_iid -> "bytes" */
+	ptw_tb_int64(&b, 4, -5);           /* int_value */
+	ptw_tb_close(&b);
+	ptw_tb_open(&b, ANNOT);
+	ptw_tb_string(&b, 10, "s");
+	ptw_tb_varint(&b, 17, 1);          /* string_value_iid */
+	ptw_tb_close(&b);
+	ptw_tb_open(&b, ANNOT);
+	ptw_tb_string(&b, 10, "d.x");
+	ptw_tb_double(&b, 5, 2.5);
+	ptw_tb_close(&b);
+	ptw_tb_open(&b, ANNOT);
+	ptw_tb_string(&b, 10, "flag");
+	ptw_tb_varint(&b, 2, 1);
+	ptw_tb_close(&b);
+	ptw_tb_open(&b, ANNOT);            /* no name: dropped */
+	ptw_tb_varint(&b, 3, 9);
+	ptw_tb_close(&b);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ev_open(&b, 10, END, 0, NULL);
+	ptw_tb_open(&b, ANNOT);
+	ptw_tb_string(&b, 10, "result");
+	ptw_tb_varint(&b, 3, 7);           /* uint_value */
+	ptw_tb_close(&b);
+	done(&b);
+	struct fx f = model(&b);
+	const struct ptw_trace_event *e =
+		ptw_test_find_event(f.t, BEGIN, "io", 0);
+	cr_assert_not_null(e);
+	cr_assert_str_eq(e->category, "a,b");
+	cr_assert_eq(e->n_args, 4);
+	const struct ptw_trace_arg *a = ptw_test_find_arg(e, "bytes");
+	cr_assert_eq(a->type, PTW_TRACE_ARG_INT);
+	cr_assert_eq(a->v.i, -5);
+	a = ptw_test_find_arg(e, "s");
+	cr_assert_eq(a->type, PTW_TRACE_ARG_STRING);
+	cr_assert_str_eq(a->v.s, "hello");
+	a = ptw_test_find_arg(e, "d.x");
+	cr_assert_float_eq(a->v.d, 2.5, 0);
+	a = ptw_test_find_arg(e, "flag");
+	cr_assert_eq(a->type, PTW_TRACE_ARG_BOOL);
+	cr_assert_eq(a->v.b, 1);
+	cr_assert_eq(ptw_trace_stats(f.t)->track_event_parser_errors, 1);
+	const struct ptw_tp_slice *s = ptw_test_find_slice(f.m, "io", 0);
+	cr_assert_eq(s->n_args, 5);
+	cr_assert_str_eq(s->args[4]->name, "result");
+	cr_assert_eq(s->args[4]->v.u, 7);
+	fx_free(&f);
+}
+
+Test(model, owners_follow_the_parent_chain)
+{
+	struct ptw_tb b;
+	base(&b);
+	/* 20: child of thread 2; 21: child of 20; 22: root; 23: child of
+	 * process 1 */
+	static const uint64_t uu[] = { 20, 21, 22, 23 };
+	static const uint64_t par[] = { 2, 20, 0, 1 };
+	for (int i = 0; i < 4; i++) {
+		ptw_tb_begin(&b);
+		ptw_tb_varint(&b, TS, 0);
+		ptw_tb_seq(&b, 2, 2);
+		ptw_tb_open(&b, 60);
+		ptw_tb_varint(&b, 1, uu[i]);
+		if (par[i])
+			ptw_tb_varint(&b, 5, par[i]);
+		ptw_tb_string(&b, 2, "t");
+		ptw_tb_close(&b);
+		ptw_tb_end(&b);
+	}
+	ev(&b, 10, INSTANT, 999, "undescribed");
+	struct fx f = model(&b);
+	struct ptw_tp_track_owner o = ptw_tp_model_owner(f.t, 21);
+	cr_assert_eq(o.owner, PTW_TP_OWNER_THREAD);
+	cr_assert_eq(o.tid, 11);
+	o = ptw_tp_model_owner(f.t, 22);
+	cr_assert_eq(o.owner, PTW_TP_OWNER_GLOBAL);
+	o = ptw_tp_model_owner(f.t, 23);
+	cr_assert_eq(o.owner, PTW_TP_OWNER_PROCESS);
+	cr_assert_eq(o.pid, 10);
+	o = ptw_tp_model_owner(f.t, 999);
+	cr_assert_eq(o.owner, PTW_TP_OWNER_GLOBAL);
+	cr_assert_eq(o.broken, 0);
+	cr_assert_eq(f.m->n_slices, 1, "undescribed uuid: kept, global");
+	cr_assert_eq(f.m->n_threads, 2);
+	cr_assert_eq(f.m->n_processes, 1);
+	fx_free(&f);
+}
+
+Test(model, needs_before_cleared_is_dropped_flagless_is_kept)
+{
+	/* perfetto-wire.md test 03 */
+	struct ptw_tb b;
+	ptw_tb_init(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 100);
+	ptw_tb_seq(&b, 9, 2);
+	ptw_tb_interned(&b, 2, 1, "early");
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_varint(&b, NAME_IID, 1);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 200);
+	ptw_tb_seq(&b, 9, 0);
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_string(&b, NAME, "flagless");
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 300);
+	ptw_tb_seq(&b, 9, 1);
+	ptw_tb_interned(&b, 2, 1, "after");
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_varint(&b, NAME_IID, 1);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	struct fx f = model(&b);
+	const struct ptw_trace_stats *s = ptw_trace_stats(f.t);
+	cr_assert_eq(s->packet_skipped_seq_needs_incremental_state_invalid, 1);
+	cr_assert_eq(s->interned_data_skipped_incremental_state_invalid, 1);
+	cr_assert_eq(f.m->n_slices, 2);
+	cr_assert_str_eq(f.m->slices[0].name, "flagless");
+	cr_assert_eq(f.m->slices[0].ts, 200, "no clock: verbatim");
+	cr_assert_str_eq(f.m->slices[1].name, "after");
+	fx_free(&f);
+}
+
+Test(model, first_definition_wins_until_cleared)
+{
+	/* perfetto-wire.md test 19 */
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 10);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_interned(&b, 2, 1, "first");
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 10);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_interned(&b, 2, 1, "second");
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_varint(&b, NAME_IID, 1);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 2, 1);
+	ptw_tb_defaults(&b, 64, 2);
+	ptw_tb_clock64(&b, 2000000000); /* re-bases clock 64 */
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 5);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_interned(&b, 2, 1, "third");
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_varint(&b, NAME_IID, 1);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_slices, 2);
+	cr_assert_str_eq(f.m->slices[0].name, "first");
+	cr_assert_eq(f.m->slices[0].ts, T0 + 20);
+	cr_assert_str_eq(f.m->slices[1].name, "third");
+	cr_assert_eq(f.m->slices[1].ts, 2000000005);
+	cr_assert_eq(ptw_trace_stats(f.t)->checkpoints, 2);
+	fx_free(&f);
+}
+
+Test(model, forward_reference_in_a_generation_resolves_like_tp)
+{
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 10);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_varint(&b, NAME_IID, 4);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 10);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_interned(&b, 2, 4, "later");
+	ptw_tb_end(&b);
+	struct fx f = model(&b);
+	cr_assert_str_eq(f.m->slices[0].name, "later");
+	cr_assert_eq(ptw_trace_stats(f.t)->interned_data_tokenizer_errors, 0);
+	struct ptw_error err;
+	cr_assert_eq(ptw_trace_check(f.t, 0, &err), PTW_ERR_FORMAT,
+		     "the checker still rejects use before definition");
+	fx_free(&f);
+}
+
+Test(model, unknown_category_reads_unknown_iid)
+{
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 10);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_varint(&b, 3, 8);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	struct fx f = model(&b);
+	cr_assert_str_eq(f.m->slices[0].category, "unknown(8)");
+	cr_assert_eq(ptw_trace_stats(f.t)->interned_data_tokenizer_errors, 1);
+	fx_free(&f);
+}
+
+Test(model, microsecond_clock_counts_deltas_in_us)
+{
+	/* perfetto-wire.md test 12 */
+	struct ptw_tb b;
+	ptw_tb_init(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 2, 1);
+	ptw_tb_defaults(&b, 64, 7);
+	ptw_tb_open(&b, 6);
+	ptw_tb_open(&b, 1);
+	ptw_tb_varint(&b, 1, 6);
+	ptw_tb_varint(&b, 2, 1000000000);
+	ptw_tb_close(&b);
+	ptw_tb_open(&b, 1);
+	ptw_tb_varint(&b, 1, 64);
+	ptw_tb_varint(&b, 2, 1000000);   /* in us */
+	ptw_tb_varint(&b, 3, 1);
+	ptw_tb_varint(&b, 4, 1000);      /* unit_multiplier_ns */
+	ptw_tb_close(&b);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ev(&b, 1, BEGIN, 0, "us");
+	ev(&b, 2, END, 0, NULL);
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->slices[0].ts, T0 + 1000);
+	cr_assert_eq(f.m->slices[0].dur, 2000);
+	cr_assert_eq(f.m->slices[0].track_uuid, 7);
+	fx_free(&f);
+}
+
+Test(model, cleared_without_defaults_falls_back_to_the_thread)
+{
+	/* perfetto-wire.md test 47 */
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 3, 1);
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 0);
+	ptw_tb_seq(&b, 3, 2);
+	ptw_tb_thread_track(&b, 30, 10, 13, "t3");
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 3, 1);          /* CLEARED, no defaults */
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, (uint64_t)T0 + 77);
+	ptw_tb_seq(&b, 3, 2);
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_string(&b, NAME, "fallback");
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	struct fx f = model(&b);
+	const struct ptw_tp_slice *s = ptw_test_find_slice(f.m, "fallback", 0);
+	cr_assert_not_null(s);
+	cr_assert_eq(s->track_uuid, 30);
+	cr_assert_eq(s->ts, T0 + 77, "absolute on the trace default clock");
+	fx_free(&f);
+}
+
+Test(model, misplaced_end_truncates_inner_slices)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 0, "outer");   /* +10 */
+	ev(&b, 10, BEGIN, 0, "inner");   /* +20 */
+	ev(&b, 10, END, 0, "outer");     /* +30: closes outer, inner open */
+	ev(&b, 10, INSTANT, 0, "later"); /* +40: truncates inner */
+	struct fx f = model(&b);
+	const struct ptw_tp_slice *in = ptw_test_find_slice(f.m, "inner", 0);
+	cr_assert_eq(in->dur, 10);
+	cr_assert_eq(f.m->misplaced_end_event, 1);
+	const struct ptw_tp_slice *l = ptw_test_find_slice(f.m, "later", 0);
+	cr_assert_eq(l->depth, 0);
+	fx_free(&f);
+}
+
+Test(model, broken_parent_drops_events)
+{
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 0);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_open(&b, 60);
+	ptw_tb_varint(&b, 1, 40);
+	ptw_tb_varint(&b, 5, 41);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ev(&b, 10, INSTANT, 40, "lost");
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_slices, 0);
+	cr_assert_eq(f.m->track_hierarchy_missing_uuid, 1);
+	fx_free(&f);
+}
