@@ -9,6 +9,7 @@
 /* Records what a test emits, in the decoded form, for comparison. */
 struct rec {
 	struct tw_event ev[512];
+	struct tw_arg args[512][16];
 	size_t n;
 };
 
@@ -18,6 +19,7 @@ static struct tw_event *rec_add(struct rec *r, uint32_t seq, int type,
 	cr_assert_lt(r->n, 512);
 	struct tw_event *e = &r->ev[r->n++];
 	memset(e, 0, sizeof(*e));
+	e->args = r->args[r->n - 1];
 	e->seq = seq;
 	e->type = type;
 	e->track = track;
@@ -179,7 +181,7 @@ Test(writer, every_event_kind_round_trips)
 	uint64_t dctr = ptw_writer_add_counter_track(w, "load", NULL, 0, 1);
 	cr_assert(proc && thr && named && ctr && dctr);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	uint64_t flows[2] = {0x1122334455667788u, 7};
 	uint64_t term[1] = {99};
 	struct ptw_arg args[] = {
@@ -193,34 +195,34 @@ Test(writer, every_event_kind_round_trips)
 	struct ptw_event ev = {.track = thr, .ts = 1000, .category = "cat",
 			       .name = "outer", .args = args, .n_args = 6,
 			       .flow_ids = flows, .n_flow_ids = 2};
-	cr_assert_eq(do_begin(&r, s, 3, 0, &ev), 0);
+	cr_assert_eq(do_begin(r, s, 3, 0, &ev), 0);
 	struct ptw_event in = {.track = thr, .ts = 1500, .category = "cat2",
 			       .name = "inner"};
-	cr_assert_eq(do_begin(&r, s, 3, 0, &in), 0);
+	cr_assert_eq(do_begin(r, s, 3, 0, &in), 0);
 	struct ptw_event inst = {.track = thr, .ts = 1600, .name = "tick",
 				 .terminating_flow_ids = term,
 				 .n_terminating_flow_ids = 1};
-	cr_assert_eq(do_instant(&r, s, 3, 0, &inst), 0);
-	cr_assert_eq(do_counter(&r, s, 3, ctr, 1700, -42), 0);
-	cr_assert_eq(do_counter_d(&r, s, 3, dctr, 1700, 3.25), 0);
+	cr_assert_eq(do_instant(r, s, 3, 0, &inst), 0);
+	cr_assert_eq(do_counter(r, s, 3, ctr, 1700, -42), 0);
+	cr_assert_eq(do_counter_d(r, s, 3, dctr, 1700, 3.25), 0);
 	struct ptw_event end = {.track = thr, .ts = 1800};
-	cr_assert_eq(do_end(&r, s, 3, 0, &end), 0);
+	cr_assert_eq(do_end(r, s, 3, 0, &end), 0);
 	struct ptw_arg a2[] = {{.name = "s", .type = PTW_ARG_STRING, .v.s = "hello"}};
 	end.ts = 2000;
 	end.args = a2;
 	end.n_args = 1;
-	cr_assert_eq(do_end(&r, s, 3, 0, &end), 0);
+	cr_assert_eq(do_end(r, s, 3, 0, &end), 0);
 	struct ptw_event cpl = {.track = named, .ts = 2100, .category = "cat",
 				.name = "outer"};
-	cr_assert_eq(do_complete(&r, s, 3, 0, &cpl, 400), 0);
-	cr_assert_eq(do_counter(&r, s, 3, ctr, 2600, 0), 0);
+	cr_assert_eq(do_complete(r, s, 3, 0, &cpl, 400), 0);
+	cr_assert_eq(do_counter(r, s, 3, ctr, 2600, 0), 0);
 
 	struct ptw_writer_stats st;
 	ptw_writer_get_stats(w, &st);
 	cr_assert_eq(st.events, 10);
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	/* Interned once per generation: 2 categories, 3 names, 6 arg
 	 * names, one string value. */
 	cr_assert_eq(t.seqs[3].cats.n, 2);
@@ -229,6 +231,7 @@ Test(writer, every_event_kind_round_trips)
 	cr_assert_eq(t.seqs[3].svals.n, 1);
 	cr_assert_eq(t.n_tracks, 5);
 	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, track_descriptors_carry_hierarchy_and_identity)
@@ -280,25 +283,26 @@ Test(writer, default_track_events_omit_track_uuid)
 	uint64_t other = ptw_writer_add_track(w, "other", 0, -1);
 	struct ptw_seq *s = ptw_writer_add_seq(w, thr);
 	cr_assert_not_null(s);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	struct ptw_event ev = {.ts = 10, .name = "a"};
-	cr_assert_eq(do_begin(&r, s, 5, thr, &ev), 0);
+	cr_assert_eq(do_begin(r, s, 5, thr, &ev), 0);
 	ev.track = thr; /* explicit default: also omitted */
 	ev.ts = 11;
-	cr_assert_eq(do_instant(&r, s, 5, thr, &ev), 0);
+	cr_assert_eq(do_instant(r, s, 5, thr, &ev), 0);
 	ev.track = other;
-	cr_assert_eq(do_instant(&r, s, 5, thr, &ev), 0);
+	cr_assert_eq(do_instant(r, s, 5, thr, &ev), 0);
 	ev.track = 0;
 	ev.ts = 12;
-	cr_assert_eq(do_end(&r, s, 5, thr, &ev), 0);
+	cr_assert_eq(do_end(r, s, 5, thr, &ev), 0);
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	cr_assert_not(t.ev[0].raw_has_track);
 	cr_assert_not(t.ev[1].raw_has_track);
 	cr_assert(t.ev[2].raw_has_track);
 	cr_assert_not(t.ev[3].raw_has_track);
 	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, backwards_timestamps_are_absolute_and_keep_the_delta_base)
@@ -307,19 +311,20 @@ Test(writer, backwards_timestamps_are_absolute_and_keep_the_delta_base)
 	struct ptw_writer *w = open_tmp(&path, NULL);
 	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	uint64_t ts[] = {1000, 2000, 1500, 100, 2001, 2001, 0, 5000};
 	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
 		struct ptw_event ev = {.track = tr, .ts = ts[i], .name = "i"};
-		cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+		cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	}
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	int abs_expected[] = {0, 0, 1, 1, 0, 0, 1, 0};
 	for (size_t i = 0; i < t.n_ev; i++)
 		cr_assert_eq(t.ev[i].abs_clock, abs_expected[i], "event %zu", i);
 	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, snapshots_never_go_backwards_across_sequences)
@@ -330,18 +335,19 @@ Test(writer, snapshots_never_go_backwards_across_sequences)
 	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
 	struct ptw_seq *sim = ptw_writer_sim_seq(w);
 	struct ptw_seq *wall = ptw_writer_wall_seq(w);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	for (uint64_t i = 0; i < 20; i++) {
 		struct ptw_event ev = {.track = tr, .ts = 1000000 + i * 10, .name = "sim"};
-		cr_assert_eq(do_instant(&r, sim, 3, 0, &ev), 0);
+		cr_assert_eq(do_instant(r, sim, 3, 0, &ev), 0);
 		struct ptw_event ev2 = {.track = tr, .ts = 5 + i * 7, .name = "wall"};
-		cr_assert_eq(do_instant(&r, wall, 4, 0, &ev2), 0);
+		cr_assert_eq(do_instant(r, wall, 4, 0, &ev2), 0);
 	}
 	struct tw_trace t;
 	close_decode(w, path, &t); /* the decoder rejects lower snapshots */
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	cr_assert_gt(t.n_snapshots, 10);
 	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, checkpoints_every_n_packets_restart_interning)
@@ -351,12 +357,12 @@ Test(writer, checkpoints_every_n_packets_restart_interning)
 	struct ptw_writer *w = open_tmp(&path, &o);
 	uint64_t tr = ptw_writer_add_thread_track(w, 1, 1, "t");
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	for (uint64_t i = 0; i < 40; i++) {
 		struct ptw_event ev = {.track = tr, .ts = i * 3, .name = "n",
 				       .category = "c"};
-		cr_assert_eq(do_begin(&r, s, 3, 0, &ev), 0);
-		cr_assert_eq(do_end(&r, s, 3, 0, &ev), 0);
+		cr_assert_eq(do_begin(r, s, 3, 0, &ev), 0);
+		cr_assert_eq(do_end(r, s, 3, 0, &ev), 0);
 	}
 	struct ptw_writer_stats st;
 	ptw_writer_get_stats(w, &st);
@@ -365,9 +371,10 @@ Test(writer, checkpoints_every_n_packets_restart_interning)
 	cr_assert_eq(st.interned_strings, 40);
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	cr_assert_eq(t.n_cleared, 21); /* + the descriptor sequence */
 	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, intern_cap_triggers_checkpoint)
@@ -377,21 +384,22 @@ Test(writer, intern_cap_triggers_checkpoint)
 	struct ptw_writer *w = open_tmp(&path, &o);
 	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	char names[30][16];
 	for (int i = 0; i < 30; i++) {
 		snprintf(names[i], sizeof(names[i]), "name%d", i);
 		struct ptw_event ev = {.track = tr, .ts = 100 + (uint64_t)i, .name = names[i]};
-		cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+		cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	}
 	struct ptw_writer_stats st;
 	ptw_writer_get_stats(w, &st);
 	cr_assert_eq(st.checkpoints, 10);
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	cr_assert_leq(t.seqs[3].names.n, 3);
 	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, static_strings_intern_by_pointer_and_content)
@@ -401,21 +409,22 @@ Test(writer, static_strings_intern_by_pointer_and_content)
 	struct ptw_writer *w = open_tmp(&path, &o);
 	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	static const char a[] = "same";
 	char b[] = "same";
 	for (uint64_t i = 0; i < 12; i++) {
 		struct ptw_event ev = {.track = tr, .ts = i, .name = a,
 				       .category = "lit",
 				       .flags = PTW_EV_STATIC_STRINGS};
-		cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+		cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 		struct ptw_event ev2 = {.track = tr, .ts = i, .name = b};
-		cr_assert_eq(do_instant(&r, s, 3, 0, &ev2), 0);
+		cr_assert_eq(do_instant(r, s, 3, 0, &ev2), 0);
 	}
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, long_string_values_are_written_inline)
@@ -424,18 +433,19 @@ Test(writer, long_string_values_are_written_inline)
 	struct ptw_writer *w = open_tmp(&path, NULL);
 	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	char big[390];
 	memset(big, 'v', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
 	struct ptw_arg a[] = {{.name = "long", .type = PTW_ARG_STRING, .v.s = big}};
 	struct ptw_event ev = {.track = tr, .ts = 5, .name = "e", .args = a, .n_args = 1};
-	cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+	cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	cr_assert_eq(t.seqs[3].svals.n, 0);
 	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, mark_dropped_starts_a_checkpoint_with_the_loss_flag)
@@ -444,16 +454,17 @@ Test(writer, mark_dropped_starts_a_checkpoint_with_the_loss_flag)
 	struct ptw_writer *w = open_tmp(&path, NULL);
 	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	struct rec r = {.n = 0};
+	struct rec *r = calloc(1, sizeof(*r));
 	struct ptw_event ev = {.track = tr, .ts = 5, .name = "e"};
-	cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+	cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	ptw_seq_mark_dropped(s, 12);
 	ev.ts = 9;
-	cr_assert_eq(do_instant(&r, s, 3, 0, &ev), 0);
+	cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	expect_events(&t, &r);
+	expect_events(&t, r);
 	cr_assert_eq(t.n_dropped_marks, 1);
 	cr_assert_eq(t.n_cleared, 3);
 	tw_trace_free(&t);
+	free(r);
 }

@@ -38,7 +38,7 @@ struct tw_event {
 	char name[160];
 	char cat[160];
 	size_t n_args;
-	struct tw_arg args[16];
+	struct tw_arg *args; /* n_args entries, owned by the trace */
 	size_t n_flows, n_tflows;
 	uint64_t flows[8], tflows[8];
 	int has_value, is_double;
@@ -143,6 +143,8 @@ static inline const char *tw_strtab_get(const struct tw_strtab *s, uint64_t iid)
 
 static inline void tw_trace_free(struct tw_trace *t)
 {
+	for (size_t i = 0; i < t->n_ev; i++)
+		free(t->ev[i].args);
 	free(t->ev);
 	for (int i = 0; i < TW_MAX_SEQ; i++) {
 		tw_strtab_free(&t->seqs[i].names);
@@ -362,6 +364,8 @@ static inline int tw_track_event(struct tw_trace *t, struct tw_seq *s,
 	}
 	if (te->n_debug_annotations > 16)
 		return tw_fail(t, "too many annotations");
+	if (te->n_debug_annotations)
+		e->args = calloc(te->n_debug_annotations, sizeof(*e->args));
 	for (size_t i = 0; i < te->n_debug_annotations; i++) {
 		const Perfetto__Protos__DebugAnnotation *da = te->debug_annotations[i];
 		struct tw_arg *a = &e->args[e->n_args++];
