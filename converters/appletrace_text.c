@@ -169,8 +169,10 @@ static int ptw_at_text_gather(struct ptw_at_text *t, const char *s, size_t n,
 		t->buf = nb;
 		t->cap = nc;
 	}
-	memcpy(t->buf + t->len, s, take);
-	t->len += take;
+	if (take) {
+		memcpy(t->buf + t->len, s, take);
+		t->len += take;
+	}
 	if (z) {
 		t->nul_seen = 1;
 		for (size_t i = take; i < n && !t->junk_after_nul; i++)
