@@ -1,0 +1,122 @@
+/* test_pb_fields.c - every field number in lib/pb_fields.h matches the
+ * protobuf-c descriptor generated from proto/ptw_trace.proto.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+
+#include "pb_fields.h"
+#include "ptw_trace.pb-c.h"
+
+static void check_field(const ProtobufCMessageDescriptor *d, const char *name,
+			unsigned want, const char *macro)
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field_by_name(d, name);
+	cr_assert_not_null(f, "%s: no field %s.%s", macro, d->name, name);
+	cr_assert_eq(f->id, want, "%s = %u but %s.%s is %u", macro, want,
+		     d->name, name, f->id);
+}
+
+static void check_enum(const ProtobufCEnumDescriptor *d, const char *name,
+		       int want, const char *macro)
+{
+	const ProtobufCEnumValue *v = protobuf_c_enum_descriptor_get_value_by_name(d, name);
+	cr_assert_not_null(v, "%s: no value %s in %s", macro, name, d->name);
+	cr_assert_eq(v->value, want, "%s = %d but %s is %d", macro, want, name,
+		     v->value);
+}
+
+#define FIELD(msg, name, macro) \
+	check_field(&perfetto__protos__##msg##__descriptor, name, macro, #macro)
+#define ENUMV(en, name, macro) \
+	check_enum(&perfetto__protos__##en##__descriptor, name, macro, #macro)
+
+Test(pb_fields, field_numbers_match_the_proto)
+{
+	FIELD(trace, "packet", PTW_F_TRACE_PACKET);
+	FIELD(trace_packet, "timestamp", PTW_F_PKT_TIMESTAMP);
+	FIELD(trace_packet, "timestamp_clock_id", PTW_F_PKT_TIMESTAMP_CLOCK_ID);
+	FIELD(trace_packet, "clock_snapshot", PTW_F_PKT_CLOCK_SNAPSHOT);
+	FIELD(trace_packet, "track_event", PTW_F_PKT_TRACK_EVENT);
+	FIELD(trace_packet, "compressed_packets", PTW_F_PKT_COMPRESSED_PACKETS);
+	FIELD(trace_packet, "track_descriptor", PTW_F_PKT_TRACK_DESCRIPTOR);
+	FIELD(trace_packet, "trusted_packet_sequence_id", PTW_F_PKT_SEQUENCE_ID);
+	FIELD(trace_packet, "interned_data", PTW_F_PKT_INTERNED_DATA);
+	FIELD(trace_packet, "sequence_flags", PTW_F_PKT_SEQUENCE_FLAGS);
+	FIELD(trace_packet, "trace_packet_defaults", PTW_F_PKT_DEFAULTS);
+	FIELD(trace_packet, "previous_packet_dropped", PTW_F_PKT_PREVIOUS_PACKET_DROPPED);
+	FIELD(trace_packet, "first_packet_on_sequence", PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE);
+	FIELD(trace_packet_defaults, "timestamp_clock_id", PTW_F_DEF_TIMESTAMP_CLOCK_ID);
+	FIELD(trace_packet_defaults, "track_event_defaults", PTW_F_DEF_TRACK_EVENT_DEFAULTS);
+	FIELD(track_event_defaults, "track_uuid", PTW_F_TED_TRACK_UUID);
+	FIELD(clock_snapshot, "clocks", PTW_F_CS_CLOCKS);
+	FIELD(clock_snapshot, "primary_trace_clock", PTW_F_CS_PRIMARY_TRACE_CLOCK);
+	FIELD(clock_snapshot__clock, "clock_id", PTW_F_CLK_CLOCK_ID);
+	FIELD(clock_snapshot__clock, "timestamp", PTW_F_CLK_TIMESTAMP);
+	FIELD(clock_snapshot__clock, "is_incremental", PTW_F_CLK_IS_INCREMENTAL);
+	FIELD(clock_snapshot__clock, "unit_multiplier_ns", PTW_F_CLK_UNIT_MULTIPLIER_NS);
+	FIELD(interned_data, "event_categories", PTW_F_ID_EVENT_CATEGORIES);
+	FIELD(interned_data, "event_names", PTW_F_ID_EVENT_NAMES);
+	FIELD(interned_data, "debug_annotation_names", PTW_F_ID_DEBUG_ANNOTATION_NAMES);
+	FIELD(interned_data, "debug_annotation_string_values", PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES);
+	FIELD(event_name, "iid", PTW_F_INTERN_IID);
+	FIELD(event_category, "iid", PTW_F_INTERN_IID);
+	FIELD(debug_annotation_name, "iid", PTW_F_INTERN_IID);
+	FIELD(event_name, "name", PTW_F_INTERN_NAME);
+	FIELD(event_category, "name", PTW_F_INTERN_NAME);
+	FIELD(debug_annotation_name, "name", PTW_F_INTERN_NAME);
+	FIELD(interned_string, "iid", PTW_F_ISTR_IID);
+	FIELD(interned_string, "str", PTW_F_ISTR_STR);
+	FIELD(track_event, "category_iids", PTW_F_TE_CATEGORY_IIDS);
+	FIELD(track_event, "debug_annotations", PTW_F_TE_DEBUG_ANNOTATIONS);
+	FIELD(track_event, "type", PTW_F_TE_TYPE);
+	FIELD(track_event, "name_iid", PTW_F_TE_NAME_IID);
+	FIELD(track_event, "track_uuid", PTW_F_TE_TRACK_UUID);
+	FIELD(track_event, "name", PTW_F_TE_NAME);
+	FIELD(track_event, "counter_value", PTW_F_TE_COUNTER_VALUE);
+	FIELD(track_event, "double_counter_value", PTW_F_TE_DOUBLE_COUNTER_VALUE);
+	FIELD(track_event, "flow_ids", PTW_F_TE_FLOW_IDS);
+	FIELD(track_event, "terminating_flow_ids", PTW_F_TE_TERMINATING_FLOW_IDS);
+	FIELD(debug_annotation, "name_iid", PTW_F_DA_NAME_IID);
+	FIELD(debug_annotation, "bool_value", PTW_F_DA_BOOL_VALUE);
+	FIELD(debug_annotation, "uint_value", PTW_F_DA_UINT_VALUE);
+	FIELD(debug_annotation, "int_value", PTW_F_DA_INT_VALUE);
+	FIELD(debug_annotation, "double_value", PTW_F_DA_DOUBLE_VALUE);
+	FIELD(debug_annotation, "string_value", PTW_F_DA_STRING_VALUE);
+	FIELD(debug_annotation, "pointer_value", PTW_F_DA_POINTER_VALUE);
+	FIELD(debug_annotation, "name", PTW_F_DA_NAME);
+	FIELD(debug_annotation, "string_value_iid", PTW_F_DA_STRING_VALUE_IID);
+	FIELD(track_descriptor, "uuid", PTW_F_TD_UUID);
+	FIELD(track_descriptor, "name", PTW_F_TD_NAME);
+	FIELD(track_descriptor, "process", PTW_F_TD_PROCESS);
+	FIELD(track_descriptor, "thread", PTW_F_TD_THREAD);
+	FIELD(track_descriptor, "parent_uuid", PTW_F_TD_PARENT_UUID);
+	FIELD(track_descriptor, "counter", PTW_F_TD_COUNTER);
+	FIELD(track_descriptor, "child_ordering", PTW_F_TD_CHILD_ORDERING);
+	FIELD(track_descriptor, "sibling_order_rank", PTW_F_TD_SIBLING_ORDER_RANK);
+	FIELD(process_descriptor, "pid", PTW_F_PD_PID);
+	FIELD(process_descriptor, "process_name", PTW_F_PD_PROCESS_NAME);
+	FIELD(thread_descriptor, "pid", PTW_F_THD_PID);
+	FIELD(thread_descriptor, "tid", PTW_F_THD_TID);
+	FIELD(thread_descriptor, "thread_name", PTW_F_THD_THREAD_NAME);
+	FIELD(counter_descriptor, "unit", PTW_F_CD_UNIT);
+	FIELD(counter_descriptor, "unit_name", PTW_F_CD_UNIT_NAME);
+}
+
+Test(pb_fields, enum_values_match_the_proto)
+{
+	ENUMV(trace_packet__sequence_flags, "SEQ_INCREMENTAL_STATE_CLEARED",
+	      PTW_SEQ_INCREMENTAL_STATE_CLEARED);
+	ENUMV(trace_packet__sequence_flags, "SEQ_NEEDS_INCREMENTAL_STATE",
+	      PTW_SEQ_NEEDS_INCREMENTAL_STATE);
+	ENUMV(builtin_clock, "BUILTIN_CLOCK_BOOTTIME", PTW_CLOCK_BOOTTIME);
+	ENUMV(builtin_clock, "BUILTIN_CLOCK_TRACE_FILE", PTW_CLOCK_TRACE_FILE);
+	ENUMV(track_event__type, "TYPE_SLICE_BEGIN", PTW_TE_TYPE_SLICE_BEGIN);
+	ENUMV(track_event__type, "TYPE_SLICE_END", PTW_TE_TYPE_SLICE_END);
+	ENUMV(track_event__type, "TYPE_INSTANT", PTW_TE_TYPE_INSTANT);
+	ENUMV(track_event__type, "TYPE_COUNTER", PTW_TE_TYPE_COUNTER);
+	ENUMV(track_descriptor__child_tracks_ordering, "EXPLICIT",
+	      PTW_TD_ORDERING_EXPLICIT);
+	/* Sequence-scoped clocks are 64..127 (ClockSnapshot.Clock docs). */
+	cr_assert(PTW_CLOCK_SEQ_INCR >= 64 && PTW_CLOCK_SEQ_INCR <= 127);
+	cr_assert(PTW_CLOCK_SEQ_ABS >= 64 && PTW_CLOCK_SEQ_ABS <= 127);
+}
