@@ -1,0 +1,421 @@
+/* test_appletrace_bin.c - the APLTRC01 decoder, rule by rule (corpus
+ * README section 4): phases and fields, truncation at every byte, zero
+ * padding, one name table across fragments, redefinitions, errors with
+ * their byte offsets, and the chunked fd reader against the memory one.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "appletrace.h"
+#include "support/ptw_test.h"
+
+/* ---- a tiny fragment encoder (the reference producer's layout) -------- */
+
+struct frag {
+	uint8_t *p;
+	size_t len, cap;
+	size_t bounds[4096]; /* end offset of each record */
+	size_t n_bounds;
+	size_t n_events;
+};
+
+static void put(struct frag *f, const void *s, size_t n)
+{
+	if (f->len + n > f->cap) {
+		f->cap = (f->len + n) * 2 + 64;
+		f->p = realloc(f->p, f->cap);
+		cr_assert(f->p);
+	}
+	memcpy(f->p + f->len, s, n);
+	f->len += n;
+}
+
+static void put_le(struct frag *f, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++) {
+		uint8_t b = (uint8_t)(v >> (8 * i));
+		put(f, &b, 1);
+	}
+}
+
+static void mark(struct frag *f)
+{
+	if (f->n_bounds < 4096)
+		f->bounds[f->n_bounds++] = f->len;
+}
+
+static void frag_header(struct frag *f, uint32_t pid)
+{
+	memset(f, 0, sizeof(*f));
+	put(f, "APLTRC01", 8);
+	put_le(f, pid, 4);
+}
+
+static void frag_def(struct frag *f, uint32_t id, const char *s)
+{
+	uint8_t tag = 1;
+	put(f, &tag, 1);
+	put_le(f, id, 4);
+	put_le(f, strlen(s), 4);
+	put(f, s, strlen(s));
+	mark(f);
+}
+
+static void frag_event(struct frag *f, char ph, uint32_t id, uint64_t tid,
+		       uint64_t ts, uint64_t arg)
+{
+	uint8_t tag = (uint8_t)ph;
+	put(f, &tag, 1);
+	put_le(f, id, 4);
+	put_le(f, tid, 8);
+	put_le(f, ts, 8);
+	put_le(f, arg, 8);
+	mark(f);
+	f->n_events++;
+}
+
+static uint64_t dbits(double d)
+{
+	uint64_t b;
+	memcpy(&b, &d, 8);
+	return b;
+}
+
+/* ---- collecting events ---------------------------------------------------- */
+
+struct got_ev {
+	char ph;
+	char name[64];
+	char cat[32];
+	uint32_t pid, tid, flags;
+	int64_t ts_ns;
+	uint64_t id, offset;
+	char scope;
+	int n_args;
+	int arg_type;
+	int64_t arg_i;
+	double arg_d;
+	char arg_s[64];
+};
+
+struct got {
+	struct got_ev ev[512];
+	size_t n;
+};
+
+static int collect(void *ctx, const struct ptw_cv_event *ev,
+		   struct ptw_error *err)
+{
+	(void)err;
+	struct got *g = ctx;
+	if (g->n == 512)
+		return 0;
+	struct got_ev *e = &g->ev[g->n++];
+	memset(e, 0, sizeof(*e));
+	e->ph = ev->ph;
+	snprintf(e->name, sizeof(e->name), "%.*s", (int)ev->name.n, ev->name.p);
+	if (ev->cat.p)
+		snprintf(e->cat, sizeof(e->cat), "%.*s", (int)ev->cat.n, ev->cat.p);
+	e->pid = ev->pid;
+	e->tid = ev->tid;
+	e->flags = ev->flags;
+	e->ts_ns = ev->ts_ns;
+	e->id = ev->id_num;
+	e->offset = ev->offset;
+	e->scope = ev->scope;
+	e->n_args = (int)ev->n_args;
+	if (ev->n_args) {
+		e->arg_type = ev->args[0].type;
+		e->arg_i = ev->args[0].i;
+		e->arg_d = ev->args[0].d;
+		if (ev->args[0].type == PTW_CV_VAL_STRING)
+			snprintf(e->arg_s, sizeof(e->arg_s), "%.*s",
+				 (int)ev->args[0].s.n, ev->args[0].s.p);
+	}
+	return 0;
+}
+
+static int read_frag(const struct frag *f, size_t len,
+		     struct ptw_appletrace_names *names, struct got *g,
+		     enum ptw_appletrace_kind *kind, struct ptw_error *err)
+{
+	return ptw_appletrace_bin_read_mem(f->p, len, "frag.appletracebin",
+					   names, collect, g, kind, err);
+}
+
+static void sample(struct frag *f)
+{
+	frag_header(f, 666);
+	frag_def(f, 1, "work");
+	frag_def(f, 2, "main");
+	frag_event(f, 'B', 1, 0, 10, 0);
+	frag_event(f, 'i', 1, 7, 11, 0);
+	frag_event(f, 'C', 1, 7, 12, dbits(60.0));
+	frag_event(f, 'C', 1, 7, 13, dbits(142.5));
+	frag_event(f, 'b', 1, 7, 14, 42);
+	frag_event(f, 'e', 1, 7, 15, 42);
+	frag_event(f, 'M', 1, 7, 0, 2);
+	frag_event(f, 'E', 1, 0, 20, 0);
+}
+
+Test(appletrace_bin, decodes_every_phase_as_the_exporter_does)
+{
+	struct frag f;
+	sample(&f);
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct got g = {0};
+	struct ptw_error err = {0};
+	cr_assert_eq(read_frag(&f, f.len, names, &g, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(g.n, 8);
+	cr_assert_eq(g.ev[0].ph, 'B');
+	cr_assert_str_eq(g.ev[0].name, "work");
+	cr_assert_str_eq(g.ev[0].cat, "appletrace");
+	cr_assert_eq(g.ev[0].pid, 666);
+	cr_assert_eq(g.ev[0].tid, 0);
+	cr_assert_eq(g.ev[0].ts_ns, 10000);
+	cr_assert_eq(g.ev[0].offset, 12 + 13 + 13);
+	cr_assert_eq(g.ev[1].scope, 't');
+	cr_assert_eq(g.ev[2].arg_type, PTW_CV_VAL_INT);
+	cr_assert_eq(g.ev[2].arg_i, 60);
+	cr_assert_eq(g.ev[3].arg_type, PTW_CV_VAL_DOUBLE);
+	cr_assert_float_eq(g.ev[3].arg_d, 142.5, 1e-12);
+	cr_assert(g.ev[4].flags & PTW_CV_HAS_ID);
+	cr_assert_eq(g.ev[4].id, 42);
+	cr_assert_eq(g.ev[6].ph, 'M');
+	cr_assert_str_eq(g.ev[6].cat, "");           /* no cat */
+	cr_assert_eq(g.ev[6].flags & PTW_CV_HAS_TS, 0); /* no ts */
+	cr_assert_str_eq(g.ev[6].arg_s, "main");
+	ptw_appletrace_names_destroy(names);
+	free(f.p);
+}
+
+Test(appletrace_bin, counter_values_integral_become_integers)
+{
+	struct frag f;
+	frag_header(&f, 1);
+	frag_def(&f, 0, "c");
+	frag_event(&f, 'C', 0, 1, 1, dbits(-0.0));
+	frag_event(&f, 'C', 0, 1, 2, dbits(1e15));
+	frag_event(&f, 'C', 0, 1, 3, dbits(-2.25));
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct got g = {0};
+	cr_assert_eq(read_frag(&f, f.len, names, &g, NULL, NULL), 0);
+	cr_assert_eq(g.ev[0].arg_type, PTW_CV_VAL_INT);
+	cr_assert_eq(g.ev[0].arg_i, 0);
+	cr_assert_eq(g.ev[1].arg_type, PTW_CV_VAL_INT);
+	cr_assert_eq(g.ev[1].arg_i, 1000000000000000LL);
+	cr_assert_eq(g.ev[2].arg_type, PTW_CV_VAL_DOUBLE);
+	ptw_appletrace_names_destroy(names);
+	free(f.p);
+}
+
+Test(appletrace_bin, truncation_at_every_byte_ends_the_fragment_quietly)
+{
+	struct frag f;
+	sample(&f);
+	for (size_t len = 0; len <= f.len; len++) {
+		struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+		struct got g = {0};
+		struct ptw_error err = {0};
+		int rc = read_frag(&f, len, names, &g, NULL, &err);
+		cr_assert_eq(rc, 0, "cut at %zu: %s", len, err.msg);
+		size_t want = 0; /* events whose record is complete */
+		size_t start = 12;
+		for (size_t i = 0; i < f.n_bounds; i++) {
+			if (f.bounds[i] <= len && f.p[start] != 1)
+				want++;
+			start = f.bounds[i];
+		}
+		cr_assert_eq(g.n, want, "cut at %zu: %zu events, expected %zu", len,
+			     g.n, want);
+		ptw_appletrace_names_destroy(names);
+	}
+	free(f.p);
+}
+
+Test(appletrace_bin, zero_tag_ends_the_fragment_and_ignores_the_rest)
+{
+	struct frag f;
+	frag_header(&f, 5);
+	frag_def(&f, 3, "x");
+	frag_event(&f, 'B', 3, 1, 1, 0);
+	uint8_t pad[100] = {0};
+	pad[50] = 'Z'; /* stale bytes after the padding are ignored too */
+	put(&f, pad, sizeof(pad));
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct got g = {0};
+	cr_assert_eq(read_frag(&f, f.len, names, &g, NULL, NULL), 0);
+	cr_assert_eq(g.n, 1);
+	ptw_appletrace_names_destroy(names);
+	free(f.p);
+}
+
+Test(appletrace_bin, name_defined_in_fragment_1_is_used_in_fragment_3)
+{
+	struct frag a, b, c;
+	frag_header(&a, 9);
+	frag_def(&a, 4000000000u, "defined-early");
+	frag_event(&a, 'B', 4000000000u, 2, 1, 0);
+	frag_header(&b, 9);
+	frag_def(&b, 5, "other");
+	frag_event(&b, 'i', 5, 2, 2, 0);
+	frag_header(&c, 9);
+	frag_event(&c, 'E', 4000000000u, 2, 3, 0);
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct got g = {0};
+	cr_assert_eq(read_frag(&a, a.len, names, &g, NULL, NULL), 0);
+	cr_assert_eq(read_frag(&b, b.len, names, &g, NULL, NULL), 0);
+	cr_assert_eq(read_frag(&c, c.len, names, &g, NULL, NULL), 0);
+	cr_assert_eq(g.n, 3);
+	cr_assert_str_eq(g.ev[2].name, "defined-early");
+	/* A fresh table (a new run) does not know it. */
+	struct ptw_appletrace_names *fresh = ptw_appletrace_names_create();
+	enum ptw_appletrace_kind kind;
+	cr_assert_eq(read_frag(&c, c.len, fresh, &g, &kind, NULL), PTW_ERR_FORMAT);
+	cr_assert_eq(kind, PTW_APPLETRACE_UNDEFINED_NAME_ID);
+	ptw_appletrace_names_destroy(names);
+	ptw_appletrace_names_destroy(fresh);
+	free(a.p);
+	free(b.p);
+	free(c.p);
+}
+
+Test(appletrace_bin, redefinition_replaces_the_string_from_then_on)
+{
+	struct frag f;
+	frag_header(&f, 1);
+	frag_def(&f, 1, "old");
+	frag_event(&f, 'B', 1, 1, 1, 0);
+	frag_def(&f, 1, "new");
+	frag_event(&f, 'E', 1, 1, 2, 0);
+	frag_def(&f, 2, "");
+	frag_event(&f, 'i', 2, 1, 3, 0);
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct got g = {0};
+	cr_assert_eq(read_frag(&f, f.len, names, &g, NULL, NULL), 0);
+	cr_assert_str_eq(g.ev[0].name, "old");
+	cr_assert_str_eq(g.ev[1].name, "new");
+	cr_assert_str_eq(g.ev[2].name, ""); /* zero-length definition */
+	ptw_appletrace_names_destroy(names);
+	free(f.p);
+}
+
+Test(appletrace_bin, errors_name_the_fragment_and_the_record_offset)
+{
+	struct frag f;
+	frag_header(&f, 1);
+	frag_def(&f, 1, "a");            /* 12..22 */
+	frag_event(&f, 'B', 77, 1, 1, 0); /* offset 22: undefined */
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct got g = {0};
+	struct ptw_error err = {0};
+	enum ptw_appletrace_kind kind;
+	cr_assert_eq(read_frag(&f, f.len, names, &g, &kind, &err), PTW_ERR_FORMAT);
+	cr_assert_eq(kind, PTW_APPLETRACE_UNDEFINED_NAME_ID);
+	cr_assert_eq(err.offset, 22);
+	cr_assert(strstr(err.msg, "frag.appletracebin: offset 22"), "%s", err.msg);
+
+	struct frag m;
+	frag_header(&m, 1);
+	frag_def(&m, 1, "thread_name");
+	frag_event(&m, 'M', 1, 1, 0, 99); /* value id 99 undefined */
+	cr_assert_eq(read_frag(&m, m.len, names, &g, &kind, &err), PTW_ERR_FORMAT);
+	cr_assert_eq(kind, PTW_APPLETRACE_UNDEFINED_NAME_ID);
+	cr_assert_eq(err.offset, 12 + 9 + 11);
+
+	struct frag t;
+	frag_header(&t, 1);
+	frag_def(&t, 1, "a");
+	uint8_t z = 'Z';
+	put(&t, &z, 1);
+	cr_assert_eq(read_frag(&t, t.len, names, &g, &kind, &err), PTW_ERR_FORMAT);
+	cr_assert_eq(kind, PTW_APPLETRACE_UNKNOWN_TAG);
+	cr_assert_eq(err.offset, 22);
+	cr_assert(strstr(err.msg, "0x5a"), "%s", err.msg);
+
+	struct frag bad;
+	frag_header(&bad, 1);
+	bad.p[0] = 'X';
+	cr_assert_eq(read_frag(&bad, bad.len, names, &g, &kind, &err), PTW_ERR_FORMAT);
+	cr_assert_eq(kind, PTW_APPLETRACE_BAD_MAGIC);
+	/* A header cut by a crash that is a prefix of the magic: no events. */
+	cr_assert_eq(read_frag(&bad, 0, names, &g, &kind, &err), 0);
+	cr_assert_eq(read_frag(&f, 5, names, &g, &kind, &err), 0);
+	cr_assert_eq(read_frag(&f, 10, names, &g, &kind, &err), 0);
+	cr_assert_eq(read_frag(&bad, 3, names, &g, &kind, &err), PTW_ERR_FORMAT);
+	ptw_appletrace_names_destroy(names);
+	free(f.p);
+	free(m.p);
+	free(t.p);
+	free(bad.p);
+}
+
+Test(appletrace_bin, tids_above_uint32_read_as_zero)
+{
+	struct frag f;
+	frag_header(&f, 3);
+	frag_def(&f, 1, "a");
+	frag_event(&f, 'i', 1, 0x100000005ull, 1, 0);
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct got g = {0};
+	cr_assert_eq(read_frag(&f, f.len, names, &g, NULL, NULL), 0);
+	cr_assert_eq(g.ev[0].tid, 0);
+	ptw_appletrace_names_destroy(names);
+	free(f.p);
+}
+
+static int count_cb(void *ctx, const struct ptw_cv_event *ev,
+		    struct ptw_error *err)
+{
+	(void)err;
+	uint64_t *n = ctx;
+	n[0]++;
+	n[1] += (uint64_t)ev->ts_ns + ev->name.n;
+	return 0;
+}
+
+Test(appletrace_bin, fd_reader_matches_memory_reader_across_chunks)
+{
+	struct frag f;
+	frag_header(&f, 42);
+	char big[5000];
+	memset(big, 'n', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	size_t nev = ptw_test_scale(80000, 20000);
+	for (size_t i = 0; i < nev; i++) {
+		if (i % 997 == 0) {
+			big[i % 4000] = (char)('a' + i % 26);
+			frag_def(&f, (uint32_t)(i % 7), big); /* long strings
+							       * cross chunks */
+		}
+		frag_event(&f, i % 2 ? 'E' : 'B', (uint32_t)(i % 7 < 1 ? 0 : 0),
+			   i % 5, i, 0);
+	}
+	put(&f, "\x01\x01\x00\x00", 4); /* truncated definition at the end */
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "apbin");
+	ptw_test_write_file_or_fail(path, f.p, f.len);
+	uint64_t a[2] = {0}, b[2] = {0};
+	struct ptw_appletrace_names *n1 = ptw_appletrace_names_create();
+	struct ptw_appletrace_names *n2 = ptw_appletrace_names_create();
+	struct ptw_error err = {0};
+	cr_assert_eq(ptw_appletrace_bin_read_mem(f.p, f.len, "m", n1, count_cb, a,
+						 NULL, &err), 0, "%s", err.msg);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ptw_appletrace_bin_read_fd(fd, "f", n2, count_cb, b, NULL,
+						&err), 0, "%s", err.msg);
+	close(fd);
+	unlink(path);
+	cr_assert_eq(a[0], nev);
+	cr_assert_eq(a[0], b[0]);
+	cr_assert_eq(a[1], b[1]);
+	ptw_appletrace_names_destroy(n1);
+	ptw_appletrace_names_destroy(n2);
+	free(f.p);
+}
