@@ -43,6 +43,9 @@ struct rd {
 	z_stream zs;
 	unsigned char *raw; /* compressed read buffer (fd input) */
 	int raw_eof;
+	int gz_err;            /* a gzip error, reported once the text */
+	uint64_t gz_err_at;    /* before it has been parsed (so chunking */
+	char gz_err_msg[160];  /* never changes which error wins) */
 	/* text buffer */
 	char *buf;
 	size_t cap, len, pos;
@@ -150,16 +153,42 @@ static int read_fd(struct rd *r, void *dst, size_t n, size_t *got)
 	}
 }
 
+/* Records a gzip error at the current end of the text; it is reported
+ * when the parser needs text beyond that point. */
+static void gz_defer(struct rd *r, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+static void gz_defer(struct rd *r, int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(r->gz_err_msg, sizeof(r->gz_err_msg), fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		r->gz_err_msg[0] = '\0';
+	r->gz_err = code;
+	r->gz_err_at = r->base + (uint64_t)((char *)r->zs.next_out - r->buf);
+}
+
 /* Decompresses into buf[len..cap). Sets eof at the end of the last member. */
 static int inflate_more(struct rd *r)
 {
 	z_stream *zs = &r->zs;
+	if (r->gz_err) {
+		if (r->gz_err == PTW_ERR_NOMEM || r->gz_err == PTW_ERR_IO)
+			return ptw_error_set(r->err, r->gz_err, 0, "%s: %s",
+					     r->name, r->gz_err_msg);
+		return rd_fail(r, r->gz_err_at, r->gz_err, "%s", r->gz_err_msg);
+	}
 	size_t room = r->cap - r->len;
 	if (room > r->chunk)
 		room = r->chunk;
 	zs->next_out = (unsigned char *)r->buf + r->len;
 	zs->avail_out = (uInt)room;
-	while (zs->avail_out == room) {
+	while (zs->avail_out == room && !r->gz_err) {
 		if (zs->avail_in == 0 && r->fd >= 0 && !r->raw_eof) {
 			size_t got;
 			int rc = read_fd(r, r->raw, RAW_CHUNK, &got);
@@ -189,11 +218,11 @@ static int inflate_more(struct rd *r)
 				break;
 			}
 			if (zs->next_in[0] != 0x1f) {
-				r->len = (size_t)((char *)zs->next_out - r->buf);
-				return rd_fail(r, r->base + r->len, PTW_ERR_FORMAT,
-					       "unexpected bytes after the gzip "
-					       "data (compressed byte %llu)",
-					       (unsigned long long)zs->total_in);
+				gz_defer(r, PTW_ERR_FORMAT,
+					 "unexpected bytes after the gzip data "
+					 "(compressed byte %llu)",
+					 (unsigned long long)zs->total_in);
+				break;
 			}
 			inflateReset(zs);
 			continue;
@@ -203,19 +232,18 @@ static int inflate_more(struct rd *r)
 			r->eof = 1;
 			break;
 		}
-		if (zr != Z_OK && zr != Z_BUF_ERROR) {
-			r->len = (size_t)((char *)zs->next_out - r->buf);
-			if (zr == Z_MEM_ERROR)
-				return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
-						     "out of memory");
-			return rd_fail(r, r->base + r->len, PTW_ERR_FORMAT,
-				       "corrupt gzip data near compressed byte "
-				       "%llu: %s",
-				       (unsigned long long)zs->total_in,
-				       zs->msg ? zs->msg : "inflate failed");
-		}
+		if (zr == Z_MEM_ERROR)
+			gz_defer(r, PTW_ERR_NOMEM, "out of memory in zlib");
+		else if (zr != Z_OK && zr != Z_BUF_ERROR)
+			gz_defer(r, PTW_ERR_FORMAT,
+				 "corrupt gzip data near compressed byte %llu: %s",
+				 (unsigned long long)zs->total_in,
+				 zs->msg ? zs->msg : "inflate failed");
 	}
+	size_t before = r->len;
 	r->len = (size_t)((char *)zs->next_out - r->buf);
+	if (r->gz_err && r->len == before)
+		return inflate_more(r); /* nothing new: report it now */
 	return 0;
 }
 

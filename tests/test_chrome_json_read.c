@@ -512,6 +512,33 @@ Test(json_read, gzip_members_concatenate_and_corruption_is_reported)
 	free(both);
 }
 
+/* Found by fuzzing: a corrupt gzip stream whose good part already holds a
+ * JSON error must report the same error whatever the read size (the gzip
+ * error is reported only when the parser needs text beyond it). */
+Test(json_read, gzip_errors_do_not_depend_on_chunking)
+{
+	static const unsigned char z[] = {
+		0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x8b,
+		0xae, 0x56, 0x2a, 0xc8, 0x50, 0xb2, 0x52, 0xca, 0x54, 0xaa, 0xd5,
+		0x01, 0x22, 0x70, 0x68, 0x22, 0x3a, 0x22, 0x00, 0x00, 0x00,
+	};
+	struct coll a = { 0 }, b = { 0 };
+	struct ptw_error ea, eb;
+	int ra = ptw_cv_json_read_mem(z, sizeof(z), NULL, collect, &a, NULL, &ea);
+	char *path = tmp_file(z, sizeof(z));
+	struct ptw_cv_json_read_opts o = { .chunk_bytes = 1 };
+	int rb = ptw_cv_json_read(path, &o, collect, &b, NULL, &eb);
+	cr_assert_eq(ra, PTW_ERR_FORMAT);
+	cr_assert_eq(rb, ra);
+	cr_assert_eq(a.n, b.n);
+	cr_assert_eq(ea.offset, eb.offset);
+	cr_assert(strstr(ea.msg, "expected '{' starting an event"), "%s", ea.msg);
+	unlink(path);
+	free(path);
+	free(a.r);
+	free(b.r);
+}
+
 /* A generated trace read through tiny chunks (every event straddles a
  * refill) gives exactly the events of the in-memory read. */
 Test(json_read, tiny_chunks_and_large_events_match_memory_read)

@@ -1,0 +1,128 @@
+/* fuzz_chrome_json.c - libFuzzer target for the Chrome JSON importer.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Each input is given to:
+ *  1. ptw_cv_json_parse_object() (one AppleTrace text line / one event);
+ *  2. ptw_cv_json_read_mem() (the whole streaming reader, in place);
+ *  3. ptw_cv_json_read_fd() on a memfd with a tiny read size chosen by the
+ *     first byte, so that every event straddles buffer refills.
+ * 2 and 3 must agree exactly (return code, events, and a digest of every
+ * decoded field): refilling must never change what is parsed. Every byte
+ * of every string view is read, so ASan catches dangling views. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "chrome_json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct digest {
+	uint64_t events, h;
+};
+
+static void mix(struct digest *d, uint64_t v)
+{
+	d->h = (d->h ^ v) * 0x100000001b3ull;
+}
+
+static void mix_str(struct digest *d, struct ptw_cv_str s)
+{
+	if (!s.p) {
+		mix(d, 0xabcdu);
+		return;
+	}
+	mix(d, s.n);
+	for (size_t i = 0; i < s.n; i++)
+		mix(d, (unsigned char)s.p[i]);
+}
+
+static void digest_event(struct digest *d, const struct ptw_cv_event *ev)
+{
+	mix(d, (unsigned char)ev->ph);
+	mix(d, ev->flags);
+	mix_str(d, ev->name);
+	mix_str(d, ev->cat);
+	mix(d, ev->pid);
+	mix(d, ev->tid);
+	mix_str(d, ev->pid_str);
+	mix_str(d, ev->tid_str);
+	if (ev->flags & PTW_CV_HAS_TS)
+		mix(d, (uint64_t)ev->ts_ns);
+	if (ev->flags & PTW_CV_HAS_DUR)
+		mix(d, (uint64_t)ev->dur_ns);
+	mix(d, ev->id_num);
+	mix_str(d, ev->id_str);
+	mix_str(d, ev->bind_id);
+	mix(d, (unsigned char)ev->scope);
+	mix(d, (unsigned char)ev->bp);
+	mix(d, ev->n_args);
+	for (uint32_t i = 0; i < ev->n_args; i++) {
+		const struct ptw_cv_arg *a = &ev->args[i];
+		mix_str(d, a->key);
+		mix(d, a->type);
+		if (a->type == PTW_CV_VAL_INT)
+			mix(d, (uint64_t)a->i);
+		if (a->type == PTW_CV_VAL_BOOL)
+			mix(d, (uint64_t)a->b);
+		if (a->type == PTW_CV_VAL_STRING || a->type == PTW_CV_VAL_JSON)
+			mix_str(d, a->s);
+	}
+	mix(d, ev->line);
+	mix(d, ev->offset);
+}
+
+static int on_event(void *ctx, const struct ptw_cv_event *ev,
+		    struct ptw_error *err)
+{
+	(void)err;
+	struct digest *d = ctx;
+	d->events++;
+	digest_event(d, ev);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ptw_error err;
+	struct ptw_cv_event ev;
+	struct digest a = { 0, 0xcbf29ce484222325ull }, b = a, c = a;
+
+	struct ptw_cv_json_parser *jp = ptw_cv_json_parser_create(&err);
+	if (!jp)
+		abort();
+	int rc = ptw_cv_json_parse_object(jp, (const char *)data, size, &ev,
+					  &err);
+	if (rc == 0)
+		digest_event(&c, &ev);
+	else if (rc != PTW_ERR_FORMAT && rc != PTW_ERR_LIMIT)
+		abort();
+	else if (err.offset > size)
+		abort();
+	ptw_cv_json_parser_destroy(jp);
+
+	struct ptw_cv_json_read_stats sa, sb;
+	int ra = ptw_cv_json_read_mem(data, size, NULL, on_event, &a, &sa, &err);
+	if (ra != 0 && ra != PTW_ERR_FORMAT && ra != PTW_ERR_LIMIT)
+		abort();
+
+	int fd = memfd_create("fuzz", 0);
+	if (fd < 0)
+		return 0;
+	if (size && write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return 0;
+	}
+	lseek(fd, 0, SEEK_SET);
+	struct ptw_cv_json_read_opts o = {
+		.chunk_bytes = 1 + (size ? data[0] % 13 : 0),
+	};
+	int rb = ptw_cv_json_read_fd(fd, &o, on_event, &b, &sb, &err);
+	close(fd);
+	if (ra != rb || a.events != b.events || a.h != b.h || sa.cut != sb.cut ||
+	    sa.form != sb.form)
+		abort(); /* refilling changed the result */
+	return 0;
+}
