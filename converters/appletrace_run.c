@@ -209,8 +209,8 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 	closedir(d);
 	if (rc)
 		ptw_error_set(err, rc, 0, "%s: out of memory", dir);
-	if (!rc)
 	if (!rc && n > 1)
+		qsort(v, n, sizeof(*v), ptw_at_frag_cmp);
 
 	size_t plen = strlen(dir);
 	size_t read_frags = 0;
