@@ -15,7 +15,7 @@
 
 #include "ptw_trace.pb-c.h"
 
-#define CT_MAX_SEQ 256
+#define CT_MAX_SEQ 64
 #define CT_MAX_IID 4096
 #define CT_MAX_TRACKS 256
 
@@ -55,8 +55,8 @@ struct ct_seq {
 	int has_clock;
 	uint32_t def_clock;
 	uint64_t def_track;
-	char *names[CT_MAX_IID], *cats[CT_MAX_IID], *anames[CT_MAX_IID];
-	char *svals[CT_MAX_IID];
+	/* iid -> string tables, CT_MAX_IID entries, allocated on first use */
+	char **names, **cats, **anames, **svals;
 };
 
 struct ct_trace {
@@ -73,20 +73,35 @@ static inline void ct_copy(char *dst, size_t cap, const char *s)
 	snprintf(dst, cap, "%s", s ? s : "");
 }
 
-static inline void ct_clear_seq(struct ct_seq *s)
+static inline void ct_clear_tab(char ***tab, int release)
 {
-	for (int i = 0; i < CT_MAX_IID; i++) {
-		free(s->names[i]);
-		free(s->cats[i]);
-		free(s->anames[i]);
-		free(s->svals[i]);
-		s->names[i] = s->cats[i] = s->anames[i] = s->svals[i] = NULL;
+	if (*tab)
+		for (int i = 0; i < CT_MAX_IID; i++) {
+			free((*tab)[i]);
+			(*tab)[i] = NULL;
+		}
+	if (release) {
+		free(*tab);
+		*tab = NULL;
 	}
 }
 
-static inline void ct_put(char **tab, uint64_t iid, const char *s, size_t n)
+static inline void ct_clear_seq(struct ct_seq *s, int release)
+{
+	ct_clear_tab(&s->names, release);
+	ct_clear_tab(&s->cats, release);
+	ct_clear_tab(&s->anames, release);
+	ct_clear_tab(&s->svals, release);
+}
+
+static inline void ct_put(char ***tabp, uint64_t iid, const char *s, size_t n)
 {
 	cr_assert(iid > 0 && iid < CT_MAX_IID, "iid %llu", (unsigned long long)iid);
+	if (!*tabp) {
+		*tabp = calloc(CT_MAX_IID, sizeof(char *));
+		cr_assert_not_null(*tabp);
+	}
+	char **tab = *tabp;
 	if (tab[iid])
 		return; /* first definition wins */
 	tab[iid] = malloc(n + 1);
@@ -97,7 +112,7 @@ static inline void ct_put(char **tab, uint64_t iid, const char *s, size_t n)
 
 static inline const char *ct_get(char **tab, uint64_t iid)
 {
-	cr_assert(iid > 0 && iid < CT_MAX_IID && tab[iid],
+	cr_assert(tab && iid > 0 && iid < CT_MAX_IID && tab[iid],
 		  "unresolved iid %llu", (unsigned long long)iid);
 	return tab[iid];
 }
@@ -185,7 +200,7 @@ static inline void ct_packet(struct ct_trace *t, const uint8_t *p, size_t n)
 	cr_assert(id > 0 && id < CT_MAX_SEQ);
 	struct ct_seq *s = &t->seqs[id];
 	if (pk->has_sequence_flags && (pk->sequence_flags & 1)) {
-		ct_clear_seq(s);
+		ct_clear_seq(s, 0);
 		s->def_clock = 0;
 		s->def_track = 0;
 	}
@@ -199,18 +214,18 @@ static inline void ct_packet(struct ct_trace *t, const uint8_t *p, size_t n)
 	if (pk->interned_data) {
 		const Perfetto__Protos__InternedData *d = pk->interned_data;
 		for (size_t i = 0; i < d->n_event_names; i++)
-			ct_put(s->names, d->event_names[i]->iid, d->event_names[i]->name,
+			ct_put(&s->names, d->event_names[i]->iid, d->event_names[i]->name,
 			       strlen(d->event_names[i]->name));
 		for (size_t i = 0; i < d->n_event_categories; i++)
-			ct_put(s->cats, d->event_categories[i]->iid,
+			ct_put(&s->cats, d->event_categories[i]->iid,
 			       d->event_categories[i]->name,
 			       strlen(d->event_categories[i]->name));
 		for (size_t i = 0; i < d->n_debug_annotation_names; i++)
-			ct_put(s->anames, d->debug_annotation_names[i]->iid,
+			ct_put(&s->anames, d->debug_annotation_names[i]->iid,
 			       d->debug_annotation_names[i]->name,
 			       strlen(d->debug_annotation_names[i]->name));
 		for (size_t i = 0; i < d->n_debug_annotation_string_values; i++)
-			ct_put(s->svals, d->debug_annotation_string_values[i]->iid,
+			ct_put(&s->svals, d->debug_annotation_string_values[i]->iid,
 			       (const char *)d->debug_annotation_string_values[i]->str.data,
 			       d->debug_annotation_string_values[i]->str.len);
 	}
@@ -305,7 +320,7 @@ static inline void ct_free(struct ct_trace *t)
 {
 	if (t->seqs)
 		for (int i = 0; i < CT_MAX_SEQ; i++)
-			ct_clear_seq(&t->seqs[i]);
+			ct_clear_seq(&t->seqs[i], 1);
 	free(t->seqs);
 	free(t->ev);
 	memset(t, 0, sizeof(*t));
