@@ -57,13 +57,13 @@
  *     ptw_clock_stream_add(cs, &cpu, &s_cpu);
  *     ptw_clock_stream_add(cs, &bus, &s_bus);
  *     struct ptw_clock_event ev = { .name = "fetch", .cycle = 1200 };
- *     ptw_clock_stream_slice_begin(cs, s_cpu, &ev);    // t = 1000 ns
+ *     ptw_clock_stream_slice_begin(cs, s_cpu, &ev);    (at 1000 ns)
  *     ev.cycle = 2400;
- *     ptw_clock_stream_slice_end(cs, s_cpu, &ev);      // t = 2000 ns
+ *     ptw_clock_stream_slice_end(cs, s_cpu, &ev);      (at 2000 ns)
  *     ev = (struct ptw_clock_event){ .name = "grant", .cycle = 800 };
- *     ptw_clock_stream_instant(cs, s_bus, &ev);        // t = 1000 ns
- *     ptw_clock_stream_advance_watermark(cs, 1500);    // writes 2 events
- *     ptw_writer_close(w, &err);                       // writes the rest
+ *     ptw_clock_stream_instant(cs, s_bus, &ev);        (at 1000 ns)
+ *     ptw_clock_stream_advance_watermark(cs, 1500);    (writes 2 events)
+ *     ptw_writer_close(w, &err);                       (writes the rest)
  */
 #ifndef PTW_CLOCK_STREAM_H
 #define PTW_CLOCK_STREAM_H
