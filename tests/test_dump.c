@@ -1,0 +1,253 @@
+/* test_dump.c - the ptw-dump command line: modes, exit codes, messages.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support/ptw_test.h"
+#include "support/trace_build.h"
+
+/* BUILDDIR/bin/ptw-dump next to BUILDDIR/tests/test_dump */
+static const char *dump_path(void)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	char *dir = dirname(dirname(exe));
+	int len = snprintf(path, sizeof(path), "%s/bin/ptw-dump", dir);
+	cr_assert(len > 0 && (size_t)len < sizeof(path));
+	if (access(path, X_OK) != 0)
+		cr_skip_test("ptw-dump not built at %s", path);
+	return path;
+}
+
+struct run {
+	int status; /* exit code, or 128 + signal */
+	char *out;  /* stdout */
+	char *err;  /* stderr */
+};
+
+static struct run run_dump(const char *args)
+{
+	char o[256], e[256], cmd[PATH_MAX + 2048];
+	ptw_test_tmp_path(o, sizeof(o), "dump-out");
+	ptw_test_tmp_path(e, sizeof(e), "dump-err");
+	int len = snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'",
+			   dump_path(), args, o, e);
+	cr_assert(len > 0 && (size_t)len < sizeof(cmd));
+	int st = system(cmd);
+	cr_assert_neq(st, -1);
+	struct run r;
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	size_t n;
+	r.out = (char *)ptw_test_read_file_or_fail(o, &n);
+	r.err = (char *)ptw_test_read_file_or_fail(e, &n);
+	unlink(o);
+	unlink(e);
+	return r;
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static size_t count_lines(const char *s, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* seq 2: clear + snapshot, thread 2, then BEGIN "a" / END; uuid 9 gets an
+ * undefined name iid when 'bad' is set */
+static void write_trace(const char *path, int bad, int batch)
+{
+	struct ptw_tb b, in;
+	ptw_tb_init(&b);
+	ptw_tb_init(&in);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 2, 1);
+	ptw_tb_defaults(&b, 64, 2);
+	ptw_tb_clock64(&b, 1000);
+	ptw_tb_end(&b);
+	struct ptw_tb *x = batch ? &in : &b;
+	ptw_tb_begin(x);
+	ptw_tb_varint(x, 8, 0);
+	ptw_tb_seq(x, 2, 2);
+	ptw_tb_thread_track(x, 2, 5, 6, "main");
+	ptw_tb_end(x);
+	ptw_tb_begin(x);
+	ptw_tb_varint(x, 8, 10);
+	ptw_tb_seq(x, 2, 2);
+	ptw_tb_open(x, 11);
+	ptw_tb_varint(x, 9, 1);
+	if (bad)
+		ptw_tb_varint(x, 10, 9);
+	else
+		ptw_tb_string(x, 23, "a");
+	ptw_tb_close(x);
+	ptw_tb_end(x);
+	ptw_tb_begin(x);
+	ptw_tb_varint(x, 8, 10);
+	ptw_tb_seq(x, 2, 2);
+	ptw_tb_open(x, 11);
+	ptw_tb_varint(x, 9, 2);
+	ptw_tb_close(x);
+	ptw_tb_end(x);
+	if (batch)
+		ptw_tb_compressed(&b, in.out.data, in.out.len, 0);
+	ptw_test_write_file_or_fail(path, b.out.data, b.out.len);
+	ptw_tb_free(&b);
+	ptw_tb_free(&in);
+}
+
+Test(dump, check_ok_prints_a_summary)
+{
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-ok");
+	write_trace(p, 0, 0);
+	snprintf(a, sizeof(a), "--check '%s'", p);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cr_assert(strstr(r.out, ": ok: 4 packets") != NULL, "%s", r.out);
+	cr_assert(strstr(r.out, "2 events") != NULL, "%s", r.out);
+	run_free(&r);
+	unlink(p);
+}
+
+Test(dump, check_failure_names_file_and_byte)
+{
+	char p[256], a[600], want[400];
+	ptw_test_tmp_path(p, sizeof(p), "dump-bad");
+	write_trace(p, 1, 0);
+	struct ptw_trace *t = ptw_test_load_or_fail(p);
+	const struct ptw_trace_event *e = ptw_test_find_event(t, 1, NULL, 0);
+	cr_assert_not_null(e);
+	snprintf(want, sizeof(want), "%s: byte %llu: event name iid 9", p,
+		 (unsigned long long)e->offset);
+	ptw_trace_free(t);
+	snprintf(a, sizeof(a), "-c '%s'", p);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 1);
+	cr_assert(strncmp(r.out, want, strlen(want)) == 0, "got '%s' want '%s'",
+		  r.out, want);
+	run_free(&r);
+	unlink(p);
+}
+
+Test(dump, packets_and_batches_are_printed)
+{
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-batch");
+	write_trace(p, 0, 1);
+	snprintf(a, sizeof(a), "'%s'", p);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "@0 #0 seq=2 flags=CLEARED") != NULL, "%s",
+		  r.out);
+	cr_assert(strstr(r.out, "compressed_packets") != NULL, "%s", r.out);
+	cr_assert_eq(count_lines(r.out, "\n    +"), 3, "%s", r.out);
+	cr_assert(strstr(r.out, "track_event SLICE_BEGIN track=2 name=\"a\"") !=
+			  NULL, "%s", r.out);
+	cr_assert(strstr(r.out, "-> 1010") != NULL, "%s", r.out);
+	run_free(&r);
+
+	snprintf(a, sizeof(a), "--events '%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0);
+	cr_assert_eq(count_lines(r.out, "\n"), 2);
+	cr_assert(strncmp(r.out, "1010 seq=2", 10) == 0, "%s", r.out);
+	run_free(&r);
+
+	snprintf(a, sizeof(a), "--slices '%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "slice 0 ts=1010 dur=10 track=2 depth=0") !=
+			  NULL, "%s", r.out);
+	run_free(&r);
+
+	snprintf(a, sizeof(a), "--tracks '%s'", p);
+	r = run_dump(a);
+	cr_assert(strstr(r.out, "track 2 thread name=\"main\" pid=5 tid=6") !=
+			  NULL, "%s", r.out);
+	run_free(&r);
+
+	snprintf(a, sizeof(a), "--stats '%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "batches") != NULL);
+	run_free(&r);
+	unlink(p);
+}
+
+Test(dump, usage_and_input_errors)
+{
+	struct run r = run_dump("");
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "usage: ptw-dump") != NULL);
+	run_free(&r);
+	r = run_dump("--bogus x");
+	cr_assert_eq(r.status, 2);
+	run_free(&r);
+	r = run_dump("--check --events x");
+	cr_assert_eq(r.status, 2);
+	run_free(&r);
+	r = run_dump("--help");
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "--check") != NULL);
+	run_free(&r);
+	r = run_dump("/nonexistent/trace.pftrace");
+	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "/nonexistent/trace.pftrace: cannot open") !=
+			  NULL, "%s", r.err);
+	run_free(&r);
+
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-json");
+	ptw_test_write_file_or_fail(p, "[{\"ph\":\"B\"}]", 12);
+	snprintf(a, sizeof(a), "--check '%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 1);
+	cr_assert(strstr(r.err, "not a Perfetto proto trace") != NULL, "%s",
+		  r.err);
+	run_free(&r);
+	unlink(p);
+}
+
+Test(dump, garbage_gives_an_exit_code_not_a_crash)
+{
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-garbage");
+	uint64_t s = 88172645463325252ull;
+	for (int round = 0; round < 20; round++) {
+		uint8_t buf[200];
+		for (size_t i = 0; i < sizeof(buf); i++) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			buf[i] = (uint8_t)s;
+		}
+		buf[0] = 0x0a;
+		ptw_test_write_file_or_fail(p, buf, sizeof(buf));
+		static const char *const modes[] = { "", "--check", "--slices" };
+		for (int m = 0; m < 3; m++) {
+			snprintf(a, sizeof(a), "%s '%s'", modes[m], p);
+			struct run r = run_dump(a);
+			cr_assert(r.status == 0 || r.status == 1,
+				  "round %d mode '%s': status %d", round,
+				  modes[m], r.status);
+			run_free(&r);
+		}
+	}
+	unlink(p);
+}
