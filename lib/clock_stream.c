@@ -281,6 +281,8 @@ struct ptw_clock_streams *ptw_clock_stream_attach(
 int ptw_clock_stream_add(struct ptw_clock_streams *cs,
 			 const struct ptw_clock_domain *d, uint32_t *stream_out)
 {
+	if (!cs)
+		return PTW_ERR_INVALID;
 	int rc = sticky(cs);
 	if (rc)
 		return rc;
@@ -346,7 +348,7 @@ static uint64_t add_track_common(struct ptw_clock_streams *cs,
 				 const char *name, const char *unit,
 				 uint64_t parent, int32_t rank, int counter)
 {
-	if (sticky(cs))
+	if (!cs || sticky(cs))
 		return 0;
 	if (!name) {
 		ptw_i_writer_fail(cs->w, PTW_ERR_INVALID, 0,
@@ -389,13 +391,13 @@ uint64_t ptw_clock_stream_add_counter_track(struct ptw_clock_streams *cs,
 uint64_t ptw_clock_stream_track(const struct ptw_clock_streams *cs,
 				uint32_t stream)
 {
-	return stream < cs->n_streams ? cs->streams[stream].track : 0;
+	return cs && stream < cs->n_streams ? cs->streams[stream].track : 0;
 }
 
 int ptw_clock_stream_to_ns(const struct ptw_clock_streams *cs,
 			   uint32_t stream, uint64_t cycle, uint64_t *ns_out)
 {
-	if (stream >= cs->n_streams)
+	if (!cs || !ns_out || stream >= cs->n_streams)
 		return PTW_ERR_INVALID;
 	struct ptw_clock_time t;
 	int rc = ptw_clock_rate_convert(&cs->streams[stream].rate, cycle, &t);
@@ -413,6 +415,8 @@ static int submit(struct ptw_clock_streams *cs, uint32_t stream,
 		  enum cs_kind kind, uint64_t track, uint64_t cycle,
 		  const struct ptw_clock_event *ev, int64_t ival, double dval)
 {
+	if (!cs)
+		return PTW_ERR_INVALID;
 	int rc = sticky(cs);
 	if (rc)
 		return rc;
@@ -539,6 +543,8 @@ int ptw_clock_stream_counter_double(struct ptw_clock_streams *cs,
 int ptw_clock_stream_advance_watermark(struct ptw_clock_streams *cs,
 				       uint64_t exclusive_ns)
 {
+	if (!cs)
+		return PTW_ERR_INVALID;
 	int rc = sticky(cs);
 	if (rc)
 		return rc;
@@ -559,7 +565,11 @@ uint64_t ptw_clock_stream_event_bytes(uint32_t meta_bytes)
 void ptw_clock_stream_get_stats(const struct ptw_clock_streams *cs,
 				struct ptw_clock_stream_stats *out)
 {
+	if (!out)
+		return;
 	memset(out, 0, sizeof(*out));
+	if (!cs)
+		return;
 	out->buffered_records = cs->store.n_recs;
 	out->buffered_bytes = cs->store.bytes;
 	out->peak_records = cs->store.peak_records;

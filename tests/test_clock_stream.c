@@ -677,6 +677,18 @@ Test(clock_stream, streams_are_configured_before_the_first_event)
 	cr_assert_eq(ptw_clock_stream_to_ns(f.cs, 1, 0, &ns), PTW_ERR_INVALID);
 	cr_assert_eq(ptw_clock_stream_track(f.cs, 1), 0);
 	cr_assert_neq(ptw_clock_stream_track(f.cs, s), 0);
+	/* NULL handles are refused, not dereferenced. */
+	cr_assert_eq(ptw_clock_stream_instant(NULL, 0, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_stream_advance_watermark(NULL, 1), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_stream_add(NULL, &late, &id), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_stream_add_track(NULL, "x", 0, -1), 0);
+	struct ptw_clock_stream_stats zs;
+	memset(&zs, 0xff, sizeof(zs));
+	ptw_clock_stream_get_stats(NULL, &zs);
+	cr_assert_eq(zs.submitted, 0);
+	struct ptw_error aerr;
+	cr_assert_null(ptw_clock_stream_attach(NULL, NULL, &aerr));
+	cr_assert_eq(aerr.code, PTW_ERR_INVALID);
 	/* A time past INT64_MAX ns is a limit error, not a wrap. */
 	ev.cycle = UINT64_MAX;
 	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);

@@ -40,10 +40,12 @@
  *     PTW_ERR_INVALID, and so do host-time events after attaching.
  *   - ptw_writer_close() writes the events still buffered (in order) and
  *     frees the clock streams: the 'struct ptw_clock_streams' pointer is
- *     invalid afterwards.
+ *     invalid afterwards. Like a watermark, it returns PTW_ERR_INVALID if
+ *     the writer rejected one of those events (an unmatched slice end).
  *
  * Errors are also recorded in the writer's error record (ptw_writer_error)
- * with the stream, cycle and nanosecond concerned.
+ * with the stream, cycle and nanosecond concerned. A NULL handle gives
+ * PTW_ERR_INVALID (0 for the uuid-returning calls).
  *
  * Thread rule: as the writer's; one thread at a time, nothing locks.
  *
