@@ -1,0 +1,338 @@
+/* bench_tracer.c - what does an instrumentation macro cost the producer,
+ * how fast does the backend drain, how big is the trace; and the same
+ * workload written as Chrome JSON lines with fprintf, for comparison.
+ *
+ * Prints `name value unit` lines. Producer figures are per event, median
+ * and p99 over many timed runs of PTW_BENCH_RUN_EVENTS events each (the
+ * backend drains concurrently, as in real use). PTW_BENCH_QUICK=1 runs a
+ * short version (well under 2 s).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptw/tracer.h"
+
+#define RUN_EVENTS 256 /* events per timed run (nesting stays < 512) */
+
+static int quick;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+struct dist {
+	double *v;
+	size_t n, cap;
+};
+
+static void dist_add(struct dist *d, double x)
+{
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 1024;
+		d->v = realloc(d->v, d->cap * sizeof(*d->v));
+		if (!d->v) {
+			fprintf(stderr, "bench_tracer: out of memory\n");
+			exit(1);
+		}
+	}
+	d->v[d->n++] = x;
+}
+
+static void dist_print(struct dist *d, const char *name)
+{
+	if (!d->n)
+		return;
+	qsort(d->v, d->n, sizeof(*d->v), cmp_double);
+	double med = d->v[d->n / 2];
+	double p99 = d->v[(size_t)((double)(d->n - 1) * 0.99)];
+	printf("%s %.2f ns\n", name, med);
+	printf("%s_p99 %.2f ns\n", name, p99);
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}
+
+static char out_dir[64];
+
+static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
+		  int compress)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/%s.pftrace", out_dir, tag);
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.clock = clock;
+	cfg.ring_slots = slots;
+	cfg.writer.compress = compress;
+	struct ptw_error err;
+	if (ptw_start(&cfg, &err) != 0) {
+		fprintf(stderr, "bench_tracer: %s\n", err.msg);
+		exit(1);
+	}
+}
+
+static void stop(void)
+{
+	struct ptw_error err;
+	if (ptw_stop_ex(&err) != 0) {
+		fprintf(stderr, "bench_tracer: %s\n", err.msg);
+		exit(1);
+	}
+}
+
+/* Keeps the ring from filling across runs (untimed). */
+static void settle(unsigned run)
+{
+	if ((run & 63) == 63)
+		ptw_flush();
+}
+
+/* ---- workloads ----------------------------------------------------------- */
+
+struct kinds {
+	struct dist pair, begin, end, instant, counter;
+};
+
+static void run_kinds(struct kinds *k, unsigned runs, int all)
+{
+	for (unsigned r = 0; r < runs; r++) {
+		uint64_t t0 = now_ns();
+		for (int i = 0; i < RUN_EVENTS / 2; i++) {
+			PTW_BEGIN("bench", "pair");
+			PTW_END("bench");
+		}
+		uint64_t t1 = now_ns();
+		dist_add(&k->pair, (double)(t1 - t0) / RUN_EVENTS);
+		settle(r);
+		if (!all)
+			continue;
+		t0 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_BEGIN("bench", "begin");
+		t1 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_END("bench");
+		uint64_t t2 = now_ns();
+		dist_add(&k->begin, (double)(t1 - t0) / RUN_EVENTS);
+		dist_add(&k->end, (double)(t2 - t1) / RUN_EVENTS);
+		t0 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_INSTANT("bench", "instant");
+		t1 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_COUNTER_INT("bench", "counter", i);
+		t2 = now_ns();
+		dist_add(&k->instant, (double)(t1 - t0) / RUN_EVENTS);
+		dist_add(&k->counter, (double)(t2 - t1) / RUN_EVENTS);
+		settle(r);
+	}
+}
+
+static void print_kinds(struct kinds *k, const char *suffix)
+{
+	char n[96];
+	snprintf(n, sizeof(n), "producer_ns_per_event_%s", suffix);
+	dist_print(&k->pair, n);
+	snprintf(n, sizeof(n), "producer_ns_begin_%s", suffix);
+	dist_print(&k->begin, n);
+	snprintf(n, sizeof(n), "producer_ns_end_%s", suffix);
+	dist_print(&k->end, n);
+	snprintf(n, sizeof(n), "producer_ns_instant_%s", suffix);
+	dist_print(&k->instant, n);
+	snprintf(n, sizeof(n), "producer_ns_counter_%s", suffix);
+	dist_print(&k->counter, n);
+}
+
+struct two {
+	pthread_barrier_t *bar;
+	struct kinds k;
+	unsigned runs;
+};
+
+static void *two_worker(void *p)
+{
+	struct two *t = p;
+	pthread_barrier_wait(t->bar);
+	run_kinds(&t->k, t->runs, 1);
+	return NULL;
+}
+
+/* Same slices as fprintf'd Chrome JSON lines (what one would otherwise
+ * write by hand), with the same clock read per event. */
+static void bench_json(unsigned runs)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/bench.json", out_dir);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror("bench_tracer: json output");
+		exit(1);
+	}
+	fputs("[\n", f);
+	struct dist d = {0};
+	for (unsigned r = 0; r < runs; r++) {
+		uint64_t t0 = now_ns();
+		for (int i = 0; i < RUN_EVENTS / 2; i++) {
+			fprintf(f, "{\"name\":\"pair\",\"cat\":\"bench\",\"ph\":\"B\","
+				   "\"ts\":%.3f,\"pid\":1,\"tid\":1},\n",
+				(double)now_ns() / 1000.0);
+			fprintf(f, "{\"ph\":\"E\",\"ts\":%.3f,\"pid\":1,\"tid\":1},\n",
+				(double)now_ns() / 1000.0);
+		}
+		uint64_t t1 = now_ns();
+		dist_add(&d, (double)(t1 - t0) / RUN_EVENTS);
+	}
+	fputs("{}]\n", f);
+	if (fclose(f) != 0) {
+		perror("bench_tracer: json output");
+		exit(1);
+	}
+	dist_print(&d, "json_writer_ns_per_event_1t");
+	unlink(path);
+}
+
+int main(void)
+{
+	quick = getenv("PTW_BENCH_QUICK") != NULL;
+	unsigned runs = quick ? 200 : 4000;
+	snprintf(out_dir, sizeof(out_dir), "/tmp/ptw_bench_tracer_XXXXXX");
+	if (!mkdtemp(out_dir)) {
+		perror("bench_tracer: mkdtemp");
+		return 1;
+	}
+	uint32_t slots = 1u << 18;
+
+	/* disabled: tracing not started, then a disabled category */
+	{
+		const long n = quick ? 20000000L : 200000000L;
+		uint64_t t0 = now_ns();
+		for (long i = 0; i < n; i++) {
+			PTW_BEGIN("bench", "off");
+			PTW_END("bench");
+		}
+		uint64_t t1 = now_ns();
+		printf("producer_ns_per_event_disabled %.3f ns\n",
+		       (double)(t1 - t0) / (2.0 * (double)n));
+		start("disabled", PTW_CLOCK_MONOTONIC, slots, 0);
+		ptw_set_category_enabled("off", 0);
+		t0 = now_ns();
+		for (long i = 0; i < n / 4; i++) {
+			PTW_BEGIN("off", "off");
+			PTW_END("off");
+		}
+		t1 = now_ns();
+		printf("producer_ns_per_event_category_off %.3f ns\n",
+		       (double)(t1 - t0) / (2.0 * (double)(n / 4)));
+		stop();
+		ptw_set_category_enabled("off", 1);
+	}
+
+	/* one thread, fastest clock (TSC when usable), per kind */
+	struct ptw_stats st;
+	{
+		start("tsc", PTW_CLOCK_FASTEST, slots, 0);
+		struct kinds k;
+		memset(&k, 0, sizeof(k));
+		run_kinds(&k, runs, 1);
+		ptw_stats(&st);
+		stop();
+		print_kinds(&k, "1t");
+		printf("tracer_clock_is_tsc %d bool\n", st.clock == PTW_CLOCK_TSC);
+		if (st.tsc_hz)
+			printf("tsc_hz %llu Hz\n", (unsigned long long)st.tsc_hz);
+	}
+	/* one thread, CLOCK_MONOTONIC */
+	{
+		start("mono", PTW_CLOCK_MONOTONIC, slots, 0);
+		struct kinds k;
+		memset(&k, 0, sizeof(k));
+		run_kinds(&k, runs, 1);
+		stop();
+		print_kinds(&k, "1t_monotonic");
+	}
+	/* two producer threads at once (per-thread cost) */
+	{
+		start("2t", PTW_CLOCK_FASTEST, slots, 0);
+		pthread_barrier_t bar;
+		pthread_barrier_init(&bar, NULL, 2);
+		struct two t[2];
+		pthread_t th[2];
+		for (int i = 0; i < 2; i++) {
+			memset(&t[i], 0, sizeof(t[i]));
+			t[i].bar = &bar;
+			t[i].runs = runs / 2;
+			pthread_create(&th[i], NULL, two_worker, &t[i]);
+		}
+		for (int i = 0; i < 2; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&bar);
+		stop();
+		/* merge both threads' runs */
+		for (size_t i = 0; i < t[1].k.pair.n; i++)
+			dist_add(&t[0].k.pair, t[1].k.pair.v[i]);
+		free(t[1].k.pair.v);
+		free(t[1].k.begin.v);
+		free(t[1].k.end.v);
+		free(t[1].k.instant.v);
+		free(t[1].k.counter.v);
+		dist_print(&t[0].k.pair, "producer_ns_per_event_2t");
+		free(t[0].k.begin.v);
+		free(t[0].k.end.v);
+		free(t[0].k.instant.v);
+		free(t[0].k.counter.v);
+	}
+	/* backend throughput and trace size: N begin/end events logged as
+	 * fast as possible into a ring that holds them all; time until the
+	 * backend has written them (ptw_flush returns). */
+	for (int compress = 0; compress <= 1; compress++) {
+		uint32_t n = quick ? (1u << 18) : (1u << 21);
+		start(compress ? "size_deflate" : "size", PTW_CLOCK_FASTEST,
+		      n * 2, compress);
+		/* register the thread (allocates and touches its ring) and
+		 * let the backend create its track, outside the timing */
+		PTW_INSTANT("bench", "warm-up");
+		ptw_flush();
+		uint64_t t0 = now_ns();
+		for (uint32_t i = 0; i < n / 2; i++) {
+			PTW_BEGIN("bench", "drain");
+			PTW_END("bench");
+		}
+		ptw_flush();
+		uint64_t t1 = now_ns();
+		stop();
+		ptw_stats(&st);
+		if (!compress)
+			printf("backend_events_per_s %.0f events/s\n",
+			       (double)n * 1e9 / (double)(t1 - t0));
+		printf("%s %.2f bytes\n",
+		       compress ? "tracer_bytes_per_event_deflate"
+				: "tracer_bytes_per_event",
+		       (double)st.bytes_written / (double)st.events);
+		if (st.dropped)
+			printf("bench_dropped_events %llu events\n",
+			       (unsigned long long)st.dropped);
+	}
+	bench_json(runs);
+
+	char path[128];
+	const char *tags[] = {"disabled", "tsc", "mono", "2t", "size", "size_deflate"};
+	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s.pftrace", out_dir, tags[i]);
+		unlink(path);
+	}
+	rmdir(out_dir);
+	return 0;
+}
