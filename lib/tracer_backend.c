@@ -212,6 +212,10 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 void ptw_tr_backend_free(struct ptw_tracer *tr)
 {
 	ptw_tr_map_free(&tr->counters);
+	free(tr->counter_names);
+	free(tr->counter_uuids);
+	tr->counter_names = NULL;
+	tr->counter_uuids = NULL;
 	ptw_tr_map_free(&tr->async_open);
 	ptw_tr_map_free(&tr->async_names);
 	free(tr->async_free);
@@ -247,15 +251,38 @@ static int ptw_tr_thread_create(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	return 0;
 }
 
+/* Counter tracks are per name: looked up by pointer (the literal), then
+ * by content (the same text from another translation unit). */
 static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
 {
 	uint64_t uuid;
 	if (ptw_tr_map_get(&tr->counters, (uint64_t)(uintptr_t)name, &uuid))
 		return uuid;
-	uuid = ptw_writer_add_counter_track(tr->w, name, NULL, tr->proc_track,
-					    -1);
-	if (!uuid)
-		return 0;
+	uuid = 0;
+	for (size_t i = 0; i < tr->n_counter_names; i++)
+		if (strcmp(tr->counter_names[i], name) == 0)
+			uuid = tr->counter_uuids[i];
+	if (!uuid) {
+		if (tr->n_counter_names == tr->cap_counter_names) {
+			size_t nc = tr->cap_counter_names ? 2 * tr->cap_counter_names : 16;
+			const char **nn = realloc(tr->counter_names, nc * sizeof(*nn));
+			if (!nn)
+				return 0;
+			tr->counter_names = nn;
+			uint64_t *nu = realloc(tr->counter_uuids, nc * sizeof(*nu));
+			if (!nu)
+				return 0;
+			tr->counter_uuids = nu;
+			tr->cap_counter_names = nc;
+		}
+		uuid = ptw_writer_add_counter_track(tr->w, name, NULL,
+						    tr->proc_track, -1);
+		if (!uuid)
+			return 0;
+		/* literals live as long as the program: keep the pointer */
+		tr->counter_names[tr->n_counter_names] = name;
+		tr->counter_uuids[tr->n_counter_names++] = uuid;
+	}
 	if (ptw_tr_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
 		return 0;
 	return uuid;

@@ -103,6 +103,9 @@ struct ptw_tracer {
 	uint64_t proc_track;
 	struct ptw_seq *ctl_seq;
 	struct ptw_tr_map counters;   /* name pointer -> counter track */
+	const char **counter_names;   /* distinct counter names (literals) */
+	uint64_t *counter_uuids;
+	size_t n_counter_names, cap_counter_names;
 	struct ptw_tr_map async_open; /* async id -> track uuid */
 	struct ptw_tr_map async_names;/* async track -> name pointer */
 	uint64_t *async_free;         /* idle async tracks */

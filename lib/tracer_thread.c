@@ -215,8 +215,10 @@ int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 		}
 		/* Full. The END of a recorded slice, and a BEGIN too deep to
 		 * be remembered as lost, wait instead of dropping, so the
-		 * nesting in the trace stays exact. */
+		 * nesting in the trace stays exact (a thread name is not an
+		 * event: it waits too). */
 		int must_wait = tt->wait || kind == PTW_I_K_END ||
+				kind == PTW_I_K_THREAD_NAME ||
 				(kind == PTW_I_K_BEGIN && t->depth >= 64);
 		if (n > cap)
 			must_wait = 0;
