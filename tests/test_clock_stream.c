@@ -787,3 +787,152 @@ Test(clock_stream, unmatched_end_is_reported_at_the_watermark_others_written)
 	cr_assert_str_eq(t.ev[0].name, "after");
 	ct_free(&t);
 }
+
+/* ---- randomized model check --------------------------------------------- */
+
+struct model_ev {
+	uint32_t st;
+	uint64_t cycle, ns, phase, ordinal, seq;
+	const char *track_name;
+	uint32_t id;
+};
+
+static const uint64_t MODEL_HZ[3] = { 1200000000ull, 7, 2500000000ull };
+
+/* The documented key, computed independently: exact time by cross-
+ * multiplying cycle / hz, then phase, track name, ordinal, stream, seq. */
+static int model_cmp(const void *pa, const void *pb)
+{
+	const struct model_ev *a = pa, *b = pb;
+	unsigned __int128 l = (unsigned __int128)a->cycle * MODEL_HZ[b->st];
+	unsigned __int128 r = (unsigned __int128)b->cycle * MODEL_HZ[a->st];
+	if (l != r)
+		return l < r ? -1 : 1;
+	if (a->phase != b->phase)
+		return a->phase < b->phase ? -1 : 1;
+	int c = strcmp(a->track_name, b->track_name);
+	if (c)
+		return c;
+	if (a->ordinal != b->ordinal)
+		return a->ordinal < b->ordinal ? -1 : 1;
+	if (a->st != b->st)
+		return a->st < b->st ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+Test(clock_stream, random_operations_match_a_reference_model)
+{
+	size_t ops = getenv("PTW_TEST_SCALE") ? 1500 : 6000;
+	struct ptw_clock_streams_options o = { .max_records = 40 };
+	struct fx f;
+	fx_open(&f, &o);
+	uint32_t st[3];
+	st[0] = fx_stream(&f, "zz-cpu", MODEL_HZ[0], 0, 0, 0);
+	st[1] = fx_stream(&f, "slow", MODEL_HZ[1], 0, 0, 0);
+	st[2] = fx_stream(&f, "fast", MODEL_HZ[2], 0, 0, 0);
+	const char *own[3] = { "zz-cpu", "slow", "fast" };
+	uint64_t tx = ptw_clock_stream_add_track(f.cs, "x", 0, -1);
+	uint64_t ty = ptw_clock_stream_add_track(f.cs, "y", 0, -1);
+
+	struct model_ev *buf = calloc(64, sizeof(*buf));
+	struct model_ev *out = calloc(ops + 64, sizeof(*out));
+	cr_assert(buf && out);
+	size_t nbuf = 0, nout = 0;
+	uint64_t wm = 0, seq[3] = { 0 }, rs = 2024;
+	uint32_t next_id = 0;
+	size_t late = 0, full = 0, back = 0;
+	char name[16];
+	for (size_t op = 0; op < ops; op++) {
+		uint64_t r = rng(&rs);
+		if (r % 10 == 0) {
+			/* watermark: mostly forward by 0..60 ns, sometimes back */
+			uint64_t nw = r % 70 == 0 && wm > 5 ? wm - 1 - (r >> 8) % 5
+							    : wm + (r >> 8) % 60;
+			int rc = ptw_clock_stream_advance_watermark(f.cs, nw);
+			if (nw < wm) {
+				cr_assert_eq(rc, PTW_ERR_INVALID);
+				back++;
+				continue;
+			}
+			cr_assert_eq(rc, 0, "%s", ptw_writer_error(f.w)->msg);
+			wm = nw;
+			qsort(buf, nbuf, sizeof(*buf), model_cmp);
+			size_t keep = 0;
+			for (size_t i = 0; i < nbuf; i++) {
+				if (buf[i].ns < wm)
+					out[nout++] = buf[i];
+				else
+					buf[keep++] = buf[i];
+			}
+			nbuf = keep;
+			continue;
+		}
+		uint32_t s = (uint32_t)(r % 3);
+		/* around the watermark: from 20 ns before to 100 ns after */
+		uint64_t t_ns = wm + (r >> 4) % 120;
+		t_ns = t_ns > 20 ? t_ns - 20 : 0;
+		uint64_t cyc = (uint64_t)((unsigned __int128)t_ns * MODEL_HZ[s] /
+					  1000000000u);
+		cyc += (r >> 12) % 3;
+		uint64_t ns = (uint64_t)((unsigned __int128)cyc * 1000000000u /
+					 MODEL_HZ[s]);
+		uint32_t tk = (uint32_t)((r >> 20) % 3);
+		int phase = (r >> 24) % 4 == 0 ? (int)((r >> 26) % 2) : -1;
+		int ordinal = (r >> 28) % 4 == 0 ? (int)((r >> 30) % 4) : -1;
+		snprintf(name, sizeof(name), "e%u", next_id);
+		struct ptw_arg a[2];
+		uint32_t na = 0;
+		if (phase >= 0)
+			a[na++] = (struct ptw_arg){ .name = "phase",
+				.type = PTW_ARG_UINT, .v.u = (uint64_t)phase };
+		if (ordinal >= 0)
+			a[na++] = (struct ptw_arg){ .name = "ordinal",
+				.type = PTW_ARG_UINT, .v.u = (uint64_t)ordinal };
+		struct ptw_clock_event ev = {
+			.track = tk == 0 ? tx : tk == 1 ? ty : 0, .cycle = cyc,
+			.name = name, .args = a, .n_args = na };
+		int rc = ptw_clock_stream_instant(f.cs, st[s], &ev);
+		if (ns < wm) {
+			cr_assert_eq(rc, PTW_ERR_INVALID, "late event accepted");
+			late++;
+			continue;
+		}
+		if (nbuf == 40) {
+			cr_assert_eq(rc, PTW_ERR_LIMIT, "full store accepted");
+			full++;
+			continue;
+		}
+		cr_assert_eq(rc, 0, "%s", ptw_writer_error(f.w)->msg);
+		struct model_ev *m = &buf[nbuf++];
+		m->st = s;
+		m->cycle = cyc;
+		m->ns = ns;
+		m->phase = phase >= 0 ? (uint64_t)phase : 0;
+		m->ordinal = ordinal >= 0 ? (uint64_t)ordinal : seq[s];
+		m->seq = seq[s]++;
+		m->track_name = tk == 0 ? "x" : tk == 1 ? "y" : own[s];
+		m->id = next_id++;
+
+		struct ptw_clock_stream_stats sst;
+		ptw_clock_stream_get_stats(f.cs, &sst);
+		cr_assert_eq(sst.buffered_records, nbuf);
+		cr_assert_eq(sst.emitted, nout);
+	}
+	qsort(buf, nbuf, sizeof(*buf), model_cmp);
+	for (size_t i = 0; i < nbuf; i++)
+		out[nout++] = buf[i];
+	cr_assert(late > 10 && full > 10 && back > 0,
+		  "late %zu full %zu back %zu", late, full, back);
+
+	struct ct_trace t;
+	fx_close(&f, &t);
+	cr_assert_eq(t.n_ev, nout);
+	for (size_t i = 0; i < nout; i++) {
+		snprintf(name, sizeof(name), "e%u", out[i].id);
+		cr_assert_str_eq(t.ev[i].name, name, "position %zu", i);
+		cr_assert_eq(t.ev[i].ts, out[i].ns);
+	}
+	ct_free(&t);
+	free(buf);
+	free(out);
+}

@@ -55,10 +55,12 @@ static void rec_extras(struct tw_event *e, const struct ptw_event *ev)
 		}
 	}
 	e->n_flows = ev->n_flow_ids;
-	memcpy(e->flows, ev->flow_ids, ev->n_flow_ids * sizeof(uint64_t));
+	if (ev->n_flow_ids)
+		memcpy(e->flows, ev->flow_ids, ev->n_flow_ids * sizeof(uint64_t));
 	e->n_tflows = ev->n_terminating_flow_ids;
-	memcpy(e->tflows, ev->terminating_flow_ids,
-	       ev->n_terminating_flow_ids * sizeof(uint64_t));
+	if (ev->n_terminating_flow_ids)
+		memcpy(e->tflows, ev->terminating_flow_ids,
+		       ev->n_terminating_flow_ids * sizeof(uint64_t));
 }
 
 static uint64_t track_of(struct ptw_seq *s, uint64_t track, uint64_t dflt)

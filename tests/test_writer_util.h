@@ -17,7 +17,7 @@
 #include "ptw_trace.pb-c.h"
 
 #define TW_MAX_SEQ 64
-#define TW_MAX_TRACKS 512
+#define TW_MAX_TRACKS 64
 
 struct tw_arg {
 	char name[64];
@@ -130,7 +130,8 @@ static inline int tw_strtab_put(struct tw_trace *t, struct tw_strtab *s,
 		s->s = realloc(s->s, s->cap * sizeof(*s->s));
 	}
 	char *c = malloc(len + 1);
-	memcpy(c, str, len);
+	if (len)
+		memcpy(c, str, len);
 	c[len] = 0;
 	s->s[s->n++] = c;
 	return 0;
@@ -402,9 +403,12 @@ static inline int tw_track_event(struct tw_trace *t, struct tw_seq *s,
 	if (te->n_flow_ids > 8 || te->n_terminating_flow_ids > 8)
 		return tw_fail(t, "too many flows");
 	e->n_flows = te->n_flow_ids;
-	memcpy(e->flows, te->flow_ids, e->n_flows * sizeof(uint64_t));
+	if (e->n_flows)
+		memcpy(e->flows, te->flow_ids, e->n_flows * sizeof(uint64_t));
 	e->n_tflows = te->n_terminating_flow_ids;
-	memcpy(e->tflows, te->terminating_flow_ids, e->n_tflows * sizeof(uint64_t));
+	if (e->n_tflows)
+		memcpy(e->tflows, te->terminating_flow_ids,
+		       e->n_tflows * sizeof(uint64_t));
 	if (te->counter_value_field_case ==
 	    PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE) {
 		e->has_value = 1;

@@ -1,0 +1,267 @@
+/* test_export_roundtrip.c - JSON -> proto -> JSON -> proto keeps every
+ * event: the trace_processor rows (model of tools/common/tp_model.h) of the
+ * first protobuf trace and of the one rebuilt from its JSON export are the
+ * same multisets, for every chrome_* corpus case and for a synthetic trace
+ * using every phase.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chrome_json.h"
+#include "emit.h"
+#include "ptw/writer.h"
+#include "tp_model.h"
+#include "trace_read.h"
+
+static char *tmp_path(void)
+{
+	char *p = malloc(64);
+	snprintf(p, 64, "/tmp/test_roundtrip_%d_XXXXXX", (int)getpid());
+	int fd = mkstemp(p);
+	cr_assert(fd >= 0);
+	close(fd);
+	return p;
+}
+
+/* Chrome JSON file -> protobuf trace, through the reader and the emitter. */
+static void convert(const char *json, const char *pf)
+{
+	struct ptw_error err = { 0 };
+	struct ptw_writer *w = ptw_writer_open(pf, NULL, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert_not_null(em, "%s", err.msg);
+	struct ptw_emit_input in = { .mode = PTW_EMIT_CHROME };
+	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0, "%s", err.msg);
+	int rc = ptw_cv_json_read(json, NULL, ptw_emit_event, em, NULL, &err);
+	cr_assert_eq(rc, 0, "%s: %s", json, err.msg);
+	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+struct rows {
+	char **r;
+	size_t n, cap;
+};
+
+static void add_row(struct rows *rs, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? rs->cap * 2 : 256;
+		rs->r = realloc(rs->r, rs->cap * sizeof(char *));
+		cr_assert_not_null(rs->r);
+	}
+	rs->r[rs->n++] = strdup(buf);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+#define S(x) ((x) ? (x) : "(null)")
+
+/* The sections of the corpus comparison (corpus README section 1). */
+static void rows_of(const char *pf, struct rows *rs)
+{
+	struct ptw_error err = { 0 };
+	struct ptw_trace *t = ptw_trace_load_file(pf, NULL, &err);
+	cr_assert_not_null(t, "%s", err.msg);
+	cr_assert_null(ptw_trace_fatal(t));
+	struct ptw_tp_model *m = ptw_tp_model_build(t, &err);
+	cr_assert_not_null(m);
+	memset(rs, 0, sizeof(*rs));
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		struct ptw_tp_track_owner o = ptw_tp_model_owner(t, s->track_uuid);
+		const char *nm = s->name ? s->name : "[No name]";
+		if (o.owner == PTW_TP_OWNER_THREAD)
+			add_row(rs, "%s|%lld|%lld|%s|%s|%u|%lld|%d",
+				s->dur == 0 ? "thread_instant" : "thread_slice",
+				(long long)s->ts, (long long)s->dur, nm,
+				S(s->category), s->depth, (long long)o.tid, o.pid);
+		else if (o.owner == PTW_TP_OWNER_PROCESS)
+			add_row(rs, "process_slice|%lld|%lld|%s|%d",
+				(long long)s->ts, (long long)s->dur, S(s->name),
+				o.pid);
+		else
+			add_row(rs, "global_slice|%lld|%lld|%s", (long long)s->ts,
+				(long long)s->dur, S(s->name));
+	}
+	for (size_t i = 0; i < m->n_counters; i++) {
+		const struct ptw_tp_counter *c = &m->counters[i];
+		const struct ptw_trace_track *tr =
+			ptw_trace_find_track(t, c->track_uuid);
+		struct ptw_tp_track_owner o = ptw_tp_model_owner(t, c->track_uuid);
+		add_row(rs, "counter|%s|%d|%lld|%.12g", S(tr ? tr->name : NULL),
+			o.pid, (long long)c->ts, c->value);
+	}
+	for (size_t i = 0; i < m->n_threads; i++)
+		if (m->threads[i].name)
+			add_row(rs, "thread|%lld|%d|%s",
+				(long long)m->threads[i].tid, m->threads[i].pid,
+				m->threads[i].name);
+	for (size_t i = 0; i < m->n_processes; i++)
+		if (m->processes[i].pid != 0)
+			add_row(rs, "process|%d|%s", m->processes[i].pid,
+				S(m->processes[i].name));
+	for (size_t i = 0; i < m->n_flows; i++) {
+		const struct ptw_tp_slice *a = &m->slices[m->flows[i].slice_out];
+		const struct ptw_tp_slice *b = &m->slices[m->flows[i].slice_in];
+		add_row(rs, "flow|%lld|%s|%lld|%s", (long long)a->ts, S(a->name),
+			(long long)b->ts, S(b->name));
+	}
+	qsort(rs->r, rs->n, sizeof(char *), cmp_str);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+}
+
+static void free_rows(struct rows *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		free(rs->r[i]);
+	free(rs->r);
+}
+
+/* json -> pf1 -> json2 -> pf2; rows(pf1) == rows(pf2). Returns the row
+ * count. */
+static size_t roundtrip(const char *json)
+{
+	char *pf1 = tmp_path(), *j2 = tmp_path(), *pf2 = tmp_path();
+	convert(json, pf1);
+	FILE *f = fopen(j2, "w");
+	cr_assert_not_null(f);
+	struct ptw_error err = { 0 };
+	cr_assert_eq(ptw_cv_export_json(pf1, f, &err), 0, "%s", err.msg);
+	cr_assert_eq(fclose(f), 0);
+	convert(j2, pf2);
+	struct rows a, b;
+	rows_of(pf1, &a);
+	rows_of(pf2, &b);
+	for (size_t i = 0; i < a.n || i < b.n; i++) {
+		const char *x = i < a.n ? a.r[i] : "(none)";
+		const char *y = i < b.n ? b.r[i] : "(none)";
+		cr_assert_str_eq(x, y, "%s: row %zu differs after the round trip:\n"
+			    "  first:  %s\n  second: %s", json, i, x, y);
+	}
+	size_t n = a.n;
+	free_rows(&a);
+	free_rows(&b);
+	unlink(pf1);
+	unlink(j2);
+	unlink(pf2);
+	free(pf1);
+	free(j2);
+	free(pf2);
+	return n;
+}
+
+Test(export_roundtrip, every_phase_survives)
+{
+	const char *s =
+		"[\n"
+		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":7,\"tid\":0,"
+		"\"args\":{\"name\":\"app\"}},\n"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":7,\"tid\":8,"
+		"\"args\":{\"name\":\"worker\"}},\n"
+		"{\"name\":\"outer\",\"cat\":\"c\",\"ph\":\"B\",\"pid\":7,\"tid\":8,"
+		"\"ts\":10.125,\"args\":{\"k\":\"v\",\"n\":-3,\"d\":0.5,\"b\":true}},\n"
+		"{\"name\":\"inner\",\"cat\":\"c\",\"ph\":\"X\",\"pid\":7,\"tid\":8,"
+		"\"ts\":11,\"dur\":2.001},\n"
+		"{\"name\":\"mark\",\"ph\":\"i\",\"s\":\"t\",\"pid\":7,\"tid\":8,"
+		"\"ts\":12},\n"
+		"{\"name\":\"outer\",\"cat\":\"c\",\"ph\":\"E\",\"pid\":7,\"tid\":8,"
+		"\"ts\":20},\n"
+		"{\"name\":\"open\",\"ph\":\"B\",\"pid\":7,\"tid\":7,\"ts\":30},\n"
+		"{\"name\":\"zero\",\"ph\":\"X\",\"pid\":7,\"tid\":7,\"ts\":31,"
+		"\"dur\":0},\n"
+		"{\"name\":\"pmark\",\"ph\":\"i\",\"s\":\"p\",\"pid\":7,\"tid\":7,"
+		"\"ts\":32},\n"
+		"{\"name\":\"gmark\",\"ph\":\"i\",\"s\":\"g\",\"pid\":7,\"tid\":7,"
+		"\"ts\":33},\n"
+		"{\"name\":\"req\",\"cat\":\"net\",\"ph\":\"b\",\"id\":1,\"pid\":7,"
+		"\"tid\":8,\"ts\":40},\n"
+		"{\"name\":\"req\",\"cat\":\"net\",\"ph\":\"b\",\"id\":2,\"pid\":7,"
+		"\"tid\":8,\"ts\":41},\n"
+		"{\"name\":\"req\",\"cat\":\"net\",\"ph\":\"e\",\"id\":1,\"pid\":7,"
+		"\"tid\":8,\"ts\":45},\n"
+		"{\"name\":\"req\",\"cat\":\"net\",\"ph\":\"e\",\"id\":2,\"pid\":7,"
+		"\"tid\":8,\"ts\":50},\n"
+		"{\"name\":\"loc\",\"cat\":\"net\",\"ph\":\"b\",\"id2\":{\"local\":3},"
+		"\"pid\":7,\"tid\":8,\"ts\":60},\n"
+		"{\"name\":\"loc\",\"cat\":\"net\",\"ph\":\"e\",\"id2\":{\"local\":3},"
+		"\"pid\":7,\"tid\":8,\"ts\":61.5},\n"
+		"{\"name\":\"mem\",\"ph\":\"C\",\"pid\":7,\"tid\":8,\"ts\":70,"
+		"\"args\":{\"value\":1,\"rss\":2.5}},\n"
+		"{\"name\":\"q\",\"ph\":\"C\",\"id\":\"9\",\"pid\":9,\"tid\":9,"
+		"\"ts\":71,\"args\":{\"depth\":-4}},\n"
+		"{\"name\":\"send\",\"cat\":\"ipc\",\"ph\":\"X\",\"pid\":7,\"tid\":8,"
+		"\"ts\":100,\"dur\":10},\n"
+		"{\"name\":\"flow\",\"cat\":\"ipc\",\"ph\":\"s\",\"id\":5,\"pid\":7,"
+		"\"tid\":8,\"ts\":101},\n"
+		"{\"name\":\"recv\",\"cat\":\"ipc\",\"ph\":\"X\",\"pid\":7,\"tid\":7,"
+		"\"ts\":200,\"dur\":10},\n"
+		"{\"name\":\"flow\",\"cat\":\"ipc\",\"ph\":\"f\",\"bp\":\"e\",\"id\":5,"
+		"\"pid\":7,\"tid\":7,\"ts\":205},\n"
+		"{\"name\":\"v2a\",\"ph\":\"X\",\"pid\":7,\"tid\":8,\"ts\":300,"
+		"\"dur\":5,\"bind_id\":\"0x77\",\"flow_out\":true},\n"
+		"{\"name\":\"v2b\",\"ph\":\"X\",\"pid\":7,\"tid\":7,\"ts\":310,"
+		"\"dur\":5,\"bind_id\":\"0x77\",\"flow_in\":true}\n"
+		"]\n";
+	char *json = tmp_path();
+	FILE *f = fopen(json, "w");
+	cr_assert_not_null(f);
+	fputs(s, f);
+	fclose(f);
+	size_t n = roundtrip(json);
+	cr_assert(n >= 20, "only %zu rows", n);
+	unlink(json);
+	free(json);
+}
+
+static const char *corpus_dir(void)
+{
+	static const char *dirs[] = { "../shared/corpus", "/work/shared/corpus" };
+	const char *env = getenv("PTW_CORPUS_DIR");
+	if (env)
+		return env;
+	for (size_t i = 0; i < 2; i++) {
+		struct stat sb;
+		if (stat(dirs[i], &sb) == 0 && S_ISDIR(sb.st_mode))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+Test(export_roundtrip, corpus_chrome_cases)
+{
+	const char *dir = corpus_dir();
+	if (!dir)
+		cr_skip_test("corpus not found (set PTW_CORPUS_DIR)");
+	DIR *d = opendir(dir);
+	cr_assert_not_null(d);
+	struct dirent *de;
+	int cases = 0;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "chrome_", 7) != 0)
+			continue;
+		char in[1024];
+		snprintf(in, sizeof(in), "%s/%s/input.json", dir, de->d_name);
+		cr_assert(roundtrip(in) > 0, "%s", in);
+		cases++;
+	}
+	closedir(d);
+	cr_assert(cases >= 1);
+}
