@@ -1,0 +1,350 @@
+/* bench_convert.c - converter throughput, memory and output size.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Generates one synthetic workload (nested slices, counters and instants
+ * on 16 threads of one process) as an APLTRC01 run, a text AppleTrace run
+ * and a Chrome JSON array, in a temporary directory, then converts each
+ * in a child process (so peak RSS is the converter's alone) and prints
+ * "name value unit" lines. PTW_BENCH_QUICK=1 uses a small workload. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "appletrace.h"
+#include "chrome_json.h"
+#include "emit.h"
+#include "ptw/writer.h"
+
+/* Paths are short (mkdtemp under /tmp); truncation cannot happen. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
+#define THREADS 16
+#define NAMES 64
+#define FRAG_BYTES (32u << 20)
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_convert: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void put_le(FILE *f, uint64_t v, int bytes)
+{
+	unsigned char b[8];
+	for (int i = 0; i < bytes; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	if (fwrite(b, 1, (size_t)bytes, f) != (size_t)bytes)
+		die("write");
+}
+
+struct gen {
+	const char *dir;
+	FILE *bin, *txt, *json;
+	int bin_frag;
+	uint64_t bin_bytes;
+	int first_json;
+	char names[NAMES][48];
+};
+
+static void bin_open(struct gen *g)
+{
+	char p[512];
+	if (g->bin_frag == 0)
+		snprintf(p, sizeof(p), "%s/bin/trace.appletracebin", g->dir);
+	else
+		snprintf(p, sizeof(p), "%s/bin/trace_%d.appletracebin", g->dir,
+			 g->bin_frag);
+	g->bin = fopen(p, "wb");
+	if (!g->bin)
+		die(p);
+	fwrite("APLTRC01", 1, 8, g->bin);
+	put_le(g->bin, 4242, 4);
+	g->bin_bytes = 12;
+	/* older producers: every fragment defines its names */
+	for (uint32_t i = 0; i < NAMES; i++) {
+		size_t n = strlen(g->names[i]);
+		fputc(1, g->bin);
+		put_le(g->bin, i, 4);
+		put_le(g->bin, n, 4);
+		fwrite(g->names[i], 1, n, g->bin);
+		g->bin_bytes += 9 + n;
+	}
+}
+
+static void emit(struct gen *g, char ph, uint32_t name, uint32_t tid,
+		 uint64_t ts, double value)
+{
+	if (g->bin_bytes > FRAG_BYTES) {
+		if (fclose(g->bin) != 0)
+			die("close");
+		g->bin_frag++;
+		bin_open(g);
+	}
+	uint64_t arg = 0;
+	if (ph == 'C')
+		memcpy(&arg, &value, 8);
+	fputc(ph, g->bin);
+	put_le(g->bin, name, 4);
+	put_le(g->bin, tid, 8);
+	put_le(g->bin, ts, 8);
+	put_le(g->bin, arg, 8);
+	g->bin_bytes += 29;
+
+	char line[256];
+	int n;
+	if (ph == 'C')
+		n = snprintf(line, sizeof(line),
+			     "{\"name\":\"%s\",\"cat\":\"catname\",\"ph\":\"C\","
+			     "\"pid\":4242,\"tid\":%u,\"ts\":%llu,\"args\":"
+			     "{\"value\":%g}}", g->names[name], tid,
+			     (unsigned long long)ts, value);
+	else if (ph == 'i')
+		n = snprintf(line, sizeof(line),
+			     "{\"name\":\"%s\",\"cat\":\"catname\",\"ph\":\"i\","
+			     "\"pid\":4242,\"tid\":%u,\"ts\":%llu,\"s\":\"t\"}",
+			     g->names[name], tid, (unsigned long long)ts);
+	else
+		n = snprintf(line, sizeof(line),
+			     "{\"name\":\"%s\",\"cat\":\"catname\",\"ph\":\"%c\","
+			     "\"pid\":4242,\"tid\":%u,\"ts\":%llu}",
+			     g->names[name], ph, tid, (unsigned long long)ts);
+	if (g->txt) {
+		fwrite(line, 1, (size_t)n, g->txt);
+		fputc('\n', g->txt);
+	}
+	if (g->json) {
+		fputs(g->first_json ? "[\n" : ",\n", g->json);
+		g->first_json = 0;
+		fwrite(line, 1, (size_t)n, g->json);
+	}
+}
+
+/* A deterministic mix: per thread, slices nest up to depth 5; ~10%
+ * counters and ~5% instants. */
+static void generate(struct gen *g, uint64_t events, uint64_t text_events)
+{
+	uint64_t ts[THREADS] = {0};
+	uint32_t depth[THREADS] = {0};
+	uint32_t stack[THREADS][8];
+	uint64_t x = 88172645463325252ull;
+	for (uint64_t i = 0; i < events; i++) {
+		if (i == text_events) {
+			if (fclose(g->txt) || fputs("\n]\n", g->json) < 0 ||
+			    fclose(g->json))
+				die("close");
+			g->txt = g->json = NULL;
+		}
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t t = (uint32_t)(x % THREADS);
+		uint32_t r = (uint32_t)((x >> 20) % 100);
+		uint32_t tid = 1000 + t;
+		ts[t] += 1 + (x >> 40) % 20;
+		if (r < 10) {
+			emit(g, 'C', (uint32_t)(x >> 8) % NAMES, tid, ts[t],
+			     (double)((x >> 30) % 1000) / 4.0);
+		} else if (r < 15) {
+			emit(g, 'i', (uint32_t)(x >> 8) % NAMES, tid, ts[t], 0);
+		} else if (depth[t] < 5 && (depth[t] == 0 || r < 58)) {
+			uint32_t nm = (uint32_t)(x >> 8) % NAMES;
+			stack[t][depth[t]++] = nm;
+			emit(g, 'B', nm, tid, ts[t], 0);
+		} else {
+			emit(g, 'E', stack[t][--depth[t]], tid, ts[t], 0);
+		}
+	}
+	if (g->txt && (fclose(g->txt) || fputs("\n]\n", g->json) < 0 ||
+		       fclose(g->json)))
+		die("close");
+	if (fclose(g->bin))
+		die("close");
+}
+
+static uint64_t dir_bytes(const char *dir)
+{
+	uint64_t total = 0;
+	for (int i = 0;; i++) {
+		char p[512];
+		struct stat st;
+		if (i == 0)
+			snprintf(p, sizeof(p), "%s/trace.appletracebin", dir);
+		else
+			snprintf(p, sizeof(p), "%s/trace_%d.appletracebin", dir, i);
+		if (stat(p, &st) != 0)
+			break;
+		total += (uint64_t)st.st_size;
+	}
+	return total;
+}
+
+/* Converts in the child; returns 0 and exits. */
+static int convert(const char *in, int is_run, int is_text, const char *out,
+		   int compress)
+{
+	struct ptw_error err = {0};
+	struct ptw_writer_options wo = {.compress = compress};
+	struct ptw_writer *w = ptw_writer_open(out, &wo, &err);
+	if (!w)
+		goto fail;
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	if (!em)
+		goto fail;
+	struct ptw_emit_input ei = {.mode = is_run ? PTW_EMIT_XFORM
+						   : PTW_EMIT_CHROME};
+	int rc = ptw_emit_begin_input(em, &ei, &err);
+	if (!rc && is_run) {
+		struct ptw_appletrace_run *r = ptw_appletrace_run_create(&err);
+		rc = r ? ptw_appletrace_run_read_dir(r, in, ptw_emit_event, em,
+						     NULL, &err)
+		       : PTW_ERR_NOMEM;
+		ptw_appletrace_run_destroy(r);
+	} else if (!rc) {
+		rc = ptw_cv_json_read(in, NULL, ptw_emit_event, em, NULL, &err);
+	}
+	(void)is_text;
+	if (!rc)
+		rc = ptw_emit_end_input(em, &err);
+	if (!rc)
+		rc = ptw_emit_finish(em, &err);
+	ptw_emit_destroy(em);
+	if (ptw_writer_close(w, rc ? NULL : &err) || rc)
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "bench_convert: %s: %s\n", in, err.msg);
+	return 1;
+}
+
+struct run {
+	double secs;
+	double rss_mb;
+	uint64_t out_bytes;
+};
+
+static struct run measure(const char *in, int is_run, int is_text,
+			  const char *out, int compress)
+{
+	struct run r = {0};
+	double t0 = now_s();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0)
+		_exit(convert(in, is_run, is_text, out, compress));
+	int st;
+	struct rusage ru;
+	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "bench_convert: conversion of %s failed\n", in);
+		exit(1);
+	}
+	r.secs = now_s() - t0;
+	r.rss_mb = (double)ru.ru_maxrss / 1024.0;
+	struct stat s;
+	r.out_bytes = stat(out, &s) == 0 ? (uint64_t)s.st_size : 0;
+	return r;
+}
+
+int main(void)
+{
+	int quick = getenv("PTW_BENCH_QUICK") && atoi(getenv("PTW_BENCH_QUICK"));
+	uint64_t events = quick ? 200000 : 5000000;
+	uint64_t text_events = quick ? 200000 : 2000000;
+	char dir[] = "/tmp/ptw-bench-convert-XXXXXX";
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	char p[512];
+	snprintf(p, sizeof(p), "%s/bin", dir);
+	if (mkdir(p, 0700))
+		die(p);
+	snprintf(p, sizeof(p), "%s/text", dir);
+	if (mkdir(p, 0700))
+		die(p);
+	struct gen g;
+	memset(&g, 0, sizeof(g));
+	g.dir = dir;
+	g.first_json = 1;
+	for (int i = 0; i < NAMES; i++)
+		snprintf(g.names[i], sizeof(g.names[i]), "-[Module%02d method%d:]",
+			 i % 13, i);
+	bin_open(&g);
+	snprintf(p, sizeof(p), "%s/text/trace.appletrace", dir);
+	g.txt = fopen(p, "w");
+	snprintf(p, sizeof(p), "%s/trace.json", dir);
+	g.json = fopen(p, "w");
+	if (!g.txt || !g.json)
+		die("fopen");
+	generate(&g, events, text_events);
+
+	char bin[512], text[512], json[512], out[512];
+	snprintf(bin, sizeof(bin), "%s/bin", dir);
+	snprintf(text, sizeof(text), "%s/text", dir);
+	snprintf(json, sizeof(json), "%s/trace.json", dir);
+	snprintf(out, sizeof(out), "%s/out.pftrace", dir);
+	struct stat st;
+	uint64_t bin_in = dir_bytes(bin);
+	stat(json, &st);
+	uint64_t json_in = (uint64_t)st.st_size;
+	snprintf(p, sizeof(p), "%s/text/trace.appletrace", dir);
+	stat(p, &st);
+	uint64_t text_in = (uint64_t)st.st_size;
+
+	struct run rb = measure(bin, 1, 0, out, 0);
+	struct run rbz = measure(bin, 1, 0, out, 1);
+	struct run rt = measure(text, 1, 1, out, 0);
+	struct run rj = measure(json, 0, 0, out, 0);
+	struct run rjz = measure(json, 0, 0, out, 1);
+	double peak = rb.rss_mb;
+	struct run all[] = {rbz, rt, rj, rjz};
+	for (int i = 0; i < 4; i++)
+		if (all[i].rss_mb > peak)
+			peak = all[i].rss_mb;
+
+	printf("convert_events %llu events\n", (unsigned long long)events);
+	printf("convert_appletracebin_mb_per_s %.1f MB/s\n", bin_in / 1e6 / rb.secs);
+	printf("convert_appletracebin_events_per_s %.0f events/s\n", events / rb.secs);
+	printf("convert_appletracebin_deflate_mb_per_s %.1f MB/s\n",
+	       bin_in / 1e6 / rbz.secs);
+	printf("convert_appletrace_text_mb_per_s %.1f MB/s\n", text_in / 1e6 / rt.secs);
+	printf("convert_appletrace_text_events_per_s %.0f events/s\n",
+	       text_events / rt.secs);
+	printf("convert_json_mb_per_s %.1f MB/s\n", json_in / 1e6 / rj.secs);
+	printf("convert_json_events_per_s %.0f events/s\n", text_events / rj.secs);
+	printf("convert_json_deflate_mb_per_s %.1f MB/s\n", json_in / 1e6 / rjz.secs);
+	printf("convert_peak_rss_mb %.1f MiB\n", peak);
+	printf("convert_output_ratio %.4f out/in\n", (double)rj.out_bytes / json_in);
+	printf("convert_output_ratio_deflate %.4f out/in\n",
+	       (double)rjz.out_bytes / json_in);
+	printf("convert_output_ratio_appletracebin %.4f out/in\n",
+	       (double)rb.out_bytes / bin_in);
+	printf("convert_output_ratio_appletracebin_deflate %.4f out/in\n",
+	       (double)rbz.out_bytes / bin_in);
+	printf("convert_output_bytes_per_event %.2f bytes\n",
+	       (double)rb.out_bytes / events);
+	printf("convert_input_bytes %llu bytes (bin) %llu (text) %llu (json)\n",
+	       (unsigned long long)bin_in, (unsigned long long)text_in,
+	       (unsigned long long)json_in);
+
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_convert: could not remove %s\n", dir);
+	return 0;
+}
