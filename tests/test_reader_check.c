@@ -341,6 +341,34 @@ Test(check, end_with_another_name)
 	expect_problem(&b, 0, off, "matches no open slice");
 }
 
+Test(check, end_closing_a_slice_with_open_children)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, "a");
+	ev(&b, 10, BEGIN, "b");
+	uint64_t off = ev(&b, 10, END, "a");
+	ev(&b, 10, END, NULL);
+	expect_problem(&b, PTW_CHECK_ALLOW_OPEN, off, "still has open slices");
+}
+
+Test(check, loss_reported_with_a_checkpoint_is_fine)
+{
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 2, 1);
+	ptw_tb_varint(&b, 42, 1); /* previous_packet_dropped + CLEARED */
+	ptw_tb_defaults(&b, 64, 2);
+	ptw_tb_clock64(&b, 1000000500);
+	ptw_tb_end(&b);
+	ev(&b, 10, INSTANT, "after");
+	struct ptw_trace *t = load(&b);
+	cr_assert_eq(ptw_trace_stats(t)->previous_packet_dropped, 1);
+	ptw_trace_free(t);
+	expect_ok(&b, 0);
+}
+
 Test(check, slice_left_open)
 {
 	struct ptw_tb b;

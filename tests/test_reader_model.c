@@ -155,8 +155,10 @@ Test(model, end_closes_the_innermost_slice_with_its_name)
 	 * slice_tracker truncates "b" to the end of "a" */
 	cr_assert_eq(bb->dur, 10);
 	cr_assert_eq(f.m->misplaced_end_event, 1);
-	cr_assert_eq(f.m->n_unmatched_ends, 1);
-	cr_assert_eq(f.m->unmatched_ends[0].event->ts, T0 + 40);
+	cr_assert_eq(f.m->n_unmatched_ends, 2);
+	cr_assert(strstr(f.m->unmatched_ends[0].msg, "still has open") != NULL);
+	cr_assert_eq(f.m->unmatched_ends[0].event->ts, T0 + 30);
+	cr_assert_eq(f.m->unmatched_ends[1].event->ts, T0 + 40);
 	fx_free(&f);
 }
 
@@ -600,6 +602,7 @@ Test(model, misplaced_end_truncates_inner_slices)
 	const struct ptw_tp_slice *in = ptw_test_find_slice(f.m, "inner", 0);
 	cr_assert_eq(in->dur, 10);
 	cr_assert_eq(f.m->misplaced_end_event, 1);
+	cr_assert_eq(f.m->n_unmatched_ends, 1, "improper nesting reported");
 	const struct ptw_tp_slice *l = ptw_test_find_slice(f.m, "later", 0);
 	cr_assert_eq(l->depth, 0);
 	fx_free(&f);

@@ -287,6 +287,16 @@ static int end_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev)
 	}
 	uint32_t id = st->ids[i];
 	struct ptw_tp_slice *s = &m->slices[id];
+	/* closing a slice with open slices inside it: TP truncates them
+	 * later (misplaced_end_event); the checker calls it unbalanced */
+	for (size_t k = (size_t)i + 1; k < st->n; k++) {
+		if (m->slices[st->ids[k]].dur == -1) {
+			if (add_problem(m, ev, "SLICE_END closes a slice that "
+					       "still has open slices inside it"))
+				return -1;
+			break;
+		}
+	}
 	s->dur = ev->ts - s->ts;
 	s->end = ev;
 	if (set_args(m, s))

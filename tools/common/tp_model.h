@@ -87,7 +87,8 @@ struct ptw_tp_track_owner {
 	int broken;           /* parent chain missing, looping or too deep */
 };
 
-/* An END that closed nothing, or a slice left open: for the checker. */
+/* An END that closed nothing, or that closed a slice while slices inside
+ * it were still open (improper nesting): for the checker. */
 struct ptw_tp_problem {
 	const struct ptw_trace_event *event;
 	const char *msg;      /* static */
@@ -99,6 +100,7 @@ struct ptw_tp_model {
 	struct ptw_tp_flow *flows;       size_t n_flows;
 	struct ptw_tp_thread *threads;   size_t n_threads;  /* descriptor order */
 	struct ptw_tp_process *processes; size_t n_processes;
+	/* ENDs trace_processor ignores or that nest improperly, in TP order */
 	struct ptw_tp_problem *unmatched_ends; size_t n_unmatched_ends;
 	uint64_t misplaced_end_event;    /* TP stat */
 	uint64_t track_hierarchy_missing_uuid; /* events dropped */

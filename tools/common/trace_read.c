@@ -35,8 +35,8 @@
 /* A batch may not inflate past this: protects the tools from zip bombs
  * (trace_processor itself has no limit). */
 #define MAX_INFLATED ((size_t)1 << 30)
-/* track hierarchy depth limit (track_event_tracker.cc) */
-#define MAX_TRACK_DEPTH 100
+/* informational diagnostics kept (skipped fields, truncation) */
+#define MAX_NOTES 100
 
 /* One interning generation of a sequence: iid -> arena string. */
 struct gen {
@@ -103,6 +103,7 @@ struct ptw_trace {
 	uint32_t batch_no;
 	int nomem;
 	int stopped;            /* the on_packet callback asked to stop */
+	size_t n_notes;         /* informational diagnostics recorded */
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -133,6 +134,9 @@ static void diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
 		 const struct pos *at, uint32_t seq, const char *fmt, ...)
 {
 	if (t->n_diags >= t->max_diags)
+		return;
+	/* informational notes must not crowd out rule violations */
+	if (kind > PTW_TRACE_DIAG_NOTE_ && t->n_notes++ >= MAX_NOTES)
 		return;
 	if (grow((void **)&t->diags, &t->cap_diags, t->n_diags,
 		 sizeof(*t->diags))) {
@@ -1158,10 +1162,10 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 	}
 	if (cleared && p->has_previous_packet_dropped &&
 	    p->previous_packet_dropped) {
+		/* loss reported together with a fresh checkpoint: the state
+		 * stays valid, as the writer intends (ptw_seq_mark_dropped);
+		 * counted, not a rule violation */
 		t->stats.previous_packet_dropped++;
-		diag(t, PTW_TRACE_DIAG_DATA_LOSS, at, seq_id,
-		     "previous_packet_dropped is set (packets were lost "
-		     "before this checkpoint)");
 	}
 
 	/* defaults: accepted whatever the validity (proto_trace_reader.cc) */
