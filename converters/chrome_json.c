@@ -555,7 +555,14 @@ static int read_object(struct rd *r)
 		r->pos++;
 		if ((rc = skip_ws(r, &ch)))
 			return rc;
-		if (events && ch == '[') {
+		if (events) {
+			/* trace_processor rejects a non-array traceEvents */
+			if (ch == -1)
+				return eof_in_object(r);
+			if (ch != '[')
+				return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+					       "expected '[' starting the "
+					       "\"traceEvents\" array");
 			r->pos++;
 			rc = read_array(r, 0);
 		} else {

@@ -30,15 +30,17 @@
  *    string in pid_str / tid_str and pid/tid 0 (trace_processor interns the
  *    string and uses it as the process/thread name). A missing or zero tid
  *    is left as is: replacing it with the pid is the consumer's job.
- *  - id: a number sets id_num (values that do not fit uint64 wrap as
- *    trace_processor's int64 cast does; fractions truncated); a string sets
- *    PTW_CV_ID_IS_STRING with id_str as written (decoded) and, when the
- *    string is a number ("42", "0x2a", "0X2A"), id_num too. "id2":{"local":x}
- *    or {"global":x} sets the id the same way (plus PTW_CV_ID2_LOCAL for
- *    local). Both set PTW_CV_HAS_ID; when both id and id2 appear, the last
- *    one wins.
- *  - "s" ("t", "p" or "g") -> scope; "bp":"e" -> bp 'e'; "bind_id" (string,
- *    or a number kept as its JSON text) -> bind_id + PTW_CV_HAS_BIND_ID;
+ *  - id: an integral number that fits int64 sets id_num (as uint64); a
+ *    string sets PTW_CV_ID_IS_STRING with id_str as written (decoded) and,
+ *    when the string spells a number ("42", "0x2a", "0X2A"), id_num too.
+ *    Other types are not an id (as in trace_processor). "id2":{"local":s}
+ *    or {"global":s} with a string s sets the id the same way (plus
+ *    PTW_CV_ID2_LOCAL for local), but only when the event has no valid
+ *    "id" (trace_processor ignores id2 then). Both set PTW_CV_HAS_ID.
+ *  - "s" ("t", "p" or "g") -> scope; "bp":"e" -> bp 'e'; "bind_id" (a
+ *    string, or an integral number kept as its JSON text) -> bind_id +
+ *    PTW_CV_HAS_BIND_ID (trace_processor reads a string bind_id, and a
+ *    string v1 flow id, as hexadecimal: strtoull(s, 16));
  *    "flow_in"/"flow_out": true -> PTW_CV_FLOW_IN / PTW_CV_FLOW_OUT.
  *  - ph: the first byte of the "ph" string (0 if absent, empty, or not a
  *    string).
@@ -168,7 +170,8 @@ struct ptw_cv_json_read_stats {
  *    every other member, before or after it, is skipped (its brackets,
  *    braces and strings are checked for balance, not fully validated).
  *    Must be complete. A missing "traceEvents" gives no events (not an
- *    error, as in trace_processor).
+ *    error, as in trace_processor); a "traceEvents" that is not an array
+ *    is an error (as in trace_processor).
  *  - an array-form file cut short: no ']' (after an event, a trailing comma
  *    or whitespace), or cut inside the last event, which is dropped. Every
  *    complete event is delivered; stats->cut says which case it was.

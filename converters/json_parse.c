@@ -40,6 +40,7 @@ struct pctx {
 	size_t i;
 	char *out; /* next free byte of jp->scratch */
 	struct ptw_error *err;
+	int id_set; /* a valid "id" was seen: "id2" no longer counts */
 };
 
 /* A scalar value, or the span of a skipped object/array. */
@@ -676,7 +677,10 @@ static uint64_t id_from_string(struct ptw_cv_str s)
 	return v;
 }
 
-static void set_id(struct ptw_cv_event *ev, const struct val *v, int local)
+/* "id" (or an "id2" member): a string, or an integral number that fits
+ * int64, as trace_processor's tokenizer takes them; other types are not
+ * an id. Returns 1 if the value was an id. */
+static int set_id(struct ptw_cv_event *ev, const struct val *v, int local)
 {
 	uint32_t f = ev->flags & ~(PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
 				   PTW_CV_ID2_LOCAL);
@@ -684,23 +688,18 @@ static void set_id(struct ptw_cv_event *ev, const struct val *v, int local)
 		ev->id_num = (uint64_t)v->i;
 		ev->id_str.p = NULL;
 		ev->id_str.n = 0;
-	} else if (v->t == PTW_CV_VAL_DOUBLE) {
-		ev->id_num = v->d >= -9.2e18 && v->d <= 9.2e18
-				     ? (uint64_t)(int64_t)v->d
-				     : 0;
-		ev->id_str.p = NULL;
-		ev->id_str.n = 0;
 	} else if (v->t == PTW_CV_VAL_STRING) {
 		ev->id_num = id_from_string(v->s);
 		ev->id_str = v->s;
 		f |= PTW_CV_ID_IS_STRING;
 	} else {
-		return;
+		return 0;
 	}
 	f |= PTW_CV_HAS_ID;
 	if (local)
 		f |= PTW_CV_ID2_LOCAL;
 	ev->flags = f;
+	return 1;
 }
 
 static int key_is(struct ptw_cv_str k, const char *lit, size_t len)
@@ -807,10 +806,14 @@ static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
 		skip_ws(c);
 		if ((rc = parse_value(c, 3, &v)))
 			return rc;
-		if (KEY_IS(k, "local"))
-			set_id(ev, &v, 1);
-		else if (KEY_IS(k, "global"))
-			set_id(ev, &v, 0);
+		/* trace_processor takes only string values here, and only
+		 * when the event has no "id" */
+		if (!c->id_set && v.t == PTW_CV_VAL_STRING) {
+			if (KEY_IS(k, "local"))
+				set_id(ev, &v, 1);
+			else if (KEY_IS(k, "global"))
+				set_id(ev, &v, 0);
+		}
 		skip_ws(c);
 		if (c->i >= c->n)
 			return incomplete(c, "',' or '}'");
@@ -862,7 +865,8 @@ static int event_member(struct pctx *c, struct ptw_cv_str k,
 			if (to_ns(c, &v, &ev->ts_ns))
 				ev->flags |= PTW_CV_HAS_TS;
 		} else if (KEY_IS(k, "id")) {
-			set_id(ev, &v, 0);
+			if (set_id(ev, &v, 0))
+				c->id_set = 1;
 		} else if (KEY_IS(k, "bp")) {
 			ev->bp = v.t == PTW_CV_VAL_STRING && v.s.n == 1 &&
 					 v.s.p[0] == 'e'
@@ -906,8 +910,7 @@ static int event_member(struct pctx *c, struct ptw_cv_str k,
 			if (v.t == PTW_CV_VAL_STRING) {
 				ev->bind_id = v.s;
 				ev->flags |= PTW_CV_HAS_BIND_ID;
-			} else if (v.t == PTW_CV_VAL_INT ||
-				   v.t == PTW_CV_VAL_DOUBLE) {
+			} else if (v.t == PTW_CV_VAL_INT) {
 				ev->bind_id = v.raw;
 				ev->flags |= PTW_CV_HAS_BIND_ID;
 			}

@@ -186,20 +186,32 @@ Test(json_parse, ids_numeric_string_hex_and_id2)
 	ev = parse_ok("{\"id\":\"req-1\"}");
 	cr_assert_eq(ev.id_num, 0);
 	cr_assert(str_is(ev.id_str, "req-1"));
-	ev = parse_ok("{\"id\":18446744073709551615}"); /* > int64: double */
-	cr_assert_eq(ev.flags, PTW_CV_HAS_ID);
+	ev = parse_ok("{\"id\":18446744073709551615}"); /* > int64: no id */
+	cr_assert_eq(ev.flags, 0);
+	ev = parse_ok("{\"id\":1.5}");
+	cr_assert_eq(ev.flags, 0);
 	ev = parse_ok("{\"id\":-1}");
 	cr_assert_eq(ev.id_num, UINT64_MAX);
 	ev = parse_ok("{\"id2\":{\"local\":\"0x10\"}}");
 	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
 				       PTW_CV_ID2_LOCAL);
 	cr_assert_eq(ev.id_num, 16);
-	ev = parse_ok("{\"id2\":{\"global\":9,\"other\":[1,2]}}");
-	cr_assert_eq(ev.flags, PTW_CV_HAS_ID);
+	ev = parse_ok("{\"id2\":{\"global\":\"9\",\"other\":[1,2]}}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING);
 	cr_assert_eq(ev.id_num, 9);
-	ev = parse_ok("{\"id2\":{\"local\":3},\"id\":4}");
+	/* numeric id2 values are not ids for trace_processor */
+	ev = parse_ok("{\"id2\":{\"global\":9}}");
+	cr_assert_eq(ev.flags, 0);
+	/* "id" wins over "id2", in either order */
+	ev = parse_ok("{\"id2\":{\"local\":\"3\"},\"id\":4}");
 	cr_assert_eq(ev.flags, PTW_CV_HAS_ID);
 	cr_assert_eq(ev.id_num, 4);
+	ev = parse_ok("{\"id\":\"a\",\"id2\":{\"local\":\"3\"}}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING);
+	cr_assert(str_is(ev.id_str, "a"));
+	ev = parse_ok("{\"id\":1.5,\"id2\":{\"local\":\"3\"}}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
+				       PTW_CV_ID2_LOCAL);
 	ev = parse_ok("{\"id\":null,\"id2\":\"x\"}");
 	cr_assert_eq(ev.flags, 0);
 }
@@ -218,6 +230,8 @@ Test(json_parse, scope_bp_and_flows)
 	cr_assert_eq(ev.scope, 'p');
 	cr_assert(str_is(ev.bind_id, "12"));
 	cr_assert_eq(ev.flags, PTW_CV_HAS_BIND_ID | PTW_CV_FLOW_OUT);
+	ev = parse_ok("{\"bind_id\":1.5}");
+	cr_assert_eq(ev.flags, 0);
 	ev = parse_ok("{\"s\":\"t\",\"bp\":\"x\"}");
 	cr_assert_eq(ev.scope, 't');
 	cr_assert_eq(ev.bp, 0);

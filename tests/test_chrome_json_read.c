@@ -185,9 +185,10 @@ Test(json_read, object_form_skips_other_members)
 	cr_assert_eq(read_str("{\"metadata\":{}}", &c, &st, &err), 0);
 	cr_assert_eq(c.n, 0);
 	cr_assert_eq(read_str("{}", &c, &st, &err), 0);
-	/* traceEvents that is not an array is skipped */
-	cr_assert_eq(read_str("{\"traceEvents\":null}", &c, &st, &err), 0);
-	cr_assert_eq(c.n, 0);
+	/* traceEvents that is not an array is an error, as in trace_processor */
+	cr_assert_eq(read_str("{\"traceEvents\":null}", &c, &st, &err),
+		     PTW_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "1:16 (byte 15): expected '['"), "%s", err.msg);
 }
 
 Test(json_read, array_cut_after_an_event_keeps_every_event)
