@@ -671,9 +671,11 @@ static void ptw_em_v2_flows(const struct ptw_cv_event *ev, uint64_t *out,
 		return;
 	uint64_t id = ptw_cv_hash(PTW_CV_FNV_INIT, "v2", 2);
 	id = ptw_cv_hash(id, ev->bind_id.p, ev->bind_id.n);
+	/* flow_in + flow_out on one slice is a step: in protobuf an id in
+	 * flow_ids both continues an active flow and starts a new one. */
 	if (ev->flags & PTW_CV_FLOW_OUT)
 		out[(*n_out)++] = id;
-	if (ev->flags & PTW_CV_FLOW_IN)
+	else
 		in[(*n_in)++] = id;
 }
 

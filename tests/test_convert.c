@@ -1,0 +1,271 @@
+/* test_convert.c - the emitter and merge options: colliding pids kept
+ * apart, --shift / --remap-pid / --remap-tid semantics, default names
+ * versus M events, Chrome E matching by name, and the round trip
+ * JSON -> proto -> JSON -> proto keeping every row.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "appletrace.h"
+#include "chrome_json.h"
+#include "emit.h"
+#include "support/ptw_test.h"
+#include "test_convert_rows.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
+struct in {
+	const char *json;         /* Chrome JSON text, or NULL */
+	const char *run_dir;      /* AppleTrace run, or NULL */
+	struct ptw_emit_input opt;
+};
+
+/* Converts the inputs in order into 'out'. */
+static void convert(const char *out, const struct in *in, size_t n,
+		    void (*setup)(struct ptw_emit *))
+{
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert(em, "%s", err.msg);
+	if (setup)
+		setup(em);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(ptw_emit_begin_input(em, &in[i].opt, &err), 0);
+		int rc;
+		if (in[i].json) {
+			rc = ptw_cv_json_read_mem(in[i].json, strlen(in[i].json),
+						  NULL, ptw_emit_event, em, NULL,
+						  &err);
+		} else {
+			struct ptw_appletrace_run *r = ptw_appletrace_run_create(&err);
+			rc = ptw_appletrace_run_read_dir(r, in[i].run_dir,
+							 ptw_emit_event, em,
+							 NULL, &err);
+			ptw_appletrace_run_destroy(r);
+		}
+		cr_assert_eq(rc, 0, "%s", err.msg);
+		cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	}
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+static void rows_of(const char *path, struct rows *r)
+{
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(
+		path, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+	rows_from_trace(t, m, r);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+}
+
+static void expect_rows(const char *path, const char *const *want, size_t n)
+{
+	struct rows got = {0}, exp = {0};
+	rows_of(path, &got);
+	for (size_t i = 0; i < n; i++)
+		rows_add(&exp, want[i]);
+	cr_expect(rows_equal(path, &exp, &got), "rows differ (see stderr)");
+	rows_free(&got);
+	rows_free(&exp);
+}
+
+static const char app[] =
+	"[{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":100,\"args\":{\"name\":\"app\"}},\n"
+	"{\"name\":\"work\",\"cat\":\"c\",\"ph\":\"X\",\"pid\":100,\"tid\":101,\"ts\":10,\"dur\":5},\n"
+	"{\"name\":\"n\",\"ph\":\"C\",\"pid\":100,\"tid\":101,\"ts\":12,\"args\":{\"v\":3}}]";
+
+Test(convert, colliding_pids_of_two_inputs_stay_separate_processes)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "merge");
+	struct in in[2] = {{.json = app}, {.json = app}};
+	convert(out, in, 2, NULL);
+	struct ptw_trace *t = ptw_test_load_or_fail(out);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+	size_t procs = 0;
+	uint64_t uuids[2] = {0};
+	for (size_t i = 0; i < m->n_processes; i++)
+		if (m->processes[i].pid == 100 && procs < 2)
+			uuids[procs++] = m->processes[i].track_uuid;
+	cr_expect_eq(procs, 2);
+	cr_expect_neq(uuids[0], uuids[1]);
+	size_t slices = 0;
+	uint64_t tracks[2] = {0};
+	for (size_t i = 0; i < m->n_slices; i++)
+		if (slices < 2)
+			tracks[slices++] = m->slices[i].track_uuid;
+	cr_expect_eq(slices, 2);
+	cr_expect_neq(tracks[0], tracks[1], "the two inputs' threads mixed");
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+	unlink(out);
+}
+
+Test(convert, shift_and_remap_apply_to_their_input_only)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "shift");
+	static const struct ptw_emit_remap pids[] = {{100, 200}};
+	static const struct ptw_emit_remap tids[] = {{101, 201}};
+	struct in in[2] = {
+		{.json = app},
+		{.json = app, .opt = {.shift_ns = 1500000, .pids = pids,
+				      .n_pids = 1, .tids = tids, .n_tids = 1}},
+	};
+	convert(out, in, 2, NULL);
+	static const char *const want[] = {
+		"process\t100\t\"app\"",
+		"process\t200\t\"app\"",
+		"thread_slice\t10000\t5000\t\"work\"\t\"c\"\t0\t101\t100",
+		"thread_slice\t1510000\t5000\t\"work\"\t\"c\"\t0\t201\t200",
+		"counter\t\"n v\"\t100\t12000\t3",
+		"counter\t\"n v\"\t200\t1512000\t3",
+	};
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
+
+static void names_setup(struct ptw_emit *em)
+{
+	cr_assert_eq(ptw_emit_name_process(em, 100, "default"), 0);
+	cr_assert_eq(ptw_emit_name_process(em, 300, "only-default"), 0);
+	cr_assert_eq(ptw_emit_name_thread(em, 100, 101, "worker"), 0);
+}
+
+Test(convert, default_names_yield_to_metadata_events)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "names");
+	static const char j[] =
+		"[{\"name\":\"work\",\"ph\":\"X\",\"pid\":100,\"tid\":101,\"ts\":1,\"dur\":1},"
+		"{\"name\":\"i\",\"ph\":\"i\",\"pid\":300,\"tid\":300,\"ts\":1},"
+		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":100,\"args\":{\"name\":\"first\"}},"
+		"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":100,\"args\":{\"name\":\"last\"}}]";
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, names_setup);
+	static const char *const want[] = {
+		"process\t100\t\"last\"",
+		"process\t300\t\"only-default\"",
+		"thread_name\t101\t100\t\"worker\"",
+		"thread_slice\t1000\t1000\t\"work\"\tnull\t0\t101\t100",
+		"thread_instant\t1000\t\"i\"\tnull\t0\t300\t300",
+	};
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
+
+Test(convert, chrome_end_closes_the_innermost_slice_with_its_name)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "ends");
+	static const char j[] =
+		"[{\"name\":\"a\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1},"
+		"{\"name\":\"b\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2},"
+		"{\"name\":\"zzz\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3},"
+		"{\"name\":\"b\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":4},"
+		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":6},"
+		"{\"name\":\"c\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":7},"
+		"{\"name\":\"c\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":7}]";
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	/* "zzz" closes nothing; the nameless E closes "a"; the B/E pair at
+	 * one ts loses its E (E events sort first at equal ts). */
+	static const char *const want[] = {
+		"process\t1\tnull",
+		"thread_slice\t1000\t5000\t\"a\"\tnull\t0\t2\t1",
+		"thread_slice\t2000\t2000\t\"b\"\tnull\t1\t2\t1",
+		"thread_slice\t7000\t-1\t\"c\"\tnull\t0\t2\t1",
+	};
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
+
+/* ---- round trip --------------------------------------------------------- */
+
+static void corpus_root(char *buf, size_t len)
+{
+	const char *env = getenv("PTW_SHARED_DIR");
+	if (env && *env) {
+		snprintf(buf, len, "%s/corpus", env);
+		return;
+	}
+	char src[PATH_MAX];
+	snprintf(src, sizeof(src), "%s", __FILE__);
+	for (int k = 0; k < 2; k++) {
+		char *s = strrchr(src, '/');
+		if (s)
+			*s = '\0';
+	}
+	snprintf(buf, len, "%s/../shared/corpus", src);
+}
+
+static char *slurp(const char *path)
+{
+	size_t n;
+	return (char *)ptw_test_read_file_or_fail(path, &n);
+}
+
+Test(convert, json_proto_json_proto_round_trip_keeps_every_row)
+{
+	static const char *cases[] = {
+		"chrome_array", "chrome_counters", "chrome_flows",
+		"chrome_x_events", "chrome_object_ns", "text_sample",
+		"async_text", "metadata_text", "equal_timestamps_text",
+		"bin_instants_counters", "unmatched_begin_end_text",
+	};
+	char root[PATH_MAX];
+	corpus_root(root, sizeof(root));
+	size_t failed = 0;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char dir[PATH_MAX + 64], p1[256], p2[256], js[256];
+		snprintf(dir, sizeof(dir), "%s/%s", root, cases[i]);
+		ptw_test_tmp_path(p1, sizeof(p1), "rt1");
+		ptw_test_tmp_path(p2, sizeof(p2), "rt2");
+		ptw_test_tmp_path(js, sizeof(js), "rtjson");
+		struct in a = {0};
+		char *text = NULL;
+		if (strncmp(cases[i], "chrome_", 7) == 0) {
+			char f[PATH_MAX + 80];
+			snprintf(f, sizeof(f), "%s/input.json", dir);
+			a.json = text = slurp(f);
+		} else {
+			a.run_dir = dir;
+			a.opt.mode = PTW_EMIT_XFORM;
+		}
+		convert(p1, &a, 1, NULL);
+		FILE *f = fopen(js, "w");
+		cr_assert(f);
+		struct ptw_error err = {0};
+		cr_assert_eq(ptw_cv_export_json(p1, f, &err), 0, "%s: %s",
+			     cases[i], err.msg);
+		cr_assert_eq(fclose(f), 0);
+		char *back = slurp(js);
+		struct in b = {.json = back};
+		convert(p2, &b, 1, NULL);
+		struct rows r1 = {0}, r2 = {0};
+		rows_of(p1, &r1);
+		rows_of(p2, &r2);
+		if (!rows_equal(cases[i], &r1, &r2))
+			failed++;
+		cr_expect_gt(r1.n, 0);
+		rows_free(&r1);
+		rows_free(&r2);
+		free(back);
+		free(text);
+		unlink(p1);
+		unlink(p2);
+		unlink(js);
+	}
+	cr_assert_eq(failed, 0, "%zu round trips lost rows (see stderr)", failed);
+}
