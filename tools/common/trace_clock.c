@@ -5,6 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "u64map.h"
+
+struct u32vec {
+	uint32_t *v;
+	uint32_t n, cap;
+};
+
+static int u32vec_push(struct u32vec *a, uint32_t x)
+{
+	if (a->n == a->cap) {
+		uint32_t cap = a->cap ? a->cap * 2 : 4;
+		uint32_t *p = realloc(a->v, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		a->v = p;
+		a->cap = cap;
+	}
+	a->v[a->n++] = x;
+	return 0;
+}
+
 /* A clock domain: builtin/global clocks have seq 0; 64..127 carry their
  * sequence. */
 struct domain {
@@ -15,6 +36,13 @@ struct domain {
 	int64_t running_ns;  /* incremental clocks: last absolute value */
 	int64_t last_ns;     /* last snapshot reading, for monotonicity */
 	int has_snapshot;
+	struct u32vec snaps; /* snapshots holding this clock, in order */
+	struct u32vec adj;   /* clocks sharing a snapshot with this one */
+	/* cached conversion path to 'path_target', valid for 'path_gen' */
+	uint32_t path[PTW_CLOCK_MAX_HOPS + 1];
+	int path_len;        /* 0: no path */
+	uint32_t path_target;
+	uint64_t path_gen;   /* 0: nothing cached */
 };
 
 /* One accepted snapshot: readings in ns, by domain index. */
@@ -29,6 +57,8 @@ struct ptw_clocks {
 	uint32_t n_doms, cap_doms;
 	struct snapshot *snaps;
 	uint32_t n_snaps, cap_snaps;
+	struct ptw_u64map idx;  /* (seq << 32 | id) -> domain index + 1 */
+	uint64_t gen;           /* bumped by every accepted snapshot */
 	uint32_t trace_clock;   /* 0: TRACE_FILE, not chosen yet */
 	uint32_t default_clock; /* 0: none */
 	int converted;          /* a conversion happened: trace clock fixed */
@@ -59,7 +89,12 @@ void ptw_clocks_free(struct ptw_clocks *c)
 		free(c->snaps[i].ns);
 	}
 	free(c->snaps);
+	for (uint32_t i = 0; i < c->n_doms; i++) {
+		free(c->doms[i].snaps.v);
+		free(c->doms[i].adj.v);
+	}
 	free(c->doms);
+	ptw_u64map_free(&c->idx);
 	free(c);
 }
 
@@ -67,10 +102,9 @@ static long find_dom(const struct ptw_clocks *c, uint32_t seq, uint32_t id)
 {
 	if (!ptw_clock_is_seq(id))
 		seq = 0;
-	for (uint32_t i = 0; i < c->n_doms; i++)
-		if (c->doms[i].id == id && c->doms[i].seq == seq)
-			return (long)i;
-	return -1;
+	uintptr_t i = (uintptr_t)ptw_u64map_get(&c->idx,
+						(uint64_t)seq << 32 | id);
+	return i ? (long)i - 1 : -1;
 }
 
 static long add_dom(struct ptw_clocks *c, uint32_t seq, uint32_t id)
@@ -91,6 +125,9 @@ static long add_dom(struct ptw_clocks *c, uint32_t seq, uint32_t id)
 	d->seq = ptw_clock_is_seq(id) ? seq : 0;
 	d->id = id;
 	d->unit_ns = 1;
+	if (ptw_u64map_put(&c->idx, (uint64_t)d->seq << 32 | id,
+			   (void *)(uintptr_t)(c->n_doms + 1)) < 0)
+		return -1;
 	return (long)c->n_doms++;
 }
 
@@ -207,7 +244,23 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 		c->snaps = p;
 		c->cap_snaps = cap;
 	}
+	/* index: per clock its snapshots and its neighbours */
+	for (uint32_t i = 0; i < n; i++) {
+		struct domain *dm = &c->doms[s.dom[i]];
+		if (u32vec_push(&dm->snaps, c->n_snaps))
+			goto nomem;
+		for (uint32_t j = 0; j < n; j++) {
+			if (j == i)
+				continue;
+			int known = 0;
+			for (uint32_t k = 0; k < dm->adj.n && !known; k++)
+				known = dm->adj.v[k] == s.dom[j];
+			if (!known && u32vec_push(&dm->adj, s.dom[j]))
+				goto nomem;
+		}
+	}
 	c->snaps[c->n_snaps++] = s;
+	c->gen++;
 	return 0;
 nomem:
 	free(s.dom);
@@ -225,19 +278,24 @@ static long reading(const struct snapshot *s, uint32_t d)
 }
 
 /* One hop src -> dst: the latest snapshot holding both whose src reading
- * is <= v, else the first one holding both. Returns 0 and *out, or 1. */
+ * is <= v, else the first one holding both (clock_synchronizer.cc). The
+ * newest snapshots are tried first: values mostly grow. Returns 0 and
+ * *out, or 1. */
 static int hop(const struct ptw_clocks *c, uint32_t src, uint32_t dst,
 	       int64_t v, int64_t *out)
 {
+	const struct u32vec *sl = &c->doms[src].snaps;
 	long best = -1, first = -1;
-	for (uint32_t k = 0; k < c->n_snaps; k++) {
-		long a = reading(&c->snaps[k], src), b;
-		if (a < 0 || (b = reading(&c->snaps[k], dst)) < 0)
+	for (uint32_t k = sl->n; k-- > 0;) {
+		const struct snapshot *s = &c->snaps[sl->v[k]];
+		long a = reading(s, src), b = reading(s, dst);
+		if (a < 0 || b < 0)
 			continue;
-		if (first < 0)
-			first = k;
-		if (c->snaps[k].ns[a] <= v)
-			best = k;
+		first = sl->v[k];
+		if (s->ns[a] <= v) {
+			best = sl->v[k];
+			break;
+		}
 	}
 	if (best < 0)
 		best = first;
@@ -250,73 +308,76 @@ static int hop(const struct ptw_clocks *c, uint32_t src, uint32_t dst,
 	return 0;
 }
 
-static int connected(const struct ptw_clocks *c, uint32_t a, uint32_t b)
-{
-	for (uint32_t k = 0; k < c->n_snaps; k++)
-		if (reading(&c->snaps[k], a) >= 0 &&
-		    reading(&c->snaps[k], b) >= 0)
-			return 1;
-	return 0;
-}
-
-/* Breadth-first search from 'src' to any domain with clock id 'target'
- * (global). Returns 0 and the converted value, or 1 if no path. */
-static int search(const struct ptw_clocks *c, uint32_t src, uint32_t target,
+/* Breadth-first search (at most PTW_CLOCK_MAX_HOPS hops) from 'src' to
+ * the global clock 'target'; the path is cached per source until the next
+ * snapshot. Returns 0 and the converted value, 1 if no path, -1 out of
+ * memory. */
+static int search(struct ptw_clocks *c, uint32_t src, uint32_t target,
 		  int64_t v, int64_t *out)
 {
-	uint32_t n = c->n_doms;
-	if (n == 0)
-		return 1;
-	long *prev = malloc(n * sizeof(*prev));
-	uint32_t *queue = malloc(n * sizeof(*queue));
-	int *depth = malloc(n * sizeof(*depth));
-	int rc = 1;
-	if (!prev || !queue || !depth)
-		goto out;
-	for (uint32_t i = 0; i < n; i++)
-		prev[i] = -2;
-	uint32_t qh = 0, qt = 0;
-	queue[qt++] = src;
-	prev[src] = -1;
-	depth[src] = 0;
-	long found = -1;
-	while (qh < qt) {
-		uint32_t u = queue[qh++];
-		if (c->doms[u].id == target && c->doms[u].seq == 0) {
-			found = u;
-			break;
+	struct domain *sd = &c->doms[src];
+	if (sd->path_gen != c->gen || sd->path_target != target) {
+		uint32_t n = c->n_doms;
+		long *prev = malloc(n * sizeof(*prev));
+		uint32_t *queue = malloc(n * sizeof(*queue));
+		int *depth = malloc(n * sizeof(*depth));
+		if (!prev || !queue || !depth) {
+			free(prev);
+			free(queue);
+			free(depth);
+			return -1;
 		}
-		/* non-monotonic clocks are targets only */
-		if (depth[u] >= PTW_CLOCK_MAX_HOPS ||
-		    (u != src && c->doms[u].non_monotonic))
-			continue;
-		for (uint32_t w = 0; w < n; w++) {
-			if (prev[w] != -2 || !connected(c, u, w))
+		for (uint32_t i = 0; i < n; i++)
+			prev[i] = -2;
+		uint32_t qh = 0, qt = 0;
+		queue[qt++] = src;
+		prev[src] = -1;
+		depth[src] = 0;
+		long found = -1;
+		while (qh < qt) {
+			uint32_t u = queue[qh++];
+			if (c->doms[u].id == target && c->doms[u].seq == 0) {
+				found = u;
+				break;
+			}
+			/* non-monotonic clocks are targets only */
+			if (depth[u] >= PTW_CLOCK_MAX_HOPS ||
+			    (u != src && c->doms[u].non_monotonic))
 				continue;
-			prev[w] = u;
-			depth[w] = depth[u] + 1;
-			queue[qt++] = w;
+			const struct u32vec *adj = &c->doms[u].adj;
+			for (uint32_t k = 0; k < adj->n; k++) {
+				uint32_t w = adj->v[k];
+				if (prev[w] != -2)
+					continue;
+				prev[w] = u;
+				depth[w] = depth[u] + 1;
+				queue[qt++] = w;
+			}
 		}
+		sd->path_len = 0;
+		if (found >= 0) {
+			int len = 0;
+			for (long x = found; x >= 0; x = prev[x])
+				len++;
+			int i = len;
+			for (long x = found; x >= 0; x = prev[x])
+				sd->path[--i] = (uint32_t)x; /* src first */
+			sd->path_len = len;
+		}
+		sd->path_target = target;
+		sd->path_gen = c->gen;
+		free(prev);
+		free(queue);
+		free(depth);
 	}
-	if (found < 0)
-		goto out;
-	/* walk the path forwards */
-	uint32_t path[PTW_CLOCK_MAX_HOPS + 1];
-	int len = 0;
-	for (long x = found; x >= 0; x = prev[x])
-		path[len++] = (uint32_t)x;
+	if (!sd->path_len)
+		return 1;
 	int64_t val = v;
-	for (int i = len - 1; i > 0; i--) {
-		if (hop(c, path[i], path[i - 1], val, &val))
-			goto out;
-	}
+	for (int i = 0; i + 1 < sd->path_len; i++)
+		if (hop(c, sd->path[i], sd->path[i + 1], val, &val))
+			return 1;
 	*out = val;
-	rc = 0;
-out:
-	free(prev);
-	free(queue);
-	free(depth);
-	return rc;
+	return 0;
 }
 
 int ptw_clocks_convert(struct ptw_clocks *c, uint32_t seq, uint32_t id,
@@ -346,8 +407,9 @@ int ptw_clocks_convert(struct ptw_clocks *c, uint32_t seq, uint32_t id,
 		*out = v;
 		return 0;
 	}
-	if (d >= 0 && search(c, (uint32_t)d, tc, v, out) == 0)
-		return 0;
+	int r;
+	if (d >= 0 && (r = search(c, (uint32_t)d, tc, v, out)) <= 0)
+		return r;
 	/* forwarding_trace_parser.cc: proto traces get a fallback identity
 	 * edge BOOTTIME -> trace time when nothing else links BOOTTIME */
 	if (!c->trace_clock || c->trace_clock == PTW_CLOCK_TRACE_FILE) {
@@ -356,8 +418,8 @@ int ptw_clocks_convert(struct ptw_clocks *c, uint32_t seq, uint32_t id,
 			return 0;
 		}
 		if (d >= 0 &&
-		    search(c, (uint32_t)d, PTW_CLOCK_BOOTTIME, v, out) == 0)
-			return 0;
+		    (r = search(c, (uint32_t)d, PTW_CLOCK_BOOTTIME, v, out)) <= 0)
+			return r;
 	}
 	return 2;
 }
