@@ -46,6 +46,10 @@ void ptw_clock_store_free(struct ptw_clock_store *s)
 	free(s->heap);
 	free(s->chunks);
 	free(s->chunk_next);
+	for (uint32_t i = 0; i < s->n_runs; i++)
+		free(s->runs[i].idx);
+	free(s->runs);
+	free(s->heads);
 	memset(s, 0, sizeof(*s));
 	s->free_chunk = NO_CHUNK;
 }
@@ -154,7 +158,7 @@ static void heap_up(struct ptw_clock_store *s, uint32_t i)
  * comparisons of the textbook sift-down. */
 static void heap_pop_root(struct ptw_clock_store *s)
 {
-	uint32_t n = --s->n_recs;
+	uint32_t n = --s->n_heap;
 	if (n == 0)
 		return;
 	uint32_t i = 0;
@@ -169,6 +173,107 @@ static void heap_pop_root(struct ptw_clock_store *s)
 	}
 	s->heap[i] = s->heap[n];
 	heap_up(s, i);
+}
+
+/* ---- runs ------------------------------------------------------------ */
+
+static const struct ptw_clock_rec *run_head(const struct ptw_clock_store *s,
+					     uint32_t stream)
+{
+	const struct ptw_clock_run *r = &s->runs[stream];
+	return &s->recs[r->idx[r->head]];
+}
+
+static int heads_less(const struct ptw_clock_store *s, uint32_t a, uint32_t b)
+{
+	const struct ptw_clock_rec *ra = run_head(s, a), *rb = run_head(s, b);
+	if (ra->t.ns != rb->t.ns)
+		return ra->t.ns < rb->t.ns;
+	return ptw_clock_rec_cmp(ra, rb) < 0;
+}
+
+static void heads_up(struct ptw_clock_store *s, uint32_t i)
+{
+	uint32_t e = s->heads[i];
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!heads_less(s, e, s->heads[parent]))
+			break;
+		s->heads[i] = s->heads[parent];
+		i = parent;
+	}
+	s->heads[i] = e;
+}
+
+static void heads_down(struct ptw_clock_store *s, uint32_t i)
+{
+	uint32_t n = s->n_heads, e = s->heads[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && heads_less(s, s->heads[c + 1], s->heads[c]))
+			c++;
+		if (!heads_less(s, s->heads[c], e))
+			break;
+		s->heads[i] = s->heads[c];
+		i = c;
+	}
+	s->heads[i] = e;
+}
+
+/* Makes runs[stream] exist. 0, or PTW_ERR_NOMEM (then the caller uses
+ * the heap: a run is an optimisation only). */
+static int runs_cover(struct ptw_clock_store *s, uint32_t stream)
+{
+	if (stream < s->n_runs)
+		return 0;
+	uint32_t n = s->n_runs ? s->n_runs : 4;
+	while (n <= stream)
+		n *= 2;
+	struct ptw_clock_run *r = realloc(s->runs, (size_t)n * sizeof(*r));
+	if (!r)
+		return PTW_ERR_NOMEM;
+	s->runs = r;
+	uint32_t *h = realloc(s->heads, (size_t)n * sizeof(*h));
+	if (!h)
+		return PTW_ERR_NOMEM;
+	s->heads = h;
+	memset(r + s->n_runs, 0, (size_t)(n - s->n_runs) * sizeof(*r));
+	s->n_runs = n;
+	return 0;
+}
+
+/* Room for one more index in a run (doubling ring). 0 or NOMEM. */
+static int run_reserve(struct ptw_clock_run *r)
+{
+	if (r->len < r->cap)
+		return 0;
+	uint32_t ncap = r->cap ? r->cap * 2 : 64;
+	uint32_t *n = malloc((size_t)ncap * sizeof(*n));
+	if (!n)
+		return PTW_ERR_NOMEM;
+	for (uint32_t i = 0; i < r->len; i++)
+		n[i] = r->idx[(r->head + i) & (r->cap - 1)];
+	free(r->idx);
+	r->idx = n;
+	r->cap = ncap;
+	r->head = 0;
+	return 0;
+}
+
+/* Whether 'rec' can extend its stream's run (made ready if so). */
+static int run_accepts(struct ptw_clock_store *s, const struct ptw_clock_rec *rec)
+{
+	if (runs_cover(s, rec->stream))
+		return 0;
+	struct ptw_clock_run *r = &s->runs[rec->stream];
+	if (r->len) {
+		uint32_t last = r->idx[(r->head + r->len - 1) & (r->cap - 1)];
+		if (ptw_clock_rec_cmp(rec, &s->recs[last]) <= 0)
+			return 0;
+	}
+	return run_reserve(r) == 0;
 }
 
 int ptw_clock_store_insert(struct ptw_clock_store *s,
@@ -193,6 +298,8 @@ int ptw_clock_store_insert(struct ptw_clock_store *s,
 		if (rc)
 			return rc;
 	}
+	/* Decided before the commit: the run (if any) already has room. */
+	int to_run = run_accepts(s, rec);
 
 	uint32_t idx = s->free_slots[--s->n_free_slots];
 	struct ptw_clock_rec *r = &s->recs[idx];
@@ -215,10 +322,20 @@ int ptw_clock_store_insert(struct ptw_clock_store *s,
 	}
 	*link = NO_CHUNK;
 
-	s->heap[s->n_recs].ns = r->t.ns;
-	s->heap[s->n_recs].idx = idx;
+	if (to_run) {
+		struct ptw_clock_run *ru = &s->runs[r->stream];
+		ru->idx[(ru->head + ru->len) & (ru->cap - 1)] = idx;
+		if (ru->len++ == 0) {
+			s->heads[s->n_heads++] = r->stream;
+			heads_up(s, s->n_heads - 1);
+		}
+	} else {
+		s->heap[s->n_heap].ns = r->t.ns;
+		s->heap[s->n_heap].idx = idx;
+		s->n_heap++;
+		heap_up(s, s->n_heap - 1);
+	}
 	s->n_recs++;
-	heap_up(s, s->n_recs - 1);
 
 	s->bytes += add;
 	if (s->n_recs > s->peak_records)
@@ -228,17 +345,36 @@ int ptw_clock_store_insert(struct ptw_clock_store *s,
 	return 0;
 }
 
+/* The smallest record's slot and whether it is a run head (1) or the
+ * heap's top (0); UINT32_MAX if empty. */
+static uint32_t min_slot(const struct ptw_clock_store *s, int *in_run)
+{
+	const struct ptw_clock_rec *h = s->n_heap ? &s->recs[s->heap[0].idx] : NULL;
+	const struct ptw_clock_rec *r = s->n_heads ? run_head(s, s->heads[0]) : NULL;
+	if (r && (!h || r->t.ns < h->t.ns ||
+		  (r->t.ns == h->t.ns && ptw_clock_rec_cmp(r, h) < 0))) {
+		*in_run = 1;
+		const struct ptw_clock_run *ru = &s->runs[s->heads[0]];
+		return ru->idx[ru->head];
+	}
+	*in_run = 0;
+	return h ? s->heap[0].idx : UINT32_MAX;
+}
+
 const struct ptw_clock_rec *ptw_clock_store_min(const struct ptw_clock_store *s)
 {
-	return s->n_recs ? &s->recs[s->heap[0].idx] : NULL;
+	int in_run;
+	uint32_t idx = min_slot(s, &in_run);
+	return idx == UINT32_MAX ? NULL : &s->recs[idx];
 }
 
 int ptw_clock_store_pop_below(struct ptw_clock_store *s, uint64_t below_ns,
 			      struct ptw_clock_rec *out, void *meta)
 {
-	if (s->n_recs == 0 || s->heap[0].ns >= below_ns)
+	int in_run;
+	uint32_t idx = min_slot(s, &in_run);
+	if (idx == UINT32_MAX || s->recs[idx].t.ns >= below_ns)
 		return 0;
-	uint32_t idx = s->heap[0].idx;
 	struct ptw_clock_rec *r = &s->recs[idx];
 	*out = *r;
 
@@ -261,7 +397,21 @@ int ptw_clock_store_pop_below(struct ptw_clock_store *s, uint64_t below_ns,
 	s->bytes -= ptw_clock_store_rec_bytes(r->meta_len);
 	s->free_slots[s->n_free_slots++] = idx;
 
-	heap_pop_root(s);
+	if (in_run) {
+		uint32_t st = s->heads[0];
+		struct ptw_clock_run *ru = &s->runs[st];
+		ru->head = (ru->head + 1) & (ru->cap - 1);
+		if (--ru->len == 0) {
+			s->heads[0] = s->heads[--s->n_heads];
+			if (s->n_heads)
+				heads_down(s, 0);
+		} else {
+			heads_down(s, 0); /* its head grew */
+		}
+	} else {
+		heap_pop_root(s);
+	}
+	s->n_recs--;
 	out->meta_chunk = NO_CHUNK;
 	return 1;
 }

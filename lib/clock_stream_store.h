@@ -3,8 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  * Records wait here, bucketed by their floored nanosecond, until a watermark
- * releases them. The store is a binary min-heap of record slots ordered by
- * the full emission key
+ * releases them. Popping always yields the smallest record by the full
+ * emission key
  *
  *     (exact time, phase, track name, ordinal, stream, seq)
  *
@@ -12,6 +12,14 @@
  * completely sorted, and the buckets in ascending order. The key is total
  * ((stream, seq) is unique), hence the output order depends only on the set
  * of records, never on the order they were inserted in.
+ *
+ * Where a record sits only affects speed. Streams mostly submit in key
+ * order, so each stream keeps a FIFO run of records that arrived in
+ * ascending key order; a record smaller than its stream's last run record
+ * goes to a binary min-heap instead. Pop compares the heap's top with the
+ * smallest run head (a second small heap over the streams' run heads):
+ * with k streams, an in-order record costs O(log k) instead of
+ * O(log records).
  *
  * Each record owns a copy of its metadata (strings, flows, annotations,
  * serialised by the caller, at most PTW_CLOCK_STORE_MAX_META bytes), kept in
@@ -55,16 +63,30 @@ struct ptw_clock_heap_ent {
 	uint32_t idx; /* record slot */
 };
 
+/* One stream's records in ascending key order: a ring of slot indices. */
+struct ptw_clock_run {
+	uint32_t *idx; /* cap entries, cap a power of two (or 0) */
+	uint32_t cap;
+	uint32_t head;
+	uint32_t len;
+};
+
 struct ptw_clock_store {
 	uint32_t max_records;        /* capacity: records */
 	uint64_t max_bytes;          /* capacity: slot + chunk bytes */
 
 	struct ptw_clock_rec *recs;  /* slots [0, cap_recs) */
 	uint32_t *free_slots;        /* stack of free slot indices */
-	struct ptw_clock_heap_ent *heap;
+	struct ptw_clock_heap_ent *heap; /* out-of-order records */
 	uint32_t cap_recs;
 	uint32_t n_free_slots;
-	uint32_t n_recs;             /* records buffered == heap size */
+	uint32_t n_recs;             /* records buffered (heap + runs) */
+	uint32_t n_heap;
+
+	struct ptw_clock_run *runs;  /* by stream, n_runs of them */
+	uint32_t *heads;             /* min-heap of streams with a run */
+	uint32_t n_runs;
+	uint32_t n_heads;
 
 	uint8_t *chunks;             /* cap_chunks * PTW_CLOCK_STORE_CHUNK */
 	uint32_t *chunk_next;        /* chain / free list links */
