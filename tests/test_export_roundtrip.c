@@ -231,6 +231,47 @@ Test(export_roundtrip, every_phase_survives)
 	free(json);
 }
 
+/* The export writes a flow step (a slice both entered and left by one flow)
+ * as v2 "flow_in":true,"flow_out":true, which trace_processor's JSON parser
+ * reads as FlowTracker::Step (json_trace_parser.cc MaybeAddFlow). The
+ * emitter must give the same rows: S -> D and D -> R, not a D -> D loop. */
+Test(export_roundtrip, v2_flow_in_and_out_on_one_event_is_a_step)
+{
+	const char *s =
+		"[{\"name\":\"S\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":10,"
+		"\"dur\":5,\"bind_id\":\"0x9\",\"flow_out\":true},\n"
+		"{\"name\":\"D\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":20,"
+		"\"dur\":5,\"bind_id\":\"0x9\",\"flow_in\":true,\"flow_out\":true},\n"
+		"{\"name\":\"R\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":30,"
+		"\"dur\":5,\"bind_id\":\"0x9\",\"flow_in\":true}]\n";
+	char *json = tmp_path(), *pf = tmp_path();
+	FILE *f = fopen(json, "w");
+	cr_assert_not_null(f);
+	fputs(s, f);
+	fclose(f);
+	convert(json, pf);
+	struct rows r;
+	rows_of(pf, &r);
+	size_t flows = 0;
+	int sd = 0, dr = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		if (strncmp(r.r[i], "flow|", 5) != 0)
+			continue;
+		flows++;
+		sd |= strcmp(r.r[i], "flow|10000|S|20000|D") == 0;
+		dr |= strcmp(r.r[i], "flow|20000|D|30000|R") == 0;
+	}
+	cr_assert(sd && dr && flows == 2,
+		  "emitter: a v2 event with flow_in and flow_out must be a flow "
+		  "step (write the id in flow_ids only, not also in "
+		  "terminating_flow_ids); got %zu flow rows", flows);
+	free_rows(&r);
+	unlink(json);
+	unlink(pf);
+	free(json);
+	free(pf);
+}
+
 static const char *corpus_dir(void)
 {
 	static const char *dirs[] = { "../shared/corpus", "/work/shared/corpus" };
