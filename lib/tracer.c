@@ -16,7 +16,8 @@
  * and re-checked there on the slow path). ptw_i_self: the calling thread's
  * registered ring. ptw_tr_ctl: the control block behind ptw_start & co. */
 _Atomic uint32_t ptw_i_gen = 0;
-_Thread_local struct ptw_i_thread *ptw_i_self = NULL;
+_Thread_local struct ptw_i_thread *ptw_i_self
+	__attribute__((tls_model("initial-exec"))) = NULL;
 
 struct ptw_tr_ctl ptw_tr_ctl = {
 	.mu = PTHREAD_MUTEX_INITIALIZER,

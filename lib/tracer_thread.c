@@ -197,19 +197,21 @@ int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 		 * below it are no longer read and may be overwritten. */
 		r->head_cache = atomic_load_explicit(&r->head,
 						     memory_order_acquire);
-		uint64_t need = n + (t->pending_drops ? 1 : 0);
-		if (need <= cap && tail - r->head_cache + need <= cap) {
-			if (t->pending_drops) {
-				struct ptw_i_rec *m =
-					ptw_ring_slot_producer(r, tail);
-				memset(m, 0, sizeof(*m));
-				m->ts = ptw_i_now(t->gen);
-				m->kind = PTW_I_K_DROPPED;
-				m->v.u = t->pending_drops;
-				t->pending_drops = 0;
-				tail++;
-				ptw_ring_commit(r, tail);
-			}
+		uint64_t space = cap - (tail - r->head_cache);
+		if (t->pending_drops && space >= 1) {
+			/* Announce the losses first, in order, even if the
+			 * event itself must still wait or be dropped. */
+			struct ptw_i_rec *m = ptw_ring_slot_producer(r, tail);
+			memset(m, 0, sizeof(*m));
+			m->ts = ptw_i_now(t->gen);
+			m->kind = PTW_I_K_DROPPED;
+			m->v.u = t->pending_drops;
+			t->pending_drops = 0;
+			tail++;
+			space--;
+			ptw_ring_commit(r, tail);
+		}
+		if (n <= space) {
 			*idx = tail;
 			return 1;
 		}
@@ -307,14 +309,20 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		if (args[a].type == PTW_ARG_STRING)
 			total += ptw_tr_str_slots(ptw_tr_clip(args[a].v.s));
 	}
+	struct ptw_ring *r = &t->ring;
 	if (kind == PTW_I_K_END) {
 		if (t->depth)
 			t->depth--;
 		if (t->lost_levels && t->depth < 64 &&
 		    (t->lost_levels & ((uint64_t)1 << t->depth)))
 			return ptw_i_end_lost(t);
+		if (total > r->p_mask + 1) {
+			/* An END never drops: without room for its arguments
+			 * it goes out bare. */
+			total = 1;
+			nargs = 0;
+		}
 	}
-	struct ptw_ring *r = &t->ring;
 	uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	if ((i - r->head_cache) + total > r->p_mask + 1 &&
 	    !ptw_i_reserve_slow(t, kind, total, &i))

@@ -844,7 +844,7 @@ Test(tracer, start_stop_twice_in_one_process)
 struct collect {
 	struct dev ev[256];
 	char names[256][64];
-	char svals[256][64];
+	char svals[256][1100];
 	int n;
 };
 
@@ -861,7 +861,7 @@ static void collect_cb(struct dec *d, const struct dev *e, void *ctx)
 	}
 	for (int a = 0; a < e->nargs; a++)
 		if (e->args[a].type == PTW_ARG_STRING && e->args[a].s) {
-			snprintf(c->svals[c->n], 64, "%s", e->args[a].s);
+			snprintf(c->svals[c->n], sizeof(c->svals[0]), "%s", e->args[a].s);
 			c->ev[c->n].args[a].s = c->svals[c->n];
 		}
 	/* annotation names point into the decoder's tables, which live on */
@@ -1204,4 +1204,81 @@ Test(tracer, bad_configs_are_refused_with_a_reason)
 	PTW_END();
 	cr_assert_eq(ptw_set_thread_name(NULL), PTW_ERR_INVALID);
 	cr_assert_eq(ptw_set_thread_name("early name"), 0);
+}
+
+static void *wait_worker(void *p)
+{
+	int n = *(int *)p;
+	for (int i = 0; i < n; i++) {
+		PTW_BEGIN_ARGS("w", "with arg", PTW_ARG_STR("s", "a string value that spans two ring slots"));
+		PTW_INSTANT("w", "tick");
+		PTW_END("w");
+	}
+	return NULL;
+}
+
+Test(tracer, wait_policy_with_tiny_rings_loses_nothing)
+{
+	char path[128];
+	tmp_path(path, sizeof(path), "wait");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.ring_slots = 64;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	start_or_die(&cfg);
+	int n = small_scale() ? 2000 : 20000;
+	pthread_t th[3];
+	for (int k = 0; k < 3; k++)
+		cr_assert_eq(pthread_create(&th[k], NULL, wait_worker, &n), 0);
+	for (int k = 0; k < 3; k++)
+		pthread_join(th[k], NULL);
+	cr_assert_eq(ptw_stop(), 0);
+	struct ptw_stats st;
+	ptw_stats(&st);
+	cr_assert_eq(st.dropped, 0);
+	cr_assert_eq(st.events, (uint64_t)3 * n * 3);
+	struct nest *c = calloc(1, sizeof(*c));
+	struct dec *d = decode_file(path, nest_cb, c);
+	cr_assert_eq(c->total, (uint64_t)3 * n * 3);
+	cr_assert_eq(c->bad_nesting, 0);
+	cr_assert_eq(c->backwards, 0, "per-thread timestamps never go back");
+	dec_free(d);
+	free(c);
+	unlink(path);
+}
+
+Test(tracer, end_with_arguments_larger_than_the_ring_still_ends_the_slice)
+{
+	char path[128];
+	tmp_path(path, sizeof(path), "bigend");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.ring_slots = 64;
+	start_or_die(&cfg);
+	static char big[1001];
+	memset(big, 'x', 1000);
+	PTW_BEGIN("b", "big");
+	/* 3 string args of 1000 bytes: ~96 slots, more than the ring */
+	PTW_END_ARGS("b", PTW_ARG_STR("a", big), PTW_ARG_STR("b", big),
+		     PTW_ARG_STR("c", big));
+	PTW_INSTANT_ARGS("b", "fits", PTW_ARG_STR("a", big));
+	cr_assert_eq(ptw_stop(), 0);
+	struct ptw_stats st;
+	ptw_stats(&st);
+	cr_assert_eq(st.dropped, 0);
+	struct collect *c = calloc(1, sizeof(*c));
+	struct dec *d = decode_file(path, collect_cb, c);
+	int ends = 0;
+	for (int i = 0; i < c->n; i++)
+		ends += c->ev[i].type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+	cr_assert_eq(ends, 1);
+	const struct dev *f = find_ev(c, "fits",
+				      PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
+	cr_assert_not_null(f);
+	cr_assert_eq(strlen(f->args[0].s), 1000, "copied through 33 ring slots");
+	dec_free(d);
+	free(c);
+	unlink(path);
 }

@@ -119,14 +119,15 @@ static inline int ptw_ring_reserve(struct ptw_ring *r, uint64_t n,
 {
 	/* Relaxed: only this thread writes tail. */
 	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t cap = r->p_mask + 1; /* producer line only */
 	/* used + n > capacity; used <= capacity, so no overflow for sane n */
-	if (__builtin_expect((t - r->head_cache) + n > r->capacity, 0)) {
+	if (__builtin_expect((t - r->head_cache) + n > cap, 0)) {
 		/* Acquire pairs with the consumer's release store of head:
 		 * once we see the new head, the consumer has finished reading
 		 * the slots below it, so we may overwrite them. */
 		r->head_cache =
 			atomic_load_explicit(&r->head, memory_order_acquire);
-		if ((t - r->head_cache) + n > r->capacity)
+		if ((t - r->head_cache) + n > cap)
 			return 0;
 	}
 	*idx = t;
@@ -156,7 +157,7 @@ static inline int ptw_ring_push(struct ptw_ring *r, const void *rec)
 	uint64_t i;
 	if (!ptw_ring_reserve(r, 1, &i))
 		return 0;
-	memcpy(ptw_ring_slot_producer(r, i), rec, r->slot_size);
+	memcpy(ptw_ring_slot_producer(r, i), rec, (size_t)1 << r->p_shift);
 	ptw_ring_commit(r, i + 1);
 	return 1;
 }
@@ -188,7 +189,7 @@ static inline int ptw_ring_pop(struct ptw_ring *r, void *out)
 	uint64_t h;
 	if (ptw_ring_peek(r, &h) == 0)
 		return 0;
-	memcpy(out, ptw_ring_slot(r, h), r->slot_size);
+	memcpy(out, ptw_ring_slot(r, h), (size_t)1 << r->c_shift);
 	ptw_ring_release(r, h + 1);
 	return 1;
 }

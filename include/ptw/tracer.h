@@ -332,7 +332,10 @@ struct ptw_i_thread {
 #define PTW_I_GEN_TSC 2u
 #define PTW_I_GEN_STEP 4u
 extern _Atomic uint32_t ptw_i_gen;
-extern _Thread_local struct ptw_i_thread *ptw_i_self;
+/* initial-exec: one %fs-relative load, no __tls_get_addr call, also when
+ * libptw is a shared library loaded at program start (not dlopen). */
+extern _Thread_local struct ptw_i_thread *ptw_i_self
+	__attribute__((tls_model("initial-exec")));
 
 /* Slow paths (lib/tracer.c). */
 struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
