@@ -1282,3 +1282,53 @@ Test(tracer, end_with_arguments_larger_than_the_ring_still_ends_the_slice)
 	free(c);
 	unlink(path);
 }
+
+static void find_last_words(struct dec *d, const struct dev *e, void *ctx)
+{
+	(void)d;
+	if (e->name && strcmp(e->name, "last words") == 0)
+		++*(int *)ctx;
+}
+
+static void *exit_logger(void *p)
+{
+	(void)p;
+	for (;;) {
+		PTW_SCOPE("x", "busy");
+		PTW_INSTANT("x", "tick");
+	}
+	return NULL;
+}
+
+Test(tracer, stop_at_exit_completes_the_trace_when_the_program_exits)
+{
+	char path[128];
+	tmp_path(path, sizeof(path), "atexit");
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct ptw_config cfg;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.output_path = path;
+		cfg.stop_at_exit = 1;
+		if (ptw_start(&cfg, NULL) != 0)
+			_exit(3);
+		PTW_BEGIN("x", "main");
+		PTW_INSTANT("x", "last words");
+		pthread_t th;
+		pthread_create(&th, NULL, exit_logger, NULL);
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		exit(0); /* no ptw_stop(): atexit does it, a thread still logs */
+	}
+	int status = 0;
+	waitpid(pid, &status, 0);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "child status %d", status);
+	int found = 0;
+	struct dec *d = decode_file(path, find_last_words, &found);
+	cr_assert_eq(found, 1);
+	cr_assert_gt(d->events, 2);
+	dec_free(d);
+	unlink(path);
+}
