@@ -46,13 +46,17 @@ static inline int ptw_cursor_u8(struct ptw_cursor *c, uint8_t *out)
 	return 0;
 }
 
+/* Loads through memcpy (one unaligned load), swapped on big-endian hosts. */
 static inline int ptw_cursor_le32(struct ptw_cursor *c, uint32_t *out)
 {
 	if (!ptw_cursor_has(c, 4))
 		return -1;
-	const uint8_t *q = c->p + c->pos;
-	*out = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 |
-	       (uint32_t)q[3] << 24;
+	uint32_t v;
+	memcpy(&v, c->p + c->pos, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	*out = v;
 	c->pos += 4;
 	return 0;
 }
@@ -61,10 +65,11 @@ static inline int ptw_cursor_le64(struct ptw_cursor *c, uint64_t *out)
 {
 	if (!ptw_cursor_has(c, 8))
 		return -1;
-	const uint8_t *q = c->p + c->pos;
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | q[i];
+	uint64_t v;
+	memcpy(&v, c->p + c->pos, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
 	*out = v;
 	c->pos += 8;
 	return 0;

@@ -165,7 +165,14 @@ static struct ptw_em_proc *ptw_em_proc_get(struct ptw_emit *em, uint32_t pid,
 {
 	uint64_t key = (uint64_t)em->input_index << 32 | pid;
 	uint64_t v;
+	if (em->last_proc && em->last_pid == pid) {
+		if (index)
+			*index = em->last_proc - 1;
+		return &em->procs[em->last_proc - 1];
+	}
 	if (ptw_cv_map_get(&em->proc_map, key, &v)) {
+		em->last_pid = pid;
+		em->last_proc = (size_t)v + 1;
 		if (index)
 			*index = (size_t)v;
 		return &em->procs[v];
@@ -235,8 +242,11 @@ static struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em,
 	uint64_t key = ((uint64_t)pid << 32 | tid) ^
 		       ((uint64_t)em->input_index * 0x9E3779B97F4A7C15ull);
 	uint64_t v;
+	struct ptw_em_thread *c = em->last_th;
+	if (c && c->pid == pid && c->tid == tid)
+		return c;
 	if (ptw_cv_map_get(&em->thread_map, key, &v))
-		return em->threads[v];
+		return em->last_th = em->threads[v];
 	size_t pi;
 	if (!ptw_em_proc_get(em, pid, &pi, err))
 		return NULL;
@@ -272,7 +282,7 @@ static struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em,
 		return NULL;
 	}
 	em->threads[em->n_threads++] = th;
-	return th;
+	return em->last_th = th;
 }
 
 uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
@@ -318,6 +328,8 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 			return ptw_em_nomem(err);
 	em->mode = in->mode;
 	em->shift_ns = in->shift_ns;
+	em->last_th = NULL; /* caches are per input */
+	em->last_proc = 0;
 	em->in_input = 1;
 	return 0;
 }

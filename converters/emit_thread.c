@@ -307,7 +307,7 @@ static void ptw_em_add_flow(uint64_t *v, uint32_t *n, uint64_t id)
 }
 
 static int ptw_em_push_model(struct ptw_em_thread *th,
-			     const struct ptw_em_payload *pl)
+			     const struct ptw_em_payload *pl, int hash)
 {
 	if (th->model_n == th->model_cap) {
 		size_t nc = th->model_cap ? th->model_cap * 2 : 16;
@@ -319,8 +319,11 @@ static int ptw_em_push_model(struct ptw_em_thread *th,
 	}
 	struct ptw_em_open *o = &th->model[th->model_n++];
 	memset(o, 0, sizeof(*o));
-	o->name_h = ptw_em_str_hash(pl->name, pl->name_len);
-	o->cat_h = pl->cat ? ptw_em_str_hash(pl->cat, strlen(pl->cat)) : 0;
+	/* Names only matter to Chrome E events (X-form ends are nameless). */
+	if (hash) {
+		o->name_h = ptw_em_str_hash(pl->name, pl->name_len);
+		o->cat_h = pl->cat ? ptw_em_str_hash(pl->cat, strlen(pl->cat)) : 0;
+	}
 	return 0;
 }
 
@@ -413,7 +416,8 @@ static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
 	} else {
 		rc = ptw_seq_slice_begin(em->seq, &ev);
 		if (!rc)
-			rc = ptw_em_push_model(th, &pl);
+			rc = ptw_em_push_model(th, &pl,
+					       em->mode == PTW_EMIT_CHROME);
 		if (it->state == PTW_EM_UNRESOLVED)
 			em->st.open_slices++;
 		else if (it->state == PTW_EM_COMPLETE)
