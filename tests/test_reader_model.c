@@ -626,3 +626,177 @@ Test(model, broken_parent_drops_events)
 	cr_assert_eq(f.m->track_hierarchy_missing_uuid, 1);
 	fx_free(&f);
 }
+
+/* A sequence with its own clock 64 (based at 'base'), thread track
+ * 'track'. */
+static void seq_with_clock(struct ptw_tb *b, uint32_t seq, uint64_t base_ts,
+			   uint64_t track)
+{
+	ptw_tb_begin(b);
+	ptw_tb_seq(b, seq, 1);
+	ptw_tb_defaults(b, 64, track);
+	ptw_tb_clock64(b, base_ts);
+	ptw_tb_end(b);
+}
+
+static void ev_on(struct ptw_tb *b, uint32_t seq, uint64_t delta, int type,
+		  const char *name)
+{
+	ptw_tb_begin(b);
+	ptw_tb_varint(b, TS, delta);
+	ptw_tb_seq(b, seq, 2);
+	ptw_tb_open(b, EVENT);
+	ptw_tb_varint(b, TYPE, (uint64_t)type);
+	if (name)
+		ptw_tb_string(b, NAME, name);
+	ptw_tb_close(b);
+	ptw_tb_end(b);
+}
+
+Test(model, sequence_clocks_are_independent)
+{
+	struct ptw_tb b;
+	base(&b);
+	seq_with_clock(&b, 3, 5000000000ull, 4);
+	ev_on(&b, 2, 10, INSTANT, "s2a");   /* T0 + 10 */
+	ev_on(&b, 3, 10, INSTANT, "s3a");   /* 5e9 + 10 */
+	ev_on(&b, 2, 10, INSTANT, "s2b");   /* T0 + 20 */
+	ev_on(&b, 3, 1, INSTANT, "s3b");    /* 5e9 + 11 */
+	struct fx f = model(&b);
+	cr_assert_eq(ptw_test_find_slice(f.m, "s2a", 0)->ts, T0 + 10);
+	cr_assert_eq(ptw_test_find_slice(f.m, "s2b", 0)->ts, T0 + 20);
+	cr_assert_eq(ptw_test_find_slice(f.m, "s3a", 0)->ts, 5000000010);
+	cr_assert_eq(ptw_test_find_slice(f.m, "s3b", 0)->ts, 5000000011);
+	cr_assert_eq(ptw_test_find_slice(f.m, "s3b", 0)->track_uuid, 4);
+	fx_free(&f);
+}
+
+Test(model, clock_without_a_path_to_trace_time_drops_packets)
+{
+	/* perfetto-wire.md test 15: clock 64 related only to MONOTONIC
+	 * while BOOTTIME is the trace clock */
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 6, 1);
+	ptw_tb_defaults(&b, 64, 2);
+	ptw_tb_open(&b, 6);
+	ptw_tb_open(&b, 1);
+	ptw_tb_varint(&b, 1, 3);  /* MONOTONIC */
+	ptw_tb_varint(&b, 2, 100);
+	ptw_tb_close(&b);
+	ptw_tb_open(&b, 1);
+	ptw_tb_varint(&b, 1, 64);
+	ptw_tb_varint(&b, 2, 100);
+	ptw_tb_varint(&b, 3, 1);
+	ptw_tb_close(&b);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ev_on(&b, 6, 10, INSTANT, "lost");
+	ev_on(&b, 2, 10, INSTANT, "kept");
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_slices, 1);
+	cr_assert_str_eq(f.m->slices[0].name, "kept");
+	cr_assert_eq(ptw_trace_stats(f.t)->clock_sync_failure_no_path, 1);
+	fx_free(&f);
+}
+
+Test(model, no_clocks_means_verbatim_timestamps)
+{
+	/* perfetto-wire.md test 14 */
+	struct ptw_tb b;
+	ptw_tb_init(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 2, 1);
+	ptw_tb_thread_track(&b, 2, 1, 1, "t");
+	ptw_tb_end(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 123456789);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_varint(&b, TRACK, 2);
+	ptw_tb_string(&b, NAME, "abs");
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	struct fx f = model(&b);
+	cr_assert_eq(ptw_trace_clock(f.t), 0);
+	cr_assert_eq(f.m->slices[0].ts, 123456789);
+	fx_free(&f);
+}
+
+Test(model, extra_counters_sample_at_the_event_time)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev_open(&b, 10, INSTANT, 0, "with_extra");
+	ptw_tb_varint(&b, 31, 3);       /* extra_counter_track_uuids */
+	ptw_tb_int64(&b, 12, 9);        /* extra_counter_values */
+	done(&b);
+	ev_open(&b, 10, INSTANT, 0, "too_many");
+	ptw_tb_varint(&b, 31, 3);
+	ptw_tb_int64(&b, 12, 1);
+	ptw_tb_int64(&b, 12, 2);        /* more values than tracks */
+	done(&b);
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_counters, 1);
+	cr_assert_eq(f.m->counters[0].track_uuid, 3);
+	cr_assert_eq(f.m->counters[0].ts, T0 + 10);
+	cr_assert_float_eq(f.m->counters[0].value, 9.0, 0);
+	cr_assert_eq(f.m->n_slices, 1, "the bad event is dropped whole");
+	fx_free(&f);
+}
+
+Test(model, incremental_counter_restarts_after_a_checkpoint)
+{
+	struct ptw_tb b;
+	base(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 0);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_open(&b, 60);
+	ptw_tb_varint(&b, 1, 8);
+	ptw_tb_string(&b, 2, "inc");
+	ptw_tb_open(&b, 8);
+	ptw_tb_varint(&b, 5, 1);        /* is_incremental */
+	ptw_tb_close(&b);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ev_open(&b, 10, CNT, 8, NULL);
+	ptw_tb_int64(&b, COUNTER, 5);
+	done(&b);
+	ev_open(&b, 10, CNT, 8, NULL);
+	ptw_tb_int64(&b, COUNTER, 5);
+	done(&b);
+	ptw_tb_begin(&b);
+	ptw_tb_seq(&b, 2, 1);
+	ptw_tb_defaults(&b, 64, 2);
+	ptw_tb_clock64(&b, T0 + 100);
+	ptw_tb_end(&b);
+	ev_open(&b, 10, CNT, 8, NULL);
+	ptw_tb_int64(&b, COUNTER, 5);
+	done(&b);
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_counters, 3);
+	cr_assert_float_eq(f.m->counters[0].value, 5.0, 0);
+	cr_assert_float_eq(f.m->counters[1].value, 10.0, 0);
+	cr_assert_float_eq(f.m->counters[2].value, 5.0, 0);
+	cr_assert_eq(f.m->counters[2].ts, T0 + 110);
+	fx_free(&f);
+}
+
+Test(model, deprecated_flow_ids_are_read_when_new_ones_are_absent)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev_open(&b, 10, INSTANT, 2, "a");
+	ptw_tb_varint(&b, 36, 5);       /* flow_ids_old */
+	done(&b);
+	ev_open(&b, 10, INSTANT, 4, "b");
+	ptw_tb_varint(&b, 42, 5);       /* terminating_flow_ids_old */
+	done(&b);
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 1);
+	cr_assert_eq(f.m->flows[0].flow_id, 5);
+	fx_free(&f);
+}
