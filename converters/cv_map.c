@@ -67,6 +67,34 @@ int ptw_cv_map_put(struct ptw_cv_map *m, uint64_t key, uint64_t val)
 	return 0;
 }
 
+void ptw_cv_map_del(struct ptw_cv_map *m, uint64_t key)
+{
+	if (!m->cap)
+		return;
+	struct ptw_cv_map_slot *s = ptw_cv_map_find(m->slots, m->cap, key);
+	if (!s->used)
+		return;
+	size_t mask = m->cap - 1;
+	size_t hole = (size_t)(s - m->slots);
+	size_t i = hole;
+	for (;;) {
+		i = (i + 1) & mask;
+		if (!m->slots[i].used)
+			break;
+		size_t home = ptw_cv_map_index(m->slots[i].key, m->cap);
+		/* Move slot i into the hole unless its home lies cyclically
+		 * in (hole, i]. */
+		int stays = hole <= i ? (home > hole && home <= i)
+				      : (home > hole || home <= i);
+		if (!stays) {
+			m->slots[hole] = m->slots[i];
+			hole = i;
+		}
+	}
+	m->slots[hole].used = 0;
+	m->count--;
+}
+
 uint64_t ptw_cv_hash(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *c = p;

@@ -26,6 +26,9 @@ int ptw_cv_map_get(const struct ptw_cv_map *m, uint64_t key, uint64_t *val);
 /* Inserts or replaces. Returns 0 or PTW_ERR_NOMEM. */
 int ptw_cv_map_put(struct ptw_cv_map *m, uint64_t key, uint64_t val);
 
+/* Removes 'key' if present (backward-shift deletion, no tombstones). */
+void ptw_cv_map_del(struct ptw_cv_map *m, uint64_t key);
+
 /* FNV-1a over bytes, continuing from 'h' (start with PTW_CV_FNV_INIT). */
 #define PTW_CV_FNV_INIT 0xcbf29ce484222325ull
 uint64_t ptw_cv_hash(uint64_t h, const void *p, size_t n);

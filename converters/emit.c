@@ -85,6 +85,7 @@ void ptw_emit_destroy(struct ptw_emit *em)
 	ptw_cv_map_free(&em->pid_owner);
 	ptw_cv_map_free(&em->thread_map);
 	ptw_cv_map_free(&em->async_map);
+	ptw_cv_map_free(&em->async_free);
 	ptw_cv_map_free(&em->counter_map);
 	ptw_cv_map_free(&em->cli_proc);
 	ptw_cv_map_free(&em->cli_thread);
@@ -580,49 +581,80 @@ static int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 			em->st.dropped++; /* ends nothing */
 			return 0;
 		}
-		if (em->n_asyncs == em->asyncs_cap) {
-			size_t nc = em->asyncs_cap ? em->asyncs_cap * 2 : 16;
-			void *p = realloc(em->asyncs, nc * sizeof(*em->asyncs));
-			if (!p)
+		/* An idle track of the same name and parent is reused, so
+		 * tracks are bounded by the concurrency per name, not by the
+		 * number of ids (trace_processor merges same-name tracks
+		 * anyway). */
+		uint64_t nkey = ptw_cv_hash(PTW_CV_FNV_INIT, nm, nn);
+		nkey = ptw_cv_hash(nkey, &parent, sizeof(parent));
+		uint64_t head;
+		/* Reuse only a track idle in time too (input order is not
+		 * time order), else its slices could overlap. */
+		if (ptw_cv_map_get(&em->async_free, nkey, &head) && head &&
+		    em->asyncs[head - 1].last_end <= ts) {
+			idx = head - 1;
+			if (ptw_cv_map_put(&em->async_free, nkey,
+					   em->asyncs[idx].next_free))
 				return ptw_em_nomem(err);
-			em->asyncs = p;
-			em->asyncs_cap = nc;
+		} else {
+			if (em->n_asyncs == em->asyncs_cap) {
+				size_t nc = em->asyncs_cap ? em->asyncs_cap * 2 : 16;
+				void *p = realloc(em->asyncs, nc * sizeof(*em->asyncs));
+				if (!p)
+					return ptw_em_nomem(err);
+				em->asyncs = p;
+				em->asyncs_cap = nc;
+			}
+			char *t = ptw_em_strbuf(em, nn + 1);
+			if (!t)
+				return ptw_em_nomem(err);
+			memcpy(t, nm, nn);
+			t[nn] = '\0';
+			if (strlen(t) >= PTW_MAX_STRING_LEN)
+				t[PTW_MAX_STRING_LEN - 1] = '\0';
+			uint64_t uuid = ptw_writer_add_track(em->w, t, parent, -1);
+			if (!uuid)
+				return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
+			idx = em->n_asyncs++;
+			em->asyncs[idx].uuid = uuid;
+			em->asyncs[idx].last_end = 0;
+			em->asyncs[idx].name_key = nkey;
 		}
-		char *t = ptw_em_strbuf(em, nn + 1);
-		if (!t)
-			return ptw_em_nomem(err);
-		memcpy(t, nm, nn);
-		t[nn] = '\0';
-		if (strlen(t) >= PTW_MAX_STRING_LEN)
-			t[PTW_MAX_STRING_LEN - 1] = '\0';
-		uint64_t uuid = ptw_writer_add_track(em->w, t, parent, -1);
-		if (!uuid)
-			return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
-		em->asyncs[em->n_asyncs].uuid = uuid;
-		em->asyncs[em->n_asyncs].open = 0;
-		idx = em->n_asyncs;
+		em->asyncs[idx].open = 0;
+		em->asyncs[idx].next_free = 0;
 		if (ptw_cv_map_put(&em->async_map, key, idx))
 			return ptw_em_nomem(err);
-		em->n_asyncs++;
 	}
 	struct ptw_em_async *as = &em->asyncs[idx];
+	int rc;
 	if (ev->ph == 'b') {
 		as->open++;
+		if (as->last_end < ts)
+			as->last_end = ts;
 		return ptw_em_immediate(em, PTW_EM_BEGIN, as->uuid, ts, nm, nn,
 					ev, err);
 	}
 	if (ev->ph == 'e') {
-		if (!as->open) {
-			em->st.dropped++;
-			return 0;
-		}
-		as->open--;
+		as->open--; /* > 0: the key is only mapped while open */
 		em->st.slices++;
-		return ptw_em_immediate(em, PTW_EM_END, as->uuid, ts, nm, nn,
-					ev, err);
+		rc = ptw_em_immediate(em, PTW_EM_END, as->uuid, ts, nm, nn, ev,
+				      err);
+	} else {
+		rc = ptw_em_immediate(em, PTW_EM_INSTANT, as->uuid, ts, nm, nn,
+				      ev, err);
 	}
-	return ptw_em_immediate(em, PTW_EM_INSTANT, as->uuid, ts, nm, nn, ev,
-				err);
+	if (as->last_end < ts)
+		as->last_end = ts;
+	if (!rc && as->open == 0) {
+		/* Idle: forget the id, keep the track for reuse. */
+		uint64_t head = 0;
+		ptw_cv_map_del(&em->async_map, key);
+		(void)ptw_cv_map_get(&em->async_free, as->name_key, &head);
+		as->next_free = head;
+		if (ptw_cv_map_put(&em->async_free, as->name_key, idx + 1))
+			return ptw_em_nomem(err);
+	}
+	return rc;
 }
 
 static int ptw_em_metadata(struct ptw_emit *em, const struct ptw_cv_event *ev,

@@ -103,7 +103,10 @@ struct ptw_em_thread {
 
 struct ptw_em_async {
 	uint64_t uuid;
-	uint32_t open;
+	uint64_t name_key;  /* hash(name, parent): its free list */
+	uint64_t next_free; /* index + 1 of the next idle track; 0: end */
+	int64_t last_end;   /* latest ts written on it */
+	uint32_t open;      /* slices open on it (mapped from its id) */
 };
 
 struct ptw_emit {
@@ -118,7 +121,9 @@ struct ptw_emit {
 	struct ptw_cv_map thread_map; /* hash(gen, pid, tid) -> index */
 	struct ptw_em_async *asyncs;
 	size_t n_asyncs, asyncs_cap;
-	struct ptw_cv_map async_map;  /* hash(name, cat, id, scope) -> index */
+	struct ptw_cv_map async_map;  /* hash(name, cat, id, scope) -> index,
+				       * while a slice is open */
+	struct ptw_cv_map async_free; /* hash(name, parent) -> idle index + 1 */
 	struct ptw_cv_map counter_map;/* hash(process uuid, name) -> uuid */
 	uint64_t global_track;
 	/* default names from the command line */

@@ -269,3 +269,39 @@ Test(convert, json_proto_json_proto_round_trip_keeps_every_row)
 	}
 	cr_assert_eq(failed, 0, "%zu round trips lost rows (see stderr)", failed);
 }
+
+Test(convert, async_tracks_are_reused_so_memory_follows_concurrency)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "async");
+	size_t n = 2000, cap = n * 160 + 16;
+	char *j = malloc(cap);
+	cr_assert(j);
+	size_t len = (size_t)snprintf(j, cap, "[");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(j + len, cap - len,
+			"%s{\"name\":\"op\",\"ph\":\"b\",\"id\":%zu,\"pid\":1,\"ts\":%zu},"
+			"{\"name\":\"op\",\"ph\":\"e\",\"id\":%zu,\"pid\":1,\"ts\":%zu}",
+			i ? "," : "", i, 10 * i, i, 10 * i + 5);
+	snprintf(j + len, cap - len, "]");
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	struct ptw_trace *t = ptw_test_load_or_fail(out);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+	size_t nt;
+	const struct ptw_trace_track *tr = ptw_trace_tracks(t, &nt);
+	size_t named = 0;
+	for (size_t i = 0; i < nt; i++)
+		if (tr[i].name && strcmp(tr[i].name, "op") == 0)
+			named++;
+	cr_expect_eq(named, 1, "%zu tracks for sequential ids", named);
+	size_t slices = 0;
+	for (size_t i = 0; i < m->n_slices; i++)
+		if (m->slices[i].dur == 5000)
+			slices++;
+	cr_expect_eq(slices, n);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+	free(j);
+	unlink(out);
+}
