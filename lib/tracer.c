@@ -39,7 +39,7 @@ static void ptw_tr_atfork_child(void)
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	c->tr = NULL;
 	c->stopping = 0;
-	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_TSC);
+	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	atomic_store(&ptw_i_gen, c->gen);
 	/* The forking thread's ring belonged to the parent's session: do
 	 * not touch it (the child re-registers on its next session). */
@@ -67,10 +67,14 @@ void ptw_tr_ctl_init_once(void) { pthread_once(&ptw_tr_once, ptw_tr_init); }
 
 static void ptw_tr_register_atexit(void) { atexit(ptw_stop_atexit); }
 
-uint64_t ptw_i_now_mono(void)
+uint64_t ptw_i_now_slow(uint32_t g)
 {
+#if defined(__x86_64__)
+	if (g & PTW_I_GEN_TSC)
+		return __builtin_ia32_rdtsc();
+#endif
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -157,7 +161,7 @@ int ptw_set_category_enabled(const char *category, int enabled)
 		ptw_tr_enable_locked(category);
 	else
 		rc = ptw_tr_disable_locked(category, strlen(category));
-	ptw_tr_bump_gen_locked(c->gen & (PTW_I_GEN_ON | PTW_I_GEN_TSC));
+	ptw_tr_bump_gen_locked(c->gen & (PTW_I_GEN_ON | PTW_I_GEN_CLOCKS));
 	pthread_mutex_unlock(&c->mu);
 	return rc;
 }
@@ -232,7 +236,7 @@ int ptw_start(const struct ptw_config *cfg, struct ptw_error *err)
 				     "ptw_start: unknown overflow policy %d",
 				     (int)cfg->overflow);
 	if (cfg->clock != PTW_CLOCK_MONOTONIC && cfg->clock != PTW_CLOCK_TSC &&
-	    cfg->clock != PTW_CLOCK_FASTEST)
+	    cfg->clock != PTW_CLOCK_FASTEST && cfg->clock != PTW_CLOCK_BOOT)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_start: unknown clock %d", (int)cfg->clock);
 	if (!cfg->output_path && cfg->output_fd < 0)
@@ -251,8 +255,10 @@ int ptw_start(const struct ptw_config *cfg, struct ptw_error *err)
 	tr->drain_us = cfg->drain_interval_us ? cfg->drain_interval_us
 					      : PTW_DEFAULT_DRAIN_US;
 	tr->pid = (int32_t)getpid();
-	if (cfg->clock != PTW_CLOCK_MONOTONIC)
+	if (cfg->clock == PTW_CLOCK_TSC || cfg->clock == PTW_CLOCK_FASTEST)
 		tr->use_tsc = ptw_tr_tsc_calibrate(&tr->tsc) == 0;
+	tr->clock_bits = tr->use_tsc ? PTW_I_GEN_TSC
+		       : cfg->clock == PTW_CLOCK_BOOT ? PTW_I_GEN_BOOT : 0;
 
 	pthread_mutex_lock(&c->mu);
 	if (c->tr) {
@@ -306,7 +312,7 @@ int ptw_start(const struct ptw_config *cfg, struct ptw_error *err)
 		return ptw_error_set(err, PTW_ERR_NOMEM, rc,
 				     "ptw_start: cannot create the backend thread");
 	}
-	ptw_tr_bump_gen_locked(PTW_I_GEN_ON | (tr->use_tsc ? PTW_I_GEN_TSC : 0));
+	ptw_tr_bump_gen_locked(PTW_I_GEN_ON | tr->clock_bits);
 	pthread_mutex_unlock(&c->mu);
 	if (cfg->stop_at_exit)
 		pthread_once(&ptw_tr_atexit_once, ptw_tr_register_atexit);
@@ -352,7 +358,9 @@ static void ptw_tr_stats_locked(struct ptw_tracer *tr, struct ptw_stats *out)
 	}
 	out->threads = tr->n_registered;
 	out->tsc_hz = tr->use_tsc ? tr->tsc.hz : 0;
-	out->clock = tr->use_tsc ? PTW_CLOCK_TSC : PTW_CLOCK_MONOTONIC;
+	out->clock = tr->use_tsc ? PTW_CLOCK_TSC
+		   : (tr->clock_bits & PTW_I_GEN_BOOT) ? PTW_CLOCK_BOOT
+						       : PTW_CLOCK_MONOTONIC;
 	out->running = 1;
 }
 

@@ -178,7 +178,8 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 	uint32_t n = 0;
 	a[n].name = "clock";
 	a[n].type = PTW_ARG_STRING;
-	a[n++].v.s = tr->use_tsc ? "tsc" : "monotonic";
+	a[n++].v.s = tr->use_tsc ? "tsc"
+		     : (tr->clock_bits & PTW_I_GEN_BOOT) ? "boottime" : "monotonic";
 	if (tr->use_tsc) {
 		a[n].name = "tsc_hz";
 		a[n].type = PTW_ARG_UINT;
@@ -195,7 +196,7 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 	}
 	struct ptw_event ev;
 	memset(&ev, 0, sizeof(ev));
-	ev.ts = ptw_i_now_mono();
+	ev.ts = ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits));
 	ev.name = "ptw.clock";
 	ev.category = "ptw";
 	ev.args = a;
@@ -623,8 +624,8 @@ static void ptw_tr_finish_thread(struct ptw_tracer *tr, struct ptw_tr_thread *th
 	ptw_tr_drain(tr, th);
 	uint64_t total = atomic_load_explicit(&th->pub.dropped,
 					      memory_order_acquire);
-	ptw_tr_announce_drops(tr, th, total, ptw_tr_ts(tr, ptw_i_now(
-							   tr->use_tsc ? PTW_I_GEN_TSC : 0)));
+	ptw_tr_announce_drops(tr, th, total,
+			      ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits)));
 }
 
 /* Removes a finished thread from the session (backend only). */

@@ -82,6 +82,7 @@ struct ptw_tracer {
 	int wait;
 	uint32_t drain_us;
 	int use_tsc;
+	uint32_t clock_bits;          /* PTW_I_GEN_TSC / PTW_I_GEN_BOOT / 0 */
 	struct ptw_tr_tsc tsc;
 	int32_t pid;
 

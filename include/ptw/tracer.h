@@ -68,8 +68,8 @@ enum ptw_overflow {
 	PTW_OVERFLOW_WAIT = 1,
 };
 
-/* Where event timestamps come from. Trace time is always CLOCK_MONOTONIC
- * nanoseconds. */
+/* Where event timestamps come from. Trace time is CLOCK_MONOTONIC
+ * nanoseconds (CLOCK_BOOTTIME with PTW_CLOCK_BOOT). */
 enum ptw_clock {
 	/* clock_gettime(CLOCK_MONOTONIC) through the vDSO (default). */
 	PTW_CLOCK_MONOTONIC = 0,
@@ -81,6 +81,10 @@ enum ptw_clock {
 	PTW_CLOCK_TSC = 1,
 	/* The cheapest clock available: TSC if usable, else MONOTONIC. */
 	PTW_CLOCK_FASTEST = 2,
+	/* clock_gettime(CLOCK_BOOTTIME) through the vDSO: like MONOTONIC but
+	 * counts time suspended; the clock of Perfetto's system traces, so
+	 * the trace lines up with them. Trace time is then BOOTTIME ns. */
+	PTW_CLOCK_BOOT = 3,
 };
 
 /* Zeroed means defaults (except that an output must be named). */
@@ -100,7 +104,7 @@ struct ptw_config {
 	uint32_t ring_slots;
 	/* PTW_OVERFLOW_DROP (0, default) or PTW_OVERFLOW_WAIT. */
 	enum ptw_overflow overflow;
-	/* PTW_CLOCK_MONOTONIC (0, default), _TSC or _FASTEST. */
+	/* PTW_CLOCK_MONOTONIC (0, default), _TSC, _FASTEST or _BOOT. */
 	enum ptw_clock clock;
 	/* Process track name. NULL: the program's short name. */
 	const char *process_name;
@@ -122,7 +126,7 @@ struct ptw_stats {
 	uint64_t threads;    /* threads that registered a ring */
 	uint64_t bytes_written; /* trace bytes written so far */
 	uint64_t tsc_hz;     /* TSC frequency used; 0 with MONOTONIC */
-	enum ptw_clock clock;/* PTW_CLOCK_MONOTONIC or PTW_CLOCK_TSC */
+	enum ptw_clock clock;/* PTW_CLOCK_MONOTONIC, _TSC or _BOOT (in use) */
 	int running;         /* 1 between ptw_start and ptw_stop */
 };
 
@@ -325,12 +329,14 @@ struct ptw_i_thread {
 
 /* THE GLOBAL STATE of ptw (documented exception to "no globals"):
  * ptw_i_gen is the enable word every macro reads: even = tracing stopped,
- * odd = running; bit 1 set = TSC clock; bits 2.. count generations (start,
- * stop and each category change bump it). ptw_i_self is the calling
+ * odd = running; bit 1 = TSC clock, bit 2 = BOOTTIME clock; bits 3.. count
+ * generations (start, stop and each category change bump it). ptw_i_self is the calling
  * thread's ring (NULL until its first event). Both live in lib/tracer.c. */
 #define PTW_I_GEN_ON 1u
 #define PTW_I_GEN_TSC 2u
-#define PTW_I_GEN_STEP 4u
+#define PTW_I_GEN_BOOT 4u
+#define PTW_I_GEN_CLOCKS (PTW_I_GEN_TSC | PTW_I_GEN_BOOT)
+#define PTW_I_GEN_STEP 8u
 extern _Atomic uint32_t ptw_i_gen;
 /* initial-exec: one %fs-relative load, no __tls_get_addr call, also when
  * libptw is a shared library loaded at program start (not dlopen). */
@@ -344,7 +350,7 @@ int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const char *dyn_name, uint64_t id,
 		 const struct ptw_targ *args, size_t nargs);
-uint64_t ptw_i_now_mono(void);
+uint64_t ptw_i_now_slow(uint32_t g);
 int ptw_i_end_lost(struct ptw_i_thread *t);
 
 #define PTW_I_CAT2(a, b) a##b
@@ -393,19 +399,20 @@ static inline uint64_t ptw_i_dbl_bits(double d)
 	return x.u;
 }
 
+/* A clock reading for generation g: TSC ticks, or ns of the chosen clock. */
 static inline uint64_t ptw_i_now(uint32_t g)
 {
 #if defined(__x86_64__)
 	if (g & PTW_I_GEN_TSC)
 		return __builtin_ia32_rdtsc();
 #endif
-	(void)g;
-#if defined(CLOCK_MONOTONIC)
+#if defined(CLOCK_MONOTONIC) && defined(CLOCK_BOOTTIME)
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC,
+		      &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #else
-	return ptw_i_now_mono();
+	return ptw_i_now_slow(g);
 #endif
 }
 
