@@ -281,18 +281,16 @@ int main(void)
 		pthread_barrier_destroy(&bar);
 		stop();
 		/* merge both threads' runs */
-		for (size_t i = 0; i < t[1].k.pair.n; i++)
-			dist_add(&t[0].k.pair, t[1].k.pair.v[i]);
-		free(t[1].k.pair.v);
-		free(t[1].k.begin.v);
-		free(t[1].k.end.v);
-		free(t[1].k.instant.v);
-		free(t[1].k.counter.v);
-		dist_print(&t[0].k.pair, "producer_ns_per_event_2t");
-		free(t[0].k.begin.v);
-		free(t[0].k.end.v);
-		free(t[0].k.instant.v);
-		free(t[0].k.counter.v);
+		struct dist *a[] = {&t[0].k.pair, &t[0].k.begin, &t[0].k.end,
+				    &t[0].k.instant, &t[0].k.counter};
+		struct dist *b[] = {&t[1].k.pair, &t[1].k.begin, &t[1].k.end,
+				    &t[1].k.instant, &t[1].k.counter};
+		for (size_t j = 0; j < 5; j++) {
+			for (size_t i = 0; i < b[j]->n; i++)
+				dist_add(a[j], b[j]->v[i]);
+			free(b[j]->v);
+		}
+		print_kinds(&t[0].k, "2t");
 	}
 	/* backend throughput and trace size: N begin/end events logged as
 	 * fast as possible into a ring that holds them all; time until the
