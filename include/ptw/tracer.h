@@ -147,8 +147,8 @@ int ptw_flush(void);
 /* Stops tracing: disables the macros, drains every ring, closes the
  * writer (and the file). Returns 0 or the first error of the session (also
  * in *err when given). Idempotent: returns 0 when not running. Events that
- * race with the stop on other threads may be lost (counted in dropped when
- * seen). Not from a signal handler. */
+ * race with the stop on other threads may be lost without being counted.
+ * Not from a signal handler. */
 int ptw_stop_ex(struct ptw_error *err);
 int ptw_stop(void);
 /* Same, with the void(void) signature atexit() needs. */
@@ -172,9 +172,10 @@ int ptw_set_thread_name(const char *name);
  * for later sessions. Returns 0, PTW_ERR_INVALID or PTW_ERR_NOMEM. */
 int ptw_set_process_name(const char *name);
 
-/* Enables or disables a category at run time (an empty category or NULL
- * is always enabled). Applies to this and later sessions. Returns 0,
- * PTW_ERR_INVALID or PTW_ERR_NOMEM. */
+/* Enables or disables a category at run time, at once on every thread (the
+ * empty category is always enabled). Lasts until the next ptw_start(),
+ * which resets the set to cfg->disabled_categories. Returns 0,
+ * PTW_ERR_INVALID (NULL) or PTW_ERR_NOMEM. */
 int ptw_set_category_enabled(const char *category, int enabled);
 
 /* ---- typed arguments ------------------------------------------------- */
