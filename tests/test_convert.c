@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "appletrace.h"
@@ -304,4 +306,83 @@ Test(convert, async_tracks_are_reused_so_memory_follows_concurrency)
 	ptw_trace_free(t);
 	free(j);
 	unlink(out);
+}
+
+/* ---- the ptw-convert command ------------------------------------------- */
+
+static void tool_path(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert_gt(k, 0);
+	exe[k] = '\0';
+	for (int i = 0; i < 2; i++)
+		*strrchr(exe, '/') = '\0';
+	snprintf(buf, len, "%s/bin/ptw-convert", exe);
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int count_cb(void *ctx, const struct ptw_cv_event *ev,
+		    struct ptw_error *err)
+{
+	(void)ev;
+	(void)err;
+	(*(size_t *)ctx)++;
+	return 0;
+}
+
+Test(convert, command_line_outputs_keep_going_stats_stdin_and_to_json)
+{
+	char tool[PATH_MAX], root[PATH_MAX];
+	tool_path(tool, sizeof(tool));
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("ptw-convert not built");
+	corpus_root(root, sizeof(root));
+	char d[] = "/tmp/ptw-cli-XXXXXX";
+	cr_assert(mkdtemp(d));
+	/* default output name: the input without its extension */
+	cr_assert_eq(sh("cp -r '%s/text_sample' '%s/run' && cp '%s/chrome_array/input.json' "
+			"'%s/a.json' && chmod -R u+w '%s'", root, d, root, d, d), 0);
+	cr_assert_eq(sh("'%s' -q '%s/run/' && test -s '%s/run.pftrace'", tool, d, d), 0);
+	cr_assert_eq(sh("'%s' -q '%s/a.json' && test -s '%s/a.pftrace'", tool, d, d), 0);
+	/* stdin needs -o; --stats prints counts */
+	cr_assert_neq(sh("'%s' -q - < '%s/a.json' 2>/dev/null", tool, d), 0);
+	cr_assert_eq(sh("'%s' -q -s -o '%s/stdin.pftrace' - < '%s/a.json' 2>'%s/stats' "
+			"&& grep -q '^events_read ' '%s/stats' && grep -q '^bytes_out ' '%s/stats'",
+			tool, d, d, d, d, d), 0);
+	/* a bad input: without -k nothing is written; with -k the good
+	 * input is converted and the status is still 1 */
+	cr_assert_eq(sh("printf '{\"name\":\"x\",,\\n' > '%s/bad.appletrace'", d), 0);
+	cr_assert_eq(sh("'%s' -q -o '%s/k.pftrace' '%s/a.json' '%s/bad.appletrace' "
+			"2>/dev/null", tool, d, d, d), 1);
+	cr_assert_neq(sh("ls '%s' | grep -q '^k.pftrace'", d), 0, "output left");
+	cr_assert_eq(sh("'%s' -q -k -o '%s/k.pftrace' '%s/a.json' '%s/bad.appletrace' "
+			"2>'%s/err'", tool, d, d, d, d), 1);
+	cr_assert_eq(sh("test -s '%s/k.pftrace' && grep -q 'bad.appletrace:1' '%s/err'",
+			d, d), 0);
+	/* bad option values are refused */
+	cr_assert_eq(sh("'%s' --shift x '%s/a.json' 2>/dev/null", tool, d), 2);
+	cr_assert_eq(sh("'%s' --remap-pid 0:1=2 '%s/a.json' 2>/dev/null", tool, d), 2);
+	/* --to-json writes Chrome JSON that reads back */
+	cr_assert_eq(sh("'%s' --to-json -o '%s/back.json' '%s/a.pftrace'", tool, d, d), 0);
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/back.json", d);
+	size_t n, events = 0;
+	uint8_t *text = ptw_test_read_file_or_fail(p, &n);
+	struct ptw_error err = {0};
+	cr_assert_eq(ptw_cv_json_read_mem(text, n, NULL, count_cb, &events, NULL,
+					  &err), 0, "%s", err.msg);
+	cr_assert_gt(events, 10);
+	free(text);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }

@@ -212,7 +212,10 @@ static int convert_input(struct cli *c, const char *path, int no,
 		    strlen(err->msg) + strlen(path) + 4 < sizeof(err->msg)) {
 			/* Name the fragment with its directory. */
 			char m[2 * PTW_ERROR_MSG_MAX + 8];
-			snprintf(m, sizeof(m), "%s/%s", path, err->msg);
+			int pl = (int)strlen(path);
+			while (pl > 1 && path[pl - 1] == '/')
+				pl--;
+			snprintf(m, sizeof(m), "%.*s/%s", pl, path, err->msg);
 			memcpy(err->msg, m, sizeof(err->msg) - 1);
 			err->msg[sizeof(err->msg) - 1] = '\0';
 		}
