@@ -5,33 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One interned string: its bytes live in the arena at 'off'. */
-struct ptw_intern_entry {
-	uint64_t hash;
-	size_t off;
-	size_t len;
-};
-
-/* Pointer cache slot; iid 0 marks an empty slot. */
-struct ptw_intern_pslot {
-	const void *ptr;
-	uint64_t iid;
-};
-
-struct ptw_intern {
-	/* Open-addressed index: entry index + 1, 0 = empty. Load <= 1/2. */
-	uint32_t *slots;
-	uint32_t mask;
-	struct ptw_intern_entry *entries; /* entries[iid - 1] */
-	uint32_t count;
-	uint32_t entries_cap;
-	char *arena;
-	size_t arena_len;
-	size_t arena_cap;
-	struct ptw_intern_pslot *pslots;
-	uint32_t pmask;
-	uint32_t pcount;
-};
+/* The pointer cache stays small: it only needs to hold the distinct
+ * literal strings a program passes, and it forgets when half full. */
+#define PTW_INTERN_PCACHE_MAX 4096u
 
 static uint64_t ptw_intern_hash(const char *s, size_t len)
 {
@@ -54,12 +30,6 @@ static uint64_t ptw_intern_hash(const char *s, size_t len)
 	return h;
 }
 
-static uint64_t ptw_intern_ptr_hash(const void *p)
-{
-	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15u;
-	return h ^ (h >> 31);
-}
-
 static uint32_t ptw_intern_pow2(uint32_t n)
 {
 	uint32_t c = 16;
@@ -78,14 +48,17 @@ struct ptw_intern *ptw_intern_create(uint32_t expected)
 	if (expected > (1u << 20))
 		expected = 1u << 20; /* grows later if really needed */
 	uint32_t cap = ptw_intern_pow2(expected * 2);
+	uint32_t pcap = cap < PTW_INTERN_PCACHE_MAX ? cap : PTW_INTERN_PCACHE_MAX;
 	t->slots = calloc(cap, sizeof(*t->slots));
 	t->mask = cap - 1;
+	t->gen = 1;
 	t->entries_cap = expected;
 	t->entries = malloc((size_t)expected * sizeof(*t->entries));
 	t->arena_cap = (size_t)expected * 32;
 	t->arena = malloc(t->arena_cap);
-	t->pslots = calloc(cap, sizeof(*t->pslots));
-	t->pmask = cap - 1;
+	t->pslots = calloc(pcap, sizeof(*t->pslots));
+	t->pmask = pcap - 1;
+	t->pgen = 1;
 	if (!t->slots || !t->entries || !t->arena || !t->pslots) {
 		ptw_intern_destroy(t);
 		return NULL;
@@ -104,18 +77,26 @@ void ptw_intern_destroy(struct ptw_intern *t)
 	free(t);
 }
 
-void ptw_intern_reset(struct ptw_intern *t)
+static void ptw_intern_pcache_clear(struct ptw_intern *t)
 {
-	if (t->count)
-		memset(t->slots, 0, ((size_t)t->mask + 1) * sizeof(*t->slots));
-	if (t->pcount)
+	if (++t->pgen == 0) { /* wrapped: stale tags could match again */
 		memset(t->pslots, 0, ((size_t)t->pmask + 1) * sizeof(*t->pslots));
-	t->count = 0;
+		t->pgen = 1;
+	}
 	t->pcount = 0;
-	t->arena_len = 0;
 }
 
-uint32_t ptw_intern_count(const struct ptw_intern *t) { return t->count; }
+void ptw_intern_reset(struct ptw_intern *t)
+{
+	if (t->count && ++t->gen == 0) {
+		memset(t->slots, 0, ((size_t)t->mask + 1) * sizeof(*t->slots));
+		t->gen = 1;
+	}
+	if (t->pcount)
+		ptw_intern_pcache_clear(t);
+	t->count = 0;
+	t->arena_len = 0;
+}
 
 /* Doubles the index and rehashes every entry (slow path). */
 static int ptw_intern_grow_index(struct ptw_intern *t)
@@ -123,18 +104,20 @@ static int ptw_intern_grow_index(struct ptw_intern *t)
 	uint32_t cap = (t->mask + 1) * 2;
 	if (cap == 0 || cap > (1u << 30))
 		return -1;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
+	struct ptw_intern_slot *slots = calloc(cap, sizeof(*slots));
 	if (!slots)
 		return -1;
 	for (uint32_t i = 0; i < t->count; i++) {
 		uint32_t j = (uint32_t)t->entries[i].hash & (cap - 1);
-		while (slots[j])
+		while (slots[j].gen == 1)
 			j = (j + 1) & (cap - 1);
-		slots[j] = i + 1;
+		slots[j].idx = i + 1;
+		slots[j].gen = 1;
 	}
 	free(t->slots);
 	t->slots = slots;
 	t->mask = cap - 1;
+	t->gen = 1;
 	return 0;
 }
 
@@ -174,15 +157,12 @@ uint64_t ptw_intern_get(struct ptw_intern *t, const char *s, size_t len,
 {
 	uint64_t h = ptw_intern_hash(s, len);
 	uint32_t j = (uint32_t)h & t->mask;
-	for (;;) {
-		uint32_t e = t->slots[j];
-		if (!e)
-			break;
-		const struct ptw_intern_entry *en = &t->entries[e - 1];
+	while (t->slots[j].gen == t->gen) {
+		const struct ptw_intern_entry *en = &t->entries[t->slots[j].idx - 1];
 		if (en->hash == h && en->len == len &&
 		    memcmp(t->arena + en->off, s, len) == 0) {
 			*is_new = 0;
-			return e;
+			return t->slots[j].idx;
 		}
 		j = (j + 1) & t->mask;
 	}
@@ -190,7 +170,7 @@ uint64_t ptw_intern_get(struct ptw_intern *t, const char *s, size_t len,
 	if (ptw_intern_reserve(t, len) != 0)
 		return 0;
 	j = (uint32_t)h & t->mask;
-	while (t->slots[j])
+	while (t->slots[j].gen == t->gen)
 		j = (j + 1) & t->mask;
 	struct ptw_intern_entry *en = &t->entries[t->count];
 	en->hash = h;
@@ -200,22 +180,10 @@ uint64_t ptw_intern_get(struct ptw_intern *t, const char *s, size_t len,
 		memcpy(t->arena + t->arena_len, s, len);
 	t->arena_len += len;
 	t->count++;
-	t->slots[j] = t->count;
+	t->slots[j].idx = t->count;
+	t->slots[j].gen = t->gen;
 	*is_new = 1;
 	return t->count;
-}
-
-uint64_t ptw_intern_get_ptr(const struct ptw_intern *t, const void *p)
-{
-	uint32_t j = (uint32_t)ptw_intern_ptr_hash(p) & t->pmask;
-	for (;;) {
-		const struct ptw_intern_pslot *ps = &t->pslots[j];
-		if (ps->ptr == p)
-			return ps->iid;
-		if (!ps->iid)
-			return 0;
-		j = (j + 1) & t->pmask;
-	}
 }
 
 void ptw_intern_put_ptr(struct ptw_intern *t, const void *p, uint64_t iid)
@@ -223,18 +191,17 @@ void ptw_intern_put_ptr(struct ptw_intern *t, const void *p, uint64_t iid)
 	/* A cache, not a table: when half full, forget everything rather
 	 * than allocate (callers with many distinct static pointers just
 	 * take the content path more often). */
-	if ((size_t)(t->pcount + 1) * 2 > (size_t)t->pmask + 1) {
-		memset(t->pslots, 0, ((size_t)t->pmask + 1) * sizeof(*t->pslots));
-		t->pcount = 0;
-	}
-	uint32_t j = (uint32_t)ptw_intern_ptr_hash(p) & t->pmask;
-	while (t->pslots[j].iid) {
+	if ((size_t)(t->pcount + 1) * 2 > (size_t)t->pmask + 1)
+		ptw_intern_pcache_clear(t);
+	uint32_t j = ptw_intern_ptr_slot(p, t->pmask);
+	while (t->pslots[j].gen == t->pgen) {
 		if (t->pslots[j].ptr == p)
 			return;
 		j = (j + 1) & t->pmask;
 	}
 	t->pslots[j].ptr = p;
-	t->pslots[j].iid = iid;
+	t->pslots[j].iid = (uint32_t)iid;
+	t->pslots[j].gen = t->pgen;
 	t->pcount++;
 }
 

@@ -7,14 +7,49 @@
  * checkpoint). A second, pointer-keyed cache maps the address of a string
  * the caller promised never to change (PTW_EV_STATIC_STRINGS) to its iid,
  * so hot callers skip strlen and hashing. All storage is allocated at
- * create time and grows by doubling on the insert path only. */
+ * create time and grows by doubling on the insert path only. Slots carry a
+ * generation number, so a reset is O(1) instead of clearing the arrays. */
 #ifndef PTW_INTERN_H
 #define PTW_INTERN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct ptw_intern;
+/* Content index slot: entry index + 1, valid iff gen == table gen. */
+struct ptw_intern_slot {
+	uint32_t idx;
+	uint32_t gen;
+};
+
+/* Pointer cache slot, valid iff gen == table pgen. */
+struct ptw_intern_pslot {
+	const void *ptr;
+	uint32_t iid;
+	uint32_t gen;
+};
+
+struct ptw_intern_entry {
+	uint64_t hash;
+	size_t off; /* bytes in the arena */
+	size_t len;
+};
+
+/* Visible for the inline pointer lookup; use the functions. */
+struct ptw_intern {
+	struct ptw_intern_slot *slots; /* open addressing, load <= 1/2 */
+	uint32_t mask;
+	uint32_t gen;
+	struct ptw_intern_entry *entries; /* entries[iid - 1] */
+	uint32_t count;
+	uint32_t entries_cap;
+	char *arena;
+	size_t arena_len;
+	size_t arena_cap;
+	struct ptw_intern_pslot *pslots;
+	uint32_t pmask;
+	uint32_t pgen;
+	uint32_t pcount;
+};
 
 /* 'expected' sizes the initial tables (strings before the first growth).
  * NULL on allocation failure. */
@@ -25,20 +60,42 @@ void ptw_intern_destroy(struct ptw_intern *t);
 void ptw_intern_reset(struct ptw_intern *t);
 
 /* Number of strings in the current generation. */
-uint32_t ptw_intern_count(const struct ptw_intern *t);
+static inline uint32_t ptw_intern_count(const struct ptw_intern *t)
+{
+	return t->count;
+}
 
 /* Looks 's' (of 'len' bytes) up; if absent inserts it. Returns its iid
  * (> 0) and sets *is_new, or 0 on allocation failure. */
 uint64_t ptw_intern_get(struct ptw_intern *t, const char *s, size_t len,
 			int *is_new);
 
-/* The iid cached for pointer 'p' in this generation, or 0. */
-uint64_t ptw_intern_get_ptr(const struct ptw_intern *t, const void *p);
 /* Remembers 'p' -> 'iid' (best effort: the cache may forget entries). */
 void ptw_intern_put_ptr(struct ptw_intern *t, const void *p, uint64_t iid);
 
 /* The bytes of entry 'iid' (valid until the next reset or insert). */
 const char *ptw_intern_str(const struct ptw_intern *t, uint64_t iid,
 			   size_t *len);
+
+static inline uint32_t ptw_intern_ptr_slot(const void *p, uint32_t mask)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15u;
+	return (uint32_t)(h >> 40) & mask;
+}
+
+/* The iid cached for pointer 'p' in this generation, or 0. */
+static inline uint64_t ptw_intern_get_ptr(const struct ptw_intern *t,
+					  const void *p)
+{
+	uint32_t j = ptw_intern_ptr_slot(p, t->pmask);
+	for (;;) {
+		const struct ptw_intern_pslot *ps = &t->pslots[j];
+		if (ps->gen != t->pgen)
+			return 0;
+		if (ps->ptr == p)
+			return ps->iid;
+		j = (j + 1) & t->pmask;
+	}
+}
 
 #endif /* PTW_INTERN_H */

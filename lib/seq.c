@@ -32,6 +32,10 @@ struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
 	s->id = w->next_seq_id;
 	s->default_track = default_track;
 	s->is_clock = (uint8_t)(is_clock != 0);
+	uint8_t *h = ptw_pb_write_varint_field(s->hdr, PTW_F_PKT_SEQUENCE_ID, s->id);
+	h = ptw_pb_write_varint_field(h, PTW_F_PKT_SEQUENCE_FLAGS,
+				      PTW_SEQ_NEEDS_INCREMENTAL_STATE);
+	s->hdr_len = (uint8_t)(h - s->hdr);
 	s->names = ptw_intern_create(n);
 	s->cats = ptw_intern_create(n);
 	s->anames = ptw_intern_create(n);
@@ -222,9 +226,7 @@ size_t ptw_w_seq_packet_begin(struct ptw_seq *s, uint64_t ts)
 		ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
 					   PTW_CLOCK_SEQ_ABS);
 	}
-	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID, s->id);
-	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_FLAGS,
-				   PTW_SEQ_NEEDS_INCREMENTAL_STATE);
+	ptw_pb_append_raw(b, s->hdr, s->hdr_len);
 	s->since_cp++;
 	return mark;
 }

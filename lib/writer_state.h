@@ -36,6 +36,10 @@ struct ptw_seq {
 	uint8_t is_clock;        /* clock-stream sequence: no HOST mode claim */
 	uint8_t destroyed;       /* ptw_seq_destroy() called: events fail */
 	uint64_t dropped;        /* events lost since the last packet */
+	/* Encoded trusted_packet_sequence_id + sequence_flags (NEEDS) of
+	 * every event packet, copied in by the fast path. */
+	uint8_t hdr[16];
+	uint8_t hdr_len;
 	struct ptw_intern *names;  /* InternedData.event_names */
 	struct ptw_intern *cats;   /* InternedData.event_categories */
 	struct ptw_intern *anames; /* InternedData.debug_annotation_names */

@@ -470,3 +470,49 @@ Test(writer, mark_dropped_starts_a_checkpoint_with_the_loss_flag)
 	tw_trace_free(&t);
 	free(r);
 }
+
+/* The fast path (static strings already interned) and the general path
+ * must produce the same bytes. */
+static uint8_t *write_mix(uint32_t flags, size_t *len)
+{
+	char *path = tw_tmp_path();
+	struct ptw_writer_options o = {.checkpoint_packets = 7};
+	struct ptw_writer *w = ptw_writer_open(path, &o, NULL);
+	cr_assert_not_null(w);
+	uint64_t thr = ptw_writer_add_thread_track(w, 1, 2, "t");
+	uint64_t other = ptw_writer_add_track(w, "o", 0, -1);
+	uint64_t ctr = ptw_writer_add_counter_track(w, "c", NULL, 0, -1);
+	struct ptw_seq *s = ptw_writer_add_seq(w, thr);
+	static const char *const nm[3] = {"a", "b", "c"};
+	uint64_t ts[] = {10, 20, 5, 30, 30, 1000000, 3, 1000001};
+	for (int i = 0; i < 40; i++) {
+		struct ptw_event ev = {.ts = ts[i % 8] + (uint64_t)i, .name = nm[i % 3],
+				       .category = i % 2 ? "x" : NULL,
+				       .track = i % 4 == 3 ? other : 0, .flags = flags};
+		cr_assert_eq(ptw_seq_slice_begin(s, &ev), 0);
+		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+		cr_assert_eq(ptw_seq_counter_double(s, ctr, ev.ts, i * 0.5), 0);
+		cr_assert_eq(ptw_seq_slice_end(s, &ev), 0);
+		cr_assert_eq(ptw_seq_counter_int(s, ctr, ev.ts, -i), 0);
+	}
+	cr_assert_eq(ptw_writer_close(w, NULL), 0);
+	uint8_t *b = tw_read_file(path, len);
+	unlink(path);
+	free(path);
+	return b;
+}
+
+Test(writer, fast_and_general_paths_write_identical_bytes)
+{
+	size_t a_len, b_len;
+	uint8_t *a = write_mix(PTW_EV_STATIC_STRINGS, &a_len);
+	uint8_t *b = write_mix(0, &b_len);
+	cr_assert_eq(a_len, b_len);
+	cr_assert_eq(memcmp(a, b, a_len), 0);
+	struct tw_trace t;
+	cr_assert_eq(tw_decode(&t, a, a_len), 0, "%s", t.err);
+	cr_assert_eq(t.n_ev, 200);
+	tw_trace_free(&t);
+	free(a);
+	free(b);
+}

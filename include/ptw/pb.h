@@ -76,6 +76,33 @@ static inline uint8_t *ptw_pb_write_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
+/* Pointer-form field writers for callers that reserved the space first
+ * (ptw_pb_reserve): each writes tag + value at p and returns the end.
+ * WARNING: no bounds check; at most 2 * PTW_PB_VARINT_MAX bytes
+ * (fixed64: PTW_PB_VARINT_MAX + 8). */
+static inline uint8_t *ptw_pb_write_varint_field(uint8_t *p, uint32_t field,
+						 uint64_t v)
+{
+	p = ptw_pb_write_varint(p, PTW_PB_TAG(field, PTW_PB_WT_VARINT));
+	return ptw_pb_write_varint(p, v);
+}
+
+static inline uint8_t *ptw_pb_write_fixed64_field(uint8_t *p, uint32_t field,
+						  uint64_t v)
+{
+	p = ptw_pb_write_varint(p, PTW_PB_TAG(field, PTW_PB_WT_FIXED64));
+	for (int i = 0; i < 8; i++)
+		*p++ = (uint8_t)(v >> (8 * i)); /* little-endian */
+	return p;
+}
+
+/* Tag of a length-delimited field whose 1-byte length the caller fills
+ * in later (body known to be under 128 bytes). */
+static inline uint8_t *ptw_pb_write_len_tag(uint8_t *p, uint32_t field)
+{
+	return ptw_pb_write_varint(p, PTW_PB_TAG(field, PTW_PB_WT_LEN));
+}
+
 static inline void ptw_pb_append_raw(struct ptw_pb_buf *b, const void *src,
 				     size_t n)
 {
