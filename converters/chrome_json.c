@@ -73,6 +73,15 @@ static void advance_lines(struct rd *r, uint64_t to)
 	const char *s = r->buf + (r->lines_pos - r->base);
 	const char *e = r->buf + (to - r->base);
 	const char *q;
+	if (e - s < 32) { /* between events: ",\n" */
+		for (q = s; q < e; q++)
+			if (*q == '\n') {
+				r->line++;
+				r->line_start = r->base + (uint64_t)(q - r->buf) + 1;
+			}
+		r->lines_pos = to;
+		return;
+	}
 	while (s < e && (q = memchr(s, '\n', (size_t)(e - s)))) {
 		r->line++;
 		r->line_start = r->base + (uint64_t)(q - r->buf) + 1;
@@ -365,6 +374,13 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 	ev.input = r->name;
 	ev.line = r->line;
 	ev.offset = at;
+	/* the parser counted the event's own LFs: skip past it */
+	const struct ptw_cv_json_lines *nl = ptw_cv_json_i_lines(r->jp);
+	if (nl->nl) {
+		r->line += nl->nl;
+		r->line_start = at + nl->last_nl + 1;
+	}
+	r->lines_pos = at + end;
 	rc = r->fn(r->ctx, &ev, r->err);
 	if (rc)
 		return rc < 0 ? rc : PTW_ERR_INVALID;

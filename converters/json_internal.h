@@ -7,6 +7,7 @@
 #define PTW_JSON_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "chrome_json.h"
 
@@ -23,6 +24,16 @@
 int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
 			      size_t n, size_t *end, struct ptw_cv_event *ev,
 			      struct ptw_error *err);
+
+/* LFs inside the last event parsed by ptw_cv_json_i_parse_event() (they
+ * can only be whitespace), so the reader needs no second pass for line
+ * numbers. */
+struct ptw_cv_json_lines {
+	uint64_t nl;    /* number of LFs */
+	size_t last_nl; /* offset of the last one (relative to p), if nl */
+};
+const struct ptw_cv_json_lines *
+ptw_cv_json_i_lines(const struct ptw_cv_json_parser *jp);
 
 /* Decodes the JSON string whose opening quote is p[0] into the parser's
  * key buffer (valid until the next call on jp). Same returns as above;

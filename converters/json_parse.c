@@ -29,6 +29,7 @@ struct ptw_cv_json_parser {
 	char *num;          /* NUL-terminated number text for strtod_l */
 	size_t num_cap;
 	locale_t c_locale;  /* strtod must not follow the program's LC_NUMERIC */
+	struct ptw_cv_json_lines lines; /* of the last successful event */
 	struct ptw_cv_arg args[PTW_CV_MAX_ARGS];
 };
 
@@ -41,6 +42,8 @@ struct pctx {
 	char *out; /* next free byte of jp->scratch */
 	struct ptw_error *err;
 	int id_set; /* a valid "id" was seen: "id2" no longer counts */
+	uint64_t nl;    /* LFs skipped as whitespace */
+	size_t last_nl; /* offset of the last of them */
 };
 
 /* A scalar value, or the span of a skipped object/array. */
@@ -108,10 +111,30 @@ static inline void skip_ws(struct pctx *c)
 {
 	const unsigned char *p = c->p;
 	size_t i = c->i, n = c->n;
+	if (i < n && p[i] > ' ')
+		return; /* the common case: no whitespace at all */
 	while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' ||
-			 p[i] == '\t'))
+			 p[i] == '\t')) {
+		if (p[i] == '\n') {
+			/* raw LFs occur only here in valid JSON: counting them
+			 * spares the reader a second pass for line numbers */
+			c->nl++;
+			c->last_nl = i;
+		}
 		i++;
+	}
 	c->i = i;
+}
+
+/* SWAR: a word with a byte that needs a closer look in a string ('"',
+ * '\\', a control character or a non-ASCII byte) is non-zero here. */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+static inline uint64_t special_bytes(uint64_t x)
+{
+	uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+	return ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) |
+	       x;
 }
 
 /* Bytes a string can hold without a closer look: printable ASCII other
@@ -285,6 +308,13 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 	size_t start = c->i + 1, i = start;
 	int rc;
 	for (;;) {
+		while (i + 8 <= n) {
+			uint64_t w;
+			memcpy(&w, p + i, 8);
+			if (special_bytes(w) & HIGHS)
+				break;
+			i += 8;
+		}
 		while (i < n && plain[p[i]])
 			i++;
 		if (i >= n)
@@ -1046,7 +1076,15 @@ int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
 	if (rc)
 		return rc;
 	*end = c.i;
+	jp->lines.nl = c.nl;
+	jp->lines.last_nl = c.last_nl;
 	return 0;
+}
+
+const struct ptw_cv_json_lines *
+ptw_cv_json_i_lines(const struct ptw_cv_json_parser *jp)
+{
+	return &jp->lines;
 }
 
 int ptw_cv_json_i_parse_string(struct ptw_cv_json_parser *jp, const char *p,

@@ -324,6 +324,35 @@ Test(json_read, errors_name_line_column_and_byte)
 	free(c.r);
 }
 
+Test(json_read, pretty_printed_events_have_their_own_lines)
+{
+	const char *s = "[\n"
+			"  {\n"
+			"    \"ph\": \"B\",\n"
+			"    \"args\": {\n"
+			"      \"a\": [\n 1,\r\n 2 ]\n"
+			"    }\n"
+			"  },\n"
+			"  {\"ph\": \"E\"}, {\"ph\": \"i\"\n,\"ts\":1}, {\"ph\": \"X\" \"ts\":2}\n"
+			"]\n";
+	struct coll c = { 0 };
+	struct ptw_error err;
+	int rc = ptw_cv_json_read_mem(s, strlen(s), NULL, collect, &c, NULL, &err);
+	cr_assert_eq(rc, PTW_ERR_FORMAT);
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(c.r[0].line, 2);
+	cr_assert_eq(c.r[1].line, 10);
+	cr_assert_eq(c.r[2].line, 10);
+	cr_assert_eq(c.r[2].offset, (uint64_t)(strstr(s, "{\"ph\": \"i\"") - s));
+	/* the error is on line 11, after the LF inside the third event */
+	cr_assert_eq(err.line, 11, "%s", err.msg);
+	const char *bad = strstr(s, " \"ts\":2");
+	const char *l10 = strstr(s, ",\"ts\":1");
+	cr_assert_eq(err.offset, (uint64_t)(bad - s) + 1);
+	cr_assert_eq(err.column, (uint32_t)(bad - l10) + 2, "%s", err.msg);
+	free(c.r);
+}
+
 Test(json_read, structural_errors)
 {
 	struct {
