@@ -906,6 +906,9 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	snprintf(dyn, sizeof(dyn), "dyn-%d", 12345);
 	PTW_BEGIN_DYN("c", dyn);
 	PTW_END_ARGS("c", PTW_ARG_I64("result", 99));
+	snprintf(dyn, sizeof(dyn), "instant-%s", "dyn");
+	PTW_INSTANT_DYN("c", dyn);
+	dyn[0] = 'X'; /* the name was copied at the call */
 	PTW_COUNTER_INT("c", "ints", -3);
 	PTW_COUNTER_DOUBLE("c", "doubles", 0.25);
 	PTW_INSTANT("off1", "never");
@@ -950,6 +953,7 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	cr_assert_str_eq(e->args[4].s, "hello");
 
 	cr_assert_not_null(find_ev(c, "dyn-12345", BEGIN));
+	cr_assert_not_null(find_ev(c, "instant-dyn", INSTANT));
 	int found_end_args = 0;
 	for (int i = 0; i < c->n; i++)
 		if (c->ev[i].type == END && c->ev[i].nargs == 1 &&
