@@ -1369,3 +1369,31 @@ Test(tracer, boottime_clock_stamps_events_in_boottime_nanoseconds)
 	free(c);
 	unlink(path);
 }
+
+Test(tracer, write_error_is_reported_by_stop_and_producers_never_hang)
+{
+	int fd = open("/dev/full", O_WRONLY);
+	if (fd < 0)
+		cr_skip_test("no /dev/full");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = NULL;
+	cfg.output_fd = fd;
+	cfg.close_fd = 1;
+	cfg.ring_slots = 64;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	cfg.writer.flush_bytes = 4096;
+	start_or_die(&cfg);
+	for (int i = 0; i < 20000; i++) {
+		PTW_BEGIN("e", "x");
+		PTW_END("e");
+	}
+	int frc = ptw_flush();
+	cr_assert_eq(frc, PTW_ERR_IO, "flush reports the sticky error (%d)", frc);
+	struct ptw_error err;
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(ptw_stop_ex(&err), PTW_ERR_IO);
+	cr_assert_eq(err.code, PTW_ERR_IO);
+	cr_assert_neq(err.msg[0], '\0');
+	cr_assert_eq(ptw_stop(), 0, "the error belongs to the finished session");
+}
