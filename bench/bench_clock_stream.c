@@ -67,8 +67,10 @@ int main(void)
 	uint64_t t_ns[4] = { 0, 0, 0, 0 }, cycle[4] = { 0, 0, 0, 0 };
 	uint64_t rnd = 88172645463325252ull;
 	struct ptw_arg arg = { .name = "addr", .type = PTW_ARG_POINTER };
+	/* Names are literals: buffered by pointer, interned by pointer. */
 	struct ptw_clock_event ev = { .category = "sim", .args = &arg,
-				      .n_args = 1 };
+				      .n_args = 1,
+				      .flags = PTW_EV_STATIC_STRINGS };
 	uint64_t t0 = mono_ns();
 	for (uint64_t i = 0; i < total; i++) {
 		uint32_t d = (uint32_t)(i & 3);

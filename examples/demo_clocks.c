@@ -50,6 +50,7 @@ static int slice(struct demo *d, uint32_t st, uint64_t begin, uint64_t end,
 	struct ptw_clock_event ev = {
 		.cycle = begin, .category = "sim", .name = name,
 		.args = &arg, .n_args = 1,
+		.flags = PTW_EV_STATIC_STRINGS, /* literals */
 		.flow_ids = flow_out ? &flow_out : NULL,
 		.n_flow_ids = flow_out ? 1 : 0,
 		.terminating_flow_ids = flow_in ? &flow_in : NULL,
@@ -87,7 +88,8 @@ static int acc_job(struct demo *d, uint64_t j)
 	struct ptw_arg phase = { .name = "phase", .type = PTW_ARG_UINT, .v.u = 1 };
 	struct ptw_clock_event bell = { .cycle = c, .category = "sim",
 					.name = "doorbell", .args = &phase,
-					.n_args = 1 };
+					.n_args = 1,
+					.flags = PTW_EV_STATIC_STRINGS };
 	int rc = ptw_clock_stream_instant(d->cs, d->acc, &bell);
 	if (rc)
 		return check(d, rc, "doorbell");

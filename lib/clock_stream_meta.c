@@ -69,12 +69,28 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 
 	const char *cat = with_names ? ev->category : NULL;
 	const char *name = with_names ? ev->name : NULL;
-	put_u8(&o, cat != NULL);
-	if (cat && put_str(&o, cat))
-		goto too_long;
-	put_u8(&o, name != NULL);
-	if (name && put_str(&o, name))
-		goto too_long;
+	int is_static = (ev->flags & PTW_EV_STATIC_STRINGS) != 0;
+	if (is_static) {
+		/* Only measured: the writer checks the same limit. */
+		if ((cat && strnlen(cat, (size_t)PTW_MAX_STRING_LEN + 1) >
+				    PTW_MAX_STRING_LEN) ||
+		    (name && strnlen(name, (size_t)PTW_MAX_STRING_LEN + 1) >
+				     PTW_MAX_STRING_LEN))
+			goto too_long;
+		put_u8(&o, cat ? 2 : 0);
+		if (cat)
+			put(&o, &cat, sizeof(cat));
+		put_u8(&o, name ? 2 : 0);
+		if (name)
+			put(&o, &name, sizeof(name));
+	} else {
+		put_u8(&o, cat != NULL);
+		if (cat && put_str(&o, cat))
+			goto too_long;
+		put_u8(&o, name != NULL);
+		if (name && put_str(&o, name))
+			goto too_long;
+	}
 
 	put_u8(&o, (uint8_t)ev->n_flow_ids);
 	put(&o, ev->flow_ids, 8 * ev->n_flow_ids);
@@ -88,8 +104,10 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 			*why = "annotation without a name";
 			return PTW_ERR_INVALID;
 		}
-		int is_phase = strcmp(a->name, "phase") == 0;
-		int is_ordinal = strcmp(a->name, "ordinal") == 0;
+		/* First-letter test first: most names are neither. */
+		int is_phase = a->name[0] == 'p' && strcmp(a->name, "phase") == 0;
+		int is_ordinal = a->name[0] == 'o' &&
+				 strcmp(a->name, "ordinal") == 0;
 		if (is_phase || is_ordinal) {
 			if (a->type != PTW_ARG_UINT) {
 				*why = "\"phase\" and \"ordinal\" annotations "
@@ -182,6 +200,15 @@ static void get_8(struct meta_in *in, void *dst)
 		memcpy(dst, p, 8);
 }
 
+static const char *get_ptr(struct meta_in *in)
+{
+	const char *s = NULL;
+	const uint8_t *p = take(in, sizeof(s));
+	if (p)
+		memcpy(&s, p, sizeof(s));
+	return s;
+}
+
 static const char *get_str(struct meta_in *in)
 {
 	uint32_t n = 0;
@@ -201,14 +228,33 @@ static const char *get_str(struct meta_in *in)
 	return (const char *)s;
 }
 
+/* A tagged string: 0 none, 1 inline, 2 static pointer (sets *is_static). */
+static const char *get_tagged(struct meta_in *in, int *is_static)
+{
+	switch (get_u8(in)) {
+	case 0:
+		return NULL;
+	case 1:
+		return get_str(in);
+	case 2:
+		*is_static = 1;
+		return get_ptr(in);
+	default:
+		in->bad = 1;
+		return NULL;
+	}
+}
+
 int ptw_clock_meta_decode(const uint8_t *buf, uint32_t len,
 			  struct ptw_event *out, uint64_t *flows,
 			  uint64_t *term, struct ptw_arg *args)
 {
 	struct meta_in in = { buf, len, 0, 0 };
 
-	out->category = get_u8(&in) ? get_str(&in) : NULL;
-	out->name = get_u8(&in) ? get_str(&in) : NULL;
+	int is_static = 0;
+	out->category = get_tagged(&in, &is_static);
+	out->name = get_tagged(&in, &is_static);
+	out->flags = is_static ? PTW_EV_STATIC_STRINGS : 0;
 
 	uint32_t n = get_u8(&in);
 	if (n > PTW_MAX_FLOWS)

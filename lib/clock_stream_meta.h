@@ -5,8 +5,8 @@
  *
  * Layout (host byte order, unaligned, read back with memcpy):
  *
- *     u8 has_category  [u32 len, bytes, NUL]
- *     u8 has_name      [u32 len, bytes, NUL]
+ *     u8 has_category  1: [u32 len, bytes, NUL]  2: [pointer] (static)
+ *     u8 has_name      1: [u32 len, bytes, NUL]  2: [pointer] (static)
  *     u8 n_flows  u64 x n_flows
  *     u8 n_term   u64 x n_term
  *     u8 n_args   per arg: u32 len, name, NUL, u8 type,
@@ -14,7 +14,10 @@
  *                          BOOL:   u8
  *                          other:  8 bytes (int64/uint64/double)
  *
- * Strings keep their NUL so the decoder can point into the buffer. */
+ * Strings keep their NUL so the decoder can point into the buffer. With
+ * PTW_EV_STATIC_STRINGS, name and category are kept as pointers (the
+ * caller promised they outlive the writer) and the decoded event carries
+ * the flag on to the writer. */
 #ifndef PTW_CLOCK_STREAM_META_H
 #define PTW_CLOCK_STREAM_META_H
 

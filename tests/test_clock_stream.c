@@ -936,3 +936,46 @@ Test(clock_stream, random_operations_match_a_reference_model)
 	free(buf);
 	free(out);
 }
+
+Test(clock_stream, static_strings_are_written_like_copies)
+{
+	/* Two identical runs, one with PTW_EV_STATIC_STRINGS: same events. */
+	static const char *const names[] = { "fetch", "decode", "exec" };
+	struct ct_trace t[2];
+	for (int run = 0; run < 2; run++) {
+		struct ptw_writer_options wo = { .checkpoint_packets = 50 };
+		struct ptw_error err;
+		struct fx f;
+		f.path = ct_tmp_path();
+		f.w = ptw_writer_open(f.path, &wo, &err);
+		cr_assert_not_null(f.w);
+		f.cs = ptw_clock_stream_attach(f.w, NULL, &err);
+		cr_assert_not_null(f.cs);
+		uint32_t a = fx_stream(&f, "a", 1200000000ull, 0, 0, 0);
+		uint32_t b = fx_stream(&f, "b", 800000000ull, 0, 0, 0);
+		for (uint64_t i = 0; i < 600; i++) {
+			struct ptw_clock_event ev = {
+				.cycle = 6 * i, .name = names[i % 3],
+				.category = "cpu",
+				.flags = run ? PTW_EV_STATIC_STRINGS : 0 };
+			cr_assert_eq(ptw_clock_stream_instant(f.cs, a, &ev), 0);
+			ev.cycle = 4 * i + 1;
+			ev.name = names[(i + 1) % 3];
+			ev.category = "bus";
+			cr_assert_eq(ptw_clock_stream_instant(f.cs, b, &ev), 0);
+			if (i % 50 == 49)
+				cr_assert_eq(ptw_clock_stream_advance_watermark(
+						     f.cs, 5 * i), 0);
+		}
+		fx_close(&f, &t[run]);
+	}
+	cr_assert_eq(t[0].n_ev, 1200);
+	cr_assert_eq(t[1].n_ev, 1200);
+	for (size_t i = 0; i < 1200; i++) {
+		cr_assert_eq(t[0].ev[i].ts, t[1].ev[i].ts);
+		cr_assert_str_eq(t[0].ev[i].name, t[1].ev[i].name);
+		cr_assert_str_eq(t[0].ev[i].cat, t[1].ev[i].cat);
+	}
+	ct_free(&t[0]);
+	ct_free(&t[1]);
+}

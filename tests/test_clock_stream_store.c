@@ -362,6 +362,34 @@ Test(clock_meta, round_trip_of_every_field)
 		     PTW_ERR_FORMAT);
 }
 
+Test(clock_meta, static_strings_are_kept_by_pointer)
+{
+	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static const char name[] = "literal-name", cat[] = "literal-cat";
+	struct ptw_clock_event ev = { .name = name, .category = cat,
+				      .flags = PTW_EV_STATIC_STRINGS };
+	uint32_t len = 0;
+	struct ptw_clock_meta_keys k;
+	const char *why = NULL;
+	cr_assert_eq(ptw_clock_meta_encode(&ev, 1, buf, &len, &k, &why), 0);
+	cr_assert_lt(len, sizeof(name) + sizeof(cat), "strings were copied");
+	struct ptw_event out;
+	uint64_t of[PTW_MAX_FLOWS], ot[PTW_MAX_FLOWS];
+	struct ptw_arg oa[PTW_MAX_ANNOTATIONS];
+	memset(&out, 0, sizeof(out));
+	cr_assert_eq(ptw_clock_meta_decode(buf, len, &out, of, ot, oa), 0);
+	cr_assert_eq(out.name, name);
+	cr_assert_eq(out.category, cat);
+	cr_assert_eq(out.flags, PTW_EV_STATIC_STRINGS);
+	/* Without the flag: copies, and no flag for the writer. */
+	ev.flags = 0;
+	cr_assert_eq(ptw_clock_meta_encode(&ev, 1, buf, &len, &k, &why), 0);
+	cr_assert_eq(ptw_clock_meta_decode(buf, len, &out, of, ot, oa), 0);
+	cr_assert_neq(out.name, name);
+	cr_assert_str_eq(out.name, name);
+	cr_assert_eq(out.flags, 0);
+}
+
 Test(clock_meta, bad_sort_key_annotations_are_invalid)
 {
 	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];

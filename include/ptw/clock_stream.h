@@ -129,6 +129,11 @@ struct ptw_clock_event {
 	 * see the top of this file). */
 	const struct ptw_arg *args;
 	uint32_t n_args;
+	/* PTW_EV_STATIC_STRINGS: 'name' and 'category' are never freed or
+	 * changed while the writer lives (string literals, say). The buffered
+	 * event then keeps the pointers instead of copies, and the writer
+	 * interns them by pointer: faster. 0: both are copied. */
+	uint32_t flags;
 };
 
 struct ptw_clock_stream_stats {
