@@ -10,9 +10,9 @@
  * cycle count to nanoseconds exactly, orders the events of all streams
  * deterministically and writes them.
  *
- *   - Conversion is exact and integer-only: a domain at hz = hz / hz_den
- *     cycles per second puts cycle c at
- *         t = (c * 10^9 + offset) / hz + offset_ns      nanoseconds,
+ *   - Conversion is exact and integer-only: a domain running at
+ *     f = hz / hz_den cycles per second puts cycle c at
+ *         t = (c * 10^9 + offset) / f + offset_ns      nanoseconds,
  *     and the event is written at floor(t). 128-bit intermediates: any
  *     64-bit cycle count converts without overflow; a time above INT64_MAX ns
  *     (what trace_processor can represent) is rejected with PTW_ERR_LIMIT.
@@ -49,7 +49,7 @@
  *
  * Thread rule: as the writer's; one thread at a time, nothing locks.
  *
- * Example (three domains, see examples/demo_clocks.c):
+ * Example (two domains; examples/demo_clocks.c has three):
  *
  *     struct ptw_writer *w = ptw_writer_open("sim.pftrace", NULL, &err);
  *     struct ptw_clock_streams *cs = ptw_clock_stream_attach(w, NULL, &err);
