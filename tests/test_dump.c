@@ -139,8 +139,15 @@ Test(dump, check_failure_names_file_and_byte)
 	snprintf(a, sizeof(a), "-c '%s'", p);
 	struct run r = run_dump(a);
 	cr_assert_eq(r.status, 1);
-	cr_assert(strncmp(r.out, want, strlen(want)) == 0, "got '%s' want '%s'",
-		  r.out, want);
+	cr_assert(strncmp(r.err, want, strlen(want)) == 0, "got '%s' want '%s'",
+		  r.err, want);
+	cr_assert_str_eq(r.out, "");
+	run_free(&r);
+
+	snprintf(a, sizeof(a), "--diags '%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0);
+	cr_assert(strstr(r.out, "seq=2: event name iid 9") != NULL, "%s", r.out);
 	run_free(&r);
 	unlink(p);
 }

@@ -12,7 +12,7 @@
 #include "trace_read.h"
 
 enum mode { M_PACKETS, M_CHECK, M_EVENTS, M_SLICES, M_COUNTERS, M_FLOWS,
-	    M_TRACKS, M_STATS };
+	    M_TRACKS, M_STATS, M_DIAGS };
 
 static void usage(FILE *f)
 {
@@ -22,7 +22,9 @@ static void usage(FILE *f)
 "\n"
 "Modes (default: print every packet):\n"
 "  -c, --check       validate the sequence rules; on failure print\n"
-"                    'TRACE: byte N: message' and exit 1, else a summary\n"
+"                    'TRACE: byte N: message' (stderr) and exit 1, else a\n"
+"                    summary (stdout)\n"
+"  -d, --diags       every diagnostic the reader recorded, in file order\n"
 "  -e, --events      one resolved TrackEvent per line (trace-time ns)\n"
 "  -s, --slices      the slice rows trace_processor would show\n"
 "      --counters    the counter rows\n"
@@ -406,6 +408,22 @@ static void print_stats(const struct ptw_trace *t)
 		printf("%-52s %" PRIu64 "\n", "truncated_at", off);
 }
 
+static void print_diags(const struct ptw_trace *t)
+{
+	size_t n;
+	const struct ptw_trace_diag *d = ptw_trace_diags(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		printf("byte %" PRIu64, d[i].offset);
+		if (d[i].batch)
+			printf(" (batch %u, inflated byte %" PRIu64 ")",
+			       d[i].batch, d[i].inner_offset);
+		if (d[i].seq_id)
+			printf(" seq=%u", d[i].seq_id);
+		printf(": %s%s\n", d[i].kind > PTW_TRACE_DIAG_NOTE_ ? "note: " : "",
+		       d[i].msg);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_COUNTERS = 256, O_FLOWS, O_STATS, O_ALLOW_OPEN, O_COMPLETE,
@@ -418,6 +436,7 @@ int main(int argc, char **argv)
 		{ "counters", no_argument, NULL, O_COUNTERS },
 		{ "flows", no_argument, NULL, O_FLOWS },
 		{ "stats", no_argument, NULL, O_STATS },
+		{ "diags", no_argument, NULL, 'd' },
 		{ "allow-open", no_argument, NULL, O_ALLOW_OPEN },
 		{ "complete", no_argument, NULL, O_COMPLETE },
 		{ "allow-loss", no_argument, NULL, O_ALLOW_LOSS },
@@ -428,10 +447,11 @@ int main(int argc, char **argv)
 	int nmodes = 0;
 	uint32_t flags = 0;
 	int c;
-	while ((c = getopt_long(argc, argv, "cesth", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "cdesth", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': mode = M_CHECK; nmodes++; break;
 		case 'e': mode = M_EVENTS; nmodes++; break;
+		case 'd': mode = M_DIAGS; nmodes++; break;
 		case 's': mode = M_SLICES; nmodes++; break;
 		case 't': mode = M_TRACKS; nmodes++; break;
 		case O_COUNTERS: mode = M_COUNTERS; nmodes++; break;
@@ -472,7 +492,7 @@ int main(int argc, char **argv)
 		struct ptw_error ce;
 		int r = ptw_trace_check(t, flags, &ce);
 		if (r == PTW_ERR_FORMAT) {
-			printf("%s: %s\n", path, ce.msg);
+			fprintf(stderr, "%s: %s\n", path, ce.msg);
 			rc = 1;
 			break;
 		}
@@ -502,6 +522,9 @@ int main(int argc, char **argv)
 		break;
 	case M_STATS:
 		print_stats(t);
+		break;
+	case M_DIAGS:
+		print_diags(t);
 		break;
 	case M_SLICES:
 	case M_COUNTERS:
