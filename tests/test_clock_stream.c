@@ -102,6 +102,7 @@ Test(clock_stream, timestamps_decode_to_the_exact_nanosecond)
 	cr_assert_eq(t.n_ev, n);
 	size_t seen = 0;
 	uint64_t prev = 0;
+	uint32_t seq_of[7] = { 0 }; /* each stream has its own sequence */
 	for (size_t k = 0; k < t.n_ev; k++) {
 		const struct ct_event *e = &t.ev[k];
 		cr_assert_geq(e->ts, prev, "file order is time order");
@@ -117,9 +118,16 @@ Test(clock_stream, timestamps_decode_to_the_exact_nanosecond)
 		static const char *const names[] = { "cpu", "bus", "acc", "slow",
 						     "third", "off", "big" };
 		cr_assert_str_eq(tr->name, names[want[i].st]);
+		if (!seq_of[want[i].st])
+			seq_of[want[i].st] = e->seq;
+		cr_assert_eq(seq_of[want[i].st], e->seq);
 		seen |= (size_t)1 << i;
 	}
 	cr_assert_eq(seen, ((size_t)1 << n) - 1);
+	for (int a = 0; a < 7; a++)
+		for (int b = a + 1; b < 7; b++)
+			cr_assert_neq(seq_of[a], seq_of[b]);
+	cr_assert_geq(t.n_snapshots, 7, "one ClockSnapshot per stream");
 	ct_free(&t);
 }
 
