@@ -386,3 +386,108 @@ Test(convert, command_line_outputs_keep_going_stats_stdin_and_to_json)
 	free(text);
 	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }
+
+/* ---- X-form ordering, fed event by event ------------------------------- */
+
+static void feed(struct ptw_emit *em, char ph, const char *name, uint32_t tid,
+		 int64_t ts_us)
+{
+	struct ptw_cv_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.ph = ph;
+	ev.name.p = name;
+	ev.name.n = strlen(name);
+	ev.cat.p = "c";
+	ev.cat.n = 1;
+	ev.pid = 9;
+	ev.tid = tid;
+	ev.ts_ns = ts_us * 1000;
+	ev.flags = PTW_CV_HAS_PID | PTW_CV_HAS_TID | PTW_CV_HAS_TS;
+	if (ph == 'i')
+		ev.scope = 't';
+	struct ptw_error err = {0};
+	cr_assert_eq(ptw_emit_event(em, &ev, &err), 0, "%s", err.msg);
+}
+
+struct xform_run {
+	char out[256];
+	struct ptw_writer *w;
+	struct ptw_emit *em;
+};
+
+static void xform_open(struct xform_run *x)
+{
+	struct ptw_error err = {0};
+	ptw_test_tmp_path(x->out, sizeof(x->out), "xform");
+	x->w = ptw_writer_open(x->out, NULL, &err);
+	cr_assert(x->w, "%s", err.msg);
+	x->em = ptw_emit_create(x->w, &err);
+	cr_assert(x->em);
+	struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM};
+	cr_assert_eq(ptw_emit_begin_input(x->em, &in, &err), 0);
+}
+
+static void xform_close(struct xform_run *x, struct ptw_emit_stats *st)
+{
+	struct ptw_error err = {0};
+	cr_assert_eq(ptw_emit_end_input(x->em, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_finish(x->em, &err), 0, "%s", err.msg);
+	if (st)
+		ptw_emit_get_stats(x->em, st);
+	ptw_emit_destroy(x->em);
+	cr_assert_eq(ptw_writer_close(x->w, &err), 0, "%s", err.msg);
+}
+
+Test(convert, xform_instant_at_a_begin_is_inside_unless_the_b_never_ends)
+{
+	struct xform_run x;
+	xform_open(&x);
+	feed(x.em, 'B', "closed", 1, 100);
+	feed(x.em, 'i', "in", 1, 100);
+	feed(x.em, 'E', "closed", 1, 110);
+	feed(x.em, 'B', "open", 2, 100);
+	feed(x.em, 'i', "before", 2, 100);
+	feed(x.em, 'i', "later", 2, 105);
+	feed(x.em, 'B', "p", 3, 200); /* same ts and dur: E order decides */
+	feed(x.em, 'B', "q", 3, 200);
+	feed(x.em, 'E', "q", 3, 210);
+	feed(x.em, 'E', "p", 3, 210);
+	feed(x.em, 'E', "orphan", 3, 220);
+	xform_close(&x, NULL);
+	static const char *const want[] = {
+		"process\t9\tnull",
+		"thread_slice\t100000\t10000\t\"closed\"\t\"c\"\t0\t1\t9",
+		"thread_instant\t100000\t\"in\"\t\"c\"\t1\t1\t9",
+		"thread_instant\t100000\t\"before\"\t\"c\"\t0\t2\t9",
+		"thread_slice\t100000\t-1\t\"open\"\t\"c\"\t0\t2\t9",
+		"thread_instant\t105000\t\"later\"\t\"c\"\t1\t2\t9",
+		"thread_slice\t200000\t10000\t\"q\"\t\"c\"\t0\t3\t9",
+		"thread_slice\t200000\t10000\t\"p\"\t\"c\"\t1\t3\t9",
+	};
+	expect_rows(x.out, want, sizeof(want) / sizeof(want[0]));
+	unlink(x.out);
+}
+
+Test(convert, xform_queue_is_bounded_when_an_open_b_waits)
+{
+	struct xform_run x;
+	xform_open(&x);
+	feed(x.em, 'B', "main", 1, 0);
+	feed(x.em, 'i', "start", 1, 0);
+	size_t n = PTW_EMIT_MAX_HELD + 1000;
+	for (size_t i = 1; i <= n; i++)
+		feed(x.em, 'i', "tick", 1, (int64_t)i);
+	struct ptw_emit_stats st;
+	xform_close(&x, &st);
+	cr_expect_eq(st.forced_releases, 1);
+	cr_expect_leq(st.max_queue, PTW_EMIT_MAX_HELD + 2);
+	/* released as if "main" ends later: the instants nest inside it */
+	struct ptw_trace *t = ptw_test_load_or_fail(x.out);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+	const struct ptw_tp_slice *s = ptw_test_find_slice(m, "start", 0);
+	cr_assert(s);
+	cr_expect_eq(s->depth, 1);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+	unlink(x.out);
+}
