@@ -90,6 +90,7 @@ struct ptw_em_thread {
 	struct ptw_em_item *q;
 	size_t head, n, cap;
 	struct ptw_em_buf arena;
+	size_t compact_at; /* arena size at which to try compacting */
 	int64_t last_ts;   /* latest event ts seen (the flush limit) */
 	int has_last;
 	int xform_open;    /* X-form B's of this input still unpaired */

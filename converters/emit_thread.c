@@ -228,8 +228,11 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (th->head == th->n) {
 		th->head = th->n = 0;
 		th->arena.len = 0;
-	} else if (th->arena.len > (1u << 20) && ptw_em_compact(th)) {
-		return PTW_ERR_NOMEM;
+	} else if (th->arena.len >= th->compact_at && th->arena.len > (1u << 20)) {
+		/* Checked again only after the arena doubles: amortised O(1). */
+		if (ptw_em_compact(th))
+			return PTW_ERR_NOMEM;
+		th->compact_at = 2 * th->arena.len;
 	}
 	if (th->n == th->cap) {
 		if (th->head > 0) {
@@ -501,6 +504,7 @@ int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
 	if (th->head == th->n) {
 		th->head = th->n = 0;
 		th->arena.len = 0;
+		th->compact_at = 0;
 	}
 	return 0;
 }
