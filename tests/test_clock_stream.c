@@ -987,3 +987,105 @@ Test(clock_stream, static_strings_are_written_like_copies)
 	ct_free(&t[0]);
 	ct_free(&t[1]);
 }
+
+/* Writes a fixed event set; with 'noise', every submission is preceded by
+ * calls that must fail (late, full store, bad keys, unknown track, long
+ * string, backwards watermark). Returns the file's bytes. */
+static uint8_t *run_noisy(int noise, size_t *len)
+{
+	struct ptw_clock_streams_options o = { .max_records = 8 };
+	struct fx f;
+	fx_open(&f, &o);
+	uint32_t a = fx_stream(&f, "a", 1200000000ull, 0, 0, 0);
+	uint32_t b = fx_stream(&f, "b", 800000000ull, 0, 0, 0);
+	uint64_t ctr = ptw_clock_stream_add_counter_track(f.cs, "c", NULL, 0, -1);
+	static char longname[PTW_MAX_STRING_LEN + 2];
+	memset(longname, 'n', sizeof(longname) - 1);
+	struct ptw_arg badphase = { .name = "phase", .type = PTW_ARG_INT, .v.i = 1 };
+	uint64_t wm = 0;
+	char name[16];
+	for (uint64_t i = 0; i < 400; i++) {
+		uint32_t s = i % 2 ? b : a;
+		uint64_t cyc = s == a ? 12 * i + 6 : 8 * i;
+		snprintf(name, sizeof(name), "n%llu", (unsigned long long)(i % 7));
+		struct ptw_clock_event ev = { .cycle = cyc, .name = name,
+					      .category = i % 3 ? "x" : "y" };
+		if (noise) {
+			struct ptw_clock_event bad = ev;
+			if (wm) {
+				bad.cycle = 0; /* late */
+				cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &bad),
+					     PTW_ERR_INVALID);
+				cr_assert_eq(ptw_clock_stream_advance_watermark(
+						     f.cs, wm - 1), PTW_ERR_INVALID);
+			}
+			bad = ev;
+			bad.args = &badphase;
+			bad.n_args = 1;
+			cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &bad),
+				     PTW_ERR_INVALID);
+			bad = ev;
+			bad.name = longname;
+			cr_assert_eq(ptw_clock_stream_slice_begin(f.cs, s, &bad),
+				     PTW_ERR_LIMIT);
+			bad = ev;
+			bad.track = ctr;
+			cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &bad),
+				     PTW_ERR_INVALID);
+			cr_assert_eq(ptw_clock_stream_counter_int(f.cs, s, 0, cyc, 1),
+				     PTW_ERR_INVALID);
+		}
+		int rc = ptw_clock_stream_instant(f.cs, s, &ev);
+		if (rc == PTW_ERR_LIMIT) {
+			/* full: both runs hit it at the same point */
+			wm = 10 * i; /* every earlier event is below 10 i ns */
+			cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, wm), 0);
+			rc = ptw_clock_stream_instant(f.cs, s, &ev);
+		}
+		cr_assert_eq(rc, 0, "%s", ptw_writer_error(f.w)->msg);
+		if (noise) {
+			struct ptw_clock_stream_stats st;
+			ptw_clock_stream_get_stats(f.cs, &st);
+			if (st.buffered_records == 8) {
+				struct ptw_clock_event more = ev;
+				more.cycle += 1;
+				cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &more),
+					     PTW_ERR_LIMIT);
+			}
+		}
+		if (i % 2) {
+			rc = ptw_clock_stream_counter_int(f.cs, s, ctr, cyc,
+							  (int64_t)i);
+			if (rc == PTW_ERR_LIMIT) {
+				wm = 10 * i;
+				cr_assert_eq(ptw_clock_stream_advance_watermark(
+						     f.cs, wm), 0);
+				rc = ptw_clock_stream_counter_int(f.cs, s, ctr, cyc,
+								  (int64_t)i);
+			}
+			cr_assert_eq(rc, 0, "%s", ptw_writer_error(f.w)->msg);
+		}
+	}
+	struct ptw_error err;
+	cr_assert_eq(ptw_writer_close(f.w, &err), 0, "%s", err.msg);
+	uint8_t *bytes = ct_read_file(f.path, len);
+	unlink(f.path);
+	free(f.path);
+	return bytes;
+}
+
+Test(clock_stream, rejected_calls_leave_no_trace_in_the_output)
+{
+	size_t n0, n1;
+	uint8_t *quiet = run_noisy(0, &n0);
+	uint8_t *noisy = run_noisy(1, &n1);
+	cr_assert_gt(n0, 4000);
+	cr_assert_eq(n0, n1);
+	cr_assert_eq(memcmp(quiet, noisy, n0), 0);
+	struct ct_trace t;
+	ct_decode(&t, quiet, n0);
+	cr_assert_eq(t.n_ev, 600);
+	ct_free(&t);
+	free(quiet);
+	free(noisy);
+}
