@@ -162,6 +162,16 @@ static int read_fd(struct rd *r, void *dst, size_t n, size_t *got)
 	}
 }
 
+/* Bytes to add to the buffer next: a chunk, or as much as is already
+ * pending when one event spans more than a chunk, so that the parse of a
+ * long event is retried a logarithmic number of times, not len/chunk. */
+static size_t read_size(const struct rd *r)
+{
+	size_t want = r->len - r->pos > r->chunk ? r->len - r->pos : r->chunk;
+	size_t room = r->cap - r->len;
+	return room < want ? room : want;
+}
+
 /* Records a gzip error at the current end of the text; it is reported
  * when the parser needs text beyond that point. */
 static void gz_defer(struct rd *r, int code, const char *fmt, ...)
@@ -192,9 +202,7 @@ static int inflate_more(struct rd *r)
 					     r->name, r->gz_err_msg);
 		return rd_fail(r, r->gz_err_at, r->gz_err, "%s", r->gz_err_msg);
 	}
-	size_t room = r->cap - r->len;
-	if (room > r->chunk)
-		room = r->chunk;
+	size_t room = read_size(r);
 	zs->next_out = (unsigned char *)r->buf + r->len;
 	zs->avail_out = (uInt)room;
 	while (zs->avail_out == room && !r->gz_err) {
@@ -289,9 +297,7 @@ static int fill(struct rd *r)
 	if (r->gz) {
 		rc = inflate_more(r);
 	} else {
-		size_t room = r->cap - r->len, got;
-		if (room > r->chunk)
-			room = r->chunk;
+		size_t room = read_size(r), got;
 		rc = read_fd(r, r->buf + r->len, room, &got);
 		if (!rc) {
 			if (got == 0)
