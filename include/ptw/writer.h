@@ -84,7 +84,8 @@ struct ptw_arg {
 
 /* Flags of struct ptw_event. */
 #define PTW_EV_STATIC_STRINGS 1u /* name/category are never freed or changed
-				  * while the writer lives: intern by pointer */
+				  * while the writer lives: intern by pointer
+				  * (the fast path: no strlen, no hashing) */
 
 /* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
  * before the call returns. */
@@ -157,8 +158,9 @@ uint64_t ptw_writer_add_process_track(struct ptw_writer *w, int32_t pid,
 				      const char *name);
 uint64_t ptw_writer_add_thread_track(struct ptw_writer *w, int32_t pid,
 				     int64_t tid, const char *name);
-/* A named track, under 'parent_uuid' (0: a global root track); 'rank' < 0
- * means no explicit sibling order. */
+/* A named track, under 'parent_uuid' (0: a global root track; else an
+ * existing non-counter track); 'rank' >= 0 is written as
+ * sibling_order_rank, < 0 means none. */
 uint64_t ptw_writer_add_track(struct ptw_writer *w, const char *name,
 			      uint64_t parent_uuid, int32_t rank);
 /* A counter track; 'unit_name' may be NULL. */
@@ -166,26 +168,34 @@ uint64_t ptw_writer_add_counter_track(struct ptw_writer *w, const char *name,
 				      const char *unit_name,
 				      uint64_t parent_uuid, int32_t rank);
 
-/* Renames a process or thread track (writes an updated descriptor). */
+/* Renames a process or thread track (writes an updated descriptor; the
+ * later name wins in trace_processor). Other tracks: PTW_ERR_INVALID. */
 int ptw_writer_rename_track(struct ptw_writer *w, uint64_t track,
 			    const char *name);
 
 /* ---- sequences ------------------------------------------------------ */
 
+/* The writer's two built-in sequences (trusted_packet_sequence_id 3 and
+ * 4; 2 carries the track descriptors). Neither has a default track. A
+ * sequence writes nothing until its first event. NULL if 'w' is NULL. */
 struct ptw_seq *ptw_writer_sim_seq(struct ptw_writer *w);
 struct ptw_seq *ptw_writer_wall_seq(struct ptw_writer *w);
 
-/* A new sequence whose events default to 'default_track' (0: none; events
- * must then name a track). NULL on error. Freed by ptw_seq_destroy() or at
- * writer close. */
+/* A new sequence (ids 5, 6, ... in call order) whose events default to
+ * 'default_track' (0: none; events must then name a track; a counter
+ * track is refused). Events on the default track carry no track_uuid.
+ * NULL on error (see ptw_writer_error). Freed at writer close. */
 struct ptw_seq *ptw_writer_add_seq(struct ptw_writer *w, uint64_t default_track);
 
-/* Ends a sequence (its packets already written stay valid). NULL: no-op. */
+/* Ends a sequence (its packets already written stay valid) and frees its
+ * tables. The handle stays allocated until ptw_writer_close(): later
+ * events on it return PTW_ERR_STATE. NULL or a second call: no-op. */
 void ptw_seq_destroy(struct ptw_seq *s);
 
 /* Records that 'n' events of this sequence were lost before the next one
- * (ring overflow): the next packet starts a checkpoint with
- * previous_packet_dropped set. */
+ * (ring overflow): the next packet is a checkpoint (CLEARED, so the
+ * sequence stays valid for readers) with previous_packet_dropped set.
+ * n == 0 or NULL: no-op. */
 void ptw_seq_mark_dropped(struct ptw_seq *s, uint64_t n);
 
 /* ---- events ------------------------------------------------------------
@@ -194,6 +204,11 @@ void ptw_seq_mark_dropped(struct ptw_seq *s, uint64_t n);
  * is left alone. Misuse (unknown track, END without BEGIN on that track,
  * string over PTW_MAX_STRING_LEN, counter on a non-counter track) returns
  * PTW_ERR_INVALID and writes nothing. */
+
+/* Events on a sequence after ptw_seq_destroy() return PTW_ERR_STATE; after
+ * a write or allocation failure every call returns that sticky error.
+ * Names, categories, annotation names and string values up to 256 bytes
+ * are interned per sequence; longer values are written inline. */
 
 int ptw_seq_slice_begin(struct ptw_seq *s, const struct ptw_event *ev);
 /* Closes the innermost open slice on 'track' (0: default track). The
