@@ -347,7 +347,7 @@ int ptw_emit_end_input(struct ptw_emit *em, struct ptw_error *err)
 		int rc = ptw_em_flush(em, th, 1, err);
 		if (rc)
 			return rc;
-		th->lifo_n = 0;
+		th->lifo[0].n = th->lifo[1].n = 0;
 	}
 	em->in_input = 0;
 	em->input_index++;
@@ -726,7 +726,7 @@ static void ptw_em_v2_flows(const struct ptw_cv_event *ev, uint64_t *out,
 static int ptw_em_thread_event(struct ptw_emit *em,
 			       const struct ptw_cv_event *ev,
 			       struct ptw_em_thread *th, int64_t ts,
-			       struct ptw_error *err)
+			       int raw_tid0, struct ptw_error *err)
 {
 	int rc = ptw_em_advance(em, th, ts, err);
 	if (rc)
@@ -754,15 +754,16 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 					  out, n_out, in, n_in, &id);
 			if (rc)
 				return ptw_em_nomem(err);
-			if (th->lifo_n == th->lifo_cap) {
-				size_t nc = th->lifo_cap ? th->lifo_cap * 2 : 16;
-				void *p = realloc(th->lifo, nc * sizeof(*th->lifo));
+			struct ptw_em_lifo *l = &th->lifo[raw_tid0];
+			if (l->n == l->cap) {
+				size_t nc = l->cap ? l->cap * 2 : 16;
+				void *p = realloc(l->ids, nc * sizeof(*l->ids));
 				if (!p)
 					return ptw_em_nomem(err);
-				th->lifo = p;
-				th->lifo_cap = nc;
+				l->ids = p;
+				l->cap = nc;
 			}
-			th->lifo[th->lifo_n++] = id;
+			l->ids[l->n++] = id;
 			return 0;
 		}
 		it.state = PTW_EM_RAW;
@@ -770,11 +771,12 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	case 'E':
 		it.kind = PTW_EM_END;
 		if (em->mode == PTW_EMIT_XFORM) {
-			if (!th->lifo_n) {
+			struct ptw_em_lifo *l = &th->lifo[raw_tid0];
+			if (!l->n) {
 				em->st.dropped++; /* unmatched E */
 				return 0;
 			}
-			uint64_t id = th->lifo[--th->lifo_n];
+			uint64_t id = l->ids[--l->n];
 			struct ptw_em_item *b = ptw_em_find(th, id);
 			if (b) {
 				if (ts < b->ts) {
@@ -866,6 +868,7 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 	uint32_t tid = (ev->flags & PTW_CV_HAS_TID) ? ev->tid : 0;
 	if (ptw_cv_map_get(&em->tid_remap, tid, &v))
 		tid = (uint32_t)v;
+	int raw_tid0 = tid == 0 && pid != 0;
 	if (tid == 0)
 		tid = pid; /* trace_processor: tid 0 is the pid */
 
@@ -939,5 +942,5 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 	struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
 	if (!th)
 		return err ? err->code : PTW_ERR_NOMEM;
-	return ptw_em_thread_event(em, ev, th, ts, err);
+	return ptw_em_thread_event(em, ev, th, ts, raw_tid0, err);
 }

@@ -94,8 +94,13 @@ struct ptw_em_thread {
 	int64_t last_ts;   /* latest event ts seen (the flush limit) */
 	int has_last;
 	int xform_open;    /* X-form B's of this input still unpaired */
-	uint64_t *lifo;    /* X-form stack: item ids of open B's */
-	size_t lifo_n, lifo_cap;
+	/* X-form stacks (item ids of open B's), one per raw tid as the
+	 * exporter pairs them: [1] for events written with tid 0, which
+	 * trace_processor shows on this same thread (tid = pid). */
+	struct ptw_em_lifo {
+		uint64_t *ids;
+		size_t n, cap;
+	} lifo[2];
 	struct ptw_em_open *model;
 	size_t model_n, model_cap;
 	uint64_t next_in[PTW_MAX_FLOWS]; /* f flows waiting for a slice */

@@ -517,7 +517,8 @@ void ptw_em_thread_free(struct ptw_em_thread *th)
 	free(th->written);
 	free(th->q);
 	ptw_em_buf_free(&th->arena);
-	free(th->lifo);
+	free(th->lifo[0].ids);
+	free(th->lifo[1].ids);
 	free(th->model);
 	free(th);
 }

@@ -491,3 +491,21 @@ Test(convert, xform_queue_is_bounded_when_an_open_b_waits)
 	ptw_trace_free(t);
 	unlink(x.out);
 }
+
+Test(convert, xform_pairs_per_raw_tid_so_tid_0_and_tid_pid_stay_apart)
+{
+	struct xform_run x;
+	xform_open(&x);
+	feed(x.em, 'B', "zero", 0, 300); /* tid 0: shown as tid 9 */
+	feed(x.em, 'E', "nine", 9, 310); /* tid 9 has no open B */
+	feed(x.em, 'B', "inner", 0, 320);
+	feed(x.em, 'E', "inner", 0, 330);
+	xform_close(&x, NULL);
+	static const char *const want[] = {
+		"process\t9\tnull",
+		"thread_slice\t300000\t-1\t\"zero\"\t\"c\"\t0\t9\t9",
+		"thread_slice\t320000\t10000\t\"inner\"\t\"c\"\t1\t9\t9",
+	};
+	expect_rows(x.out, want, sizeof(want) / sizeof(want[0]));
+	unlink(x.out);
+}
