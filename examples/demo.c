@@ -88,6 +88,16 @@ int main(int argc, char **argv)
 		struct ptw_event frame = {.track = r_main, .ts = t0, .category = "gfx",
 					  .name = "frame", .args = fargs, .n_args = 6};
 		CHECK(ptw_seq_slice_begin(wall, &frame));
+		CHECK(ptw_seq_counter_int(wall, queue, t0, (int64_t)(f * 7 % 13)));
+		CHECK(ptw_seq_counter_double(wall, load, t0, 35.0 + (double)(f * 37 % 50) * 0.9));
+		if (f % 5 == 0) {
+			struct ptw_arg a = {.name = "bytes", .type = PTW_ARG_INT,
+					    .v.i = 4096 * (int64_t)(f + 1)};
+			struct ptw_event io = {.track = r_io, .ts = t0 + 100000,
+					       .category = "io", .name = "read done",
+					       .args = &a, .n_args = 1};
+			CHECK(ptw_seq_instant(wall, &io));
+		}
 		uint64_t t = t0 + 200000;
 		for (int st = 0; st < 3; st++) {
 			struct ptw_event ev = {.track = r_main, .ts = t, .category = "gfx",
@@ -121,20 +131,10 @@ int main(int argc, char **argv)
 		/* GPU queues (async-style named tracks). */
 		struct ptw_event gq = {.track = f % 2 ? gpu_q1 : gpu_q0, .ts = t + 200000,
 				       .category = "gpu", .name = "submit"};
-		CHECK(ptw_seq_slice_complete(wall, &gq, 6000000));
+		CHECK(ptw_seq_slice_complete(wall, &gq, 5000000));
 		frame.ts = t0 + 16000000;
 		frame.n_args = 0;
 		CHECK(ptw_seq_slice_end(wall, &frame));
-		if (f % 5 == 0) {
-			struct ptw_arg a = {.name = "bytes", .type = PTW_ARG_INT,
-					    .v.i = 4096 * (int64_t)(f + 1)};
-			struct ptw_event io = {.track = r_io, .ts = t0 + 500000,
-					       .category = "io", .name = "read done",
-					       .args = &a, .n_args = 1};
-			CHECK(ptw_seq_instant(wall, &io));
-		}
-		CHECK(ptw_seq_counter_int(wall, queue, t0, (int64_t)(f * 7 % 13)));
-		CHECK(ptw_seq_counter_double(wall, load, t0, 35.0 + (double)(f * 37 % 50) * 0.9));
 	}
 
 	/* ---- simulation domain: cycles on two cores, 1 cycle shown as 1 ns ---- */
