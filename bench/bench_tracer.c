@@ -78,7 +78,7 @@ static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
 	cfg.ring_slots = slots;
 	cfg.writer.compress = compress;
 	struct ptw_error err;
-	if (ptw_start(&cfg, &err) != 0) {
+	if (ptw_start_ex(&cfg, &err) != 0) {
 		fprintf(stderr, "bench_tracer: %s\n", err.msg);
 		exit(1);
 	}

@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 	cfg.process_name = "demo-threads";
 	cfg.stop_at_exit = 1;
 	struct ptw_error err;
-	if (ptw_start(&cfg, &err) != 0) {
+	if (ptw_start_ex(&cfg, &err) != 0) {
 		fprintf(stderr, "demo-threads: %s\n", err.msg);
 		return 1;
 	}

@@ -218,7 +218,7 @@ static int ptw_tr_parse_categories_locked(const char *list)
 
 static int ptw_tr_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
-int ptw_start(const struct ptw_config *cfg, struct ptw_error *err)
+int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 {
 	if (!cfg)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
@@ -318,6 +318,8 @@ int ptw_start(const struct ptw_config *cfg, struct ptw_error *err)
 		pthread_once(&ptw_tr_atexit_once, ptw_tr_register_atexit);
 	return 0;
 }
+
+int ptw_start(const struct ptw_config *cfg) { return ptw_start_ex(cfg, NULL); }
 
 /* ---- flush / stop / stats ---------------------------------------------- */
 

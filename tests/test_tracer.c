@@ -434,7 +434,7 @@ static void start_or_die(struct ptw_config *cfg)
 {
 	struct ptw_error err;
 	memset(&err, 0, sizeof(err));
-	int rc = ptw_start(cfg, &err);
+	int rc = ptw_start_ex(cfg, &err);
 	cr_assert_eq(rc, 0, "ptw_start: %s", err.msg);
 }
 
@@ -808,7 +808,7 @@ Test(tracer, start_stop_twice_in_one_process)
 		cfg.output_path = round ? p2 : p1;
 		start_or_die(&cfg);
 		struct ptw_error err;
-		cr_assert_eq(ptw_start(&cfg, &err), PTW_ERR_STATE);
+		cr_assert_eq(ptw_start_ex(&cfg, &err), PTW_ERR_STATE);
 		if (round == 0)
 			ptw_set_thread_name("main thread");
 		PTW_BEGIN("s", "main work");
@@ -1190,15 +1190,15 @@ Test(tracer, bad_configs_are_refused_with_a_reason)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.output_path = "/tmp/x.pftrace";
 	cfg.ring_slots = 1000;
-	cr_assert_eq(ptw_start(&cfg, &err), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_start_ex(&cfg, &err), PTW_ERR_INVALID);
 	cr_assert(strstr(err.msg, "ring_slots") != NULL);
 	cfg.ring_slots = 0;
 	cfg.overflow = 7;
-	cr_assert_eq(ptw_start(&cfg, &err), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_start_ex(&cfg, &err), PTW_ERR_INVALID);
 	cfg.overflow = 0;
 	cfg.output_path = "/nonexistent-dir/x.pftrace";
-	cr_assert_eq(ptw_start(&cfg, &err), PTW_ERR_IO);
-	cr_assert_eq(ptw_start(NULL, &err), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_start_ex(&cfg, &err), PTW_ERR_IO);
+	cr_assert_eq(ptw_start_ex(NULL, &err), PTW_ERR_INVALID);
 	cr_assert_eq(ptw_is_running(), 0);
 	struct ptw_stats st;
 	cr_assert_eq(ptw_stats(&st), PTW_ERR_STATE);
@@ -1315,7 +1315,7 @@ Test(tracer, stop_at_exit_completes_the_trace_when_the_program_exits)
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.output_path = path;
 		cfg.stop_at_exit = 1;
-		if (ptw_start(&cfg, NULL) != 0)
+		if (ptw_start(&cfg) != 0)
 			_exit(3);
 		PTW_BEGIN("x", "main");
 		PTW_INSTANT("x", "last words");

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  *     struct ptw_config cfg = {.output_path = "app.pftrace"};
- *     if (ptw_start(&cfg, NULL) != 0) ...;
+ *     if (ptw_start(&cfg) != 0) ...;     // ptw_start_ex(&cfg, &err): why
  *     ptw_set_thread_name("main");
  *     {
  *         PTW_SCOPE("io", "load config");        // ends at the closing brace
@@ -135,9 +135,10 @@ struct ptw_stats {
 /* Starts tracing: opens the output, starts the backend thread and enables
  * the macros. Returns 0, PTW_ERR_STATE if tracing already runs,
  * PTW_ERR_INVALID for a bad config (e.g. ring_slots not a power of two),
- * PTW_ERR_IO/NOMEM if the output or thread cannot be created; *err (may be
- * NULL) explains. */
-int ptw_start(const struct ptw_config *cfg, struct ptw_error *err);
+ * PTW_ERR_IO/NOMEM if the output or thread cannot be created; with
+ * ptw_start_ex, *err (may be NULL) explains. */
+int ptw_start(const struct ptw_config *cfg);
+int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err);
 
 /* Makes every event logged before the call durable in the output: the
  * backend drains all rings and flushes the writer. Returns 0, the writer's
