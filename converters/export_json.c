@@ -326,18 +326,45 @@ static void extra_flows(struct ctx *c, const struct ptw_tp_slice *s,
 	}
 }
 
+/* Whether a slice is written as async b/e/n (1), and its owner. */
+static int slice_is_async(const struct ctx *c, const struct ptw_tp_slice *s,
+			  struct ptw_tp_track_owner *ow)
+{
+	*ow = ptw_tp_model_owner(c->t, s->track_uuid);
+	if (ow->owner == PTW_TP_OWNER_THREAD)
+		return 0;
+	const struct ptw_trace_track *tr = ptw_trace_find_track(c->t,
+								s->track_uuid);
+	if (tr && tr->kind == PTW_TRACE_TRACK_PROCESS && s->is_instant)
+		return 0;
+	return c->async_track[s->id] || !s->is_instant;
+}
+
+static void async_end(struct ctx *c, const struct ptw_tp_slice *s,
+		      const struct ptw_tp_track_owner *ow)
+{
+	struct out *o = c->o;
+	int proc = ow->owner == PTW_TP_OWNER_PROCESS;
+	begin_event(o);
+	put_common(o, "e", s->name, s->category, proc ? ow->pid : 0, 0, 0,
+		   s->ts + s->dur);
+	if (proc)
+		putf(o, ",\"id2\":{\"local\":\"0x%" PRIx64 "\"}", s->track_uuid);
+	else
+		putf(o, ",\"id\":\"0x%" PRIx64 "\"", s->track_uuid);
+	put(o, "}", 1);
+}
+
+/* Writes a slice's event; for async slices only the begin (b or n), plus
+ * the end when it has zero duration (its e must follow its b). */
 static void export_slice(struct ctx *c, const struct ptw_tp_slice *s)
 {
 	struct out *o = c->o;
-	struct ptw_tp_track_owner ow = ptw_tp_model_owner(c->t, s->track_uuid);
+	struct ptw_tp_track_owner ow;
+	int async = slice_is_async(c, s, &ow);
 	if (ow.broken)
 		return;
-	const struct ptw_trace_track *tr = ptw_trace_find_track(c->t,
-								s->track_uuid);
 	int on_thread = ow.owner == PTW_TP_OWNER_THREAD;
-	int async = !on_thread &&
-		    !(tr && tr->kind == PTW_TRACE_TRACK_PROCESS && s->is_instant) &&
-		    (c->async_track[s->id] || !s->is_instant);
 	const struct slice_flows *fl = &c->sf[s->id];
 	begin_event(o);
 	if (on_thread) {
@@ -369,18 +396,8 @@ static void export_slice(struct ctx *c, const struct ptw_tp_slice *s)
 	put_flow_fields(o, fl);
 	put_args(o, s->args, s->n_args);
 	put(o, "}", 1);
-	if (async && !s->is_instant && s->dur >= 0) {
-		int proc = ow.owner == PTW_TP_OWNER_PROCESS;
-		begin_event(o);
-		put_common(o, "e", s->name, s->category, proc ? ow.pid : 0, 0, 0,
-			   s->ts + s->dur);
-		if (proc)
-			putf(o, ",\"id2\":{\"local\":\"0x%" PRIx64 "\"}",
-			     s->track_uuid);
-		else
-			putf(o, ",\"id\":\"0x%" PRIx64 "\"", s->track_uuid);
-		put(o, "}", 1);
-	}
+	if (async && !s->is_instant && s->dur == 0)
+		async_end(c, s, &ow);
 	extra_flows(c, s, &ow);
 }
 
@@ -516,6 +533,27 @@ static int prepare(struct ctx *c)
 	return 0;
 }
 
+/* One line of output, for ordering. */
+struct item {
+	int64_t ts;
+	int kind;       /* 0: async end, 1: anything else */
+	uint32_t depth; /* ends: deeper first */
+	size_t seq;     /* model order (slices, then counters) */
+	int what;       /* 0: slice, 1: async end, 2: counter */
+};
+
+static int cmp_item(const void *pa, const void *pb)
+{
+	const struct item *a = pa, *b = pb;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->kind == 0 && a->depth != b->depth)
+		return a->depth > b->depth ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
 int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 		       struct ptw_error *err)
 {
@@ -550,15 +588,42 @@ int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 	o->first = 1;
 	put(o, "[", 1);
 	export_names(&c);
-	/* slices and counters merged by time */
-	size_t i = 0, k = 0;
-	while (i < m->n_slices || k < m->n_counters) {
-		if (k >= m->n_counters ||
-		    (i < m->n_slices && m->slices[i].ts <= m->counters[k].ts))
-			export_slice(&c, &m->slices[i++]);
-		else
-			export_counter(&c, &m->counters[k++]);
+	/* Everything in time order. trace_processor sorts JSON events by ts,
+	 * ties in file order, so at equal ts the async ends come first,
+	 * innermost first (LIFO), then begins, instants and counters in
+	 * model order (parents before children). */
+	size_t ni = 0, cap = 2 * m->n_slices + m->n_counters + 1;
+	struct item *it = malloc(cap * sizeof(*it));
+	if (!it) {
+		rc = ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		goto done;
 	}
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		struct ptw_tp_track_owner ow;
+		it[ni++] = (struct item){ s->ts, 1, 0, i, 0 };
+		if (slice_is_async(&c, s, &ow) && !ow.broken && !s->is_instant &&
+		    s->dur > 0)
+			it[ni++] = (struct item){ s->ts + s->dur, 0, s->depth, i,
+						  1 };
+	}
+	for (size_t k = 0; k < m->n_counters; k++)
+		it[ni++] = (struct item){ m->counters[k].ts, 1, 0,
+					  m->n_slices + k, 2 };
+	qsort(it, ni, sizeof(*it), cmp_item);
+	for (size_t i = 0; i < ni; i++) {
+		if (it[i].what == 2) {
+			export_counter(&c, &m->counters[it[i].seq - m->n_slices]);
+		} else if (it[i].what == 1) {
+			const struct ptw_tp_slice *s = &m->slices[it[i].seq];
+			struct ptw_tp_track_owner ow =
+				ptw_tp_model_owner(t, s->track_uuid);
+			async_end(&c, s, &ow);
+		} else {
+			export_slice(&c, &m->slices[it[i].seq]);
+		}
+	}
+	free(it);
 	puts_(o, "\n]\n");
 	flush_out(o);
 	if (o->failed || fflush(out) != 0 || ferror(out))

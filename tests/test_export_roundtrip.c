@@ -73,7 +73,8 @@ static int cmp_str(const void *a, const void *b)
 
 #define S(x) ((x) ? (x) : "(null)")
 
-/* The sections of the corpus comparison (corpus README section 1). */
+/* The sections of the corpus comparison (corpus README section 1), with
+ * the depth of process and global slices added. */
 static void rows_of(const char *pf, struct rows *rs)
 {
 	struct ptw_error err = { 0 };
@@ -92,13 +93,14 @@ static void rows_of(const char *pf, struct rows *rs)
 				s->dur == 0 ? "thread_instant" : "thread_slice",
 				(long long)s->ts, (long long)s->dur, nm,
 				S(s->category), s->depth, (long long)o.tid, o.pid);
-		else if (o.owner == PTW_TP_OWNER_PROCESS)
-			add_row(rs, "process_slice|%lld|%lld|%s|%d",
+		else if (o.owner == PTW_TP_OWNER_PROCESS) /* + depth: stricter */
+			add_row(rs, "process_slice|%lld|%lld|%s|%d|%u",
 				(long long)s->ts, (long long)s->dur, S(s->name),
-				o.pid);
+				o.pid, s->depth);
 		else
-			add_row(rs, "global_slice|%lld|%lld|%s", (long long)s->ts,
-				(long long)s->dur, S(s->name));
+			add_row(rs, "global_slice|%lld|%lld|%s|%u",
+				(long long)s->ts, (long long)s->dur, S(s->name),
+				s->depth);
 	}
 	for (size_t i = 0; i < m->n_counters; i++) {
 		const struct ptw_tp_counter *c = &m->counters[i];
@@ -203,6 +205,22 @@ Test(export_roundtrip, every_phase_survives)
 		"\"pid\":7,\"tid\":8,\"ts\":60},\n"
 		"{\"name\":\"loc\",\"cat\":\"net\",\"ph\":\"e\",\"id2\":{\"local\":3},"
 		"\"pid\":7,\"tid\":8,\"ts\":61.5},\n"
+		"{\"name\":\"p\",\"cat\":\"n\",\"ph\":\"b\",\"id\":\"x\",\"pid\":7,"
+		"\"tid\":8,\"ts\":80},\n"
+		"{\"name\":\"c\",\"cat\":\"n\",\"ph\":\"b\",\"id\":\"x\",\"pid\":7,"
+		"\"tid\":8,\"ts\":85},\n"
+		"{\"name\":\"z\",\"cat\":\"n\",\"ph\":\"b\",\"id\":\"x\",\"pid\":7,"
+		"\"tid\":8,\"ts\":86},\n"
+		"{\"name\":\"z\",\"cat\":\"n\",\"ph\":\"e\",\"id\":\"x\",\"pid\":7,"
+		"\"tid\":8,\"ts\":86},\n"
+		"{\"name\":\"c\",\"cat\":\"n\",\"ph\":\"e\",\"id\":\"x\",\"pid\":7,"
+		"\"tid\":8,\"ts\":90},\n"
+		"{\"name\":\"p\",\"cat\":\"n\",\"ph\":\"e\",\"id\":\"x\",\"pid\":7,"
+		"\"tid\":8,\"ts\":90},\n"
+		"{\"name\":\"q\",\"cat\":\"n\",\"ph\":\"b\",\"id\":\"x\",\"pid\":7,"
+		"\"tid\":8,\"ts\":90},\n"
+		"{\"name\":\"q\",\"cat\":\"n\",\"ph\":\"e\",\"id\":\"x\",\"pid\":7,"
+		"\"tid\":8,\"ts\":95},\n"
 		"{\"name\":\"mem\",\"ph\":\"C\",\"pid\":7,\"tid\":8,\"ts\":70,"
 		"\"args\":{\"value\":1,\"rss\":2.5}},\n"
 		"{\"name\":\"q\",\"ph\":\"C\",\"id\":\"9\",\"pid\":9,\"tid\":9,"
