@@ -26,6 +26,51 @@
 
 static const char *const stages[3] = {"update", "layout", "paint"};
 
+/* Simulation domain: 8 operations on two cores from cycle 'c0' on (one
+ * cycle is shown as 1 ns), with messages (flows) between the cores. */
+static int sim_ops(struct ptw_seq *cyc, uint64_t core0, uint64_t core1,
+		   uint64_t temp, uint64_t first, uint64_t c0)
+{
+	for (uint64_t i = first; i < first + 8; i++) {
+		uint64_t c = c0 + (i - first) * 2000000;
+		uint64_t core = i % 2 ? core1 : core0;
+		uint64_t msg = 5000 + i;
+		struct ptw_event op = {.track = core, .ts = c, .category = "sim",
+				       .name = i % 3 ? "execute" : "fetch",
+				       .flags = PTW_EV_STATIC_STRINGS};
+		if (i % 10 == 0) { /* message to the other core */
+			op.flow_ids = &msg;
+			op.n_flow_ids = 1;
+		}
+		if (ptw_seq_slice_begin(cyc, &op))
+			return -1;
+		struct ptw_event sub = {.track = core, .ts = c + 100, .category = "sim",
+					.name = "mem", .flags = PTW_EV_STATIC_STRINGS};
+		if (ptw_seq_slice_begin(cyc, &sub))
+			return -1;
+		sub.ts = c + 700000;
+		if (ptw_seq_slice_end(cyc, &sub))
+			return -1;
+		op.ts = c + 1500000;
+		op.n_flow_ids = 0;
+		if (ptw_seq_slice_end(cyc, &op))
+			return -1;
+		if (i % 10 == 1) {
+			uint64_t m = msg - 1;
+			struct ptw_event rx = {.track = core, .ts = c + 1600000,
+					       .category = "sim", .name = "receive",
+					       .terminating_flow_ids = &m,
+					       .n_terminating_flow_ids = 1};
+			if (ptw_seq_instant(cyc, &rx))
+				return -1;
+		}
+		if (i % 4 == 0 &&
+		    ptw_seq_counter_int(cyc, temp, c, 40 + (int64_t)(i % 17)))
+			return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -98,6 +143,7 @@ int main(int argc, char **argv)
 					       .args = &a, .n_args = 1};
 			CHECK(ptw_seq_instant(wall, &io));
 		}
+		CHECK(sim_ops(cyc, core0, core1, temp, f * 8, t0));
 		uint64_t t = t0 + 200000;
 		for (int st = 0; st < 3; st++) {
 			struct ptw_event ev = {.track = r_main, .ts = t, .category = "gfx",
@@ -137,40 +183,8 @@ int main(int argc, char **argv)
 		CHECK(ptw_seq_slice_end(wall, &frame));
 	}
 
-	/* ---- simulation domain: cycles on two cores, 1 cycle shown as 1 ns ---- */
-	for (uint64_t i = 0; i < 300; i++) {
-		uint64_t c = 2000000 + i * 2000;
-		uint64_t core = i % 2 ? core1 : core0;
-		uint64_t msg = 5000 + i;
-		struct ptw_event op = {.track = core, .ts = c, .category = "sim",
-				       .name = i % 3 ? "execute" : "fetch",
-				       .flags = PTW_EV_STATIC_STRINGS};
-		if (i % 10 == 0) { /* message to the other core */
-			op.flow_ids = &msg;
-			op.n_flow_ids = 1;
-		}
-		CHECK(ptw_seq_slice_begin(cyc, &op));
-		struct ptw_event sub = {.track = core, .ts = c + 100, .category = "sim",
-					.name = "mem", .flags = PTW_EV_STATIC_STRINGS};
-		CHECK(ptw_seq_slice_begin(cyc, &sub));
-		sub.ts = c + 700;
-		CHECK(ptw_seq_slice_end(cyc, &sub));
-		op.ts = c + 1500;
-		op.n_flow_ids = 0;
-		CHECK(ptw_seq_slice_end(cyc, &op));
-		if (i % 10 == 1) {
-			uint64_t m = msg - 1;
-			struct ptw_event rx = {.track = core, .ts = c + 1600, .category = "sim",
-					       .name = "receive",
-					       .terminating_flow_ids = &m,
-					       .n_terminating_flow_ids = 1};
-			CHECK(ptw_seq_instant(cyc, &rx));
-		}
-		if (i % 20 == 0)
-			CHECK(ptw_seq_counter_int(cyc, temp, c, 40 + (int64_t)(i % 17)));
-	}
 	/* A late report of an earlier cycle: written with an absolute time. */
-	struct ptw_event late = {.track = core0, .ts = 2000050, .category = "sim",
+	struct ptw_event late = {.track = core0, .ts = 3000000, .category = "sim",
 				 .name = "late interrupt"};
 	CHECK(ptw_seq_instant(cyc, &late));
 

@@ -104,7 +104,8 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 		const struct ptw_arg *a = &ev->args[i];
 		if (!a->name)
 			return ptw_ev_fail(w, "annotation without a name");
-		if (ptw_ev_check_str(&p->anames[i], a->name, s->anames, 0))
+		if (ptw_ev_check_str(&p->anames[i], a->name, s->anames,
+				     (ev->flags & PTW_EV_STATIC_ARG_NAMES) != 0))
 			return ptw_ev_fail(w, "annotation name too long");
 		p->svals[i].s = NULL;
 		switch (a->type) {
@@ -166,6 +167,7 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	if (rc)
 		return rc;
 	int is_static = ev && (ev->flags & PTW_EV_STATIC_STRINGS);
+	int static_args = ev && (ev->flags & PTW_EV_STATIC_ARG_NAMES);
 	uint32_t n_args = ev ? ev->n_args : 0;
 	int any_new = 0;
 	if (p->name.s) {
@@ -179,7 +181,7 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		any_new |= p->cat.is_new;
 	}
 	for (uint32_t i = 0; i < n_args; i++) {
-		if (ptw_ev_intern(&p->anames[i], s->anames, 0))
+		if (ptw_ev_intern(&p->anames[i], s->anames, static_args))
 			goto nomem;
 		any_new |= p->anames[i].is_new;
 		if (p->svals[i].s && p->svals[i].iid != UINT64_MAX) {

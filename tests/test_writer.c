@@ -421,6 +421,12 @@ Test(writer, static_strings_intern_by_pointer_and_content)
 		cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 		struct ptw_event ev2 = {.track = tr, .ts = i, .name = b};
 		cr_assert_eq(do_instant(r, s, 3, 0, &ev2), 0);
+		struct ptw_arg a1[] = {{.name = "k", .type = PTW_ARG_INT, .v.i = (int64_t)i},
+				       {.name = b, .type = PTW_ARG_BOOL, .v.b = 1}};
+		struct ptw_event ev3 = {.track = tr, .ts = i, .name = a, .args = a1,
+					.n_args = 2,
+					.flags = PTW_EV_STATIC_STRINGS | PTW_EV_STATIC_ARG_NAMES};
+		cr_assert_eq(do_instant(r, s, 3, 0, &ev3), 0);
 	}
 	struct tw_trace t;
 	close_decode(w, path, &t);

@@ -86,6 +86,7 @@ struct ptw_arg {
 #define PTW_EV_STATIC_STRINGS 1u /* name/category are never freed or changed
 				  * while the writer lives: intern by pointer
 				  * (the fast path: no strlen, no hashing) */
+#define PTW_EV_STATIC_ARG_NAMES 2u /* the same promise for every args[i].name */
 
 /* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
  * before the call returns. */
