@@ -1,7 +1,10 @@
-/* trace_read.c - walks a Perfetto trace and resolves it like
- * trace_processor's tokenizer (perfetto-wire.md sections 1-4).
+/* trace_read.c - walks a Perfetto trace in file order and keeps the
+ * per-sequence state of trace_processor's tokenizer (perfetto-wire.md
+ * sections 1-4): framing, compressed batches, incremental-state validity,
+ * interning, defaults, clocks. TrackDescriptors go to trace_track.c,
+ * TrackEvents to trace_event.c.
  * SPDX-License-Identifier: Apache-2.0 */
-#include "trace_read.h"
+#include "trace_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,11 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "arena.h"
 #include "pb_wire.h"
-#include "ptw_trace.pb-c.h"
-#include "trace_clock.h"
-#include "u64map.h"
 
 /* TracePacket fields the raw scan looks at (trace_packet.proto). */
 #define F_PACKET 1u             /* Trace.packet */
@@ -38,77 +37,9 @@
 /* informational diagnostics kept (skipped fields, truncation) */
 #define MAX_NOTES 100
 
-/* One interning generation of a sequence: iid -> arena string. */
-struct gen {
-	struct ptw_u64map names, cats, ann_names, ann_strings;
-	struct gen *next_alloc;
-};
-
-struct seq {
-	uint32_t id;
-	int valid;              /* incremental state valid */
-	struct gen *gen;        /* NULL before the first CLEARED */
-	int has_defaults;
-	uint32_t def_clock;
-	int has_def_track;
-	uint64_t def_track;
-	uint64_t *def_extra;    /* arena; extra_counter_track_uuids */
-	size_t n_def_extra;
-	uint64_t *def_extra_d;  /* extra_double_counter_track_uuids */
-	size_t n_def_extra_d;
-	int has_thread_track;   /* thread descriptor seen on this sequence */
-	uint64_t thread_track;
-	struct ptw_u64map incr;/* counter uuid -> double* running sum */
-};
-
-/* An event whose iids did not all resolve at tokenization: resolved again
- * against its generation at the end, as TP's parse-time lookups do. */
-struct fixup {
-	size_t event;
-	struct gen *gen;
-	const uint8_t *bytes;   /* TrackEvent copy (arena) */
-	size_t len;
-};
-
-struct pos {
-	uint64_t offset, inner_offset;
-	uint32_t batch;
-};
-
-struct ptw_trace {
-	const char *name;
-	struct ptw_arena arena;
-	struct ptw_trace_event *events;
-	size_t n_events, cap_events;
-	struct ptw_trace_track *tracks;
-	size_t n_tracks, cap_tracks;
-	struct ptw_u64map track_idx; /* uuid -> (index + 1) */
-	struct ptw_trace_diag *diags;
-	size_t n_diags, cap_diags;
-	uint32_t max_diags;
-	struct ptw_trace_stats stats;
-	struct ptw_error fatal;
-	int has_fatal;
-	int truncated;
-	uint64_t trunc_offset;
-	struct ptw_clocks *clocks;
-	struct ptw_u64map seqs;  /* id -> struct seq * */
-	struct seq **seq_list;   /* for freeing */
-	size_t n_seq_list, cap_seq_list;
-	struct gen *gens;
-	struct fixup *fixups;
-	size_t n_fixups, cap_fixups;
-	struct ptw_trace_options opt;
-	uint64_t packet_index;
-	uint32_t batch_no;
-	int nomem;
-	int stopped;            /* the on_packet callback asked to stop */
-	size_t n_notes;         /* informational diagnostics recorded */
-};
-
 /* ---- small helpers ---------------------------------------------------- */
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+int ptw_i_trace_grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)
 		return 0;
@@ -123,23 +54,16 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
-static void diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
-		 const struct pos *at, uint32_t seq, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 5, 6)))
-#endif
-	;
-
-static void diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
-		 const struct pos *at, uint32_t seq, const char *fmt, ...)
+void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
+		      const struct pos *at, uint32_t seq, const char *fmt, ...)
 {
 	if (t->n_diags >= t->max_diags)
 		return;
 	/* informational notes must not crowd out rule violations */
 	if (kind > PTW_TRACE_DIAG_NOTE_ && t->n_notes++ >= MAX_NOTES)
 		return;
-	if (grow((void **)&t->diags, &t->cap_diags, t->n_diags,
-		 sizeof(*t->diags))) {
+	if (ptw_i_trace_grow((void **)&t->diags, &t->cap_diags, t->n_diags,
+			     sizeof(*t->diags))) {
 		t->nomem = 1;
 		return;
 	}
@@ -164,15 +88,8 @@ static void diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
 	d->msg = msg;
 }
 
-static void set_fatal(struct ptw_trace *t, const struct pos *at,
-		      const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 3, 4)))
-#endif
-	;
-
-static void set_fatal(struct ptw_trace *t, const struct pos *at,
-		      const char *fmt, ...)
+void ptw_i_trace_set_fatal(struct ptw_trace *t, const struct pos *at,
+			   const char *fmt, ...)
 {
 	if (t->has_fatal)
 		return;
@@ -195,7 +112,7 @@ static void set_fatal(struct ptw_trace *t, const struct pos *at,
 	else
 		ptw_error_set(&t->fatal, PTW_ERR_FORMAT, 0, "%s: byte %llu: %s",
 			      t->name, (unsigned long long)at->offset, buf);
-	diag(t, PTW_TRACE_DIAG_FATAL, at, 0, "%s", buf);
+	ptw_i_trace_diag(t, PTW_TRACE_DIAG_FATAL, at, 0, "%s", buf);
 }
 
 static struct gen *gen_new(struct ptw_trace *t)
@@ -226,8 +143,8 @@ static struct seq *get_seq(struct ptw_trace *t, uint32_t id, int *is_new)
 	if (s)
 		return s;
 	s = calloc(1, sizeof(*s));
-	if (!s || grow((void **)&t->seq_list, &t->cap_seq_list,
-		       t->n_seq_list, sizeof(*t->seq_list)) ||
+	if (!s || ptw_i_trace_grow((void **)&t->seq_list, &t->cap_seq_list,
+				   t->n_seq_list, sizeof(*t->seq_list)) ||
 	    ptw_u64map_put(&t->seqs, id, s) < 0) {
 		free(s);
 		t->nomem = 1;
@@ -240,13 +157,6 @@ static struct seq *get_seq(struct ptw_trace *t, uint32_t id, int *is_new)
 	return s;
 }
 
-static struct ptw_trace_track *find_track(const struct ptw_trace *t,
-					  uint64_t uuid)
-{
-	uintptr_t i = (uintptr_t)ptw_u64map_get(&t->track_idx, uuid);
-	return i ? &t->tracks[i - 1] : NULL;
-}
-
 /* ---- interning ---------------------------------------------------------- */
 
 static void intern_table(struct ptw_trace *t, const struct pos *at,
@@ -256,8 +166,8 @@ static void intern_table(struct ptw_trace *t, const struct pos *at,
 	if (!has_iid) {
 		/* incremental_state.cc: an entry without iid is rejected */
 		t->stats.interned_data_tokenizer_errors++;
-		diag(t, PTW_TRACE_DIAG_BAD_INTERNED, at, seq,
-		     "interned %s entry without iid", what);
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_BAD_INTERNED, at, seq,
+				 "interned %s entry without iid", what);
 		return;
 	}
 	if (ptw_u64map_get(m, iid))
@@ -299,701 +209,6 @@ static void apply_interned(struct ptw_trace *t, const struct pos *at,
 		intern_table(t, at, s->id, &g->ann_strings,
 			     "debug_annotation_string_values", e->iid,
 			     e->has_iid, (const char *)e->str.data, e->str.len);
-	}
-}
-
-/* ---- track descriptors -------------------------------------------------- */
-
-static const char *counter_unit(const Perfetto__Protos__CounterDescriptor *c)
-{
-	/* track_event_tokenizer.cc: the enum wins, then unit_name; builtin
-	 * counter types imply their unit */
-	switch (c->has_unit ? (int)c->unit : 0) {
-	case 1: return "ns";
-	case 2: return "count";
-	case 3: return "bytes";
-	default: break;
-	}
-	if (c->unit_name)
-		return c->unit_name;
-	if (c->has_type && c->type == 1)
-		return "ns";
-	if (c->has_type && c->type == 2)
-		return "count";
-	return NULL;
-}
-
-static void add_descriptor(struct ptw_trace *t, const struct pos *at,
-			   uint32_t seq_id, struct seq *s,
-			   const Perfetto__Protos__TrackDescriptor *d)
-{
-	struct ptw_trace_track nt;
-	memset(&nt, 0, sizeof(nt));
-	if (!d->has_uuid) {
-		t->stats.track_descriptor_missing_uuid++;
-		diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-		     "TrackDescriptor without uuid is dropped");
-		return;
-	}
-	nt.uuid = d->uuid;
-	if (d->has_child_ordering &&
-	    (d->child_ordering < 0 || d->child_ordering > 3)) {
-		t->stats.track_descriptor_invalid_child_ordering++;
-		diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-		     "track %llu: invalid child_ordering %d, descriptor dropped",
-		     (unsigned long long)d->uuid, (int)d->child_ordering);
-		return;
-	}
-	if (d->uuid == 0 && d->has_parent_uuid) {
-		t->stats.track_descriptor_default_track_with_parent++;
-		diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-		     "descriptor of the default track (uuid 0) has a parent");
-		return;
-	}
-	const char *name = NULL;
-	if (d->static_or_dynamic_name_case !=
-	    PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME__NOT_SET)
-		name = d->name; /* all three members alias one char * */
-	/* branch priority: thread > process > counter > state > plain */
-	if (d->thread) {
-		if (!d->thread->has_pid || !d->thread->has_tid) {
-			t->stats.track_descriptor_thread_missing_pid_tid++;
-			diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-			     "track %llu: thread descriptor without pid and "
-			     "tid is dropped", (unsigned long long)d->uuid);
-			return;
-		}
-		nt.kind = PTW_TRACE_TRACK_THREAD;
-		nt.pid = d->thread->pid;
-		nt.tid = d->thread->tid;
-		if (d->thread->thread_name)
-			name = d->thread->thread_name;
-	} else if (d->process) {
-		if (!d->process->has_pid) {
-			t->stats.track_descriptor_process_missing_pid++;
-			diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-			     "track %llu: process descriptor without pid is "
-			     "dropped", (unsigned long long)d->uuid);
-			return;
-		}
-		nt.kind = PTW_TRACE_TRACK_PROCESS;
-		nt.pid = d->process->pid;
-		if (d->process->process_name)
-			name = d->process->process_name;
-	} else if (d->counter) {
-		nt.kind = PTW_TRACE_TRACK_COUNTER;
-		nt.unit = counter_unit(d->counter);
-		nt.unit_multiplier = d->counter->has_unit_multiplier
-					     ? d->counter->unit_multiplier
-					     : 0;
-		nt.is_incremental = d->counter->has_is_incremental &&
-				    d->counter->is_incremental;
-		if (!name && d->counter->has_type && d->counter->type == 1)
-			name = "thread_time";
-		if (!name && d->counter->has_type && d->counter->type == 2)
-			name = "thread_instruction_count";
-	} else if (d->state) {
-		nt.kind = PTW_TRACE_TRACK_STATE;
-	}
-	/* parent_uuid is ignored for process and thread tracks
-	 * (track_descriptor.proto) */
-	if (d->has_parent_uuid && nt.kind != PTW_TRACE_TRACK_THREAD &&
-	    nt.kind != PTW_TRACE_TRACK_PROCESS) {
-		nt.has_parent = 1;
-		nt.parent_uuid = d->parent_uuid;
-	}
-	nt.has_rank = d->has_sibling_order_rank;
-	nt.rank = d->sibling_order_rank;
-	nt.child_ordering = d->has_child_ordering ? (int)d->child_ordering : 0;
-	nt.offset = at->offset;
-	nt.seq_id = seq_id;
-	nt.n_descriptors = 1;
-
-	/* The sequence's thread association (track_event_tokenizer.cc) */
-	if (nt.kind == PTW_TRACE_TRACK_THREAD && s) {
-		s->has_thread_track = 1;
-		s->thread_track = nt.uuid;
-	}
-
-	struct ptw_trace_track *old = find_track(t, nt.uuid);
-	if (old) {
-		/* track_event_tracker.cc Reserve: an identical reservation is
-		 * fine, a conflicting one is ignored */
-		const char *why = NULL;
-		if (old->kind != nt.kind)
-			why = "kind";
-		else if (old->has_parent != nt.has_parent ||
-			 old->parent_uuid != nt.parent_uuid)
-			why = "parent";
-		else if (old->pid != nt.pid || old->tid != nt.tid)
-			why = "pid/tid";
-		else if (nt.kind == PTW_TRACE_TRACK_COUNTER &&
-			 (old->is_incremental != nt.is_incremental ||
-			  old->unit_multiplier != nt.unit_multiplier))
-			why = "counter settings";
-		if (why) {
-			t->stats.track_descriptor_conflicting_reservation++;
-			diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-			     "track %llu described again with a different %s; "
-			     "the new descriptor is ignored",
-			     (unsigned long long)nt.uuid, why);
-			return;
-		}
-		old->n_descriptors++;
-		/* Track names: the first non-NULL one wins. Process and
-		 * thread names are updated by every descriptor at parse
-		 * time, so the last one wins (file order here). */
-		if (name && (!old->name || nt.kind == PTW_TRACE_TRACK_THREAD ||
-			     nt.kind == PTW_TRACE_TRACK_PROCESS)) {
-			old->name = ptw_arena_strdup(&t->arena, name);
-			if (!old->name)
-				t->nomem = 1;
-		}
-		return;
-	}
-	if (name) {
-		nt.name = ptw_arena_strdup(&t->arena, name);
-		if (!nt.name) {
-			t->nomem = 1;
-			return;
-		}
-	}
-	if (nt.unit) {
-		nt.unit = ptw_arena_strdup(&t->arena, nt.unit);
-		if (!nt.unit) {
-			t->nomem = 1;
-			return;
-		}
-	}
-	if (grow((void **)&t->tracks, &t->cap_tracks, t->n_tracks,
-		 sizeof(*t->tracks)) ||
-	    ptw_u64map_put(&t->track_idx, nt.uuid,
-			   (void *)(uintptr_t)(t->n_tracks + 1)) < 0) {
-		t->nomem = 1;
-		return;
-	}
-	t->tracks[t->n_tracks++] = nt;
-}
-
-/* ---- track events ------------------------------------------------------- */
-
-/* Looks up an iid; on failure returns NULL and sets *missing. */
-static const char *lookup(struct gen *g, struct ptw_u64map *(*table)(struct gen *),
-			  uint64_t iid, int *missing)
-{
-	const char *s = g ? ptw_u64map_get(table(g), iid) : NULL;
-	if (!s)
-		*missing = 1;
-	return s;
-}
-
-static struct ptw_u64map *tab_names(struct gen *g) { return &g->names; }
-static struct ptw_u64map *tab_cats(struct gen *g) { return &g->cats; }
-static struct ptw_u64map *tab_ann_names(struct gen *g) { return &g->ann_names; }
-static struct ptw_u64map *tab_ann_strings(struct gen *g) { return &g->ann_strings; }
-
-/* Fills name, category and args of 'ev' from 'te'. With final == 0 a
- * failed lookup only reports (returns 1 so the caller records a fixup);
- * with final == 1 failures degrade as trace_processor does and are
- * counted. Returns 1 if some lookup failed, 0 if all resolved, -1 out of
- * memory. */
-static int resolve_strings(struct ptw_trace *t, struct gen *g,
-			   const Perfetto__Protos__TrackEvent *te,
-			   struct ptw_trace_event *ev, int final,
-			   const char **what, uint64_t *what_iid)
-{
-	int failed = 0;
-	ev->name = NULL;
-	if (te->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID &&
-	    te->name_iid != 0) {
-		int miss = 0;
-		ev->name = lookup(g, tab_names, te->name_iid, &miss);
-		if (miss) {
-			failed = 1;
-			*what = "event name";
-			*what_iid = te->name_iid;
-			if (final)
-				t->stats.interned_data_tokenizer_errors++;
-		}
-	} else if (te->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME) {
-		ev->name = ptw_arena_strdup(&t->arena, te->name);
-		if (!ev->name)
-			return -1;
-	}
-
-	/* categories: interned ones, then literal ones, joined with ","
-	 * (track_event_event_importer.h) */
-	size_t nc = te->n_category_iids + te->n_categories;
-	ev->category = NULL;
-	if (nc) {
-		const char **parts = calloc(nc, sizeof(*parts));
-		char (*unknown)[40] = calloc(nc, sizeof(*unknown));
-		if (!parts || !unknown) {
-			free(parts);
-			free(unknown);
-			return -1;
-		}
-		size_t np = 0, total = 0;
-		for (size_t i = 0; i < te->n_category_iids; i++) {
-			int miss = 0;
-			const char *c = lookup(g, tab_cats, te->category_iids[i],
-					       &miss);
-			if (miss) {
-				failed = 1;
-				*what = "category";
-				*what_iid = te->category_iids[i];
-				if (final)
-					t->stats.interned_data_tokenizer_errors++;
-				/* a single unknown category reads
-				 * "unknown(<iid>)" in TP */
-				snprintf(unknown[i], sizeof(unknown[i]),
-					 "unknown(%llu)",
-					 (unsigned long long)te->category_iids[i]);
-				c = unknown[i];
-			}
-			parts[np++] = c;
-		}
-		for (size_t i = 0; i < te->n_categories; i++)
-			parts[np++] = te->categories[i] ? te->categories[i] : "";
-		for (size_t i = 0; i < np; i++)
-			total += strlen(parts[i]) + 1;
-		char *cat = ptw_arena_alloc(&t->arena, total ? total : 1);
-		if (cat) {
-			size_t o = 0;
-			for (size_t i = 0; i < np; i++) {
-				size_t l = strlen(parts[i]);
-				if (i)
-					cat[o++] = ',';
-				memcpy(cat + o, parts[i], l);
-				o += l;
-			}
-			cat[o] = '\0';
-		}
-		free(parts);
-		free(unknown);
-		if (!cat)
-			return -1;
-		ev->category = cat;
-	}
-
-	/* debug annotations */
-	ev->args = NULL;
-	ev->n_args = 0;
-	if (te->n_debug_annotations) {
-		struct ptw_trace_arg *args = ptw_arena_alloc(
-			&t->arena, te->n_debug_annotations * sizeof(*args));
-		if (!args)
-			return -1;
-		uint32_t na = 0;
-		for (size_t i = 0; i < te->n_debug_annotations; i++) {
-			const Perfetto__Protos__DebugAnnotation *a =
-				te->debug_annotations[i];
-			struct ptw_trace_arg *o = &args[na];
-			memset(o, 0, sizeof(*o));
-			int miss = 0;
-			if (a->name_field_case ==
-				    PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID &&
-			    a->name_iid != 0) {
-				o->name = lookup(g, tab_ann_names, a->name_iid,
-						 &miss);
-				if (miss) {
-					failed = 1;
-					*what = "debug annotation name";
-					*what_iid = a->name_iid;
-				}
-			} else if (a->name_field_case ==
-				   PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME) {
-				o->name = ptw_arena_strdup(&t->arena, a->name);
-				if (!o->name)
-					return -1;
-			} else {
-				miss = 1; /* neither name nor name_iid */
-			}
-			switch (a->value_case) {
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
-				o->type = PTW_TRACE_ARG_BOOL;
-				o->v.b = a->bool_value ? 1 : 0;
-				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
-				o->type = PTW_TRACE_ARG_UINT;
-				o->v.u = a->uint_value;
-				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
-				o->type = PTW_TRACE_ARG_INT;
-				o->v.i = a->int_value;
-				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
-				o->type = PTW_TRACE_ARG_DOUBLE;
-				o->v.d = a->double_value;
-				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
-				o->type = PTW_TRACE_ARG_POINTER;
-				o->v.u = a->pointer_value;
-				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
-				o->type = PTW_TRACE_ARG_STRING;
-				o->v.s = ptw_arena_strdup(&t->arena,
-							  a->string_value);
-				if (!o->v.s)
-					return -1;
-				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE:
-				o->type = PTW_TRACE_ARG_JSON;
-				o->v.s = ptw_arena_strdup(&t->arena,
-							  a->legacy_json_value);
-				if (!o->v.s)
-					return -1;
-				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
-				int m2 = 0;
-				o->type = PTW_TRACE_ARG_STRING;
-				o->v.s = lookup(g, tab_ann_strings,
-						a->string_value_iid, &m2);
-				if (m2) {
-					failed = 1;
-					*what = "debug annotation string value";
-					*what_iid = a->string_value_iid;
-					miss = 1;
-				}
-				break;
-			}
-			default:
-				o->type = PTW_TRACE_ARG_NESTED;
-				break;
-			}
-			if (miss) {
-				/* proto_to_args_parser.cc: the annotation is
-				 * dropped. A missing name is counted on the
-				 * first pass; a failed lookup on the final
-				 * one (after the fixup retry). */
-				int lookup_failed = a->name_field_case ==
-					PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID ||
-					a->value_case ==
-					PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;
-				if (lookup_failed && final) {
-					t->stats.track_event_parser_errors++;
-					t->stats.interned_data_tokenizer_errors++;
-				} else if (!lookup_failed && !final) {
-					t->stats.track_event_parser_errors++;
-				}
-				continue;
-			}
-			na++;
-		}
-		ev->args = args;
-		ev->n_args = na;
-	}
-	return failed;
-}
-
-/* Counter value after unit_multiplier and is_incremental
- * (track_event_tracker.cc ConvertToAbsoluteCounterValue). Returns 0, or -1
- * out of memory. */
-static int counter_convert(struct ptw_trace *t, struct seq *s,
-			   const struct ptw_trace_track *tr, double v,
-			   double *out)
-{
-	if (tr->unit_multiplier > 0)
-		v *= (double)tr->unit_multiplier;
-	if (tr->is_incremental && s) {
-		double *sum = ptw_u64map_get(&s->incr, tr->uuid);
-		if (!sum) {
-			sum = ptw_arena_alloc(&t->arena, sizeof(*sum));
-			if (!sum || ptw_u64map_put(&s->incr, tr->uuid, sum) < 0)
-				return -1;
-			*sum = 0;
-		}
-		*sum += v;
-		v = *sum;
-	}
-	*out = v;
-	return 0;
-}
-
-/* Raw scan of a TrackEvent for packed encodings of repeated scalars that
- * TP reads element by element (perfetto-wire.md 2.1). */
-static int has_packed(const uint8_t *data, size_t len, uint32_t *field)
-{
-	struct ptw_wire_cursor c;
-	struct ptw_wire_field f;
-	ptw_wire_init(&c, data, len);
-	while (ptw_wire_next(&c, &f) == PTW_WIRE_FIELD) {
-		switch (f.num) {
-		case 3:  /* category_iids */
-		case 12: /* extra_counter_values */
-		case 31: /* extra_counter_track_uuids */
-		case 45: /* extra_double_counter_track_uuids */
-		case 46: /* extra_double_counter_values */
-		case 47: /* flow_ids */
-		case 48: /* terminating_flow_ids */
-		case 36: /* flow_ids_old */
-		case 42: /* terminating_flow_ids_old */
-			if (f.wt == 2) {
-				*field = f.num;
-				return 1;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-	return 0;
-}
-
-static const uint64_t *copy_u64(struct ptw_trace *t, const uint64_t *v,
-				size_t n)
-{
-	if (!n)
-		return NULL;
-	uint64_t *d = ptw_arena_alloc(&t->arena, n * sizeof(*d));
-	if (d)
-		memcpy(d, v, n * sizeof(*d));
-	else
-		t->nomem = 1;
-	return d;
-}
-
-/* Extra counter values (track_event_tokenizer.cc TokenizeTrackEvent):
- * returns 0, or 1 if the event must be dropped (reason in *why). */
-static int extra_counters(struct ptw_trace *t, struct seq *s,
-			  const Perfetto__Protos__TrackEvent *te,
-			  struct ptw_trace_event *ev, const char **why)
-{
-	size_t ni = te->n_extra_counter_values;
-	size_t nd = te->n_extra_double_counter_values;
-	if (!ni && !nd)
-		return 0;
-	const uint64_t *ti = te->extra_counter_track_uuids;
-	size_t nti = te->n_extra_counter_track_uuids;
-	const uint64_t *td = te->extra_double_counter_track_uuids;
-	size_t ntd = te->n_extra_double_counter_track_uuids;
-	if (!nti && s) {
-		ti = s->def_extra;
-		nti = s->n_def_extra;
-	}
-	if (!ntd && s) {
-		td = s->def_extra_d;
-		ntd = s->n_def_extra_d;
-	}
-	if (ni > nti || nd > ntd) {
-		*why = "more extra counter values than extra counter tracks";
-		return 1;
-	}
-	uint64_t *tracks = ptw_arena_alloc(&t->arena,
-					   (ni + nd) * sizeof(*tracks));
-	double *vals = ptw_arena_alloc(&t->arena, (ni + nd) * sizeof(*vals));
-	if (!tracks || !vals) {
-		t->nomem = 1;
-		return 1;
-	}
-	for (size_t i = 0; i < ni + nd; i++) {
-		uint64_t uuid = i < ni ? ti[i] : td[i - ni];
-		double v = i < ni ? (double)te->extra_counter_values[i]
-				  : te->extra_double_counter_values[i - ni];
-		const struct ptw_trace_track *tr = find_track(t, uuid);
-		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
-			*why = "extra counter on a track that is not a "
-			       "counter track described earlier";
-			return 1;
-		}
-		if (counter_convert(t, s, tr, v, &vals[i])) {
-			t->nomem = 1;
-			return 1;
-		}
-		tracks[i] = uuid;
-	}
-	ev->extra_counter_tracks = tracks;
-	ev->extra_counter_values = vals;
-	ev->n_extra_counters = (uint32_t)(ni + nd);
-	return 0;
-}
-
-/* Tokenizes one TrackEvent. Returns 1 if kept (appended), 0 if dropped
- * (*why set). */
-static int add_event(struct ptw_trace *t, const struct pos *at,
-		     uint32_t seq_id, struct seq *s,
-		     const Perfetto__Protos__TrackEvent *te,
-		     const uint8_t *raw, size_t raw_len, int64_t ts,
-		     const char **why)
-{
-	struct ptw_trace_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.offset = at->offset;
-	ev.inner_offset = at->inner_offset;
-	ev.batch = at->batch;
-	ev.seq_id = seq_id;
-	ev.packet_index = t->packet_index;
-	ev.ts = ts;
-
-	uint32_t pf;
-	if (raw && has_packed(raw, raw_len, &pf)) {
-		t->stats.packed_repeated_fields++;
-		diag(t, PTW_TRACE_DIAG_PACKED, at, seq_id,
-		     "TrackEvent field %u is packed; trace_processor reads "
-		     "repeated fields unpacked only", pf);
-	}
-	if (!te->has_type || te->type == 0) {
-		t->stats.track_event_parser_errors++;
-		diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
-		     "TrackEvent without type is dropped");
-		*why = "no type";
-		return 0;
-	}
-	ev.type = (enum ptw_trace_event_type)te->type;
-
-	int has_track = 1;
-	if (te->has_track_uuid) {
-		ev.track_uuid = te->track_uuid;
-		ev.track_explicit = 1;
-	} else if (s && s->has_defaults && s->has_def_track) {
-		ev.track_uuid = s->def_track;
-	} else if (s && s->has_thread_track) {
-		ev.track_uuid = s->thread_track;
-		has_track = 0;
-	} else {
-		ev.track_uuid = 0;
-		has_track = 0;
-	}
-
-	if (ev.type == PTW_TRACE_COUNTER) {
-		/* counters are converted at tokenization, so the descriptor
-		 * must precede them in the file (track_event_tokenizer.cc) */
-		const struct ptw_trace_track *tr =
-			has_track ? find_track(t, ev.track_uuid) : NULL;
-		if (!has_track) {
-			t->stats.track_event_counter_missing_track_uuid++;
-			diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
-			     "counter event without track uuid is dropped");
-			*why = "counter without track";
-			return 0;
-		}
-		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
-			t->stats.track_event_counter_invalid_track_uuid++;
-			diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
-			     "counter event on track %llu, which %s; dropped",
-			     (unsigned long long)ev.track_uuid,
-			     tr ? "is not a counter track"
-				: "no counter descriptor earlier in the file "
-				  "describes");
-			*why = "counter track not described earlier";
-			return 0;
-		}
-		double v;
-		if (te->counter_value_field_case ==
-		    PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE) {
-			ev.counter_kind = PTW_TRACE_COUNTER_INT;
-			ev.counter_int = te->counter_value;
-			v = (double)te->counter_value;
-		} else if (te->counter_value_field_case ==
-			   PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE) {
-			ev.counter_kind = PTW_TRACE_COUNTER_DOUBLE;
-			ev.counter_double = te->double_counter_value;
-			v = te->double_counter_value;
-		} else {
-			t->stats.track_event_counter_missing_value++;
-			diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
-			     "counter event without value is dropped");
-			*why = "counter without value";
-			return 0;
-		}
-		if (counter_convert(t, s, tr, v, &ev.counter_value)) {
-			t->nomem = 1;
-			return 0;
-		}
-	}
-
-	const char *xwhy = NULL;
-	if (extra_counters(t, s, te, &ev, &xwhy)) {
-		if (xwhy) {
-			t->stats.track_event_parser_errors++;
-			diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
-			     "TrackEvent dropped: %s", xwhy);
-		}
-		*why = xwhy ? xwhy : "out of memory";
-		return 0;
-	}
-
-	/* TP reads the deprecated varint flow ids only when the fixed64
-	 * ones are absent */
-	if (te->n_flow_ids) {
-		ev.flow_ids = copy_u64(t, te->flow_ids, te->n_flow_ids);
-		ev.n_flow_ids = (uint32_t)te->n_flow_ids;
-	} else if (te->n_flow_ids_old) {
-		ev.flow_ids = copy_u64(t, te->flow_ids_old, te->n_flow_ids_old);
-		ev.n_flow_ids = (uint32_t)te->n_flow_ids_old;
-	}
-	if (te->n_terminating_flow_ids) {
-		ev.terminating_flow_ids = copy_u64(t, te->terminating_flow_ids,
-						   te->n_terminating_flow_ids);
-		ev.n_terminating_flow_ids = (uint32_t)te->n_terminating_flow_ids;
-	} else if (te->n_terminating_flow_ids_old) {
-		ev.terminating_flow_ids =
-			copy_u64(t, te->terminating_flow_ids_old,
-				 te->n_terminating_flow_ids_old);
-		ev.n_terminating_flow_ids =
-			(uint32_t)te->n_terminating_flow_ids_old;
-	}
-
-	struct gen *g = s ? s->gen : NULL;
-	const char *what = NULL;
-	uint64_t what_iid = 0;
-	int r = resolve_strings(t, g, te, &ev, 0, &what, &what_iid);
-	if (r < 0) {
-		t->nomem = 1;
-		return 0;
-	}
-	if (grow((void **)&t->events, &t->cap_events, t->n_events,
-		 sizeof(*t->events))) {
-		t->nomem = 1;
-		return 0;
-	}
-	if (r > 0) {
-		diag(t, PTW_TRACE_DIAG_UNKNOWN_IID, at, seq_id,
-		     "%s iid %llu is not defined in the current generation "
-		     "of sequence %u", what, (unsigned long long)what_iid,
-		     seq_id);
-		if (grow((void **)&t->fixups, &t->cap_fixups, t->n_fixups,
-			 sizeof(*t->fixups))) {
-			t->nomem = 1;
-			return 0;
-		}
-		uint8_t *copy = ptw_arena_alloc(&t->arena, raw_len ? raw_len : 1);
-		if (!copy) {
-			t->nomem = 1;
-			return 0;
-		}
-		if (raw_len)
-			memcpy(copy, raw, raw_len);
-		struct fixup *f = &t->fixups[t->n_fixups++];
-		f->event = t->n_events;
-		f->gen = g;
-		f->bytes = copy;
-		f->len = raw_len;
-	}
-	t->events[t->n_events++] = ev;
-	return 1;
-}
-
-/* End of file: events whose iids did not resolve at tokenization are
- * resolved against their generation as it ended (TP looks interned data
- * up at parse time, after the whole file was tokenized). */
-static void apply_fixups(struct ptw_trace *t)
-{
-	for (size_t i = 0; i < t->n_fixups; i++) {
-		struct fixup *f = &t->fixups[i];
-		Perfetto__Protos__TrackEvent *te =
-			perfetto__protos__track_event__unpack(NULL, f->len,
-							      f->bytes);
-		if (!te) {
-			t->nomem = 1;
-			continue;
-		}
-		const char *what;
-		uint64_t iid;
-		if (resolve_strings(t, f->gen, te, &t->events[f->event], 1,
-				    &what, &iid) < 0)
-			t->nomem = 1;
-		perfetto__protos__track_event__free_unpacked(te, NULL);
 	}
 }
 
@@ -1084,8 +299,8 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 	Perfetto__Protos__TracePacket *p =
 		perfetto__protos__trace_packet__unpack(NULL, len, data);
 	if (!p) {
-		set_fatal(t, at, "TracePacket does not decode (trace_processor "
-				 "refuses the whole file)");
+		ptw_i_trace_set_fatal(t, at, "TracePacket does not decode (trace_processor "
+				      "refuses the whole file)");
 		return -1;
 	}
 	int rc = 0;
@@ -1100,20 +315,20 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 	struct seq *s = NULL;
 
 	if (p->has_machine_id && p->machine_id != 0)
-		diag(t, PTW_TRACE_DIAG_MACHINE_ID, at, seq_id,
-		     "machine_id %u routes this packet to a remote-machine "
-		     "context", p->machine_id);
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_MACHINE_ID, at, seq_id,
+				 "machine_id %u routes this packet to a remote-machine "
+				 "context", p->machine_id);
 	if (raw->n_payloads > 1)
-		diag(t, PTW_TRACE_DIAG_PAYLOAD, at, seq_id,
-		     "%s", raw->snapshot
-			   ? "a packet carrying a ClockSnapshot has another "
-			     "payload, which trace_processor ignores"
-			   : "packet carries more than one payload");
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_PAYLOAD, at, seq_id,
+				 "%s", raw->snapshot
+				 ? "a packet carrying a ClockSnapshot has another "
+				 "payload, which trace_processor ignores"
+				 : "packet carries more than one payload");
 
 	/* sequence bookkeeping */
 	if (seq_id == 0) {
-		diag(t, PTW_TRACE_DIAG_NO_SEQUENCE, at, 0,
-		     "packet without trusted_packet_sequence_id");
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_NO_SEQUENCE, at, 0,
+				 "packet without trusted_packet_sequence_id");
 	} else {
 		int is_new;
 		s = get_seq(t, seq_id, &is_new);
@@ -1122,9 +337,9 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 			goto out;
 		}
 		if (is_new && !cleared)
-			diag(t, PTW_TRACE_DIAG_FIRST_NOT_CLEARED, at, seq_id,
-			     "first packet of sequence %u does not set "
-			     "SEQ_INCREMENTAL_STATE_CLEARED", seq_id);
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_FIRST_NOT_CLEARED, at, seq_id,
+					 "first packet of sequence %u does not set "
+					 "SEQ_INCREMENTAL_STATE_CLEARED", seq_id);
 	}
 
 	/* CLEARED, or previous_packet_dropped */
@@ -1152,9 +367,9 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 	} else if (p->has_previous_packet_dropped &&
 		   p->previous_packet_dropped) {
 		t->stats.previous_packet_dropped++;
-		diag(t, PTW_TRACE_DIAG_DATA_LOSS, at, seq_id,
-		     "previous_packet_dropped is set: incremental state is "
-		     "invalid until the next CLEARED packet");
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_DATA_LOSS, at, seq_id,
+				 "previous_packet_dropped is set: incremental state is "
+				 "invalid until the next CLEARED packet");
 		if (!s)
 			t->stats.previous_packet_dropped_missing_sequence_id++;
 		else
@@ -1186,16 +401,16 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 			s->def_track = s->has_def_track ? te->track_uuid : 0;
 			s->n_def_extra = s->n_def_extra_d = 0;
 			if (te && te->n_extra_counter_track_uuids) {
-				s->def_extra = (uint64_t *)copy_u64(
-					t, te->extra_counter_track_uuids,
-					te->n_extra_counter_track_uuids);
+				s->def_extra = (uint64_t *)ptw_i_trace_copy_u64(
+										t, te->extra_counter_track_uuids,
+										te->n_extra_counter_track_uuids);
 				s->n_def_extra = s->def_extra
 					? te->n_extra_counter_track_uuids : 0;
 			}
 			if (te && te->n_extra_double_counter_track_uuids) {
-				s->def_extra_d = (uint64_t *)copy_u64(
-					t, te->extra_double_counter_track_uuids,
-					te->n_extra_double_counter_track_uuids);
+				s->def_extra_d = (uint64_t *)ptw_i_trace_copy_u64(
+										  t, te->extra_double_counter_track_uuids,
+										  te->n_extra_double_counter_track_uuids);
 				s->n_def_extra_d = s->def_extra_d
 					? te->n_extra_double_counter_track_uuids
 					: 0;
@@ -1209,9 +424,9 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 			t->stats.interned_data_missing_sequence_id++;
 		} else if (!s->valid || !s->gen) {
 			t->stats.interned_data_skipped_incremental_state_invalid++;
-			diag(t, PTW_TRACE_DIAG_INTERNED_INVALID, at, seq_id,
-			     "interned_data while the incremental state of "
-			     "sequence %u is invalid is discarded", seq_id);
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_INTERNED_INVALID, at, seq_id,
+					 "interned_data while the incremental state of "
+					 "sequence %u is invalid is discarded", seq_id);
 		} else {
 			apply_interned(t, at, s, p->interned_data);
 		}
@@ -1229,7 +444,7 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 				: perfetto__protos__clock_snapshot__unpack(
 					  NULL, raw->snapshot_len, raw->snapshot);
 		if (!cs) {
-			set_fatal(t, at, "ClockSnapshot does not decode");
+			ptw_i_trace_set_fatal(t, at, "ClockSnapshot does not decode");
 			rc = -1;
 			goto out;
 		}
@@ -1257,9 +472,9 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 			perfetto__protos__clock_snapshot__free_unpacked(cs,
 									NULL);
 		if (bad_seq) {
-			set_fatal(t, at, "ClockSnapshot with a sequence-scoped "
-					 "clock (64..127) on a packet without "
-					 "sequence id");
+			ptw_i_trace_set_fatal(t, at, "ClockSnapshot with a sequence-scoped "
+					      "clock (64..127) on a packet without "
+					      "sequence id");
 			rc = -1;
 			goto out;
 		}
@@ -1273,8 +488,8 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 		}
 		if (r > 0) {
 			t->stats.invalid_clock_snapshots++;
-			diag(t, PTW_TRACE_DIAG_CLOCK_SNAPSHOT, at, seq_id,
-			     "ClockSnapshot rejected: %s", why);
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_CLOCK_SNAPSHOT, at, seq_id,
+					 "ClockSnapshot rejected: %s", why);
 		}
 		goto done;
 	}
@@ -1282,17 +497,17 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 	/* NEEDS while invalid: dropped */
 	if (flags & SEQ_NEEDS) {
 		if (!seq_id) {
-			set_fatal(t, at, "SEQ_NEEDS_INCREMENTAL_STATE on a packet "
-					 "whose sequence id is 0");
+			ptw_i_trace_set_fatal(t, at, "SEQ_NEEDS_INCREMENTAL_STATE on a packet "
+					      "whose sequence id is 0");
 			rc = -1;
 			goto out;
 		}
 		if (!s->valid) {
 			t->stats.packet_skipped_seq_needs_incremental_state_invalid++;
-			diag(t, PTW_TRACE_DIAG_NEEDS_INVALID, at, seq_id,
-			     "SEQ_NEEDS_INCREMENTAL_STATE packet on sequence %u "
-			     "before any SEQ_INCREMENTAL_STATE_CLEARED (or after "
-			     "data loss) is dropped", seq_id);
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_NEEDS_INVALID, at, seq_id,
+					 "SEQ_NEEDS_INCREMENTAL_STATE packet on sequence %u "
+					 "before any SEQ_INCREMENTAL_STATE_CLEARED (or after "
+					 "data loss) is dropped", seq_id);
 			info.dropped = 1;
 			info.drop_reason = "incremental state invalid";
 			goto done;
@@ -1316,9 +531,9 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 			has_ts = 1;
 		} else {
 			if (ptw_clock_is_seq(clock) && !seq_id) {
-				set_fatal(t, at, "timestamp on sequence-scoped "
-						 "clock %u on a packet without "
-						 "sequence id", clock);
+				ptw_i_trace_set_fatal(t, at, "timestamp on sequence-scoped "
+						      "clock %u on a packet without "
+						      "sequence id", clock);
 				rc = -1;
 				goto out;
 			}
@@ -1334,21 +549,21 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 			}
 			if (r == 1) {
 				t->stats.clock_sync_failure_unknown_source_clock++;
-				diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-				     "timestamp on clock %u, which no earlier "
-				     "ClockSnapshot%s defines; packet dropped",
-				     clock,
-				     ptw_clock_is_seq(clock) ? " on this sequence"
-							     : "");
+				ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+						 "timestamp on clock %u, which no earlier "
+						 "ClockSnapshot%s defines; packet dropped",
+						 clock,
+						 ptw_clock_is_seq(clock) ? " on this sequence"
+						 : "");
 				info.dropped = 1;
 				info.drop_reason = "unknown clock";
 				goto done;
 			}
 			if (r == 2) {
 				t->stats.clock_sync_failure_no_path++;
-				diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-				     "no ClockSnapshot path from clock %u to the "
-				     "trace clock; packet dropped", clock);
+				ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+						 "no ClockSnapshot path from clock %u to the "
+						 "trace clock; packet dropped", clock);
 				info.dropped = 1;
 				info.drop_reason = "no clock path";
 				goto done;
@@ -1364,11 +579,11 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 		t->stats.track_descriptors++;
 		if (has_ts && ts < 0) {
 			t->stats.trace_sorter_negative_timestamp_dropped++;
-			diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-			     "descriptor packet at negative trace time %lld",
-			     (long long)ts);
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+					 "descriptor packet at negative trace time %lld",
+					 (long long)ts);
 		}
-		add_descriptor(t, at, seq_id, s, p->track_descriptor);
+		ptw_i_trace_add_descriptor(t, at, seq_id, s, p->track_descriptor);
 		break;
 	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT: {
 		t->stats.track_events++;
@@ -1381,23 +596,23 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 		}
 		if (!has_ts) {
 			t->stats.track_event_missing_timestamp++;
-			diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-			     "TrackEvent packet without timestamp is dropped");
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+					 "TrackEvent packet without timestamp is dropped");
 			info.dropped = 1;
 			info.drop_reason = "no timestamp";
 			break;
 		}
 		if (ts < 0) {
 			t->stats.track_event_invalid_timestamp++;
-			diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-			     "TrackEvent at negative trace time %lld is "
-			     "dropped", (long long)ts);
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
+					 "TrackEvent at negative trace time %lld is "
+					 "dropped", (long long)ts);
 			info.dropped = 1;
 			info.drop_reason = "negative timestamp";
 			break;
 		}
-		if (add_event(t, at, seq_id, s, p->track_event, raw->event,
-			      raw->event_len, ts, &why)) {
+		if (ptw_i_trace_add_event(t, at, seq_id, s, p->track_event, raw->event,
+					  raw->event_len, ts, &why)) {
 			info.event = &t->events[t->n_events - 1];
 		} else {
 			info.dropped = 1;
@@ -1412,8 +627,8 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 	case PERFETTO__PROTOS__TRACE_PACKET__DATA_COMPRESSED_PACKETS:
 	case PERFETTO__PROTOS__TRACE_PACKET__DATA_ZSTD_COMPRESSED_PACKETS:
 		/* a batch inside a batch: TP hits a CHECK and aborts */
-		set_fatal(t, at, "compressed_packets nested inside a compressed "
-				 "batch");
+		ptw_i_trace_set_fatal(t, at, "compressed_packets nested inside a compressed "
+				      "batch");
 		rc = -1;
 		goto out;
 	default:
@@ -1444,11 +659,11 @@ static int inflate_batch(struct ptw_trace *t, const struct pos *at,
 	z_stream zs;
 	memset(&zs, 0, sizeof(zs));
 	if (in_len == 0) {
-		set_fatal(t, at, "empty compressed_packets field");
+		ptw_i_trace_set_fatal(t, at, "empty compressed_packets field");
 		return -1;
 	}
 	if (in_len > UINT32_MAX) {
-		set_fatal(t, at, "compressed_packets field over 4 GiB");
+		ptw_i_trace_set_fatal(t, at, "compressed_packets field over 4 GiB");
 		return -1;
 	}
 	if (inflateInit2(&zs, 32 + MAX_WBITS) != Z_OK)
@@ -1467,8 +682,8 @@ static int inflate_batch(struct ptw_trace *t, const struct pos *at,
 			if (cap >= MAX_INFLATED) {
 				free(buf);
 				inflateEnd(&zs);
-				set_fatal(t, at, "compressed batch inflates to "
-						 "more than 1 GiB");
+				ptw_i_trace_set_fatal(t, at, "compressed batch inflates to "
+						      "more than 1 GiB");
 				return -1;
 			}
 			uint8_t *nb = realloc(buf, cap * 2);
@@ -1502,12 +717,12 @@ static int inflate_batch(struct ptw_trace *t, const struct pos *at,
 	if (!complete) {
 		free(buf);
 		if (zr == Z_STREAM_END)
-			set_fatal(t, at, "compressed_packets holds bytes after "
-					 "its zlib stream");
+			ptw_i_trace_set_fatal(t, at, "compressed_packets holds bytes after "
+					      "its zlib stream");
 		else
-			set_fatal(t, at, "compressed_packets does not inflate "
-					 "(zlib/gzip stream expected%s%s)",
-				  zmsg ? ": " : "", zmsg ? zmsg : "");
+			ptw_i_trace_set_fatal(t, at, "compressed_packets does not inflate "
+					      "(zlib/gzip stream expected%s%s)",
+					      zmsg ? ": " : "", zmsg ? zmsg : "");
 		return -1;
 	}
 	*out = buf;
@@ -1520,13 +735,13 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 			 const struct raw_scan *raw)
 {
 	if (at->batch) {
-		set_fatal(t, at, "compressed_packets nested inside a compressed "
-				 "batch");
+		ptw_i_trace_set_fatal(t, at, "compressed_packets nested inside a compressed "
+				      "batch");
 		return -1;
 	}
 	if (raw->has_zstd) {
-		set_fatal(t, at, "zstd_compressed_packets is not supported by "
-				 "ptw (and must not be mixed with deflate)");
+		ptw_i_trace_set_fatal(t, at, "zstd_compressed_packets is not supported by "
+				      "ptw (and must not be mixed with deflate)");
 		return -1;
 	}
 	uint8_t *buf = NULL;
@@ -1565,8 +780,8 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 		in.batch = t->batch_no;
 		in.inner_offset = (uint64_t)(p - buf);
 		if (*p != 0x0a) {
-			set_fatal(t, &in, "compressed batch holds something "
-					  "other than Trace.packet records");
+			ptw_i_trace_set_fatal(t, &in, "compressed batch holds something "
+					      "other than Trace.packet records");
 			rc = -1;
 			break;
 		}
@@ -1574,22 +789,22 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 		uint64_t sz;
 		if (!ptw_wire_varint(&q, end, &sz) ||
 		    sz > (uint64_t)(end - q)) {
-			set_fatal(t, &in, "invalid packet size inside a "
-					  "compressed batch");
+			ptw_i_trace_set_fatal(t, &in, "invalid packet size inside a "
+					      "compressed batch");
 			rc = -1;
 			break;
 		}
 		struct raw_scan rs;
 		if (scan_packet(q, (size_t)sz, &rs) < 0) {
-			set_fatal(t, &in, "TracePacket inside a compressed batch "
-					  "does not parse to its end");
+			ptw_i_trace_set_fatal(t, &in, "TracePacket inside a compressed batch "
+					      "does not parse to its end");
 			rc = -1;
 			break;
 		}
 		t->stats.batch_packets++;
 		if (rs.has_compressed || rs.has_zstd) {
-			set_fatal(t, &in, "compressed_packets nested inside a "
-					  "compressed batch");
+			ptw_i_trace_set_fatal(t, &in, "compressed_packets nested inside a "
+					      "compressed batch");
 			rc = -1;
 			break;
 		}
@@ -1616,7 +831,7 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 		 * there are enough bytes that it can only be corrupt */
 		if (!ptw_wire_varint(&p, end, &tag)) {
 			if (len - off >= 20) {
-				set_fatal(t, &at, "cannot parse a field tag");
+				ptw_i_trace_set_fatal(t, &at, "cannot parse a field tag");
 				return;
 			}
 			goto truncated;
@@ -1646,23 +861,23 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 				p += v;
 				break;
 			default:
-				set_fatal(t, &at, "top-level field %llu has wire "
-						  "type %u (3, 4, 6 and 7 are fatal)",
-					  (unsigned long long)(tag >> 3),
-					  (unsigned)(tag & 7));
+				ptw_i_trace_set_fatal(t, &at, "top-level field %llu has wire "
+						      "type %u (3, 4, 6 and 7 are fatal)",
+						      (unsigned long long)(tag >> 3),
+						      (unsigned)(tag & 7));
 				return;
 			}
 			t->stats.skipped_fields++;
-			diag(t, PTW_TRACE_DIAG_SKIPPED_FIELD, &at, 0,
-			     "top-level field %llu (not Trace.packet) skipped",
-			     (unsigned long long)(tag >> 3));
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_SKIPPED_FIELD, &at, 0,
+					 "top-level field %llu (not Trace.packet) skipped",
+					 (unsigned long long)(tag >> 3));
 			off = (size_t)(p - data);
 			continue;
 		}
 		uint64_t sz;
 		if (!ptw_wire_varint(&p, end, &sz)) {
 			if (len - off >= 20) {
-				set_fatal(t, &at, "cannot parse a packet length");
+				ptw_i_trace_set_fatal(t, &at, "cannot parse a packet length");
 				return;
 			}
 			goto truncated;
@@ -1677,9 +892,9 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 		t->stats.records++;
 		struct raw_scan rs;
 		if (scan_packet(p, (size_t)sz, &rs) < 0) {
-			set_fatal(t, &at, "TracePacket does not parse to its end "
-					  "(trace_processor refuses the whole "
-					  "file)");
+			ptw_i_trace_set_fatal(t, &at, "TracePacket does not parse to its end "
+					      "(trace_processor refuses the whole "
+					      "file)");
 			return;
 		}
 		int r = rs.has_compressed || rs.has_zstd
@@ -1695,9 +910,9 @@ truncated:
 	t->trunc_offset = off;
 	{
 		struct pos at = { off, 0, 0 };
-		diag(t, PTW_TRACE_DIAG_TRUNCATED, &at, 0,
-		     "the last %zu bytes are a partial record (dropped, as "
-		     "trace_processor does)", len - off);
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRUNCATED, &at, 0,
+				 "the last %zu bytes are a partial record (dropped, as "
+				 "trace_processor does)", len - off);
 	}
 }
 
@@ -1747,7 +962,7 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 	t->stats.bytes = len;
 	walk(t, d, len);
 	if (!t->nomem)
-		apply_fixups(t);
+		ptw_i_trace_apply_fixups(t);
 	t->stats.events = t->n_events;
 	if (t->nomem) {
 		ptw_trace_free(t);
@@ -1883,7 +1098,7 @@ const struct ptw_trace_track *ptw_trace_tracks(const struct ptw_trace *t,
 const struct ptw_trace_track *ptw_trace_find_track(const struct ptw_trace *t,
 						   uint64_t uuid)
 {
-	return find_track(t, uuid);
+	return ptw_i_trace_find_track(t, uuid);
 }
 
 const struct ptw_trace_stats *ptw_trace_stats(const struct ptw_trace *t)

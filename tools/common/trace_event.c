@@ -1,0 +1,551 @@
+/* trace_event.c - resolves TrackEvents (track, names, categories,
+ * annotations, counters, flows) like trace_processor's TrackEvent
+ * tokenizer and importer (perfetto-wire.md 3.4, 3.10-3.12).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "trace_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pb_wire.h"
+
+/* ---- track events ------------------------------------------------------- */
+
+/* Looks up an iid; on failure returns NULL and sets *missing. */
+static const char *lookup(struct gen *g,
+			  struct ptw_u64map *(*table)(struct gen *),
+			  uint64_t iid, int *missing)
+{
+	const char *s = g ? ptw_u64map_get(table(g), iid) : NULL;
+	if (!s)
+		*missing = 1;
+	return s;
+}
+
+static struct ptw_u64map *tab_names(struct gen *g)
+{
+	return &g->names;
+}
+
+static struct ptw_u64map *tab_cats(struct gen *g)
+{
+	return &g->cats;
+}
+
+static struct ptw_u64map *tab_ann_names(struct gen *g)
+{
+	return &g->ann_names;
+}
+
+static struct ptw_u64map *tab_ann_strings(struct gen *g)
+{
+	return &g->ann_strings;
+}
+
+/* Fills name, category and args of 'ev' from 'te'. With final == 0 a
+ * failed lookup only reports (returns 1 so the caller records a fixup);
+ * with final == 1 failures degrade as trace_processor does and are
+ * counted. Returns 1 if some lookup failed, 0 if all resolved, -1 out of
+ * memory. */
+static int resolve_strings(struct ptw_trace *t, struct gen *g,
+			   const Perfetto__Protos__TrackEvent *te,
+			   struct ptw_trace_event *ev, int final,
+			   const char **what, uint64_t *what_iid)
+{
+	int failed = 0;
+	ev->name = NULL;
+	if (te->name_field_case ==
+		    PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID &&
+	    te->name_iid != 0) {
+		int miss = 0;
+		ev->name = lookup(g, tab_names, te->name_iid, &miss);
+		if (miss) {
+			failed = 1;
+			*what = "event name";
+			*what_iid = te->name_iid;
+			if (final)
+				t->stats.interned_data_tokenizer_errors++;
+		}
+	} else if (te->name_field_case ==
+		   PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME) {
+		ev->name = ptw_arena_strdup(&t->arena, te->name);
+		if (!ev->name)
+			return -1;
+	}
+
+	/* categories: interned ones, then literal ones, joined with ","
+	 * (track_event_event_importer.h) */
+	size_t nc = te->n_category_iids + te->n_categories;
+	ev->category = NULL;
+	if (nc) {
+		const char **parts = calloc(nc, sizeof(*parts));
+		char (*unknown)[40] = calloc(nc, sizeof(*unknown));
+		if (!parts || !unknown) {
+			free(parts);
+			free(unknown);
+			return -1;
+		}
+		size_t np = 0, total = 0;
+		for (size_t i = 0; i < te->n_category_iids; i++) {
+			int miss = 0;
+			const char *c = lookup(g, tab_cats, te->category_iids[i],
+					       &miss);
+			if (miss) {
+				failed = 1;
+				*what = "category";
+				*what_iid = te->category_iids[i];
+				if (final)
+					t->stats.interned_data_tokenizer_errors++;
+				/* a single unknown category reads
+				 * "unknown(<iid>)" in TP */
+				snprintf(unknown[i], sizeof(unknown[i]),
+					 "unknown(%llu)",
+					 (unsigned long long)te->category_iids[i]);
+				c = unknown[i];
+			}
+			parts[np++] = c;
+		}
+		for (size_t i = 0; i < te->n_categories; i++)
+			parts[np++] = te->categories[i] ? te->categories[i] : "";
+		for (size_t i = 0; i < np; i++)
+			total += strlen(parts[i]) + 1;
+		char *cat = ptw_arena_alloc(&t->arena, total ? total : 1);
+		if (cat) {
+			size_t o = 0;
+			for (size_t i = 0; i < np; i++) {
+				size_t l = strlen(parts[i]);
+				if (i)
+					cat[o++] = ',';
+				memcpy(cat + o, parts[i], l);
+				o += l;
+			}
+			cat[o] = '\0';
+		}
+		free(parts);
+		free(unknown);
+		if (!cat)
+			return -1;
+		ev->category = cat;
+	}
+
+	/* debug annotations */
+	ev->args = NULL;
+	ev->n_args = 0;
+	if (te->n_debug_annotations) {
+		struct ptw_trace_arg *args = ptw_arena_alloc(
+			&t->arena, te->n_debug_annotations * sizeof(*args));
+		if (!args)
+			return -1;
+		uint32_t na = 0;
+		for (size_t i = 0; i < te->n_debug_annotations; i++) {
+			const Perfetto__Protos__DebugAnnotation *a =
+				te->debug_annotations[i];
+			struct ptw_trace_arg *o = &args[na];
+			memset(o, 0, sizeof(*o));
+			int miss = 0;
+			if (a->name_field_case ==
+				    PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID &&
+			    a->name_iid != 0) {
+				o->name = lookup(g, tab_ann_names, a->name_iid,
+						 &miss);
+				if (miss) {
+					failed = 1;
+					*what = "debug annotation name";
+					*what_iid = a->name_iid;
+				}
+			} else if (a->name_field_case ==
+				   PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME) {
+				o->name = ptw_arena_strdup(&t->arena, a->name);
+				if (!o->name)
+					return -1;
+			} else {
+				miss = 1; /* neither name nor name_iid */
+			}
+			switch (a->value_case) {
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
+				o->type = PTW_TRACE_ARG_BOOL;
+				o->v.b = a->bool_value ? 1 : 0;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
+				o->type = PTW_TRACE_ARG_UINT;
+				o->v.u = a->uint_value;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
+				o->type = PTW_TRACE_ARG_INT;
+				o->v.i = a->int_value;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
+				o->type = PTW_TRACE_ARG_DOUBLE;
+				o->v.d = a->double_value;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
+				o->type = PTW_TRACE_ARG_POINTER;
+				o->v.u = a->pointer_value;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
+				o->type = PTW_TRACE_ARG_STRING;
+				o->v.s = ptw_arena_strdup(&t->arena,
+							  a->string_value);
+				if (!o->v.s)
+					return -1;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE:
+				o->type = PTW_TRACE_ARG_JSON;
+				o->v.s = ptw_arena_strdup(&t->arena,
+							  a->legacy_json_value);
+				if (!o->v.s)
+					return -1;
+				break;
+			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
+				int m2 = 0;
+				o->type = PTW_TRACE_ARG_STRING;
+				o->v.s = lookup(g, tab_ann_strings,
+						a->string_value_iid, &m2);
+				if (m2) {
+					failed = 1;
+					*what = "debug annotation string value";
+					*what_iid = a->string_value_iid;
+					miss = 1;
+				}
+				break;
+			}
+			default:
+				o->type = PTW_TRACE_ARG_NESTED;
+				break;
+			}
+			if (miss) {
+				/* proto_to_args_parser.cc: the annotation is
+				 * dropped. A missing name is counted on the
+				 * first pass; a failed lookup on the final
+				 * one (after the fixup retry). */
+				int lookup_failed = a->name_field_case ==
+					PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID ||
+					a->value_case ==
+					PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;
+				if (lookup_failed && final) {
+					t->stats.track_event_parser_errors++;
+					t->stats.interned_data_tokenizer_errors++;
+				} else if (!lookup_failed && !final) {
+					t->stats.track_event_parser_errors++;
+				}
+				continue;
+			}
+			na++;
+		}
+		ev->args = args;
+		ev->n_args = na;
+	}
+	return failed;
+}
+
+/* Counter value after unit_multiplier and is_incremental
+ * (track_event_tracker.cc ConvertToAbsoluteCounterValue). Returns 0, or -1
+ * out of memory. */
+static int counter_convert(struct ptw_trace *t, struct seq *s,
+			   const struct ptw_trace_track *tr, double v,
+			   double *out)
+{
+	if (tr->unit_multiplier > 0)
+		v *= (double)tr->unit_multiplier;
+	if (tr->is_incremental && s) {
+		double *sum = ptw_u64map_get(&s->incr, tr->uuid);
+		if (!sum) {
+			sum = ptw_arena_alloc(&t->arena, sizeof(*sum));
+			if (!sum || ptw_u64map_put(&s->incr, tr->uuid, sum) < 0)
+				return -1;
+			*sum = 0;
+		}
+		*sum += v;
+		v = *sum;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Raw scan of a TrackEvent for packed encodings of repeated scalars that
+ * TP reads element by element (perfetto-wire.md 2.1). */
+static int has_packed(const uint8_t *data, size_t len, uint32_t *field)
+{
+	struct ptw_wire_cursor c;
+	struct ptw_wire_field f;
+	ptw_wire_init(&c, data, len);
+	while (ptw_wire_next(&c, &f) == PTW_WIRE_FIELD) {
+		switch (f.num) {
+		case 3:  /* category_iids */
+		case 12: /* extra_counter_values */
+		case 31: /* extra_counter_track_uuids */
+		case 45: /* extra_double_counter_track_uuids */
+		case 46: /* extra_double_counter_values */
+		case 47: /* flow_ids */
+		case 48: /* terminating_flow_ids */
+		case 36: /* flow_ids_old */
+		case 42: /* terminating_flow_ids_old */
+			if (f.wt == 2) {
+				*field = f.num;
+				return 1;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+const uint64_t *ptw_i_trace_copy_u64(struct ptw_trace *t, const uint64_t *v,
+				     size_t n)
+{
+	if (!n)
+		return NULL;
+	uint64_t *d = ptw_arena_alloc(&t->arena, n * sizeof(*d));
+	if (d)
+		memcpy(d, v, n * sizeof(*d));
+	else
+		t->nomem = 1;
+	return d;
+}
+
+/* Extra counter values (track_event_tokenizer.cc TokenizeTrackEvent):
+ * returns 0, or 1 if the event must be dropped (reason in *why). */
+static int extra_counters(struct ptw_trace *t, struct seq *s,
+			  const Perfetto__Protos__TrackEvent *te,
+			  struct ptw_trace_event *ev, const char **why)
+{
+	size_t ni = te->n_extra_counter_values;
+	size_t nd = te->n_extra_double_counter_values;
+	if (!ni && !nd)
+		return 0;
+	const uint64_t *ti = te->extra_counter_track_uuids;
+	size_t nti = te->n_extra_counter_track_uuids;
+	const uint64_t *td = te->extra_double_counter_track_uuids;
+	size_t ntd = te->n_extra_double_counter_track_uuids;
+	if (!nti && s) {
+		ti = s->def_extra;
+		nti = s->n_def_extra;
+	}
+	if (!ntd && s) {
+		td = s->def_extra_d;
+		ntd = s->n_def_extra_d;
+	}
+	if (ni > nti || nd > ntd) {
+		*why = "more extra counter values than extra counter tracks";
+		return 1;
+	}
+	uint64_t *tracks = ptw_arena_alloc(&t->arena,
+					   (ni + nd) * sizeof(*tracks));
+	double *vals = ptw_arena_alloc(&t->arena, (ni + nd) * sizeof(*vals));
+	if (!tracks || !vals) {
+		t->nomem = 1;
+		return 1;
+	}
+	for (size_t i = 0; i < ni + nd; i++) {
+		uint64_t uuid = i < ni ? ti[i] : td[i - ni];
+		double v = i < ni ? (double)te->extra_counter_values[i]
+				  : te->extra_double_counter_values[i - ni];
+		const struct ptw_trace_track *tr = ptw_i_trace_find_track(t, uuid);
+		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
+			*why = "extra counter on a track that is not a "
+			       "counter track described earlier";
+			return 1;
+		}
+		if (counter_convert(t, s, tr, v, &vals[i])) {
+			t->nomem = 1;
+			return 1;
+		}
+		tracks[i] = uuid;
+	}
+	ev->extra_counter_tracks = tracks;
+	ev->extra_counter_values = vals;
+	ev->n_extra_counters = (uint32_t)(ni + nd);
+	return 0;
+}
+
+/* Tokenizes one TrackEvent. Returns 1 if kept (appended), 0 if dropped
+ * (*why set). */
+int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
+			  uint32_t seq_id, struct seq *s,
+			  const Perfetto__Protos__TrackEvent *te,
+			  const uint8_t *raw, size_t raw_len, int64_t ts,
+			  const char **why)
+{
+	struct ptw_trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.offset = at->offset;
+	ev.inner_offset = at->inner_offset;
+	ev.batch = at->batch;
+	ev.seq_id = seq_id;
+	ev.packet_index = t->packet_index;
+	ev.ts = ts;
+
+	uint32_t pf;
+	if (raw && has_packed(raw, raw_len, &pf)) {
+		t->stats.packed_repeated_fields++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_PACKED, at, seq_id,
+				 "TrackEvent field %u is packed; trace_processor reads "
+				 "repeated fields unpacked only", pf);
+	}
+	if (!te->has_type || te->type == 0) {
+		t->stats.track_event_parser_errors++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
+				 "TrackEvent without type is dropped");
+		*why = "no type";
+		return 0;
+	}
+	ev.type = (enum ptw_trace_event_type)te->type;
+
+	int has_track = 1;
+	if (te->has_track_uuid) {
+		ev.track_uuid = te->track_uuid;
+		ev.track_explicit = 1;
+	} else if (s && s->has_defaults && s->has_def_track) {
+		ev.track_uuid = s->def_track;
+	} else if (s && s->has_thread_track) {
+		ev.track_uuid = s->thread_track;
+		has_track = 0;
+	} else {
+		ev.track_uuid = 0;
+		has_track = 0;
+	}
+
+	if (ev.type == PTW_TRACE_COUNTER) {
+		/* counters are converted at tokenization, so the descriptor
+		 * must precede them in the file (track_event_tokenizer.cc) */
+		const struct ptw_trace_track *tr =
+			has_track ? ptw_i_trace_find_track(t, ev.track_uuid) : NULL;
+		if (!has_track) {
+			t->stats.track_event_counter_missing_track_uuid++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+					 "counter event without track uuid is dropped");
+			*why = "counter without track";
+			return 0;
+		}
+		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
+			t->stats.track_event_counter_invalid_track_uuid++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+					 "counter event on track %llu, which %s; dropped",
+					 (unsigned long long)ev.track_uuid,
+					 tr ? "is not a counter track"
+					 : "no counter descriptor earlier in the file "
+					 "describes");
+			*why = "counter track not described earlier";
+			return 0;
+		}
+		double v;
+		if (te->counter_value_field_case ==
+		    PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE) {
+			ev.counter_kind = PTW_TRACE_COUNTER_INT;
+			ev.counter_int = te->counter_value;
+			v = (double)te->counter_value;
+		} else if (te->counter_value_field_case ==
+			   PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE) {
+			ev.counter_kind = PTW_TRACE_COUNTER_DOUBLE;
+			ev.counter_double = te->double_counter_value;
+			v = te->double_counter_value;
+		} else {
+			t->stats.track_event_counter_missing_value++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+					 "counter event without value is dropped");
+			*why = "counter without value";
+			return 0;
+		}
+		if (counter_convert(t, s, tr, v, &ev.counter_value)) {
+			t->nomem = 1;
+			return 0;
+		}
+	}
+
+	const char *xwhy = NULL;
+	if (extra_counters(t, s, te, &ev, &xwhy)) {
+		if (xwhy) {
+			t->stats.track_event_parser_errors++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
+					 "TrackEvent dropped: %s", xwhy);
+		}
+		*why = xwhy ? xwhy : "out of memory";
+		return 0;
+	}
+
+	/* TP reads the deprecated varint flow ids only when the fixed64
+	 * ones are absent */
+	if (te->n_flow_ids) {
+		ev.flow_ids = ptw_i_trace_copy_u64(t, te->flow_ids, te->n_flow_ids);
+		ev.n_flow_ids = (uint32_t)te->n_flow_ids;
+	} else if (te->n_flow_ids_old) {
+		ev.flow_ids = ptw_i_trace_copy_u64(t, te->flow_ids_old, te->n_flow_ids_old);
+		ev.n_flow_ids = (uint32_t)te->n_flow_ids_old;
+	}
+	if (te->n_terminating_flow_ids) {
+		ev.terminating_flow_ids = ptw_i_trace_copy_u64(t, te->terminating_flow_ids,
+							       te->n_terminating_flow_ids);
+		ev.n_terminating_flow_ids = (uint32_t)te->n_terminating_flow_ids;
+	} else if (te->n_terminating_flow_ids_old) {
+		ev.terminating_flow_ids =
+			ptw_i_trace_copy_u64(t, te->terminating_flow_ids_old,
+					     te->n_terminating_flow_ids_old);
+		ev.n_terminating_flow_ids =
+			(uint32_t)te->n_terminating_flow_ids_old;
+	}
+
+	struct gen *g = s ? s->gen : NULL;
+	const char *what = NULL;
+	uint64_t what_iid = 0;
+	int r = resolve_strings(t, g, te, &ev, 0, &what, &what_iid);
+	if (r < 0) {
+		t->nomem = 1;
+		return 0;
+	}
+	if (ptw_i_trace_grow((void **)&t->events, &t->cap_events, t->n_events,
+			     sizeof(*t->events))) {
+		t->nomem = 1;
+		return 0;
+	}
+	if (r > 0) {
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_UNKNOWN_IID, at, seq_id,
+				 "%s iid %llu is not defined in the current generation "
+				 "of sequence %u", what, (unsigned long long)what_iid,
+				 seq_id);
+		if (ptw_i_trace_grow((void **)&t->fixups, &t->cap_fixups, t->n_fixups,
+				     sizeof(*t->fixups))) {
+			t->nomem = 1;
+			return 0;
+		}
+		uint8_t *copy = ptw_arena_alloc(&t->arena, raw_len ? raw_len : 1);
+		if (!copy) {
+			t->nomem = 1;
+			return 0;
+		}
+		if (raw_len)
+			memcpy(copy, raw, raw_len);
+		struct fixup *f = &t->fixups[t->n_fixups++];
+		f->event = t->n_events;
+		f->gen = g;
+		f->bytes = copy;
+		f->len = raw_len;
+	}
+	t->events[t->n_events++] = ev;
+	return 1;
+}
+
+/* End of file: events whose iids did not resolve at tokenization are
+ * resolved against their generation as it ended (TP looks interned data
+ * up at parse time, after the whole file was tokenized). */
+void ptw_i_trace_apply_fixups(struct ptw_trace *t)
+{
+	for (size_t i = 0; i < t->n_fixups; i++) {
+		struct fixup *f = &t->fixups[i];
+		Perfetto__Protos__TrackEvent *te =
+			perfetto__protos__track_event__unpack(NULL, f->len,
+							      f->bytes);
+		if (!te) {
+			t->nomem = 1;
+			continue;
+		}
+		const char *what;
+		uint64_t iid;
+		if (resolve_strings(t, f->gen, te, &t->events[f->event], 1,
+				    &what, &iid) < 0)
+			t->nomem = 1;
+		perfetto__protos__track_event__free_unpacked(te, NULL);
+	}
+}

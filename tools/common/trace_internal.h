@@ -1,0 +1,123 @@
+/* trace_internal.h - state shared by the reader's files (internal).
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * trace_read.c walks the file and keeps per-sequence state, trace_track.c
+ * reserves TrackDescriptors, trace_event.c resolves TrackEvents. Not API:
+ * tools and tests use trace_read.h. */
+#ifndef PTW_TRACE_INTERNAL_H
+#define PTW_TRACE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "ptw_trace.pb-c.h"
+#include "trace_clock.h"
+#include "trace_read.h"
+#include "u64map.h"
+
+/* One interning generation of a sequence: iid -> arena string. */
+struct gen {
+	struct ptw_u64map names, cats, ann_names, ann_strings;
+	struct gen *next_alloc;
+};
+
+struct seq {
+	uint32_t id;
+	int valid;              /* incremental state valid */
+	struct gen *gen;        /* NULL before the first CLEARED */
+	int has_defaults;
+	uint32_t def_clock;
+	int has_def_track;
+	uint64_t def_track;
+	uint64_t *def_extra;    /* arena; extra_counter_track_uuids */
+	size_t n_def_extra;
+	uint64_t *def_extra_d;  /* extra_double_counter_track_uuids */
+	size_t n_def_extra_d;
+	int has_thread_track;   /* thread descriptor seen on this sequence */
+	uint64_t thread_track;
+	struct ptw_u64map incr;/* counter uuid -> double* running sum */
+};
+
+/* An event whose iids did not all resolve at tokenization: resolved again
+ * against its generation at the end, as TP's parse-time lookups do. */
+struct fixup {
+	size_t event;
+	struct gen *gen;
+	const uint8_t *bytes;   /* TrackEvent copy (arena) */
+	size_t len;
+};
+
+struct pos {
+	uint64_t offset, inner_offset;
+	uint32_t batch;
+};
+
+struct ptw_trace {
+	const char *name;
+	struct ptw_arena arena;
+	struct ptw_trace_event *events;
+	size_t n_events, cap_events;
+	struct ptw_trace_track *tracks;
+	size_t n_tracks, cap_tracks;
+	struct ptw_u64map track_idx; /* uuid -> (index + 1) */
+	struct ptw_trace_diag *diags;
+	size_t n_diags, cap_diags;
+	uint32_t max_diags;
+	struct ptw_trace_stats stats;
+	struct ptw_error fatal;
+	int has_fatal;
+	int truncated;
+	uint64_t trunc_offset;
+	struct ptw_clocks *clocks;
+	struct ptw_u64map seqs;  /* id -> struct seq * */
+	struct seq **seq_list;   /* for freeing */
+	size_t n_seq_list, cap_seq_list;
+	struct gen *gens;
+	struct fixup *fixups;
+	size_t n_fixups, cap_fixups;
+	struct ptw_trace_options opt;
+	uint64_t packet_index;
+	uint32_t batch_no;
+	int nomem;
+	int stopped;            /* the on_packet callback asked to stop */
+	size_t n_notes;         /* informational diagnostics recorded */
+};
+
+/* Grows *arr (elements of 'elem' bytes) to hold more than n. 0 or -1. */
+int ptw_i_trace_grow(void **arr, size_t *cap, size_t n, size_t elem);
+
+/* Records a diagnostic (formatted once, kept in the arena). */
+void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
+		      const struct pos *at, uint32_t seq, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 5, 6)))
+#endif
+	;
+
+/* Records the error that stops the walk (first one wins). */
+void ptw_i_trace_set_fatal(struct ptw_trace *t, const struct pos *at,
+			   const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
+/* trace_track.c */
+struct ptw_trace_track *ptw_i_trace_find_track(const struct ptw_trace *t,
+					       uint64_t uuid);
+void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,
+				uint32_t seq_id, struct seq *s,
+				const Perfetto__Protos__TrackDescriptor *d);
+
+/* trace_event.c */
+const uint64_t *ptw_i_trace_copy_u64(struct ptw_trace *t, const uint64_t *v,
+				     size_t n);
+int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
+			  uint32_t seq_id, struct seq *s,
+			  const Perfetto__Protos__TrackEvent *te,
+			  const uint8_t *raw, size_t raw_len, int64_t ts,
+			  const char **why);
+void ptw_i_trace_apply_fixups(struct ptw_trace *t);
+
+#endif /* PTW_TRACE_INTERNAL_H */

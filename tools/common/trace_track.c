@@ -1,0 +1,186 @@
+/* trace_track.c - reserves TrackDescriptors like trace_processor's
+ * track_event_tokenizer.cc / track_event_tracker.cc (perfetto-wire.md 3.7).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "trace_internal.h"
+
+#include <string.h>
+
+struct ptw_trace_track *ptw_i_trace_find_track(const struct ptw_trace *t,
+					       uint64_t uuid)
+{
+	uintptr_t i = (uintptr_t)ptw_u64map_get(&t->track_idx, uuid);
+	return i ? &t->tracks[i - 1] : NULL;
+}
+
+/* ---- track descriptors -------------------------------------------------- */
+
+static const char *counter_unit(const Perfetto__Protos__CounterDescriptor *c)
+{
+	/* track_event_tokenizer.cc: the enum wins, then unit_name; builtin
+	 * counter types imply their unit */
+	switch (c->has_unit ? (int)c->unit : 0) {
+	case 1: return "ns";
+	case 2: return "count";
+	case 3: return "bytes";
+	default: break;
+	}
+	if (c->unit_name)
+		return c->unit_name;
+	if (c->has_type && c->type == 1)
+		return "ns";
+	if (c->has_type && c->type == 2)
+		return "count";
+	return NULL;
+}
+
+void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,
+				uint32_t seq_id, struct seq *s,
+				const Perfetto__Protos__TrackDescriptor *d)
+{
+	struct ptw_trace_track nt;
+	memset(&nt, 0, sizeof(nt));
+	if (!d->has_uuid) {
+		t->stats.track_descriptor_missing_uuid++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+				 "TrackDescriptor without uuid is dropped");
+		return;
+	}
+	nt.uuid = d->uuid;
+	if (d->has_child_ordering &&
+	    (d->child_ordering < 0 || d->child_ordering > 3)) {
+		t->stats.track_descriptor_invalid_child_ordering++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+				 "track %llu: invalid child_ordering %d, descriptor dropped",
+				 (unsigned long long)d->uuid, (int)d->child_ordering);
+		return;
+	}
+	if (d->uuid == 0 && d->has_parent_uuid) {
+		t->stats.track_descriptor_default_track_with_parent++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+				 "descriptor of the default track (uuid 0) has a parent");
+		return;
+	}
+	const char *name = NULL;
+	if (d->static_or_dynamic_name_case !=
+	    PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME__NOT_SET)
+		name = d->name; /* all three members alias one char * */
+	/* branch priority: thread > process > counter > state > plain */
+	if (d->thread) {
+		if (!d->thread->has_pid || !d->thread->has_tid) {
+			t->stats.track_descriptor_thread_missing_pid_tid++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+					 "track %llu: thread descriptor without pid and "
+					 "tid is dropped", (unsigned long long)d->uuid);
+			return;
+		}
+		nt.kind = PTW_TRACE_TRACK_THREAD;
+		nt.pid = d->thread->pid;
+		nt.tid = d->thread->tid;
+		if (d->thread->thread_name)
+			name = d->thread->thread_name;
+	} else if (d->process) {
+		if (!d->process->has_pid) {
+			t->stats.track_descriptor_process_missing_pid++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+					 "track %llu: process descriptor without pid is "
+					 "dropped", (unsigned long long)d->uuid);
+			return;
+		}
+		nt.kind = PTW_TRACE_TRACK_PROCESS;
+		nt.pid = d->process->pid;
+		if (d->process->process_name)
+			name = d->process->process_name;
+	} else if (d->counter) {
+		nt.kind = PTW_TRACE_TRACK_COUNTER;
+		nt.unit = counter_unit(d->counter);
+		nt.unit_multiplier = d->counter->has_unit_multiplier
+					     ? d->counter->unit_multiplier
+					     : 0;
+		nt.is_incremental = d->counter->has_is_incremental &&
+				    d->counter->is_incremental;
+		if (!name && d->counter->has_type && d->counter->type == 1)
+			name = "thread_time";
+		if (!name && d->counter->has_type && d->counter->type == 2)
+			name = "thread_instruction_count";
+	} else if (d->state) {
+		nt.kind = PTW_TRACE_TRACK_STATE;
+	}
+	/* parent_uuid is ignored for process and thread tracks
+	 * (track_descriptor.proto) */
+	if (d->has_parent_uuid && nt.kind != PTW_TRACE_TRACK_THREAD &&
+	    nt.kind != PTW_TRACE_TRACK_PROCESS) {
+		nt.has_parent = 1;
+		nt.parent_uuid = d->parent_uuid;
+	}
+	nt.has_rank = d->has_sibling_order_rank;
+	nt.rank = d->sibling_order_rank;
+	nt.child_ordering = d->has_child_ordering ? (int)d->child_ordering : 0;
+	nt.offset = at->offset;
+	nt.seq_id = seq_id;
+	nt.n_descriptors = 1;
+
+	/* The sequence's thread association (track_event_tokenizer.cc) */
+	if (nt.kind == PTW_TRACE_TRACK_THREAD && s) {
+		s->has_thread_track = 1;
+		s->thread_track = nt.uuid;
+	}
+
+	struct ptw_trace_track *old = ptw_i_trace_find_track(t, nt.uuid);
+	if (old) {
+		/* track_event_tracker.cc Reserve: an identical reservation is
+		 * fine, a conflicting one is ignored */
+		const char *why = NULL;
+		if (old->kind != nt.kind)
+			why = "kind";
+		else if (old->has_parent != nt.has_parent ||
+			 old->parent_uuid != nt.parent_uuid)
+			why = "parent";
+		else if (old->pid != nt.pid || old->tid != nt.tid)
+			why = "pid/tid";
+		else if (nt.kind == PTW_TRACE_TRACK_COUNTER &&
+			 (old->is_incremental != nt.is_incremental ||
+			  old->unit_multiplier != nt.unit_multiplier))
+			why = "counter settings";
+		if (why) {
+			t->stats.track_descriptor_conflicting_reservation++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+					 "track %llu described again with a different %s; "
+					 "the new descriptor is ignored",
+					 (unsigned long long)nt.uuid, why);
+			return;
+		}
+		old->n_descriptors++;
+		/* Track names: the first non-NULL one wins. Process and
+		 * thread names are updated by every descriptor at parse
+		 * time, so the last one wins (file order here). */
+		if (name && (!old->name || nt.kind == PTW_TRACE_TRACK_THREAD ||
+			     nt.kind == PTW_TRACE_TRACK_PROCESS)) {
+			old->name = ptw_arena_strdup(&t->arena, name);
+			if (!old->name)
+				t->nomem = 1;
+		}
+		return;
+	}
+	if (name) {
+		nt.name = ptw_arena_strdup(&t->arena, name);
+		if (!nt.name) {
+			t->nomem = 1;
+			return;
+		}
+	}
+	if (nt.unit) {
+		nt.unit = ptw_arena_strdup(&t->arena, nt.unit);
+		if (!nt.unit) {
+			t->nomem = 1;
+			return;
+		}
+	}
+	if (ptw_i_trace_grow((void **)&t->tracks, &t->cap_tracks, t->n_tracks,
+			     sizeof(*t->tracks)) ||
+	    ptw_u64map_put(&t->track_idx, nt.uuid,
+			   (void *)(uintptr_t)(t->n_tracks + 1)) < 0) {
+		t->nomem = 1;
+		return;
+	}
+	t->tracks[t->n_tracks++] = nt;
+}
