@@ -79,7 +79,10 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 	for (;;) {
 		pthread_mutex_lock(&c->mu);
 		struct ptw_tracer *tr = c->tr;
-		if (c->gen != g || !tr || c->stopping) {
+		/* A category change since the caller read the generation:
+		 * go on with the current one (same session or a new one). */
+		g = c->gen;
+		if (!(g & PTW_I_GEN_ON) || !tr || c->stopping) {
 			pthread_mutex_unlock(&c->mu);
 			if (fresh)
 				ptw_tr_thread_unref(fresh);

@@ -345,7 +345,9 @@ extern _Atomic uint32_t ptw_i_gen;
 extern _Thread_local struct ptw_i_thread *ptw_i_self
 	__attribute__((tls_model("initial-exec")));
 
-/* Slow paths (lib/tracer.c). */
+/* Slow paths (lib/tracer_thread.c). ptw_i_thread_slow resolves the site
+ * and registers the thread; it returns NULL when the event must be skipped
+ * (tracing stopped, category off), else the thread with 'gen' current. */
 struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
 int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 		       uint64_t *idx);
@@ -433,7 +435,7 @@ ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
 		if (!(t = ptw_i_thread_slow(site, g)))
 			return 0;
 	}
-	uint64_t ts = ptw_i_now(g);
+	uint64_t ts = ptw_i_now(t->gen);
 	if (kind == PTW_I_K_END) {
 		if (t->depth)
 			t->depth--;
