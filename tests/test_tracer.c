@@ -1294,13 +1294,21 @@ static void find_last_words(struct dec *d, const struct dev *e, void *ctx)
 		++*(int *)ctx;
 }
 
+static atomic_int exit_logger_state; /* 0 log, 1 asked to park, 2 parked */
+
 static void *exit_logger(void *p)
 {
 	(void)p;
-	for (;;) {
+	while (atomic_load(&exit_logger_state) == 0) {
 		PTW_SCOPE("x", "busy");
 		PTW_INSTANT("x", "tick");
 	}
+	/* Parked inside an open slice: still alive at exit (LeakSanitizer
+	 * cannot suspend a thread that spins, and would warn). */
+	PTW_BEGIN("x", "parked");
+	atomic_store(&exit_logger_state, 2);
+	for (;;)
+		pause();
 	return NULL;
 }
 
@@ -1323,7 +1331,10 @@ Test(tracer, stop_at_exit_completes_the_trace_when_the_program_exits)
 		pthread_create(&th, NULL, exit_logger, NULL);
 		struct timespec ts = {0, 5 * 1000 * 1000};
 		nanosleep(&ts, NULL);
-		exit(0); /* no ptw_stop(): atexit does it, a thread still logs */
+		atomic_store(&exit_logger_state, 1);
+		while (atomic_load(&exit_logger_state) != 2)
+			sched_yield();
+		exit(0); /* no ptw_stop(): atexit does it; a thread is alive */
 	}
 	int status = 0;
 	waitpid(pid, &status, 0);
