@@ -5,9 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The pointer cache stays small: it only needs to hold the distinct
- * literal strings a program passes, and it forgets when half full. */
-#define PTW_INTERN_PCACHE_MAX 4096u
+/* The pointer cache only needs to hold the distinct literal strings a
+ * program passes: it doubles up to this many slots, then forgets
+ * everything whenever it is half full. */
+#define PTW_INTERN_PCACHE_MAX 8192u
+/* Strings a new table holds before its first growth. */
+#define PTW_INTERN_INITIAL 256u
 
 static uint64_t ptw_intern_hash(const char *s, size_t len)
 {
@@ -45,10 +48,12 @@ struct ptw_intern *ptw_intern_create(uint32_t expected)
 		return NULL;
 	if (expected < 16)
 		expected = 16;
-	if (expected > (1u << 20))
-		expected = 1u << 20; /* grows later if really needed */
+	/* Start small (a writer may own many sequences, each with four
+	 * tables); tables double on the insert path as strings arrive. */
+	if (expected > PTW_INTERN_INITIAL)
+		expected = PTW_INTERN_INITIAL;
 	uint32_t cap = ptw_intern_pow2(expected * 2);
-	uint32_t pcap = cap < PTW_INTERN_PCACHE_MAX ? cap : PTW_INTERN_PCACHE_MAX;
+	uint32_t pcap = cap;
 	t->slots = calloc(cap, sizeof(*t->slots));
 	t->mask = cap - 1;
 	t->gen = 1;
@@ -186,13 +191,40 @@ uint64_t ptw_intern_get(struct ptw_intern *t, const char *s, size_t len,
 	return t->count;
 }
 
+/* Doubles the pointer cache, keeping its entries (slow path). */
+static int ptw_intern_pcache_grow(struct ptw_intern *t)
+{
+	uint32_t cap = (t->pmask + 1) * 2;
+	struct ptw_intern_pslot *ps = calloc(cap, sizeof(*ps));
+	if (!ps)
+		return -1;
+	for (uint32_t i = 0; i <= t->pmask; i++) {
+		const struct ptw_intern_pslot *o = &t->pslots[i];
+		if (o->gen != t->pgen)
+			continue;
+		uint32_t j = ptw_intern_ptr_slot(o->ptr, cap - 1);
+		while (ps[j].gen == 1)
+			j = (j + 1) & (cap - 1);
+		ps[j].ptr = o->ptr;
+		ps[j].iid = o->iid;
+		ps[j].gen = 1;
+	}
+	free(t->pslots);
+	t->pslots = ps;
+	t->pmask = cap - 1;
+	t->pgen = 1;
+	return 0;
+}
+
 void ptw_intern_put_ptr(struct ptw_intern *t, const void *p, uint64_t iid)
 {
-	/* A cache, not a table: when half full, forget everything rather
-	 * than allocate (callers with many distinct static pointers just
-	 * take the content path more often). */
-	if ((size_t)(t->pcount + 1) * 2 > (size_t)t->pmask + 1)
-		ptw_intern_pcache_clear(t);
+	/* A cache, not a table: past its size limit (or if growing fails)
+	 * it forgets everything; callers then take the content path. */
+	if ((size_t)(t->pcount + 1) * 2 > (size_t)t->pmask + 1) {
+		if (t->pmask + 1 >= PTW_INTERN_PCACHE_MAX ||
+		    ptw_intern_pcache_grow(t) != 0)
+			ptw_intern_pcache_clear(t);
+	}
 	uint32_t j = ptw_intern_ptr_slot(p, t->pmask);
 	while (t->pslots[j].gen == t->pgen) {
 		if (t->pslots[j].ptr == p)

@@ -105,7 +105,10 @@ struct ptw_writer *ptw_writer_open_fd(int fd,
 	w->flush_at = o.flush_bytes;
 	if (o.compress && w->flush_at > PTW_DEFLATE_MAX_INPUT)
 		w->flush_at = PTW_DEFLATE_MAX_INPUT;
-	int ok = ptw_pb_buf_init(&w->pend, w->flush_at + 64 * 1024) == 0;
+	/* The buffer holds up to flush_at bytes plus one packet; it starts at
+	 * most 4 MiB and doubles if a larger threshold needs it. */
+	size_t init = w->flush_at < (4u << 20) ? w->flush_at : (4u << 20);
+	int ok = ptw_pb_buf_init(&w->pend, init + 64 * 1024) == 0;
 	if (ok && o.compress) {
 		w->defl = ptw_deflate_create(o.compress_level);
 		ok = w->defl != NULL;

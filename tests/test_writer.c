@@ -522,3 +522,38 @@ Test(writer, fast_and_general_paths_write_identical_bytes)
 	free(a);
 	free(b);
 }
+
+Test(writer, tables_grow_past_their_initial_size)
+{
+	char *path;
+	struct ptw_writer_options o = {.max_interned = 100000,
+				       .checkpoint_packets = 100000};
+	struct ptw_writer *w = open_tmp(&path, &o);
+	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	enum { N = 6000 };
+	char (*names)[32] = calloc(N, sizeof(*names));
+	for (int i = 0; i < N; i++)
+		snprintf(names[i], sizeof(names[i]), "static-name-%d-padding", i);
+	/* Each name twice: the second use hits the pointer cache (or, once
+	 * the cache is full, the content table). */
+	for (int rep = 0; rep < 2; rep++) {
+		for (int i = 0; i < N; i++) {
+			struct ptw_event ev = {.track = tr, .ts = (uint64_t)(rep * N + i),
+					       .name = names[i],
+					       .flags = PTW_EV_STATIC_STRINGS};
+			cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+		}
+	}
+	struct ptw_writer_stats st;
+	ptw_writer_get_stats(w, &st);
+	cr_assert_eq(st.interned_strings, N);
+	cr_assert_eq(st.checkpoints, 1);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	cr_assert_eq(t.n_ev, 2 * N);
+	for (size_t i = 0; i < t.n_ev; i++)
+		cr_assert_str_eq(t.ev[i].name, names[i % N]);
+	tw_trace_free(&t);
+	free(names);
+}
