@@ -215,27 +215,34 @@ int main(void)
 	}
 	uint32_t slots = 1u << 18;
 
-	/* disabled: tracing not started, then a disabled category */
+	/* disabled: tracing not started, then a disabled category; median
+	 * of many short runs (robust against a busy machine) */
 	{
-		const long n = quick ? 20000000L : 200000000L;
-		uint64_t t0 = now_ns();
-		for (long i = 0; i < n; i++) {
-			PTW_BEGIN("bench", "off");
-			PTW_END("bench");
+		const long per_run = 200000;
+		unsigned druns = quick ? 50 : 400;
+		struct dist d = {0};
+		for (unsigned r = 0; r < druns; r++) {
+			uint64_t t0 = now_ns();
+			for (long i = 0; i < per_run; i++) {
+				PTW_BEGIN("bench", "off");
+				PTW_END("bench");
+			}
+			uint64_t t1 = now_ns();
+			dist_add(&d, (double)(t1 - t0) / (2.0 * (double)per_run));
 		}
-		uint64_t t1 = now_ns();
-		printf("producer_ns_per_event_disabled %.3f ns\n",
-		       (double)(t1 - t0) / (2.0 * (double)n));
+		dist_print(&d, "producer_ns_per_event_disabled");
 		start("disabled", PTW_CLOCK_MONOTONIC, slots, 0);
 		ptw_set_category_enabled("off", 0);
-		t0 = now_ns();
-		for (long i = 0; i < n / 4; i++) {
-			PTW_BEGIN("off", "off");
-			PTW_END("off");
+		for (unsigned r = 0; r < druns / 4; r++) {
+			uint64_t t0 = now_ns();
+			for (long i = 0; i < per_run; i++) {
+				PTW_BEGIN("off", "off");
+				PTW_END("off");
+			}
+			uint64_t t1 = now_ns();
+			dist_add(&d, (double)(t1 - t0) / (2.0 * (double)per_run));
 		}
-		t1 = now_ns();
-		printf("producer_ns_per_event_category_off %.3f ns\n",
-		       (double)(t1 - t0) / (2.0 * (double)(n / 4)));
+		dist_print(&d, "producer_ns_per_event_category_off");
 		stop();
 		ptw_set_category_enabled("off", 1);
 	}
