@@ -29,7 +29,8 @@
  *
  * Thread rule: the macros and ptw_set_thread_name() may be used from any
  * thread at any time, also before ptw_start() and after ptw_stop() (they do
- * nothing then). ptw_start/ptw_stop/ptw_flush/ptw_stats and the category
+ * nothing then); not from signal handlers (a thread's first event, or its
+ * first after a category change, takes a mutex). ptw_start/ptw_stop/ptw_flush/ptw_stats and the category
  * and process-name calls are serialised internally and may be called from
  * any thread, but not from a signal handler. ptw_stop() is idempotent and
  * may run from atexit (cfg.stop_at_exit does that for you).
