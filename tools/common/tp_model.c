@@ -23,8 +23,8 @@ struct stack {
 
 struct priv {
 	struct ptw_arena arena;
-	struct ptw_u64map stacks;   /* track uuid -> struct stack * */
-	struct ptw_u64map flows;    /* flow id -> slice id + 1 */
+	struct ptw_u64map stacks; /* track uuid -> struct stack * */
+	struct ptw_u64map flows;  /* flow id -> slice id + 1 */
 	struct stack **all_stacks;
 	size_t n_stacks, cap_stacks;
 	size_t cap_slices, cap_counters, cap_flows, cap_unmatched;
@@ -91,8 +91,9 @@ static struct stack *get_stack(struct ptw_tp_model *m, uint64_t uuid)
 	if (s)
 		return s;
 	s = calloc(1, sizeof(*s));
-	if (!s || grow((void **)&pv->all_stacks, &pv->cap_stacks,
-		       pv->n_stacks, sizeof(*pv->all_stacks)) ||
+	if (!s ||
+	    grow((void **)&pv->all_stacks, &pv->cap_stacks, pv->n_stacks,
+		 sizeof(*pv->all_stacks)) ||
 	    ptw_u64map_put(&pv->stacks, uuid, s) < 0) {
 		free(s);
 		return NULL;
@@ -159,8 +160,7 @@ static long match_open(const struct ptw_tp_model *m, const struct stack *st,
 	return -1;
 }
 
-static int add_flow(struct ptw_tp_model *m, uint32_t a, uint32_t b,
-		    uint64_t id)
+static int add_flow(struct ptw_tp_model *m, uint32_t a, uint32_t b, uint64_t id)
 {
 	struct priv *pv = m->priv_;
 	if (grow((void **)&m->flows, &pv->cap_flows, m->n_flows,
@@ -224,8 +224,8 @@ static int set_args(struct ptw_tp_model *m, struct ptw_tp_slice *s)
 	return 0;
 }
 
-static int add_problem(struct ptw_tp_model *m,
-		       const struct ptw_trace_event *ev, const char *msg)
+static int add_problem(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
+		       const char *msg)
 {
 	struct priv *pv = m->priv_;
 	if (grow((void **)&m->unmatched_ends, &pv->cap_unmatched,
@@ -291,8 +291,9 @@ static int end_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev)
 	 * later (misplaced_end_event); the checker calls it unbalanced */
 	for (size_t k = (size_t)i + 1; k < st->n; k++) {
 		if (m->slices[st->ids[k]].dur == -1) {
-			if (add_problem(m, ev, "SLICE_END closes a slice that "
-					       "still has open slices inside it"))
+			if (add_problem(m, ev,
+					"SLICE_END closes a slice that "
+					"still has open slices inside it"))
 				return -1;
 			break;
 		}

@@ -35,8 +35,8 @@ static void consider(struct problem *p, uint64_t offset, uint64_t inner,
 	p->inner_offset = inner;
 	p->batch = batch;
 	/* long names are cut: the message is for people */
-	if (snprintf(p->msg, sizeof(p->msg), "%s%s%s", what,
-		     detail ? ": " : "", detail ? detail : "") < 0)
+	if (snprintf(p->msg, sizeof(p->msg), "%s%s%s", what, detail ? ": " : "",
+		     detail ? detail : "") < 0)
 		p->msg[0] = '\0';
 }
 
@@ -45,9 +45,9 @@ static void consider_event(struct problem *p, const struct ptw_trace_event *ev,
 {
 	char buf[200];
 	if (snprintf(buf, sizeof(buf), "%s at ts %lld on track %llu%s%.100s%s",
-		 ptw_trace_event_type_name(ev->type), (long long)ev->ts,
-		 (unsigned long long)ev->track_uuid, ev->name ? " (\"" : "",
-		 ev->name ? ev->name : "", ev->name ? "\")" : "") < 0)
+		     ptw_trace_event_type_name(ev->type), (long long)ev->ts,
+		     (unsigned long long)ev->track_uuid, ev->name ? " (\"" : "",
+		     ev->name ? ev->name : "", ev->name ? "\")" : "") < 0)
 		buf[0] = '\0';
 	consider(p, ev->offset, ev->inner_offset, ev->batch, what, buf);
 }
@@ -56,7 +56,8 @@ static int diag_counts(enum ptw_trace_diag_kind k, uint32_t flags)
 {
 	if (k >= PTW_TRACE_DIAG_NOTE_)
 		return 0;
-	if (k == PTW_TRACE_DIAG_DATA_LOSS && (flags & PTW_CHECK_ALLOW_DATA_LOSS))
+	if (k == PTW_TRACE_DIAG_DATA_LOSS &&
+	    (flags & PTW_CHECK_ALLOW_DATA_LOSS))
 		return 0;
 	return 1;
 }
@@ -119,8 +120,8 @@ int ptw_trace_check(const struct ptw_trace *t, uint32_t flags,
 	if (!(flags & PTW_CHECK_ALLOW_OPEN)) {
 		for (size_t i = 0; i < m->n_slices; i++) {
 			const struct ptw_tp_slice *s = &m->slices[i];
-			if (s->dur == -1 &&
-			    earlier(&p, s->begin->offset, s->begin->inner_offset))
+			if (s->dur == -1 && earlier(&p, s->begin->offset,
+						    s->begin->inner_offset))
 				consider_event(&p, s->begin,
 					       "slice never ended (dur -1)");
 		}
@@ -133,10 +134,11 @@ int ptw_trace_check(const struct ptw_trace *t, uint32_t flags,
 		err->input = ptw_trace_name(t);
 		err->offset = p.offset;
 		if (p.batch)
-			ptw_error_set(err, PTW_ERR_FORMAT, 0,
-				      "byte %llu (batch %u, inflated byte %llu): %s",
-				      (unsigned long long)p.offset, p.batch,
-				      (unsigned long long)p.inner_offset, p.msg);
+			ptw_error_set(
+				err, PTW_ERR_FORMAT, 0,
+				"byte %llu (batch %u, inflated byte %llu): %s",
+				(unsigned long long)p.offset, p.batch,
+				(unsigned long long)p.inner_offset, p.msg);
 		else
 			ptw_error_set(err, PTW_ERR_FORMAT, 0, "byte %llu: %s",
 				      (unsigned long long)p.offset, p.msg);

@@ -32,17 +32,17 @@ struct domain {
 	uint32_t seq, id;
 	int64_t unit_ns;
 	int is_incremental;
-	int non_monotonic;   /* demoted to "target only" */
-	int64_t running_ns;  /* incremental clocks: last absolute value */
-	int64_t last_ns;     /* last snapshot reading, for monotonicity */
+	int non_monotonic;  /* demoted to "target only" */
+	int64_t running_ns; /* incremental clocks: last absolute value */
+	int64_t last_ns;    /* last snapshot reading, for monotonicity */
 	int has_snapshot;
 	struct u32vec snaps; /* snapshots holding this clock, in order */
 	struct u32vec adj;   /* clocks sharing a snapshot with this one */
 	/* cached conversion path to 'path_target', valid for 'path_gen' */
 	uint32_t path[PTW_CLOCK_MAX_HOPS + 1];
-	int path_len;        /* 0: no path */
+	int path_len; /* 0: no path */
 	uint32_t path_target;
-	uint64_t path_gen;   /* 0: nothing cached */
+	uint64_t path_gen; /* 0: nothing cached */
 };
 
 /* One accepted snapshot: readings in ns, by domain index. */
@@ -57,11 +57,11 @@ struct ptw_clocks {
 	uint32_t n_doms, cap_doms;
 	struct snapshot *snaps;
 	uint32_t n_snaps, cap_snaps;
-	struct ptw_u64map idx;  /* (seq << 32 | id) -> domain index + 1 */
-	uint64_t gen;           /* bumped by every accepted snapshot */
-	uint32_t trace_clock;   /* 0: TRACE_FILE, not chosen yet */
+	struct ptw_u64map idx;	/* (seq << 32 | id) -> domain index + 1 */
+	uint64_t gen;		/* bumped by every accepted snapshot */
+	uint32_t trace_clock;	/* 0: TRACE_FILE, not chosen yet */
 	uint32_t default_clock; /* 0: none */
-	int converted;          /* a conversion happened: trace clock fixed */
+	int converted;		/* a conversion happened: trace clock fixed */
 };
 
 /* Wrapping arithmetic: garbage input must not be signed-overflow UB. */
@@ -102,8 +102,8 @@ static long find_dom(const struct ptw_clocks *c, uint32_t seq, uint32_t id)
 {
 	if (!ptw_clock_is_seq(id))
 		seq = 0;
-	uintptr_t i = (uintptr_t)ptw_u64map_get(&c->idx,
-						(uint64_t)seq << 32 | id);
+	uintptr_t i =
+		(uintptr_t)ptw_u64map_get(&c->idx, (uint64_t)seq << 32 | id);
 	return i ? (long)i - 1 : -1;
 }
 
@@ -197,16 +197,16 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 			       "is_incremental between snapshots";
 			return 1;
 		}
-		uint32_t tc = c->trace_clock ? c->trace_clock
-					     : PTW_CLOCK_TRACE_FILE;
+		uint32_t tc =
+			c->trace_clock ? c->trace_clock : PTW_CLOCK_TRACE_FILE;
 		if (r[i].id == tc && unit != 1) {
 			*why = "the trace clock must have unit 1 ns";
 			return 1;
 		}
 		if (r[i].id == tc && d >= 0 && c->doms[d].has_snapshot &&
-		    wmul(r[i].timestamp, unit) <
-			    c->doms[d].last_ns) {
-			*why = "the trace clock goes backwards between snapshots";
+		    wmul(r[i].timestamp, unit) < c->doms[d].last_ns) {
+			*why = "the trace clock goes backwards between "
+			       "snapshots";
 			return 1;
 		}
 	}
@@ -303,8 +303,7 @@ static int hop(const struct ptw_clocks *c, uint32_t src, uint32_t dst,
 		return 1;
 	const struct snapshot *s = &c->snaps[best];
 	*out = wadd(s->ns[reading(s, dst)],
-		    (int64_t)((uint64_t)v -
-				    (uint64_t)s->ns[reading(s, src)]));
+		    (int64_t)((uint64_t)v - (uint64_t)s->ns[reading(s, src)]));
 	return 0;
 }
 
@@ -391,13 +390,13 @@ int ptw_clocks_convert(struct ptw_clocks *c, uint32_t seq, uint32_t id,
 		/* ClockDomain::ToNs: deltas advance the running value, in
 		 * file order, only for packets converted through it */
 		if (dm->is_incremental) {
-			dm->running_ns = wadd(dm->running_ns, wmul(ts, dm->unit_ns));
+			dm->running_ns =
+				wadd(dm->running_ns, wmul(ts, dm->unit_ns));
 			v = dm->running_ns;
 		} else {
 			v = wmul(ts, dm->unit_ns);
 		}
-	} else if (id == tc ||
-		   (id == PTW_CLOCK_BOOTTIME && !c->trace_clock)) {
+	} else if (id == tc || (id == PTW_CLOCK_BOOTTIME && !c->trace_clock)) {
 		v = (int64_t)ts;
 	} else {
 		return 1; /* clock_sync_failure_unknown_source_clock */
@@ -417,8 +416,8 @@ int ptw_clocks_convert(struct ptw_clocks *c, uint32_t seq, uint32_t id,
 			*out = v;
 			return 0;
 		}
-		if (d >= 0 &&
-		    (r = search(c, (uint32_t)d, PTW_CLOCK_BOOTTIME, v, out)) <= 0)
+		if (d >= 0 && (r = search(c, (uint32_t)d, PTW_CLOCK_BOOTTIME, v,
+					  out)) <= 0)
 			return r;
 	}
 	return 2;

@@ -10,6 +10,10 @@
 
 #include "pb_wire.h"
 
+/* Short names for protobuf-c's oneof case constants. */
+#define DA(x) PERFETTO__PROTOS__DEBUG_ANNOTATION__##x
+#define TE(x) PERFETTO__PROTOS__TRACK_EVENT__##x
+
 /* ---- track events ------------------------------------------------------- */
 
 /* Looks up an iid; on failure returns NULL and sets *missing. */
@@ -55,8 +59,7 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 {
 	int failed = 0;
 	ev->name = NULL;
-	if (te->name_field_case ==
-		    PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME_IID &&
+	if (te->name_field_case == TE(NAME_FIELD_NAME_IID) &&
 	    te->name_iid != 0) {
 		int miss = 0;
 		ev->name = lookup(g, tab_names, te->name_iid, &miss);
@@ -67,8 +70,7 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 			if (final)
 				t->stats.interned_data_tokenizer_errors++;
 		}
-	} else if (te->name_field_case ==
-		   PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME) {
+	} else if (te->name_field_case == TE(NAME_FIELD_NAME)) {
 		ev->name = ptw_arena_strdup(&t->arena, te->name);
 		if (!ev->name)
 			return -1;
@@ -80,7 +82,7 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 	ev->category = NULL;
 	if (nc) {
 		const char **parts = calloc(nc, sizeof(*parts));
-		char (*unknown)[40] = calloc(nc, sizeof(*unknown));
+		char(*unknown)[40] = calloc(nc, sizeof(*unknown));
 		if (!parts || !unknown) {
 			free(parts);
 			free(unknown);
@@ -89,8 +91,8 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 		size_t np = 0, total = 0;
 		for (size_t i = 0; i < te->n_category_iids; i++) {
 			int miss = 0;
-			const char *c = lookup(g, tab_cats, te->category_iids[i],
-					       &miss);
+			const char *c = lookup(g, tab_cats,
+					       te->category_iids[i], &miss);
 			if (miss) {
 				failed = 1;
 				*what = "category";
@@ -101,13 +103,15 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 				 * "unknown(<iid>)" in TP */
 				snprintf(unknown[i], sizeof(unknown[i]),
 					 "unknown(%llu)",
-					 (unsigned long long)te->category_iids[i]);
+					 (unsigned long long)
+						 te->category_iids[i]);
 				c = unknown[i];
 			}
 			parts[np++] = c;
 		}
 		for (size_t i = 0; i < te->n_categories; i++)
-			parts[np++] = te->categories[i] ? te->categories[i] : "";
+			parts[np++] =
+				te->categories[i] ? te->categories[i] : "";
 		for (size_t i = 0; i < np; i++)
 			total += strlen(parts[i]) + 1;
 		char *cat = ptw_arena_alloc(&t->arena, total ? total : 1);
@@ -144,8 +148,7 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 			struct ptw_trace_arg *o = &args[na];
 			memset(o, 0, sizeof(*o));
 			int miss = 0;
-			if (a->name_field_case ==
-				    PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID &&
+			if (a->name_field_case == DA(NAME_FIELD_NAME_IID) &&
 			    a->name_iid != 0) {
 				o->name = lookup(g, tab_ann_names, a->name_iid,
 						 &miss);
@@ -154,8 +157,7 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 					*what = "debug annotation name";
 					*what_iid = a->name_iid;
 				}
-			} else if (a->name_field_case ==
-				   PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME) {
+			} else if (a->name_field_case == DA(NAME_FIELD_NAME)) {
 				o->name = ptw_arena_strdup(&t->arena, a->name);
 				if (!o->name)
 					return -1;
@@ -163,41 +165,41 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 				miss = 1; /* neither name nor name_iid */
 			}
 			switch (a->value_case) {
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
+			case DA(VALUE_BOOL_VALUE):
 				o->type = PTW_TRACE_ARG_BOOL;
 				o->v.b = a->bool_value ? 1 : 0;
 				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
+			case DA(VALUE_UINT_VALUE):
 				o->type = PTW_TRACE_ARG_UINT;
 				o->v.u = a->uint_value;
 				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
+			case DA(VALUE_INT_VALUE):
 				o->type = PTW_TRACE_ARG_INT;
 				o->v.i = a->int_value;
 				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
+			case DA(VALUE_DOUBLE_VALUE):
 				o->type = PTW_TRACE_ARG_DOUBLE;
 				o->v.d = a->double_value;
 				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
+			case DA(VALUE_POINTER_VALUE):
 				o->type = PTW_TRACE_ARG_POINTER;
 				o->v.u = a->pointer_value;
 				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
+			case DA(VALUE_STRING_VALUE):
 				o->type = PTW_TRACE_ARG_STRING;
 				o->v.s = ptw_arena_strdup(&t->arena,
 							  a->string_value);
 				if (!o->v.s)
 					return -1;
 				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_LEGACY_JSON_VALUE:
+			case DA(VALUE_LEGACY_JSON_VALUE):
 				o->type = PTW_TRACE_ARG_JSON;
 				o->v.s = ptw_arena_strdup(&t->arena,
 							  a->legacy_json_value);
 				if (!o->v.s)
 					return -1;
 				break;
-			case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
+			case DA(VALUE_STRING_VALUE_IID): {
 				int m2 = 0;
 				o->type = PTW_TRACE_ARG_STRING;
 				o->v.s = lookup(g, tab_ann_strings,
@@ -219,10 +221,11 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 				 * dropped. A missing name is counted on the
 				 * first pass; a failed lookup on the final
 				 * one (after the fixup retry). */
-				int lookup_failed = a->name_field_case ==
-					PERFETTO__PROTOS__DEBUG_ANNOTATION__NAME_FIELD_NAME_IID ||
+				int lookup_failed =
+					a->name_field_case ==
+						DA(NAME_FIELD_NAME_IID) ||
 					a->value_case ==
-					PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID;
+						DA(VALUE_STRING_VALUE_IID);
 				if (lookup_failed && final) {
 					t->stats.track_event_parser_errors++;
 					t->stats.interned_data_tokenizer_errors++;
@@ -272,7 +275,7 @@ static int has_packed(const uint8_t *data, size_t len, uint32_t *field)
 	ptw_wire_init(&c, data, len);
 	while (ptw_wire_next(&c, &f) == PTW_WIRE_FIELD) {
 		switch (f.num) {
-		case 3:  /* category_iids */
+		case 3:	 /* category_iids */
 		case 12: /* extra_counter_values */
 		case 31: /* extra_counter_track_uuids */
 		case 45: /* extra_double_counter_track_uuids */
@@ -332,8 +335,8 @@ static int extra_counters(struct ptw_trace *t, struct seq *s,
 		*why = "more extra counter values than extra counter tracks";
 		return 1;
 	}
-	uint64_t *tracks = ptw_arena_alloc(&t->arena,
-					   (ni + nd) * sizeof(*tracks));
+	uint64_t *tracks =
+		ptw_arena_alloc(&t->arena, (ni + nd) * sizeof(*tracks));
 	double *vals = ptw_arena_alloc(&t->arena, (ni + nd) * sizeof(*vals));
 	if (!tracks || !vals) {
 		t->nomem = 1;
@@ -343,7 +346,8 @@ static int extra_counters(struct ptw_trace *t, struct seq *s,
 		uint64_t uuid = i < ni ? ti[i] : td[i - ni];
 		double v = i < ni ? (double)te->extra_counter_values[i]
 				  : te->extra_double_counter_values[i - ni];
-		const struct ptw_trace_track *tr = ptw_i_trace_find_track(t, uuid);
+		const struct ptw_trace_track *tr =
+			ptw_i_trace_find_track(t, uuid);
 		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
 			*why = "extra counter on a track that is not a "
 			       "counter track described earlier";
@@ -381,9 +385,11 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 	uint32_t pf;
 	if (raw && has_packed(raw, raw_len, &pf)) {
 		t->stats.packed_repeated_fields++;
-		ptw_i_trace_diag(t, PTW_TRACE_DIAG_PACKED, at, seq_id,
-				 "TrackEvent field %u is packed; trace_processor reads "
-				 "repeated fields unpacked only", pf);
+		ptw_i_trace_diag(
+			t, PTW_TRACE_DIAG_PACKED, at, seq_id,
+			"TrackEvent field %u is packed; trace_processor reads "
+			"repeated fields unpacked only",
+			pf);
 	}
 	if (!te->has_type || te->type == 0) {
 		t->stats.track_event_parser_errors++;
@@ -412,40 +418,46 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 		/* counters are converted at tokenization, so the descriptor
 		 * must precede them in the file (track_event_tokenizer.cc) */
 		const struct ptw_trace_track *tr =
-			has_track ? ptw_i_trace_find_track(t, ev.track_uuid) : NULL;
+			has_track ? ptw_i_trace_find_track(t, ev.track_uuid)
+				  : NULL;
 		if (!has_track) {
 			t->stats.track_event_counter_missing_track_uuid++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
-					 "counter event without track uuid is dropped");
+			ptw_i_trace_diag(
+				t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+				"counter event without track uuid is dropped");
 			*why = "counter without track";
 			return 0;
 		}
 		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
 			t->stats.track_event_counter_invalid_track_uuid++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
-					 "counter event on track %llu, which %s; dropped",
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at,
+					 seq_id,
+					 "counter event on track %llu, which "
+					 "%s; dropped",
 					 (unsigned long long)ev.track_uuid,
 					 tr ? "is not a counter track"
-					 : "no counter descriptor earlier in the file "
-					 "describes");
+					    : "no counter descriptor earlier "
+					      "in the file "
+					      "describes");
 			*why = "counter track not described earlier";
 			return 0;
 		}
 		double v;
 		if (te->counter_value_field_case ==
-		    PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE) {
+		    TE(COUNTER_VALUE_FIELD_COUNTER_VALUE)) {
 			ev.counter_kind = PTW_TRACE_COUNTER_INT;
 			ev.counter_int = te->counter_value;
 			v = (double)te->counter_value;
 		} else if (te->counter_value_field_case ==
-			   PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE) {
+			   TE(COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE)) {
 			ev.counter_kind = PTW_TRACE_COUNTER_DOUBLE;
 			ev.counter_double = te->double_counter_value;
 			v = te->double_counter_value;
 		} else {
 			t->stats.track_event_counter_missing_value++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
-					 "counter event without value is dropped");
+			ptw_i_trace_diag(
+				t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+				"counter event without value is dropped");
 			*why = "counter without value";
 			return 0;
 		}
@@ -469,16 +481,20 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 	/* TP reads the deprecated varint flow ids only when the fixed64
 	 * ones are absent */
 	if (te->n_flow_ids) {
-		ev.flow_ids = ptw_i_trace_copy_u64(t, te->flow_ids, te->n_flow_ids);
+		ev.flow_ids =
+			ptw_i_trace_copy_u64(t, te->flow_ids, te->n_flow_ids);
 		ev.n_flow_ids = (uint32_t)te->n_flow_ids;
 	} else if (te->n_flow_ids_old) {
-		ev.flow_ids = ptw_i_trace_copy_u64(t, te->flow_ids_old, te->n_flow_ids_old);
+		ev.flow_ids = ptw_i_trace_copy_u64(t, te->flow_ids_old,
+						   te->n_flow_ids_old);
 		ev.n_flow_ids = (uint32_t)te->n_flow_ids_old;
 	}
 	if (te->n_terminating_flow_ids) {
-		ev.terminating_flow_ids = ptw_i_trace_copy_u64(t, te->terminating_flow_ids,
-							       te->n_terminating_flow_ids);
-		ev.n_terminating_flow_ids = (uint32_t)te->n_terminating_flow_ids;
+		ev.terminating_flow_ids =
+			ptw_i_trace_copy_u64(t, te->terminating_flow_ids,
+					     te->n_terminating_flow_ids);
+		ev.n_terminating_flow_ids =
+			(uint32_t)te->n_terminating_flow_ids;
 	} else if (te->n_terminating_flow_ids_old) {
 		ev.terminating_flow_ids =
 			ptw_i_trace_copy_u64(t, te->terminating_flow_ids_old,
@@ -501,16 +517,18 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 		return 0;
 	}
 	if (r > 0) {
-		ptw_i_trace_diag(t, PTW_TRACE_DIAG_UNKNOWN_IID, at, seq_id,
-				 "%s iid %llu is not defined in the current generation "
-				 "of sequence %u", what, (unsigned long long)what_iid,
-				 seq_id);
-		if (ptw_i_trace_grow((void **)&t->fixups, &t->cap_fixups, t->n_fixups,
-				     sizeof(*t->fixups))) {
+		ptw_i_trace_diag(
+			t, PTW_TRACE_DIAG_UNKNOWN_IID, at, seq_id,
+			"%s iid %llu is not defined in the current generation "
+			"of sequence %u",
+			what, (unsigned long long)what_iid, seq_id);
+		if (ptw_i_trace_grow((void **)&t->fixups, &t->cap_fixups,
+				     t->n_fixups, sizeof(*t->fixups))) {
 			t->nomem = 1;
 			return 0;
 		}
-		uint8_t *copy = ptw_arena_alloc(&t->arena, raw_len ? raw_len : 1);
+		uint8_t *copy =
+			ptw_arena_alloc(&t->arena, raw_len ? raw_len : 1);
 		if (!copy) {
 			t->nomem = 1;
 			return 0;

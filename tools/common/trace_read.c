@@ -19,17 +19,17 @@
 #include "pb_wire.h"
 
 /* TracePacket fields the raw scan looks at (trace_packet.proto). */
-#define F_PACKET 1u             /* Trace.packet */
-#define F_CLOCK_SNAPSHOT 6u
-#define F_TRACK_EVENT 11u
+#define F_PACKET	     1u /* Trace.packet */
+#define F_CLOCK_SNAPSHOT     6u
+#define F_TRACK_EVENT	     11u
 #define F_PROCESS_DESCRIPTOR 43u
-#define F_THREAD_DESCRIPTOR 44u
-#define F_COMPRESSED 50u
-#define F_TRACK_DESCRIPTOR 60u
-#define F_ZSTD 133u
+#define F_THREAD_DESCRIPTOR  44u
+#define F_COMPRESSED	     50u
+#define F_TRACK_DESCRIPTOR   60u
+#define F_ZSTD		     133u
 
 #define SEQ_CLEARED 1u /* TracePacket.SEQ_INCREMENTAL_STATE_CLEARED */
-#define SEQ_NEEDS 2u   /* TracePacket.SEQ_NEEDS_INCREMENTAL_STATE */
+#define SEQ_NEEDS   2u /* TracePacket.SEQ_NEEDS_INCREMENTAL_STATE */
 
 /* A batch may not inflate past this: protects the tools from zip bombs
  * (trace_processor itself has no limit). */
@@ -104,11 +104,11 @@ void ptw_i_trace_set_fatal(struct ptw_trace *t, const struct pos *at,
 	t->fatal.input = t->name;
 	t->fatal.offset = at->offset;
 	if (at->batch)
-		ptw_error_set(&t->fatal, PTW_ERR_FORMAT, 0,
-			      "%s: byte %llu (batch %u, inflated byte %llu): %s",
-			      t->name, (unsigned long long)at->offset,
-			      at->batch, (unsigned long long)at->inner_offset,
-			      buf);
+		ptw_error_set(
+			&t->fatal, PTW_ERR_FORMAT, 0,
+			"%s: byte %llu (batch %u, inflated byte %llu): %s",
+			t->name, (unsigned long long)at->offset, at->batch,
+			(unsigned long long)at->inner_offset, buf);
 	else
 		ptw_error_set(&t->fatal, PTW_ERR_FORMAT, 0, "%s: byte %llu: %s",
 			      t->name, (unsigned long long)at->offset, buf);
@@ -143,8 +143,9 @@ static struct seq *get_seq(struct ptw_trace *t, uint32_t id, int *is_new)
 	if (s)
 		return s;
 	s = calloc(1, sizeof(*s));
-	if (!s || ptw_i_trace_grow((void **)&t->seq_list, &t->cap_seq_list,
-				   t->n_seq_list, sizeof(*t->seq_list)) ||
+	if (!s ||
+	    ptw_i_trace_grow((void **)&t->seq_list, &t->cap_seq_list,
+			     t->n_seq_list, sizeof(*t->seq_list)) ||
 	    ptw_u64map_put(&t->seqs, id, s) < 0) {
 		free(s);
 		t->nomem = 1;
@@ -188,13 +189,15 @@ static void apply_interned(struct ptw_trace *t, const struct pos *at,
 	for (size_t i = 0; i < d->n_event_names; i++) {
 		const Perfetto__Protos__EventName *e = d->event_names[i];
 		intern_table(t, at, s->id, &g->names, "event_names", e->iid,
-			     e->has_iid, e->name, e->name ? strlen(e->name) : 0);
+			     e->has_iid, e->name,
+			     e->name ? strlen(e->name) : 0);
 	}
 	for (size_t i = 0; i < d->n_event_categories; i++) {
 		const Perfetto__Protos__EventCategory *e =
 			d->event_categories[i];
 		intern_table(t, at, s->id, &g->cats, "event_categories", e->iid,
-			     e->has_iid, e->name, e->name ? strlen(e->name) : 0);
+			     e->has_iid, e->name,
+			     e->name ? strlen(e->name) : 0);
 	}
 	for (size_t i = 0; i < d->n_debug_annotation_names; i++) {
 		const Perfetto__Protos__DebugAnnotationName *e =
@@ -215,10 +218,10 @@ static void apply_interned(struct ptw_trace *t, const struct pos *at,
 /* ---- packets ------------------------------------------------------------ */
 
 struct raw_scan {
-	int n_payloads;          /* fields of the 'data' oneof we know */
+	int n_payloads;		 /* fields of the 'data' oneof we know */
 	const uint8_t *snapshot; /* last ClockSnapshot field */
 	size_t snapshot_len;
-	const uint8_t *event;    /* last TrackEvent field */
+	const uint8_t *event; /* last TrackEvent field */
 	size_t event_len;
 	int has_compressed, has_zstd;
 	const uint8_t *compressed;
@@ -281,6 +284,376 @@ static int emit(struct ptw_trace *t, struct ptw_trace_packet_info *info,
 	return t->opt.on_packet(t->opt.ctx, info, pkt);
 }
 
+/* A packet being tokenized: what the steps below share. */
+struct pkt {
+	const struct pos *at;
+	const Perfetto__Protos__TracePacket *p;
+	const struct raw_scan *raw;
+	uint32_t seq_id; /* 0: none */
+	struct seq *s;	 /* NULL when seq_id is 0 */
+	uint32_t flags;	 /* sequence_flags */
+	int cleared;	 /* CLEARED flag or deprecated bool */
+	struct ptw_trace_packet_info *info;
+};
+
+/* Step results: go on, the packet is finished (emit it), or stop. */
+enum { STEP_NEXT = 0, STEP_DONE = 1, STEP_STOP = -1 };
+
+static int drop(struct pkt *k, const char *reason)
+{
+	k->info->dropped = 1;
+	k->info->drop_reason = reason;
+	return STEP_DONE;
+}
+
+/* Sequence bookkeeping, then CLEARED or previous_packet_dropped. */
+static int step_sequence(struct ptw_trace *t, struct pkt *k)
+{
+	const Perfetto__Protos__TracePacket *p = k->p;
+	if (p->has_machine_id && p->machine_id != 0)
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_MACHINE_ID, k->at, k->seq_id,
+				 "machine_id %u routes this packet to a "
+				 "remote-machine context",
+				 p->machine_id);
+	if (k->raw->n_payloads > 1)
+		ptw_i_trace_diag(
+			t, PTW_TRACE_DIAG_PAYLOAD, k->at, k->seq_id, "%s",
+			k->raw->snapshot ? "a packet carrying a ClockSnapshot "
+					   "has another payload, which "
+					   "trace_processor ignores"
+					 : "packet carries more than one "
+					   "payload");
+	if (k->seq_id == 0) {
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_NO_SEQUENCE, k->at, 0,
+				 "packet without trusted_packet_sequence_id");
+	} else {
+		int is_new;
+		k->s = get_seq(t, k->seq_id, &is_new);
+		if (!k->s)
+			return STEP_STOP;
+		if (is_new && !k->cleared)
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_FIRST_NOT_CLEARED,
+					 k->at, k->seq_id,
+					 "first packet of sequence %u does not "
+					 "set SEQ_INCREMENTAL_STATE_CLEARED",
+					 k->seq_id);
+	}
+	struct seq *s = k->s;
+	int loss = p->has_previous_packet_dropped && p->previous_packet_dropped;
+	if (loss)
+		t->stats.previous_packet_dropped++;
+	if (k->cleared) {
+		t->stats.checkpoints++;
+		if (!s) {
+			t->stats.incremental_state_cleared_missing_sequence_id++;
+			return STEP_NEXT;
+		}
+		/* packet_sequence_state_generation.cc: a new generation, no
+		 * defaults, counters back to 0; the thread association
+		 * survives. Loss reported with a checkpoint leaves the state
+		 * valid: that is how ptw_seq_mark_dropped() reports it. */
+		struct gen *g = gen_new(t);
+		if (!g)
+			return STEP_STOP;
+		s->gen = g;
+		s->valid = 1;
+		s->has_defaults = 0;
+		s->has_def_track = 0;
+		s->def_clock = 0;
+		s->n_def_extra = s->n_def_extra_d = 0;
+		ptw_u64map_clear(&s->incr);
+	} else if (loss) {
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_DATA_LOSS, k->at, k->seq_id,
+				 "previous_packet_dropped is set: incremental "
+				 "state is invalid until the next CLEARED "
+				 "packet");
+		if (!s)
+			t->stats.previous_packet_dropped_missing_sequence_id++;
+		else
+			s->valid = 0;
+	}
+	return STEP_NEXT;
+}
+
+/* TracePacketDefaults: accepted whatever the validity, replacing the
+ * previous ones entirely (proto_trace_reader.cc). */
+static int step_defaults(struct ptw_trace *t, struct pkt *k)
+{
+	const Perfetto__Protos__TracePacketDefaults *d =
+		k->p->trace_packet_defaults;
+	struct seq *s = k->s;
+	if (!d)
+		return STEP_NEXT;
+	if (!s) {
+		t->stats.trace_packet_defaults_missing_sequence_id++;
+		return STEP_NEXT;
+	}
+	t->stats.defaults++;
+	s->has_defaults = 1;
+	s->def_clock = d->has_timestamp_clock_id ? d->timestamp_clock_id : 0;
+	const Perfetto__Protos__TrackEventDefaults *te =
+		d->track_event_defaults;
+	s->has_def_track = te && te->has_track_uuid;
+	s->def_track = s->has_def_track ? te->track_uuid : 0;
+	s->n_def_extra = s->n_def_extra_d = 0;
+	if (te && te->n_extra_counter_track_uuids) {
+		s->def_extra = (uint64_t *)ptw_i_trace_copy_u64(
+			t, te->extra_counter_track_uuids,
+			te->n_extra_counter_track_uuids);
+		s->n_def_extra =
+			s->def_extra ? te->n_extra_counter_track_uuids : 0;
+	}
+	if (te && te->n_extra_double_counter_track_uuids) {
+		s->def_extra_d = (uint64_t *)ptw_i_trace_copy_u64(
+			t, te->extra_double_counter_track_uuids,
+			te->n_extra_double_counter_track_uuids);
+		s->n_def_extra_d =
+			s->def_extra_d ? te->n_extra_double_counter_track_uuids
+				       : 0;
+	}
+	return t->nomem ? STEP_STOP : STEP_NEXT;
+}
+
+/* InternedData: discarded while the state is invalid, even on a packet
+ * without NEEDS (proto_trace_reader.cc). */
+static int step_interned(struct ptw_trace *t, struct pkt *k)
+{
+	if (!k->p->interned_data)
+		return STEP_NEXT;
+	if (!k->s) {
+		t->stats.interned_data_missing_sequence_id++;
+	} else if (!k->s->valid || !k->s->gen) {
+		t->stats.interned_data_skipped_incremental_state_invalid++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_INTERNED_INVALID, k->at,
+				 k->seq_id,
+				 "interned_data while the incremental state "
+				 "of sequence %u is invalid is discarded",
+				 k->seq_id);
+	} else {
+		apply_interned(t, k->at, k->s, k->p->interned_data);
+	}
+	return t->nomem ? STEP_STOP : STEP_NEXT;
+}
+
+/* A ClockSnapshot is applied and finishes the packet: any other payload
+ * in it is ignored (proto_trace_reader.cc). */
+static int step_snapshot(struct ptw_trace *t, struct pkt *k)
+{
+	const struct raw_scan *raw = k->raw;
+	if (!raw->snapshot)
+		return STEP_NEXT;
+	t->stats.clock_snapshots++;
+	/* protobuf-c keeps only the last member of the 'data' oneof */
+	int own = k->p->data_case !=
+		  PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
+	Perfetto__Protos__ClockSnapshot *cs =
+		own ? perfetto__protos__clock_snapshot__unpack(
+			      NULL, raw->snapshot_len, raw->snapshot)
+		    : k->p->clock_snapshot;
+	if (!cs) {
+		ptw_i_trace_set_fatal(t, k->at,
+				      "ClockSnapshot does not decode");
+		return STEP_STOP;
+	}
+	uint32_t n =
+		cs->n_clocks > UINT32_MAX ? UINT32_MAX : (uint32_t)cs->n_clocks;
+	struct ptw_clock_reading *rd = calloc(n ? n : 1, sizeof(*rd));
+	int bad_seq = 0, rc = STEP_DONE;
+	if (!rd) {
+		t->nomem = 1;
+		rc = STEP_STOP;
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const Perfetto__Protos__ClockSnapshot__Clock *ck =
+			cs->clocks[i];
+		rd[i].id = ck->clock_id;
+		rd[i].timestamp = ck->timestamp;
+		rd[i].unit_ns =
+			ck->has_unit_multiplier_ns ? ck->unit_multiplier_ns : 0;
+		rd[i].is_incremental =
+			ck->has_is_incremental && ck->is_incremental;
+		bad_seq |= ptw_clock_is_seq(ck->clock_id) && !k->seq_id;
+	}
+	if (bad_seq) {
+		ptw_i_trace_set_fatal(t, k->at,
+				      "ClockSnapshot with a sequence-scoped "
+				      "clock (64..127) on a packet without "
+				      "sequence id");
+		rc = STEP_STOP;
+		goto out;
+	}
+	uint32_t primary = cs->has_primary_trace_clock
+				   ? (uint32_t)cs->primary_trace_clock
+				   : 0;
+	const char *why = NULL;
+	int r = ptw_clocks_add_snapshot(t->clocks, k->seq_id, rd, n, primary,
+					&why);
+	if (r < 0) {
+		t->nomem = 1;
+		rc = STEP_STOP;
+	} else if (r > 0) {
+		t->stats.invalid_clock_snapshots++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_CLOCK_SNAPSHOT, k->at,
+				 k->seq_id, "ClockSnapshot rejected: %s", why);
+	}
+out:
+	free(rd);
+	if (own && cs)
+		perfetto__protos__clock_snapshot__free_unpacked(cs, NULL);
+	return rc;
+}
+
+/* SEQ_NEEDS_INCREMENTAL_STATE while the state is invalid: the packet is
+ * dropped; on sequence 0 the whole file is refused. */
+static int step_needs(struct ptw_trace *t, struct pkt *k)
+{
+	if (!(k->flags & SEQ_NEEDS))
+		return STEP_NEXT;
+	if (!k->seq_id) {
+		ptw_i_trace_set_fatal(t, k->at,
+				      "SEQ_NEEDS_INCREMENTAL_STATE on a packet "
+				      "whose sequence id is 0");
+		return STEP_STOP;
+	}
+	if (k->s->valid)
+		return STEP_NEXT;
+	t->stats.packet_skipped_seq_needs_incremental_state_invalid++;
+	ptw_i_trace_diag(t, PTW_TRACE_DIAG_NEEDS_INVALID, k->at, k->seq_id,
+			 "SEQ_NEEDS_INCREMENTAL_STATE packet on sequence %u "
+			 "before any SEQ_INCREMENTAL_STATE_CLEARED (or after "
+			 "data loss) is dropped",
+			 k->seq_id);
+	return drop(k, "incremental state invalid");
+}
+
+/* Converts the packet timestamp to trace time (proto_trace_reader.cc
+ * TimestampTokenizeAndPushToSorter): the packet's clock, else the
+ * sequence default, else the trace default, else none (verbatim). */
+static int step_timestamp(struct ptw_trace *t, struct pkt *k)
+{
+	const Perfetto__Protos__TracePacket *p = k->p;
+	if (!p->has_timestamp)
+		return STEP_NEXT;
+	uint32_t clock = p->has_timestamp_clock_id ? p->timestamp_clock_id : 0;
+	int explicit_clock = clock != 0;
+	if (!clock && k->s && k->s->has_defaults)
+		clock = k->s->def_clock;
+	if (!clock)
+		clock = ptw_clocks_default(t->clocks);
+	int64_t ts = (int64_t)p->timestamp;
+	if (clock) {
+		if (ptw_clock_is_seq(clock) && !k->seq_id) {
+			ptw_i_trace_set_fatal(t, k->at,
+					      "timestamp on sequence-scoped "
+					      "clock %u on a packet without "
+					      "sequence id",
+					      clock);
+			return STEP_STOP;
+		}
+		if (explicit_clock &&
+		    !ptw_clocks_is_incremental(t->clocks, k->seq_id, clock))
+			t->stats.absolute_timestamps++;
+		int r = ptw_clocks_convert(t->clocks, k->seq_id, clock,
+					   p->timestamp, &ts);
+		if (r < 0) {
+			t->nomem = 1;
+			return STEP_STOP;
+		}
+		if (r == 1) {
+			/* TP defers it to the end of the file, where it is
+			 * dropped or placed with a scrambled clock value */
+			t->stats.clock_sync_failure_unknown_source_clock++;
+			ptw_i_trace_diag(
+				t, PTW_TRACE_DIAG_TIMESTAMP, k->at, k->seq_id,
+				"timestamp on clock %u, which no "
+				"earlier ClockSnapshot%s defines; "
+				"packet dropped",
+				clock,
+				ptw_clock_is_seq(clock) ? " on this sequence"
+							: "");
+			return drop(k, "unknown clock");
+		}
+		if (r == 2) {
+			t->stats.clock_sync_failure_no_path++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, k->at,
+					 k->seq_id,
+					 "no ClockSnapshot path from clock %u "
+					 "to the trace clock; packet dropped",
+					 clock);
+			return drop(k, "no clock path");
+		}
+	}
+	k->info->has_ts = 1;
+	k->info->ts = ts;
+	return STEP_NEXT;
+}
+
+/* The payload: descriptors are reserved, TrackEvents resolved. */
+static int step_payload(struct ptw_trace *t, struct pkt *k)
+{
+	const Perfetto__Protos__TracePacket *p = k->p;
+	int has_ts = k->info->has_ts;
+	int64_t ts = k->info->ts;
+	switch (p->data_case) {
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR:
+		t->stats.track_descriptors++;
+		if (has_ts && ts < 0) {
+			t->stats.trace_sorter_negative_timestamp_dropped++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, k->at,
+					 k->seq_id,
+					 "descriptor packet at negative trace "
+					 "time %lld",
+					 (long long)ts);
+		}
+		ptw_i_trace_add_descriptor(t, k->at, k->seq_id, k->s,
+					   p->track_descriptor);
+		break;
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT: {
+		t->stats.track_events++;
+		if (!k->seq_id) {
+			t->stats.track_event_missing_sequence_id++;
+			return drop(k, "no sequence id");
+		}
+		if (!has_ts) {
+			t->stats.track_event_missing_timestamp++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, k->at,
+					 k->seq_id,
+					 "TrackEvent packet without timestamp "
+					 "is dropped");
+			return drop(k, "no timestamp");
+		}
+		if (ts < 0) {
+			t->stats.track_event_invalid_timestamp++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, k->at,
+					 k->seq_id,
+					 "TrackEvent at negative trace time "
+					 "%lld is dropped",
+					 (long long)ts);
+			return drop(k, "negative timestamp");
+		}
+		const char *why = NULL;
+		if (ptw_i_trace_add_event(t, k->at, k->seq_id, k->s,
+					  p->track_event, k->raw->event,
+					  k->raw->event_len, ts, &why))
+			k->info->event = &t->events[t->n_events - 1];
+		else
+			drop(k, why);
+		break;
+	}
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_COMPRESSED_PACKETS:
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_ZSTD_COMPRESSED_PACKETS:
+		/* a batch inside a batch: TP hits a CHECK and aborts */
+		ptw_i_trace_set_fatal(t, k->at,
+				      "compressed_packets nested inside a "
+				      "compressed batch");
+		return STEP_STOP;
+	default:
+		break;
+	}
+	return t->nomem ? STEP_STOP : STEP_DONE;
+}
+
 /* Tokenizes one (non-batch) TracePacket in the order of
  * ProtoTraceReader::ParsePacket (perfetto-wire.md 3.1). Returns 0, or -1
  * to stop the walk (fatal, out of memory, or the callback asked). */
@@ -288,6 +661,10 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 			  const uint8_t *data, size_t len,
 			  const struct raw_scan *raw)
 {
+	static int (*const steps[])(struct ptw_trace *, struct pkt *) = {
+		step_sequence, step_defaults,  step_interned, step_snapshot,
+		step_needs,    step_timestamp, step_payload,
+	};
 	struct ptw_trace_packet_info info;
 	memset(&info, 0, sizeof(info));
 	info.offset = at->offset;
@@ -299,354 +676,38 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 	Perfetto__Protos__TracePacket *p =
 		perfetto__protos__trace_packet__unpack(NULL, len, data);
 	if (!p) {
-		ptw_i_trace_set_fatal(t, at, "TracePacket does not decode (trace_processor "
-				      "refuses the whole file)");
+		ptw_i_trace_set_fatal(t, at,
+				      "TracePacket does not decode "
+				      "(trace_processor refuses the whole "
+				      "file)");
 		return -1;
 	}
-	int rc = 0;
-	uint32_t seq_id = p->optional_trusted_packet_sequence_id_case ==
-					  PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
-				  ? p->trusted_packet_sequence_id
-				  : 0;
-	uint32_t flags = p->has_sequence_flags ? p->sequence_flags : 0;
-	int cleared = (flags & SEQ_CLEARED) ||
-		      (p->has_incremental_state_cleared &&
-		       p->incremental_state_cleared);
-	struct seq *s = NULL;
+	struct pkt k;
+	memset(&k, 0, sizeof(k));
+	k.at = at;
+	k.p = p;
+	k.raw = raw;
+	k.info = &info;
+	if (p->optional_trusted_packet_sequence_id_case ==
+	    PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID)
+		k.seq_id = p->trusted_packet_sequence_id;
+	k.flags = p->has_sequence_flags ? p->sequence_flags : 0;
+	k.cleared =
+		(k.flags & SEQ_CLEARED) || (p->has_incremental_state_cleared &&
+					    p->incremental_state_cleared);
 
-	if (p->has_machine_id && p->machine_id != 0)
-		ptw_i_trace_diag(t, PTW_TRACE_DIAG_MACHINE_ID, at, seq_id,
-				 "machine_id %u routes this packet to a remote-machine "
-				 "context", p->machine_id);
-	if (raw->n_payloads > 1)
-		ptw_i_trace_diag(t, PTW_TRACE_DIAG_PAYLOAD, at, seq_id,
-				 "%s", raw->snapshot
-				 ? "a packet carrying a ClockSnapshot has another "
-				 "payload, which trace_processor ignores"
-				 : "packet carries more than one payload");
-
-	/* sequence bookkeeping */
-	if (seq_id == 0) {
-		ptw_i_trace_diag(t, PTW_TRACE_DIAG_NO_SEQUENCE, at, 0,
-				 "packet without trusted_packet_sequence_id");
-	} else {
-		int is_new;
-		s = get_seq(t, seq_id, &is_new);
-		if (!s) {
-			rc = -1;
-			goto out;
-		}
-		if (is_new && !cleared)
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_FIRST_NOT_CLEARED, at, seq_id,
-					 "first packet of sequence %u does not set "
-					 "SEQ_INCREMENTAL_STATE_CLEARED", seq_id);
-	}
-
-	/* CLEARED, or previous_packet_dropped */
-	if (cleared) {
-		t->stats.checkpoints++;
-		if (!s) {
-			t->stats.incremental_state_cleared_missing_sequence_id++;
-		} else {
-			/* packet_sequence_state_generation.cc: a new
-			 * generation, no defaults, counters back to 0; the
-			 * thread association survives */
-			struct gen *g = gen_new(t);
-			if (!g) {
-				rc = -1;
-				goto out;
-			}
-			s->gen = g;
-			s->valid = 1;
-			s->has_defaults = 0;
-			s->has_def_track = 0;
-			s->def_clock = 0;
-			s->n_def_extra = s->n_def_extra_d = 0;
-			ptw_u64map_clear(&s->incr);
-		}
-	} else if (p->has_previous_packet_dropped &&
-		   p->previous_packet_dropped) {
-		t->stats.previous_packet_dropped++;
-		ptw_i_trace_diag(t, PTW_TRACE_DIAG_DATA_LOSS, at, seq_id,
-				 "previous_packet_dropped is set: incremental state is "
-				 "invalid until the next CLEARED packet");
-		if (!s)
-			t->stats.previous_packet_dropped_missing_sequence_id++;
-		else
-			s->valid = 0;
-	}
-	if (cleared && p->has_previous_packet_dropped &&
-	    p->previous_packet_dropped) {
-		/* loss reported together with a fresh checkpoint: the state
-		 * stays valid, as the writer intends (ptw_seq_mark_dropped);
-		 * counted, not a rule violation */
-		t->stats.previous_packet_dropped++;
-	}
-
-	/* defaults: accepted whatever the validity (proto_trace_reader.cc) */
-	if (p->trace_packet_defaults) {
-		const Perfetto__Protos__TracePacketDefaults *d =
-			p->trace_packet_defaults;
-		if (!s) {
-			t->stats.trace_packet_defaults_missing_sequence_id++;
-		} else {
-			t->stats.defaults++;
-			s->has_defaults = 1;
-			s->def_clock = d->has_timestamp_clock_id
-					       ? d->timestamp_clock_id
-					       : 0;
-			const Perfetto__Protos__TrackEventDefaults *te =
-				d->track_event_defaults;
-			s->has_def_track = te && te->has_track_uuid;
-			s->def_track = s->has_def_track ? te->track_uuid : 0;
-			s->n_def_extra = s->n_def_extra_d = 0;
-			if (te && te->n_extra_counter_track_uuids) {
-				s->def_extra = (uint64_t *)ptw_i_trace_copy_u64(
-										t, te->extra_counter_track_uuids,
-										te->n_extra_counter_track_uuids);
-				s->n_def_extra = s->def_extra
-					? te->n_extra_counter_track_uuids : 0;
-			}
-			if (te && te->n_extra_double_counter_track_uuids) {
-				s->def_extra_d = (uint64_t *)ptw_i_trace_copy_u64(
-										  t, te->extra_double_counter_track_uuids,
-										  te->n_extra_double_counter_track_uuids);
-				s->n_def_extra_d = s->def_extra_d
-					? te->n_extra_double_counter_track_uuids
-					: 0;
-			}
-		}
-	}
-
-	/* interned data */
-	if (p->interned_data) {
-		if (!s) {
-			t->stats.interned_data_missing_sequence_id++;
-		} else if (!s->valid || !s->gen) {
-			t->stats.interned_data_skipped_incremental_state_invalid++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_INTERNED_INVALID, at, seq_id,
-					 "interned_data while the incremental state of "
-					 "sequence %u is invalid is discarded", seq_id);
-		} else {
-			apply_interned(t, at, s, p->interned_data);
-		}
-	}
-
-	/* a ClockSnapshot finishes the packet (proto_trace_reader.cc) */
-	if (raw->snapshot) {
-		t->stats.clock_snapshots++;
-		/* protobuf-c keeps only the last member of the 'data' oneof;
-		 * TP looks at the snapshot whatever else the packet holds */
-		int own_cs = p->data_case !=
-			     PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
-		Perfetto__Protos__ClockSnapshot *cs =
-			!own_cs ? p->clock_snapshot
-				: perfetto__protos__clock_snapshot__unpack(
-					  NULL, raw->snapshot_len, raw->snapshot);
-		if (!cs) {
-			ptw_i_trace_set_fatal(t, at, "ClockSnapshot does not decode");
-			rc = -1;
-			goto out;
-		}
-		struct ptw_clock_reading rd[128];
-		uint32_t n = 0;
-		int bad_seq = 0;
-		for (size_t i = 0; i < cs->n_clocks && n < 128; i++) {
-			const Perfetto__Protos__ClockSnapshot__Clock *ck =
-				cs->clocks[i];
-			rd[n].id = ck->clock_id;
-			rd[n].timestamp = ck->timestamp;
-			rd[n].unit_ns = ck->has_unit_multiplier_ns
-						? ck->unit_multiplier_ns
-						: 0;
-			rd[n].is_incremental = ck->has_is_incremental &&
-					       ck->is_incremental;
-			if (ptw_clock_is_seq(ck->clock_id) && !seq_id)
-				bad_seq = 1;
-			n++;
-		}
-		uint32_t primary = cs->has_primary_trace_clock
-					   ? (uint32_t)cs->primary_trace_clock
-					   : 0;
-		if (own_cs)
-			perfetto__protos__clock_snapshot__free_unpacked(cs,
-									NULL);
-		if (bad_seq) {
-			ptw_i_trace_set_fatal(t, at, "ClockSnapshot with a sequence-scoped "
-					      "clock (64..127) on a packet without "
-					      "sequence id");
-			rc = -1;
-			goto out;
-		}
-		const char *why = NULL;
-		int r = ptw_clocks_add_snapshot(t->clocks, seq_id, rd, n,
-						primary, &why);
-		if (r < 0) {
-			t->nomem = 1;
-			rc = -1;
-			goto out;
-		}
-		if (r > 0) {
-			t->stats.invalid_clock_snapshots++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_CLOCK_SNAPSHOT, at, seq_id,
-					 "ClockSnapshot rejected: %s", why);
-		}
-		goto done;
-	}
-
-	/* NEEDS while invalid: dropped */
-	if (flags & SEQ_NEEDS) {
-		if (!seq_id) {
-			ptw_i_trace_set_fatal(t, at, "SEQ_NEEDS_INCREMENTAL_STATE on a packet "
-					      "whose sequence id is 0");
-			rc = -1;
-			goto out;
-		}
-		if (!s->valid) {
-			t->stats.packet_skipped_seq_needs_incremental_state_invalid++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_NEEDS_INVALID, at, seq_id,
-					 "SEQ_NEEDS_INCREMENTAL_STATE packet on sequence %u "
-					 "before any SEQ_INCREMENTAL_STATE_CLEARED (or after "
-					 "data loss) is dropped", seq_id);
-			info.dropped = 1;
-			info.drop_reason = "incremental state invalid";
-			goto done;
-		}
-	}
-
-	/* timestamp */
-	int64_t ts = 0;
-	int has_ts = 0;
-	if (p->has_timestamp) {
-		uint32_t clock = p->has_timestamp_clock_id
-					 ? p->timestamp_clock_id
-					 : 0;
-		int explicit_clock = clock != 0;
-		if (!clock && s && s->has_defaults)
-			clock = s->def_clock;
-		if (!clock)
-			clock = ptw_clocks_default(t->clocks);
-		if (!clock) {
-			ts = (int64_t)p->timestamp; /* trace time verbatim */
-			has_ts = 1;
-		} else {
-			if (ptw_clock_is_seq(clock) && !seq_id) {
-				ptw_i_trace_set_fatal(t, at, "timestamp on sequence-scoped "
-						      "clock %u on a packet without "
-						      "sequence id", clock);
-				rc = -1;
-				goto out;
-			}
-			if (explicit_clock &&
-			    !ptw_clocks_is_incremental(t->clocks, seq_id, clock))
-				t->stats.absolute_timestamps++;
-			int r = ptw_clocks_convert(t->clocks, seq_id, clock,
-						   p->timestamp, &ts);
-			if (r < 0) {
-				t->nomem = 1;
-				rc = -1;
-				goto out;
-			}
-			if (r == 1) {
-				t->stats.clock_sync_failure_unknown_source_clock++;
-				ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-						 "timestamp on clock %u, which no earlier "
-						 "ClockSnapshot%s defines; packet dropped",
-						 clock,
-						 ptw_clock_is_seq(clock) ? " on this sequence"
-						 : "");
-				info.dropped = 1;
-				info.drop_reason = "unknown clock";
-				goto done;
-			}
-			if (r == 2) {
-				t->stats.clock_sync_failure_no_path++;
-				ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-						 "no ClockSnapshot path from clock %u to the "
-						 "trace clock; packet dropped", clock);
-				info.dropped = 1;
-				info.drop_reason = "no clock path";
-				goto done;
-			}
-			has_ts = 1;
-		}
-		info.has_ts = 1;
-		info.ts = ts;
-	}
-
-	switch (p->data_case) {
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR:
-		t->stats.track_descriptors++;
-		if (has_ts && ts < 0) {
-			t->stats.trace_sorter_negative_timestamp_dropped++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-					 "descriptor packet at negative trace time %lld",
-					 (long long)ts);
-		}
-		ptw_i_trace_add_descriptor(t, at, seq_id, s, p->track_descriptor);
-		break;
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT: {
-		t->stats.track_events++;
-		const char *why = NULL;
-		if (!seq_id) {
-			t->stats.track_event_missing_sequence_id++;
-			info.dropped = 1;
-			info.drop_reason = "no sequence id";
-			break;
-		}
-		if (!has_ts) {
-			t->stats.track_event_missing_timestamp++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-					 "TrackEvent packet without timestamp is dropped");
-			info.dropped = 1;
-			info.drop_reason = "no timestamp";
-			break;
-		}
-		if (ts < 0) {
-			t->stats.track_event_invalid_timestamp++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TIMESTAMP, at, seq_id,
-					 "TrackEvent at negative trace time %lld is "
-					 "dropped", (long long)ts);
-			info.dropped = 1;
-			info.drop_reason = "negative timestamp";
-			break;
-		}
-		if (ptw_i_trace_add_event(t, at, seq_id, s, p->track_event, raw->event,
-					  raw->event_len, ts, &why)) {
-			info.event = &t->events[t->n_events - 1];
-		} else {
-			info.dropped = 1;
-			info.drop_reason = why;
-		}
-		if (t->nomem) {
-			rc = -1;
-			goto out;
-		}
-		break;
-	}
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_COMPRESSED_PACKETS:
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_ZSTD_COMPRESSED_PACKETS:
-		/* a batch inside a batch: TP hits a CHECK and aborts */
-		ptw_i_trace_set_fatal(t, at, "compressed_packets nested inside a compressed "
-				      "batch");
-		rc = -1;
-		goto out;
-	default:
-		break;
-	}
-
-done:
-	if (emit(t, &info, p)) {
-		rc = -1;
+	int rc = STEP_NEXT;
+	for (size_t i = 0;
+	     rc == STEP_NEXT && i < sizeof(steps) / sizeof(*steps); i++)
+		rc = steps[i](t, &k);
+	if (rc != STEP_STOP && emit(t, &info, p)) {
+		rc = STEP_STOP;
 		t->stopped = 1;
 	}
-out:
 	perfetto__protos__trace_packet__free_unpacked(p, NULL);
 	t->packet_index++;
 	t->stats.packets++;
-	if (t->nomem)
-		rc = -1;
-	return rc;
+	return rc == STEP_STOP || t->nomem ? -1 : 0;
 }
 
 /* Inflates one compressed_packets field: exactly one complete zlib or gzip
@@ -663,7 +724,8 @@ static int inflate_batch(struct ptw_trace *t, const struct pos *at,
 		return -1;
 	}
 	if (in_len > UINT32_MAX) {
-		ptw_i_trace_set_fatal(t, at, "compressed_packets field over 4 GiB");
+		ptw_i_trace_set_fatal(t, at,
+				      "compressed_packets field over 4 GiB");
 		return -1;
 	}
 	if (inflateInit2(&zs, 32 + MAX_WBITS) != Z_OK)
@@ -682,8 +744,10 @@ static int inflate_batch(struct ptw_trace *t, const struct pos *at,
 			if (cap >= MAX_INFLATED) {
 				free(buf);
 				inflateEnd(&zs);
-				ptw_i_trace_set_fatal(t, at, "compressed batch inflates to "
-						      "more than 1 GiB");
+				ptw_i_trace_set_fatal(
+					t, at,
+					"compressed batch inflates to "
+					"more than 1 GiB");
 				return -1;
 			}
 			uint8_t *nb = realloc(buf, cap * 2);
@@ -717,12 +781,16 @@ static int inflate_batch(struct ptw_trace *t, const struct pos *at,
 	if (!complete) {
 		free(buf);
 		if (zr == Z_STREAM_END)
-			ptw_i_trace_set_fatal(t, at, "compressed_packets holds bytes after "
-					      "its zlib stream");
+			ptw_i_trace_set_fatal(
+				t, at,
+				"compressed_packets holds bytes after "
+				"its zlib stream");
 		else
-			ptw_i_trace_set_fatal(t, at, "compressed_packets does not inflate "
-					      "(zlib/gzip stream expected%s%s)",
-					      zmsg ? ": " : "", zmsg ? zmsg : "");
+			ptw_i_trace_set_fatal(
+				t, at,
+				"compressed_packets does not inflate "
+				"(zlib/gzip stream expected%s%s)",
+				zmsg ? ": " : "", zmsg ? zmsg : "");
 		return -1;
 	}
 	*out = buf;
@@ -735,19 +803,23 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 			 const struct raw_scan *raw)
 {
 	if (at->batch) {
-		ptw_i_trace_set_fatal(t, at, "compressed_packets nested inside a compressed "
-				      "batch");
+		ptw_i_trace_set_fatal(
+			t, at,
+			"compressed_packets nested inside a compressed "
+			"batch");
 		return -1;
 	}
 	if (raw->has_zstd) {
-		ptw_i_trace_set_fatal(t, at, "zstd_compressed_packets is not supported by "
-				      "ptw (and must not be mixed with deflate)");
+		ptw_i_trace_set_fatal(
+			t, at,
+			"zstd_compressed_packets is not supported by "
+			"ptw (and must not be mixed with deflate)");
 		return -1;
 	}
 	uint8_t *buf = NULL;
 	size_t n = 0;
-	int r = inflate_batch(t, at, raw->compressed, raw->compressed_len,
-			      &buf, &n);
+	int r = inflate_batch(t, at, raw->compressed, raw->compressed_len, &buf,
+			      &n);
 	if (r == -2) {
 		t->nomem = 1;
 		return -1;
@@ -780,8 +852,10 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 		in.batch = t->batch_no;
 		in.inner_offset = (uint64_t)(p - buf);
 		if (*p != 0x0a) {
-			ptw_i_trace_set_fatal(t, &in, "compressed batch holds something "
-					      "other than Trace.packet records");
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"compressed batch holds something "
+				"other than Trace.packet records");
 			rc = -1;
 			break;
 		}
@@ -789,22 +863,27 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 		uint64_t sz;
 		if (!ptw_wire_varint(&q, end, &sz) ||
 		    sz > (uint64_t)(end - q)) {
-			ptw_i_trace_set_fatal(t, &in, "invalid packet size inside a "
+			ptw_i_trace_set_fatal(t, &in,
+					      "invalid packet size inside a "
 					      "compressed batch");
 			rc = -1;
 			break;
 		}
 		struct raw_scan rs;
 		if (scan_packet(q, (size_t)sz, &rs) < 0) {
-			ptw_i_trace_set_fatal(t, &in, "TracePacket inside a compressed batch "
-					      "does not parse to its end");
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"TracePacket inside a compressed batch "
+				"does not parse to its end");
 			rc = -1;
 			break;
 		}
 		t->stats.batch_packets++;
 		if (rs.has_compressed || rs.has_zstd) {
-			ptw_i_trace_set_fatal(t, &in, "compressed_packets nested inside a "
-					      "compressed batch");
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"compressed_packets nested inside a "
+				"compressed batch");
 			rc = -1;
 			break;
 		}
@@ -823,7 +902,7 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 {
 	size_t off = 0;
 	while (off < len) {
-		struct pos at = { off, 0, 0 };
+		struct pos at = {off, 0, 0};
 		const uint8_t *p = data + off, *end = data + len;
 		uint64_t tag;
 		/* a header is at most 20 bytes; a varint that does not end
@@ -831,7 +910,8 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 		 * there are enough bytes that it can only be corrupt */
 		if (!ptw_wire_varint(&p, end, &tag)) {
 			if (len - off >= 20) {
-				ptw_i_trace_set_fatal(t, &at, "cannot parse a field tag");
+				ptw_i_trace_set_fatal(
+					t, &at, "cannot parse a field tag");
 				return;
 			}
 			goto truncated;
@@ -861,15 +941,19 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 				p += v;
 				break;
 			default:
-				ptw_i_trace_set_fatal(t, &at, "top-level field %llu has wire "
-						      "type %u (3, 4, 6 and 7 are fatal)",
-						      (unsigned long long)(tag >> 3),
-						      (unsigned)(tag & 7));
+				ptw_i_trace_set_fatal(
+					t, &at,
+					"top-level field %llu has wire "
+					"type %u (3, 4, 6 and 7 are fatal)",
+					(unsigned long long)(tag >> 3),
+					(unsigned)(tag & 7));
 				return;
 			}
 			t->stats.skipped_fields++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_SKIPPED_FIELD, &at, 0,
-					 "top-level field %llu (not Trace.packet) skipped",
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_SKIPPED_FIELD, &at,
+					 0,
+					 "top-level field %llu (not "
+					 "Trace.packet) skipped",
 					 (unsigned long long)(tag >> 3));
 			off = (size_t)(p - data);
 			continue;
@@ -877,7 +961,8 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 		uint64_t sz;
 		if (!ptw_wire_varint(&p, end, &sz)) {
 			if (len - off >= 20) {
-				ptw_i_trace_set_fatal(t, &at, "cannot parse a packet length");
+				ptw_i_trace_set_fatal(
+					t, &at, "cannot parse a packet length");
 				return;
 			}
 			goto truncated;
@@ -892,9 +977,11 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 		t->stats.records++;
 		struct raw_scan rs;
 		if (scan_packet(p, (size_t)sz, &rs) < 0) {
-			ptw_i_trace_set_fatal(t, &at, "TracePacket does not parse to its end "
-					      "(trace_processor refuses the whole "
-					      "file)");
+			ptw_i_trace_set_fatal(
+				t, &at,
+				"TracePacket does not parse to its end "
+				"(trace_processor refuses the whole "
+				"file)");
 			return;
 		}
 		int r = rs.has_compressed || rs.has_zstd
@@ -909,10 +996,12 @@ truncated:
 	t->truncated = 1;
 	t->trunc_offset = off;
 	{
-		struct pos at = { off, 0, 0 };
-		ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRUNCATED, &at, 0,
-				 "the last %zu bytes are a partial record (dropped, as "
-				 "trace_processor does)", len - off);
+		struct pos at = {off, 0, 0};
+		ptw_i_trace_diag(
+			t, PTW_TRACE_DIAG_TRUNCATED, &at, 0,
+			"the last %zu bytes are a partial record (dropped, as "
+			"trace_processor does)",
+			len - off);
 	}
 }
 
@@ -937,10 +1026,10 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 			err->input = name;
 			err->offset = 0;
 		}
-		ptw_error_set(err, PTW_ERR_FORMAT, 0,
-			      "%s: byte 0: not a Perfetto proto trace (%s)",
-			      name, len == 0 ? "empty input"
-					     : "first byte is not 0x0a");
+		ptw_error_set(
+			err, PTW_ERR_FORMAT, 0,
+			"%s: byte 0: not a Perfetto proto trace (%s)", name,
+			len == 0 ? "empty input" : "first byte is not 0x0a");
 		return NULL;
 	}
 	struct ptw_trace *t = calloc(1, sizeof(*t));
@@ -1021,8 +1110,9 @@ struct ptw_trace *ptw_trace_load_file(const char *path,
 	}
 	for (;;) {
 		if (len == cap) {
-			uint8_t *nb = cap > SIZE_MAX / 2 ? NULL
-							 : realloc(buf, cap * 2);
+			uint8_t *nb = cap > SIZE_MAX / 2
+					      ? NULL
+					      : realloc(buf, cap * 2);
 			if (!nb) {
 				free(buf);
 				close(fd);
@@ -1138,23 +1228,35 @@ const char *ptw_trace_name(const struct ptw_trace *t)
 const char *ptw_trace_event_type_name(int type)
 {
 	switch (type) {
-	case PTW_TRACE_SLICE_BEGIN: return "SLICE_BEGIN";
-	case PTW_TRACE_SLICE_END: return "SLICE_END";
-	case PTW_TRACE_INSTANT: return "INSTANT";
-	case PTW_TRACE_COUNTER: return "COUNTER";
-	case PTW_TRACE_STATE: return "STATE";
-	default: return "UNSPECIFIED";
+	case PTW_TRACE_SLICE_BEGIN:
+		return "SLICE_BEGIN";
+	case PTW_TRACE_SLICE_END:
+		return "SLICE_END";
+	case PTW_TRACE_INSTANT:
+		return "INSTANT";
+	case PTW_TRACE_COUNTER:
+		return "COUNTER";
+	case PTW_TRACE_STATE:
+		return "STATE";
+	default:
+		return "UNSPECIFIED";
 	}
 }
 
 const char *ptw_trace_track_kind_name(int kind)
 {
 	switch (kind) {
-	case PTW_TRACE_TRACK_PLAIN: return "track";
-	case PTW_TRACE_TRACK_PROCESS: return "process";
-	case PTW_TRACE_TRACK_THREAD: return "thread";
-	case PTW_TRACE_TRACK_COUNTER: return "counter";
-	case PTW_TRACE_TRACK_STATE: return "state";
-	default: return "unknown";
+	case PTW_TRACE_TRACK_PLAIN:
+		return "track";
+	case PTW_TRACE_TRACK_PROCESS:
+		return "process";
+	case PTW_TRACE_TRACK_THREAD:
+		return "thread";
+	case PTW_TRACE_TRACK_COUNTER:
+		return "counter";
+	case PTW_TRACE_TRACK_STATE:
+		return "state";
+	default:
+		return "unknown";
 	}
 }

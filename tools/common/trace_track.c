@@ -19,10 +19,14 @@ static const char *counter_unit(const Perfetto__Protos__CounterDescriptor *c)
 	/* track_event_tokenizer.cc: the enum wins, then unit_name; builtin
 	 * counter types imply their unit */
 	switch (c->has_unit ? (int)c->unit : 0) {
-	case 1: return "ns";
-	case 2: return "count";
-	case 3: return "bytes";
-	default: break;
+	case 1:
+		return "ns";
+	case 2:
+		return "count";
+	case 3:
+		return "bytes";
+	default:
+		break;
 	}
 	if (c->unit_name)
 		return c->unit_name;
@@ -50,14 +54,17 @@ void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,
 	    (d->child_ordering < 0 || d->child_ordering > 3)) {
 		t->stats.track_descriptor_invalid_child_ordering++;
 		ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-				 "track %llu: invalid child_ordering %d, descriptor dropped",
-				 (unsigned long long)d->uuid, (int)d->child_ordering);
+				 "track %llu: invalid child_ordering %d, "
+				 "descriptor dropped",
+				 (unsigned long long)d->uuid,
+				 (int)d->child_ordering);
 		return;
 	}
 	if (d->uuid == 0 && d->has_parent_uuid) {
 		t->stats.track_descriptor_default_track_with_parent++;
 		ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-				 "descriptor of the default track (uuid 0) has a parent");
+				 "descriptor of the default track (uuid 0) has "
+				 "a parent");
 		return;
 	}
 	const char *name = NULL;
@@ -68,9 +75,11 @@ void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,
 	if (d->thread) {
 		if (!d->thread->has_pid || !d->thread->has_tid) {
 			t->stats.track_descriptor_thread_missing_pid_tid++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-					 "track %llu: thread descriptor without pid and "
-					 "tid is dropped", (unsigned long long)d->uuid);
+			ptw_i_trace_diag(
+				t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+				"track %llu: thread descriptor without pid and "
+				"tid is dropped",
+				(unsigned long long)d->uuid);
 			return;
 		}
 		nt.kind = PTW_TRACE_TRACK_THREAD;
@@ -81,9 +90,11 @@ void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,
 	} else if (d->process) {
 		if (!d->process->has_pid) {
 			t->stats.track_descriptor_process_missing_pid++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-					 "track %llu: process descriptor without pid is "
-					 "dropped", (unsigned long long)d->uuid);
+			ptw_i_trace_diag(
+				t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
+				"track %llu: process descriptor without pid is "
+				"dropped",
+				(unsigned long long)d->uuid);
 			return;
 		}
 		nt.kind = PTW_TRACE_TRACK_PROCESS;
@@ -143,8 +154,10 @@ void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,
 			why = "counter settings";
 		if (why) {
 			t->stats.track_descriptor_conflicting_reservation++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at, seq_id,
-					 "track %llu described again with a different %s; "
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_TRACK_DESCRIPTOR, at,
+					 seq_id,
+					 "track %llu described again with a "
+					 "different %s; "
 					 "the new descriptor is ignored",
 					 (unsigned long long)nt.uuid, why);
 			return;
