@@ -309,14 +309,26 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 	int rc;
 	for (;;) {
 		while (i + 8 <= n) {
-			uint64_t w;
+			uint64_t w, m;
 			memcpy(&w, p + i, 8);
-			if (special_bytes(w) & HIGHS)
+			if ((m = special_bytes(w) & HIGHS)) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				/* the lowest flagged byte is a real hit (the
+				 * borrow tricks only over-flag above it);
+				 * little-endian load: byte k is bits 8k.. */
+				i += (size_t)__builtin_ctzll(m) >> 3;
+				goto look;
+#else
 				break;
+#endif
+			}
 			i += 8;
 		}
 		while (i < n && plain[p[i]])
 			i++;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	look:
+#endif
 		if (i >= n)
 			return incomplete(c, "'\"' closing the string");
 		unsigned ch = p[i];
@@ -966,8 +978,9 @@ static int event_member(struct pctx *c, struct ptw_cv_str k,
 /* The event object at c->i (which holds '{'). */
 static int parse_event(struct pctx *c, struct ptw_cv_event *ev)
 {
+	static const struct ptw_cv_event zero_ev;
 	int rc;
-	memset(ev, 0, sizeof(*ev));
+	*ev = zero_ev; /* vector moves; memset compiled to a slow rep stos */
 	c->i++;
 	skip_ws(c);
 	if (c->i >= c->n)
