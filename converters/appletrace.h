@@ -55,10 +55,15 @@ enum ptw_appletrace_kind {
 const char *ptw_appletrace_kind_name(enum ptw_appletrace_kind k);
 
 /* Receives warnings (a dropped crash-cut line): 'file' is the fragment's
- * name as given, 'line' 1-based, 'msg' a complete sentence. */
+ * name as given, 'line' 1-based, 'msg' a complete sentence.
+ * If 'error_fn' is set, a run keeps going after a fragment that fails
+ * (bad line, undefined id, unknown tag, ...): the error is reported to
+ * error_fn, the rest of that fragment is skipped, the following fragments
+ * are read, and the run returns the first error at the end. */
 struct ptw_appletrace_warn {
 	void (*fn)(void *ctx, const char *file, uint64_t line, const char *msg);
 	void *ctx;
+	void (*error_fn)(void *ctx, const struct ptw_error *err);
 };
 
 /* ==== Name table (shared by the binary fragments of one run) ========== */

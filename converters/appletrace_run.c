@@ -214,6 +214,10 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 
 	size_t plen = strlen(dir);
 	size_t read_frags = 0;
+	int first_rc = 0;
+	enum ptw_appletrace_kind first_kind = PTW_APPLETRACE_OK;
+	struct ptw_error first_err = {0};
+	char first_file[256] = "";
 	for (size_t i = 0; i < n && !rc; i++) {
 		size_t need = plen + strlen(v[i].name) + 2;
 		char *path = malloc(need);
@@ -225,11 +229,37 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 		snprintf(path, need, "%s/%s", dir, v[i].name);
 		struct stat st;
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			struct ptw_error fe = {0};
 			rc = ptw_at_read_one(r, path, v[i].name, v[i].is_bin,
-					     fn, ctx, warn, err);
+					     fn, ctx, warn, &fe);
 			read_frags++;
+			if (rc && warn && warn->error_fn &&
+			    rc != PTW_ERR_NOMEM && !first_rc &&
+			    r->kind != PTW_APPLETRACE_OK) {
+				/* keep going: report, remember, go on */
+				first_rc = rc;
+				first_kind = r->kind;
+				first_err = fe;
+				snprintf(first_file, sizeof(first_file), "%s",
+					 r->file);
+			}
+			if (rc && warn && warn->error_fn && rc != PTW_ERR_NOMEM) {
+				warn->error_fn(warn->ctx, &fe);
+				rc = 0;
+			} else if (rc && err) {
+				*err = fe;
+			}
 		}
 		free(path);
+	}
+	if (!rc && first_rc) {
+		rc = first_rc;
+		r->kind = first_kind;
+		snprintf(r->file, sizeof(r->file), "%s", first_file);
+		if (err) {
+			*err = first_err;
+			err->input = r->file;
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		free(v[i].name);
@@ -245,6 +275,8 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 	if (!rc) {
 		r->kind = PTW_APPLETRACE_OK;
 		r->file[0] = '\0';
+	} else if (err && err->input) {
+		err->input = r->file; /* not the fragment list, now freed */
 	}
 	return rc;
 }

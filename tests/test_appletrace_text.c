@@ -52,7 +52,7 @@ static void warn(void *ctx, const char *file, uint64_t line, const char *msg)
 static int read_text(const char *s, size_t n, struct got *g,
 		     enum ptw_appletrace_kind *kind, struct ptw_error *err)
 {
-	struct ptw_appletrace_warn w = {warn, g};
+	struct ptw_appletrace_warn w = {warn, g, NULL};
 	return ptw_appletrace_text_read_mem(s, n, "trace.appletrace", collect, g,
 					    &w, kind, err);
 }
@@ -230,7 +230,7 @@ Test(appletrace_run, fragments_are_read_in_numeric_order_with_a_shared_name_tabl
 	struct ptw_appletrace_run *r = ptw_appletrace_run_create(NULL);
 	struct got g = {0};
 	struct ptw_error err = {0};
-	struct ptw_appletrace_warn w = {warn, &g};
+	struct ptw_appletrace_warn w = {warn, &g, NULL};
 	cr_assert_eq(ptw_appletrace_run_read_dir(r, dir, collect, &g, &w, &err), 0,
 		     "%s", err.msg);
 	cr_assert_eq(g.n, 4);
@@ -286,4 +286,45 @@ Test(appletrace_run, fragment_names)
 	cr_assert_not(ptw_appletrace_fragment_name("xtrace.appletrace", NULL, NULL));
 	cr_assert_not(ptw_appletrace_fragment_name("trace_1.appletrace.bak", NULL,
 						   NULL));
+}
+
+static void on_error(void *ctx, const struct ptw_error *err)
+{
+	struct got *g = ctx;
+	if (g->n_warn < 8) {
+		snprintf(g->warn_file[g->n_warn], 64, "%s", err->input ? err->input : "");
+		g->warn_line[g->n_warn++] = err->line;
+	}
+}
+
+Test(appletrace_run, error_fn_keeps_going_after_a_failing_fragment)
+{
+	char dir[] = "/tmp/ptw-run-XXXXXX";
+	cr_assert(mkdtemp(dir));
+	char t[512];
+	int n = sprintf(t, "%s\n", EV("a"));
+	write_file(dir, "trace.appletrace", t, (size_t)n);
+	n = sprintf(t, "%s\n{\"name\":,}\n%s\n", EV("b"), EV("lost"));
+	write_file(dir, "trace_1.appletrace", t, (size_t)n);
+	n = sprintf(t, "%s\n", EV("c"));
+	write_file(dir, "trace_2.appletrace", t, (size_t)n);
+	struct ptw_appletrace_run *r = ptw_appletrace_run_create(NULL);
+	struct got g = {0};
+	struct ptw_error err = {0};
+	struct ptw_appletrace_warn w = {warn, &g, on_error};
+	cr_assert_eq(ptw_appletrace_run_read_dir(r, dir, collect, &g, &w, &err),
+		     PTW_ERR_FORMAT);
+	cr_assert_eq(g.n, 3);
+	cr_assert_str_eq(g.names[2], "c");
+	cr_assert_eq(g.n_warn, 1);
+	cr_assert_str_eq(g.warn_file[0], "trace_1.appletrace");
+	cr_assert_eq(g.warn_line[0], 2);
+	/* the run still reports its first error */
+	cr_assert_eq(ptw_appletrace_run_kind(r), PTW_APPLETRACE_INVALID_JSON_LINE);
+	cr_assert_str_eq(ptw_appletrace_run_file(r), "trace_1.appletrace");
+	cr_assert_eq(err.line, 2);
+	ptw_appletrace_run_destroy(r);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
 }

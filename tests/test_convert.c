@@ -370,6 +370,18 @@ Test(convert, command_line_outputs_keep_going_stats_stdin_and_to_json)
 			"2>'%s/err'", tool, d, d, d, d), 1);
 	cr_assert_eq(sh("test -s '%s/k.pftrace' && grep -q 'bad.appletrace:1' '%s/err'",
 			d, d), 0);
+	/* -k inside a run: the failing fragment is reported, the others
+	 * are converted */
+	cr_assert_eq(sh("mkdir '%s/r2' && printf '{\"name\":\"a\",\"ph\":\"i\",\"pid\":1,"
+			"\"ts\":1}\n' > '%s/r2/trace.appletrace' && printf '{bad\n' > "
+			"'%s/r2/trace_1.appletrace' && cp '%s/r2/trace.appletrace' "
+			"'%s/r2/trace_2.appletrace'", d, d, d, d, d), 0);
+	cr_assert_eq(sh("'%s' -q -o '%s/r2.pftrace' '%s/r2' 2>/dev/null", tool, d, d), 1);
+	cr_assert_neq(sh("test -e '%s/r2.pftrace'", d), 0);
+	cr_assert_eq(sh("'%s' -q -k -o '%s/r2.pftrace' '%s/r2' 2>'%s/err2'", tool, d, d,
+			d), 1);
+	cr_assert_eq(sh("test -s '%s/r2.pftrace' && grep -q 'r2/trace_1.appletrace:1' "
+			"'%s/err2'", d, d), 0);
 	/* bad option values are refused */
 	cr_assert_eq(sh("'%s' --shift x '%s/a.json' 2>/dev/null", tool, d), 2);
 	cr_assert_eq(sh("'%s' --remap-pid 0:1=2 '%s/a.json' 2>/dev/null", tool, d), 2);

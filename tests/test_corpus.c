@@ -122,7 +122,7 @@ static void convert_case(const char *dir, const char *kind,
 	if (at) {
 		struct ptw_appletrace_run *r = ptw_appletrace_run_create(&err);
 		cr_assert(r);
-		struct ptw_appletrace_warn wf = {on_warn, &res->warns};
+		struct ptw_appletrace_warn wf = {on_warn, &res->warns, NULL};
 		res->rc = ptw_appletrace_run_read_dir(r, path, ptw_emit_event, em,
 						      &wf, &res->err);
 		res->kind = ptw_appletrace_run_kind(r);

@@ -46,6 +46,8 @@ struct cli {
 	struct ptw_emit *em;
 	uint64_t bytes_in;
 	uint64_t warnings;
+	const char *cur_dir; /* run directory being read (messages) */
+	int reported_failures; /* inputs whose problems were reported */
 };
 
 static double now_s(void)
@@ -158,6 +160,16 @@ static int on_event(void *ctx, const struct ptw_cv_event *ev,
 	return ptw_emit_event(c->em, ev, err);
 }
 
+/* --keep-going: a fragment failed; the run goes on with the next one. */
+static void on_fragment_error(void *ctx, const struct ptw_error *err)
+{
+	struct cli *c = ctx;
+	if (c->progress)
+		fputc('\n', stderr);
+	fprintf(stderr, PROG ": %s%s%s\n", c->cur_dir ? c->cur_dir : "",
+		c->cur_dir ? "/" : "", err->msg);
+}
+
 static void on_warn(void *ctx, const char *file, uint64_t line,
 		    const char *msg)
 {
@@ -201,12 +213,32 @@ static int convert_input(struct cli *c, const char *path, int no,
 		struct ptw_appletrace_run *r = ptw_appletrace_run_create(err);
 		if (!r)
 			return PTW_ERR_NOMEM;
-		struct ptw_appletrace_warn w = {on_warn, c};
+		struct ptw_appletrace_warn w = {on_warn, c, NULL};
+		char dir[PATH_MAX];
+		if (is_dir && c->keep_going) {
+			/* Report each failing fragment, read the others. */
+			int pl = (int)strlen(path);
+			while (pl > 1 && path[pl - 1] == '/')
+				pl--;
+			snprintf(dir, sizeof(dir), "%.*s", pl, path);
+			c->cur_dir = dir;
+			w.error_fn = on_fragment_error;
+		}
 		rc = is_dir ? ptw_appletrace_run_read_dir(r, path, on_event, c,
 							  &w, err)
 			    : ptw_appletrace_run_read_file(r, path, on_event, c,
 							   &w, err);
 		c->bytes_in += ptw_appletrace_run_bytes(r);
+		c->cur_dir = NULL;
+		if (rc && w.error_fn) {
+			/* every problem was reported; the events are kept */
+			ptw_appletrace_run_destroy(r);
+			int rc2 = ptw_emit_end_input(c->em, err);
+			if (rc2)
+				return rc2;
+			c->reported_failures++;
+			return 0;
+		}
 		if (rc && err && is_dir &&
 		    ptw_appletrace_run_kind(r) != PTW_APPLETRACE_NO_FRAGMENT &&
 		    strlen(err->msg) + strlen(path) + 4 < sizeof(err->msg)) {
@@ -560,7 +592,7 @@ int main(int argc, char **argv)
 		free(c.opts[i].pids);
 		free(c.opts[i].tids);
 	}
-	return failed ? 1 : 0;
+	return failed || c.reported_failures ? 1 : 0;
 fail:
 	if (w)
 		ptw_writer_close(w, NULL);
