@@ -163,6 +163,12 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 			int64_t ival, double dval, int is_double)
 {
 	struct ptw_writer *w = s->w;
+	/* trace_processor reads packet timestamps as int64: larger values
+	 * would come out negative and be dropped. */
+	if (__builtin_expect(ts > (uint64_t)INT64_MAX, 0))
+		return ptw_i_writer_fail(w, PTW_ERR_INVALID, 0,
+					 "timestamp %llu exceeds INT64_MAX",
+					 (unsigned long long)ts);
 	int rc = ptw_w_seq_prepare(s, ts);
 	if (rc)
 		return rc;
@@ -398,7 +404,8 @@ static inline int ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev,
 {
 	if (__builtin_expect(!s || !ev, 0))
 		return 0;
-	if (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids)
+	if ((ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
+	    ev->ts > (uint64_t)INT64_MAX)
 		return 0;
 	uint64_t track = ev->track ? ev->track : s->default_track;
 	struct ptw_track *tr = ptw_ev_fast_track(s, track, 0);
@@ -456,8 +463,8 @@ int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 		return rc;
 	if (!ev)
 		return ptw_ev_fail(s->w, "event is NULL");
-	if (dur > UINT64_MAX - ev->ts)
-		return ptw_ev_fail(s->w, "slice end time overflows");
+	if (ev->ts > (uint64_t)INT64_MAX || dur > (uint64_t)INT64_MAX - ev->ts)
+		return ptw_ev_fail(s->w, "slice end time exceeds INT64_MAX");
 	struct ptw_ev_plan p;
 	p.type = PTW_TE_TYPE_SLICE_BEGIN;
 	if ((rc = ptw_ev_resolve_track(s, ev->track, &p, 0)) != 0 ||
@@ -475,7 +482,7 @@ static int ptw_ev_counter(struct ptw_seq *s, uint64_t track, uint64_t ts,
 {
 	if (__builtin_expect(s != NULL, 1)) {
 		uint64_t t = track ? track : s->default_track;
-		if (ptw_ev_fast_track(s, t, 1))
+		if (ts <= (uint64_t)INT64_MAX && ptw_ev_fast_track(s, t, 1))
 			return ptw_ev_fast_write(s, ts, PTW_TE_TYPE_COUNTER, t, 0, 0,
 						 is_double ? 2 : 1, ival, dval);
 	}

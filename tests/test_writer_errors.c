@@ -83,6 +83,11 @@ Test(writer_errors, misuse_returns_invalid_and_writes_nothing)
 	ev.n_flow_ids = 0;
 	ev.ts = 10;
 	cr_assert_eq(ptw_seq_slice_complete(s, &ev, UINT64_MAX), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_seq_slice_complete(s, &ev, (uint64_t)INT64_MAX - 5), PTW_ERR_INVALID);
+	ev.ts = (uint64_t)INT64_MAX + 1;
+	cr_assert_eq(ptw_seq_instant(s, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_seq_counter_int(s, ctr, (uint64_t)INT64_MAX + 1, 1), PTW_ERR_INVALID);
+	ev.ts = 10;
 	/* Tracks. */
 	cr_assert_eq(ptw_writer_add_track(w, NULL, 0, -1), 0);
 	cr_assert_eq(ptw_writer_add_track(w, "y", 12345, -1), 0);

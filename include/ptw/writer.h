@@ -203,8 +203,9 @@ void ptw_seq_mark_dropped(struct ptw_seq *s, uint64_t n);
  * All return 0 or a negative PTW_ERR_*. Timestamps may go backwards: such
  * an event is written with an absolute timestamp and the incremental clock
  * is left alone. Misuse (unknown track, END without BEGIN on that track,
- * string over PTW_MAX_STRING_LEN, counter on a non-counter track) returns
- * PTW_ERR_INVALID and writes nothing. */
+ * string over PTW_MAX_STRING_LEN, counter on a non-counter track, a
+ * timestamp above INT64_MAX, which trace_processor cannot represent)
+ * returns PTW_ERR_INVALID and writes nothing. */
 
 /* Events on a sequence after ptw_seq_destroy() return PTW_ERR_STATE; after
  * a write or allocation failure every call returns that sticky error.
