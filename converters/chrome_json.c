@@ -278,11 +278,12 @@ static int fill(struct rd *r)
 		r->len -= r->pos;
 		r->pos = 0;
 	}
+	/* after the move, buf[0..len) is what the parser still needs */
+	if (r->len >= r->max_event)
+		return rd_fail(r, r->base, PTW_ERR_LIMIT,
+			       "an event (or member name) larger than %zu bytes",
+			       r->max_event);
 	if (r->len == r->cap) {
-		if (r->len >= r->max_event)
-			return rd_fail(r, r->base, PTW_ERR_LIMIT,
-				       "an event (or member name) larger than "
-				       "%zu bytes", r->max_event);
 		size_t ncap = r->cap * 2;
 		if (ncap > r->max_event + r->chunk)
 			ncap = r->max_event + r->chunk;
@@ -376,6 +377,10 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 	if (rc)
 		return relocate(r, rc);
 	uint64_t at = r->base + r->pos;
+	if (end > r->max_event) /* same answer whatever the read size */
+		return rd_fail(r, at, PTW_ERR_LIMIT,
+			       "an event (or member name) larger than %zu bytes",
+			       r->max_event);
 	advance_lines(r, at);
 	ev.input = r->name;
 	ev.line = r->line;

@@ -617,6 +617,13 @@ Test(json_read, tiny_chunks_and_large_events_match_memory_read)
 	cr_assert(strstr(err.msg, "larger than 4096 bytes"), "%s", err.msg);
 	cr_assert_eq(err.line, 2); /* event 0 has the first 5000-byte arg */
 	free(f.r);
+	/* the limit holds whatever the read size */
+	o.chunk_bytes = 1 << 20;
+	memset(&f, 0, sizeof(f));
+	rc = ptw_cv_json_read(path, &o, collect, &f, NULL, &err);
+	cr_assert_eq(rc, PTW_ERR_LIMIT, "%s", err.msg);
+	cr_assert_eq(err.line, 2);
+	free(f.r);
 	unlink(path);
 	free(path);
 	free(m.r);
