@@ -16,6 +16,8 @@
 
 #include "ptw/tracer.h"
 #include "ptw_trace.pb-c.h"
+#include "trace_check.h"
+#include "trace_read.h"
 
 /* ASan/UBSan builds run ~4x slower: the stress test scales down there. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -430,6 +432,19 @@ static void nest_cb(struct dec *d, const struct dev *e, void *ctx)
 	}
 }
 
+/* The trace also passes ptw's trace_processor-model checker (tools/common:
+ * sequence rules, interning, clocks, tracks, balanced slices). */
+static void reader_check(const char *path, uint32_t flags)
+{
+	struct ptw_error err;
+	memset(&err, 0, sizeof(err));
+	struct ptw_trace *t = ptw_trace_load_file(path, NULL, &err);
+	cr_assert_not_null(t, "load %s: %s", path, err.msg);
+	int rc = ptw_trace_check(t, flags, &err);
+	cr_assert_eq(rc, 0, "check %s: %s", path, err.msg);
+	ptw_trace_free(t);
+}
+
 static void start_or_die(struct ptw_config *cfg)
 {
 	struct ptw_error err;
@@ -575,6 +590,8 @@ Test(tracer, stress_8_threads_every_event_once_in_order_and_nested,
 	}
 	for (int k = 0; k < STRESS_THREADS; k++)
 		cr_assert_eq(seen[k], 1, "thread %d on %d sequences", k, seen[k]);
+	if (pairs <= 100000) /* the model keeps every event in memory */
+		reader_check(path, 0);
 	dec_free(d);
 	free(c);
 	unlink(path);
@@ -673,6 +690,7 @@ Test(tracer, tiny_rings_drop_policy_counts_every_lost_event_exactly)
 	cr_assert_eq(announced, st.dropped);
 	if (st.dropped)
 		cr_assert_gt(flagged, 0, "no previous_packet_dropped packet");
+	reader_check(path, PTW_CHECK_ALLOW_DATA_LOSS);
 	dec_free(d);
 	free(c);
 	unlink(path);
@@ -733,6 +751,7 @@ Test(tracer, threads_starting_and_exiting_get_their_own_sequence_and_track)
 	for (int i = 0; i < d->n_tracks; i++)
 		thread_tracks += d->tracks[i].kind == 2;
 	cr_assert_eq(thread_tracks, WAVES * PER_WAVE);
+	reader_check(path, 0);
 	dec_free(d);
 	free(c);
 	unlink(path);
@@ -784,6 +803,7 @@ Test(tracer, stop_while_threads_still_log_leaves_a_valid_trace)
 	cr_assert_gt(c->counters, 0);
 	cr_assert_eq(c->bad_nesting, 0);
 	cr_assert_eq(d->bad, 0);
+	reader_check(path, PTW_CHECK_ALLOW_OPEN);
 	dec_free(d);
 	free(c);
 	unlink(path);
@@ -1034,6 +1054,7 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	cr_assert(proc);
 	cr_assert_eq(sender, 1);
 	cr_assert_eq(ender, 1);
+	reader_check(path, 0);
 	dec_free(d);
 	free(c);
 	unlink(path);
@@ -1077,6 +1098,7 @@ Test(tracer, scope_ends_on_every_exit_path_and_category_disabled_mid_way)
 	cr_assert_eq(c->bad_nesting, 0);
 	for (int s = 0; s < MAX_SEQ; s++)
 		cr_assert_eq(c->depth[s], 0);
+	reader_check(path, 0);
 	dec_free(d);
 	free(c);
 	unlink(path);
@@ -1247,6 +1269,7 @@ Test(tracer, wait_policy_with_tiny_rings_loses_nothing)
 	cr_assert_eq(c->total, (uint64_t)3 * n * 3);
 	cr_assert_eq(c->bad_nesting, 0);
 	cr_assert_eq(c->backwards, 0, "per-thread timestamps never go back");
+	reader_check(path, 0);
 	dec_free(d);
 	free(c);
 	unlink(path);
