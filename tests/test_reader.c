@@ -580,3 +580,42 @@ Test(reader, mutated_example_never_crashes)
 	free(m);
 	free(d);
 }
+
+Test(reader, whole_file_gzip_is_unwrapped)
+{
+	size_t len;
+	uint8_t *d = example(&len);
+	uint8_t z[1024];
+	size_t zn = zlib_of(d, len, z, sizeof(z), 16 + 15);
+	struct ptw_trace *t = ptw_test_load_mem_or_fail(z, zn);
+	assert_example_rows(t);
+	cr_assert_eq(ptw_trace_stats(t)->gzip_bytes, zn);
+	cr_assert_eq(ptw_trace_stats(t)->bytes, len);
+	cr_assert_eq(ptw_trace_truncated(t, NULL), 0);
+	struct ptw_error err;
+	cr_assert_eq(ptw_trace_check(t, PTW_CHECK_COMPLETE, &err), 0, "%s",
+		     err.msg);
+	ptw_trace_free(t);
+
+	/* cut anywhere: a prefix of the events, never an error */
+	struct ptw_trace *full = ptw_test_load_mem_or_fail(d, len);
+	for (size_t cut = 2; cut < zn; cut++) {
+		struct ptw_trace *p = ptw_trace_load_mem(z, cut, NULL, NULL, &err);
+		if (!p) {
+			cr_assert_eq(err.code, PTW_ERR_FORMAT, "%s", err.msg);
+			continue;
+		}
+		cr_assert_null(ptw_trace_fatal(p));
+		assert_prefix(full, p);
+		ptw_trace_free(p);
+	}
+	ptw_trace_free(full);
+
+	/* gzip magic followed by garbage */
+	uint8_t bad[] = { 0x1f, 0x8b, 0x00, 0x11, 0x22, 0x33, 0x44 };
+	cr_assert_null(ptw_trace_load_mem(bad, sizeof(bad), "bad.gz", NULL,
+					  &err));
+	cr_assert_eq(err.code, PTW_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "gzip") != NULL, "%s", err.msg);
+	free(d);
+}

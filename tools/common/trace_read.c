@@ -34,6 +34,8 @@
 /* A batch may not inflate past this: protects the tools from zip bombs
  * (trace_processor itself has no limit). */
 #define MAX_INFLATED ((size_t)1 << 30)
+/* ... nor a whole gzip file */
+#define MAX_GUNZIP ((size_t)1 << 34)
 /* informational diagnostics kept (skipped fields, truncation) */
 #define MAX_NOTES 100
 
@@ -710,6 +712,94 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 	return rc == STEP_STOP || t->nomem ? -1 : 0;
 }
 
+/* Outcome of zinflate() */
+enum zstate {
+	Z_COMPLETE,  /* exactly one (or, with 'members', several) streams */
+	Z_TRAILING,  /* bytes after the stream */
+	Z_TRUNCATED, /* input ended inside the stream (output is partial) */
+	Z_CORRUPT,   /* not zlib/gzip, or bad data */
+	Z_TOO_BIG,   /* output over 'limit' */
+};
+
+/* Inflates zlib or gzip data (inflateInit2(32 + MAX_WBITS), as TP's
+ * GzipDecompressor). With 'members' set, concatenated streams are
+ * inflated one after the other (whole-file gzip). Returns 0 with a
+ * malloc'd buffer (also for partial output) and *state, or -1 when out
+ * of memory. */
+static int zinflate(const uint8_t *in, size_t in_len, size_t limit, int members,
+		    uint8_t **out, size_t *out_len, enum zstate *state,
+		    const char **zmsg)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	*zmsg = NULL;
+	if (inflateInit2(&zs, 32 + MAX_WBITS) != Z_OK)
+		return -1;
+	size_t cap = in_len < 1024 ? 4096 : in_len * 4, len = 0;
+	uint8_t *buf = malloc(cap);
+	if (!buf) {
+		inflateEnd(&zs);
+		return -1;
+	}
+	const uint8_t *next = in;
+	size_t left = in_len;
+	*state = Z_CORRUPT;
+	for (;;) {
+		if (len == cap) {
+			if (cap >= limit) {
+				*state = Z_TOO_BIG;
+				break;
+			}
+			uint8_t *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				inflateEnd(&zs);
+				return -1;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		/* zlib counts in uInt: feed and drain in slices */
+		uInt in_now = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
+		size_t room = cap - len;
+		zs.next_in = (Bytef *)(uintptr_t)next;
+		zs.avail_in = in_now;
+		zs.next_out = buf + len;
+		zs.avail_out = room > UINT32_MAX ? UINT32_MAX : (uInt)room;
+		int zr = inflate(&zs, Z_NO_FLUSH);
+		next += in_now - zs.avail_in;
+		left -= in_now - zs.avail_in;
+		len = (size_t)(zs.next_out - buf);
+		if (zr == Z_STREAM_END) {
+			if (left == 0) {
+				*state = Z_COMPLETE;
+				break;
+			}
+			if (!members) {
+				*state = Z_TRAILING;
+				break;
+			}
+			if (inflateReset(&zs) != Z_OK)
+				break;
+			continue;
+		}
+		if (zr == Z_OK)
+			continue;
+		if (zr == Z_BUF_ERROR && zs.avail_out != 0 && left == 0) {
+			*state = Z_TRUNCATED;
+			break;
+		}
+		if (zr == Z_BUF_ERROR && zs.avail_out == 0)
+			continue; /* grow */
+		*zmsg = zs.msg;
+		break;
+	}
+	inflateEnd(&zs);
+	*out = buf;
+	*out_len = len;
+	return 0;
+}
+
 /* Inflates one compressed_packets field: exactly one complete zlib or gzip
  * stream, nothing after it (proto_trace_tokenizer.cc). Returns 0 and a
  * malloc'd buffer, or -1 (fatal set) / -2 (out of memory). */
@@ -717,85 +807,38 @@ static int inflate_batch(struct ptw_trace *t, const struct pos *at,
 			 const uint8_t *in, size_t in_len, uint8_t **out,
 			 size_t *out_len)
 {
-	z_stream zs;
-	memset(&zs, 0, sizeof(zs));
 	if (in_len == 0) {
 		ptw_i_trace_set_fatal(t, at, "empty compressed_packets field");
 		return -1;
 	}
-	if (in_len > UINT32_MAX) {
+	enum zstate st;
+	const char *zmsg;
+	if (zinflate(in, in_len, MAX_INFLATED, 0, out, out_len, &st, &zmsg))
+		return -2;
+	if (st == Z_COMPLETE)
+		return 0;
+	free(*out);
+	*out = NULL;
+	switch (st) {
+	case Z_TRAILING:
 		ptw_i_trace_set_fatal(t, at,
-				      "compressed_packets field over 4 GiB");
-		return -1;
+				      "compressed_packets holds bytes after "
+				      "its zlib stream");
+		break;
+	case Z_TOO_BIG:
+		ptw_i_trace_set_fatal(t, at,
+				      "compressed batch inflates to more than "
+				      "1 GiB");
+		break;
+	default:
+		ptw_i_trace_set_fatal(t, at,
+				      "compressed_packets does not inflate "
+				      "(one complete zlib/gzip stream "
+				      "expected%s%s)",
+				      zmsg ? ": " : "", zmsg ? zmsg : "");
+		break;
 	}
-	if (inflateInit2(&zs, 32 + MAX_WBITS) != Z_OK)
-		return -2;
-	size_t cap = in_len * 4 < 4096 ? 4096 : in_len * 4, len = 0;
-	uint8_t *buf = malloc(cap);
-	if (!buf) {
-		inflateEnd(&zs);
-		return -2;
-	}
-	zs.next_in = (Bytef *)(uintptr_t)in;
-	zs.avail_in = (uInt)in_len;
-	int zr;
-	for (;;) {
-		if (len == cap) {
-			if (cap >= MAX_INFLATED) {
-				free(buf);
-				inflateEnd(&zs);
-				ptw_i_trace_set_fatal(
-					t, at,
-					"compressed batch inflates to "
-					"more than 1 GiB");
-				return -1;
-			}
-			uint8_t *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				inflateEnd(&zs);
-				return -2;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		size_t room = cap - len;
-		if (room > UINT32_MAX)
-			room = UINT32_MAX;
-		zs.next_out = buf + len;
-		zs.avail_out = (uInt)room;
-		zr = inflate(&zs, Z_NO_FLUSH);
-		len = (size_t)(zs.next_out - buf);
-		if (zr == Z_STREAM_END)
-			break;
-		if (zr == Z_BUF_ERROR && zs.avail_out != 0) {
-			/* no progress possible: input ended mid-stream */
-			break;
-		}
-		if (zr != Z_OK)
-			break;
-	}
-	int complete = zr == Z_STREAM_END && zs.avail_in == 0;
-	const char *zmsg = zs.msg;
-	inflateEnd(&zs);
-	if (!complete) {
-		free(buf);
-		if (zr == Z_STREAM_END)
-			ptw_i_trace_set_fatal(
-				t, at,
-				"compressed_packets holds bytes after "
-				"its zlib stream");
-		else
-			ptw_i_trace_set_fatal(
-				t, at,
-				"compressed_packets does not inflate "
-				"(zlib/gzip stream expected%s%s)",
-				zmsg ? ": " : "", zmsg ? zmsg : "");
-		return -1;
-	}
-	*out = buf;
-	*out_len = len;
-	return 0;
+	return -1;
 }
 
 static int process_batch(struct ptw_trace *t, const struct pos *at,
@@ -1021,7 +1064,35 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 		ptw_error_set(err, PTW_ERR_INVALID, 0, "NULL data");
 		return NULL;
 	}
+	/* trace_type.cc: whole-file gzip is a container TP unwraps first */
+	uint8_t *unzipped = NULL;
+	size_t unzipped_len = 0, gzip_in = len;
+	int gz_truncated = 0;
+	if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
+		enum zstate st;
+		const char *zmsg;
+		if (zinflate(d, len, MAX_GUNZIP, 1, &unzipped, &unzipped_len,
+			     &st, &zmsg)) {
+			ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+			return NULL;
+		}
+		if (st != Z_COMPLETE && st != Z_TRUNCATED) {
+			free(unzipped);
+			if (err) {
+				err->input = name;
+				err->offset = 0;
+			}
+			ptw_error_set(err, PTW_ERR_FORMAT, 0,
+				      "%s: gzip file does not inflate%s%s",
+				      name, zmsg ? ": " : "", zmsg ? zmsg : "");
+			return NULL;
+		}
+		gz_truncated = st == Z_TRUNCATED;
+		d = unzipped;
+		len = unzipped_len;
+	}
 	if (len == 0 || d[0] != 0x0a) {
+		free(unzipped);
 		if (err) {
 			err->input = name;
 			err->offset = 0;
@@ -1032,14 +1103,17 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 			len == 0 ? "empty input" : "first byte is not 0x0a");
 		return NULL;
 	}
+	size_t gz_len = unzipped != NULL;
 	struct ptw_trace *t = calloc(1, sizeof(*t));
 	if (!t) {
+		free(unzipped);
 		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
 		return NULL;
 	}
 	t->clocks = ptw_clocks_new();
 	t->name = ptw_arena_strdup(&t->arena, name);
 	if (!t->clocks || !t->name) {
+		free(unzipped);
 		ptw_trace_free(t);
 		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
 		return NULL;
@@ -1049,7 +1123,23 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 	t->max_diags = t->opt.max_diags ? t->opt.max_diags
 					: PTW_TRACE_DEFAULT_MAX_DIAGS;
 	t->stats.bytes = len;
+	if (gz_len) {
+		/* offsets below are positions in the inflated data */
+		struct pos at = {0, 0, 0};
+		t->stats.gzip_bytes = gzip_in;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_SKIPPED_FIELD, &at, 0,
+				 "the file is gzip (%zu bytes): byte offsets "
+				 "refer to the inflated data%s",
+				 gzip_in,
+				 gz_truncated ? "; the gzip stream ends early"
+					      : "");
+	}
 	walk(t, d, len);
+	if (gz_truncated && !t->truncated && !t->has_fatal) {
+		t->truncated = 1;
+		t->trunc_offset = len;
+	}
+	free(unzipped);
 	if (!t->nomem)
 		ptw_i_trace_apply_fixups(t);
 	t->stats.events = t->n_events;

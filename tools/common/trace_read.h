@@ -26,6 +26,9 @@
  * as a diagnostic with its byte offset (ptw_trace_diags), which the checker
  * (trace_check.h) and the model (tp_model.h) use.
  *
+ * A whole file compressed with gzip (gzip trace.pftrace) is inflated first,
+ * as trace_processor does; offsets then refer to the inflated bytes.
+ *
  * Byte offsets: for a packet in the file body, the offset of its record
  * (the 0x0A tag byte). For a packet inside a compressed batch, the offset
  * of the outer compressed record, with 'inner_offset' the record's offset
@@ -170,7 +173,9 @@ struct ptw_trace_track {
 /* Counts of the whole file. The second block carries trace_processor's
  * stat names (perfetto-wire.md 3.13): a trace ptw writes keeps them all 0. */
 struct ptw_trace_stats {
-	uint64_t bytes;             /* input size */
+	uint64_t bytes;             /* input size (inflated, for gzip) */
+	uint64_t gzip_bytes;        /* whole-file gzip: compressed size; 0 if
+				     * the file was not gzip */
 	uint64_t records;           /* top-level Trace.packet records */
 	uint64_t packets;           /* TracePackets, inner ones included */
 	uint64_t batches;           /* compressed_packets records */
