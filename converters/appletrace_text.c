@@ -67,16 +67,11 @@ static int ptw_at_text_line(struct ptw_at_text *t, const char *p, size_t n,
 		t->stop = 1; /* rule 3 */
 		return 0;
 	}
+	/* NULs inside a line make it invalid, unless they are the run that
+	 * ends the file (the caller already cut them off). */
 	int valid = !(nul && (terminated || junk));
-	if (!nul || !valid) {
-		/* Trailing blanks are stripped (a NUL run ending the file
-		 * was already cut off by the caller). */
-		while (n && ptw_at_is_blank(p[n - 1]))
-			n--;
-	} else {
-		while (n && ptw_at_is_blank(p[n - 1]))
-			n--;
-	}
+	while (n && ptw_at_is_blank(p[n - 1]))
+		n--;
 	struct ptw_cv_event ev;
 	struct ptw_error perr = {0};
 	int rc = PTW_ERR_FORMAT;

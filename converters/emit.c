@@ -37,7 +37,6 @@ static char *ptw_em_strndup(const char *s, size_t n)
 	if (n)
 		memcpy(p, s, n);
 	p[n] = '\0';
-	/* The writer takes C strings: cut at an embedded NUL. */
 	return p;
 }
 
