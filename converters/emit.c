@@ -242,11 +242,12 @@ static struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em,
 	uint64_t key = ((uint64_t)pid << 32 | tid) ^
 		       ((uint64_t)em->input_index * 0x9E3779B97F4A7C15ull);
 	uint64_t v;
-	struct ptw_em_thread *c = em->last_th;
+	struct ptw_em_thread **slot = &em->th_cache[(tid ^ (tid >> 6)) & 63];
+	struct ptw_em_thread *c = *slot;
 	if (c && c->pid == pid && c->tid == tid)
 		return c;
 	if (ptw_cv_map_get(&em->thread_map, key, &v))
-		return em->last_th = em->threads[v];
+		return *slot = em->threads[v];
 	size_t pi;
 	if (!ptw_em_proc_get(em, pid, &pi, err))
 		return NULL;
@@ -282,7 +283,7 @@ static struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em,
 		return NULL;
 	}
 	em->threads[em->n_threads++] = th;
-	return em->last_th = th;
+	return *slot = th;
 }
 
 uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
@@ -328,7 +329,7 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 			return ptw_em_nomem(err);
 	em->mode = in->mode;
 	em->shift_ns = in->shift_ns;
-	em->last_th = NULL; /* caches are per input */
+	memset(em->th_cache, 0, sizeof(em->th_cache)); /* per input */
 	em->last_proc = 0;
 	em->in_input = 1;
 	return 0;

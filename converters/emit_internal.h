@@ -144,7 +144,8 @@ struct ptw_emit {
 	int64_t shift_ns;
 	struct ptw_cv_map pid_remap, tid_remap;
 	uint64_t next_seq, next_item;
-	struct ptw_em_thread *last_th;/* lookup caches (current input) */
+	struct ptw_em_thread *th_cache[64]; /* by tid: lookup cache of the
+					     * current input */
 	uint32_t last_pid;
 	size_t last_proc;             /* index + 1; 0: none */
 	struct ptw_em_buf tmp;        /* payload of an immediate event */

@@ -17,9 +17,9 @@
 
 /* ---- payloads ------------------------------------------------------- */
 
-static void ptw_em_reserve(struct ptw_em_buf *b, size_t k)
+static void ptw_em_reserve_slow(struct ptw_em_buf *b, size_t k)
 {
-	if (b->oom || b->cap - b->len >= k)
+	if (b->oom)
 		return;
 	size_t nc = b->cap ? b->cap : 4096;
 	while (nc - b->len < k)
@@ -31,6 +31,12 @@ static void ptw_em_reserve(struct ptw_em_buf *b, size_t k)
 	}
 	b->p = np;
 	b->cap = nc;
+}
+
+static inline void ptw_em_reserve(struct ptw_em_buf *b, size_t k)
+{
+	if (__builtin_expect(b->cap - b->len < k, 0))
+		ptw_em_reserve_slow(b, k);
 }
 
 static void ptw_em_put(struct ptw_em_buf *b, const void *p, size_t n)
