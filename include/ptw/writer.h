@@ -140,7 +140,9 @@ int ptw_writer_flush(struct ptw_writer *w);
  * first, or pass 'err'). NULL is a no-op returning 0. */
 int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err);
 
-/* The writer's error record (code 0 while healthy). */
+/* The writer's error record: the most recent failure, code 0 if none yet.
+ * A sticky error (PTW_ERR_NOMEM, PTW_ERR_IO) stays in it: later misuse does
+ * not overwrite it. NULL 'w' gives a static PTW_ERR_INVALID record. */
 const struct ptw_error *ptw_writer_error(const struct ptw_writer *w);
 
 void ptw_writer_get_stats(const struct ptw_writer *w,
