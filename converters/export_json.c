@@ -282,7 +282,8 @@ static void put_common(struct out *o, const char *ph, const char *name,
 /* Flows of each slice: the first id goes on the event (v2). */
 struct slice_flows {
 	uint64_t id;
-	uint8_t in, out, extra; /* extra: more links than one id can carry */
+	uint8_t in, out; /* v2 bind on the slice's own event */
+	uint8_t v1;      /* the slice is an end of a link written as v1 */
 };
 
 struct ctx {
@@ -290,6 +291,7 @@ struct ctx {
 	const struct ptw_tp_model *m;
 	struct slice_flows *sf;
 	uint8_t *async_track; /* per slice: its track has non-instant slices */
+	uint8_t *link_v1;     /* per flow link: written as v1 s/f events */
 	struct out *o;
 };
 
@@ -304,25 +306,32 @@ static void put_flow_fields(struct out *o, const struct slice_flows *f)
 		puts_(o, ",\"flow_out\":true");
 }
 
-/* v1 flow events for links a slice could not carry on its own event. */
+/* v1 flow events for the links a slice could not carry on its own event
+ * (both ends of such a link are written as v1, which binds to the slice
+ * open on the thread at that time): ends ('f', "bp":"e") before starts
+ * ('s'), so a step through the slice ends the old link first. */
 static void extra_flows(struct ctx *c, const struct ptw_tp_slice *s,
 			const struct ptw_tp_track_owner *ow)
 {
 	const struct ptw_tp_model *m = c->m;
-	if (!c->sf[s->id].extra || ow->owner != PTW_TP_OWNER_THREAD)
+	if (!c->sf[s->id].v1 || ow->owner != PTW_TP_OWNER_THREAD)
 		return;
-	for (size_t i = 0; i < m->n_flows; i++) {
-		const struct ptw_tp_flow *f = &m->flows[i];
-		int out = f->slice_out == s->id, in = f->slice_in == s->id;
-		if ((!out && !in) || f->flow_id == c->sf[s->id].id)
-			continue;
-		begin_event(c->o);
-		put_common(c->o, out ? "s" : "f", "flow", "flow", ow->pid,
-			   ow->tid, 1, s->ts);
-		putf(c->o, ",\"id\":\"0x%" PRIx64 "\"", f->flow_id);
-		if (in)
-			puts_(c->o, ",\"bp\":\"e\"");
-		put(c->o, "}", 1);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < m->n_flows; i++) {
+			const struct ptw_tp_flow *f = &m->flows[i];
+			if (!c->link_v1[i])
+				continue;
+			if (pass == 0 ? f->slice_in != s->id
+				      : f->slice_out != s->id)
+				continue;
+			begin_event(c->o);
+			put_common(c->o, pass ? "s" : "f", "flow", "ptw", ow->pid,
+				   ow->tid, 1, s->ts);
+			putf(c->o, ",\"id\":\"0x%" PRIx64 "\"", f->flow_id);
+			if (pass == 0)
+				puts_(c->o, ",\"bp\":\"e\"");
+			put(c->o, "}", 1);
+		}
 	}
 }
 
@@ -486,22 +495,27 @@ static int prepare(struct ctx *c)
 	c->async_track = calloc(ns, 1);
 	if (!c->sf || !c->async_track)
 		return -1;
+	c->link_v1 = calloc(m->n_flows ? m->n_flows : 1, 1);
+	if (!c->link_v1)
+		return -1;
+	/* Each link goes as v2 (bind_id on both slices' events) when both
+	 * ends are free or already carry that id (a step); else as v1 s/f
+	 * events at both ends (thread slices only: v1 binds to threads). */
 	for (size_t i = 0; i < m->n_flows; i++) {
 		const struct ptw_tp_flow *f = &m->flows[i];
-		uint32_t ends[2] = { f->slice_out, f->slice_in };
-		for (int k = 0; k < 2; k++) {
-			if (ends[k] >= m->n_slices)
-				continue;
-			struct slice_flows *sf = &c->sf[ends[k]];
-			if ((sf->in || sf->out) && sf->id != f->flow_id) {
-				sf->extra = 1;
-				continue;
-			}
-			sf->id = f->flow_id;
-			if (k == 0)
-				sf->out = 1;
-			else
-				sf->in = 1;
+		if (f->slice_out >= m->n_slices || f->slice_in >= m->n_slices)
+			continue;
+		struct slice_flows *so = &c->sf[f->slice_out];
+		struct slice_flows *si = &c->sf[f->slice_in];
+		int free_o = !(so->in || so->out) || so->id == f->flow_id;
+		int free_i = !(si->in || si->out) || si->id == f->flow_id;
+		if (free_o && free_i) {
+			so->id = si->id = f->flow_id;
+			so->out = 1;
+			si->in = 1;
+		} else {
+			c->link_v1[i] = 1;
+			so->v1 = si->v1 = 1;
 		}
 	}
 	/* a track with any non-instant slice is an async track: its
@@ -632,6 +646,7 @@ int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 done:
 	free(c.sf);
 	free(c.async_track);
+	free(c.link_v1);
 	free(o);
 	ptw_tp_model_free(m);
 	ptw_trace_free(t);

@@ -233,6 +233,20 @@ Test(export_roundtrip, every_phase_survives)
 		"\"ts\":200,\"dur\":10},\n"
 		"{\"name\":\"flow\",\"cat\":\"ipc\",\"ph\":\"f\",\"bp\":\"e\",\"id\":5,"
 		"\"pid\":7,\"tid\":7,\"ts\":205},\n"
+		"{\"name\":\"A\",\"ph\":\"X\",\"pid\":7,\"tid\":8,\"ts\":400,"
+		"\"dur\":10},\n"
+		"{\"name\":\"f1\",\"cat\":\"x\",\"ph\":\"s\",\"id\":1,\"pid\":7,"
+		"\"tid\":8,\"ts\":401},\n"
+		"{\"name\":\"M\",\"ph\":\"X\",\"pid\":7,\"tid\":7,\"ts\":420,"
+		"\"dur\":10},\n"
+		"{\"name\":\"f1\",\"cat\":\"x\",\"ph\":\"f\",\"bp\":\"e\",\"id\":1,"
+		"\"pid\":7,\"tid\":7,\"ts\":421},\n"
+		"{\"name\":\"f2\",\"cat\":\"x\",\"ph\":\"s\",\"id\":2,\"pid\":7,"
+		"\"tid\":7,\"ts\":422},\n"
+		"{\"name\":\"B2\",\"ph\":\"X\",\"pid\":7,\"tid\":8,\"ts\":440,"
+		"\"dur\":10},\n"
+		"{\"name\":\"f2\",\"cat\":\"x\",\"ph\":\"f\",\"bp\":\"e\",\"id\":2,"
+		"\"pid\":7,\"tid\":8,\"ts\":441},\n"
 		"{\"name\":\"v2a\",\"ph\":\"X\",\"pid\":7,\"tid\":8,\"ts\":300,"
 		"\"dur\":5,\"bind_id\":\"0x77\",\"flow_out\":true},\n"
 		"{\"name\":\"v2b\",\"ph\":\"X\",\"pid\":7,\"tid\":7,\"ts\":310,"
@@ -245,6 +259,24 @@ Test(export_roundtrip, every_phase_survives)
 	fclose(f);
 	size_t n = roundtrip(json);
 	cr_assert(n >= 20, "only %zu rows", n);
+	/* the flows themselves, in the first protobuf trace */
+	char *pf = tmp_path();
+	convert(json, pf);
+	struct rows r;
+	rows_of(pf, &r);
+	const char *want[] = { "flow|100000|send|200000|recv",
+			       "flow|300000|v2a|310000|v2b",
+			       "flow|400000|A|420000|M",
+			       "flow|420000|M|440000|B2" };
+	for (size_t k = 0; k < 4; k++) {
+		int found = 0;
+		for (size_t i = 0; i < r.n; i++)
+			found |= strcmp(r.r[i], want[k]) == 0;
+		cr_assert(found, "missing %s", want[k]);
+	}
+	free_rows(&r);
+	unlink(pf);
+	free(pf);
 	unlink(json);
 	free(json);
 }
