@@ -231,7 +231,8 @@ int ptw_cv_json_read_mem(const void *data, size_t n,
  *  - slices on other tracks -> b + e with "id":"0x<track uuid>" (global)
  *    or "id2":{"local":...} (process-scoped); instants there -> n;
  *  - flows -> "bind_id":"0x<flow id>" + flow_out / flow_in (v2) on the
- *    slice's event (extra flows of a slice as v1 s/f events);
+ *    slices' events; a link whose slice already carries another id as v1
+ *    s / f ("bp":"e") events at both ends (thread slices only);
  *  - debug annotations -> args; categories -> cat; ts/dur in microseconds
  *    with the nanoseconds kept exactly (1000125 ns -> 1000.125).
  * The whole trace is loaded in memory (the exporter is not streaming).

@@ -23,10 +23,11 @@
  *                           an unnamed process gets an M "process_exists"
  *                           (ignored by trace_processor except that it
  *                           creates the process row)
- *   flows                   bind_id "0x<id>" + flow_out / flow_in (v2) on
- *                           the slice's event; a slice in more than one
- *                           flow gets the others as v1 s/f ("bp":"e")
- *                           events at its begin (thread slices only)
+ *   flows                   per link, bind_id "0x<id>" + flow_out /
+ *                           flow_in (v2) on both slices' events; a link
+ *                           whose slice already carries another id goes
+ *                           as v1 s / f ("bp":"e") events at both ends
+ *                           (thread slices only)
  *
  * Times are printed exactly: ns / 1000 with up to three decimals. The
  * output is streamed through one buffer; the trace itself is held in
