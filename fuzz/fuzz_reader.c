@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  * Input: a .pftrace as is (the first byte is forced to 0x0A so the input
- * is always taken for a proto trace). Byte 1 (when present) also decides
+ * is always taken for a proto trace, unless it starts a gzip file). Byte 1 (when present) also decides
  * whether the packet callback runs, so the callback path is covered. Any
  * outcome but a crash or a sanitizer report is fine. */
 #include <stddef.h>
@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	copy[0] = 0x0a;
+	if (copy[0] != 0x1f) /* keep gzip files (1f 8b) as they are */
+		copy[0] = 0x0a;
 	size_t names = 0;
 	struct ptw_trace_options opt;
 	memset(&opt, 0, sizeof(opt));
