@@ -328,6 +328,7 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 				   in->tids[i].to))
 			return ptw_em_nomem(err);
 	em->mode = in->mode;
+	em->seen_x = 0;
 	em->shift_ns = in->shift_ns;
 	memset(em->th_cache, 0, sizeof(em->th_cache)); /* per input */
 	em->last_proc = 0;
@@ -799,11 +800,13 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 			break;
 		}
 		it.raw_end = 1;
+		it.e_late = !em->seen_x;
 		nm = ev->name.p ? ev->name.p : "";
 		nn = ev->name.p ? ev->name.n : 0;
 		break;
 	case 'X': {
 		int64_t dur = (ev->flags & PTW_CV_HAS_DUR) ? ev->dur_ns : 0;
+		em->seen_x = 1;
 		if (dur < 0) {
 			em->st.dropped++;
 			return 0;

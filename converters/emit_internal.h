@@ -59,6 +59,7 @@ struct ptw_em_item {
 	uint8_t state;     /* enum ptw_em_state */
 	uint8_t flow_ph;   /* 's', 't', 'f' (enclosing) or 'n' (next slice) */
 	uint8_t raw_end;   /* Chrome E: matched by name and category */
+	uint8_t e_late;    /* Chrome E sorted in file order (no X yet) */
 	uint8_t cls;       /* sort class while flushing */
 };
 
@@ -141,6 +142,7 @@ struct ptw_emit {
 	int in_input;
 	uint32_t input_index;         /* 0-based */
 	enum ptw_emit_mode mode;
+	int seen_x;                   /* an X event was read in this input */
 	int64_t shift_ns;
 	struct ptw_cv_map pid_remap, tid_remap;
 	uint64_t next_seq, next_item;

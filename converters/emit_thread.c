@@ -451,11 +451,13 @@ static int ptw_em_item_cmp(const void *a, const void *b)
 
 /* Sort class of an item within its timestamp group (trace_processor's
  * JSON order: E, then X by decreasing dur, then the rest in file order;
- * B's left open come last, as the exporter appends them). */
+ * B's left open come last, as the exporter appends them). trace_processor
+ * only moves E's first once it has seen an X event (its "slow" sort);
+ * before that, Chrome E's keep their file order. */
 static uint8_t ptw_em_class(const struct ptw_em_item *it)
 {
 	if (it->kind == PTW_EM_END)
-		return 0;
+		return it->e_late ? 2 : 0;
 	if (it->kind == PTW_EM_BEGIN) {
 		if (it->state == PTW_EM_COMPLETE)
 			return it->dur > 0 ? 1 : 2;

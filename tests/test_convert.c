@@ -181,12 +181,33 @@ Test(convert, chrome_end_closes_the_innermost_slice_with_its_name)
 		"{\"name\":\"c\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":7}]";
 	struct in in[1] = {{.json = j}};
 	convert(out, in, 1, NULL);
-	/* "zzz" closes nothing; the nameless E closes "a"; the B/E pair at
-	 * one ts loses its E (E events sort first at equal ts). */
+	/* "zzz" closes nothing; the nameless E closes "a"; without any X
+	 * event equal timestamps keep file order: "c" is a zero-length
+	 * slice. */
 	static const char *const want[] = {
 		"process\t1\tnull",
 		"thread_slice\t1000\t5000\t\"a\"\tnull\t0\t2\t1",
 		"thread_slice\t2000\t2000\t\"b\"\tnull\t1\t2\t1",
+		"thread_instant\t7000\t\"c\"\tnull\t0\t2\t1",
+	};
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
+
+Test(convert, chrome_e_sorts_first_at_equal_ts_once_an_x_was_seen)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "ends-x");
+	static const char j[] =
+		"[{\"name\":\"x\",\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":1,\"dur\":1},"
+		"{\"name\":\"c\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":7},"
+		"{\"name\":\"c\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":7}]";
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	/* the B/E pair at one ts loses its E (E events sort first) */
+	static const char *const want[] = {
+		"process\t1\tnull",
+		"thread_slice\t1000\t1000\t\"x\"\tnull\t0\t3\t1",
 		"thread_slice\t7000\t-1\t\"c\"\tnull\t0\t2\t1",
 	};
 	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
