@@ -329,6 +329,7 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 			return ptw_em_nomem(err);
 	em->mode = in->mode;
 	em->seen_x = 0;
+	em->max_held = in->max_held ? in->max_held : PTW_EMIT_MAX_HELD;
 	em->shift_ns = in->shift_ns;
 	memset(em->th_cache, 0, sizeof(em->th_cache)); /* per input */
 	em->last_proc = 0;

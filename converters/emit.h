@@ -70,6 +70,9 @@ struct ptw_emit_input {
 	uint32_t n_pids;
 	const struct ptw_emit_remap *tids;  /* tid rewrites, any process */
 	uint32_t n_tids;
+	/* Events a thread's queue may hold for an open B; 0: default
+	 * PTW_EMIT_MAX_HELD. */
+	uint32_t max_held;
 };
 
 struct ptw_emit_stats {
@@ -83,7 +86,7 @@ struct ptw_emit_stats {
 	uint64_t counters;
 	uint64_t flows;
 	uint64_t pid_collisions;     /* pids kept apart across inputs */
-	uint64_t forced_releases;    /* queues released at PTW_EMIT_MAX_HELD */
+	uint64_t forced_releases;    /* queues released at max_held */
 	uint64_t max_queue;          /* longest thread queue seen */
 };
 

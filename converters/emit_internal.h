@@ -143,6 +143,7 @@ struct ptw_emit {
 	uint32_t input_index;         /* 0-based */
 	enum ptw_emit_mode mode;
 	int seen_x;                   /* an X event was read in this input */
+	uint32_t max_held;            /* queue bound while an open B waits */
 	int64_t shift_ns;
 	struct ptw_cv_map pid_remap, tid_remap;
 	uint64_t next_seq, next_item;

@@ -487,7 +487,7 @@ int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
 		if (!final && open && others >= 2) {
 			/* An open B shares its ts: its place depends on its
 			 * end (or on it never ending). Wait, within bounds. */
-			if (th->n - th->head <= PTW_EMIT_MAX_HELD)
+			if (th->n - th->head <= em->max_held)
 				break;
 			em->st.forced_releases++;
 			for (size_t i = th->head; i < g; i++)

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	struct ptw_emit *em = ptw_emit_create(w, NULL);
 	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
-	struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM};
+	struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM, .max_held = 64};
 	if (em && names && ptw_emit_begin_input(em, &in, NULL) == 0) {
 		struct ptw_error err;
 		int rc = ptw_appletrace_bin_read_mem(data + 1, split - 1,

@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	struct ptw_emit *em = ptw_emit_create(w, NULL);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM};
+	struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM, .max_held = 64};
 	struct ptw_appletrace_warn warn = {ignore_warning, NULL, NULL};
 	if (em && ptw_emit_begin_input(em, &in, NULL) == 0) {
 		struct ptw_error err;

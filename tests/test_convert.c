@@ -448,7 +448,7 @@ struct xform_run {
 	struct ptw_emit *em;
 };
 
-static void xform_open(struct xform_run *x)
+static void xform_open_held(struct xform_run *x, uint32_t max_held)
 {
 	struct ptw_error err = {0};
 	ptw_test_tmp_path(x->out, sizeof(x->out), "xform");
@@ -456,8 +456,14 @@ static void xform_open(struct xform_run *x)
 	cr_assert(x->w, "%s", err.msg);
 	x->em = ptw_emit_create(x->w, &err);
 	cr_assert(x->em);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM};
+	struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM,
+				    .max_held = max_held};
 	cr_assert_eq(ptw_emit_begin_input(x->em, &in, &err), 0);
+}
+
+static void xform_open(struct xform_run *x)
+{
+	xform_open_held(x, 0);
 }
 
 static void xform_close(struct xform_run *x, struct ptw_emit_stats *st)
@@ -504,16 +510,16 @@ Test(convert, xform_instant_at_a_begin_is_inside_unless_the_b_never_ends)
 Test(convert, xform_queue_is_bounded_when_an_open_b_waits)
 {
 	struct xform_run x;
-	xform_open(&x);
+	xform_open_held(&x, 1000);
 	feed(x.em, 'B', "main", 1, 0);
 	feed(x.em, 'i', "start", 1, 0);
-	size_t n = PTW_EMIT_MAX_HELD + 1000;
+	size_t n = 3000;
 	for (size_t i = 1; i <= n; i++)
 		feed(x.em, 'i', "tick", 1, (int64_t)i);
 	struct ptw_emit_stats st;
 	xform_close(&x, &st);
 	cr_expect_eq(st.forced_releases, 1);
-	cr_expect_leq(st.max_queue, PTW_EMIT_MAX_HELD + 2);
+	cr_expect_leq(st.max_queue, 1002);
 	/* released as if "main" ends later: the instants nest inside it */
 	struct ptw_trace *t = ptw_test_load_or_fail(x.out);
 	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
