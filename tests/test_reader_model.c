@@ -522,9 +522,22 @@ Test(model, unknown_category_reads_unknown_iid)
 	ptw_tb_varint(&b, 3, 8);
 	ptw_tb_close(&b);
 	ptw_tb_end(&b);
+	/* several categories: unresolved ones are skipped */
+	ptw_tb_begin(&b);
+	ptw_tb_varint(&b, TS, 10);
+	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_interned(&b, 1, 1, "known");
+	ptw_tb_open(&b, EVENT);
+	ptw_tb_varint(&b, TYPE, INSTANT);
+	ptw_tb_varint(&b, 3, 9);
+	ptw_tb_varint(&b, 3, 1);
+	ptw_tb_string(&b, CATEGORIES, "lit");
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
 	struct fx f = model(&b);
 	cr_assert_str_eq(f.m->slices[0].category, "unknown(8)");
-	cr_assert_eq(ptw_trace_stats(f.t)->interned_data_tokenizer_errors, 1);
+	cr_assert_str_eq(f.m->slices[1].category, "known,lit");
+	cr_assert_eq(ptw_trace_stats(f.t)->interned_data_tokenizer_errors, 2);
 	fx_free(&f);
 }
 

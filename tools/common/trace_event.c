@@ -47,6 +47,74 @@ static struct ptw_u64map *tab_ann_strings(struct gen *g)
 	return &g->ann_strings;
 }
 
+/* The slice category exactly as track_event_event_importer.h builds it:
+ * one interned category -> its name or "unknown(<iid>)"; one literal ->
+ * itself; several -> interned (unresolved ones skipped) then literal ones,
+ * each joined with "," once something precedes it; empty -> NULL.
+ * Returns 0 or -1 out of memory. */
+static int resolve_category(struct ptw_trace *t, struct gen *g,
+			    const Perfetto__Protos__TrackEvent *te,
+			    struct ptw_trace_event *ev, int final, int *failed,
+			    const char **what, uint64_t *what_iid)
+{
+	size_t ni = te->n_category_iids, ns = te->n_categories;
+	ev->category = NULL;
+	if (ni + ns == 0)
+		return 0;
+	if (ni == 0 && ns == 1) {
+		ev->category = ptw_arena_strdup(&t->arena, te->categories[0]);
+		return ev->category ? 0 : -1;
+	}
+	size_t total = 1;
+	for (size_t i = 0; i < ni; i++) {
+		int miss = 0;
+		const char *c =
+			lookup(g, tab_cats, te->category_iids[i], &miss);
+		if (miss) {
+			*failed = 1;
+			*what = "category";
+			*what_iid = te->category_iids[i];
+			if (final)
+				t->stats.interned_data_tokenizer_errors++;
+			continue;
+		}
+		if (ni == 1 && ns == 0) {
+			ev->category = c; /* interned: already in the arena */
+			return 0;
+		}
+		total += strlen(c) + 1;
+	}
+	if (ni == 1 && ns == 0) {
+		char buf[40];
+		snprintf(buf, sizeof(buf), "unknown(%llu)",
+			 (unsigned long long)te->category_iids[0]);
+		ev->category = ptw_arena_strdup(&t->arena, buf);
+		return ev->category ? 0 : -1;
+	}
+	for (size_t i = 0; i < ns; i++)
+		total += strlen(te->categories[i]) + 1;
+	char *cat = ptw_arena_alloc(&t->arena, total);
+	if (!cat)
+		return -1;
+	size_t o = 0;
+	for (size_t i = 0; i < ni + ns; i++) {
+		int miss = 0;
+		const char *c = i < ni ? lookup(g, tab_cats,
+						te->category_iids[i], &miss)
+				       : te->categories[i - ni];
+		if (miss)
+			continue;
+		if (o)
+			cat[o++] = ',';
+		size_t l = strlen(c);
+		memcpy(cat + o, c, l);
+		o += l;
+	}
+	cat[o] = '\0';
+	ev->category = o ? cat : NULL;
+	return 0;
+}
+
 /* Fills name, category and args of 'ev' from 'te'. With final == 0 a
  * failed lookup only reports (returns 1 so the caller records a fixup);
  * with final == 1 failures degrade as trace_processor does and are
@@ -76,62 +144,8 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 			return -1;
 	}
 
-	/* categories: interned ones, then literal ones, joined with ","
-	 * (track_event_event_importer.h) */
-	size_t nc = te->n_category_iids + te->n_categories;
-	ev->category = NULL;
-	if (nc) {
-		const char **parts = calloc(nc, sizeof(*parts));
-		char(*unknown)[40] = calloc(nc, sizeof(*unknown));
-		if (!parts || !unknown) {
-			free(parts);
-			free(unknown);
-			return -1;
-		}
-		size_t np = 0, total = 0;
-		for (size_t i = 0; i < te->n_category_iids; i++) {
-			int miss = 0;
-			const char *c = lookup(g, tab_cats,
-					       te->category_iids[i], &miss);
-			if (miss) {
-				failed = 1;
-				*what = "category";
-				*what_iid = te->category_iids[i];
-				if (final)
-					t->stats.interned_data_tokenizer_errors++;
-				/* a single unknown category reads
-				 * "unknown(<iid>)" in TP */
-				snprintf(unknown[i], sizeof(unknown[i]),
-					 "unknown(%llu)",
-					 (unsigned long long)
-						 te->category_iids[i]);
-				c = unknown[i];
-			}
-			parts[np++] = c;
-		}
-		for (size_t i = 0; i < te->n_categories; i++)
-			parts[np++] =
-				te->categories[i] ? te->categories[i] : "";
-		for (size_t i = 0; i < np; i++)
-			total += strlen(parts[i]) + 1;
-		char *cat = ptw_arena_alloc(&t->arena, total ? total : 1);
-		if (cat) {
-			size_t o = 0;
-			for (size_t i = 0; i < np; i++) {
-				size_t l = strlen(parts[i]);
-				if (i)
-					cat[o++] = ',';
-				memcpy(cat + o, parts[i], l);
-				o += l;
-			}
-			cat[o] = '\0';
-		}
-		free(parts);
-		free(unknown);
-		if (!cat)
-			return -1;
-		ev->category = cat;
-	}
+	if (resolve_category(t, g, te, ev, final, &failed, what, what_iid))
+		return -1;
 
 	/* debug annotations */
 	ev->args = NULL;
