@@ -19,8 +19,10 @@
  *      order) order: every END closes an open BEGIN with the same name and
  *      category (or none), and no BEGIN is left open at the end (unless
  *      PTW_CHECK_ALLOW_OPEN);
- *   8. no packed repeated fields, no previous_packet_dropped, no
- *      machine_id, one payload per packet, nothing next to a ClockSnapshot.
+ *   8. no packed repeated fields, no machine_id, one payload per packet,
+ *      nothing next to a ClockSnapshot; previous_packet_dropped only
+ *      together with CLEARED (how ptw reports ring-buffer loss) unless
+ *      PTW_CHECK_ALLOW_DATA_LOSS.
  *
  * A truncated final record is accepted unless PTW_CHECK_COMPLETE is set. */
 #ifndef PTW_TRACE_CHECK_H
@@ -33,8 +35,9 @@
 
 #define PTW_CHECK_ALLOW_OPEN 1u     /* slices left open at the end are OK */
 #define PTW_CHECK_COMPLETE 2u       /* a truncated final record fails */
-#define PTW_CHECK_ALLOW_DATA_LOSS 4u/* previous_packet_dropped is OK (and
-				     * the NEEDS packets it invalidates) */
+#define PTW_CHECK_ALLOW_DATA_LOSS 4u/* previous_packet_dropped without
+				     * CLEARED is OK (the NEEDS packets it
+				     * invalidates still fail) */
 
 /* Returns 0 if the trace passes, else PTW_ERR_FORMAT with *err (if not
  * NULL) set: err->offset = byte offset of the first problem, err->input =
