@@ -619,3 +619,79 @@ Test(reader, whole_file_gzip_is_unwrapped)
 	cr_assert(strstr(err.msg, "gzip") != NULL, "%s", err.msg);
 	free(d);
 }
+
+struct seen {
+	size_t packets, batches, events, inner, stop_at;
+};
+
+static int count_packets(void *ctx, const struct ptw_trace_packet_info *in,
+			 const void *pkt)
+{
+	struct seen *s = ctx;
+	if (in->is_batch) {
+		s->batches++;
+		cr_assert_null(pkt);
+		cr_assert_eq(in->inflated_size, 197 - 45);
+		return 0;
+	}
+	cr_assert_not_null(pkt);
+	const Perfetto__Protos__TracePacket *p = pkt;
+	cr_assert_eq(p->trusted_packet_sequence_id, 2);
+	s->packets++;
+	s->inner += in->batch != 0;
+	if (in->event) {
+		s->events++;
+		cr_assert_eq(in->ts, in->event->ts);
+	}
+	return s->stop_at && s->packets == s->stop_at;
+}
+
+Test(reader, packet_callback_sees_every_packet_and_can_stop)
+{
+	size_t len;
+	uint64_t boff;
+	uint8_t *d = example_batched(&len, 0, &boff);
+	struct seen s = { 0 };
+	struct ptw_trace_options opt = { .on_packet = count_packets, .ctx = &s };
+	struct ptw_error err;
+	struct ptw_trace *t = ptw_trace_load_mem(d, len, NULL, &opt, &err);
+	cr_assert_not_null(t, "%s", err.msg);
+	cr_assert_eq(s.packets, 7);
+	cr_assert_eq(s.batches, 1);
+	cr_assert_eq(s.inner, 6);
+	cr_assert_eq(s.events, 3);
+	ptw_trace_free(t);
+
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 3;
+	cr_assert_null(ptw_trace_load_mem(d, len, NULL, &opt, &err));
+	cr_assert_eq(err.code, PTW_ERR_INVALID);
+	cr_assert_eq(s.packets, 3);
+	free(d);
+}
+
+Test(reader, diagnostics_are_capped_but_stats_go_on)
+{
+	struct ptw_tb b;
+	ptw_tb_init(&b);
+	for (int i = 0; i < 50; i++) {
+		ptw_tb_begin(&b);
+		ptw_tb_varint(&b, 8, 100);   /* timestamp, no sequence id */
+		ptw_tb_end(&b);
+	}
+	struct ptw_trace_options opt = { .max_diags = 10 };
+	struct ptw_error err;
+	struct ptw_trace *t =
+		ptw_trace_load_mem(b.out.data, b.out.len, NULL, &opt, &err);
+	cr_assert_not_null(t);
+	size_t n;
+	const struct ptw_trace_diag *dg = ptw_trace_diags(t, &n);
+	cr_assert_eq(n, 10);
+	cr_assert_eq(dg[0].kind, PTW_TRACE_DIAG_NO_SEQUENCE);
+	cr_assert_eq(dg[0].offset, 0);
+	cr_assert_eq(ptw_trace_stats(t)->packets, 50);
+	cr_assert_eq(ptw_trace_check(t, 0, &err), PTW_ERR_FORMAT);
+	cr_assert_eq(err.offset, 0);
+	ptw_trace_free(t);
+	ptw_tb_free(&b);
+}
