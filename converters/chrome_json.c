@@ -203,6 +203,8 @@ static int inflate_more(struct rd *r)
 		return rd_fail(r, r->gz_err_at, r->gz_err, "%s", r->gz_err_msg);
 	}
 	size_t room = read_size(r);
+	if (room > UINT32_MAX / 2) /* zlib counts in uInt */
+		room = UINT32_MAX / 2;
 	zs->next_out = (unsigned char *)r->buf + r->len;
 	zs->avail_out = (uInt)room;
 	while (zs->avail_out == room && !r->gz_err) {
@@ -713,6 +715,8 @@ static int start(struct rd *r, const struct ptw_cv_json_read_opts *opts,
 						     : PTW_CV_JSON_DEFAULT_MAX_EVENT;
 	if (r->chunk > UINT32_MAX / 2)
 		r->chunk = UINT32_MAX / 2;
+	if (r->max_event > SIZE_MAX / 4) /* keeps buffer arithmetic in range */
+		r->max_event = SIZE_MAX / 4;
 	r->line = 1;
 	r->fn = fn;
 	r->ctx = ctx;
