@@ -183,6 +183,13 @@ Test(dump, packets_and_batches_are_printed)
 			  NULL, "%s", r.out);
 	run_free(&r);
 
+	snprintf(a, sizeof(a), "--check - <'%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, ": ok: 4 packets (3 in 1 compressed batches)") !=
+			  NULL, "%s", r.out);
+	run_free(&r);
+
 	snprintf(a, sizeof(a), "--tracks '%s'", p);
 	r = run_dump(a);
 	cr_assert(strstr(r.out, "track 2 thread name=\"main\" pid=5 tid=6") !=

@@ -18,7 +18,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: ptw-dump [MODE] [OPTIONS] TRACE\n"
-"Decodes a Perfetto protobuf trace (.pftrace), compressed batches included.\n"
+"Decodes a Perfetto protobuf trace (.pftrace), compressed batches and\n"
+"gzip files included. TRACE '-' reads standard input.\n"
 "\n"
 "Modes (default: print every packet):\n"
 "  -c, --check       validate the sequence rules; on failure print\n"
@@ -475,6 +476,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argv[optind];
+	if (strcmp(path, "-") == 0)
+		path = "/dev/stdin";
 	struct ptw_trace_options opt;
 	memset(&opt, 0, sizeof(opt));
 	if (mode == M_PACKETS)
