@@ -108,7 +108,8 @@ struct ptw_writer_stats {
 	uint64_t events;            /* TrackEvents written (a complete slice counts 2) */
 	uint64_t packets;           /* TracePackets encoded (before compression) */
 	uint64_t bytes_written;     /* bytes of completely successful writes */
-	uint64_t checkpoints;       /* SEQ_INCREMENTAL_STATE_CLEARED packets */
+	uint64_t checkpoints;       /* CLEARED packets of event sequences (each
+				     * sequence's first packet counts) */
 	uint64_t interned_strings;  /* interned entries emitted, all sequences */
 	uint64_t first_output_ns;   /* open to first event-carrying write; 0: none yet */
 	uint64_t compressed_batches;/* compressed_packets packets written */
