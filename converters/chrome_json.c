@@ -55,6 +55,7 @@ struct rd {
 	/* lazy line counting */
 	uint64_t lines_pos, line, line_start;
 	size_t chunk, max_event;
+	size_t win; /* parse window (memory input): see window() */
 	struct ptw_cv_json_parser *jp;
 	struct ptw_cv_json_read_stats *st;
 	struct ptw_error *err;
@@ -343,6 +344,25 @@ static int skip_ws(struct rd *r, int *ch)
 
 /* ---- events --------------------------------------------------------- */
 
+/* How much of the unparsed text the parser is shown. Memory input is not
+ * copied, so without a window the parser would size its scratch buffer to
+ * the whole rest of the input; start at a chunk and widen on demand. */
+static size_t window(const struct rd *r)
+{
+	size_t avail = r->len - r->pos;
+	return avail < r->win ? avail : r->win;
+}
+
+static int widen(struct rd *r)
+{
+	if (r->win > r->max_event)
+		return rd_fail(r, r->base + r->pos, PTW_ERR_LIMIT,
+			       "an event (or member name) larger than %zu bytes",
+			       r->max_event);
+	r->win = r->win > SIZE_MAX / 2 ? SIZE_MAX : r->win * 2;
+	return 0;
+}
+
 /* Parses the event whose '{' is at pos and calls the callback. Sets *cut
  * if the text ended inside it. */
 static int one_event(struct rd *r, int cut_ok, int *cut)
@@ -352,11 +372,16 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 	int rc;
 	*cut = 0;
 	for (;;) {
-		rc = ptw_cv_json_i_parse_event(r->jp, r->buf + r->pos,
-					       r->len - r->pos, &end, &ev,
-					       r->err);
+		size_t avail = r->len - r->pos, win = window(r);
+		rc = ptw_cv_json_i_parse_event(r->jp, r->buf + r->pos, win,
+					       &end, &ev, r->err);
 		if (rc != PTW_CV_JSON_INCOMPLETE)
 			break;
+		if (win < avail) {
+			if ((rc = widen(r)))
+				return rc;
+			continue;
+		}
 		if (r->eof) {
 			if (!cut_ok)
 				return relocate(r, PTW_ERR_FORMAT);
@@ -538,15 +563,20 @@ static int member_name(struct rd *r, struct ptw_cv_str *key)
 {
 	size_t end;
 	for (;;) {
-		int rc = ptw_cv_json_i_parse_string(r->jp, r->buf + r->pos,
-						    r->len - r->pos, &end, key,
-						    r->err);
+		size_t avail = r->len - r->pos, win = window(r);
+		int rc = ptw_cv_json_i_parse_string(r->jp, r->buf + r->pos, win,
+						    &end, key, r->err);
 		if (rc == 0) {
 			r->pos += end;
 			return 0;
 		}
 		if (rc != PTW_CV_JSON_INCOMPLETE)
 			return relocate(r, rc);
+		if (win < avail) {
+			if ((rc = widen(r)))
+				return rc;
+			continue;
+		}
 		if (r->eof)
 			return relocate(r, PTW_ERR_FORMAT);
 		if ((rc = fill(r)))
@@ -658,6 +688,7 @@ static int run(struct rd *r)
 					       "compressed memory input larger "
 					       "than 4 GiB");
 			r->zero_copy = 0;
+			r->win = SIZE_MAX;
 			r->buf = malloc(r->chunk);
 			if (!r->buf)
 				return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
@@ -718,6 +749,7 @@ static int start(struct rd *r, const struct ptw_cv_json_read_opts *opts,
 	if (r->max_event > SIZE_MAX / 4) /* keeps buffer arithmetic in range */
 		r->max_event = SIZE_MAX / 4;
 	r->line = 1;
+	r->win = SIZE_MAX; /* buffered input: the buffer is the window */
 	r->fn = fn;
 	r->ctx = ctx;
 	r->st = stats;
@@ -823,6 +855,7 @@ int ptw_cv_json_read_mem(const void *data, size_t n,
 		r->mem = data ? data : (const void *)&empty;
 		r->mem_n = n;
 		r->zero_copy = 1;
+		r->win = r->chunk;
 		r->buf = (char *)(uintptr_t)r->mem; /* never written */
 		r->len = r->cap = n;
 		r->eof = 1;

@@ -3,7 +3,8 @@
  *
  * Each input is given to:
  *  1. ptw_cv_json_parse_object() (one AppleTrace text line / one event);
- *  2. ptw_cv_json_read_mem() (the whole streaming reader, in place);
+ *  2. ptw_cv_json_read_mem() (the whole streaming reader, in place, through
+ *     a parse window of a few bytes chosen by the second byte);
  *  3. ptw_cv_json_read_fd() on a memfd with a tiny read size chosen by the
  *     first byte, so that every event straddles buffer refills.
  * 2 and 3 must agree exactly (return code, events, and a digest of every
@@ -104,7 +105,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ptw_cv_json_parser_destroy(jp);
 
 	struct ptw_cv_json_read_stats sa, sb;
-	int ra = ptw_cv_json_read_mem(data, size, NULL, on_event, &a, &sa, &err);
+	/* a small parse window, so that it widens inside events */
+	struct ptw_cv_json_read_opts mo = {
+		.chunk_bytes = 1 + (size > 1 ? data[1] % 29 : 0),
+	};
+	int ra = ptw_cv_json_read_mem(data, size, &mo, on_event, &a, &sa, &err);
 	if (ra != 0 && ra != PTW_ERR_FORMAT && ra != PTW_ERR_LIMIT)
 		abort();
 

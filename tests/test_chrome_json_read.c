@@ -617,6 +617,22 @@ Test(json_read, tiny_chunks_and_large_events_match_memory_read)
 	cr_assert(strstr(err.msg, "larger than 4096 bytes"), "%s", err.msg);
 	cr_assert_eq(err.line, 2); /* event 0 has the first 5000-byte arg */
 	free(f.r);
+	/* memory input is parsed through a window that widens on demand */
+	struct ptw_cv_json_read_opts mo = { .chunk_bytes = 16 };
+	memset(&f, 0, sizeof(f));
+	cr_assert_eq(ptw_cv_json_read_mem(s, n, &mo, collect, &f, NULL, &err), 0,
+		     "%s", err.msg);
+	cr_assert_eq(f.n, m.n);
+	for (size_t i = 0; i < m.n; i++)
+		cr_assert_eq(memcmp(&f.r[i], &m.r[i], sizeof(f.r[i])), 0,
+			     "window: event %zu differs", i);
+	free(f.r);
+	mo.max_event_bytes = 4096;
+	memset(&f, 0, sizeof(f));
+	rc = ptw_cv_json_read_mem(s, n, &mo, collect, &f, NULL, &err);
+	cr_assert_eq(rc, PTW_ERR_LIMIT, "%s", err.msg);
+	cr_assert_eq(err.line, 2);
+	free(f.r);
 	/* the limit holds whatever the read size */
 	o.chunk_bytes = 1 << 20;
 	memset(&f, 0, sizeof(f));
