@@ -11,11 +11,14 @@
  *    ^ absolute offset 'base'
  *
  * When an event runs past 'len', the parser answers "incomplete"; fill()
- * moves the unparsed tail to the front, reads the next chunk (growing the
- * buffer only while a single event is larger than it, up to
- * max_event_bytes), and the event is parsed again. Uncompressed memory
- * input is parsed in place. Lines are counted lazily (memchr) up to each
- * event start, before any text is discarded, so messages carry line:column.
+ * moves the unparsed tail to the front, reads more (growing the buffer
+ * only while a single event is larger than it, up to max_event_bytes, and
+ * reading geometrically so a long event is re-parsed O(log n) times), and
+ * the event is parsed again. Uncompressed memory input is parsed in place
+ * through a window that widens the same way. Line numbers: the parser
+ * counts the LFs inside each event (they can only be whitespace), the
+ * scanner those between events (advance_lines), always before any text is
+ * discarded, so every event and message carries line:column.
  */
 #include <errno.h>
 #include <fcntl.h>
