@@ -671,7 +671,7 @@ static int to_u32(const struct val *v, uint32_t *out, struct ptw_cv_str *str,
 		*out = v->i >= 0 && v->i <= (int64_t)UINT32_MAX ? (uint32_t)v->i
 								 : 0;
 	} else if (v->t == PTW_CV_VAL_DOUBLE) {
-		*out = v->d >= 0 && v->d < 4294967296.0 ? (uint32_t)v->d : 0;
+		*out = v->d >= 0 && v->d <= 4294967295.0 ? (uint32_t)v->d : 0;
 	} else if (v->t == PTW_CV_VAL_STRING) {
 		*out = 0;
 		*str = v->s;
