@@ -295,7 +295,7 @@ static size_t ptw_tr_clip(const char *s)
 /* Writes one record of 'kind' for thread t (tracing runs, site enabled). */
 static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 			  uint32_t kind, const char *name, const char *dyn,
-			  uint64_t id, const struct ptw_targ *args,
+			  uint64_t id, const struct ptw_arg *args,
 			  size_t nargs)
 {
 	uint64_t ts = ptw_i_now(t->gen);
@@ -375,7 +375,7 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 
 int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const char *dyn_name, uint64_t id,
-		 const struct ptw_targ *args, size_t nargs)
+		 const struct ptw_arg *args, size_t nargs)
 {
 	uint32_t g = atomic_load_explicit(&ptw_i_gen, memory_order_relaxed);
 	if (!(g & PTW_I_GEN_ON))

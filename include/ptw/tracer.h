@@ -182,30 +182,20 @@ int ptw_set_category_enabled(const char *category, int enabled);
 
 /* ---- typed arguments ------------------------------------------------- */
 
-/* One argument of an _ARGS event; build it with the macros below. The
- * name must be a string literal; string values are copied. */
-struct ptw_targ {
-	const char *name;
-	enum ptw_arg_type type; /* PTW_ARG_BOOL/INT/UINT/DOUBLE/STRING */
-	union {
-		int b;
-		int64_t i;
-		uint64_t u;
-		double d;
-		const char *s;
-	} v;
-};
+/* An argument of an _ARGS event is the writer's struct ptw_arg (writer.h),
+ * built with the macros below: the name must be a string literal, string
+ * values are copied into the ring. */
 
 #define PTW_ARG_I64(name, val) \
-	((struct ptw_targ){("" name), PTW_ARG_INT, {.i = (int64_t)(val)}})
+	((struct ptw_arg){("" name), PTW_ARG_INT, {.i = (int64_t)(val)}})
 #define PTW_ARG_U64(name, val) \
-	((struct ptw_targ){("" name), PTW_ARG_UINT, {.u = (uint64_t)(val)}})
+	((struct ptw_arg){("" name), PTW_ARG_UINT, {.u = (uint64_t)(val)}})
 #define PTW_ARG_DBL(name, val) \
-	((struct ptw_targ){("" name), PTW_ARG_DOUBLE, {.d = (double)(val)}})
+	((struct ptw_arg){("" name), PTW_ARG_DOUBLE, {.d = (double)(val)}})
 #define PTW_ARG_BOOL(name, val) \
-	((struct ptw_targ){("" name), PTW_ARG_BOOL, {.b = !!(val)}})
+	((struct ptw_arg){("" name), PTW_ARG_BOOL, {.b = !!(val)}})
 #define PTW_ARG_STR(name, val) \
-	((struct ptw_targ){("" name), PTW_ARG_STRING, {.s = (val)}})
+	((struct ptw_arg){("" name), PTW_ARG_STRING, {.s = (val)}})
 
 /* ---- instrumentation macros -------------------------------------------
  * 'cat' and 'name' are string literals. Every macro is a statement. */
@@ -354,7 +344,7 @@ int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 		       uint64_t *idx);
 int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const char *dyn_name, uint64_t id,
-		 const struct ptw_targ *args, size_t nargs);
+		 const struct ptw_arg *args, size_t nargs);
 uint64_t ptw_i_now_slow(uint32_t g);
 int ptw_i_end_lost(struct ptw_i_thread *t);
 
@@ -362,7 +352,7 @@ int ptw_i_end_lost(struct ptw_i_thread *t);
 #define PTW_I_CAT(a, b) PTW_I_CAT2(a, b)
 #define PTW_I_SITE(var, cat) \
 	static struct ptw_i_site var = {("" cat), 0}
-#define PTW_I_NOARG ((struct ptw_targ){NULL, PTW_ARG_INT, {.i = 0}})
+#define PTW_I_NOARG ((struct ptw_arg){NULL, PTW_ARG_INT, {.i = 0}})
 
 #define PTW_I_EV1(cat, kind, name, val)                                      \
 	do {                                                                 \
@@ -383,7 +373,7 @@ int ptw_i_end_lost(struct ptw_i_thread *t);
 		if (atomic_load_explicit(&ptw_i_gen, memory_order_relaxed) & \
 		    PTW_I_GEN_ON) {                                          \
 			PTW_I_SITE(ptw_i_site_, cat_);                        \
-			const struct ptw_targ ptw_i_a_[] = {__VA_ARGS__};    \
+			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};    \
 			size_t ptw_i_n_ = sizeof(ptw_i_a_) /                 \
 					  sizeof(ptw_i_a_[0]);               \
 			if (ptw_i_a_[0].name == NULL)                        \
