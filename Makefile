@@ -14,7 +14,7 @@ DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcriterion-dev \
        libjson-c-dev
 
-.PHONY: all deps build test test-plain test-asan test-tsan test-fuzz \
+.PHONY: all deps build test test-reset test-plain test-asan test-tsan test-fuzz test-bench \
         check-symbols check-headers bench demo install fuzz clean
 
 all: build
@@ -26,8 +26,15 @@ build: deps
 	@./configure $(B) plain
 	@ninja -C $(B) -j$$(nproc) all >/dev/null || ninja -C $(B) all
 
-test: build test-plain test-asan test-tsan check-symbols check-headers test-fuzz
-	@echo "make test: all suites passed"
+# Each suite run appends "variant passed failed" here; the last line of
+# `make test` is the sum over all variants.
+export PTW_TEST_SUMMARY = $(CURDIR)/$(B)/test-summary.txt
+
+test: build test-reset test-plain test-asan test-tsan check-symbols check-headers test-fuzz test-bench
+	@awk '{p += $$2; f += $$3} END {printf "tests: %d passed, %d failed\n", p, f}' $(PTW_TEST_SUMMARY)
+
+test-reset: build
+	@rm -f $(PTW_TEST_SUMMARY)
 
 test-plain: build
 	@sh tests/run.sh $(B) plain
@@ -60,6 +67,12 @@ check-headers: build
 
 bench: build
 	@sh bench/run.sh $(B)
+
+# Every benchmark once on a tiny input, so they never rot (figures not judged).
+test-bench: build
+	@PTW_BENCH_QUICK=1 sh bench/run.sh $(B) > $(B)/bench-quick.txt 2>&1 || \
+	  { cat $(B)/bench-quick.txt; echo "test-bench: a benchmark failed" >&2; exit 1; }
+	@echo "test-bench: $$(grep -c '^[a-z]' $(B)/bench-quick.txt) figures printed (quick run, $(B)/bench-quick.txt)"
 
 demo: build
 	@sh examples/demo.sh $(B)

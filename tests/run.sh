@@ -27,4 +27,5 @@ for t in "$B"/tests/test_*; do
 	echo "[$V] $(basename "$t"): $p passed, $nf failed"
 done
 echo "$V: $pass passed, $fail failed"
+[ -n "${PTW_TEST_SUMMARY:-}" ] && echo "$V $pass $fail" >> "$PTW_TEST_SUMMARY"
 [ "$fail" -eq 0 ] || { echo "failing suites ($V):$bad" >&2; exit 1; }
