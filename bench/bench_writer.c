@@ -7,7 +7,10 @@
  * real file). Times are thread CPU time, best of 3 runs. Workloads: nested
  * begin/end (depth 4, static strings, default track; the headline),
  * instants, counters, and begin/end pairs with an int and a string
- * annotation. PTW_BENCH_QUICK=1 runs a tiny input (make test). */
+ * annotation (static event strings), and the general path as converters
+ * drive it: the nested workload with content-interned strings
+ * (dynamic_names) and BEGINs with two content-interned annotations
+ * (two_annotations). PTW_BENCH_QUICK=1 runs a tiny input (make test). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,10 +31,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-enum workload { W_NESTED, W_INSTANT, W_COUNTER, W_MIXED_ARGS };
+enum workload { W_NESTED, W_INSTANT, W_COUNTER, W_MIXED_ARGS, W_DYNAMIC,
+		W_TWO_ANNOTATIONS };
 
 static const char *const names[8] = {"frame", "update", "layout", "paint",
 				     "composite", "gc", "io_wait", "decode"};
+
+/* The same names in writable storage, as a converter holds them: without
+ * PTW_EV_STATIC_STRINGS the writer interns them by content. */
+static char dyn_names[8][16];
+static char dyn_cat[8] = "app";
+static char dyn_anames[2][8] = {"id", "kind"};
 
 struct result {
 	double secs;
@@ -125,6 +135,49 @@ static int run(enum workload wl, int compress, int level, uint64_t n_events,
 			ev.ts = ts;
 			ts += NEXT_DELTA(500);
 			rc |= ptw_seq_slice_end(s, &ev);
+			done += 2;
+		}
+		break;
+	}
+	case W_DYNAMIC: {
+		/* the headline workload with content-interned strings */
+		struct ptw_event ev = {.category = dyn_cat};
+		uint32_t k = 0;
+		while (done < n_events && !rc) {
+			for (int d = 0; d < 4; d++) {
+				ev.name = dyn_names[(k + (uint32_t)d) & 7];
+				ev.ts = ts;
+				ts += NEXT_DELTA(400);
+				rc |= ptw_seq_slice_begin(s, &ev);
+			}
+			for (int d = 0; d < 4; d++) {
+				ev.ts = ts;
+				ts += NEXT_DELTA(400);
+				rc |= ptw_seq_slice_end(s, &ev);
+			}
+			k++;
+			done += 8;
+		}
+		break;
+	}
+	case W_TWO_ANNOTATIONS: {
+		/* what a converter emits: content-interned name, category and
+		 * annotation names; BEGIN with an int and a string
+		 * annotation, END bare */
+		struct ptw_arg a[2] = {{.name = dyn_anames[0], .type = PTW_ARG_INT},
+				       {.name = dyn_anames[1], .type = PTW_ARG_STRING}};
+		struct ptw_event ev = {.category = dyn_cat, .args = a, .n_args = 2};
+		struct ptw_event end = {0};
+		for (uint32_t k = 0; done < n_events && !rc; k++) {
+			a[0].v.i = k;
+			a[1].v.s = dyn_names[(k >> 3) & 7];
+			ev.name = dyn_names[k & 7];
+			ev.ts = ts;
+			ts += NEXT_DELTA(500);
+			rc |= ptw_seq_slice_begin(s, &ev);
+			end.ts = ts;
+			ts += NEXT_DELTA(500);
+			rc |= ptw_seq_slice_end(s, &end);
 			done += 2;
 		}
 		break;
@@ -224,6 +277,8 @@ int main(void)
 	uint64_t n = quick ? 80000 : 16000000;
 	int reps = quick ? 1 : 3;
 	struct result r;
+	for (int i = 0; i < 8; i++)
+		snprintf(dyn_names[i], sizeof(dyn_names[i]), "%s", names[i]);
 
 	/* Headline: nested begin/end pairs (the tracer's workload). */
 	if (best(W_NESTED, 0, 0, n, reps, &r))
@@ -246,7 +301,9 @@ int main(void)
 		enum workload wl;
 		const char *name;
 	} kinds[] = {{W_INSTANT, "instants"}, {W_COUNTER, "counters"},
-		     {W_MIXED_ARGS, "slices_with_args"}};
+		     {W_MIXED_ARGS, "slices_with_args"},
+		     {W_DYNAMIC, "dynamic_names"},
+		     {W_TWO_ANNOTATIONS, "two_annotations"}};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		char name[64];
 		if (best(kinds[i].wl, 0, 0, n / 2, reps, &r))
