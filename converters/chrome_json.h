@@ -36,9 +36,11 @@
  *    Other types are not an id (as in trace_processor). "id2":{"local":s}
  *    or {"global":s} with a string s sets the id the same way (plus
  *    PTW_CV_ID2_LOCAL for local), but only when the event has no valid
- *    "id" (trace_processor ignores id2 then). Both set PTW_CV_HAS_ID.
+ *    "id" (trace_processor ignores id2 then). Both set PTW_CV_HAS_ID;
+ *    an id from id2 also sets PTW_CV_ID_FROM_ID2 (flows ignore it).
  *  - "s" ("t", "p" or "g") -> scope; "bp":"e" -> bp 'e'; "bind_id" (a
- *    string, or an integral number kept as its JSON text) -> bind_id +
+ *    string, or an integral number kept as its JSON text, with
+ *    PTW_CV_BIND_ID_IS_NUM and its value in bind_num) -> bind_id +
  *    PTW_CV_HAS_BIND_ID (trace_processor reads a string bind_id, and a
  *    string v1 flow id, as hexadecimal: strtoull(s, 16));
  *    "flow_in"/"flow_out": true -> PTW_CV_FLOW_IN / PTW_CV_FLOW_OUT.

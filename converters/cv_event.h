@@ -53,6 +53,9 @@ struct ptw_cv_arg {
 #define PTW_CV_FLOW_OUT 0x200u
 #define PTW_CV_PID_IS_STRING 0x400u /* pid was a string: pid_str */
 #define PTW_CV_TID_IS_STRING 0x800u /* tid was a string: tid_str */
+#define PTW_CV_ID_FROM_ID2 0x1000u   /* the id came from "id2" (not "id") */
+#define PTW_CV_BIND_ID_IS_NUM 0x2000u /* bind_id was an integral number:
+				       * bind_num (bind_id keeps its text) */
 
 struct ptw_cv_event {
 	char ph;                 /* phase letter; 0 if absent */
@@ -66,6 +69,7 @@ struct ptw_cv_event {
 	uint64_t id_num;         /* numeric id (or hash-free parse of "0x2a") */
 	struct ptw_cv_str id_str;/* id as written, when it was a string */
 	struct ptw_cv_str bind_id;
+	uint64_t bind_num;       /* PTW_CV_BIND_ID_IS_NUM: the number */
 	char scope;              /* "s": 't', 'p', 'g', or 0 */
 	char bp;                 /* "bp": 'e' or 0 */
 	const struct ptw_cv_arg *args; /* members of "args", in input order */

@@ -2,6 +2,7 @@
  * counters, async tracks, instants and names (the per-thread ordering of
  * slices lives in emit_thread.c).
  * SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,11 @@ void ptw_emit_destroy(struct ptw_emit *em)
 	ptw_cv_map_free(&em->cli_thread);
 	ptw_cv_map_free(&em->pid_remap);
 	ptw_cv_map_free(&em->tid_remap);
+	for (size_t i = 0; i < em->n_str; i++)
+		free(em->str_names[i]);
+	free(em->str_names);
+	free(em->str_lens);
+	ptw_cv_map_free(&em->str_ids);
 	ptw_em_buf_free(&em->tmp);
 	free(em->strbuf);
 	free(em);
@@ -304,6 +310,68 @@ uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 		return 0;
 	}
 	return th->uuid;
+}
+
+/* The number standing for a string pid or tid (the same string gives the
+ * same number, for pids and tids alike, as trace_processor's one string
+ * pool does). Returns 0 or a negative PTW_ERR_*. */
+static int ptw_em_str_id(struct ptw_emit *em, struct ptw_cv_str s,
+			 uint32_t *out, struct ptw_error *err)
+{
+	uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, s.p, s.n), v;
+	/* probe on hash collisions: rehash until the string or a free key */
+	while (ptw_cv_map_get(&em->str_ids, h, &v)) {
+		if (em->str_lens[v] == s.n &&
+		    (s.n == 0 || memcmp(em->str_names[v], s.p, s.n) == 0)) {
+			*out = PTW_EM_STR_ID_BASE + (uint32_t)v + 1u;
+			return 0;
+		}
+		h = ptw_cv_hash(h, "+", 1);
+	}
+	if (em->n_str >= PTW_EM_STR_ID_MAX)
+		return ptw_error_set(err, PTW_ERR_LIMIT, 0,
+				     "emit: too many distinct string pids/tids");
+	if (em->n_str == em->str_cap) {
+		size_t nc = em->str_cap ? em->str_cap * 2 : 16;
+		char **pn = realloc(em->str_names, nc * sizeof(*pn));
+		if (!pn)
+			return ptw_em_nomem(err);
+		em->str_names = pn;
+		size_t *pl = realloc(em->str_lens, nc * sizeof(*pl));
+		if (!pl)
+			return ptw_em_nomem(err);
+		em->str_lens = pl;
+		em->str_cap = nc;
+	}
+	char *copy = ptw_em_strndup(s.p ? s.p : "", s.n);
+	if (!copy)
+		return ptw_em_nomem(err);
+	if (ptw_cv_map_put(&em->str_ids, h, em->n_str)) {
+		free(copy);
+		return ptw_em_nomem(err);
+	}
+	em->str_names[em->n_str] = copy;
+	em->str_lens[em->n_str] = s.n;
+	*out = PTW_EM_STR_ID_BASE + (uint32_t)em->n_str++ + 1u;
+	return 0;
+}
+
+/* A name from the trace, cut at a NUL and at PTW_MAX_STRING_LEN - 1
+ * bytes (the writer's limit). */
+static size_t ptw_em_name_len(const char *p, size_t n)
+{
+	const char *z = n ? memchr(p, '\0', n) : NULL;
+	if (z)
+		n = (size_t)(z - p);
+	return n >= PTW_MAX_STRING_LEN ? PTW_MAX_STRING_LEN - 1 : n;
+}
+
+/* Sets *slot to s[0, n) unless it already holds exactly that. */
+static int ptw_em_update_name(char **slot, const char *s, size_t n)
+{
+	if (*slot && strlen(*slot) == n && memcmp(*slot, s, n) == 0)
+		return 0;
+	return ptw_em_set_name(slot, s, n);
 }
 
 /* ---- inputs ------------------------------------------------------------ */
@@ -659,6 +727,85 @@ static int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	return rc;
 }
 
+/* A string pid names its process, a string tid its thread, on every
+ * event that reaches trace_processor's parser (ProcessTracker::
+ * SetProcessMetadata / UpdateThreadName): the later name wins, so an
+ * M process_name or thread_name event can rename them. */
+static int ptw_em_string_names(struct ptw_emit *em,
+			       const struct ptw_cv_event *ev, uint32_t pid,
+			       uint32_t tid, struct ptw_error *err)
+{
+	int rc = 0;
+	if (ev->flags & PTW_CV_PID_IS_STRING) {
+		struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, NULL, err);
+		if (!pr)
+			return err ? err->code : PTW_ERR_NOMEM;
+		rc = ptw_em_update_name(&pr->name, ev->pid_str.p,
+					ptw_em_name_len(ev->pid_str.p,
+							ev->pid_str.n));
+	}
+	if (!rc && (ev->flags & PTW_CV_TID_IS_STRING)) {
+		struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
+		if (!th)
+			return err ? err->code : PTW_ERR_NOMEM;
+		rc = ptw_em_update_name(&th->name, ev->tid_str.p,
+					ptw_em_name_len(ev->tid_str.p,
+							ev->tid_str.n));
+	}
+	return rc ? ptw_em_nomem(err) : 0;
+}
+
+/* M process_sort_index / thread_sort_index: args.sort_index, an integer
+ * or a number truncated to one, cut to int32 as trace_processor does; the
+ * last one wins. Kept for sibling_order_rank on the process / thread
+ * descriptor, which the writer cannot write yet (docs/convert.md). */
+static int ptw_em_sort_index(struct ptw_emit *em,
+			     const struct ptw_cv_event *ev, uint32_t pid,
+			     uint32_t tid, struct ptw_error *err)
+{
+	static const char ps[] = "process_sort_index", ts[] = "thread_sort_index";
+	int is_p = ev->name.p && ev->name.n == sizeof(ps) - 1 &&
+		   memcmp(ev->name.p, ps, ev->name.n) == 0;
+	int is_t = ev->name.p && ev->name.n == sizeof(ts) - 1 &&
+		   memcmp(ev->name.p, ts, ev->name.n) == 0;
+	if (!is_p && !is_t)
+		return 0; /* other M events: no table row */
+	int found = 0;
+	int64_t v = 0;
+	for (uint32_t i = 0; i < ev->n_args; i++) {
+		const struct ptw_cv_arg *a = &ev->args[i];
+		if (!a->key.p || a->key.n != 10 ||
+		    memcmp(a->key.p, "sort_index", 10) != 0)
+			continue;
+		if (a->type == PTW_CV_VAL_INT) {
+			v = a->i;
+			found = 1;
+		} else if (a->type == PTW_CV_VAL_DOUBLE &&
+			   a->d > -9223372036854775808.0 &&
+			   a->d < 9223372036854775808.0) {
+			v = (int64_t)a->d;
+			found = 1;
+		}
+	}
+	if (!found)
+		return 0;
+	int32_t rank = (int32_t)(uint32_t)(uint64_t)v; /* modulo 2^32 */
+	if (is_p) {
+		struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, NULL, err);
+		if (!pr)
+			return err ? err->code : PTW_ERR_NOMEM;
+		pr->sort_index = rank;
+		pr->has_sort = 1;
+	} else {
+		struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
+		if (!th)
+			return err ? err->code : PTW_ERR_NOMEM;
+		th->sort_index = rank;
+		th->has_sort = 1;
+	}
+	return 0;
+}
+
 static int ptw_em_metadata(struct ptw_emit *em, const struct ptw_cv_event *ev,
 			   uint32_t pid, uint32_t tid, struct ptw_error *err)
 {
@@ -668,7 +815,7 @@ static int ptw_em_metadata(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	int is_t = ev->name.p && ev->name.n == sizeof(tn) - 1 &&
 		   memcmp(ev->name.p, tn, ev->name.n) == 0;
 	if (!is_p && !is_t)
-		return 0; /* sort indexes and others: no table row */
+		return ptw_em_sort_index(em, ev, pid, tid, err);
 	const struct ptw_cv_arg *val = NULL;
 	for (uint32_t i = 0; i < ev->n_args; i++)
 		if (ev->args[i].key.p && ev->args[i].key.n == 4 &&
@@ -708,6 +855,45 @@ static int ptw_em_advance(struct ptw_emit *em, struct ptw_em_thread *th,
 	return ptw_em_flush(em, th, 0, err);
 }
 
+/* A flow id given as a string, read as trace_processor reads it
+ * (base::CStringToUInt64(s, 16), i.e. strtoull base 16 over the whole
+ * NUL-terminated string): leading white space, an optional sign (a '-'
+ * negates modulo 2^64), an optional 0x/0X, hex digits; overflow gives
+ * UINT64_MAX. The string ends at its first NUL (as c_str() does); it must
+ * be consumed entirely and must not be empty, else there is no id (0).
+ * So "0x5", "0x05", "5" and " 5" are the same flow. */
+static int ptw_em_hex_id(struct ptw_cv_str s, uint64_t *out)
+{
+	const char *z = s.n ? memchr(s.p, '\0', s.n) : NULL;
+	size_t n = z ? (size_t)(z - s.p) : s.n, i = 0;
+	if (!s.p || n == 0)
+		return 0;
+	while (i < n && (s.p[i] == ' ' || (s.p[i] >= '\t' && s.p[i] <= '\r')))
+		i++;
+	int neg = 0;
+	if (i < n && (s.p[i] == '+' || s.p[i] == '-'))
+		neg = s.p[i++] == '-';
+	if (i + 2 < n && s.p[i] == '0' &&
+	    (s.p[i + 1] == 'x' || s.p[i + 1] == 'X') &&
+	    isxdigit((unsigned char)s.p[i + 2]))
+		i += 2;
+	size_t digits = 0;
+	uint64_t v = 0;
+	int over = 0;
+	for (; i < n && isxdigit((unsigned char)s.p[i]); i++, digits++) {
+		unsigned char c = (unsigned char)s.p[i];
+		unsigned d = c <= (unsigned char)'9' ? (unsigned)c - 48u
+						      : ((unsigned)c | 0x20u) - 87u;
+		if (v > (UINT64_MAX >> 4))
+			over = 1;
+		v = v << 4 | d;
+	}
+	if (!digits || i != n)
+		return 0; /* strtoull consumed nothing, or stopped early */
+	*out = over ? UINT64_MAX : neg ? 0 - v : v;
+	return 1;
+}
+
 static void ptw_em_v2_flows(const struct ptw_cv_event *ev, uint64_t *out,
 			    uint32_t *n_out, uint64_t *in, uint32_t *n_in)
 {
@@ -715,8 +901,13 @@ static void ptw_em_v2_flows(const struct ptw_cv_event *ev, uint64_t *out,
 	if (!(ev->flags & PTW_CV_HAS_BIND_ID) ||
 	    !(ev->flags & (PTW_CV_FLOW_IN | PTW_CV_FLOW_OUT)))
 		return;
+	uint64_t num;
+	if (ev->flags & PTW_CV_BIND_ID_IS_NUM)
+		num = ev->bind_num;
+	else if (!ptw_em_hex_id(ev->bind_id, &num))
+		return; /* trace_processor: no flow */
 	uint64_t id = ptw_cv_hash(PTW_CV_FNV_INIT, "v2", 2);
-	id = ptw_cv_hash(id, ev->bind_id.p, ev->bind_id.n);
+	id = ptw_cv_hash(id, &num, sizeof(num));
 	/* flow_in + flow_out on one slice is a step: in protobuf an id in
 	 * flow_ids both continues an active flow and starts a new one. */
 	if (ev->flags & PTW_CV_FLOW_OUT)
@@ -829,13 +1020,18 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	case 's':
 	case 't':
 	case 'f': {
-		if (!(ev->flags & PTW_CV_HAS_ID)) {
-			em->st.dropped++;
+		/* v1 flows are identified by (id, cat, name); only "id"
+		 * counts (not id2), a string is read as hex. */
+		uint64_t num = ev->id_num;
+		if (!(ev->flags & PTW_CV_HAS_ID) ||
+		    (ev->flags & PTW_CV_ID_FROM_ID2) ||
+		    ((ev->flags & PTW_CV_ID_IS_STRING) &&
+		     !ptw_em_hex_id(ev->id_str, &num))) {
+			em->st.dropped++; /* trace_processor: flow_invalid_id */
 			return 0;
 		}
-		/* v1 flows are identified by (id, cat, name). */
-		uint64_t h = ptw_em_id_hash(ptw_cv_hash(PTW_CV_FNV_INIT, "v1", 2),
-					    ev);
+		uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, "v1", 2);
+		h = ptw_cv_hash(h, &num, sizeof(num));
 		h = ptw_em_str_key(h, ev->cat);
 		h = ptw_em_str_key(h, ev->name);
 		it.kind = PTW_EM_FLOW;
@@ -866,18 +1062,35 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 	em->st.by_phase[(unsigned char)ev->ph & 127u]++;
 
 	uint64_t v;
+	int rc;
 	uint32_t pid = (ev->flags & PTW_CV_HAS_PID) ? ev->pid : 0;
+	uint32_t tid = (ev->flags & PTW_CV_HAS_TID) ? ev->tid : 0;
+	if (ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) {
+		if (ev->ph != 'M' && !(ev->flags & PTW_CV_HAS_TS)) {
+			em->st.dropped++; /* dropped before it names anything */
+			return 0;
+		}
+		if ((ev->flags & PTW_CV_PID_IS_STRING) &&
+		    (rc = ptw_em_str_id(em, ev->pid_str, &pid, err)))
+			return rc;
+		if ((ev->flags & PTW_CV_TID_IS_STRING) &&
+		    (rc = ptw_em_str_id(em, ev->tid_str, &tid, err)))
+			return rc;
+	}
 	if (ptw_cv_map_get(&em->pid_remap, pid, &v))
 		pid = (uint32_t)v;
-	uint32_t tid = (ev->flags & PTW_CV_HAS_TID) ? ev->tid : 0;
 	if (ptw_cv_map_get(&em->tid_remap, tid, &v))
 		tid = (uint32_t)v;
 	int raw_tid0 = tid == 0 && pid != 0;
 	if (tid == 0)
 		tid = pid; /* trace_processor: tid 0 is the pid */
 
-	if (ev->ph == 'M')
+	if (ev->ph == 'M') {
+		if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
+		    (rc = ptw_em_string_names(em, ev, pid, tid, err)))
+			return rc;
 		return ptw_em_metadata(em, ev, pid, tid, err);
+	}
 	if (!(ev->flags & PTW_CV_HAS_TS)) {
 		em->st.dropped++;
 		return 0;
@@ -893,6 +1106,9 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 		em->st.dropped++; /* trace_processor drops negative times */
 		return 0;
 	}
+	if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
+	    (rc = ptw_em_string_names(em, ev, pid, tid, err)))
+		return rc;
 	/* Every pid is a process, whatever the event. */
 	if ((ev->flags & PTW_CV_HAS_PID) &&
 	    !ptw_em_proc_get(em, pid, NULL, err))

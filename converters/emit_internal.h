@@ -12,6 +12,13 @@
 
 #define PTW_EM_NO_NAME "[No name]"
 
+/* The numbers given to string pids/tids: trace_processor uses the raw id
+ * of the interned string (an offset in its string pool, not reproducible
+ * outside it); ours count up from here, below 2^31 so that the int32 pid
+ * of a ProcessDescriptor stays positive. */
+#define PTW_EM_STR_ID_BASE 0x7F000000u
+#define PTW_EM_STR_ID_MAX (0x7FFFFFFFu - PTW_EM_STR_ID_BASE)
+
 /* A growable byte buffer holding packed event payloads (see emit_thread.c
  * for the layout). */
 struct ptw_em_buf {
@@ -79,6 +86,8 @@ struct ptw_em_proc {
 	uint64_t uuid;     /* 0 until written */
 	char *name;        /* current name (NULL: none) */
 	char *written;     /* name in the last descriptor written */
+	int32_t sort_index;/* M process_sort_index (has_sort) */
+	int has_sort;
 };
 
 struct ptw_em_thread {
@@ -87,6 +96,8 @@ struct ptw_em_thread {
 	uint64_t uuid;     /* 0 until written */
 	char *name;
 	char *written;
+	int32_t sort_index;/* M thread_sort_index (has_sort) */
+	int has_sort;
 	/* reorder queue: items [head, n) sorted by ts */
 	struct ptw_em_item *q;
 	size_t head, n, cap;
@@ -152,6 +163,12 @@ struct ptw_emit {
 	uint32_t last_pid;
 	size_t last_proc;             /* index + 1; 0: none */
 	struct ptw_em_buf tmp;        /* payload of an immediate event */
+	/* string pids/tids: each distinct string gets a number
+	 * (PTW_EM_STR_ID_BASE + index), shared by pids and tids */
+	struct ptw_cv_map str_ids;    /* hash(string) -> index (probed) */
+	char **str_names;
+	size_t *str_lens;
+	size_t n_str, str_cap;
 	char *strbuf;                 /* scratch for counter track names */
 	size_t strbuf_cap;
 	struct ptw_emit_stats st;

@@ -725,7 +725,7 @@ static uint64_t id_from_string(struct ptw_cv_str s)
 static int set_id(struct ptw_cv_event *ev, const struct val *v, int local)
 {
 	uint32_t f = ev->flags & ~(PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
-				   PTW_CV_ID2_LOCAL);
+				   PTW_CV_ID2_LOCAL | PTW_CV_ID_FROM_ID2);
 	if (v->t == PTW_CV_VAL_INT) {
 		ev->id_num = (uint64_t)v->i;
 		ev->id_str.p = NULL;
@@ -851,10 +851,10 @@ static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
 		/* trace_processor takes only string values here, and only
 		 * when the event has no "id" */
 		if (!c->id_set && v.t == PTW_CV_VAL_STRING) {
-			if (KEY_IS(k, "local"))
-				set_id(ev, &v, 1);
-			else if (KEY_IS(k, "global"))
-				set_id(ev, &v, 0);
+			if (KEY_IS(k, "local") && set_id(ev, &v, 1))
+				ev->flags |= PTW_CV_ID_FROM_ID2;
+			else if (KEY_IS(k, "global") && set_id(ev, &v, 0))
+				ev->flags |= PTW_CV_ID_FROM_ID2;
 		}
 		skip_ws(c);
 		if (c->i >= c->n)
@@ -949,12 +949,15 @@ static int event_member(struct pctx *c, struct ptw_cv_str k,
 		break;
 	case 7:
 		if (KEY_IS(k, "bind_id")) {
+			ev->flags &= ~PTW_CV_BIND_ID_IS_NUM;
 			if (v.t == PTW_CV_VAL_STRING) {
 				ev->bind_id = v.s;
 				ev->flags |= PTW_CV_HAS_BIND_ID;
 			} else if (v.t == PTW_CV_VAL_INT) {
 				ev->bind_id = v.raw;
-				ev->flags |= PTW_CV_HAS_BIND_ID;
+				ev->bind_num = (uint64_t)v.i;
+				ev->flags |= PTW_CV_HAS_BIND_ID |
+					     PTW_CV_BIND_ID_IS_NUM;
 			}
 		} else if (KEY_IS(k, "flow_in")) {
 			ev->flags &= ~PTW_CV_FLOW_IN;

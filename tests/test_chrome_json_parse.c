@@ -194,10 +194,11 @@ Test(json_parse, ids_numeric_string_hex_and_id2)
 	cr_assert_eq(ev.id_num, UINT64_MAX);
 	ev = parse_ok("{\"id2\":{\"local\":\"0x10\"}}");
 	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
-				       PTW_CV_ID2_LOCAL);
+				       PTW_CV_ID2_LOCAL | PTW_CV_ID_FROM_ID2);
 	cr_assert_eq(ev.id_num, 16);
 	ev = parse_ok("{\"id2\":{\"global\":\"9\",\"other\":[1,2]}}");
-	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING);
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
+				       PTW_CV_ID_FROM_ID2);
 	cr_assert_eq(ev.id_num, 9);
 	/* numeric id2 values are not ids for trace_processor */
 	ev = parse_ok("{\"id2\":{\"global\":9}}");
@@ -211,7 +212,7 @@ Test(json_parse, ids_numeric_string_hex_and_id2)
 	cr_assert(str_is(ev.id_str, "a"));
 	ev = parse_ok("{\"id\":1.5,\"id2\":{\"local\":\"3\"}}");
 	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
-				       PTW_CV_ID2_LOCAL);
+				       PTW_CV_ID2_LOCAL | PTW_CV_ID_FROM_ID2);
 	ev = parse_ok("{\"id\":null,\"id2\":\"x\"}");
 	cr_assert_eq(ev.flags, 0);
 }
@@ -229,7 +230,9 @@ Test(json_parse, scope_bp_and_flows)
 	ev = parse_ok("{\"s\":\"p\",\"bind_id\":12,\"flow_out\":true}");
 	cr_assert_eq(ev.scope, 'p');
 	cr_assert(str_is(ev.bind_id, "12"));
-	cr_assert_eq(ev.flags, PTW_CV_HAS_BIND_ID | PTW_CV_FLOW_OUT);
+	cr_assert_eq(ev.bind_num, 12);
+	cr_assert_eq(ev.flags, PTW_CV_HAS_BIND_ID | PTW_CV_BIND_ID_IS_NUM |
+				       PTW_CV_FLOW_OUT);
 	ev = parse_ok("{\"bind_id\":1.5}");
 	cr_assert_eq(ev.flags, 0);
 	ev = parse_ok("{\"s\":\"t\",\"bp\":\"x\"}");

@@ -548,3 +548,105 @@ Test(convert, xform_pairs_per_raw_tid_so_tid_0_and_tid_pid_stay_apart)
 	expect_rows(x.out, want, sizeof(want) / sizeof(want[0]));
 	unlink(x.out);
 }
+
+/* ---- trace_processor's rules for ids given as strings ------------------- */
+
+Test(convert, string_pid_and_tid_become_numbers_named_by_the_string)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "strpid");
+	/* trace_processor interns a string pid/tid and uses the string as
+	 * the process / thread name; the same string is the same number for
+	 * pids and tids; a string tid is never replaced by the pid; a later
+	 * M event renames. Numbers are ours: 0x7F000000 + 1, + 2, ... */
+	static const char j[] =
+		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":\"browser\",\"tid\":\"io\",\"ts\":1,\"dur\":2},"
+		"{\"name\":\"b\",\"ph\":\"X\",\"pid\":\"browser\",\"tid\":\"browser\",\"ts\":1,\"dur\":1},"
+		"{\"name\":\"c\",\"ph\":\"i\",\"pid\":7,\"tid\":\"io\",\"ts\":2},"
+		"{\"name\":\"d\",\"ph\":\"X\",\"pid\":\"gpu\",\"ts\":3,\"dur\":1},"
+		"{\"name\":\"gone\",\"ph\":\"X\",\"pid\":\"nots\",\"tid\":1},"
+		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":7,\"tid\":\"io\",\"args\":{\"name\":\"io-7\"}}]";
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	static const char *const want[] = {
+		"process\t2130706433\t\"browser\"",
+		"process\t7\tnull",
+		"process\t2130706435\t\"gpu\"",
+		"thread_name\t2130706434\t2130706433\t\"io\"",
+		"thread_name\t2130706433\t2130706433\t\"browser\"",
+		"thread_name\t2130706434\t7\t\"io-7\"",
+		"thread_slice\t1000\t2000\t\"a\"\tnull\t0\t2130706434\t2130706433",
+		"thread_slice\t1000\t1000\t\"b\"\tnull\t0\t2130706433\t2130706433",
+		"thread_instant\t2000\t\"c\"\tnull\t0\t2130706434\t7",
+		"thread_slice\t3000\t1000\t\"d\"\tnull\t0\t2130706435\t2130706435",
+	};
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
+
+Test(convert, v1_flow_ids_given_as_strings_are_hex_numbers)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "flowhex");
+	/* "0x5", "0x05" and "5" are one flow (base 16, as trace_processor's
+	 * CStringToUInt64(s, 16)); "0x10" is 16, not the number 10; "zz"
+	 * is no id at all (flow_invalid_id). */
+	static const char j[] =
+		"[{\"name\":\"src\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":4},"
+		"{\"name\":\"f\",\"cat\":\"c\",\"ph\":\"s\",\"id\":\"0x5\",\"pid\":1,\"tid\":1,\"ts\":2},"
+		"{\"name\":\"mid\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":6,\"dur\":4},"
+		"{\"name\":\"f\",\"cat\":\"c\",\"ph\":\"t\",\"id\":\"0x05\",\"pid\":1,\"tid\":2,\"ts\":7},"
+		"{\"name\":\"dst\",\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":11,\"dur\":4},"
+		"{\"name\":\"f\",\"cat\":\"c\",\"ph\":\"f\",\"bp\":\"e\",\"id\":\"5\",\"pid\":1,\"tid\":3,\"ts\":12},"
+		"{\"name\":\"s2\",\"ph\":\"X\",\"pid\":1,\"tid\":4,\"ts\":1,\"dur\":4},"
+		"{\"name\":\"g\",\"ph\":\"s\",\"id\":10,\"pid\":1,\"tid\":4,\"ts\":2},"
+		"{\"name\":\"d2\",\"ph\":\"X\",\"pid\":1,\"tid\":5,\"ts\":11,\"dur\":4},"
+		"{\"name\":\"g\",\"ph\":\"f\",\"bp\":\"e\",\"id\":\"0x10\",\"pid\":1,\"tid\":5,\"ts\":12},"
+		"{\"name\":\"s3\",\"ph\":\"X\",\"pid\":1,\"tid\":6,\"ts\":1,\"dur\":4},"
+		"{\"name\":\"h\",\"ph\":\"s\",\"id\":\"zz\",\"pid\":1,\"tid\":6,\"ts\":2},"
+		"{\"name\":\"d3\",\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":11,\"dur\":4},"
+		"{\"name\":\"h\",\"ph\":\"f\",\"bp\":\"e\",\"id\":\"zz\",\"pid\":1,\"tid\":7,\"ts\":12}]";
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	static const char *const want[] = {
+		"process\t1\tnull",
+		"thread_slice\t1000\t4000\t\"src\"\tnull\t0\t1\t1",
+		"thread_slice\t6000\t4000\t\"mid\"\tnull\t0\t2\t1",
+		"thread_slice\t11000\t4000\t\"dst\"\tnull\t0\t3\t1",
+		"thread_slice\t1000\t4000\t\"s2\"\tnull\t0\t4\t1",
+		"thread_slice\t11000\t4000\t\"d2\"\tnull\t0\t5\t1",
+		"thread_slice\t1000\t4000\t\"s3\"\tnull\t0\t6\t1",
+		"thread_slice\t11000\t4000\t\"d3\"\tnull\t0\t7\t1",
+		"flow\t1000\t\"src\"\t6000\t\"mid\"",
+		"flow\t6000\t\"mid\"\t11000\t\"dst\"",
+	};
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
+
+Test(convert, v2_bind_id_strings_are_hex_and_numbers_are_numbers)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "bindhex");
+	static const char j[] =
+		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"bind_id\":\"0x1f\",\"flow_out\":true},"
+		"{\"name\":\"b\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":3,\"dur\":1,\"bind_id\":31,\"flow_in\":true},"
+		"{\"name\":\"c\",\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":1,\"dur\":1,\"bind_id\":\"12\",\"flow_out\":true},"
+		"{\"name\":\"d\",\"ph\":\"X\",\"pid\":1,\"tid\":4,\"ts\":3,\"dur\":1,\"bind_id\":12,\"flow_in\":true},"
+		"{\"name\":\"e\",\"ph\":\"X\",\"pid\":1,\"tid\":4,\"ts\":5,\"dur\":1,\"bind_id\":18,\"flow_in\":true}]";
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	/* "0x1f" = 31 links a to b; "12" is 0x12 = 18: c links to e, not d */
+	static const char *const want[] = {
+		"process\t1\tnull",
+		"thread_slice\t1000\t1000\t\"a\"\tnull\t0\t1\t1",
+		"thread_slice\t3000\t1000\t\"b\"\tnull\t0\t2\t1",
+		"thread_slice\t1000\t1000\t\"c\"\tnull\t0\t3\t1",
+		"thread_slice\t3000\t1000\t\"d\"\tnull\t0\t4\t1",
+		"thread_slice\t5000\t1000\t\"e\"\tnull\t0\t4\t1",
+		"flow\t1000\t\"a\"\t3000\t\"b\"",
+		"flow\t1000\t\"c\"\t5000\t\"e\"",
+	};
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
