@@ -147,14 +147,57 @@ static inline int ptw_ev_intern(struct ptw_ev_str *e, struct ptw_intern *t,
 	return 0;
 }
 
-static void ptw_ev_append_entry(struct ptw_pb_buf *b, uint32_t field,
-				const struct ptw_ev_str *e)
+/* Size of an InternedData entry body: iid + the string. */
+static inline size_t ptw_ev_entry_body(const struct ptw_ev_str *e)
 {
-	size_t m = ptw_pb_begin_nested(b, field);
-	ptw_pb_append_varint_field(b, PTW_F_INTERN_IID, e->iid);
-	ptw_pb_append_bytes_field(b, PTW_F_INTERN_NAME, e->s, e->len);
-	ptw_pb_end_nested(b, m);
+	return 1 + ptw_pb_varint_size(e->iid) + 1 + ptw_pb_varint_size(e->len) +
+	       e->len;
 }
+
+/* Bytes of a whole length-delimited field with a 'body'-byte payload. */
+static inline size_t ptw_ev_field_size(uint32_t field, size_t body)
+{
+	return ptw_pb_varint_size(PTW_PB_TAG(field, PTW_PB_WT_LEN)) +
+	       ptw_pb_varint_size(body) + body;
+}
+
+/* Writes an InternedData entry (InternedString / EventName / EventCategory
+ * / DebugAnnotationName all use iid = 1, name/str = 2). */
+static inline uint8_t *ptw_ev_put_entry(uint8_t *p, uint32_t field,
+					const struct ptw_ev_str *e)
+{
+	p = ptw_pb_write_len_tag(p, field);
+	p = ptw_pb_write_varint(p, ptw_ev_entry_body(e));
+	p = ptw_pb_write_varint_field(p, PTW_F_INTERN_IID, e->iid);
+	p = ptw_pb_write_len_tag(p, PTW_F_INTERN_NAME);
+	p = ptw_pb_write_varint(p, e->len);
+	memcpy(p, e->s, e->len);
+	return p + e->len;
+}
+
+/* Finishes a nested message begun at 'mark' (one reserved length byte)
+ * whose body ends at p; returns the new end (moved if the body needed a
+ * longer length, which the caller's reservation covers). */
+static inline uint8_t *ptw_ev_end_nested(uint8_t *mark, uint8_t *p)
+{
+	size_t body = (size_t)(p - mark - 1);
+	if (__builtin_expect(body < 0x80u, 1)) {
+		*mark = (uint8_t)body;
+		return p;
+	}
+	unsigned extra = ptw_pb_varint_size(body) - 1;
+	memmove(mark + 1 + extra, mark + 1, body);
+	ptw_pb_write_varint(mark, body);
+	return p + extra;
+}
+
+/* Upper bound of a packet's bytes besides the interned data, strings of
+ * inline annotation values and the per-annotation and per-flow parts:
+ * record tag and length, timestamp and clock id, sequence header,
+ * TrackEvent tag and length, type, track, category, name, counter. */
+#define PTW_EV_BASE_MAX 128u
+/* Upper bound of one DebugAnnotation besides an inline string value. */
+#define PTW_EV_ARG_MAX 48u
 
 /* Interns, then writes one TrackEvent packet. 'ev' may be NULL for
  * events without strings, args or flows (counters, bare ENDs). */
@@ -197,34 +240,87 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		}
 	}
 
+	/* Size everything first, reserve once, then write with pointer
+	 * stores: exact lengths for the interned data, one reserved length
+	 * byte per nested message otherwise. */
+	size_t id_body = 0, need = PTW_EV_BASE_MAX;
+	if (any_new) {
+		if (p->cat.s && p->cat.is_new)
+			id_body += ptw_ev_field_size(PTW_F_ID_EVENT_CATEGORIES,
+						     ptw_ev_entry_body(&p->cat));
+		if (p->name.s && p->name.is_new)
+			id_body += ptw_ev_field_size(PTW_F_ID_EVENT_NAMES,
+						     ptw_ev_entry_body(&p->name));
+		for (uint32_t i = 0; i < n_args; i++) {
+			if (p->anames[i].is_new)
+				id_body += ptw_ev_field_size(
+					PTW_F_ID_DEBUG_ANNOTATION_NAMES,
+					ptw_ev_entry_body(&p->anames[i]));
+			if (p->svals[i].s && p->svals[i].is_new)
+				id_body += ptw_ev_field_size(
+					PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
+					ptw_ev_entry_body(&p->svals[i]));
+		}
+		need += ptw_ev_field_size(PTW_F_PKT_INTERNED_DATA, id_body);
+	}
+	need += (size_t)n_args * PTW_EV_ARG_MAX;
+	for (uint32_t i = 0; i < n_args; i++)
+		if (p->svals[i].s && p->svals[i].iid == UINT64_MAX)
+			need += p->svals[i].len;
+	if (ev)
+		need += ((size_t)ev->n_flow_ids + ev->n_terminating_flow_ids) *
+			(PTW_PB_VARINT_MAX + 8);
+
 	struct ptw_pb_buf *b = &w->pend;
-	size_t mark = ptw_w_seq_packet_begin(s, ts);
+	if (!ptw_pb_reserve(b, need)) {
+		b->len = 0;
+		return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
+					 "packet buffer: out of memory");
+	}
+	w->last_pkt = b->len;
+	uint8_t *q = ptw_pb_write_len_tag(b->data + b->len, PTW_F_TRACE_PACKET);
+	uint8_t *plen = q++;
+	if (__builtin_expect(ts >= s->base, 1)) {
+		/* Always written, even 0: a TrackEvent packet without a
+		 * timestamp is dropped by trace_processor. */
+		q = ptw_pb_write_varint_field(q, PTW_F_PKT_TIMESTAMP, ts - s->base);
+		s->base = ts;
+	} else {
+		/* Backwards: absolute on clock 65 (1:1 with BOOTTIME); the
+		 * clock-64 delta base stays where it was. */
+		q = ptw_pb_write_varint_field(q, PTW_F_PKT_TIMESTAMP, ts);
+		q = ptw_pb_write_varint_field(q, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
+					      PTW_CLOCK_SEQ_ABS);
+	}
+	memcpy(q, s->hdr, sizeof(s->hdr));
+	q += s->hdr_len;
+	s->since_cp++;
 	if (any_new) {
 		uint64_t n_new = 0;
-		size_t id = ptw_pb_begin_nested(b, PTW_F_PKT_INTERNED_DATA);
+		q = ptw_pb_write_len_tag(q, PTW_F_PKT_INTERNED_DATA);
+		q = ptw_pb_write_varint(q, id_body);
 		if (p->cat.s && p->cat.is_new) {
-			ptw_ev_append_entry(b, PTW_F_ID_EVENT_CATEGORIES, &p->cat);
+			q = ptw_ev_put_entry(q, PTW_F_ID_EVENT_CATEGORIES, &p->cat);
 			n_new++;
 		}
 		if (p->name.s && p->name.is_new) {
-			ptw_ev_append_entry(b, PTW_F_ID_EVENT_NAMES, &p->name);
+			q = ptw_ev_put_entry(q, PTW_F_ID_EVENT_NAMES, &p->name);
 			n_new++;
 		}
 		for (uint32_t i = 0; i < n_args; i++) {
 			if (p->anames[i].is_new) {
-				ptw_ev_append_entry(b, PTW_F_ID_DEBUG_ANNOTATION_NAMES,
-						    &p->anames[i]);
+				q = ptw_ev_put_entry(q, PTW_F_ID_DEBUG_ANNOTATION_NAMES,
+						     &p->anames[i]);
 				n_new++;
 			}
 			if (p->svals[i].s && p->svals[i].is_new) {
 				/* InternedString {iid = 1, str = 2}: same
 				 * numbers as the name tables. */
-				ptw_ev_append_entry(b, PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
-						    &p->svals[i]);
+				q = ptw_ev_put_entry(q, PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
+						     &p->svals[i]);
 				n_new++;
 			}
 		}
-		ptw_pb_end_nested(b, id);
 		w->stats.interned_strings += n_new;
 		uint32_t cap = w->opt.max_interned;
 		if (ptw_intern_count(s->names) >= cap ||
@@ -234,60 +330,76 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 			s->need_cp = 1;
 	}
 
-	size_t te = ptw_pb_begin_nested(b, PTW_F_PKT_TRACK_EVENT);
-	ptw_pb_append_varint_field(b, PTW_F_TE_TYPE, (uint64_t)p->type);
+	q = ptw_pb_write_len_tag(q, PTW_F_PKT_TRACK_EVENT);
+	uint8_t *te = q++;
+	q = ptw_pb_write_varint_field(q, PTW_F_TE_TYPE, (uint64_t)p->type);
 	if (p->track != s->default_track)
-		ptw_pb_append_varint_field(b, PTW_F_TE_TRACK_UUID, p->track);
+		q = ptw_pb_write_varint_field(q, PTW_F_TE_TRACK_UUID, p->track);
 	if (p->cat.s)
-		ptw_pb_append_varint_field(b, PTW_F_TE_CATEGORY_IIDS, p->cat.iid);
+		q = ptw_pb_write_varint_field(q, PTW_F_TE_CATEGORY_IIDS, p->cat.iid);
 	if (p->name.s)
-		ptw_pb_append_varint_field(b, PTW_F_TE_NAME_IID, p->name.iid);
+		q = ptw_pb_write_varint_field(q, PTW_F_TE_NAME_IID, p->name.iid);
 	if (p->type == PTW_TE_TYPE_COUNTER) {
-		if (is_double)
-			ptw_pb_append_double_field(b, PTW_F_TE_DOUBLE_COUNTER_VALUE, dval);
-		else
-			ptw_pb_append_int64_field(b, PTW_F_TE_COUNTER_VALUE, ival);
+		if (is_double) {
+			uint64_t bits;
+			memcpy(&bits, &dval, sizeof(bits));
+			q = ptw_pb_write_fixed64_field(q, PTW_F_TE_DOUBLE_COUNTER_VALUE,
+						       bits);
+		} else {
+			q = ptw_pb_write_varint_field(q, PTW_F_TE_COUNTER_VALUE,
+						      (uint64_t)ival);
+		}
 	}
 	for (uint32_t i = 0; i < n_args; i++) {
 		const struct ptw_arg *a = &ev->args[i];
-		size_t da = ptw_pb_begin_nested(b, PTW_F_TE_DEBUG_ANNOTATIONS);
-		ptw_pb_append_varint_field(b, PTW_F_DA_NAME_IID, p->anames[i].iid);
+		q = ptw_pb_write_len_tag(q, PTW_F_TE_DEBUG_ANNOTATIONS);
+		uint8_t *da = q++;
+		q = ptw_pb_write_varint_field(q, PTW_F_DA_NAME_IID, p->anames[i].iid);
 		switch (a->type) {
 		case PTW_ARG_BOOL:
-			ptw_pb_append_varint_field(b, PTW_F_DA_BOOL_VALUE, a->v.b != 0);
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_BOOL_VALUE, a->v.b != 0);
 			break;
 		case PTW_ARG_INT:
-			ptw_pb_append_int64_field(b, PTW_F_DA_INT_VALUE, a->v.i);
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_INT_VALUE,
+						      (uint64_t)a->v.i);
 			break;
 		case PTW_ARG_UINT:
-			ptw_pb_append_varint_field(b, PTW_F_DA_UINT_VALUE, a->v.u);
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_UINT_VALUE, a->v.u);
 			break;
-		case PTW_ARG_DOUBLE:
-			ptw_pb_append_double_field(b, PTW_F_DA_DOUBLE_VALUE, a->v.d);
-			break;
-		case PTW_ARG_POINTER:
-			ptw_pb_append_varint_field(b, PTW_F_DA_POINTER_VALUE, a->v.u);
-			break;
-		case PTW_ARG_STRING:
-			if (p->svals[i].iid != UINT64_MAX)
-				ptw_pb_append_varint_field(b, PTW_F_DA_STRING_VALUE_IID,
-							   p->svals[i].iid);
-			else
-				ptw_pb_append_bytes_field(b, PTW_F_DA_STRING_VALUE,
-							  a->v.s, p->svals[i].len);
+		case PTW_ARG_DOUBLE: {
+			uint64_t bits;
+			memcpy(&bits, &a->v.d, sizeof(bits));
+			q = ptw_pb_write_fixed64_field(q, PTW_F_DA_DOUBLE_VALUE, bits);
 			break;
 		}
-		ptw_pb_end_nested(b, da);
+		case PTW_ARG_POINTER:
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_POINTER_VALUE, a->v.u);
+			break;
+		case PTW_ARG_STRING:
+			if (p->svals[i].iid != UINT64_MAX) {
+				q = ptw_pb_write_varint_field(q, PTW_F_DA_STRING_VALUE_IID,
+							      p->svals[i].iid);
+			} else {
+				q = ptw_pb_write_len_tag(q, PTW_F_DA_STRING_VALUE);
+				q = ptw_pb_write_varint(q, p->svals[i].len);
+				memcpy(q, a->v.s, p->svals[i].len);
+				q += p->svals[i].len;
+			}
+			break;
+		}
+		q = ptw_ev_end_nested(da, q);
 	}
 	if (ev) {
 		for (uint32_t i = 0; i < ev->n_flow_ids; i++)
-			ptw_pb_append_fixed64_field(b, PTW_F_TE_FLOW_IDS,
-						    ev->flow_ids[i]);
+			q = ptw_pb_write_fixed64_field(q, PTW_F_TE_FLOW_IDS,
+						       ev->flow_ids[i]);
 		for (uint32_t i = 0; i < ev->n_terminating_flow_ids; i++)
-			ptw_pb_append_fixed64_field(b, PTW_F_TE_TERMINATING_FLOW_IDS,
-						    ev->terminating_flow_ids[i]);
+			q = ptw_pb_write_fixed64_field(q, PTW_F_TE_TERMINATING_FLOW_IDS,
+						       ev->terminating_flow_ids[i]);
 	}
-	ptw_pb_end_nested(b, te);
+	q = ptw_ev_end_nested(te, q);
+	b->len = (size_t)(q - b->data);
+	size_t mark = (size_t)(plen - b->data);
 	rc = ptw_w_packet_end(w, mark, 1);
 	if (rc)
 		return rc;

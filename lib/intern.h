@@ -28,8 +28,12 @@ struct ptw_intern_pslot {
 	uint32_t gen;
 };
 
+/* w0/w1 are the key words of ptw_intern_get(): for strings up to 16
+ * bytes they hold every byte, so equal (len, w0, w1) means equal strings
+ * without reading the arena. */
 struct ptw_intern_entry {
 	uint64_t hash;
+	uint64_t w0, w1;
 	size_t off; /* bytes in the arena */
 	size_t len;
 };
