@@ -1477,3 +1477,75 @@ Test(tracer, backend_map_matches_a_reference_under_random_operations)
 	cr_assert_eq(ptw_tr_map_put(&m, 0, 1), PTW_ERR_INVALID, "key 0 is reserved");
 	ptw_tr_map_free(&m);
 }
+
+/* ---- tid reuse ---------------------------------------------------------- */
+
+static atomic_long reuse_tid;
+
+static void *reuse_first(void *p)
+{
+	(void)p;
+	reuse_tid = (long)gettid();
+	PTW_BEGIN("reuse", "first life");
+	PTW_END();
+	return NULL;
+}
+
+static void *reuse_second(void *p)
+{
+	(void)p;
+	*(long *)p = (long)gettid();
+	PTW_BEGIN("reuse", "second life");
+	PTW_END();
+	return NULL;
+}
+
+/* Linux hands out a tid again only after the pid space wraps; as root,
+ * /proc/sys/kernel/ns_last_pid makes the next thread get the tid of one that
+ * exited. Skipped where that file cannot be written. */
+Test(tracer, thread_reusing_a_tid_gets_a_fresh_sequence_and_track)
+{
+	char path[128];
+	tmp_path(path, sizeof(path), "tidreuse");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	start_or_die(&cfg);
+
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, reuse_first, NULL), 0);
+	pthread_join(th, NULL);
+	long second = 0;
+	for (int attempt = 0; attempt < 5 && second != reuse_tid; attempt++) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		if (!f || fprintf(f, "%ld", reuse_tid - 1) < 0 || fclose(f) != 0) {
+			ptw_stop();
+			unlink(path);
+			cr_skip_test("cannot write /proc/sys/kernel/ns_last_pid");
+		}
+		cr_assert_eq(pthread_create(&th, NULL, reuse_second, &second), 0);
+		pthread_join(th, NULL);
+	}
+	cr_assert_eq(ptw_stop(), 0);
+	if (second != reuse_tid) {
+		unlink(path);
+		cr_skip_test("the kernel did not hand out tid %ld again", reuse_tid);
+	}
+
+	struct collect *c = calloc(1, sizeof(*c));
+	struct dec *d = decode_file(path, collect_cb, c);
+	const struct dev *a = find_ev(c, "first life", 1);
+	const struct dev *b = find_ev(c, "second life", 1);
+	cr_assert_not_null(a);
+	cr_assert_not_null(b);
+	cr_assert_neq(a->seq, b->seq, "a reused tid must get a fresh sequence");
+	int tracks_with_tid = 0;
+	for (int i = 0; i < d->n_tracks; i++)
+		tracks_with_tid += d->tracks[i].kind == 2 &&
+				   d->tracks[i].tid == reuse_tid;
+	cr_assert_geq(tracks_with_tid, 2, "one thread track per life of the tid");
+	reader_check(path, 0);
+	dec_free(d);
+	free(c);
+	unlink(path);
+}
