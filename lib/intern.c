@@ -12,57 +12,6 @@
 /* Strings a new table holds before its first growth. */
 #define PTW_INTERN_INITIAL 256u
 
-/* Strings up to this length are compared by their key words alone. */
-#define PTW_INTERN_SHORT 16u
-
-/* The key words of 's': two loads that together cover every byte of a
- * string up to 16 bytes (overlapping when shorter than 16), so short
- * strings hash and compare without a loop or a memcmp call. Loads never
- * leave [s, s + len). */
-static inline void ptw_intern_words(const char *s, size_t len, uint64_t *w0,
-				    uint64_t *w1)
-{
-	if (len >= 8) {
-		memcpy(w0, s, 8);
-		memcpy(w1, s + len - 8, 8);
-	} else if (len >= 4) {
-		uint32_t a, b;
-		memcpy(&a, s, 4);
-		memcpy(&b, s + len - 4, 4);
-		*w0 = (uint64_t)a | (uint64_t)b << 32;
-		*w1 = 0;
-	} else if (len) {
-		const uint8_t *u = (const uint8_t *)s;
-		*w0 = (uint64_t)u[0] | (uint64_t)u[len / 2] << 8 |
-		      (uint64_t)u[len - 1] << 16;
-		*w1 = 0;
-	} else {
-		*w0 = *w1 = 0;
-	}
-}
-
-static inline uint64_t ptw_intern_hash(const char *s, size_t len,
-				       uint64_t w0, uint64_t w1)
-{
-	/* Multiply-xorshift mixing; only needs to spread well, not resist
-	 * attack (tables are private to one writer). Long strings add their
-	 * leading 8-byte words first; the key words cover the tail. */
-	uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)len;
-	if (__builtin_expect(len > PTW_INTERN_SHORT, 0)) {
-		for (size_t i = 0; i + 8 < len; i += 8) {
-			uint64_t v;
-			memcpy(&v, s + i, 8);
-			h = (h ^ v) * 0xff51afd7ed558ccdu;
-			h ^= h >> 32;
-		}
-	}
-	h = (h ^ w0) * 0xff51afd7ed558ccdu;
-	h ^= h >> 32;
-	h = (h ^ w1) * 0xc4ceb9fe1a85ec53u;
-	h ^= h >> 29;
-	return h;
-}
-
 static uint32_t ptw_intern_pow2(uint32_t n)
 {
 	uint32_t c = 16;
@@ -187,28 +136,13 @@ static int ptw_intern_reserve(struct ptw_intern *t, size_t len)
 	return 0;
 }
 
-uint64_t ptw_intern_get(struct ptw_intern *t, const char *s, size_t len,
-			int *is_new)
+uint64_t ptw_intern_insert(struct ptw_intern *t, const char *s, size_t len,
+			   uint64_t h, uint64_t w0, uint64_t w1)
 {
-	uint64_t w0, w1;
-	ptw_intern_words(s, len, &w0, &w1);
-	uint64_t h = ptw_intern_hash(s, len, w0, w1);
-	uint32_t j = (uint32_t)h & t->mask;
-	while (t->slots[j].gen == t->gen) {
-		const struct ptw_intern_entry *en = &t->entries[t->slots[j].idx - 1];
-		if (en->hash == h && en->len == len && en->w0 == w0 &&
-		    en->w1 == w1 &&
-		    (len <= PTW_INTERN_SHORT ||
-		     memcmp(t->arena + en->off, s, len) == 0)) {
-			*is_new = 0;
-			return t->slots[j].idx;
-		}
-		j = (j + 1) & t->mask;
-	}
-	/* Insert (slow path: may grow, which moves the probe position). */
+	/* May grow, which moves the probe position. */
 	if (ptw_intern_reserve(t, len) != 0)
 		return 0;
-	j = (uint32_t)h & t->mask;
+	uint32_t j = (uint32_t)h & t->mask;
 	while (t->slots[j].gen == t->gen)
 		j = (j + 1) & t->mask;
 	struct ptw_intern_entry *en = &t->entries[t->count];
@@ -223,7 +157,6 @@ uint64_t ptw_intern_get(struct ptw_intern *t, const char *s, size_t len,
 	t->count++;
 	t->slots[j].idx = t->count;
 	t->slots[j].gen = t->gen;
-	*is_new = 1;
 	return t->count;
 }
 
