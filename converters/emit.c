@@ -96,6 +96,7 @@ void ptw_emit_destroy(struct ptw_emit *em)
 	free(em->str_names);
 	free(em->str_lens);
 	ptw_cv_map_free(&em->str_ids);
+	ptw_em_strs_free(&em->strs);
 	ptw_em_buf_free(&em->tmp);
 	free(em->strbuf);
 	free(em);

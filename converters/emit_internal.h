@@ -56,6 +56,8 @@ enum ptw_em_state {
 
 struct ptw_em_item {
 	int64_t ts;
+	const char *sname; /* stable name / category (see ptw_em_strs), */
+	const char *scat;  /* when 'stable'; else in the payload */
 	int64_t dur;       /* PTW_EM_COMPLETE begins */
 	uint64_t seq;      /* position in the (X-form) event list */
 	uint64_t id;       /* unique, to find an unresolved B */
@@ -68,6 +70,7 @@ struct ptw_em_item {
 	uint8_t raw_end;   /* Chrome E: matched by name and category */
 	uint8_t e_late;    /* Chrome E sorted in file order (no X yet) */
 	uint8_t cls;       /* sort class while flushing */
+	uint8_t stable;    /* sname/scat hold the strings */
 };
 
 /* A slice open on the thread, in trace_processor's order (for flows and
@@ -127,7 +130,38 @@ struct ptw_em_async {
 	uint32_t open;      /* slices open on it (mapped from its id) */
 };
 
+/* Stable copies of the names and categories that repeat, so queued
+ * events carry a pointer instead of a copy and the writer interns them by
+ * pointer (PTW_EV_STATIC_STRINGS). A string is copied once, on its first
+ * sighting, until PTW_EM_STRS_MAX strings or PTW_EM_STRS_BYTES bytes are
+ * stored; later new strings take the copying path. Copies are never moved
+ * or freed before ptw_emit_destroy(). A direct-mapped cache, indexed by a
+ * cheap hash of the length and the first and last 8 bytes and checked
+ * with memcmp, answers most look-ups; a full-hash map finds the rest. */
+#define PTW_EM_STRS_CACHE 4096u
+#define PTW_EM_STRS_MAX 65536u
+#define PTW_EM_STRS_BYTES (8u << 20)
+#define PTW_EM_STRS_BLOCK 65536u
+
+struct ptw_em_strs {
+	struct ptw_em_sslot {
+		const char *s; /* NULL: empty slot */
+		size_t n;
+	} cache[PTW_EM_STRS_CACHE];
+	struct ptw_cv_map map;   /* FNV-1a(string) -> pointer */
+	char **blocks;           /* storage, never moved */
+	size_t n_blocks, blocks_cap;
+	size_t block_used;       /* bytes used in the last block */
+	size_t count, bytes;
+};
+
+/* The stable copy of s[0, n), or NULL (then copy it): too long, holds a
+ * NUL, the store is full, or out of memory. */
+const char *ptw_em_strs_get(struct ptw_em_strs *t, const char *s, size_t n);
+void ptw_em_strs_free(struct ptw_em_strs *t);
+
 struct ptw_emit {
+	struct ptw_em_strs strs;
 	struct ptw_writer *w;
 	struct ptw_seq *seq;
 	struct ptw_em_proc *procs;

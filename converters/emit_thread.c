@@ -198,6 +198,92 @@ void ptw_em_buf_free(struct ptw_em_buf *b)
 	b->oom = 0;
 }
 
+/* ---- stable strings ----------------------------------------------------- */
+
+static inline uint64_t ptw_em_load8(const char *p, size_t n)
+{
+	uint64_t v = 0;
+	memcpy(&v, p, n < 8 ? n : 8);
+	return v;
+}
+
+static inline size_t ptw_em_strs_slot(const char *s, size_t n)
+{
+	uint64_t h = ptw_em_load8(s, n) * 0x9E3779B97F4A7C15ull;
+	if (n > 8)
+		h ^= ptw_em_load8(s + n - 8, 8) * 0xC2B2AE3D27D4EB4Full;
+	h ^= (uint64_t)n * 0x165667B19E3779F9ull;
+	h ^= h >> 29;
+	return (size_t)(h >> 20) & (PTW_EM_STRS_CACHE - 1);
+}
+
+static const char ptw_em_empty[] = "";
+
+static const char *ptw_em_strs_add(struct ptw_em_strs *t, const char *s,
+				   size_t n)
+{
+	if (t->count >= PTW_EM_STRS_MAX || t->bytes + n + 1 > PTW_EM_STRS_BYTES ||
+	    memchr(s, '\0', n))
+		return NULL;
+	uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, s, n), v;
+	if (ptw_cv_map_get(&t->map, h, &v)) {
+		const char *old = (const char *)(uintptr_t)v;
+		/* a full-hash collision with other text: not stored */
+		return strlen(old) == n && memcmp(old, s, n) == 0 ? old : NULL;
+	}
+	if (!t->n_blocks || t->block_used + n + 1 > PTW_EM_STRS_BLOCK) {
+		if (t->n_blocks == t->blocks_cap) {
+			size_t nc = t->blocks_cap ? t->blocks_cap * 2 : 8;
+			char **nb = realloc(t->blocks, nc * sizeof(*nb));
+			if (!nb)
+				return NULL;
+			t->blocks = nb;
+			t->blocks_cap = nc;
+		}
+		/* n < PTW_MAX_STRING_LEN, far below a block */
+		char *b = malloc(PTW_EM_STRS_BLOCK);
+		if (!b)
+			return NULL;
+		t->blocks[t->n_blocks++] = b;
+		t->block_used = 0;
+	}
+	char *copy = t->blocks[t->n_blocks - 1] + t->block_used;
+	memcpy(copy, s, n);
+	copy[n] = '\0';
+	if (ptw_cv_map_put(&t->map, h, (uint64_t)(uintptr_t)copy))
+		return NULL;
+	t->block_used += n + 1;
+	t->bytes += n + 1;
+	t->count++;
+	return copy;
+}
+
+const char *ptw_em_strs_get(struct ptw_em_strs *t, const char *s, size_t n)
+{
+	if (n == 0)
+		return ptw_em_empty;
+	if (n >= PTW_MAX_STRING_LEN)
+		return NULL;
+	struct ptw_em_sslot *sl = &t->cache[ptw_em_strs_slot(s, n)];
+	if (sl->s && sl->n == n && memcmp(sl->s, s, n) == 0)
+		return sl->s;
+	const char *c = ptw_em_strs_add(t, s, n);
+	if (c) {
+		sl->s = c;
+		sl->n = n;
+	}
+	return c;
+}
+
+void ptw_em_strs_free(struct ptw_em_strs *t)
+{
+	for (size_t i = 0; i < t->n_blocks; i++)
+		free(t->blocks[i]);
+	free(t->blocks);
+	ptw_cv_map_free(&t->map);
+	memset(t, 0, sizeof(*t));
+}
+
 /* ---- queue ------------------------------------------------------------ */
 
 /* Moves the live payloads to a fresh arena when the old one is mostly
@@ -256,11 +342,25 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 			th->cap = nc;
 		}
 	}
-	size_t off = ptw_em_pack(&th->arena, name, name_len, cat, cat_len, ev,
-				 out, n_out, in, n_in);
+	struct ptw_em_item x = *it;
+	/* Repeated names and categories travel as stable pointers; only
+	 * args and flows (if any) are copied. */
+	x.sname = ptw_em_strs_get(&em->strs, name ? name : "",
+				  name ? name_len : 0);
+	x.scat = NULL;
+	if (x.sname && cat && cat_len &&
+	    !(x.scat = ptw_em_strs_get(&em->strs, cat, cat_len)))
+		x.sname = NULL;
+	x.stable = x.sname != NULL;
+	size_t off = th->arena.len;
+	if (!x.stable)
+		off = ptw_em_pack(&th->arena, name, name_len, cat, cat_len, ev,
+				  out, n_out, in, n_in);
+	else if ((ev && ev->n_args) || n_out || n_in)
+		off = ptw_em_pack(&th->arena, "", 0, NULL, 0, ev, out, n_out,
+				  in, n_in);
 	if (th->arena.oom || th->arena.len > UINT32_MAX)
 		return PTW_ERR_NOMEM;
-	struct ptw_em_item x = *it;
 	x.data = (uint32_t)off;
 	x.data_len = (uint32_t)(th->arena.len - off);
 	x.id = ++em->next_item;
@@ -340,9 +440,18 @@ static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
 			const struct ptw_em_item *it, struct ptw_error *err)
 {
 	struct ptw_em_payload pl;
-	ptw_em_unpack(&th->arena, it->data, &pl);
 	struct ptw_event ev;
 	memset(&ev, 0, sizeof(ev));
+	if (!it->stable || it->data_len)
+		ptw_em_unpack(&th->arena, it->data, &pl);
+	else
+		pl.n_args = pl.n_out = pl.n_in = 0;
+	if (it->stable) {
+		pl.name = it->sname;
+		pl.name_len = strlen(it->sname);
+		pl.cat = it->scat;
+		ev.flags = PTW_EV_STATIC_STRINGS;
+	}
 	ev.ts = (uint64_t)it->ts;
 	ev.name = pl.name;
 	ev.category = pl.cat;
