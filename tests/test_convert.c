@@ -650,3 +650,69 @@ Test(convert, v2_bind_id_strings_are_hex_and_numbers_are_numbers)
 	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
 	unlink(out);
 }
+
+/* ---- stable name store ---------------------------------------------------- */
+
+Test(convert, names_colliding_in_the_cache_or_with_nul_keep_their_text)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "strs");
+	/* Same length and same first and last 8 bytes: one cache slot, so
+	 * they evict each other; a name with a NUL is cut there and copied
+	 * (never stored); args ride along with stored names. */
+	static const char j[] =
+		"[{\"name\":\"prefix__A__suffix_\",\"cat\":\"k\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+		"{\"name\":\"prefix__B__suffix_\",\"cat\":\"k\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":1,\"args\":{\"v\":1}},"
+		"{\"name\":\"prefix__A__suffix_\",\"cat\":\"k\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},"
+		"{\"name\":\"prefix__B__suffix_\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":7,\"dur\":1},"
+		"{\"name\":\"nul\\u0000tail\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":9,\"dur\":1},"
+		"{\"name\":\"\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":11,\"dur\":1}]";
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	static const char *const want[] = {
+		"process\t1\tnull",
+		"thread_slice\t1000\t1000\t\"prefix__A__suffix_\"\t\"k\"\t0\t1\t1",
+		"thread_slice\t3000\t1000\t\"prefix__B__suffix_\"\t\"k\"\t0\t1\t1",
+		"thread_slice\t5000\t1000\t\"prefix__A__suffix_\"\t\"k\"\t0\t1\t1",
+		"thread_slice\t7000\t1000\t\"prefix__B__suffix_\"\tnull\t0\t1\t1",
+		"thread_slice\t9000\t1000\t\"nul\"\tnull\t0\t1\t1",
+		"thread_slice\t11000\t1000\t\"[No name]\"\tnull\t0\t1\t1",
+	};
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
+
+Test(convert, names_beyond_the_store_limit_are_still_written)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "strs-full");
+	enum { N = 70000 }; /* more than PTW_EM_STRS_MAX distinct names */
+	size_t cap = (size_t)N * 80 + 16, len = 0;
+	char *j = malloc(cap);
+	cr_assert(j);
+	j[len++] = '[';
+	for (int i = 0; i < N; i++)
+		len += (size_t)snprintf(j + len, cap - len,
+					"%s{\"name\":\"n%d\",\"ph\":\"X\",\"pid\":1,"
+					"\"tid\":1,\"ts\":%d,\"dur\":1}",
+					i ? "," : "", i % (N - 10), 2 * i + 1);
+	j[len++] = ']';
+	j[len] = '\0';
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	struct rows got = {0}, exp = {0};
+	rows_of(out, &got);
+	char line[128];
+	rows_add(&exp, "process\t1\tnull");
+	for (int i = 0; i < N; i++) {
+		snprintf(line, sizeof(line),
+			 "thread_slice\t%d\t1000\t\"n%d\"\tnull\t0\t1\t1",
+			 (2 * i + 1) * 1000, i % (N - 10));
+		rows_add(&exp, line);
+	}
+	cr_expect(rows_equal(out, &exp, &got), "rows differ (see stderr)");
+	rows_free(&got);
+	rows_free(&exp);
+	free(j);
+	unlink(out);
+}
