@@ -578,6 +578,29 @@ static int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 			continue;
 		}
 		size_t kn = a->key.p ? a->key.n : 0;
+		/* Known (process, name, key) without a string id: cached. */
+		struct ptw_em_ctr_slot *cs = NULL;
+		const char *sn = NULL, *sk = NULL;
+		if (!with_id && (sn = ptw_em_strs_get(&em->strs, nm, nn)) &&
+		    (sk = ptw_em_strs_get(&em->strs, kn ? a->key.p : "", kn))) {
+			uint64_t h = (parent * 0x9E3779B97F4A7C15ull) ^
+				     ((uint64_t)(uintptr_t)sn * 0xC2B2AE3D27D4EB4Full) ^
+				     ((uint64_t)(uintptr_t)sk * 0x165667B19E3779F9ull);
+			cs = &em->ctr_cache[(h >> 32) & (PTW_EM_CTR_CACHE - 1)];
+			if (cs->parent == parent && cs->name == sn &&
+			    cs->key == sk) {
+				int rc = is_int ? ptw_seq_counter_int(
+							  em->seq, cs->track,
+							  (uint64_t)ts, iv)
+						: ptw_seq_counter_double(
+							  em->seq, cs->track,
+							  (uint64_t)ts, dv);
+				if (rc)
+					return ptw_em_writer_fail(em, rc, err);
+				em->st.counters++;
+				continue;
+			}
+		}
 		size_t idn = with_id ? ev->id_str.n + 5 : 0;
 		size_t need = nn + idn + kn + 2;
 		char *t = ptw_em_strbuf(em, need);
@@ -613,6 +636,12 @@ static int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 							  err);
 			if (ptw_cv_map_put(&em->counter_map, key, track))
 				return ptw_em_nomem(err);
+		}
+		if (cs) {
+			cs->parent = parent;
+			cs->name = sn;
+			cs->key = sk;
+			cs->track = track;
 		}
 		int rc = is_int ? ptw_seq_counter_int(em->seq, track,
 						      (uint64_t)ts, iv)

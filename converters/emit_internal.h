@@ -160,8 +160,18 @@ struct ptw_em_strs {
 const char *ptw_em_strs_get(struct ptw_em_strs *t, const char *s, size_t n);
 void ptw_em_strs_free(struct ptw_em_strs *t);
 
+/* Counter tracks by (process track, stable name, stable arg key): skips
+ * building and hashing "<name> <key>" for each sample. Direct-mapped. */
+#define PTW_EM_CTR_CACHE 1024u
+struct ptw_em_ctr_slot {
+	uint64_t parent;   /* 0: empty */
+	const char *name, *key;
+	uint64_t track;
+};
+
 struct ptw_emit {
 	struct ptw_em_strs strs;
+	struct ptw_em_ctr_slot ctr_cache[PTW_EM_CTR_CACHE];
 	struct ptw_writer *w;
 	struct ptw_seq *seq;
 	struct ptw_em_proc *procs;

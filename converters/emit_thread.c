@@ -448,7 +448,8 @@ static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
 		pl.n_args = pl.n_out = pl.n_in = 0;
 	if (it->stable) {
 		pl.name = it->sname;
-		pl.name_len = strlen(it->sname);
+		/* the length only matters to Chrome E matching */
+		pl.name_len = em->mode == PTW_EMIT_CHROME ? strlen(it->sname) : 0;
 		pl.cat = it->scat;
 		ev.flags = PTW_EV_STATIC_STRINGS;
 	}
