@@ -222,7 +222,8 @@ static const char ptw_em_empty[] = "";
 static const char *ptw_em_strs_add(struct ptw_em_strs *t, const char *s,
 				   size_t n)
 {
-	if (t->count >= PTW_EM_STRS_MAX || t->bytes + n + 1 > PTW_EM_STRS_BYTES ||
+	if (t->count >= PTW_EM_STRS_MAX ||
+	    t->bytes + 8 + n + 1 > PTW_EM_STRS_BYTES ||
 	    memchr(s, '\0', n))
 		return NULL;
 	uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, s, n), v;
@@ -231,7 +232,8 @@ static const char *ptw_em_strs_add(struct ptw_em_strs *t, const char *s,
 		/* a full-hash collision with other text: not stored */
 		return strlen(old) == n && memcmp(old, s, n) == 0 ? old : NULL;
 	}
-	if (!t->n_blocks || t->block_used + n + 1 > PTW_EM_STRS_BLOCK) {
+	/* Each copy is preceded by its FNV-1a hash (ptw_em_strs_hash). */
+	if (!t->n_blocks || t->block_used + 8 + n + 1 > PTW_EM_STRS_BLOCK) {
 		if (t->n_blocks == t->blocks_cap) {
 			size_t nc = t->blocks_cap ? t->blocks_cap * 2 : 8;
 			char **nb = realloc(t->blocks, nc * sizeof(*nb));
@@ -247,13 +249,14 @@ static const char *ptw_em_strs_add(struct ptw_em_strs *t, const char *s,
 		t->blocks[t->n_blocks++] = b;
 		t->block_used = 0;
 	}
-	char *copy = t->blocks[t->n_blocks - 1] + t->block_used;
+	char *copy = t->blocks[t->n_blocks - 1] + t->block_used + 8;
+	memcpy(copy - 8, &h, 8);
 	memcpy(copy, s, n);
 	copy[n] = '\0';
 	if (ptw_cv_map_put(&t->map, h, (uint64_t)(uintptr_t)copy))
 		return NULL;
-	t->block_used += n + 1;
-	t->bytes += n + 1;
+	t->block_used += 8 + n + 1;
+	t->bytes += 8 + n + 1;
 	t->count++;
 	return copy;
 }
@@ -406,6 +409,22 @@ static uint64_t ptw_em_str_hash(const char *s, size_t n)
 	return h ? h : 1;
 }
 
+/* ptw_em_str_hash() of a stable string (from ptw_em_strs_get), without
+ * reading it: its hash is stored in front of it. */
+static uint64_t ptw_em_stable_hash(const char *s)
+{
+	static const char nn[] = PTW_EM_NO_NAME;
+	if (!s || !*s)
+		return 0; /* ptw_em_empty has no stored hash */
+	uint64_t h;
+	memcpy(&h, s - 8, 8);
+	if (!h)
+		return 1;
+	if (s[0] == nn[0] && strcmp(s, nn) == 0)
+		return 0;
+	return h;
+}
+
 static void ptw_em_add_flow(uint64_t *v, uint32_t *n, uint64_t id)
 {
 	for (uint32_t i = 0; i < *n; i++)
@@ -416,7 +435,8 @@ static void ptw_em_add_flow(uint64_t *v, uint32_t *n, uint64_t id)
 }
 
 static int ptw_em_push_model(struct ptw_em_thread *th,
-			     const struct ptw_em_payload *pl, int hash)
+			     const struct ptw_em_payload *pl, int hash,
+			     int stable)
 {
 	if (th->model_n == th->model_cap) {
 		size_t nc = th->model_cap ? th->model_cap * 2 : 16;
@@ -430,8 +450,15 @@ static int ptw_em_push_model(struct ptw_em_thread *th,
 	memset(o, 0, sizeof(*o));
 	/* Names only matter to Chrome E events (X-form ends are nameless). */
 	if (hash) {
-		o->name_h = ptw_em_str_hash(pl->name, pl->name_len);
-		o->cat_h = pl->cat ? ptw_em_str_hash(pl->cat, strlen(pl->cat)) : 0;
+		if (stable) {
+			o->name_h = ptw_em_stable_hash(pl->name);
+			o->cat_h = ptw_em_stable_hash(pl->cat);
+		} else {
+			o->name_h = ptw_em_str_hash(pl->name, pl->name_len);
+			o->cat_h = pl->cat ? ptw_em_str_hash(pl->cat,
+							     strlen(pl->cat))
+					   : 0;
+		}
 	}
 	return 0;
 }
@@ -448,8 +475,7 @@ static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
 		pl.n_args = pl.n_out = pl.n_in = 0;
 	if (it->stable) {
 		pl.name = it->sname;
-		/* the length only matters to Chrome E matching */
-		pl.name_len = em->mode == PTW_EMIT_CHROME ? strlen(it->sname) : 0;
+		pl.name_len = 0; /* unused: hashes come from the store */
 		pl.cat = it->scat;
 		ev.flags = PTW_EV_STATIC_STRINGS;
 	}
@@ -490,8 +516,16 @@ static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
 			 * category (none: any). Only the innermost can be
 			 * closed by a nameless END; a deeper match is closed
 			 * through it, as LIFO pairing would. */
-			uint64_t nh = ptw_em_str_hash(pl.name, pl.name_len);
-			uint64_t ch = pl.cat ? ptw_em_str_hash(pl.cat, strlen(pl.cat)) : 0;
+			uint64_t nh, ch;
+			if (it->stable) {
+				nh = ptw_em_stable_hash(pl.name);
+				ch = ptw_em_stable_hash(pl.cat);
+			} else {
+				nh = ptw_em_str_hash(pl.name, pl.name_len);
+				ch = pl.cat ? ptw_em_str_hash(pl.cat,
+							      strlen(pl.cat))
+					    : 0;
+			}
 			size_t k = th->model_n;
 			while (k > 0) {
 				const struct ptw_em_open *o = &th->model[k - 1];
@@ -536,7 +570,8 @@ static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
 		rc = ptw_seq_slice_begin(em->seq, &ev);
 		if (!rc)
 			rc = ptw_em_push_model(th, &pl,
-					       em->mode == PTW_EMIT_CHROME);
+					       em->mode == PTW_EMIT_CHROME,
+					       it->stable);
 		if (it->state == PTW_EM_UNRESOLVED)
 			em->st.open_slices++;
 		else if (it->state == PTW_EM_COMPLETE)
