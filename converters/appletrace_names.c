@@ -17,10 +17,16 @@ struct ptw_at_slot {
 	char *s; /* n bytes + NUL */
 };
 
+/* Small ids (producers number names from 0 or 1) are also found by
+ * direct indexing, without hashing or probing. */
+#define PTW_AT_DENSE 4096u
+
 struct ptw_appletrace_names {
 	struct ptw_at_slot *slots;
 	size_t cap; /* power of two */
 	size_t count;
+	struct ptw_cv_str dense[PTW_AT_DENSE]; /* id < PTW_AT_DENSE; p NULL:
+						* undefined */
 };
 
 static size_t ptw_at_hash(uint32_t id, size_t cap)
@@ -54,16 +60,22 @@ void ptw_appletrace_names_destroy(struct ptw_appletrace_names *t)
 	free(t);
 }
 
+static struct ptw_at_slot *ptw_at_probe(struct ptw_at_slot *slots, size_t cap,
+					uint32_t id)
+{
+	size_t i = ptw_at_hash(id, cap);
+	for (;;) {
+		struct ptw_at_slot *s = &slots[i];
+		if (!s->used || s->id == id)
+			return s;
+		i = (i + 1) & (cap - 1);
+	}
+}
+
 static struct ptw_at_slot *ptw_at_find(const struct ptw_appletrace_names *t,
 				       uint32_t id)
 {
-	size_t i = ptw_at_hash(id, t->cap);
-	for (;;) {
-		struct ptw_at_slot *s = &t->slots[i];
-		if (!s->used || s->id == id)
-			return s;
-		i = (i + 1) & (t->cap - 1);
-	}
+	return ptw_at_probe(t->slots, t->cap, id);
 }
 
 static int ptw_at_grow(struct ptw_appletrace_names *t)
@@ -72,10 +84,9 @@ static int ptw_at_grow(struct ptw_appletrace_names *t)
 	struct ptw_at_slot *ns = calloc(ncap, sizeof(*ns));
 	if (!ns)
 		return PTW_ERR_NOMEM;
-	struct ptw_appletrace_names nt = {ns, ncap, t->count};
 	for (size_t i = 0; i < t->cap; i++)
 		if (t->slots[i].used)
-			*ptw_at_find(&nt, t->slots[i].id) = t->slots[i];
+			*ptw_at_probe(ns, ncap, t->slots[i].id) = t->slots[i];
 	free(t->slots);
 	t->slots = ns;
 	t->cap = ncap;
@@ -105,6 +116,10 @@ int ptw_appletrace_names_define(struct ptw_appletrace_names *t, uint32_t id,
 	}
 	sl->s = copy;
 	sl->n = n;
+	if (id < PTW_AT_DENSE) {
+		t->dense[id].p = copy;
+		t->dense[id].n = n;
+	}
 	return 0;
 }
 
@@ -114,6 +129,8 @@ struct ptw_cv_str ptw_appletrace_names_get(const struct ptw_appletrace_names *t,
 	struct ptw_cv_str r = {NULL, 0};
 	if (!t)
 		return r;
+	if (id < PTW_AT_DENSE)
+		return t->dense[id];
 	const struct ptw_at_slot *sl = ptw_at_find(t, id);
 	if (sl->used) {
 		r.p = sl->s;

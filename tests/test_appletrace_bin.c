@@ -419,3 +419,54 @@ Test(appletrace_bin, fd_reader_matches_memory_reader_across_chunks)
 	ptw_appletrace_names_destroy(n2);
 	free(f.p);
 }
+
+Test(appletrace_bin, ids_small_and_large_redefine_and_stay_apart)
+{
+	/* Ids below 4096 are also indexed directly, others hashed: both
+	 * kinds define, redefine and fail alike, and never mix. */
+	static const uint32_t ids[] = {0, 4095, 4096, 4096 + 4096,
+				       0xFFFFFFFFu, 64 * 1024 + 1};
+	enum { N = sizeof(ids) / sizeof(ids[0]) };
+	struct frag f;
+	frag_header(&f, 1);
+	char s[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(s, sizeof(s), "a%u", (unsigned)ids[i]);
+		frag_def(&f, ids[i], s);
+	}
+	for (int i = 0; i < N; i++)
+		frag_event(&f, 'i', ids[i], 1, 1, 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(s, sizeof(s), "b%u", (unsigned)ids[i]);
+		frag_def(&f, ids[i], s);
+	}
+	for (int i = N; i > 0; i--)
+		frag_event(&f, 'i', ids[i - 1], 1, 2, 0);
+	/* many more definitions: the hashed table grows; all still found */
+	for (uint32_t id = 5000; id < 5300; id++) {
+		snprintf(s, sizeof(s), "c%u", (unsigned)id);
+		frag_def(&f, id, s);
+	}
+	frag_event(&f, 'i', 5299, 1, 3, 0);
+	frag_event(&f, 'i', 4095, 1, 3, 0);
+	frag_event(&f, 'i', 4094, 1, 4, 0); /* never defined */
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct got g = {0};
+	struct ptw_error err = {0};
+	enum ptw_appletrace_kind kind = PTW_APPLETRACE_OK;
+	cr_assert_eq(read_frag(&f, f.len, names, &g, &kind, &err),
+		     PTW_ERR_FORMAT);
+	cr_assert_eq(kind, PTW_APPLETRACE_UNDEFINED_NAME_ID);
+	cr_assert_eq(g.n, 2 * N + 2);
+	for (int i = 0; i < N; i++) {
+		snprintf(s, sizeof(s), "a%u", (unsigned)ids[i]);
+		cr_expect_str_eq(g.ev[i].name, s);
+		snprintf(s, sizeof(s), "b%u", (unsigned)ids[N - 1 - i]);
+		cr_expect_str_eq(g.ev[N + i].name, s);
+	}
+	cr_expect_str_eq(g.ev[2 * N].name, "c5299");
+	cr_expect_str_eq(g.ev[2 * N + 1].name, "b4095");
+	cr_expect_eq(ptw_appletrace_names_count(names), N + 300);
+	ptw_appletrace_names_destroy(names);
+	free(f.p);
+}
