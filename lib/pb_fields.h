@@ -97,6 +97,8 @@
 #define PTW_F_TD_CHILD_ORDERING 11         /* TrackDescriptor.child_ordering */
 #define PTW_F_TD_SIBLING_ORDER_RANK 12     /* TrackDescriptor.sibling_order_rank */
 /* TrackDescriptor.ChildTracksOrdering */
+#define PTW_CHILD_ORDERING_EXPLICIT 3      /* EXPLICIT: by sibling_order_rank */
+/* TrackDescriptor.ChildTracksOrdering */
 #define PTW_TD_ORDERING_EXPLICIT 3         /* EXPLICIT */
 
 /* ProcessDescriptor */

@@ -1,6 +1,16 @@
 /* track.c - the track table and TrackDescriptor packets (the public
  * ptw_writer_add_*_track calls).
- * SPDX-License-Identifier: Apache-2.0 */
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Descriptors are not encoded when a track is added: they wait in a list
+ * until the next flush of the pending packets, and are written just before
+ * those packets. By then the writer knows whether a track has children
+ * with a sibling_order_rank, so the parent's (first) descriptor can carry
+ * child_ordering = EXPLICIT: trace_processor keeps the first descriptor of
+ * a uuid and ignores the ordering of later ones. Order stays sound:
+ * every descriptor still precedes, in file order, each event added after
+ * its track (counter descriptors must precede their first sample), and a
+ * file cut inside a batch loses the batch's events with its descriptors. */
 #include "track.h"
 
 #include <stdlib.h>
@@ -12,8 +22,9 @@
 void ptw_tracks_free(struct ptw_tracks *t)
 {
 	free(t->v);
-	t->v = NULL;
-	t->n = t->cap = 0;
+	free(t->pend);
+	free(t->str);
+	memset(t, 0, sizeof(*t));
 }
 
 uint64_t ptw_tracks_add(struct ptw_tracks *t, enum ptw_track_kind kind)
@@ -56,23 +67,83 @@ static int ptw_track_check_str(struct ptw_writer *w, const char *s,
 struct ptw_track_desc {
 	uint64_t uuid;
 	uint64_t parent;
-	const char *name;
-	int32_t rank; /* < 0: none */
-	int is_counter;
+	const char *name; /* name, or process_name / thread_name */
+	int32_t rank;     /* < 0: none */
 	const char *unit_name;
-	const struct ptw_track *tr; /* process/thread identity */
-	const char *pt_name;        /* process_name / thread_name */
 };
+
+/* Copies 'str' into the pending-string arena; returns 0 or -1. */
+static int ptw_track_put_str(struct ptw_tracks *t, const char *str,
+			     size_t *off, uint32_t *len)
+{
+	size_t n = strlen(str); /* checked <= PTW_MAX_STRING_LEN */
+	if (t->str_cap - t->str_len < n) {
+		size_t cap = t->str_cap ? t->str_cap : 1024;
+		while (cap - t->str_len < n) {
+			if (cap > SIZE_MAX / 2)
+				return -1;
+			cap *= 2;
+		}
+		char *p = realloc(t->str, cap);
+		if (!p)
+			return -1;
+		t->str = p;
+		t->str_cap = cap;
+	}
+	memcpy(t->str + t->str_len, str, n);
+	*off = t->str_len;
+	*len = (uint32_t)n;
+	t->str_len += n;
+	return 0;
+}
+
+/* Queues a descriptor for the next flush. Returns 0 or NOMEM (sticky). */
+static int ptw_track_defer(struct ptw_writer *w, const struct ptw_track_desc *d)
+{
+	if (w->sticky)
+		return w->sticky;
+	struct ptw_tracks *t = &w->tracks;
+	if (t->n_pend == t->pend_cap) {
+		size_t cap = t->pend_cap ? t->pend_cap * 2 : 16;
+		void *p = cap <= SIZE_MAX / sizeof(*t->pend)
+				  ? realloc(t->pend, cap * sizeof(*t->pend))
+				  : NULL;
+		if (!p)
+			goto nomem;
+		t->pend = p;
+		t->pend_cap = cap;
+	}
+	struct ptw_track_rec *r = &t->pend[t->n_pend];
+	memset(r, 0, sizeof(*r));
+	r->uuid = d->uuid;
+	r->parent = d->parent;
+	r->rank = d->rank;
+	if (d->name) {
+		if (ptw_track_put_str(t, d->name, &r->name_off, &r->name_len))
+			goto nomem;
+		r->has_name = 1;
+	}
+	if (d->unit_name) {
+		if (ptw_track_put_str(t, d->unit_name, &r->unit_off, &r->unit_len))
+			goto nomem;
+		r->has_unit = 1;
+	}
+	t->n_pend++;
+	w->stats.packets++; /* counted when queued: it will be written */
+	return 0;
+nomem:
+	return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0, "track table: out of memory");
+}
 
 /* One packet on the descriptor sequence: explicit timestamp 0 and no
  * clock id (trace default clock), so it never touches any sequence's
  * incremental clock and precedes every event in trace time. */
-static int ptw_track_emit(struct ptw_writer *w, const struct ptw_track_desc *d)
+static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
+			     const struct ptw_track_rec *r)
 {
-	if (w->sticky)
-		return w->sticky;
-	struct ptw_pb_buf *b = &w->pend;
-	size_t mark = ptw_w_packet_begin(w);
+	const struct ptw_tracks *t = &w->tracks;
+	const struct ptw_track *tr = &t->v[r->uuid - 1];
+	size_t mark = ptw_pb_begin_nested(b, PTW_F_TRACE_PACKET);
 	ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, 0);
 	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID,
 				   PTW_SEQ_ID_DESCRIPTORS);
@@ -82,38 +153,72 @@ static int ptw_track_emit(struct ptw_writer *w, const struct ptw_track_desc *d)
 		ptw_pb_append_varint_field(b, PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE, 1);
 		w->desc_started = 1;
 	}
+	const char *name = r->has_name ? t->str + r->name_off : NULL;
 	size_t td = ptw_pb_begin_nested(b, PTW_F_PKT_TRACK_DESCRIPTOR);
-	ptw_pb_append_varint_field(b, PTW_F_TD_UUID, d->uuid);
-	if (d->parent)
-		ptw_pb_append_varint_field(b, PTW_F_TD_PARENT_UUID, d->parent);
-	if (d->name)
-		ptw_pb_append_string_field(b, PTW_F_TD_NAME, d->name);
-	if (d->rank >= 0)
-		ptw_pb_append_int64_field(b, PTW_F_TD_SIBLING_ORDER_RANK, d->rank);
-	if (d->tr && d->tr->kind == PTW_TRACK_PROCESS) {
+	ptw_pb_append_varint_field(b, PTW_F_TD_UUID, r->uuid);
+	if (r->parent)
+		ptw_pb_append_varint_field(b, PTW_F_TD_PARENT_UUID, r->parent);
+	if (r->has_name && tr->kind != PTW_TRACK_PROCESS &&
+	    tr->kind != PTW_TRACK_THREAD)
+		ptw_pb_append_bytes_field(b, PTW_F_TD_NAME, name, r->name_len);
+	if (tr->explicit_children)
+		ptw_pb_append_varint_field(b, PTW_F_TD_CHILD_ORDERING,
+					   PTW_CHILD_ORDERING_EXPLICIT);
+	if (r->rank >= 0)
+		ptw_pb_append_int64_field(b, PTW_F_TD_SIBLING_ORDER_RANK, r->rank);
+	if (tr->kind == PTW_TRACK_PROCESS) {
 		size_t m = ptw_pb_begin_nested(b, PTW_F_TD_PROCESS);
-		ptw_pb_append_int64_field(b, PTW_F_PD_PID, d->tr->pid);
-		if (d->pt_name)
-			ptw_pb_append_string_field(b, PTW_F_PD_PROCESS_NAME,
-						   d->pt_name);
+		ptw_pb_append_int64_field(b, PTW_F_PD_PID, tr->pid);
+		if (r->has_name)
+			ptw_pb_append_bytes_field(b, PTW_F_PD_PROCESS_NAME, name,
+						  r->name_len);
 		ptw_pb_end_nested(b, m);
-	} else if (d->tr && d->tr->kind == PTW_TRACK_THREAD) {
+	} else if (tr->kind == PTW_TRACK_THREAD) {
 		size_t m = ptw_pb_begin_nested(b, PTW_F_TD_THREAD);
-		ptw_pb_append_int64_field(b, PTW_F_THD_PID, d->tr->pid);
-		ptw_pb_append_int64_field(b, PTW_F_THD_TID, d->tr->tid);
-		if (d->pt_name)
-			ptw_pb_append_string_field(b, PTW_F_THD_THREAD_NAME,
-						   d->pt_name);
+		ptw_pb_append_int64_field(b, PTW_F_THD_PID, tr->pid);
+		ptw_pb_append_int64_field(b, PTW_F_THD_TID, tr->tid);
+		if (r->has_name)
+			ptw_pb_append_bytes_field(b, PTW_F_THD_THREAD_NAME, name,
+						  r->name_len);
 		ptw_pb_end_nested(b, m);
-	} else if (d->is_counter) {
+	} else if (tr->kind == PTW_TRACK_COUNTER) {
 		size_t m = ptw_pb_begin_nested(b, PTW_F_TD_COUNTER);
-		if (d->unit_name)
-			ptw_pb_append_string_field(b, PTW_F_CD_UNIT_NAME,
-						   d->unit_name);
+		if (r->has_unit)
+			ptw_pb_append_bytes_field(b, PTW_F_CD_UNIT_NAME,
+						  t->str + r->unit_off, r->unit_len);
 		ptw_pb_end_nested(b, m);
 	}
 	ptw_pb_end_nested(b, td);
-	return ptw_w_packet_end(w, mark, 0);
+	ptw_pb_end_nested(b, mark);
+}
+
+int ptw_w_flush_tracks(struct ptw_writer *w)
+{
+	struct ptw_tracks *t = &w->tracks;
+	struct ptw_pb_buf *b = &w->dbuf;
+	size_t last = 0;
+	int rc = 0;
+	b->len = 0;
+	for (size_t i = 0; i < t->n_pend && !rc; i++) {
+		last = b->len;
+		ptw_track_encode(w, b, &t->pend[i]);
+		if (b->oom) {
+			rc = ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
+					       "descriptor buffer: out of memory");
+			break;
+		}
+		/* Same batching as the event packets (writer.c). */
+		if (b->len >= w->flush_at) {
+			rc = ptw_w_emit(w, b->data, b->len, last);
+			b->len = 0;
+		}
+	}
+	if (!rc && b->len)
+		rc = ptw_w_emit(w, b->data, b->len, last);
+	b->len = 0;
+	t->n_pend = 0;
+	t->str_len = 0;
+	return rc;
 }
 
 /* Validates a parent uuid: 0 or an existing non-counter track. */
@@ -146,10 +251,10 @@ static uint64_t ptw_track_new(struct ptw_writer *w, enum ptw_track_kind kind,
 	tr->pid = pid;
 	tr->tid = tid;
 	d->uuid = uuid;
-	if (kind == PTW_TRACK_PROCESS || kind == PTW_TRACK_THREAD)
-		d->tr = tr;
-	if (ptw_track_emit(w, d) != 0)
+	if (ptw_track_defer(w, d) != 0)
 		return 0;
+	if (d->parent && d->rank >= 0)
+		ptw_tracks_get(&w->tracks, d->parent)->explicit_children = 1;
 	return uuid;
 }
 
@@ -158,7 +263,7 @@ uint64_t ptw_writer_add_process_track(struct ptw_writer *w, int32_t pid,
 {
 	if (!w || w->sticky || ptw_track_check_str(w, name, 0, "name"))
 		return 0;
-	struct ptw_track_desc d = {.rank = -1, .pt_name = name};
+	struct ptw_track_desc d = {.rank = -1, .name = name};
 	return ptw_track_new(w, PTW_TRACK_PROCESS, &d, pid, 0);
 }
 
@@ -167,7 +272,7 @@ uint64_t ptw_writer_add_thread_track(struct ptw_writer *w, int32_t pid,
 {
 	if (!w || w->sticky || ptw_track_check_str(w, name, 0, "name"))
 		return 0;
-	struct ptw_track_desc d = {.rank = -1, .pt_name = name};
+	struct ptw_track_desc d = {.rank = -1, .name = name};
 	return ptw_track_new(w, PTW_TRACK_THREAD, &d, pid, tid);
 }
 
@@ -192,7 +297,7 @@ uint64_t ptw_writer_add_counter_track(struct ptw_writer *w, const char *name,
 		return 0;
 	struct ptw_track_desc d = {.parent = parent_uuid, .name = name,
 				   .rank = rank < 0 ? -1 : rank,
-				   .is_counter = 1, .unit_name = unit_name};
+				   .unit_name = unit_name};
 	return ptw_track_new(w, PTW_TRACK_COUNTER, &d, 0, 0);
 }
 
@@ -211,7 +316,6 @@ int ptw_writer_rename_track(struct ptw_writer *w, uint64_t track,
 		return ptw_i_writer_fail(w, PTW_ERR_INVALID, 0,
 					 "rename: %llu is not a process or thread track",
 					 (unsigned long long)track);
-	struct ptw_track_desc d = {.uuid = track, .rank = -1, .tr = tr,
-				   .pt_name = name};
-	return ptw_track_emit(w, &d);
+	struct ptw_track_desc d = {.uuid = track, .rank = -1, .name = name};
+	return ptw_track_defer(w, &d);
 }

@@ -5,6 +5,7 @@
 #ifndef PTW_TRACK_H
 #define PTW_TRACK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum ptw_track_kind {
@@ -16,15 +17,35 @@ enum ptw_track_kind {
 
 struct ptw_track {
 	uint8_t kind;   /* enum ptw_track_kind */
+	/* A child with a sibling_order_rank exists: the descriptor carries
+	 * child_ordering = EXPLICIT (if not yet written, see track.c). */
+	uint8_t explicit_children;
 	uint32_t depth; /* open slices (BEGIN without END) */
 	int32_t pid;
 	int64_t tid;
+};
+
+/* A descriptor waiting for the next flush: strings are offsets into
+ * ptw_tracks.str (name: TrackDescriptor.name, or process_name /
+ * thread_name for those kinds). */
+struct ptw_track_rec {
+	uint64_t uuid;
+	uint64_t parent;
+	size_t name_off, unit_off;
+	uint32_t name_len, unit_len;
+	int32_t rank;      /* < 0: none */
+	uint8_t has_name, has_unit;
 };
 
 struct ptw_tracks {
 	struct ptw_track *v; /* v[uuid - 1] */
 	uint64_t n;
 	uint64_t cap;
+	/* Descriptors not yet encoded, in call order (see track.c). */
+	struct ptw_track_rec *pend;
+	size_t n_pend, pend_cap;
+	char *str;
+	size_t str_len, str_cap;
 };
 
 void ptw_tracks_free(struct ptw_tracks *t);

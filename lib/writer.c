@@ -108,7 +108,8 @@ struct ptw_writer *ptw_writer_open_fd(int fd,
 	/* The buffer holds up to flush_at bytes plus one packet; it starts at
 	 * most 4 MiB and doubles if a larger threshold needs it. */
 	size_t init = w->flush_at < (4u << 20) ? w->flush_at : (4u << 20);
-	int ok = ptw_pb_buf_init(&w->pend, init + 64 * 1024) == 0;
+	int ok = ptw_pb_buf_init(&w->pend, init + 64 * 1024) == 0 &&
+		 ptw_pb_buf_init(&w->dbuf, 1024) == 0;
 	if (ok && o.compress) {
 		w->defl = ptw_deflate_create(o.compress_level);
 		ok = w->defl != NULL;
@@ -203,26 +204,33 @@ static int ptw_w_write_batch(struct ptw_writer *w, const uint8_t *p, size_t n)
 	return rc;
 }
 
+int ptw_w_emit(struct ptw_writer *w, const uint8_t *data, size_t len,
+	       size_t last)
+{
+	if (!w->defl)
+		return ptw_w_write(w, data, len);
+	if (len <= PTW_DEFLATE_MAX_INPUT)
+		return ptw_w_write_batch(w, data, len);
+	/* Only the newest record can push the buffer past the batch limit
+	 * (we flush at every record end past flush_at <= the limit), so
+	 * split there. */
+	int rc = ptw_w_write_batch(w, data, last);
+	if (!rc)
+		rc = ptw_w_write_batch(w, data + last, len - last);
+	return rc;
+}
+
 int ptw_w_flush(struct ptw_writer *w)
 {
 	if (w->sticky)
 		return w->sticky;
+	int rc = 0;
+	if (w->tracks.n_pend)
+		rc = ptw_w_flush_tracks(w);
 	if (!w->pend.len)
-		return 0;
-	int rc;
-	if (!w->defl) {
-		rc = ptw_w_write(w, w->pend.data, w->pend.len);
-	} else if (w->pend.len <= PTW_DEFLATE_MAX_INPUT) {
-		rc = ptw_w_write_batch(w, w->pend.data, w->pend.len);
-	} else {
-		/* Only the newest record can push the buffer past the batch
-		 * limit (we flush at every record end past flush_at <= the
-		 * limit), so split there. */
-		rc = ptw_w_write_batch(w, w->pend.data, w->last_pkt);
-		if (!rc)
-			rc = ptw_w_write_batch(w, w->pend.data + w->last_pkt,
-					       w->pend.len - w->last_pkt);
-	}
+		return rc;
+	if (!rc)
+		rc = ptw_w_emit(w, w->pend.data, w->pend.len, w->last_pkt);
 	if (!rc && w->pend_has_event && !w->stats.first_output_ns) {
 		uint64_t d = ptw_w_mono_ns() - w->open_ns;
 		w->stats.first_output_ns = d ? d : 1;
@@ -280,6 +288,7 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_tracks_free(&w->tracks);
 	ptw_deflate_destroy(w->defl);
 	ptw_pb_buf_free(&w->pend);
+	ptw_pb_buf_free(&w->dbuf);
 	free(w);
 	return rc;
 }

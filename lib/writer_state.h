@@ -65,6 +65,7 @@ struct ptw_writer {
 
 	struct ptw_tracks tracks;
 	int desc_started;              /* descriptor sequence has CLEARED */
+	struct ptw_pb_buf dbuf;        /* descriptors being flushed (track.c) */
 
 	struct ptw_seq **seqs;         /* every sequence, freed at close */
 	uint32_t n_seqs, seqs_cap;
@@ -89,8 +90,20 @@ size_t ptw_w_packet_begin(struct ptw_writer *w);
  * past the threshold. 'is_event' marks a TrackEvent packet. Returns 0 or
  * the sticky error. */
 int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event);
-/* Writes every pending record. Returns 0 or the sticky error. */
+/* Writes every pending record (descriptors first). Returns 0 or the
+ * sticky error. */
 int ptw_w_flush(struct ptw_writer *w);
+/* Writes 'len' bytes of whole packet records (raw, or deflated batches
+ * split at 'last', the offset of the newest record). Returns 0 or the
+ * sticky error. */
+int ptw_w_emit(struct ptw_writer *w, const uint8_t *data, size_t len,
+	       size_t last);
+
+/* ---- track.c: descriptors ------------------------------------------- */
+
+/* Encodes and writes the queued descriptors (called first by
+ * ptw_w_flush). Returns 0 or the sticky error. */
+int ptw_w_flush_tracks(struct ptw_writer *w);
 
 /* ---- seq.c: sequence state ------------------------------------------ */
 

@@ -108,6 +108,8 @@ Test(pb_fields, enum_values_match_the_proto)
 	      PTW_SEQ_INCREMENTAL_STATE_CLEARED);
 	ENUMV(trace_packet__sequence_flags, "SEQ_NEEDS_INCREMENTAL_STATE",
 	      PTW_SEQ_NEEDS_INCREMENTAL_STATE);
+	ENUMV(track_descriptor__child_tracks_ordering, "EXPLICIT",
+	      PTW_CHILD_ORDERING_EXPLICIT);
 	ENUMV(builtin_clock, "BUILTIN_CLOCK_BOOTTIME", PTW_CLOCK_BOOTTIME);
 	ENUMV(builtin_clock, "BUILTIN_CLOCK_TRACE_FILE", PTW_CLOCK_TRACE_FILE);
 	ENUMV(track_event__type, "TYPE_SLICE_BEGIN", PTW_TE_TYPE_SLICE_BEGIN);

@@ -277,6 +277,78 @@ Test(writer, track_descriptors_carry_hierarchy_and_identity)
 	tw_trace_free(&t);
 }
 
+Test(writer, parents_of_ranked_children_get_explicit_child_ordering)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t proc = ptw_writer_add_process_track(w, 7, "proc");
+	uint64_t thr = ptw_writer_add_thread_track(w, 7, 8, "main");
+	uint64_t root = ptw_writer_add_track(w, "root", 0, -1);
+	uint64_t plain = ptw_writer_add_track(w, "plain", proc, -1);
+	uint64_t b = ptw_writer_add_track(w, "b", root, 2);
+	uint64_t a = ptw_writer_add_track(w, "a", root, 1);
+	uint64_t ctr = ptw_writer_add_counter_track(w, "c", NULL, thr, 0);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct ptw_event ev = {.track = b, .ts = 10, .name = "x"};
+	cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+	cr_assert_eq(ptw_seq_counter_int(s, ctr, 11, 5), 0);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	cr_assert_eq(t.n_tracks, 7);
+	/* EXPLICIT (3) on the first descriptor of each parent with a
+	 * ranked child, nothing elsewhere */
+	cr_assert_eq(tw_find_track(&t, root)->first_child_ordering, 3);
+	cr_assert_eq(tw_find_track(&t, thr)->first_child_ordering, 3);
+	cr_assert_eq(tw_find_track(&t, proc)->first_child_ordering, 0);
+	cr_assert_eq(tw_find_track(&t, plain)->first_child_ordering, 0);
+	cr_assert_eq(tw_find_track(&t, a)->first_child_ordering, 0);
+	cr_assert_eq(tw_find_track(&t, a)->rank, 1);
+	cr_assert_eq(tw_find_track(&t, b)->rank, 2);
+	cr_assert_eq(tw_find_track(&t, ctr)->rank, 0);
+	cr_assert_eq(tw_find_track(&t, plain)->parent, proc);
+	cr_assert_eq(t.n_ev, 2);
+	tw_trace_free(&t);
+}
+
+Test(writer, descriptors_added_between_flushes_precede_their_events)
+{
+	char *path;
+	struct ptw_writer_options o = {.flush_bytes = 64};
+	struct ptw_writer *w = open_tmp(&path, &o);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	uint64_t tracks[12];
+	uint64_t parent = ptw_writer_add_track(w, "parent", 0, -1);
+	/* Tracks created after events and flushes, counters included:
+	 * each descriptor must still come before its first event in the
+	 * file (counters need that). */
+	for (int i = 0; i < 12; i++) {
+		int counter = i % 3 == 2;
+		tracks[i] = counter ? ptw_writer_add_counter_track(w, "n", "u", parent, i)
+				    : ptw_writer_add_track(w, "t", parent, -1);
+		cr_assert_neq(tracks[i], 0);
+		int rc = counter ? ptw_seq_counter_int(s, tracks[i], 100 + (uint64_t)i, i)
+				 : ptw_seq_slice_complete(s, &(struct ptw_event){
+						 .track = tracks[i],
+						 .ts = 100 + (uint64_t)i,
+						 .name = "s"}, 1);
+		cr_assert_eq(rc, 0);
+		if (i % 4 == 3)
+			cr_assert_eq(ptw_writer_flush(w), 0);
+	}
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	cr_assert_eq(t.n_tracks, 13);
+	cr_assert_eq(t.n_ev, 4 + 2 * 8); /* 4 counters, 8 complete slices */
+	for (size_t i = 0; i < t.n_ev; i++) {
+		const struct tw_track *tr = tw_find_track(&t, t.ev[i].track);
+		cr_assert_not_null(tr);
+		cr_assert_lt(tr->first_packet, t.ev[i].packet,
+			     "event %zu precedes the descriptor of track %llu", i,
+			     (unsigned long long)tr->uuid);
+	}
+	tw_trace_free(&t);
+}
+
 Test(writer, default_track_events_omit_track_uuid)
 {
 	char *path;

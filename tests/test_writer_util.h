@@ -44,6 +44,7 @@ struct tw_event {
 	int has_value, is_double;
 	int64_t ival;
 	double dval;
+	size_t packet;     /* packets decoded when this event was */
 	int raw_has_track; /* track_uuid present in the packet */
 	int abs_clock;     /* timestamp_clock_id written (backwards ts) */
 };
@@ -58,6 +59,11 @@ struct tw_track {
 	int has_rank;
 	int32_t rank;
 	char unit[64];
+	/* From the uuid's first descriptor in file order (trace_processor
+	 * ignores the ordering of later ones): child_ordering (0: absent)
+	 * and the packet count when it was decoded. */
+	int first_child_ordering;
+	size_t first_packet;
 };
 
 struct tw_strtab {
@@ -263,6 +269,7 @@ static inline struct tw_event *tw_new_event(struct tw_trace *t)
 	}
 	struct tw_event *e = &t->ev[t->n_ev++];
 	memset(e, 0, sizeof(*e));
+	e->packet = t->n_packets;
 	return e;
 }
 
@@ -303,12 +310,19 @@ static inline int tw_descriptor(struct tw_trace *t,
 	if (!d->has_uuid || d->uuid == 0)
 		return tw_fail(t, "descriptor without uuid");
 	struct tw_track *tr = (struct tw_track *)tw_find_track(t, d->uuid);
+	int first_co = d->has_child_ordering ? (int)d->child_ordering : 0;
+	size_t first_packet = t->n_packets;
 	if (!tr) {
 		if (t->n_tracks == TW_MAX_TRACKS)
 			return tw_fail(t, "too many tracks");
 		tr = &t->tracks[t->n_tracks++];
+	} else {
+		first_co = tr->first_child_ordering;
+		first_packet = tr->first_packet;
 	}
 	memset(tr, 0, sizeof(*tr));
+	tr->first_child_ordering = first_co;
+	tr->first_packet = first_packet;
 	tr->uuid = d->uuid;
 	tr->parent = d->has_parent_uuid ? d->parent_uuid : 0;
 	if (d->static_or_dynamic_name_case ==
