@@ -208,25 +208,3 @@ int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts)
 	}
 	return ptw_w_seq_checkpoint(s, ts);
 }
-
-size_t ptw_w_seq_packet_begin(struct ptw_seq *s, uint64_t ts)
-{
-	struct ptw_writer *w = s->w;
-	struct ptw_pb_buf *b = &w->pend;
-	size_t mark = ptw_w_packet_begin(w);
-	if (__builtin_expect(ts >= s->base, 1)) {
-		/* Always written, even 0: a TrackEvent packet without a
-		 * timestamp is dropped by trace_processor. */
-		ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, ts - s->base);
-		s->base = ts;
-	} else {
-		/* Backwards: absolute on clock 65 (1:1 with BOOTTIME); the
-		 * clock-64 delta base stays where it was. */
-		ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, ts);
-		ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					   PTW_CLOCK_SEQ_ABS);
-	}
-	ptw_pb_append_raw(b, s->hdr, s->hdr_len);
-	s->since_cp++;
-	return mark;
-}

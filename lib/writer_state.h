@@ -113,8 +113,5 @@ void ptw_w_seq_free(struct ptw_seq *s);
 /* Writes the sequence's first packet or a due checkpoint before an event
  * at 'ts'. Returns 0 or an error (nothing written on INVALID). */
 int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts);
-/* Starts an event packet on the sequence at 'ts' (delta on clock 64, or
- * absolute on clock 65 when ts is below the delta base). */
-size_t ptw_w_seq_packet_begin(struct ptw_seq *s, uint64_t ts);
 
 #endif /* PTW_WRITER_STATE_H */
