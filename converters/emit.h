@@ -94,7 +94,10 @@ struct ptw_emit;
 
 /* Creates an emitter writing to 'w' (on its simulation sequence, ts in
  * ns). Returns NULL with *err on allocation failure. The writer must
- * outlive the emitter. */
+ * outlive the emitter, and gets events from this one emitter only: the
+ * emitter hands the writer names it owns as PTW_EV_STATIC_STRINGS (interned
+ * by pointer), so after ptw_emit_destroy() the writer may only be closed
+ * (a later emitter's strings could reuse those addresses). */
 struct ptw_emit *ptw_emit_create(struct ptw_writer *w, struct ptw_error *err);
 
 /* Default names (like Catapult's add_process_metadata): used unless the
