@@ -2,7 +2,9 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  * One table per InternedData field of a sequence. Strings are keyed by
- * content (hash + bytes copied into the table's arena); iids are 1, 2, 3...
+ * content (hash + bytes copied into the table's arena; strings up to 16
+ * bytes are compared by two key words held in the entry, so the lookup,
+ * inline below, needs no loop or memcmp for them); iids are 1, 2, 3...
  * in insertion order and restart at 1 after ptw_intern_reset() (a
  * checkpoint). A second, pointer-keyed cache maps the address of a string
  * the caller promised never to change (PTW_EV_STATIC_STRINGS) to its iid,

@@ -155,8 +155,14 @@ uint64_t ptw_writer_now_ns(const struct ptw_writer *w);
 
 /* ---- tracks ------------------------------------------------------------
  * Each returns a new non-zero track uuid, or 0 on error (see
- * ptw_writer_error). Its TrackDescriptor is written once, before any event
- * that can use it. Strings are copied. */
+ * ptw_writer_error). Its TrackDescriptor is queued and written at the next
+ * flush of pending packets (flush_bytes reached, ptw_writer_flush, close),
+ * ahead of those packets: so before any event that can use it, and late
+ * enough that a parent whose children have a rank is written with
+ * child_ordering = EXPLICIT. Create ranked children before the parent's
+ * first flush (in practice: before its events); a rank given later is
+ * still written, but trace_processor keeps the ordering of a track's
+ * first descriptor. Strings are copied. Write errors surface at the flush. */
 
 uint64_t ptw_writer_add_process_track(struct ptw_writer *w, int32_t pid,
 				      const char *name);
@@ -164,7 +170,8 @@ uint64_t ptw_writer_add_thread_track(struct ptw_writer *w, int32_t pid,
 				     int64_t tid, const char *name);
 /* A named track, under 'parent_uuid' (0: a global root track; else an
  * existing non-counter track); 'rank' >= 0 is written as
- * sibling_order_rank, < 0 means none. */
+ * sibling_order_rank (and makes the parent's child ordering EXPLICIT, see
+ * above), < 0 means none. */
 uint64_t ptw_writer_add_track(struct ptw_writer *w, const char *name,
 			      uint64_t parent_uuid, int32_t rank);
 /* A counter track; 'unit_name' may be NULL. */
