@@ -349,6 +349,52 @@ Test(writer, descriptors_added_between_flushes_precede_their_events)
 	tw_trace_free(&t);
 }
 
+/* Content interning compares strings up to 16 bytes by two overlapping
+ * key words and longer ones by memcmp: strings differing in any single
+ * byte, at every length around those limits, must stay distinct, and a
+ * reused buffer (a converter's case) must find each entry again. */
+Test(writer, content_interning_tells_apart_strings_differing_in_one_byte)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t tr = ptw_writer_add_track(w, "t", 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	char name[48];
+	uint64_t ts = 1, distinct = 0;
+	for (int round = 0; round < 2; round++) {
+		for (size_t len = 1; len <= 40; len++) {
+			for (size_t pos = 0; pos <= len; pos++) {
+				memset(name, 'a', len);
+				name[len] = '\0';
+				if (pos < len)
+					name[pos] = 'b';
+				struct ptw_event ev = {.track = tr, .ts = ts++, .name = name};
+				cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+				distinct += round == 0;
+			}
+		}
+	}
+	struct ptw_writer_stats st;
+	ptw_writer_get_stats(w, &st);
+	cr_assert_eq(st.interned_strings, distinct);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	cr_assert_eq(t.n_ev, 2 * distinct);
+	size_t i = 0;
+	for (int round = 0; round < 2; round++) {
+		for (size_t len = 1; len <= 40; len++) {
+			for (size_t pos = 0; pos <= len; pos++, i++) {
+				memset(name, 'a', len);
+				name[len] = '\0';
+				if (pos < len)
+					name[pos] = 'b';
+				cr_assert_str_eq(t.ev[i].name, name, "event %zu", i);
+			}
+		}
+	}
+	tw_trace_free(&t);
+}
+
 Test(writer, default_track_events_omit_track_uuid)
 {
 	char *path;
