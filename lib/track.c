@@ -72,6 +72,11 @@ struct ptw_track_desc {
 	const char *unit_name;
 };
 
+/* Encoded bytes of a queued descriptor besides its strings (packet and
+ * descriptor framing, sequence id, uuid, parent, rank, pid, tid): an
+ * estimate used to bound the queue. */
+#define PTW_TRACK_REC_BYTES 32u
+
 /* Copies 'str' into the pending-string arena; returns 0 or -1. */
 static int ptw_track_put_str(struct ptw_tracks *t, const char *str,
 			     size_t *off, uint32_t *len)
@@ -130,6 +135,11 @@ static int ptw_track_defer(struct ptw_writer *w, const struct ptw_track_desc *d)
 	}
 	t->n_pend++;
 	w->stats.packets++; /* counted when queued: it will be written */
+	/* Bounded like the event packets: a program that creates many
+	 * tracks before any event flushes once they would fill a batch. */
+	if (__builtin_expect(t->n_pend * PTW_TRACK_REC_BYTES + t->str_len >=
+				     w->flush_at, 0))
+		return ptw_w_flush(w);
 	return 0;
 nomem:
 	return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0, "track table: out of memory");
@@ -251,10 +261,10 @@ static uint64_t ptw_track_new(struct ptw_writer *w, enum ptw_track_kind kind,
 	tr->pid = pid;
 	tr->tid = tid;
 	d->uuid = uuid;
-	if (ptw_track_defer(w, d) != 0)
-		return 0;
 	if (d->parent && d->rank >= 0)
 		ptw_tracks_get(&w->tracks, d->parent)->explicit_children = 1;
+	if (ptw_track_defer(w, d) != 0)
+		return 0;
 	return uuid;
 }
 

@@ -395,6 +395,30 @@ Test(writer, content_interning_tells_apart_strings_differing_in_one_byte)
 	tw_trace_free(&t);
 }
 
+Test(writer, queued_descriptors_are_flushed_once_they_fill_a_batch)
+{
+	char *path;
+	struct ptw_writer_options o = {.flush_bytes = 256};
+	struct ptw_writer *w = open_tmp(&path, &o);
+	char name[16];
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "track %d", i);
+		cr_assert_eq(ptw_writer_add_track(w, name, 0, -1), (uint64_t)i + 1);
+	}
+	struct ptw_writer_stats st;
+	ptw_writer_get_stats(w, &st);
+	cr_assert_gt(st.bytes_written, 0, "40 queued descriptors never flushed");
+	cr_assert_eq(st.packets, 40);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	cr_assert_eq(t.n_tracks, 40);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "track %d", i);
+		cr_assert_str_eq(tw_find_track(&t, (uint64_t)i + 1)->name, name);
+	}
+	tw_trace_free(&t);
+}
+
 Test(writer, default_track_events_omit_track_uuid)
 {
 	char *path;
