@@ -95,7 +95,8 @@ static int ptw_track_put_str(struct ptw_tracks *t, const char *str,
 		t->str = p;
 		t->str_cap = cap;
 	}
-	memcpy(t->str + t->str_len, str, n);
+	if (n) /* an empty first name leaves t->str NULL: no memcpy from/to NULL */
+		memcpy(t->str + t->str_len, str, n);
 	*off = t->str_len;
 	*len = (uint32_t)n;
 	t->str_len += n;

@@ -1,0 +1,49 @@
+/* test_writer_tracks.c - track names at the edges: empty and NULL names.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptw/writer.h"
+#include "support/ptw_test.h"
+#include "trace_read.h"
+
+/* The first string the track table stores is empty: it must not copy into
+ * a table that has no storage yet (found by the APLTRC01 fuzzer, UBSan). */
+Test(writer_tracks, empty_first_track_name_is_written_and_usable)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "emptyname");
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_writer_open(path, NULL, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t root = ptw_writer_add_track(w, "", 0, -1);
+	cr_assert_neq(root, 0, "%s", ptw_writer_error(w)->msg);
+	uint64_t child = ptw_writer_add_track(w, "child", root, -1);
+	cr_assert_neq(child, 0);
+	struct ptw_event ev = {.track = root, .ts = 10, .name = "on empty"};
+	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &ev), 0);
+	ev.track = child;
+	ev.name = "on child";
+	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &ev), 0);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(path, 0);
+	const struct ptw_trace_track *tr = ptw_trace_find_track(t, root);
+	cr_assert_not_null(tr);
+	cr_assert(tr->name == NULL || tr->name[0] == '\0');
+	tr = ptw_trace_find_track(t, child);
+	cr_assert_not_null(tr);
+	cr_assert_str_eq(tr->name, "child");
+	cr_assert_eq(tr->parent_uuid, root);
+	const struct ptw_trace_event *e =
+		ptw_test_find_event(t, 0, "on empty", 0);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->track_uuid, root);
+	cr_assert_eq(e->ts, 10);
+	e = ptw_test_find_event(t, 0, "on child", 0);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->track_uuid, child);
+	ptw_trace_free(t);
+	unlink(path);
+}
