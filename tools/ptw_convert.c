@@ -312,6 +312,20 @@ static int make_temp(const char *out, char **tmp)
 			strerror(errno));
 		free(*tmp);
 		*tmp = NULL;
+		return -1;
+	}
+	/* mkstemp makes the file 0600; the output gets the usual 0666 & ~umask,
+	 * like a file created with open(O_CREAT). */
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0) {
+		fprintf(stderr, PROG ": %s: cannot set permissions: %s\n", *tmp,
+			strerror(errno));
+		close(fd);
+		unlink(*tmp);
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
 	}
 	return fd;
 }
