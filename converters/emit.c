@@ -231,7 +231,8 @@ static uint64_t ptw_em_proc_track(struct ptw_emit *em, struct ptw_em_proc *pr,
 		return pr->uuid;
 	pr->uuid = ptw_writer_add_process_track(em->w, (int32_t)pr->pid,
 						pr->name);
-	if (!pr->uuid) {
+	if (!pr->uuid || (pr->has_sort && ptw_writer_set_track_rank(
+						  em->w, pr->uuid, pr->sort_index))) {
 		ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
 		return 0;
 	}
@@ -302,7 +303,8 @@ uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 		return 0;
 	th->uuid = ptw_writer_add_thread_track(em->w, (int32_t)th->pid,
 					       th->tid, th->name);
-	if (!th->uuid) {
+	if (!th->uuid || (th->has_sort && ptw_writer_set_track_rank(
+						  em->w, th->uuid, th->sort_index))) {
 		ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
 		return 0;
 	}
@@ -787,8 +789,11 @@ static int ptw_em_string_names(struct ptw_emit *em,
 
 /* M process_sort_index / thread_sort_index: args.sort_index, an integer
  * or a number truncated to one, cut to int32 as trace_processor does; the
- * last one wins. Kept for sibling_order_rank on the process / thread
- * descriptor, which the writer cannot write yet (docs/convert.md). */
+ * last one wins. It becomes sibling_order_rank on the process / thread
+ * descriptor: given to the writer when the track is created, or now if
+ * it exists and its descriptor is still queued. A sort index arriving
+ * after the descriptor was written is dropped (counted in
+ * sort_index_late; trace_processor keeps a uuid's first descriptor). */
 static int ptw_em_sort_index(struct ptw_emit *em,
 			     const struct ptw_cv_event *ev, uint32_t pid,
 			     uint32_t tid, struct ptw_error *err)
@@ -820,20 +825,30 @@ static int ptw_em_sort_index(struct ptw_emit *em,
 	if (!found)
 		return 0;
 	int32_t rank = (int32_t)(uint32_t)(uint64_t)v; /* modulo 2^32 */
+	uint64_t uuid;
 	if (is_p) {
 		struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, NULL, err);
 		if (!pr)
 			return err ? err->code : PTW_ERR_NOMEM;
 		pr->sort_index = rank;
 		pr->has_sort = 1;
+		uuid = pr->uuid;
 	} else {
 		struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
 		if (!th)
 			return err ? err->code : PTW_ERR_NOMEM;
 		th->sort_index = rank;
 		th->has_sort = 1;
+		uuid = th->uuid;
 	}
-	return 0;
+	if (!uuid)
+		return 0; /* set when the track is created */
+	int rc = ptw_writer_set_track_rank(em->w, uuid, rank);
+	if (rc == PTW_ERR_STATE) {
+		em->st.sort_index_late++;
+		return 0;
+	}
+	return rc ? ptw_em_writer_fail(em, PTW_ERR_INVALID, err) : 0;
 }
 
 static int ptw_em_metadata(struct ptw_emit *em, const struct ptw_cv_event *ev,

@@ -88,6 +88,8 @@ struct ptw_emit_stats {
 	uint64_t pid_collisions;     /* pids kept apart across inputs */
 	uint64_t forced_releases;    /* queues released at max_held */
 	uint64_t max_queue;          /* longest thread queue seen */
+	uint64_t sort_index_late;    /* M *_sort_index after the track's
+				      * descriptor was written: not written */
 };
 
 struct ptw_emit;

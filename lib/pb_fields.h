@@ -96,10 +96,15 @@
 #define PTW_F_TD_COUNTER 8                 /* TrackDescriptor.counter */
 #define PTW_F_TD_CHILD_ORDERING 11         /* TrackDescriptor.child_ordering */
 #define PTW_F_TD_SIBLING_ORDER_RANK 12     /* TrackDescriptor.sibling_order_rank */
+#define PTW_F_TD_PROCESS_ORDERING 19       /* TrackDescriptor.process_ordering (uuid 0) */
+#define PTW_F_TD_THREAD_ORDERING 20        /* TrackDescriptor.thread_ordering (uuid 0) */
 /* TrackDescriptor.ChildTracksOrdering */
 #define PTW_CHILD_ORDERING_EXPLICIT 3      /* EXPLICIT: by sibling_order_rank */
 /* TrackDescriptor.ChildTracksOrdering */
 #define PTW_TD_ORDERING_EXPLICIT 3         /* EXPLICIT */
+/* TrackDescriptor.ProcessOrdering / ThreadOrdering */
+#define PTW_PROCESS_ORDERING_EXPLICIT 1    /* PROCESS_ORDERING_EXPLICIT */
+#define PTW_THREAD_ORDERING_EXPLICIT 1     /* THREAD_ORDERING_EXPLICIT */
 
 /* ProcessDescriptor */
 #define PTW_F_PD_PID 1                     /* ProcessDescriptor.pid */

@@ -10,7 +10,14 @@
  * a uuid and ignores the ordering of later ones. Order stays sound:
  * every descriptor still precedes, in file order, each event added after
  * its track (counter descriptors must precede their first sample), and a
- * file cut inside a batch loses the batch's events with its descriptors. */
+ * file cut inside a batch loses the batch's events with its descriptors.
+ *
+ * The same delay lets ptw_writer_set_track_rank put a rank into a process
+ * or thread track's first descriptor. Such ranks only order processes
+ * (threads) if the default track, uuid 0, has a descriptor with
+ * process_ordering (thread_ordering) = EXPLICIT: the flush writes one
+ * ahead of the first ranked descriptor, and again, with both orderings,
+ * if threads get ranks after processes did (or the reverse). */
 #include "track.h"
 
 #include <stdlib.h>
@@ -123,7 +130,6 @@ static int ptw_track_defer(struct ptw_writer *w, const struct ptw_track_desc *d)
 	memset(r, 0, sizeof(*r));
 	r->uuid = d->uuid;
 	r->parent = d->parent;
-	r->rank = d->rank;
 	if (d->name) {
 		if (ptw_track_put_str(t, d->name, &r->name_off, &r->name_len))
 			goto nomem;
@@ -146,14 +152,10 @@ nomem:
 	return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0, "track table: out of memory");
 }
 
-/* One packet on the descriptor sequence: explicit timestamp 0 and no
- * clock id (trace default clock), so it never touches any sequence's
- * incremental clock and precedes every event in trace time. */
-static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
-			     const struct ptw_track_rec *r)
+/* Starts a packet on the descriptor sequence (the first one clears its
+ * state); returns its mark. */
+static size_t ptw_track_packet_begin(struct ptw_writer *w, struct ptw_pb_buf *b)
 {
-	const struct ptw_tracks *t = &w->tracks;
-	const struct ptw_track *tr = &t->v[r->uuid - 1];
 	size_t mark = ptw_pb_begin_nested(b, PTW_F_TRACE_PACKET);
 	ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, 0);
 	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID,
@@ -164,6 +166,18 @@ static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
 		ptw_pb_append_varint_field(b, PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE, 1);
 		w->desc_started = 1;
 	}
+	return mark;
+}
+
+/* One packet on the descriptor sequence: explicit timestamp 0 and no
+ * clock id (trace default clock), so it never touches any sequence's
+ * incremental clock and precedes every event in trace time. */
+static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
+			     const struct ptw_track_rec *r)
+{
+	const struct ptw_tracks *t = &w->tracks;
+	const struct ptw_track *tr = &t->v[r->uuid - 1];
+	size_t mark = ptw_track_packet_begin(w, b);
 	const char *name = r->has_name ? t->str + r->name_off : NULL;
 	size_t td = ptw_pb_begin_nested(b, PTW_F_PKT_TRACK_DESCRIPTOR);
 	ptw_pb_append_varint_field(b, PTW_F_TD_UUID, r->uuid);
@@ -175,8 +189,8 @@ static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
 	if (tr->explicit_children)
 		ptw_pb_append_varint_field(b, PTW_F_TD_CHILD_ORDERING,
 					   PTW_CHILD_ORDERING_EXPLICIT);
-	if (r->rank >= 0)
-		ptw_pb_append_int64_field(b, PTW_F_TD_SIBLING_ORDER_RANK, r->rank);
+	if (tr->has_rank)
+		ptw_pb_append_int64_field(b, PTW_F_TD_SIBLING_ORDER_RANK, tr->rank);
 	if (tr->kind == PTW_TRACK_PROCESS) {
 		size_t m = ptw_pb_begin_nested(b, PTW_F_TD_PROCESS);
 		ptw_pb_append_int64_field(b, PTW_F_PD_PID, tr->pid);
@@ -201,6 +215,27 @@ static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
 	}
 	ptw_pb_end_nested(b, td);
 	ptw_pb_end_nested(b, mark);
+	t->v[r->uuid - 1].written = 1;
+}
+
+/* The default track's descriptor (uuid 0, no parent) with the orderings
+ * ranked process / thread tracks need. */
+static void ptw_track_encode_ordering(struct ptw_writer *w, struct ptw_pb_buf *b)
+{
+	struct ptw_tracks *t = &w->tracks;
+	size_t mark = ptw_track_packet_begin(w, b);
+	size_t td = ptw_pb_begin_nested(b, PTW_F_PKT_TRACK_DESCRIPTOR);
+	ptw_pb_append_varint_field(b, PTW_F_TD_UUID, 0);
+	if (t->order_want & PTW_TRACK_ORDER_PROCESS)
+		ptw_pb_append_varint_field(b, PTW_F_TD_PROCESS_ORDERING,
+					   PTW_PROCESS_ORDERING_EXPLICIT);
+	if (t->order_want & PTW_TRACK_ORDER_THREAD)
+		ptw_pb_append_varint_field(b, PTW_F_TD_THREAD_ORDERING,
+					   PTW_THREAD_ORDERING_EXPLICIT);
+	ptw_pb_end_nested(b, td);
+	ptw_pb_end_nested(b, mark);
+	t->order_done = t->order_want;
+	w->stats.packets++;
 }
 
 int ptw_w_flush_tracks(struct ptw_writer *w)
@@ -210,6 +245,8 @@ int ptw_w_flush_tracks(struct ptw_writer *w)
 	size_t last = 0;
 	int rc = 0;
 	b->len = 0;
+	if (t->order_want != t->order_done && t->n_pend)
+		ptw_track_encode_ordering(w, b);
 	for (size_t i = 0; i < t->n_pend && !rc; i++) {
 		last = b->len;
 		ptw_track_encode(w, b, &t->pend[i]);
@@ -262,8 +299,12 @@ static uint64_t ptw_track_new(struct ptw_writer *w, enum ptw_track_kind kind,
 	tr->pid = pid;
 	tr->tid = tid;
 	d->uuid = uuid;
-	if (d->parent && d->rank >= 0)
-		ptw_tracks_get(&w->tracks, d->parent)->explicit_children = 1;
+	if (d->rank >= 0) {
+		tr->rank = d->rank;
+		tr->has_rank = 1;
+		if (d->parent)
+			ptw_tracks_get(&w->tracks, d->parent)->explicit_children = 1;
+	}
 	if (ptw_track_defer(w, d) != 0)
 		return 0;
 	return uuid;
@@ -329,4 +370,29 @@ int ptw_writer_rename_track(struct ptw_writer *w, uint64_t track,
 					 (unsigned long long)track);
 	struct ptw_track_desc d = {.uuid = track, .rank = -1, .name = name};
 	return ptw_track_defer(w, &d);
+}
+
+int ptw_writer_set_track_rank(struct ptw_writer *w, uint64_t track,
+			      int32_t rank)
+{
+	if (!w)
+		return PTW_ERR_INVALID;
+	if (w->sticky)
+		return w->sticky;
+	struct ptw_track *tr = ptw_tracks_get(&w->tracks, track);
+	if (!tr || (tr->kind != PTW_TRACK_PROCESS && tr->kind != PTW_TRACK_THREAD))
+		return ptw_i_writer_fail(w, PTW_ERR_INVALID, 0,
+					 "set rank: %llu is not a process or thread track",
+					 (unsigned long long)track);
+	if (tr->written)
+		return ptw_i_writer_fail(w, PTW_ERR_STATE, 0,
+					 "set rank: the descriptor of track %llu "
+					 "was already written",
+					 (unsigned long long)track);
+	tr->rank = rank;
+	tr->has_rank = 1;
+	w->tracks.order_want |= tr->kind == PTW_TRACK_PROCESS
+					? PTW_TRACK_ORDER_PROCESS
+					: PTW_TRACK_ORDER_THREAD;
+	return 0;
 }

@@ -20,8 +20,11 @@ struct ptw_track {
 	/* A child with a sibling_order_rank exists: the descriptor carries
 	 * child_ordering = EXPLICIT (if not yet written, see track.c). */
 	uint8_t explicit_children;
+	uint8_t has_rank;  /* rank is written as sibling_order_rank */
+	uint8_t written;   /* the first descriptor has been encoded */
 	uint32_t depth; /* open slices (BEGIN without END) */
 	int32_t pid;
+	int32_t rank;
 	int64_t tid;
 };
 
@@ -33,7 +36,6 @@ struct ptw_track_rec {
 	uint64_t parent;
 	size_t name_off, unit_off;
 	uint32_t name_len, unit_len;
-	int32_t rank;      /* < 0: none */
 	uint8_t has_name, has_unit;
 };
 
@@ -46,7 +48,13 @@ struct ptw_tracks {
 	size_t n_pend, pend_cap;
 	char *str;
 	size_t str_len, str_cap;
+	/* PTW_TRACK_ORDER_* bits: process / thread tracks have a rank
+	 * (want), the uuid-0 descriptor saying so was written (done). */
+	uint8_t order_want, order_done;
 };
+
+#define PTW_TRACK_ORDER_PROCESS 1u
+#define PTW_TRACK_ORDER_THREAD 2u
 
 void ptw_tracks_free(struct ptw_tracks *t);
 /* Appends a track; returns its uuid, or 0 on allocation failure. */

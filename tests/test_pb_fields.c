@@ -93,6 +93,8 @@ Test(pb_fields, field_numbers_match_the_proto)
 	FIELD(track_descriptor, "counter", PTW_F_TD_COUNTER);
 	FIELD(track_descriptor, "child_ordering", PTW_F_TD_CHILD_ORDERING);
 	FIELD(track_descriptor, "sibling_order_rank", PTW_F_TD_SIBLING_ORDER_RANK);
+	FIELD(track_descriptor, "process_ordering", PTW_F_TD_PROCESS_ORDERING);
+	FIELD(track_descriptor, "thread_ordering", PTW_F_TD_THREAD_ORDERING);
 	FIELD(process_descriptor, "pid", PTW_F_PD_PID);
 	FIELD(process_descriptor, "process_name", PTW_F_PD_PROCESS_NAME);
 	FIELD(thread_descriptor, "pid", PTW_F_THD_PID);
@@ -118,6 +120,10 @@ Test(pb_fields, enum_values_match_the_proto)
 	ENUMV(track_event__type, "TYPE_COUNTER", PTW_TE_TYPE_COUNTER);
 	ENUMV(track_descriptor__child_tracks_ordering, "EXPLICIT",
 	      PTW_TD_ORDERING_EXPLICIT);
+	ENUMV(track_descriptor__process_ordering, "PROCESS_ORDERING_EXPLICIT",
+	      PTW_PROCESS_ORDERING_EXPLICIT);
+	ENUMV(track_descriptor__thread_ordering, "THREAD_ORDERING_EXPLICIT",
+	      PTW_THREAD_ORDERING_EXPLICIT);
 	/* Sequence-scoped clocks are 64..127 (ClockSnapshot.Clock docs). */
 	cr_assert(PTW_CLOCK_SEQ_INCR >= 64 && PTW_CLOCK_SEQ_INCR <= 127);
 	cr_assert(PTW_CLOCK_SEQ_ABS >= 64 && PTW_CLOCK_SEQ_ABS <= 127);

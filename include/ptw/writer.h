@@ -184,6 +184,22 @@ uint64_t ptw_writer_add_counter_track(struct ptw_writer *w, const char *name,
 int ptw_writer_rename_track(struct ptw_writer *w, uint64_t track,
 			    const char *name);
 
+/* Gives a process or thread track a sibling_order_rank ('rank', any
+ * int32; the last call wins), which orders processes (threads of a
+ * process) in trace_processor and its UI, lowest first, as Chrome JSON
+ * process_sort_index / thread_sort_index do. The rank goes into the
+ * track's first descriptor, so call this before the track's first flush
+ * (right after creating it, or before its first event in practice); the
+ * flush also writes a descriptor of the default track (uuid 0) with
+ * process_ordering / thread_ordering = EXPLICIT, without which ranks of
+ * processes / threads are ignored. Returns 0; PTW_ERR_STATE if the
+ * descriptor was already written (trace_processor keeps the first one, a
+ * rank in a later one would be ignored; nothing is changed); for other
+ * tracks PTW_ERR_INVALID (give named and counter tracks their rank when
+ * creating them). Neither error is sticky. */
+int ptw_writer_set_track_rank(struct ptw_writer *w, uint64_t track,
+			      int32_t rank);
+
 /* ---- sequences ------------------------------------------------------ */
 
 /* The writer's two built-in sequences (trusted_packet_sequence_id 3 and
