@@ -699,3 +699,160 @@ Test(writer, tables_grow_past_their_initial_size)
 	tw_trace_free(&t);
 	free(names);
 }
+
+/* Descriptors of a raw trace, in file order (protobuf-c only: the
+ * tw_decode helpers refuse uuid 0). */
+struct desc_list {
+	Perfetto__Protos__Trace *trace;
+	const Perfetto__Protos__TrackDescriptor *d[64];
+	size_t n;
+};
+
+static void descs_of(const char *path, struct desc_list *l)
+{
+	size_t n;
+	uint8_t *b = tw_read_file(path, &n);
+	cr_assert_not_null(b);
+	l->trace = perfetto__protos__trace__unpack(NULL, n, b);
+	free(b);
+	cr_assert_not_null(l->trace);
+	l->n = 0;
+	for (size_t i = 0; i < l->trace->n_packet; i++) {
+		const Perfetto__Protos__TracePacket *pk = l->trace->packet[i];
+		if (pk->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR)
+			continue;
+		const Perfetto__Protos__TrackDescriptor *d = pk->track_descriptor;
+		cr_assert_lt(l->n, 64);
+		cr_assert(d->has_uuid, "descriptor %zu has no uuid", l->n);
+		l->d[l->n++] = d;
+	}
+}
+
+/* Index of the first descriptor of 'uuid', or -1. */
+static int first_desc(const struct desc_list *l, uint64_t uuid)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->d[i]->uuid == uuid)
+			return (int)i;
+	return -1;
+}
+
+Test(writer, track_ranks_go_into_the_first_process_and_thread_descriptors)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t p7 = ptw_writer_add_process_track(w, 7, "seven");
+	uint64_t t8 = ptw_writer_add_thread_track(w, 7, 8, "main");
+	uint64_t p9 = ptw_writer_add_process_track(w, 9, "nine");
+	uint64_t named = ptw_writer_add_track(w, "n", p7, -1);
+	cr_assert_eq(ptw_writer_set_track_rank(w, p7, 5), 0);
+	cr_assert_eq(ptw_writer_set_track_rank(w, p9, -3), 0);
+	cr_assert_eq(ptw_writer_set_track_rank(w, t8, 2), 0);
+	cr_assert_eq(ptw_writer_set_track_rank(w, t8, 1), 0); /* last wins */
+	cr_assert_eq(ptw_writer_set_track_rank(w, named, 1), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_writer_set_track_rank(w, 999, 1), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_writer_set_track_rank(NULL, p7, 1), PTW_ERR_INVALID);
+	struct ptw_event ev = {.track = t8, .ts = 10, .name = "x"};
+	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &ev), 0);
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	/* Written: too late, and not sticky. */
+	cr_assert_eq(ptw_writer_set_track_rank(w, p7, 1), PTW_ERR_STATE);
+	cr_assert_eq(ptw_writer_error(w)->code, PTW_ERR_STATE);
+	cr_assert_eq(ptw_writer_rename_track(w, t8, "main2"), 0);
+	uint64_t p11 = ptw_writer_add_process_track(w, 11, "eleven");
+	cr_assert_eq(ptw_writer_set_track_rank(w, p11, 0), 0);
+	struct ptw_error err;
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "close: %s", err.msg);
+
+	struct desc_list l;
+	descs_of(path, &l);
+	/* One uuid-0 descriptor, first, no parent, both orderings EXPLICIT;
+	 * p11's rank needs no second one. */
+	cr_assert_eq(first_desc(&l, 0), 0);
+	const Perfetto__Protos__TrackDescriptor *d0 = l.d[0];
+	cr_assert_not(d0->has_parent_uuid);
+	cr_assert(d0->has_process_ordering);
+	cr_assert_eq(d0->process_ordering,
+		     PERFETTO__PROTOS__TRACK_DESCRIPTOR__PROCESS_ORDERING__PROCESS_ORDERING_EXPLICIT);
+	cr_assert(d0->has_thread_ordering);
+	cr_assert_eq(d0->thread_ordering,
+		     PERFETTO__PROTOS__TRACK_DESCRIPTOR__THREAD_ORDERING__THREAD_ORDERING_EXPLICIT);
+	size_t n0 = 0;
+	for (size_t i = 0; i < l.n; i++)
+		n0 += l.d[i]->uuid == 0;
+	cr_assert_eq(n0, 1);
+	const struct {
+		uint64_t uuid;
+		int has;
+		int32_t rank;
+	} want[] = {{p7, 1, 5}, {t8, 1, 1}, {p9, 1, -3}, {named, 0, 0},
+		    {p11, 1, 0}};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int k = first_desc(&l, want[i].uuid);
+		cr_assert_gt(k, 0, "no descriptor for %zu", i);
+		cr_assert_eq(l.d[k]->has_sibling_order_rank, want[i].has, "%zu", i);
+		if (want[i].has)
+			cr_assert_eq(l.d[k]->sibling_order_rank, want[i].rank,
+				     "%zu", i);
+	}
+	/* p7's refused rank is nowhere; the rename keeps t8's rank. */
+	size_t n_t8 = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		if (l.d[i]->uuid == p7)
+			cr_assert_eq(l.d[i]->sibling_order_rank, 5);
+		if (l.d[i]->uuid == t8) {
+			n_t8++;
+			cr_assert_eq(l.d[i]->sibling_order_rank, 1);
+		}
+	}
+	cr_assert_eq(n_t8, 2);
+	perfetto__protos__trace__free_unpacked(l.trace, NULL);
+	unlink(path);
+	free(path);
+}
+
+Test(writer, uuid0_ordering_is_written_again_when_threads_get_ranks_later)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t p = ptw_writer_add_process_track(w, 7, "seven");
+	cr_assert_eq(ptw_writer_set_track_rank(w, p, 4), 0);
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	uint64_t t = ptw_writer_add_thread_track(w, 7, 8, "main");
+	cr_assert_eq(ptw_writer_set_track_rank(w, t, 2), 0);
+	struct ptw_error err;
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "close: %s", err.msg);
+
+	struct desc_list l;
+	descs_of(path, &l);
+	cr_assert_eq(l.n, 4);
+	cr_assert_eq(l.d[0]->uuid, 0);
+	cr_assert(l.d[0]->has_process_ordering);
+	cr_assert_not(l.d[0]->has_thread_ordering);
+	cr_assert_eq(l.d[1]->uuid, p);
+	cr_assert_eq(l.d[2]->uuid, 0);
+	cr_assert(l.d[2]->has_process_ordering);
+	cr_assert(l.d[2]->has_thread_ordering);
+	cr_assert_eq(l.d[3]->uuid, t);
+	cr_assert_eq(l.d[3]->sibling_order_rank, 2);
+	perfetto__protos__trace__free_unpacked(l.trace, NULL);
+	unlink(path);
+	free(path);
+}
+
+Test(writer, no_ranks_no_uuid0_descriptor)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t p = ptw_writer_add_process_track(w, 7, "seven");
+	cr_assert_neq(ptw_writer_add_track(w, "r", p, 1), 0);
+	struct ptw_error err;
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "close: %s", err.msg);
+	struct desc_list l;
+	descs_of(path, &l);
+	cr_assert_eq(l.n, 2);
+	cr_assert_eq(first_desc(&l, 0), -1);
+	perfetto__protos__trace__free_unpacked(l.trace, NULL);
+	unlink(path);
+	free(path);
+}
