@@ -716,3 +716,97 @@ Test(convert, names_beyond_the_store_limit_are_still_written)
 	free(j);
 	unlink(out);
 }
+
+/* The first descriptor of the process (pid) or thread (tid != 0) track. */
+static const struct ptw_trace_track *pt_track(const struct ptw_trace *t,
+					      int32_t pid, int64_t tid)
+{
+	size_t n;
+	const struct ptw_trace_track *tr = ptw_trace_tracks(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (tid == 0 && tr[i].kind == PTW_TRACE_TRACK_PROCESS &&
+		    tr[i].pid == pid)
+			return &tr[i];
+		if (tid != 0 && tr[i].kind == PTW_TRACE_TRACK_THREAD &&
+		    tr[i].pid == pid && tr[i].tid == tid)
+			return &tr[i];
+	}
+	cr_assert_fail("no track for pid %d tid %lld", pid, (long long)tid);
+	return NULL;
+}
+
+Test(convert, sort_indexes_become_ranks_of_process_and_thread_descriptors)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "sortidx");
+	/* Ranks are int32 (7.9 -> 7, 2^32 + 3 -> 3); the last one wins, also
+	 * after the track exists (pid 2's descriptor is still queued when
+	 * the final M event comes); pid 3 has none. */
+	static const char j[] =
+		"[{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":-2}},"
+		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":2,\"tid\":2,\"args\":{\"sort_index\":5}},"
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":3,\"args\":{\"sort_index\":7.9}},"
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":4294967299}},"
+		"{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+		"{\"name\":\"b\",\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":1,\"dur\":1},"
+		"{\"name\":\"c\",\"ph\":\"X\",\"pid\":2,\"tid\":2,\"ts\":2,\"dur\":1},"
+		"{\"name\":\"d\",\"ph\":\"X\",\"pid\":3,\"tid\":3,\"ts\":2,\"dur\":1},"
+		"{\"name\":\"c\",\"ph\":\"X\",\"pid\":2,\"tid\":2,\"ts\":9,\"dur\":1},"
+		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":2,\"tid\":2,\"args\":{\"sort_index\":6}}]";
+	struct in in[1] = {{.json = j}};
+	convert(out, in, 1, NULL);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(
+		out, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	const struct {
+		int32_t pid;
+		int64_t tid;
+		int has;
+		int32_t rank;
+	} want[] = {{1, 0, 1, -2}, {2, 0, 1, 6}, {3, 0, 0, 0},
+		    {1, 3, 1, 7},  {1, 1, 1, 3}, {2, 2, 0, 0}};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct ptw_trace_track *tr = pt_track(t, want[i].pid,
+							    want[i].tid);
+		cr_expect_eq(tr->has_rank, want[i].has, "%zu", i);
+		if (want[i].has)
+			cr_expect_eq(tr->rank, want[i].rank, "%zu: %d", i, tr->rank);
+	}
+	/* the default track's descriptor (process/thread_ordering; the
+	 * writer tests check its fields) */
+	cr_expect_not_null(ptw_trace_find_track(t, 0));
+	ptw_trace_free(t);
+	unlink(out);
+}
+
+Test(convert, sort_index_after_the_descriptor_was_written_is_counted)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "sortlate");
+	static const char j[] =
+		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+		"{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},"
+		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":4}}]";
+	struct ptw_error err = {0};
+	/* tiny batches: the descriptors are written with the first event */
+	struct ptw_writer_options o = {.flush_bytes = 1};
+	struct ptw_writer *w = ptw_writer_open(out, &o, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert(em, "%s", err.msg);
+	struct ptw_emit_input opt = {0};
+	cr_assert_eq(ptw_emit_begin_input(em, &opt, &err), 0);
+	cr_assert_eq(ptw_cv_json_read_mem(j, strlen(j), NULL, ptw_emit_event,
+					  em, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	struct ptw_emit_stats st;
+	ptw_emit_get_stats(em, &st);
+	cr_expect_eq(st.sort_index_late, 1);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(
+		out, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	cr_expect_not(pt_track(t, 1, 0)->has_rank);
+	ptw_trace_free(t);
+	unlink(out);
+}
