@@ -253,12 +253,24 @@ int ptw_writer_flush(struct ptw_writer *w)
 
 /* ---- close ------------------------------------------------------------- */
 
-int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
+static void ptw_w_copy_result(const struct ptw_writer *w, int rc,
+			      struct ptw_error *err)
 {
-	if (!w) {
-		if (err)
-			memset(err, 0, sizeof(*err));
-		return 0;
+	if (!err)
+		return;
+	if (rc)
+		*err = w->err;
+	else
+		memset(err, 0, sizeof(*err));
+}
+
+int ptw_writer_finish(struct ptw_writer *w, struct ptw_error *err)
+{
+	if (!w)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0, "NULL writer");
+	if (w->finished) {
+		ptw_w_copy_result(w, w->finish_rc, err);
+		return w->finish_rc;
 	}
 	int rc = 0;
 	if (w->close_fn && !w->sticky) {
@@ -274,12 +286,24 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 		ptw_i_writer_fail(w, PTW_ERR_IO, ce, "closing the trace failed");
 	if (w->sticky)
 		rc = w->sticky;
-	if (err) {
-		if (rc)
-			*err = w->err;
-		else
+	w->finished = 1;
+	w->finish_rc = rc;
+	/* Every writing entry point returns the sticky code: from now on that
+	 * is PTW_ERR_STATE (or the IO/NOMEM error that ended the trace). */
+	if (!w->sticky)
+		w->sticky = PTW_ERR_STATE;
+	ptw_w_copy_result(w, rc, err);
+	return rc;
+}
+
+int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
+{
+	if (!w) {
+		if (err)
 			memset(err, 0, sizeof(*err));
+		return 0;
 	}
+	int rc = ptw_writer_finish(w, err);
 	if (w->free_fn)
 		w->free_fn(w->hook_ctx);
 	for (uint32_t i = 0; i < w->n_seqs; i++)

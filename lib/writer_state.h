@@ -50,7 +50,11 @@ struct ptw_writer {
 	struct ptw_sink sink;
 	struct ptw_writer_options opt; /* resolved: no zero means-default */
 	struct ptw_error err;
-	int sticky;                    /* PTW_ERR_NOMEM/IO once hit, else 0 */
+	int sticky;                    /* PTW_ERR_NOMEM/IO once hit; STATE
+					* after finish (nothing is written
+					* then); else 0 */
+	int finished;                  /* ptw_writer_finish() ran */
+	int finish_rc;                 /* what it returned */
 
 	/* Encoded, not yet written packet records. last_pkt is the offset of
 	 * the newest record (deflate splits batches there). */

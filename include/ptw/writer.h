@@ -135,10 +135,19 @@ struct ptw_writer *ptw_writer_open_fd(int fd,
 /* Writes all buffered packets to the fd. Returns 0 or the sticky error. */
 int ptw_writer_flush(struct ptw_writer *w);
 
-/* Flushes, closes the file (if owned) and frees the writer and its
- * sequences. Returns 0 or the first error the writer hit (errno is kept in
- * the error record, which is lost with the writer: read ptw_writer_error()
- * first, or pass 'err'). NULL is a no-op returning 0. */
+/* Completes the trace without freeing the writer: emits what clock streams
+ * still buffer, flushes, and closes the file (if owned). Returns 0 or the
+ * first error the writer hit (also copied into 'err' if not NULL). After
+ * it, every call that would write (events, tracks, flush) returns
+ * PTW_ERR_STATE and writes nothing, while ptw_writer_get_stats() and
+ * ptw_writer_error() still answer; a second finish returns the same
+ * result. Free the writer with ptw_writer_close(). NULL: PTW_ERR_INVALID. */
+int ptw_writer_finish(struct ptw_writer *w, struct ptw_error *err);
+
+/* Finishes the writer (if ptw_writer_finish() was not called) and frees it
+ * and its sequences. Returns 0 or the first error the writer hit (errno is
+ * kept in the error record, which is lost with the writer: read
+ * ptw_writer_error() first, or pass 'err'). NULL is a no-op returning 0. */
 int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err);
 
 /* The writer's error record: the most recent failure, code 0 if none yet.
