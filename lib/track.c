@@ -169,6 +169,13 @@ static size_t ptw_track_packet_begin(struct ptw_writer *w, struct ptw_pb_buf *b)
 	return mark;
 }
 
+/* The stored string at 'off'. Empty strings take no storage, so the table
+ * may still have none: never offset a NULL pointer. */
+static const char *ptw_track_str(const struct ptw_tracks *t, size_t off)
+{
+	return t->str ? t->str + off : "";
+}
+
 /* One packet on the descriptor sequence: explicit timestamp 0 and no
  * clock id (trace default clock), so it never touches any sequence's
  * incremental clock and precedes every event in trace time. */
@@ -178,7 +185,7 @@ static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
 	const struct ptw_tracks *t = &w->tracks;
 	const struct ptw_track *tr = &t->v[r->uuid - 1];
 	size_t mark = ptw_track_packet_begin(w, b);
-	const char *name = r->has_name ? t->str + r->name_off : NULL;
+	const char *name = r->has_name ? ptw_track_str(t, r->name_off) : NULL;
 	size_t td = ptw_pb_begin_nested(b, PTW_F_PKT_TRACK_DESCRIPTOR);
 	ptw_pb_append_varint_field(b, PTW_F_TD_UUID, r->uuid);
 	if (r->parent)
@@ -210,7 +217,7 @@ static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
 		size_t m = ptw_pb_begin_nested(b, PTW_F_TD_COUNTER);
 		if (r->has_unit)
 			ptw_pb_append_bytes_field(b, PTW_F_CD_UNIT_NAME,
-						  t->str + r->unit_off, r->unit_len);
+						  ptw_track_str(t, r->unit_off), r->unit_len);
 		ptw_pb_end_nested(b, m);
 	}
 	ptw_pb_end_nested(b, td);

@@ -47,3 +47,33 @@ Test(writer_tracks, empty_first_track_name_is_written_and_usable)
 	ptw_trace_free(t);
 	unlink(path);
 }
+
+/* Same when no track name at all takes storage before the descriptors are
+ * encoded at the flush (the string table is still empty then). */
+Test(writer_tracks, only_empty_names_are_encoded_without_string_storage)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "onlyempty");
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_writer_open(path, NULL, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t root = ptw_writer_add_track(w, "", 0, -1);
+	uint64_t ctr = ptw_writer_add_counter_track(w, "", "", 0, -1);
+	cr_assert(root && ctr, "%s", ptw_writer_error(w)->msg);
+	struct ptw_event ev = {.track = root, .ts = 10, .name = "x"};
+	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &ev), 0);
+	cr_assert_eq(ptw_seq_counter_int(ptw_writer_sim_seq(w), ctr, 11, 5), 0);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(path, 0);
+	const struct ptw_trace_event *e = ptw_test_find_event(t, 0, "x", 0);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->track_uuid, root);
+	size_t n;
+	const struct ptw_trace_event *evs = ptw_trace_events(t, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(evs[1].track_uuid, ctr);
+	cr_assert_eq(evs[1].counter_int, 5);
+	ptw_trace_free(t);
+	unlink(path);
+}
