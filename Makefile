@@ -7,6 +7,7 @@ B ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
 FUZZ_SECONDS ?= 20
+FUZZ_SEED ?= 1
 
 # Debian 12 packages the build and tests need; `make deps` (run by every
 # target) installs the missing ones with apt-get when running as root.
@@ -54,10 +55,10 @@ test-tsan: deps
 test-fuzz: deps
 	@./configure $(B)/fuzz fuzz
 	@ninja -C $(B)/fuzz all >/dev/null || ninja -C $(B)/fuzz all
-	@sh fuzz/run.sh $(B)/fuzz $(FUZZ_SECONDS)
+	@sh fuzz/run.sh $(B)/fuzz $(FUZZ_SECONDS) $(FUZZ_SEED)
 
 fuzz:
-	@$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-300}
+	@$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-300} FUZZ_SEED=0
 
 check-symbols: build
 	@sh tools/check-symbols.sh $(B)/lib/libptw.a $(B)/lib/libptwconv.a
