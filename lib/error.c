@@ -20,17 +20,14 @@ const char *ptw_strerror(int code)
 	}
 }
 
-int ptw_error_set(struct ptw_error *err, int code, int sys_errno,
-		  const char *fmt, ...)
+int ptw_error_vset(struct ptw_error *err, int code, int sys_errno,
+		   const char *fmt, va_list ap)
 {
 	if (!err)
 		return code;
 	err->code = code;
 	err->sys_errno = sys_errno;
-	va_list ap;
-	va_start(ap, fmt);
 	int n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		err->msg[0] = '\0';
 	if (sys_errno) {
@@ -38,5 +35,15 @@ int ptw_error_set(struct ptw_error *err, int code, int sys_errno,
 		snprintf(err->msg + len, sizeof(err->msg) - len, ": %s",
 			 strerror(sys_errno));
 	}
+	return code;
+}
+
+int ptw_error_set(struct ptw_error *err, int code, int sys_errno,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ptw_error_vset(err, code, sys_errno, fmt, ap);
+	va_end(ap);
 	return code;
 }

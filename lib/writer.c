@@ -30,22 +30,13 @@ int ptw_i_writer_fail(struct ptw_writer *w, int code, int sys_errno,
 	/* A sticky error keeps its record: it is what close reports. */
 	if (w->sticky)
 		return code;
-	w->err.code = code;
-	w->err.sys_errno = sys_errno;
 	w->err.input = NULL;
 	w->err.offset = w->sink.bytes_written;
 	w->err.line = w->err.column = 0;
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(w->err.msg, sizeof(w->err.msg), fmt, ap);
+	ptw_error_vset(&w->err, code, sys_errno, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		w->err.msg[0] = '\0';
-	if (sys_errno) {
-		size_t len = strlen(w->err.msg);
-		snprintf(w->err.msg + len, sizeof(w->err.msg) - len, ": %s",
-			 strerror(sys_errno));
-	}
 	if (code == PTW_ERR_NOMEM || code == PTW_ERR_IO)
 		w->sticky = code;
 	return code;

@@ -9,6 +9,7 @@
 #ifndef PTW_ERROR_H
 #define PTW_ERROR_H
 
+#include <stdarg.h>
 #include <stdint.h>
 
 enum ptw_status {
@@ -44,5 +45,9 @@ int ptw_error_set(struct ptw_error *err, int code, int sys_errno,
 	__attribute__((format(printf, 4, 5)))
 #endif
 	;
+
+/* The same with a va_list, for functions that take their own format. */
+int ptw_error_vset(struct ptw_error *err, int code, int sys_errno,
+		   const char *fmt, va_list ap);
 
 #endif /* PTW_ERROR_H */
