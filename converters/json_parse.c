@@ -42,6 +42,7 @@ struct pctx {
 	char *out; /* next free byte of jp->scratch */
 	struct ptw_error *err;
 	int id_set; /* a valid "id" was seen: "id2" no longer counts */
+	size_t name_at; /* the '"' of the last member name (next_member) */
 	uint64_t nl;    /* LFs skipped as whitespace */
 	size_t last_nl; /* offset of the last of them */
 };
@@ -384,6 +385,59 @@ ctrl:
 		    p[i]);
 }
 
+/* ---- the object member loop ----------------------------------------- */
+
+#define MEMBERS_END 2 /* next_member(): the closing '}' was consumed */
+
+/* The member loop of every object (the event, "args", "id2" and skipped
+ * ones), one call per member: the first with c->i at '{', later ones just
+ * after the previous member's value. Returns 0 with the name decoded into
+ * *k (its '"' at c->name_at) and c->i at the value, whitespace skipped;
+ * MEMBERS_END once the closing '}' is consumed; or an error. */
+static inline int next_member(struct pctx *c, int first, struct ptw_cv_str *k)
+{
+	int rc;
+	if (first) {
+		c->i++; /* '{' */
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "'\"' or '}'");
+		if (c->p[c->i] == '}') {
+			c->i++;
+			return MEMBERS_END;
+		}
+	} else {
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "',' or '}'");
+		if (c->p[c->i] == '}') {
+			c->i++;
+			return MEMBERS_END;
+		}
+		if (c->p[c->i] != ',')
+			return bad_byte(c, c->i, "',' or '}' after a member");
+		c->i++;
+		skip_ws(c);
+		if (c->i >= c->n)
+			return incomplete(c, "'\"' starting a member name");
+	}
+	if (c->p[c->i] != '"')
+		return bad_byte(c, c->i, "'\"' starting a member name");
+	c->name_at = c->i;
+	if ((rc = parse_str(c, k)))
+		return rc;
+	skip_ws(c);
+	if (c->i >= c->n)
+		return incomplete(c, "':' after a member name");
+	if (c->p[c->i] != ':')
+		return bad_byte(c, c->i, "':' after a member name");
+	c->i++;
+	skip_ws(c);
+	return 0;
+}
+
+/* ---- values ---------------------------------------------------------- */
+
 static const double pow10_tab[23] = {
 	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
@@ -534,50 +588,42 @@ static int skip_container(struct pctx *c, unsigned depth)
 	if (depth > PTW_CV_JSON_MAX_DEPTH)
 		return fail(c, c->i, PTW_ERR_LIMIT,
 			    "nesting deeper than %d levels", PTW_CV_JSON_MAX_DEPTH);
-	int obj = c->p[c->i] == '{';
 	struct val v;
 	int rc;
-	c->i++;
+	if (c->p[c->i] == '{') {
+		struct ptw_cv_str k;
+		for (int first = 1;; first = 0) {
+			if ((rc = next_member(c, first, &k)))
+				return rc == MEMBERS_END ? 0 : rc;
+			if ((rc = parse_value(c, depth + 1, &v)))
+				return rc;
+		}
+	}
+	c->i++; /* '[' */
 	skip_ws(c);
 	if (c->i >= c->n)
-		return incomplete(c, obj ? "'\"' or '}'" : "a value or ']'");
-	if (c->p[c->i] == (obj ? '}' : ']')) {
+		return incomplete(c, "a value or ']'");
+	if (c->p[c->i] == ']') {
 		c->i++;
 		return 0;
 	}
 	for (;;) {
-		if (obj) {
-			struct ptw_cv_str k;
-			if (c->p[c->i] != '"')
-				return bad_byte(c, c->i, "'\"' starting a member name");
-			if ((rc = parse_str(c, &k)))
-				return rc;
-			skip_ws(c);
-			if (c->i >= c->n)
-				return incomplete(c, "':' after a member name");
-			if (c->p[c->i] != ':')
-				return bad_byte(c, c->i, "':' after a member name");
-			c->i++;
-			skip_ws(c);
-		}
 		if ((rc = parse_value(c, depth + 1, &v)))
 			return rc;
 		skip_ws(c);
 		if (c->i >= c->n)
-			return incomplete(c, obj ? "',' or '}'" : "',' or ']'");
+			return incomplete(c, "',' or ']'");
 		unsigned ch = c->p[c->i];
-		if (ch == (obj ? '}' : ']')) {
+		if (ch == ']') {
 			c->i++;
 			return 0;
 		}
 		if (ch != ',')
-			return bad_byte(c, c->i, obj ? "',' or '}' after a member"
-						     : "',' or ']' after an element");
+			return bad_byte(c, c->i, "',' or ']' after an element");
 		c->i++;
 		skip_ws(c);
 		if (c->i >= c->n)
-			return incomplete(c, obj ? "'\"' starting a member name"
-						 : "a value");
+			return incomplete(c, "a value");
 	}
 }
 
@@ -750,40 +796,24 @@ static int key_is(struct ptw_cv_str k, const char *lit, size_t len)
 }
 #define KEY_IS(k, lit) key_is((k), lit, sizeof(lit) - 1)
 
-/* Generic object walk used for "args" and "id2": calls member() with each
- * decoded key; member() parses the value itself. */
+/* "args": each member in order into jp->args. */
 static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 {
 	struct ptw_cv_json_parser *jp = c->jp;
 	uint32_t na = 0;
 	int rc;
-	c->i++; /* '{' */
-	skip_ws(c);
-	if (c->i >= c->n)
-		return incomplete(c, "'\"' or '}'");
-	if (c->p[c->i] == '}') {
-		c->i++;
-		goto done;
-	}
-	for (;;) {
-		struct ptw_cv_str k;
-		struct val v;
-		if (c->p[c->i] != '"')
-			return bad_byte(c, c->i, "'\"' starting a member name");
-		size_t ks = c->i;
-		if ((rc = parse_str(c, &k)))
-			return rc;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "':' after a member name");
-		if (c->p[c->i] != ':')
-			return bad_byte(c, c->i, "':' after a member name");
-		c->i++;
-		skip_ws(c);
+	struct ptw_cv_str k;
+	struct val v;
+	for (int first = 1;; first = 0) {
+		if ((rc = next_member(c, first, &k))) {
+			if (rc != MEMBERS_END)
+				return rc;
+			break;
+		}
 		if ((rc = parse_value(c, 3, &v)))
 			return rc;
 		if (na == PTW_CV_MAX_ARGS)
-			return fail(c, ks, PTW_ERR_LIMIT,
+			return fail(c, c->name_at, PTW_ERR_LIMIT,
 				    "more than %d members in \"args\"",
 				    PTW_CV_MAX_ARGS);
 		struct ptw_cv_arg *a = &jp->args[na++];
@@ -801,21 +831,7 @@ static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 			a->s.p = NULL;
 			a->s.n = 0;
 		}
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "',' or '}'");
-		if (c->p[c->i] == '}') {
-			c->i++;
-			break;
-		}
-		if (c->p[c->i] != ',')
-			return bad_byte(c, c->i, "',' or '}' after a member");
-		c->i++;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "'\"' starting a member name");
 	}
-done:
 	ev->args = jp->args;
 	ev->n_args = na;
 	return 0;
@@ -824,28 +840,11 @@ done:
 static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
 {
 	int rc;
-	c->i++; /* '{' */
-	skip_ws(c);
-	if (c->i >= c->n)
-		return incomplete(c, "'\"' or '}'");
-	if (c->p[c->i] == '}') {
-		c->i++;
-		return 0;
-	}
-	for (;;) {
-		struct ptw_cv_str k;
-		struct val v;
-		if (c->p[c->i] != '"')
-			return bad_byte(c, c->i, "'\"' starting a member name");
-		if ((rc = parse_str(c, &k)))
-			return rc;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "':' after a member name");
-		if (c->p[c->i] != ':')
-			return bad_byte(c, c->i, "':' after a member name");
-		c->i++;
-		skip_ws(c);
+	struct ptw_cv_str k;
+	struct val v;
+	for (int first = 1;; first = 0) {
+		if ((rc = next_member(c, first, &k)))
+			return rc == MEMBERS_END ? 0 : rc;
 		if ((rc = parse_value(c, 3, &v)))
 			return rc;
 		/* trace_processor takes only string values here, and only
@@ -856,19 +855,6 @@ static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
 			else if (KEY_IS(k, "global") && set_id(ev, &v, 0))
 				ev->flags |= PTW_CV_ID_FROM_ID2;
 		}
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "',' or '}'");
-		if (c->p[c->i] == '}') {
-			c->i++;
-			return 0;
-		}
-		if (c->p[c->i] != ',')
-			return bad_byte(c, c->i, "',' or '}' after a member");
-		c->i++;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "'\"' starting a member name");
 	}
 }
 
@@ -982,44 +968,14 @@ static int event_member(struct pctx *c, struct ptw_cv_str k,
 static int parse_event(struct pctx *c, struct ptw_cv_event *ev)
 {
 	static const struct ptw_cv_event zero_ev;
+	struct ptw_cv_str k;
 	int rc;
 	*ev = zero_ev; /* vector moves; memset compiled to a slow rep stos */
-	c->i++;
-	skip_ws(c);
-	if (c->i >= c->n)
-		return incomplete(c, "'\"' or '}'");
-	if (c->p[c->i] == '}') {
-		c->i++;
-		return 0;
-	}
-	for (;;) {
-		struct ptw_cv_str k;
-		if (c->p[c->i] != '"')
-			return bad_byte(c, c->i, "'\"' starting a member name");
-		if ((rc = parse_str(c, &k)))
-			return rc;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "':' after a member name");
-		if (c->p[c->i] != ':')
-			return bad_byte(c, c->i, "':' after a member name");
-		c->i++;
-		skip_ws(c);
+	for (int first = 1;; first = 0) {
+		if ((rc = next_member(c, first, &k)))
+			return rc == MEMBERS_END ? 0 : rc;
 		if ((rc = event_member(c, k, ev)))
 			return rc;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "',' or '}'");
-		if (c->p[c->i] == '}') {
-			c->i++;
-			return 0;
-		}
-		if (c->p[c->i] != ',')
-			return bad_byte(c, c->i, "',' or '}' after a member");
-		c->i++;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "'\"' starting a member name");
 	}
 }
 
