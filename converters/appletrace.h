@@ -79,6 +79,13 @@ int ptw_appletrace_names_define(struct ptw_appletrace_names *t, uint32_t id,
  * destroyed), or NULL (p == NULL) if undefined. */
 struct ptw_cv_str ptw_appletrace_names_get(const struct ptw_appletrace_names *t,
 					   uint32_t id);
+/* Like ptw_appletrace_names_get(); *sym (if found) gets the number of
+ * this definition: unique in the table, never reused, so equal numbers mean
+ * equal text (struct ptw_cv_event's name_sym). Numbers start at
+ * PTW_APPLETRACE_FIRST_SYM; lower ones are free for the reader's own. */
+#define PTW_APPLETRACE_FIRST_SYM 16u
+struct ptw_cv_str ptw_appletrace_names_lookup(
+	const struct ptw_appletrace_names *t, uint32_t id, uint64_t *sym);
 /* Number of ids defined. */
 size_t ptw_appletrace_names_count(const struct ptw_appletrace_names *t);
 

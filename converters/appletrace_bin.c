@@ -22,6 +22,7 @@
 #define PTW_AT_CHUNK (1u << 20)
 
 static const char ptw_at_cat[] = "appletrace";
+#define PTW_AT_CAT_SYM 1u /* below PTW_APPLETRACE_FIRST_SYM */
 
 struct ptw_at_bin {
 	const char *name;
@@ -109,7 +110,7 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, struct ptw_cursor *c,
 	 * was a tenth of the decoding time). */
 	struct ptw_cv_event ev = b->ev;
 	struct ptw_cv_arg a;
-	ev.name = ptw_appletrace_names_get(b->names, id);
+	ev.name = ptw_appletrace_names_lookup(b->names, id, &ev.name_sym);
 	if (!ev.name.p)
 		return ptw_at_bin_fail(b, err, PTW_APPLETRACE_UNDEFINED_NAME_ID,
 				       off, "references", tag, id);
@@ -122,6 +123,7 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, struct ptw_cursor *c,
 	if (tag != 'M') {
 		ev.cat.p = ptw_at_cat;
 		ev.cat.n = sizeof(ptw_at_cat) - 1;
+		ev.cat_sym = PTW_AT_CAT_SYM;
 		if (ts <= (uint64_t)INT64_MAX / 1000u) {
 			ev.ts_ns = (int64_t)ts * 1000;
 			ev.flags |= PTW_CV_HAS_TS;

@@ -15,6 +15,13 @@ struct ptw_at_slot {
 	uint32_t used;
 	size_t n;
 	char *s; /* n bytes + NUL */
+	uint64_t sym; /* number of this definition */
+};
+
+/* A directly indexed entry: the string and its definition's number. */
+struct ptw_at_dense {
+	struct ptw_cv_str s; /* p NULL: undefined */
+	uint64_t sym;
 };
 
 /* Small ids (producers number names from 0 or 1) are also found by
@@ -25,8 +32,8 @@ struct ptw_appletrace_names {
 	struct ptw_at_slot *slots;
 	size_t cap; /* power of two */
 	size_t count;
-	struct ptw_cv_str dense[PTW_AT_DENSE]; /* id < PTW_AT_DENSE; p NULL:
-						* undefined */
+	uint64_t next_sym;
+	struct ptw_at_dense dense[PTW_AT_DENSE]; /* id < PTW_AT_DENSE */
 };
 
 static size_t ptw_at_hash(uint32_t id, size_t cap)
@@ -42,6 +49,7 @@ struct ptw_appletrace_names *ptw_appletrace_names_create(void)
 	if (!t)
 		return NULL;
 	t->cap = 64;
+	t->next_sym = PTW_APPLETRACE_FIRST_SYM;
 	t->slots = calloc(t->cap, sizeof(*t->slots));
 	if (!t->slots) {
 		free(t);
@@ -116,27 +124,39 @@ int ptw_appletrace_names_define(struct ptw_appletrace_names *t, uint32_t id,
 	}
 	sl->s = copy;
 	sl->n = n;
+	sl->sym = t->next_sym++;
 	if (id < PTW_AT_DENSE) {
-		t->dense[id].p = copy;
-		t->dense[id].n = n;
+		t->dense[id].s.p = copy;
+		t->dense[id].s.n = n;
+		t->dense[id].sym = sl->sym;
 	}
 	return 0;
+}
+
+struct ptw_cv_str ptw_appletrace_names_lookup(
+	const struct ptw_appletrace_names *t, uint32_t id, uint64_t *sym)
+{
+	struct ptw_cv_str r = {NULL, 0};
+	if (!t)
+		return r;
+	if (id < PTW_AT_DENSE) {
+		*sym = t->dense[id].sym;
+		return t->dense[id].s;
+	}
+	const struct ptw_at_slot *sl = ptw_at_find(t, id);
+	if (sl->used) {
+		r.p = sl->s;
+		r.n = sl->n;
+		*sym = sl->sym;
+	}
+	return r;
 }
 
 struct ptw_cv_str ptw_appletrace_names_get(const struct ptw_appletrace_names *t,
 					   uint32_t id)
 {
-	struct ptw_cv_str r = {NULL, 0};
-	if (!t)
-		return r;
-	if (id < PTW_AT_DENSE)
-		return t->dense[id];
-	const struct ptw_at_slot *sl = ptw_at_find(t, id);
-	if (sl->used) {
-		r.p = sl->s;
-		r.n = sl->n;
-	}
-	return r;
+	uint64_t sym;
+	return ptw_appletrace_names_lookup(t, id, &sym);
 }
 
 size_t ptw_appletrace_names_count(const struct ptw_appletrace_names *t)

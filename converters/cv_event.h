@@ -62,6 +62,11 @@ struct ptw_cv_event {
 	uint32_t flags;          /* PTW_CV_* */
 	struct ptw_cv_str name;  /* decoded; p == NULL if absent */
 	struct ptw_cv_str cat;   /* decoded; p == NULL if absent */
+	/* Optional (0: none): numbers the reader gives the text of 'name' /
+	 * 'cat' when it knows them from a table, e.g. APLTRC01 name ids. Within
+	 * one input, a number always stands for the same text (a redefined id
+	 * gets a new number), so the emitter can skip looking the text up. */
+	uint64_t name_sym, cat_sym;
 	uint32_t pid, tid;       /* as trace_processor coerces them (uint32) */
 	struct ptw_cv_str pid_str, tid_str;
 	int64_t ts_ns;           /* ts in ns: integral us * 1000, else llround */

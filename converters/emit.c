@@ -250,7 +250,7 @@ static struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em,
 	uint64_t key = ((uint64_t)pid << 32 | tid) ^
 		       ((uint64_t)em->input_index * 0x9E3779B97F4A7C15ull);
 	uint64_t v;
-	struct ptw_em_thread **slot = &em->th_cache[(tid ^ (tid >> 6)) & 63];
+	struct ptw_em_thread **slot = &em->th_cache[ptw_em_th_slot(tid)];
 	struct ptw_em_thread *c = *slot;
 	if (c && c->pid == pid && c->tid == tid)
 		return c;
@@ -311,6 +311,16 @@ uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (th->name && !(th->written = strdup(th->name))) {
 		ptw_em_nomem(err);
 		return 0;
+	}
+	th->seq = em->seq;
+	if (em->n_thread_seqs < PTW_EM_THREAD_SEQS) {
+		th->seq = ptw_writer_add_seq(em->w, th->uuid);
+		if (!th->seq) {
+			ptw_em_writer_fail(em, PTW_ERR_NOMEM, err);
+			return 0;
+		}
+		th->own_seq = 1;
+		em->n_thread_seqs++;
 	}
 	return th->uuid;
 }
@@ -399,10 +409,13 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 				   in->tids[i].to))
 			return ptw_em_nomem(err);
 	em->mode = in->mode;
+	em->fast_ok = in->mode == PTW_EMIT_XFORM && !in->general_path_only &&
+		      !em->pid_remap.count && !em->tid_remap.count;
 	em->seen_x = 0;
 	em->max_held = in->max_held ? in->max_held : PTW_EMIT_MAX_HELD;
 	em->shift_ns = in->shift_ns;
 	memset(em->th_cache, 0, sizeof(em->th_cache)); /* per input */
+	memset(em->sym_cache, 0, sizeof(em->sym_cache));
 	em->last_proc = 0;
 	em->in_input = 1;
 	return 0;
@@ -421,6 +434,14 @@ int ptw_emit_end_input(struct ptw_emit *em, struct ptw_error *err)
 		if (rc)
 			return rc;
 		th->lifo[0].n = th->lifo[1].n = 0;
+		/* No event can reach this thread any more (a later input has
+		 * threads of its own): end its sequence, free its slot. */
+		if (th->own_seq) {
+			ptw_seq_destroy(th->seq);
+			th->seq = em->seq;
+			th->own_seq = 0;
+			em->n_thread_seqs--;
+		}
 	}
 	em->in_input = 0;
 	em->input_index++;
@@ -995,13 +1016,14 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 			struct ptw_em_lifo *l = &th->lifo[raw_tid0];
 			if (l->n == l->cap) {
 				size_t nc = l->cap ? l->cap * 2 : 16;
-				void *p = realloc(l->ids, nc * sizeof(*l->ids));
+				void *p = realloc(l->b, nc * sizeof(*l->b));
 				if (!p)
 					return ptw_em_nomem(err);
-				l->ids = p;
+				l->b = p;
 				l->cap = nc;
 			}
-			l->ids[l->n++] = id;
+			l->b[l->n].id = id;
+			l->b[l->n++].ts = ts;
 			return 0;
 		}
 		it.state = PTW_EM_RAW;
@@ -1014,8 +1036,16 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 				em->st.dropped++; /* unmatched E */
 				return 0;
 			}
-			uint64_t id = l->ids[--l->n];
-			struct ptw_em_item *b = ptw_em_find(th, id);
+			const struct ptw_em_open_b *ob = &l->b[--l->n];
+			struct ptw_em_item *b = ptw_em_find(th, ob->id);
+			if (!b && ts < ob->ts) {
+				/* Before its B, which is written already (a
+				 * later event released it): end it where it
+				 * began, so the end closes it and nothing else
+				 * (trace_processor drops a negative duration). */
+				em->st.backward_ends++;
+				ts = it.ts = ob->ts;
+			}
 			if (b) {
 				if (ts < b->ts) {
 					b->state = PTW_EM_DEAD;
@@ -1096,6 +1126,55 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	return rc ? ptw_em_nomem(err) : 0;
 }
 
+/* An instant on the global track (scope g) or its process (scope p). */
+static int ptw_em_scoped_instant(struct ptw_emit *em,
+				 const struct ptw_cv_event *ev, uint32_t pid,
+				 int64_t ts, struct ptw_error *err)
+{
+	uint64_t track;
+	if (ev->scope == 'g') {
+		if (!em->global_track) {
+			em->global_track = ptw_writer_add_track(
+				em->w, "Global instants", 0, -1);
+			if (!em->global_track)
+				return ptw_em_writer_fail(em, PTW_ERR_INVALID,
+							  err);
+		}
+		track = em->global_track;
+	} else {
+		struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, NULL, err);
+		if (!pr || !(track = ptw_em_proc_track(em, pr, err)))
+			return err ? err->code : PTW_ERR_NOMEM;
+	}
+	/* Process and global instants keep a NULL name when theirs is
+	 * empty. */
+	int named = ev->name.p && ev->name.n;
+	return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts,
+				named ? ev->name.p : NULL,
+				named ? ev->name.n : 0, ev, err);
+}
+
+/* Does the event go on its thread's track (B, E, X, flows, thread-scoped
+ * instants)? */
+static int ptw_em_is_thread_event(const struct ptw_cv_event *ev)
+{
+	switch (ev->ph) {
+	case 'B':
+	case 'E':
+	case 'X':
+	case 's':
+	case 't':
+	case 'f':
+		return 1;
+	case 'i':
+	case 'I':
+	case 'R':
+		return ev->scope != 'g' && ev->scope != 'p';
+	default:
+		return 0;
+	}
+}
+
 int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 		   struct ptw_error *err)
 {
@@ -1103,6 +1182,9 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 	if (!em || !ev || !em->in_input)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "emit: event outside an input");
+	int frc;
+	if (em->fast_ok && ptw_em_xform_fast(em, ev, &frc, err))
+		return frc;
 	em->st.events_in++;
 	em->st.by_phase[(unsigned char)ev->ph & 127u]++;
 
@@ -1122,9 +1204,9 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 		    (rc = ptw_em_str_id(em, ev->tid_str, &tid, err)))
 			return rc;
 	}
-	if (ptw_cv_map_get(&em->pid_remap, pid, &v))
+	if (em->pid_remap.count && ptw_cv_map_get(&em->pid_remap, pid, &v))
 		pid = (uint32_t)v;
-	if (ptw_cv_map_get(&em->tid_remap, tid, &v))
+	if (em->tid_remap.count && ptw_cv_map_get(&em->tid_remap, tid, &v))
 		tid = (uint32_t)v;
 	int raw_tid0 = tid == 0 && pid != 0;
 	if (tid == 0)
@@ -1154,12 +1236,14 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 	if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
 	    (rc = ptw_em_string_names(em, ev, pid, tid, err)))
 		return rc;
-	/* Every pid is a process, whatever the event. */
-	if ((ev->flags & PTW_CV_HAS_PID) &&
+	/* Every pid is a process, whatever the event (thread events make it
+	 * with their thread). */
+	int thread_ev = ptw_em_is_thread_event(ev);
+	if (!thread_ev && (ev->flags & PTW_CV_HAS_PID) &&
 	    !ptw_em_proc_get(em, pid, NULL, err))
 		return err ? err->code : PTW_ERR_NOMEM;
 
-	switch (ev->ph) {
+	switch (thread_ev ? 0 : ev->ph) {
 	case 'C':
 		return ptw_em_counter(em, ev, pid, ts, err);
 	case 'b':
@@ -1168,38 +1252,9 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 		return ptw_em_async(em, ev, pid, ts, err);
 	case 'i':
 	case 'I':
-	case 'R':
-		if (ev->scope == 'g' || ev->scope == 'p') {
-			uint64_t track;
-			if (ev->scope == 'g') {
-				if (!em->global_track) {
-					em->global_track = ptw_writer_add_track(
-						em->w, "Global instants", 0, -1);
-					if (!em->global_track)
-						return ptw_em_writer_fail(
-							em, PTW_ERR_INVALID, err);
-				}
-				track = em->global_track;
-			} else {
-				struct ptw_em_proc *pr =
-					ptw_em_proc_get(em, pid, NULL, err);
-				if (!pr || !(track = ptw_em_proc_track(em, pr, err)))
-					return err ? err->code : PTW_ERR_NOMEM;
-			}
-			/* Process and global instants keep a NULL name
-			 * when theirs is empty. */
-			int named = ev->name.p && ev->name.n;
-			return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts,
-						named ? ev->name.p : NULL,
-						named ? ev->name.n : 0, ev, err);
-		}
-		break;
-	case 'B':
-	case 'E':
-	case 'X':
-	case 's':
-	case 't':
-	case 'f':
+	case 'R': /* scope g or p (t is a thread event) */
+		return ptw_em_scoped_instant(em, ev, pid, ts, err);
+	case 0:
 		break;
 	default:
 		return 0; /* no table row (the process exists) */

@@ -73,6 +73,10 @@ struct ptw_emit_input {
 	/* Events a thread's queue may hold for an open B; 0: default
 	 * PTW_EMIT_MAX_HELD. */
 	uint32_t max_held;
+	/* Non-zero: every event takes the general path, none the short path
+	 * for plain AppleTrace B/E events (emit_fast.c). The output is the
+	 * same byte for byte; tests compare the two. */
+	int general_path_only;
 };
 
 struct ptw_emit_stats {
@@ -90,6 +94,10 @@ struct ptw_emit_stats {
 	uint64_t max_queue;          /* longest thread queue seen */
 	uint64_t sort_index_late;    /* M *_sort_index after the track's
 				      * descriptor was written: not written */
+	uint64_t backward_ends;      /* X-form E's earlier than their B, which
+				      * was already written: ended at the B's
+				      * ts (a zero-length slice) */
+	uint64_t short_path;         /* events taken by the short path */
 };
 
 struct ptw_emit;

@@ -97,6 +97,8 @@ struct ptw_em_thread {
 	uint32_t pid, tid, gen;
 	size_t proc;       /* index in procs */
 	uint64_t uuid;     /* 0 until written */
+	struct ptw_seq *seq; /* its events' sequence (set with uuid) */
+	int own_seq;       /* seq is the thread's own (default track) */
 	char *name;
 	char *written;
 	int32_t sort_index;/* M thread_sort_index (has_sort) */
@@ -109,11 +111,14 @@ struct ptw_em_thread {
 	int64_t last_ts;   /* latest event ts seen (the flush limit) */
 	int has_last;
 	int xform_open;    /* X-form B's of this input still unpaired */
-	/* X-form stacks (item ids of open B's), one per raw tid as the
+	/* X-form stacks of open B's (item id, ts), one per raw tid as the
 	 * exporter pairs them: [1] for events written with tid 0, which
 	 * trace_processor shows on this same thread (tid = pid). */
 	struct ptw_em_lifo {
-		uint64_t *ids;
+		struct ptw_em_open_b {
+			uint64_t id;
+			int64_t ts;
+		} *b;
 		size_t n, cap;
 	} lifo[2];
 	struct ptw_em_open *model;
@@ -169,11 +174,41 @@ struct ptw_em_ctr_slot {
 	uint64_t track;
 };
 
+/* Threads that get a sequence of their own, whose default track is the
+ * thread's: their events carry no track uuid and their timestamps are
+ * deltas (one shared sequence interleaves threads, whose clocks are
+ * unrelated, so most timestamps there are absolute). The rest share the
+ * writer's simulation sequence. Bounded because each sequence has its own
+ * intern tables; a finished input's sequences are ended and their slots
+ * reused. */
+#define PTW_EM_THREAD_SEQS 16u
+
+/* Stable strings by the reader's numbers (ptw_cv_event name_sym and
+ * cat_sym), for the current input. Direct-mapped. */
+#define PTW_EM_SYM_CACHE 1024u
+struct ptw_em_sym_slot {
+	uint64_t sym; /* 0: empty */
+	const char *s;
+};
+
+static inline size_t ptw_em_sym_index(uint64_t sym)
+{
+	return (size_t)(sym ^ (sym >> 10)) & (PTW_EM_SYM_CACHE - 1);
+}
+
+/* Slot of a tid in ptw_emit's th_cache. */
+static inline size_t ptw_em_th_slot(uint32_t tid)
+{
+	return (tid ^ (tid >> 6)) & 63u;
+}
+
 struct ptw_emit {
 	struct ptw_em_strs strs;
+	struct ptw_em_sym_slot sym_cache[PTW_EM_SYM_CACHE];
 	struct ptw_em_ctr_slot ctr_cache[PTW_EM_CTR_CACHE];
 	struct ptw_writer *w;
-	struct ptw_seq *seq;
+	struct ptw_seq *seq;          /* shared: processes, counters, async */
+	uint32_t n_thread_seqs;       /* threads with their own sequence */
 	struct ptw_em_proc *procs;
 	size_t n_procs, procs_cap;
 	struct ptw_cv_map proc_map;   /* (gen, pid) -> index */
@@ -197,6 +232,7 @@ struct ptw_emit {
 	int in_input;
 	uint32_t input_index;         /* 0-based */
 	enum ptw_emit_mode mode;
+	int fast_ok;                  /* the short path may take events */
 	int seen_x;                   /* an X event was read in this input */
 	uint32_t max_held;            /* queue bound while an open B waits */
 	int64_t shift_ns;
@@ -239,6 +275,11 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 		 const struct ptw_cv_event *ev, const uint64_t *out,
 		 uint32_t n_out, const uint64_t *in, uint32_t n_in,
 		 uint64_t *id_out);
+/* The stable empty string (no stored hash in front of it). */
+extern const char ptw_em_empty[];
+/* Writes one released item to the writer. */
+int ptw_em_write_item(struct ptw_emit *em, struct ptw_em_thread *th,
+		      const struct ptw_em_item *it, struct ptw_error *err);
 /* Finds a queued item by id, or NULL. */
 struct ptw_em_item *ptw_em_find(struct ptw_em_thread *th, uint64_t id);
 /* Writes out the queued groups with ts below the thread's last ts (all of
@@ -253,6 +294,13 @@ void ptw_em_thread_free(struct ptw_em_thread *th);
  * *err on failure. */
 uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 			     struct ptw_error *err);
+/* ---- emit_fast.c ------------------------------------------------------- */
+
+/* Takes the event if it fits the short path: returns 1 with *rc set (0 or
+ * an error), else 0 having changed nothing. */
+int ptw_em_xform_fast(struct ptw_emit *em, const struct ptw_cv_event *ev,
+		      int *rc, struct ptw_error *err);
+
 /* Copies the writer's error into *err and returns its code (or 'dflt'). */
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err);
 

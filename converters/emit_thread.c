@@ -217,7 +217,7 @@ static inline size_t ptw_em_strs_slot(const char *s, size_t n)
 	return (size_t)(h >> 20) & (PTW_EM_STRS_CACHE - 1);
 }
 
-static const char ptw_em_empty[] = "";
+const char ptw_em_empty[] = "";
 
 static const char *ptw_em_strs_add(struct ptw_em_strs *t, const char *s,
 				   size_t n)
@@ -287,6 +287,23 @@ void ptw_em_strs_free(struct ptw_em_strs *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* The stable copy of s[0, n), found by the reader's number 'sym' when it
+ * gave one (0: none). */
+static const char *ptw_em_stable(struct ptw_emit *em, uint64_t sym,
+				 const char *s, size_t n)
+{
+	struct ptw_em_sym_slot *sl =
+		&em->sym_cache[ptw_em_sym_index(sym)];
+	if (sym && sl->sym == sym)
+		return sl->s;
+	const char *c = ptw_em_strs_get(&em->strs, s, n);
+	if (sym && c) {
+		sl->sym = sym;
+		sl->s = c;
+	}
+	return c;
+}
+
 /* ---- queue ------------------------------------------------------------ */
 
 /* Moves the live payloads to a fresh arena when the old one is mostly
@@ -348,11 +365,18 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 	struct ptw_em_item x = *it;
 	/* Repeated names and categories travel as stable pointers; only
 	 * args and flows (if any) are copied. */
-	x.sname = ptw_em_strs_get(&em->strs, name ? name : "",
-				  name ? name_len : 0);
+	uint64_t nsym = 0, csym = 0;
+	if (ev) {
+		/* the reader's numbers hold for its own strings only */
+		if (name == ev->name.p && name_len == ev->name.n)
+			nsym = ev->name_sym;
+		if (cat == ev->cat.p && cat_len == ev->cat.n)
+			csym = ev->cat_sym;
+	}
+	x.sname = ptw_em_stable(em, nsym, name ? name : "", name ? name_len : 0);
 	x.scat = NULL;
 	if (x.sname && cat && cat_len &&
-	    !(x.scat = ptw_em_strs_get(&em->strs, cat, cat_len)))
+	    !(x.scat = ptw_em_stable(em, csym, cat, cat_len)))
 		x.sname = NULL;
 	x.stable = x.sname != NULL;
 	size_t off = th->arena.len;
@@ -463,8 +487,8 @@ static int ptw_em_push_model(struct ptw_em_thread *th,
 	return 0;
 }
 
-static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
-			const struct ptw_em_item *it, struct ptw_error *err)
+int ptw_em_write_item(struct ptw_emit *em, struct ptw_em_thread *th,
+		      const struct ptw_em_item *it, struct ptw_error *err)
 {
 	struct ptw_em_payload pl;
 	struct ptw_event ev;
@@ -546,7 +570,7 @@ static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
 		ev.n_flow_ids = top->n_out;
 		ev.terminating_flow_ids = top->in;
 		ev.n_terminating_flow_ids = top->n_in;
-		rc = ptw_seq_slice_end(em->seq, &ev);
+		rc = ptw_seq_slice_end(th->seq, &ev);
 		th->model_n--;
 		if (rc)
 			return ptw_em_writer_fail(em, rc, err);
@@ -564,10 +588,10 @@ static int ptw_em_write(struct ptw_emit *em, struct ptw_em_thread *th,
 	em->st.flows += pl.n_out;
 	if (it->kind == PTW_EM_INSTANT ||
 	    (it->state == PTW_EM_COMPLETE && it->dur == 0)) {
-		rc = ptw_seq_instant(em->seq, &ev);
+		rc = ptw_seq_instant(th->seq, &ev);
 		em->st.instants++;
 	} else {
-		rc = ptw_seq_slice_begin(em->seq, &ev);
+		rc = ptw_seq_slice_begin(th->seq, &ev);
 		if (!rc)
 			rc = ptw_em_push_model(th, &pl,
 					       em->mode == PTW_EMIT_CHROME,
@@ -648,7 +672,7 @@ int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
 			qsort(th->q + th->head, g - th->head, sizeof(*th->q),
 			      ptw_em_item_cmp);
 		for (size_t i = th->head; i < g; i++) {
-			int rc = ptw_em_write(em, th, &th->q[i], err);
+			int rc = ptw_em_write_item(em, th, &th->q[i], err);
 			if (rc)
 				return rc;
 		}
@@ -670,8 +694,8 @@ void ptw_em_thread_free(struct ptw_em_thread *th)
 	free(th->written);
 	free(th->q);
 	ptw_em_buf_free(&th->arena);
-	free(th->lifo[0].ids);
-	free(th->lifo[1].ids);
+	free(th->lifo[0].b);
+	free(th->lifo[1].b);
 	free(th->model);
 	free(th);
 }

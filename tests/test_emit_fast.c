@@ -1,0 +1,211 @@
+/* test_emit_fast.c - the emitter's short path (emit_fast.c) writes exactly
+ * what the general path writes: random APLTRC01 runs (nesting, unmatched
+ * ends, equal and backward timestamps, tid 0, redefined names, counters,
+ * instants, metadata, several inputs with a shift) are converted both
+ * ways and the outputs compared byte for byte.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "appletrace.h"
+#include "emit.h"
+#include "support/ptw_test.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
+#define PID 77u
+
+struct gen {
+	uint64_t x;         /* xorshift state */
+	uint64_t ts[5];     /* per thread */
+	int depth[5];
+};
+
+static uint64_t rnd(struct gen *g, uint64_t n)
+{
+	g->x ^= g->x << 13;
+	g->x ^= g->x >> 7;
+	g->x ^= g->x << 17;
+	return g->x % n;
+}
+
+static void put(FILE *f, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		cr_assert_eq(fputc((int)(uint8_t)(v >> (8 * i)), f),
+			     (int)(uint8_t)(v >> (8 * i)));
+}
+
+static void define(FILE *f, uint32_t id, const char *s)
+{
+	put(f, 1, 1);
+	put(f, id, 4);
+	put(f, strlen(s), 4);
+	cr_assert_eq(fwrite(s, 1, strlen(s), f), strlen(s));
+}
+
+static void event(FILE *f, char ph, uint32_t id, uint64_t tid, uint64_t ts,
+		  uint64_t arg)
+{
+	put(f, (uint8_t)ph, 1);
+	put(f, id, 4);
+	put(f, tid, 8);
+	put(f, ts, 8);
+	put(f, arg, 8);
+}
+
+/* tid 0 is the main thread (shown as the pid); 2^33 reads as 0 too, and
+ * shares its clock here. */
+static const uint64_t tids[5] = {0, 1ull << 33, 5, 6, 7};
+
+/* Writes fragment 'k' of a run: names 1..8 in fragment 0, some redefined
+ * later (fragment 2 uses names only fragment 0 defined). */
+static void fragment(const char *dir, int k, struct gen *g, int events)
+{
+	char p[512];
+	if (k == 0)
+		snprintf(p, sizeof(p), "%s/trace.appletracebin", dir);
+	else
+		snprintf(p, sizeof(p), "%s/trace_%d.appletracebin", dir, k);
+	FILE *f = fopen(p, "wb");
+	cr_assert(f, "%s", p);
+	cr_assert_eq(fwrite("APLTRC01", 1, 8, f), 8u);
+	put(f, PID, 4);
+	char name[64];
+	for (uint32_t id = 1; k == 0 && id <= 8; id++) {
+		snprintf(name, sizeof(name), "name%u", id);
+		define(f, id, name);
+	}
+	if (k == 0)
+		define(f, 10, "thread_name");
+	if (k == 1) {
+		define(f, 3, "name3-redefined");
+		define(f, 9, "");
+		define(f, 5000, "sparse id");
+	}
+	for (int i = 0; i < events; i++) {
+		int c = (int)rnd(g, 5), t = c == 1 ? 0 : c;
+		uint64_t r = rnd(g, 100);
+		/* mostly forward, sometimes equal, rarely backward */
+		if (r < 80)
+			g->ts[t] += 1 + rnd(g, 3);
+		else if (r < 83 && g->ts[t] > 2)
+			g->ts[t] -= 2;
+		uint64_t ts = g->ts[t];
+		uint32_t id = 1 + (uint32_t)rnd(g, 8);
+		if (k >= 1 && rnd(g, 10) == 0)
+			id = rnd(g, 2) ? 9 : 5000;
+		uint64_t ph = rnd(g, 100);
+		if (ph < 4) {
+			event(f, 'C', id, tids[c], ts, rnd(g, 2) ? 0x4008000000000000ull
+								 : 0x4000000000000000ull);
+		} else if (ph < 8) {
+			event(f, 'i', id, tids[c], ts, 0);
+		} else if (ph < 9) {
+			event(f, 'M', 10, tids[c], 0, id);
+		} else if (ph < 10) {
+			event(f, 'E', id, tids[c], ts, 0); /* maybe unmatched */
+		} else if (g->depth[t] < 4 && (g->depth[t] == 0 || ph < 55)) {
+			event(f, 'B', id, tids[c], ts, 0);
+			g->depth[t]++;
+		} else {
+			event(f, 'E', id, tids[c], ts, 0);
+			g->depth[t]--;
+		}
+	}
+	cr_assert_eq(fclose(f), 0);
+}
+
+static void make_run(const char *dir, uint64_t seed, int events)
+{
+	cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+	struct gen g;
+	memset(&g, 0, sizeof(g));
+	g.x = seed;
+	for (int k = 0; k < 3; k++)
+		fragment(dir, k, &g, events);
+}
+
+/* Converts 'dir' (twice, the second time shifted) into 'out'. */
+static void convert(const char *dir, const char *out, int general,
+		    struct ptw_emit_stats *st)
+{
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert(em, "%s", err.msg);
+	for (int i = 0; i < 2; i++) {
+		struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM,
+					    .shift_ns = i ? -500 : 0,
+					    .general_path_only = general};
+		cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
+		struct ptw_appletrace_run *r = ptw_appletrace_run_create(&err);
+		cr_assert(r);
+		int rc = ptw_appletrace_run_read_dir(r, dir, ptw_emit_event,
+						     em, NULL, &err);
+		ptw_appletrace_run_destroy(r);
+		cr_assert_eq(rc, 0, "%s", err.msg);
+		cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	}
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	ptw_emit_get_stats(em, st);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+static void same_output(uint64_t seed, int events)
+{
+	char dir[256], a[300], b[300];
+	ptw_test_tmp_path(dir, sizeof(dir), "fastrun");
+	make_run(dir, seed, events);
+	snprintf(a, sizeof(a), "%s.short.pftrace", dir);
+	snprintf(b, sizeof(b), "%s.general.pftrace", dir);
+	struct ptw_emit_stats sa, sb;
+	convert(dir, a, 0, &sa);
+	convert(dir, b, 1, &sb);
+
+	size_t na, nb;
+	uint8_t *da = ptw_test_read_file_or_fail(a, &na);
+	uint8_t *db = ptw_test_read_file_or_fail(b, &nb);
+	cr_assert_eq(na, nb, "seed %llu: %zu bytes vs %zu",
+		     (unsigned long long)seed, na, nb);
+	size_t i = 0;
+	while (i < na && da[i] == db[i])
+		i++;
+	cr_assert_eq(i, na, "seed %llu: outputs differ at byte %zu",
+		     (unsigned long long)seed, i);
+	cr_assert_eq(sb.short_path, 0u);
+	cr_assert_gt(sa.short_path, sa.events_in / 3,
+		     "short path took %llu of %llu events",
+		     (unsigned long long)sa.short_path,
+		     (unsigned long long)sa.events_in);
+	sa.short_path = 0;
+	cr_assert(memcmp(&sa, &sb, sizeof(sa)) == 0, "stats differ");
+	/* and the output is a valid trace */
+	ptw_trace_free(ptw_test_load_checked_or_fail(a, PTW_CHECK_ALLOW_OPEN));
+	free(da);
+	free(db);
+	unlink(a);
+	unlink(b);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(emit_fast, same_bytes_as_the_general_path)
+{
+	for (uint64_t seed = 1; seed <= 20; seed++)
+		same_output(seed * 0x9E3779B97F4A7C15ull, 400);
+}
+
+Test(emit_fast, same_bytes_on_a_long_run)
+{
+	same_output(88172645463325252ull, (int)ptw_test_scale(60000, 6000));
+}
