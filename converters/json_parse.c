@@ -387,14 +387,81 @@ ctrl:
 
 /* ---- the object member loop ----------------------------------------- */
 
+/* The members of an event that mean something (others are validated and
+ * ignored). */
+enum key {
+	K_OTHER, K_NAME, K_CAT, K_PH, K_PID, K_TID, K_TS, K_DUR, K_ARGS, K_ID,
+	K_ID2, K_S, K_BP, K_BIND_ID, K_FLOW_IN, K_FLOW_OUT,
+};
+
+static int key_is(struct ptw_cv_str k, const char *lit, size_t len)
+{
+	return k.n == len && memcmp(k.p, lit, len) == 0;
+}
+#define KEY_IS(k, lit) key_is((k), lit, sizeof(lit) - 1)
+
+/* A decoded member name's enum key. */
+static enum key key_of(struct ptw_cv_str k)
+{
+	switch (k.n) {
+	case 1: return k.p[0] == 's' ? K_S : K_OTHER;
+	case 2:
+		return KEY_IS(k, "ph") ? K_PH : KEY_IS(k, "ts") ? K_TS
+		       : KEY_IS(k, "id") ? K_ID : KEY_IS(k, "bp") ? K_BP
+		       : K_OTHER;
+	case 3:
+		return KEY_IS(k, "pid") ? K_PID : KEY_IS(k, "tid") ? K_TID
+		       : KEY_IS(k, "cat") ? K_CAT : KEY_IS(k, "dur") ? K_DUR
+		       : KEY_IS(k, "id2") ? K_ID2 : K_OTHER;
+	case 4:
+		return KEY_IS(k, "name") ? K_NAME : KEY_IS(k, "args") ? K_ARGS
+		       : K_OTHER;
+	case 7:
+		return KEY_IS(k, "bind_id") ? K_BIND_ID
+		       : KEY_IS(k, "flow_in") ? K_FLOW_IN : K_OTHER;
+	case 8: return KEY_IS(k, "flow_out") ? K_FLOW_OUT : K_OTHER;
+	default: return K_OTHER;
+	}
+}
+
+/* The common member names written plainly and followed at once by ':'
+ * ("ts": ...), at c->i (a '"' with at least 8 bytes from it): one small
+ * constant memcmp each (the compiler turns it into loads and compares).
+ * Returns the key and moves c->i past the ':', or K_OTHER and moves
+ * nothing (the caller decodes the name the slow way). */
+static inline enum key fast_key(struct pctx *c)
+{
+	const unsigned char *p = c->p + c->i;
+#define FK(lit, k) \
+	if (memcmp(p, lit, sizeof(lit) - 1) == 0) { \
+		c->i += sizeof(lit) - 1; \
+		return k; \
+	}
+	switch (p[1]) {
+	case 'n': FK("\"name\":", K_NAME) break;
+	case 'c': FK("\"cat\":", K_CAT) break;
+	case 'p': FK("\"ph\":", K_PH) FK("\"pid\":", K_PID) break;
+	case 't': FK("\"ts\":", K_TS) FK("\"tid\":", K_TID) break;
+	case 'd': FK("\"dur\":", K_DUR) break;
+	case 'a': FK("\"args\":", K_ARGS) break;
+	case 'i': FK("\"id\":", K_ID) FK("\"id2\":", K_ID2) break;
+	case 's': FK("\"s\":", K_S) break;
+	default: break;
+	}
+#undef FK
+	return K_OTHER;
+}
+
 #define MEMBERS_END 2 /* next_member(): the closing '}' was consumed */
 
 /* The member loop of every object (the event, "args", "id2" and skipped
  * ones), one call per member: the first with c->i at '{', later ones just
  * after the previous member's value. Returns 0 with the name decoded into
  * *k (its '"' at c->name_at) and c->i at the value, whitespace skipped;
- * MEMBERS_END once the closing '}' is consumed; or an error. */
-static inline int next_member(struct pctx *c, int first, struct ptw_cv_str *k)
+ * MEMBERS_END once the closing '}' is consumed; or an error. With 'key'
+ * (event members) it sets *key instead, and *k only for K_OTHER. */
+static inline int next_member(struct pctx *c, int first, struct ptw_cv_str *k,
+			      enum key *key)
 {
 	int rc;
 	if (first) {
@@ -424,8 +491,14 @@ static inline int next_member(struct pctx *c, int first, struct ptw_cv_str *k)
 	if (c->p[c->i] != '"')
 		return bad_byte(c, c->i, "'\"' starting a member name");
 	c->name_at = c->i;
+	if (key && c->n - c->i >= 8 && (*key = fast_key(c)) != K_OTHER) {
+		skip_ws(c);
+		return 0;
+	}
 	if ((rc = parse_str(c, k)))
 		return rc;
+	if (key)
+		*key = key_of(*k);
 	skip_ws(c);
 	if (c->i >= c->n)
 		return incomplete(c, "':' after a member name");
@@ -593,7 +666,7 @@ static int skip_container(struct pctx *c, unsigned depth)
 	if (c->p[c->i] == '{') {
 		struct ptw_cv_str k;
 		for (int first = 1;; first = 0) {
-			if ((rc = next_member(c, first, &k)))
+			if ((rc = next_member(c, first, &k, NULL)))
 				return rc == MEMBERS_END ? 0 : rc;
 			if ((rc = parse_value(c, depth + 1, &v)))
 				return rc;
@@ -683,6 +756,15 @@ static int numeric_string(struct pctx *c, struct ptw_cv_str s, struct val *v)
 	return 1;
 }
 
+/* An integral ts/dur: microseconds -> ns. Returns 1 if it fits. */
+static inline int int_to_ns(int64_t us, int64_t *ns)
+{
+	if (us > INT64_MAX / 1000 || us < INT64_MIN / 1000)
+		return 0;
+	*ns = us * 1000;
+	return 1;
+}
+
 /* ts/dur: microseconds -> ns. Returns 1 if valid. */
 static int to_ns(struct pctx *c, const struct val *v0, int64_t *ns)
 {
@@ -693,12 +775,8 @@ static int to_ns(struct pctx *c, const struct val *v0, int64_t *ns)
 			return 0;
 		v = &tmp;
 	}
-	if (v->t == PTW_CV_VAL_INT) {
-		if (v->i > INT64_MAX / 1000 || v->i < INT64_MIN / 1000)
-			return 0;
-		*ns = v->i * 1000;
-		return 1;
-	}
+	if (v->t == PTW_CV_VAL_INT)
+		return int_to_ns(v->i, ns);
 	if (v->t == PTW_CV_VAL_DOUBLE) {
 		double x = v->d * 1000.0;
 		if (!(x > -9.2e18 && x < 9.2e18))
@@ -790,12 +868,6 @@ static int set_id(struct ptw_cv_event *ev, const struct val *v, int local)
 	return 1;
 }
 
-static int key_is(struct ptw_cv_str k, const char *lit, size_t len)
-{
-	return k.n == len && memcmp(k.p, lit, len) == 0;
-}
-#define KEY_IS(k, lit) key_is((k), lit, sizeof(lit) - 1)
-
 /* "args": each member in order into jp->args. */
 static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 {
@@ -805,7 +877,7 @@ static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 	struct ptw_cv_str k;
 	struct val v;
 	for (int first = 1;; first = 0) {
-		if ((rc = next_member(c, first, &k))) {
+		if ((rc = next_member(c, first, &k, NULL))) {
 			if (rc != MEMBERS_END)
 				return rc;
 			break;
@@ -843,7 +915,7 @@ static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
 	struct ptw_cv_str k;
 	struct val v;
 	for (int first = 1;; first = 0) {
-		if ((rc = next_member(c, first, &k)))
+		if ((rc = next_member(c, first, &k, NULL)))
 			return rc == MEMBERS_END ? 0 : rc;
 		if ((rc = parse_value(c, 3, &v)))
 			return rc;
@@ -858,109 +930,183 @@ static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
 	}
 }
 
-/* One member of the event: key decoded, c->i at its value. */
-static int event_member(struct pctx *c, struct ptw_cv_str k,
-			struct ptw_cv_event *ev)
+/* A value's meaning for the event member 'key' (trace_processor's
+ * coercions); 'v' was parsed by parse_value(). */
+static void apply_member(struct pctx *c, enum key key, const struct val *v,
+			 struct ptw_cv_event *ev)
+{
+	switch (key) {
+	case K_S:
+		ev->scope = 0;
+		if (v->t == PTW_CV_VAL_STRING && v->s.n == 1 &&
+		    (v->s.p[0] == 't' || v->s.p[0] == 'p' || v->s.p[0] == 'g'))
+			ev->scope = v->s.p[0];
+		break;
+	case K_PH:
+		ev->ph = v->t == PTW_CV_VAL_STRING && v->s.n ? v->s.p[0] : 0;
+		break;
+	case K_TS:
+		ev->flags &= ~PTW_CV_HAS_TS;
+		if (to_ns(c, v, &ev->ts_ns))
+			ev->flags |= PTW_CV_HAS_TS;
+		break;
+	case K_DUR:
+		ev->flags &= ~PTW_CV_HAS_DUR;
+		if (to_ns(c, v, &ev->dur_ns))
+			ev->flags |= PTW_CV_HAS_DUR;
+		break;
+	case K_ID:
+		if (set_id(ev, v, 0))
+			c->id_set = 1;
+		break;
+	case K_BP:
+		ev->bp = v->t == PTW_CV_VAL_STRING && v->s.n == 1 &&
+				 v->s.p[0] == 'e'
+			 ? 'e'
+			 : 0;
+		break;
+	case K_PID:
+		ev->flags &= ~(PTW_CV_HAS_PID | PTW_CV_PID_IS_STRING);
+		to_u32(v, &ev->pid, &ev->pid_str, &ev->flags, PTW_CV_HAS_PID,
+		       PTW_CV_PID_IS_STRING);
+		break;
+	case K_TID:
+		ev->flags &= ~(PTW_CV_HAS_TID | PTW_CV_TID_IS_STRING);
+		to_u32(v, &ev->tid, &ev->tid_str, &ev->flags, PTW_CV_HAS_TID,
+		       PTW_CV_TID_IS_STRING);
+		break;
+	case K_CAT:
+		if (v->t == PTW_CV_VAL_STRING)
+			ev->cat = v->s;
+		else
+			ev->cat.p = NULL, ev->cat.n = 0;
+		break;
+	case K_NAME:
+		if (v->t == PTW_CV_VAL_STRING)
+			ev->name = v->s;
+		else
+			ev->name.p = NULL, ev->name.n = 0;
+		break;
+	case K_ARGS:
+		ev->args = NULL; /* not an object: ignored */
+		ev->n_args = 0;
+		break;
+	case K_BIND_ID:
+		ev->flags &= ~PTW_CV_BIND_ID_IS_NUM;
+		if (v->t == PTW_CV_VAL_STRING) {
+			ev->bind_id = v->s;
+			ev->flags |= PTW_CV_HAS_BIND_ID;
+		} else if (v->t == PTW_CV_VAL_INT) {
+			ev->bind_id = v->raw;
+			ev->bind_num = (uint64_t)v->i;
+			ev->flags |= PTW_CV_HAS_BIND_ID | PTW_CV_BIND_ID_IS_NUM;
+		}
+		break;
+	case K_FLOW_IN:
+		ev->flags &= ~PTW_CV_FLOW_IN;
+		if (v->t == PTW_CV_VAL_BOOL && v->b)
+			ev->flags |= PTW_CV_FLOW_IN;
+		break;
+	case K_FLOW_OUT:
+		ev->flags &= ~PTW_CV_FLOW_OUT;
+		if (v->t == PTW_CV_VAL_BOOL && v->b)
+			ev->flags |= PTW_CV_FLOW_OUT;
+		break;
+	case K_ID2:
+	case K_OTHER:
+		break;
+	}
+}
+
+/* The common number of ts/pid/tid: at most 17 digits, no sign, fraction,
+ * exponent or leading zero, and a byte after it. Returns 1 with its value
+ * and c->i past it; 0 (nothing moved) leaves it to parse_num(), which
+ * also reports errors and the end of the text. */
+static inline int fast_uint(struct pctx *c, uint64_t *out)
+{
+	const unsigned char *p = c->p;
+	size_t s = c->i, i = s, end = c->n - s > 18 ? s + 18 : c->n;
+	uint64_t v = 0;
+	while (i < end && (unsigned)(p[i] - '0') < 10)
+		v = v * 10 + (unsigned)(p[i++] - '0');
+	if (i == end || i == s || (p[s] == '0' && i > s + 1) || p[i] == '.' ||
+	    p[i] == 'e' || p[i] == 'E')
+		return 0;
+	c->i = i;
+	*out = v;
+	return 1;
+}
+
+/* One member of the event, c->i at its value: the common shapes of the
+ * common members directly, everything else through parse_value(). */
+static int event_member(struct pctx *c, enum key key, struct ptw_cv_event *ev)
 {
 	struct val v;
+	uint64_t u;
 	int rc;
 	if (c->i >= c->n)
 		return incomplete(c, "a value");
-	unsigned ch = c->p[c->i];
-	if (ch == '{' && KEY_IS(k, "args")) {
-		ev->n_args = 0;
-		return parse_args(c, ev);
-	}
-	if (ch == '{' && KEY_IS(k, "id2"))
-		return parse_id2(c, ev);
-	if ((rc = parse_value(c, 2, &v)))
-		return rc;
-	switch (k.n) {
-	case 1:
-		if (k.p[0] == 's') {
-			ev->scope = 0;
-			if (v.t == PTW_CV_VAL_STRING && v.s.n == 1 &&
-			    (v.s.p[0] == 't' || v.s.p[0] == 'p' ||
-			     v.s.p[0] == 'g'))
-				ev->scope = v.s.p[0];
+	const unsigned char *p = c->p + c->i;
+	switch (key) {
+	case K_NAME:
+		if (p[0] == '"')
+			return parse_str(c, &ev->name);
+		break;
+	case K_CAT:
+		if (p[0] == '"')
+			return parse_str(c, &ev->cat);
+		break;
+	case K_PH: /* "B": a plain byte between quotes */
+		if (p[0] == '"' && c->n - c->i >= 3 && plain[p[1]] &&
+		    p[2] == '"') {
+			ev->ph = (char)p[1];
+			c->i += 3;
+			return 0;
 		}
 		break;
-	case 2:
-		if (KEY_IS(k, "ph")) {
-			ev->ph = v.t == PTW_CV_VAL_STRING && v.s.n ? v.s.p[0] : 0;
-		} else if (KEY_IS(k, "ts")) {
-			ev->flags &= ~PTW_CV_HAS_TS;
-			if (to_ns(c, &v, &ev->ts_ns))
-				ev->flags |= PTW_CV_HAS_TS;
-		} else if (KEY_IS(k, "id")) {
-			if (set_id(ev, &v, 0))
-				c->id_set = 1;
-		} else if (KEY_IS(k, "bp")) {
-			ev->bp = v.t == PTW_CV_VAL_STRING && v.s.n == 1 &&
-					 v.s.p[0] == 'e'
-				 ? 'e'
-				 : 0;
+	case K_TS:
+	case K_DUR:
+		if (fast_uint(c, &u)) {
+			uint32_t has = key == K_TS ? PTW_CV_HAS_TS : PTW_CV_HAS_DUR;
+			ev->flags &= ~has;
+			if (int_to_ns((int64_t)u, key == K_TS ? &ev->ts_ns
+							      : &ev->dur_ns))
+				ev->flags |= has;
+			return 0;
 		}
 		break;
-	case 3:
-		if (KEY_IS(k, "pid")) {
-			ev->flags &= ~(PTW_CV_HAS_PID | PTW_CV_PID_IS_STRING);
-			to_u32(&v, &ev->pid, &ev->pid_str, &ev->flags,
-			       PTW_CV_HAS_PID, PTW_CV_PID_IS_STRING);
-		} else if (KEY_IS(k, "tid")) {
-			ev->flags &= ~(PTW_CV_HAS_TID | PTW_CV_TID_IS_STRING);
-			to_u32(&v, &ev->tid, &ev->tid_str, &ev->flags,
-			       PTW_CV_HAS_TID, PTW_CV_TID_IS_STRING);
-		} else if (KEY_IS(k, "cat")) {
-			if (v.t == PTW_CV_VAL_STRING)
-				ev->cat = v.s;
-			else
-				ev->cat.p = NULL, ev->cat.n = 0;
-		} else if (KEY_IS(k, "dur")) {
-			ev->flags &= ~PTW_CV_HAS_DUR;
-			if (to_ns(c, &v, &ev->dur_ns))
-				ev->flags |= PTW_CV_HAS_DUR;
+	case K_PID:
+		if (fast_uint(c, &u)) {
+			ev->flags &= ~PTW_CV_PID_IS_STRING;
+			ev->flags |= PTW_CV_HAS_PID;
+			ev->pid = u <= UINT32_MAX ? (uint32_t)u : 0;
+			return 0;
 		}
 		break;
-	case 4:
-		if (KEY_IS(k, "name")) {
-			if (v.t == PTW_CV_VAL_STRING)
-				ev->name = v.s;
-			else
-				ev->name.p = NULL, ev->name.n = 0;
-		} else if (KEY_IS(k, "args")) {
-			ev->args = NULL; /* not an object: ignored */
+	case K_TID:
+		if (fast_uint(c, &u)) {
+			ev->flags &= ~PTW_CV_TID_IS_STRING;
+			ev->flags |= PTW_CV_HAS_TID;
+			ev->tid = u <= UINT32_MAX ? (uint32_t)u : 0;
+			return 0;
+		}
+		break;
+	case K_ARGS:
+		if (p[0] == '{') {
 			ev->n_args = 0;
+			return parse_args(c, ev);
 		}
 		break;
-	case 7:
-		if (KEY_IS(k, "bind_id")) {
-			ev->flags &= ~PTW_CV_BIND_ID_IS_NUM;
-			if (v.t == PTW_CV_VAL_STRING) {
-				ev->bind_id = v.s;
-				ev->flags |= PTW_CV_HAS_BIND_ID;
-			} else if (v.t == PTW_CV_VAL_INT) {
-				ev->bind_id = v.raw;
-				ev->bind_num = (uint64_t)v.i;
-				ev->flags |= PTW_CV_HAS_BIND_ID |
-					     PTW_CV_BIND_ID_IS_NUM;
-			}
-		} else if (KEY_IS(k, "flow_in")) {
-			ev->flags &= ~PTW_CV_FLOW_IN;
-			if (v.t == PTW_CV_VAL_BOOL && v.b)
-				ev->flags |= PTW_CV_FLOW_IN;
-		}
-		break;
-	case 8:
-		if (KEY_IS(k, "flow_out")) {
-			ev->flags &= ~PTW_CV_FLOW_OUT;
-			if (v.t == PTW_CV_VAL_BOOL && v.b)
-				ev->flags |= PTW_CV_FLOW_OUT;
-		}
+	case K_ID2:
+		if (p[0] == '{')
+			return parse_id2(c, ev);
 		break;
 	default:
 		break;
 	}
+	if ((rc = parse_value(c, 2, &v)))
+		return rc;
+	apply_member(c, key, &v, ev);
 	return 0;
 }
 
@@ -969,12 +1115,13 @@ static int parse_event(struct pctx *c, struct ptw_cv_event *ev)
 {
 	static const struct ptw_cv_event zero_ev;
 	struct ptw_cv_str k;
+	enum key key;
 	int rc;
 	*ev = zero_ev; /* vector moves; memset compiled to a slow rep stos */
 	for (int first = 1;; first = 0) {
-		if ((rc = next_member(c, first, &k)))
+		if ((rc = next_member(c, first, &k, &key)))
 			return rc == MEMBERS_END ? 0 : rc;
-		if ((rc = event_member(c, k, ev)))
+		if ((rc = event_member(c, key, ev)))
 			return rc;
 	}
 }
