@@ -454,14 +454,20 @@ static inline enum key fast_key(struct pctx *c)
 
 #define MEMBERS_END 2 /* next_member(): the closing '}' was consumed */
 
+#if defined(__GNUC__)
+#define ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE
+#endif
+
 /* The member loop of every object (the event, "args", "id2" and skipped
  * ones), one call per member: the first with c->i at '{', later ones just
  * after the previous member's value. Returns 0 with the name decoded into
  * *k (its '"' at c->name_at) and c->i at the value, whitespace skipped;
  * MEMBERS_END once the closing '}' is consumed; or an error. With 'key'
  * (event members) it sets *key instead, and *k only for K_OTHER. */
-static inline int next_member(struct pctx *c, int first, struct ptw_cv_str *k,
-			      enum key *key)
+static inline ALWAYS_INLINE int next_member(struct pctx *c, int first,
+					    struct ptw_cv_str *k, enum key *key)
 {
 	int rc;
 	if (first) {
@@ -1115,7 +1121,7 @@ static int parse_event(struct pctx *c, struct ptw_cv_event *ev)
 {
 	static const struct ptw_cv_event zero_ev;
 	struct ptw_cv_str k;
-	enum key key;
+	enum key key = K_OTHER;
 	int rc;
 	*ev = zero_ev; /* vector moves; memset compiled to a slow rep stos */
 	for (int first = 1;; first = 0) {
