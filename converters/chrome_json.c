@@ -70,7 +70,7 @@ struct rd {
 /* ---- positions and errors ------------------------------------------- */
 
 /* Counts lines up to absolute offset 'to' (which must still be in buf). */
-static void advance_lines(struct rd *r, uint64_t to)
+static inline void advance_lines(struct rd *r, uint64_t to)
 {
 	if (to <= r->lines_pos)
 		return;
@@ -333,15 +333,25 @@ static int peek(struct rd *r, int *ch)
 	return 0;
 }
 
-static int skip_ws(struct rd *r, int *ch)
+/* Skips whitespace; *ch is the next byte, or -1 at the end of the text. */
+static inline int skip_ws(struct rd *r, int *ch)
 {
 	for (;;) {
-		int rc = peek(r, ch);
+		while (r->pos < r->len) { /* the buffered text, without peek() */
+			unsigned char c = (unsigned char)r->buf[r->pos];
+			if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
+				*ch = c;
+				return 0;
+			}
+			r->pos++;
+		}
+		if (r->eof) {
+			*ch = -1;
+			return 0;
+		}
+		int rc = fill(r);
 		if (rc)
 			return rc;
-		if (*ch != ' ' && *ch != '\n' && *ch != '\r' && *ch != '\t')
-			return 0;
-		r->pos++;
 	}
 }
 
