@@ -46,17 +46,33 @@ static inline int ptw_cursor_u8(struct ptw_cursor *c, uint8_t *out)
 	return 0;
 }
 
-/* Loads through memcpy (one unaligned load), swapped on big-endian hosts. */
+/* Little-endian loads of bytes known to be there: through memcpy (one
+ * unaligned load), swapped on big-endian hosts. */
+static inline uint32_t ptw_load_le32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+static inline uint64_t ptw_load_le64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
 static inline int ptw_cursor_le32(struct ptw_cursor *c, uint32_t *out)
 {
 	if (!ptw_cursor_has(c, 4))
 		return -1;
-	uint32_t v;
-	memcpy(&v, c->p + c->pos, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap32(v);
-#endif
-	*out = v;
+	*out = ptw_load_le32(c->p + c->pos);
 	c->pos += 4;
 	return 0;
 }
@@ -65,12 +81,7 @@ static inline int ptw_cursor_le64(struct ptw_cursor *c, uint64_t *out)
 {
 	if (!ptw_cursor_has(c, 8))
 		return -1;
-	uint64_t v;
-	memcpy(&v, c->p + c->pos, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	*out = v;
+	*out = ptw_load_le64(c->p + c->pos);
 	c->pos += 8;
 	return 0;
 }

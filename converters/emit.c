@@ -847,10 +847,12 @@ static int ptw_em_sort_index(struct ptw_emit *em,
 		return 0;
 	int32_t rank = (int32_t)(uint32_t)(uint64_t)v; /* modulo 2^32 */
 	uint64_t uuid;
+	int same;
 	if (is_p) {
 		struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, NULL, err);
 		if (!pr)
 			return err ? err->code : PTW_ERR_NOMEM;
+		same = pr->has_sort && pr->sort_index == rank;
 		pr->sort_index = rank;
 		pr->has_sort = 1;
 		uuid = pr->uuid;
@@ -858,12 +860,15 @@ static int ptw_em_sort_index(struct ptw_emit *em,
 		struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
 		if (!th)
 			return err ? err->code : PTW_ERR_NOMEM;
+		same = th->has_sort && th->sort_index == rank;
 		th->sort_index = rank;
 		th->has_sort = 1;
 		uuid = th->uuid;
 	}
-	if (!uuid)
-		return 0; /* set when the track is created */
+	/* No track yet: its rank is set when it is created. The rank it
+	 * already has (read again after a first pass): nothing to do. */
+	if (!uuid || same)
+		return 0;
 	int rc = ptw_writer_set_track_rank(em->w, uuid, rank);
 	if (rc == PTW_ERR_STATE) {
 		em->st.sort_index_late++;
@@ -1175,6 +1180,35 @@ static int ptw_em_is_thread_event(const struct ptw_cv_event *ev)
 	}
 }
 
+/* Applies the input's --remap-pid / --remap-tid. */
+static void ptw_em_remap(const struct ptw_emit *em, uint32_t *pid,
+			 uint32_t *tid)
+{
+	uint64_t v;
+	if (em->pid_remap.count && ptw_cv_map_get(&em->pid_remap, *pid, &v))
+		*pid = (uint32_t)v;
+	if (em->tid_remap.count && ptw_cv_map_get(&em->tid_remap, *tid, &v))
+		*tid = (uint32_t)v;
+}
+
+int ptw_emit_sort_index_event(void *ctx, const struct ptw_cv_event *ev,
+			      struct ptw_error *err)
+{
+	struct ptw_emit *em = ctx;
+	if (!em || !ev || !em->in_input)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "emit: event outside an input");
+	if (ev->ph != 'M' ||
+	    (ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)))
+		return 0;
+	uint32_t pid = (ev->flags & PTW_CV_HAS_PID) ? ev->pid : 0;
+	uint32_t tid = (ev->flags & PTW_CV_HAS_TID) ? ev->tid : 0;
+	ptw_em_remap(em, &pid, &tid);
+	if (tid == 0)
+		tid = pid;
+	return ptw_em_sort_index(em, ev, pid, tid, err);
+}
+
 int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 		   struct ptw_error *err)
 {
@@ -1188,7 +1222,6 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 	em->st.events_in++;
 	em->st.by_phase[(unsigned char)ev->ph & 127u]++;
 
-	uint64_t v;
 	int rc;
 	uint32_t pid = (ev->flags & PTW_CV_HAS_PID) ? ev->pid : 0;
 	uint32_t tid = (ev->flags & PTW_CV_HAS_TID) ? ev->tid : 0;
@@ -1204,10 +1237,7 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 		    (rc = ptw_em_str_id(em, ev->tid_str, &tid, err)))
 			return rc;
 	}
-	if (em->pid_remap.count && ptw_cv_map_get(&em->pid_remap, pid, &v))
-		pid = (uint32_t)v;
-	if (em->tid_remap.count && ptw_cv_map_get(&em->tid_remap, tid, &v))
-		tid = (uint32_t)v;
+	ptw_em_remap(em, &pid, &tid);
 	int raw_tid0 = tid == 0 && pid != 0;
 	if (tid == 0)
 		tid = pid; /* trace_processor: tid 0 is the pid */

@@ -126,6 +126,17 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 int ptw_emit_event(void *em, const struct ptw_cv_event *ev,
 		   struct ptw_error *err);
 
+/* Takes only the M process_sort_index / thread_sort_index events of the
+ * current input (numeric pid/tid) and ignores the rest: a first pass over
+ * an input whose sort indexes may come after their process's or thread's
+ * first events (Chrome writes its metadata last). A track's rank must be in
+ * its first descriptor, written when the track is first used; a rank that
+ * arrives later is only counted (sort_index_late). Call it for every event
+ * of the input after ptw_emit_begin_input(), then ptw_emit_event() for
+ * every event as usual. Same signature and returns as ptw_emit_event(). */
+int ptw_emit_sort_index_event(void *em, const struct ptw_cv_event *ev,
+			      struct ptw_error *err);
+
 /* Ends the current input: flushes its queues; X-form B's still open are
  * written as slices that never end. */
 int ptw_emit_end_input(struct ptw_emit *em, struct ptw_error *err);

@@ -471,7 +471,8 @@ static int ptw_em_push_model(struct ptw_em_thread *th,
 		th->model_cap = nc;
 	}
 	struct ptw_em_open *o = &th->model[th->model_n++];
-	memset(o, 0, sizeof(*o));
+	o->name_h = o->cat_h = 0;
+	o->n_out = o->n_in = 0; /* the flow arrays are read up to these */
 	/* Names only matter to Chrome E events (X-form ends are nameless). */
 	if (hash) {
 		if (stable) {

@@ -116,6 +116,17 @@ static int ptw_track_defer(struct ptw_writer *w, const struct ptw_track_desc *d)
 	if (w->sticky)
 		return w->sticky;
 	struct ptw_tracks *t = &w->tracks;
+	/* Bounded like the event packets: a program that creates many
+	 * tracks before any event flushes once they would fill a batch.
+	 * Checked before queuing, so that a new track stays queued until
+	 * the caller's next write (ptw_writer_set_track_rank right after
+	 * creating it always works). */
+	if (__builtin_expect(t->n_pend * PTW_TRACK_REC_BYTES + t->str_len >=
+				     w->flush_at, 0)) {
+		int rc = ptw_w_flush(w);
+		if (rc)
+			return rc;
+	}
 	if (t->n_pend == t->pend_cap) {
 		size_t cap = t->pend_cap ? t->pend_cap * 2 : 16;
 		void *p = cap <= SIZE_MAX / sizeof(*t->pend)
@@ -142,11 +153,6 @@ static int ptw_track_defer(struct ptw_writer *w, const struct ptw_track_desc *d)
 	}
 	t->n_pend++;
 	w->stats.packets++; /* counted when queued: it will be written */
-	/* Bounded like the event packets: a program that creates many
-	 * tracks before any event flushes once they would fill a batch. */
-	if (__builtin_expect(t->n_pend * PTW_TRACK_REC_BYTES + t->str_len >=
-				     w->flush_at, 0))
-		return ptw_w_flush(w);
 	return 0;
 nomem:
 	return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0, "track table: out of memory");

@@ -810,3 +810,82 @@ Test(convert, sort_index_after_the_descriptor_was_written_is_counted)
 	ptw_trace_free(t);
 	unlink(out);
 }
+
+Test(convert, a_first_pass_applies_sort_indexes_that_come_last)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "sortpass");
+	static const char j[] =
+		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+		"{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},"
+		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":4}},"
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":-3}}]";
+	struct ptw_error err = {0};
+	struct ptw_writer_options o = {.flush_bytes = 1};
+	struct ptw_writer *w = ptw_writer_open(out, &o, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert(em, "%s", err.msg);
+	struct ptw_emit_input opt = {0};
+	cr_assert_eq(ptw_emit_begin_input(em, &opt, &err), 0);
+	cr_assert_eq(ptw_cv_json_read_mem(j, strlen(j), NULL,
+					  ptw_emit_sort_index_event, em, NULL,
+					  &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_cv_json_read_mem(j, strlen(j), NULL, ptw_emit_event,
+					  em, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	struct ptw_emit_stats st;
+	ptw_emit_get_stats(em, &st);
+	cr_expect_eq(st.sort_index_late, 0);
+	cr_expect_eq(st.events_in, 4, "the first pass counts no events");
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(
+		out, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	cr_expect(pt_track(t, 1, 0)->has_rank);
+	cr_expect_eq(pt_track(t, 1, 0)->rank, 4);
+	cr_expect(pt_track(t, 1, 1)->has_rank);
+	cr_expect_eq(pt_track(t, 1, 1)->rank, -3);
+	ptw_trace_free(t);
+	unlink(out);
+}
+
+/* ptw-convert reads an uncompressed JSON file's sort indexes first, even
+ * when they come after a whole batch of output; from standard input it
+ * cannot, and says so. */
+Test(convert, command_line_applies_sort_indexes_written_last)
+{
+	char tool[PATH_MAX];
+	tool_path(tool, sizeof(tool));
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("ptw-convert not built");
+	char d[] = "/tmp/ptw-sortcli-XXXXXX";
+	cr_assert(mkdtemp(d));
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/late.json", d);
+	FILE *f = fopen(p, "w");
+	cr_assert(f);
+	fputs("[", f);
+	for (int i = 0; i < 60000; i++) /* well over one 256 KiB batch */
+		fprintf(f, "{\"name\":\"s%d\",\"ph\":\"X\",\"pid\":1,\"tid\":2,"
+			"\"ts\":%d,\"dur\":1},\n", i % 50, 2 * i);
+	fputs("{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,"
+	      "\"tid\":2,\"args\":{\"sort_index\":9}}]\n", f);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(sh("'%s' -q -o '%s/a.pftrace' '%s'", tool, d, p), 0);
+	cr_assert_eq(sh("'%s' -o '%s/b.pftrace' - < '%s' 2>'%s/err' && "
+			"grep -q 'sort index' '%s/err'", tool, d, p, d, d), 0);
+	snprintf(p, sizeof(p), "%s/a.pftrace", d);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(
+		p, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	cr_expect(pt_track(t, 1, 2)->has_rank);
+	cr_expect_eq(pt_track(t, 1, 2)->rank, 9);
+	ptw_trace_free(t);
+	snprintf(p, sizeof(p), "%s/b.pftrace", d);
+	t = ptw_test_load_checked_or_fail(p, PTW_CHECK_ALLOW_OPEN |
+					     PTW_CHECK_COMPLETE);
+	cr_expect_not(pt_track(t, 1, 2)->has_rank);
+	ptw_trace_free(t);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}

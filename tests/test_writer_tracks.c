@@ -1,4 +1,5 @@
-/* test_writer_tracks.c - track names at the edges: empty and NULL names.
+/* test_writer_tracks.c - track names at the edges (empty and NULL names),
+ * and ranks set right after a track is created.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -75,5 +76,34 @@ Test(writer_tracks, only_empty_names_are_encoded_without_string_storage)
 	cr_assert_eq(evs[1].track_uuid, ctr);
 	cr_assert_eq(evs[1].counter_int, 5);
 	ptw_trace_free(t);
+	unlink(path);
+}
+
+/* The size bound flushes the descriptors queued before a new track, never
+ * the new one: its rank can always be set right after creating it. */
+Test(writer_tracks, rank_set_right_after_creation_survives_the_batch_bound)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "rankbound");
+	struct ptw_error err;
+	struct ptw_writer_options o = {.flush_bytes = 1};
+	struct ptw_writer *w = ptw_writer_open(path, &o, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t p = ptw_writer_add_process_track(w, 10, "p");
+	cr_assert_eq(ptw_writer_set_track_rank(w, p, 3), 0);
+	uint64_t t = ptw_writer_add_thread_track(w, 10, 11, "t");
+	cr_assert_eq(ptw_writer_set_track_rank(w, t, -4), 0);
+	struct ptw_writer_stats st;
+	ptw_writer_get_stats(w, &st);
+	cr_assert_gt(st.bytes_written, 0, "the bound never flushed");
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+
+	struct ptw_trace *tr = ptw_test_load_checked_or_fail(path, 0);
+	const struct ptw_trace_track *pt = ptw_trace_find_track(tr, p);
+	const struct ptw_trace_track *tt = ptw_trace_find_track(tr, t);
+	cr_assert(pt && pt->has_rank && tt && tt->has_rank);
+	cr_assert_eq(pt->rank, 3);
+	cr_assert_eq(tt->rank, -4);
+	ptw_trace_free(tr);
 	unlink(path);
 }

@@ -194,6 +194,42 @@ static int is_fragment_path(const char *path)
 	       (n > 14 && strcmp(b + n - 14, ".appletracebin") == 0);
 }
 
+/* Does the uncompressed file at 'path' contain "sort_index"? 0 for gzip
+ * files, standard input and anything unreadable (the conversion itself
+ * reports read errors). */
+static int mentions_sort_index(const char *path)
+{
+	static const char key[] = "sort_index";
+	enum { K = sizeof(key) - 1, CHUNK = 1 << 20 };
+	if (strcmp(path, "-") == 0)
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char *buf = malloc(CHUNK + K);
+	size_t keep = 0;
+	int found = 0, first = 1;
+	while (buf && !found) {
+		ssize_t r = read(fd, buf + keep, CHUNK);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		size_t n = keep + (size_t)r;
+		if (first && n >= 2 && (uint8_t)buf[0] == 0x1f &&
+		    (uint8_t)buf[1] == 0x8b)
+			break; /* gzip: not scanned */
+		first = 0;
+		found = memmem(buf, n, key, K) != NULL;
+		/* the key may straddle two reads */
+		keep = n < K - 1 ? n : K - 1;
+		memmove(buf, buf + n - keep, keep);
+	}
+	free(buf);
+	close(fd);
+	return found;
+}
+
 static int convert_input(struct cli *c, const char *path, int no,
 			 struct ptw_error *err)
 {
@@ -257,7 +293,15 @@ static int convert_input(struct cli *c, const char *path, int no,
 	} else {
 		struct ptw_cv_json_read_stats js;
 		memset(&js, 0, sizeof(js));
-		rc = ptw_cv_json_read(path, NULL, on_event, c, &js, err);
+		/* Chrome writes its M events last, after the tracks they
+		 * rank were written: read those first. */
+		if (mentions_sort_index(path))
+			rc = ptw_cv_json_read(path, NULL,
+					      ptw_emit_sort_index_event, c->em,
+					      NULL, err);
+		if (!rc)
+			rc = ptw_cv_json_read(path, NULL, on_event, c, &js,
+					      err);
 		c->bytes_in += js.bytes_in;
 		if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet)
 			fprintf(stderr, PROG ": notice: %s: array cut inside "
@@ -597,6 +641,12 @@ int main(int argc, char **argv)
 				"several inputs; kept as separate processes "
 				"(use --remap-pid to renumber)\n",
 				(unsigned long long)es.pid_collisions);
+		if (es.sort_index_late)
+			fprintf(stderr, PROG ": notice: %llu sort index(es) "
+				"came after their track was written and were "
+				"not applied (read from standard input or gzip;"
+				" an uncompressed file is read for them first)"
+				"\n", (unsigned long long)es.sort_index_late);
 	}
 	ptw_emit_destroy(c.em);
 	free(tmp);
