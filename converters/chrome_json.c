@@ -100,28 +100,25 @@ static int rd_fail(struct rd *r, uint64_t at, int code, const char *fmt, ...)
 #endif
 	;
 
-static int rd_fail(struct rd *r, uint64_t at, int code, const char *fmt, ...)
+/* Puts the file position of absolute offset 'at' (clamped to the text
+ * read so far) in front of r->err's message; 'replace': instead of the
+ * parser's "byte N: ". */
+static void place(struct rd *r, uint64_t at, int replace)
 {
 	if (at > r->base + r->len)
 		at = r->base + r->len;
 	advance_lines(r, at);
-	if (!r->err)
-		return code;
-	char what[PTW_ERROR_MSG_MAX];
+	ptw_cv_json_i_error_at(r->err, replace, r->name, r->line,
+			       at - r->line_start + 1, at);
+}
+
+static int rd_fail(struct rd *r, uint64_t at, int code, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	int k = vsnprintf(what, sizeof(what), fmt, ap);
+	ptw_error_vset(r->err, code, 0, fmt, ap);
 	va_end(ap);
-	if (k < 0)
-		what[0] = '\0';
-	uint64_t col = at - r->line_start + 1;
-	ptw_error_set(r->err, code, 0, "%s:%llu:%llu (byte %llu): %s", r->name,
-		      (unsigned long long)r->line, (unsigned long long)col,
-		      (unsigned long long)at, what);
-	r->err->input = r->name;
-	r->err->offset = at;
-	r->err->line = (uint32_t)(r->line > UINT32_MAX ? UINT32_MAX : r->line);
-	r->err->column = (uint32_t)(col > UINT32_MAX ? UINT32_MAX : col);
+	place(r, at, 0);
 	return code;
 }
 
@@ -131,17 +128,10 @@ static int relocate(struct rd *r, int code)
 {
 	if (!r->err)
 		return code;
-	const char *m = r->err->msg;
-	if (strncmp(m, "byte ", 5) == 0) {
-		const char *colon = strstr(m, ": ");
-		if (colon)
-			m = colon + 2;
-	}
-	char what[PTW_ERROR_MSG_MAX];
-	size_t wl = strnlen(m, sizeof(what) - 1);
-	memmove(what, m, wl);
-	what[wl] = '\0';
-	return rd_fail(r, r->base + r->pos + r->err->offset, code, "%s", what);
+	r->err->code = code;
+	r->err->sys_errno = 0;
+	place(r, r->base + r->pos + r->err->offset, 1);
+	return code;
 }
 
 /* ---- input ---------------------------------------------------------- */

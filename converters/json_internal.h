@@ -42,4 +42,16 @@ int ptw_cv_json_i_parse_string(struct ptw_cv_json_parser *jp, const char *p,
 			       size_t n, size_t *end, struct ptw_cv_str *out,
 			       struct ptw_error *err);
 
+/* Puts where an error happened in front of err->msg, truncating at
+ * PTW_ERROR_MSG_MAX as if formatted in one go:
+ *   "INPUT:LINE:COL (byte OFF): ..."  with an input and a line,
+ *   "INPUT (byte OFF): ..."           with an input only,
+ *   "byte OFF: ..."                   otherwise,
+ * after removing the "byte N: " a parser error starts with if 'replace'.
+ * Sets err->input, err->line, err->column (clamped to uint32) and
+ * err->offset; leaves err->code and err->sys_errno. NULL err: no-op. */
+void ptw_cv_json_i_error_at(struct ptw_error *err, int replace,
+			    const char *input, uint64_t line, uint64_t col,
+			    uint64_t off);
+
 #endif /* PTW_JSON_INTERNAL_H */

@@ -67,21 +67,13 @@ static int fail(struct pctx *c, size_t at, int code, const char *fmt, ...)
 
 static int fail(struct pctx *c, size_t at, int code, const char *fmt, ...)
 {
-	struct ptw_error *err = c->err;
-	if (!err)
+	if (!c->err)
 		return code;
-	char what[PTW_ERROR_MSG_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	int k = vsnprintf(what, sizeof(what), fmt, ap);
+	ptw_error_vset(c->err, code, 0, fmt, ap);
 	va_end(ap);
-	if (k < 0)
-		what[0] = '\0';
-	ptw_error_set(err, code, 0, "byte %zu: %s", at, what);
-	err->input = NULL;
-	err->line = 0;
-	err->offset = at;
-	err->column = (uint32_t)(at + 1 > UINT32_MAX ? UINT32_MAX : at + 1);
+	ptw_cv_json_i_error_at(c->err, 0, NULL, 0, (uint64_t)at + 1, at);
 	return code;
 }
 
@@ -1263,36 +1255,55 @@ int ptw_cv_json_parse_object(struct ptw_cv_json_parser *jp, const char *p,
 	return 0;
 }
 
+static uint32_t clamp_u32(uint64_t v)
+{
+	return (uint32_t)(v > UINT32_MAX ? UINT32_MAX : v);
+}
+
+void ptw_cv_json_i_error_at(struct ptw_error *err, int replace,
+			    const char *input, uint64_t line, uint64_t col,
+			    uint64_t off)
+{
+	if (!err)
+		return;
+	char *m = err->msg;
+	m[sizeof(err->msg) - 1] = '\0'; /* a caller's record may be garbage */
+	if (replace && strncmp(m, "byte ", 5) == 0) {
+		const char *colon = strstr(m, ": ");
+		if (colon)
+			memmove(m, colon + 2, strlen(colon + 2) + 1);
+	}
+	char pre[PTW_ERROR_MSG_MAX];
+	int k;
+	if (input && line)
+		k = snprintf(pre, sizeof(pre), "%s:%llu:%llu (byte %llu): ",
+			     input, (unsigned long long)line,
+			     (unsigned long long)col, (unsigned long long)off);
+	else if (input)
+		k = snprintf(pre, sizeof(pre), "%s (byte %llu): ", input,
+			     (unsigned long long)off);
+	else
+		k = snprintf(pre, sizeof(pre), "byte %llu: ",
+			     (unsigned long long)off);
+	size_t pl = k < 0 ? 0 : strlen(pre), ml = strlen(m);
+	if (pl + ml > sizeof(err->msg) - 1)
+		ml = sizeof(err->msg) - 1 - pl;
+	memmove(m + pl, m, ml);
+	memcpy(m, pre, pl);
+	m[pl + ml] = '\0';
+	err->input = input;
+	err->line = clamp_u32(line);
+	err->column = clamp_u32(col);
+	err->offset = off;
+}
+
 void ptw_cv_json_error_locate(struct ptw_error *err, const char *input,
 			      uint32_t line, uint64_t base_offset)
 {
 	if (!err)
 		return;
-	char what[PTW_ERROR_MSG_MAX];
-	const char *m = err->msg;
-	if (strncmp(m, "byte ", 5) == 0) {
-		const char *colon = strstr(m, ": ");
-		if (colon)
-			m = colon + 2;
-	}
-	size_t wl = strnlen(m, sizeof(what) - 1);
-	memmove(what, m, wl);
-	what[wl] = '\0';
-	uint64_t rel = err->offset;
-	uint64_t col = rel + 1;
-	err->input = input;
-	err->line = line;
-	err->column = (uint32_t)(col > UINT32_MAX ? UINT32_MAX : col);
-	err->offset = base_offset + rel;
-	int code = err->code;
-	if (input && line)
-		ptw_error_set(err, code, 0, "%s:%u:%u (byte %llu): %s", input,
-			      (unsigned)line, (unsigned)err->column,
-			      (unsigned long long)err->offset, what);
-	else if (input)
-		ptw_error_set(err, code, 0, "%s (byte %llu): %s", input,
-			      (unsigned long long)err->offset, what);
-	else
-		ptw_error_set(err, code, 0, "byte %llu: %s",
-			      (unsigned long long)err->offset, what);
+	err->sys_errno = 0;
+	ptw_cv_json_i_error_at(err, 1, input, line,
+			       clamp_u32(err->offset + 1),
+			       base_offset + err->offset);
 }

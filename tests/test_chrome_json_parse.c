@@ -516,6 +516,32 @@ Test(json_parse, error_locate_names_file_line_and_column)
 	ptw_cv_json_error_locate(NULL, "x", 1, 0);
 }
 
+Test(json_parse, error_locate_without_line_or_input)
+{
+	struct ptw_cv_event ev;
+	struct ptw_error err = { 0 };
+	const char *line = "{\"ph\":tru}";
+	cr_assert_eq(ptw_cv_json_parse_object(jp, line, strlen(line), &ev, &err),
+		     PTW_ERR_FORMAT);
+	cr_assert_str_eq(err.msg, "byte 9: expected a value (object, array, "
+				  "string, number, true, false or null), "
+				  "found '}'");
+	ptw_cv_json_error_locate(&err, "t.json", 0, 100);
+	cr_assert_str_eq(err.msg, "t.json (byte 109): expected a value (object, "
+				  "array, string, number, true, false or "
+				  "null), found '}'");
+	cr_assert_eq(err.column, 10);
+	cr_assert_eq(err.line, 0);
+	/* located again: the offset is now 109 within the 'line' */
+	ptw_cv_json_error_locate(&err, NULL, 5, 1);
+	cr_assert_str_eq(err.msg, "byte 110: t.json (byte 109): expected a value "
+				  "(object, array, string, number, true, false "
+				  "or null), found '}'");
+	cr_assert_eq(err.column, 110);
+	cr_assert_eq(err.line, 5);
+	cr_assert_null(err.input);
+}
+
 Test(json_parse, every_prefix_of_a_valid_object_is_invalid)
 {
 	const char *s = "{\"name\":\"caf\xc3\xa9 \\u00e9\\uD83D\\uDE00\",\"ph\":\"X\","

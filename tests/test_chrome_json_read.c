@@ -324,6 +324,34 @@ Test(json_read, errors_name_line_column_and_byte)
 	free(c.r);
 }
 
+Test(json_read, long_input_name_cuts_the_message_at_its_limit)
+{
+	const char *s = "[{\"ph\":\"B\",]";
+	char name[300], want[600];
+	struct coll c;
+	struct ptw_error err;
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	for (size_t len = 200; len < sizeof(name); len += 20) {
+		struct ptw_cv_json_read_opts o = {
+			.input_name = name + sizeof(name) - 1 - len };
+		memset(&c, 0, sizeof(c));
+		int rc = ptw_cv_json_read_mem(s, strlen(s), &o, collect, &c,
+					      NULL, &err);
+		cr_assert_eq(rc, PTW_ERR_FORMAT);
+		/* as if formatted in one go, then cut to PTW_ERROR_MSG_MAX */
+		snprintf(want, sizeof(want),
+			 "%s:1:12 (byte 11): expected '\"' starting a member "
+			 "name, found ']'", o.input_name);
+		want[PTW_ERROR_MSG_MAX - 1] = '\0';
+		cr_assert_str_eq(err.msg, want);
+		cr_assert_eq(err.input, o.input_name);
+		cr_assert_eq(err.offset, 11);
+		cr_assert_eq(err.column, 12);
+		free(c.r);
+	}
+}
+
 Test(json_read, pretty_printed_events_have_their_own_lines)
 {
 	const char *s = "[\n"
