@@ -409,8 +409,8 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 				   in->tids[i].to))
 			return ptw_em_nomem(err);
 	em->mode = in->mode;
-	em->fast_ok = in->mode == PTW_EMIT_XFORM && !in->general_path_only &&
-		      !em->pid_remap.count && !em->tid_remap.count;
+	em->fast_ok = !in->general_path_only && !em->pid_remap.count &&
+		      !em->tid_remap.count;
 	em->seen_x = 0;
 	em->max_held = in->max_held ? in->max_held : PTW_EMIT_MAX_HELD;
 	em->shift_ns = in->shift_ns;
@@ -1217,7 +1217,7 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "emit: event outside an input");
 	int frc;
-	if (em->fast_ok && ptw_em_xform_fast(em, ev, &frc, err))
+	if (em->fast_ok && ptw_em_short_path(em, ev, &frc, err))
 		return frc;
 	em->st.events_in++;
 	em->st.by_phase[(unsigned char)ev->ph & 127u]++;

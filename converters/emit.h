@@ -74,8 +74,8 @@ struct ptw_emit_input {
 	 * PTW_EMIT_MAX_HELD. */
 	uint32_t max_held;
 	/* Non-zero: every event takes the general path, none the short path
-	 * for plain AppleTrace B/E events (emit_fast.c). The output is the
-	 * same byte for byte; tests compare the two. */
+	 * for plain B/E/instant events (emit_fast.c). The output is the same
+	 * byte for byte; tests compare the two. */
 	int general_path_only;
 };
 

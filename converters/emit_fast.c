@@ -1,15 +1,19 @@
-/* emit_fast.c - the emitter's short path for the bulk of an AppleTrace run:
- * a B or E with no arguments, on a thread seen before, whose queue holds
- * at most one event older than it.
+/* emit_fast.c - the emitter's short path for the bulk of a trace: a B, E
+ * (or, for Chrome input, a thread-scoped instant) with no arguments, ids
+ * or flows, on a thread seen before, whose queue holds at most one event,
+ * older than this one.
  * SPDX-License-Identifier: Apache-2.0
  *
  * It does exactly what the general path (emit.c ptw_em_thread_event, then
  * emit_thread.c) does for such an event, without its generality: the one
  * queued event is released (written) because a later timestamp arrived,
- * a B is queued open and pushed on the thread's LIFO stack, an E pops the
- * stack and is queued as a nameless end (its B was written already: it
- * had an older timestamp). Everything else returns 0 before changing any
- * state, and the caller takes the general path. */
+ * and the new event becomes the only queued one. For an AppleTrace run (X
+ * form), a B is queued open and pushed on the thread's LIFO stack, and an
+ * E pops the stack and is queued as a nameless end (its B was written
+ * already: it had an older timestamp). For Chrome input, a B, E or instant
+ * is queued as the general path queues it. Anything else returns 0 before
+ * changing any state, and the caller takes the general path; the tests
+ * compare the two paths' output byte for byte. */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -25,31 +29,58 @@ static inline const char *ptw_em_fast_sym(const struct ptw_emit *em,
 	return sym && sl->sym == sym ? sl->s : NULL;
 }
 
-int ptw_em_xform_fast(struct ptw_emit *em, const struct ptw_cv_event *ev,
+/* The stable name and category a Chrome event is queued with (as
+ * ptw_em_thread_event and ptw_em_queue choose them); 0 if they cannot be
+ * stored (then the general path packs them). */
+static int ptw_em_fast_chrome_names(struct ptw_emit *em,
+				    const struct ptw_cv_event *ev,
+				    const char **sname, const char **scat)
+{
+	const char *nm = ev->name.p ? ev->name.p : "";
+	size_t nn = ev->name.p ? ev->name.n : 0;
+	if (ev->ph != 'E' && !nn) {
+		nm = PTW_EM_NO_NAME; /* shown as trace_processor shows it */
+		nn = sizeof(PTW_EM_NO_NAME) - 1;
+	}
+	*sname = ptw_em_strs_get(&em->strs, nm, nn);
+	*scat = NULL;
+	if (*sname && ev->cat.p && ev->cat.n)
+		*scat = ptw_em_strs_get(&em->strs, ev->cat.p, ev->cat.n);
+	return *sname && (!ev->cat.p || !ev->cat.n || *scat);
+}
+
+int ptw_em_short_path(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		      int *rc, struct ptw_error *err)
 {
-	/* em->fast_ok: an AppleTrace run, no pid/tid remapping */
-	if ((ev->ph != 'B' && ev->ph != 'E') || ev->flags != PTW_EM_FAST_FLAGS ||
-	    ev->n_args || ev->ts_ns < 0 ||
+	/* em->fast_ok: no pid/tid remapping */
+	int xform = em->mode == PTW_EMIT_XFORM;
+	int instant = !xform && (ev->ph == 'i' || ev->ph == 'I') &&
+		      ev->scope != 'g' && ev->scope != 'p';
+	if ((ev->ph != 'B' && ev->ph != 'E' && !instant) ||
+	    ev->flags != PTW_EM_FAST_FLAGS || ev->n_args || ev->ts_ns < 0 ||
 	    ev->ts_ns > INT64_MAX - (em->shift_ns > 0 ? em->shift_ns : 0))
 		return 0;
 	int64_t ts = ev->ts_ns + em->shift_ns;
-	/* tid 0 is the pid's main thread, with a LIFO stack of its own */
+	/* tid 0 is the pid's main thread (X form: with a LIFO stack of its
+	 * own) */
 	int raw_tid0 = ev->tid == 0 && ev->pid != 0;
 	uint32_t tid = ev->tid ? ev->tid : ev->pid;
 	struct ptw_em_thread *th = em->th_cache[ptw_em_th_slot(tid)];
 	if (ts < 0 || !th || th->pid != ev->pid || th->tid != tid ||
-	    (th->has_last && ts <= th->last_ts))
+	    (th->has_last && ts <= th->last_ts) || th->cap == 0)
 		return 0;
 	size_t queued = th->n - th->head;
 	if (queued > 1 || (queued == 1 && th->q[th->head].ts >= ts))
 		return 0;
-	const char *sname = NULL, *scat = NULL;
+	const char *sname = ptw_em_empty, *scat = NULL;
 	struct ptw_em_lifo *l = &th->lifo[raw_tid0];
-	if (ev->ph == 'B') {
+	if (!xform) {
+		if (!ptw_em_fast_chrome_names(em, ev, &sname, &scat))
+			return 0;
+	} else if (ev->ph == 'B') {
 		if (!ev->name.n || !(sname = ptw_em_fast_sym(em, ev->name_sym)) ||
 		    (ev->cat.n && !(scat = ptw_em_fast_sym(em, ev->cat_sym))) ||
-		    l->n == l->cap || th->cap == 0)
+		    l->n == l->cap)
 			return 0;
 	}
 
@@ -68,9 +99,9 @@ int ptw_em_xform_fast(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	th->arena.len = 0;
 	th->compact_at = 0;
 	uint64_t seq = ++em->next_seq;
-	if (ev->ph == 'E' && !l->n) {
+	*rc = 0;
+	if (xform && ev->ph == 'E' && !l->n) {
 		em->st.dropped++; /* unmatched E */
-		*rc = 0;
 		return 1;
 	}
 	struct ptw_em_item *it = &th->q[0];
@@ -79,22 +110,33 @@ int ptw_em_xform_fast(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	it->seq = seq;
 	it->id = ++em->next_item;
 	it->stable = 1;
+	it->sname = sname;
+	it->scat = scat;
 	if (ev->ph == 'B') {
 		it->kind = PTW_EM_BEGIN;
-		it->state = PTW_EM_UNRESOLVED;
-		it->sname = sname;
-		it->scat = scat;
-		l->b[l->n].id = it->id;
-		l->b[l->n++].ts = ts;
-	} else {
-		/* Its B is not queued (older ts, released): a nameless end. */
-		l->n--;
+		if (xform) {
+			it->state = PTW_EM_UNRESOLVED;
+			l->b[l->n].id = it->id;
+			l->b[l->n++].ts = ts;
+		} else {
+			it->state = PTW_EM_RAW;
+		}
+	} else if (ev->ph == 'E') {
 		it->kind = PTW_EM_END;
-		it->sname = ptw_em_empty;
+		if (xform) {
+			/* Its B is not queued (older ts, released): a
+			 * nameless end. */
+			l->n--;
+		} else {
+			/* matched by name and category when written */
+			it->raw_end = 1;
+			it->e_late = !em->seen_x;
+		}
+	} else {
+		it->kind = PTW_EM_INSTANT;
 	}
 	th->n = 1;
 	if (em->st.max_queue < 1)
 		em->st.max_queue = 1;
-	*rc = 0;
 	return 1;
 }

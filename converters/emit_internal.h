@@ -298,7 +298,7 @@ uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 
 /* Takes the event if it fits the short path: returns 1 with *rc set (0 or
  * an error), else 0 having changed nothing. */
-int ptw_em_xform_fast(struct ptw_emit *em, const struct ptw_cv_event *ev,
+int ptw_em_short_path(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		      int *rc, struct ptw_error *err);
 
 /* Copies the writer's error into *err and returns its code (or 'dflt'). */

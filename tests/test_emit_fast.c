@@ -1,8 +1,10 @@
 /* test_emit_fast.c - the emitter's short path (emit_fast.c) writes exactly
  * what the general path writes: random APLTRC01 runs (nesting, unmatched
  * ends, equal and backward timestamps, tid 0, redefined names, counters,
- * instants, metadata, several inputs with a shift) are converted both
- * ways and the outputs compared byte for byte.
+ * instants, metadata, several inputs with a shift) and random Chrome JSON
+ * (B/E matched by name, X, instants of every scope, flows, counters,
+ * args, empty and missing names) are converted both ways and the outputs
+ * compared byte for byte.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include "appletrace.h"
+#include "chrome_json.h"
 #include "emit.h"
 #include "support/ptw_test.h"
 
@@ -25,6 +28,7 @@ struct gen {
 	uint64_t x;         /* xorshift state */
 	uint64_t ts[5];     /* per thread */
 	int depth[5];
+	int no_x;           /* Chrome: no X events (E's keep file order) */
 };
 
 static uint64_t rnd(struct gen *g, uint64_t n)
@@ -160,6 +164,36 @@ static void convert(const char *dir, const char *out, int general,
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
 }
 
+/* Both outputs are equal, byte for byte, and the stats too (the short
+ * path took a fair share); removes both files. */
+static void compare_outputs(const char *a, const char *b, uint64_t seed,
+			    struct ptw_emit_stats *sa, struct ptw_emit_stats *sb)
+{
+	size_t na, nb;
+	uint8_t *da = ptw_test_read_file_or_fail(a, &na);
+	uint8_t *db = ptw_test_read_file_or_fail(b, &nb);
+	cr_assert_eq(na, nb, "seed %llu: %zu bytes vs %zu",
+		     (unsigned long long)seed, na, nb);
+	size_t i = 0;
+	while (i < na && da[i] == db[i])
+		i++;
+	cr_assert_eq(i, na, "seed %llu: outputs differ at byte %zu",
+		     (unsigned long long)seed, i);
+	cr_assert_eq(sb->short_path, 0u);
+	cr_assert_gt(sa->short_path, sa->events_in / 4,
+		     "short path took %llu of %llu events",
+		     (unsigned long long)sa->short_path,
+		     (unsigned long long)sa->events_in);
+	sa->short_path = 0;
+	cr_assert(memcmp(sa, sb, sizeof(*sa)) == 0, "stats differ");
+	/* and the output is a valid trace */
+	ptw_trace_free(ptw_test_load_checked_or_fail(a, PTW_CHECK_ALLOW_OPEN));
+	free(da);
+	free(db);
+	unlink(a);
+	unlink(b);
+}
+
 static void same_output(uint64_t seed, int events)
 {
 	char dir[256], a[300], b[300];
@@ -171,29 +205,7 @@ static void same_output(uint64_t seed, int events)
 	convert(dir, a, 0, &sa);
 	convert(dir, b, 1, &sb);
 
-	size_t na, nb;
-	uint8_t *da = ptw_test_read_file_or_fail(a, &na);
-	uint8_t *db = ptw_test_read_file_or_fail(b, &nb);
-	cr_assert_eq(na, nb, "seed %llu: %zu bytes vs %zu",
-		     (unsigned long long)seed, na, nb);
-	size_t i = 0;
-	while (i < na && da[i] == db[i])
-		i++;
-	cr_assert_eq(i, na, "seed %llu: outputs differ at byte %zu",
-		     (unsigned long long)seed, i);
-	cr_assert_eq(sb.short_path, 0u);
-	cr_assert_gt(sa.short_path, sa.events_in / 3,
-		     "short path took %llu of %llu events",
-		     (unsigned long long)sa.short_path,
-		     (unsigned long long)sa.events_in);
-	sa.short_path = 0;
-	cr_assert(memcmp(&sa, &sb, sizeof(sa)) == 0, "stats differ");
-	/* and the output is a valid trace */
-	ptw_trace_free(ptw_test_load_checked_or_fail(a, PTW_CHECK_ALLOW_OPEN));
-	free(da);
-	free(db);
-	unlink(a);
-	unlink(b);
+	compare_outputs(a, b, seed, &sa, &sb);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_assert_eq(system(cmd), 0);
@@ -208,4 +220,111 @@ Test(emit_fast, same_bytes_as_the_general_path)
 Test(emit_fast, same_bytes_on_a_long_run)
 {
 	same_output(88172645463325252ull, (int)ptw_test_scale(60000, 6000));
+}
+
+/* ---- Chrome JSON ------------------------------------------------------ */
+
+static const char *const cnames[] = {"a", "b", "c", "", NULL};
+static const char *const ccats[] = {"x", "y", NULL};
+
+/* One random Chrome event on one of 4 threads of 2 processes. */
+static void chrome_event(FILE *f, struct gen *g)
+{
+	int t = (int)rnd(g, 4);
+	uint64_t r = rnd(g, 100);
+	if (r < 75)
+		g->ts[t] += 1 + rnd(g, 3);
+	else if (r < 78 && g->ts[t] > 2)
+		g->ts[t] -= 2;
+	const char *nm = cnames[rnd(g, 5)], *cat = ccats[rnd(g, 3)];
+	fprintf(f, "{\"pid\":%d,\"tid\":%d,\"ts\":%llu", t < 2 ? 1 : 2,
+		t == 0 ? 0 : 10 + t, (unsigned long long)g->ts[t]);
+	if (nm)
+		fprintf(f, ",\"name\":\"%s\"", nm);
+	if (cat)
+		fprintf(f, ",\"cat\":\"%s\"", cat);
+	uint64_t ph = rnd(g, 100);
+	if (ph < 40)
+		fputs(",\"ph\":\"B\"", f);
+	else if (ph < 75)
+		fputs(",\"ph\":\"E\"", f);
+	else if (ph < 80 && g->no_x)
+		fputs(",\"ph\":\"B\"", f);
+	else if (ph < 80)
+		fprintf(f, ",\"ph\":\"X\",\"dur\":%llu",
+			(unsigned long long)rnd(g, 4));
+	else if (ph < 85)
+		fprintf(f, ",\"ph\":\"i\",\"s\":\"%c\"", "tpgt"[rnd(g, 4)]);
+	else if (ph < 87)
+		fputs(",\"ph\":\"I\"", f);
+	else if (ph < 90)
+		fprintf(f, ",\"ph\":\"C\",\"args\":{\"v\":%llu}",
+			(unsigned long long)rnd(g, 9));
+	else if (ph < 93)
+		fprintf(f, ",\"ph\":\"%c\",\"id\":%llu%s", "stf"[rnd(g, 3)],
+			(unsigned long long)rnd(g, 3),
+			rnd(g, 2) ? ",\"bp\":\"e\"" : "");
+	else if (ph < 96)
+		fputs(",\"ph\":\"B\",\"args\":{\"k\":1}", f);
+	else if (ph < 98)
+		fprintf(f, ",\"ph\":\"B\",\"bind_id\":%llu,\"flow_out\":true",
+			(unsigned long long)rnd(g, 3));
+	else
+		fputs(",\"ph\":\"M\",\"args\":{\"name\":\"n\"}", f);
+	fputs("}", f);
+}
+
+static void convert_json(const char *json, const char *out, int general,
+			 struct ptw_emit_stats *st)
+{
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert(em, "%s", err.msg);
+	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME,
+				    .shift_ns = 7000,
+				    .general_path_only = general};
+	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
+	cr_assert_eq(ptw_cv_json_read(json, NULL, ptw_emit_event, em, NULL,
+				      &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	ptw_emit_get_stats(em, st);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+static void same_json_output(uint64_t seed, int events, int no_x)
+{
+	char json[256], a[300], b[300];
+	ptw_test_tmp_path(json, sizeof(json), "fastjson");
+	FILE *f = fopen(json, "w");
+	cr_assert(f);
+	struct gen g;
+	memset(&g, 0, sizeof(g));
+	g.x = seed;
+	g.no_x = no_x;
+	fputs("[", f);
+	for (int i = 0; i < events; i++) {
+		if (i)
+			fputs(",\n", f);
+		chrome_event(f, &g);
+	}
+	fputs("]\n", f);
+	cr_assert_eq(fclose(f), 0);
+	snprintf(a, sizeof(a), "%s.short.pftrace", json);
+	snprintf(b, sizeof(b), "%s.general.pftrace", json);
+	struct ptw_emit_stats sa, sb;
+	convert_json(json, a, 0, &sa);
+	convert_json(json, b, 1, &sb);
+	compare_outputs(a, b, seed, &sa, &sb);
+	unlink(json);
+}
+
+Test(emit_fast, chrome_json_same_bytes_as_the_general_path)
+{
+	for (uint64_t seed = 1; seed <= 40; seed++)
+		same_json_output(seed * 0xC2B2AE3D27D4EB4Full, 400, seed & 1);
+	same_json_output(12345, (int)ptw_test_scale(50000, 5000), 0);
 }

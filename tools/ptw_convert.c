@@ -629,6 +629,8 @@ int main(int argc, char **argv)
 			(unsigned long long)es.dropped,
 			(unsigned long long)es.pid_collisions,
 			(unsigned long long)c.warnings);
+		fprintf(stderr, "short_path %llu\n",
+			(unsigned long long)es.short_path);
 		fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
 			(unsigned long long)c.bytes_in,
 			(unsigned long long)out_bytes, t);
