@@ -220,7 +220,13 @@ static int mentions_sort_index(const char *path)
 		    (uint8_t)buf[1] == 0x8b)
 			break; /* gzip: not scanned */
 		first = 0;
-		found = memmem(buf, n, key, K) != NULL;
+		/* memchr for the key's last byte, rare in JSON traces, is
+		 * several times faster than memmem */
+		for (const char *q = buf + K - 1, *e = buf + n;
+		     !found && q < e && (q = memchr(q, key[K - 1],
+						    (size_t)(e - q)));
+		     q++)
+			found = memcmp(q - (K - 1), key, K - 1) == 0;
 		/* the key may straddle two reads */
 		keep = n < K - 1 ? n : K - 1;
 		memmove(buf, buf + n - keep, keep);
