@@ -1,0 +1,107 @@
+/* fuzz_emit_paths.c - differential libFuzzer target: the emitter's short
+ * path (emit_fast.c) and its general path must write the same bytes.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Input: byte 0's low bit picks the format (0: APLTRC01, split into two
+ * fragments of one run at a point byte 0 also picks; 1: Chrome JSON). The
+ * events are converted twice, once with general_path_only, into memory
+ * files; any difference in the outputs (or in whether the conversion
+ * failed) aborts. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "appletrace.h"
+#include "chrome_json.h"
+#include "emit.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Converts into a new memory file; returns its fd (-1: could not start)
+ * and the conversion's result in *rc. */
+static int convert(const uint8_t *data, size_t size, int general, int *rc)
+{
+	int fd = memfd_create("ptw-fuzz", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct ptw_writer_options wo = {.max_interned = 64,
+					.flush_bytes = 4096,
+					.checkpoint_packets = 256};
+	struct ptw_writer *w = ptw_writer_open_fd(fd, &wo, NULL);
+	if (!w) {
+		close(fd);
+		return -1;
+	}
+	int json = data[0] & 1;
+	size_t split = 1 + (size_t)(data[0] >> 1) * (size - 1) / 127;
+	struct ptw_emit *em = ptw_emit_create(w, NULL);
+	struct ptw_appletrace_names *names = ptw_appletrace_names_create();
+	struct ptw_emit_input in = {.mode = json ? PTW_EMIT_CHROME
+						 : PTW_EMIT_XFORM,
+				    .max_held = 64,
+				    .general_path_only = general};
+	struct ptw_error err;
+	*rc = -1;
+	if (em && names && ptw_emit_begin_input(em, &in, NULL) == 0) {
+		if (json) {
+			*rc = ptw_cv_json_read_mem(data + 1, size - 1, NULL,
+						   ptw_emit_event, em, NULL,
+						   &err);
+		} else {
+			*rc = ptw_appletrace_bin_read_mem(
+				data + 1, split - 1, "trace.appletracebin",
+				names, ptw_emit_event, em, NULL, &err);
+			if (*rc == 0)
+				*rc = ptw_appletrace_bin_read_mem(
+					data + split, size - split,
+					"trace_1.appletracebin", names,
+					ptw_emit_event, em, NULL, &err);
+		}
+		if (*rc == 0)
+			*rc = ptw_emit_end_input(em, &err);
+		if (*rc == 0)
+			*rc = ptw_emit_finish(em, &err);
+	}
+	ptw_appletrace_names_destroy(names);
+	ptw_emit_destroy(em);
+	ptw_writer_close(w, NULL);
+	return fd;
+}
+
+static void *contents(int fd, size_t *n)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		abort();
+	*n = (size_t)st.st_size;
+	void *p = malloc(*n + 1);
+	if (!p || pread(fd, p, *n, 0) != (ssize_t)*n)
+		abort();
+	return p;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	int rs, rg;
+	int fs = convert(data, size, 0, &rs);
+	int fg = convert(data, size, 1, &rg);
+	if (fs >= 0 && fg >= 0) {
+		size_t ns, ng;
+		void *s = contents(fs, &ns), *g = contents(fg, &ng);
+		if (rs != rg || ns != ng || memcmp(s, g, ns) != 0)
+			abort(); /* the two paths disagree */
+		free(s);
+		free(g);
+	}
+	if (fs >= 0)
+		close(fs);
+	if (fg >= 0)
+		close(fg);
+	return 0;
+}
