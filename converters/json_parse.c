@@ -1016,7 +1016,9 @@ static void apply_member(struct pctx *c, enum key key, const struct val *v,
 	}
 }
 
-/* The common number of ts/pid/tid: at most 17 digits, no sign, fraction,
+#define IS_DIGIT(ch) ((unsigned)((ch) - '0') < 10)
+
+/* The common number of pid/tid: at most 17 digits, no sign, fraction,
  * exponent or leading zero, and a byte after it. Returns 1 with its value
  * and c->i past it; 0 (nothing moved) leaves it to parse_num(), which
  * also reports errors and the end of the text. */
@@ -1025,7 +1027,7 @@ static inline int fast_uint(struct pctx *c, uint64_t *out)
 	const unsigned char *p = c->p;
 	size_t s = c->i, i = s, end = c->n - s > 18 ? s + 18 : c->n;
 	uint64_t v = 0;
-	while (i < end && (unsigned)(p[i] - '0') < 10)
+	while (i < end && IS_DIGIT(p[i]))
 		v = v * 10 + (unsigned)(p[i++] - '0');
 	if (i == end || i == s || (p[s] == '0' && i > s + 1) || p[i] == '.' ||
 	    p[i] == 'e' || p[i] == 'E')
@@ -1035,13 +1037,51 @@ static inline int fast_uint(struct pctx *c, uint64_t *out)
 	return 1;
 }
 
+/* The common ts/dur: a number as fast_uint() takes it, or one with up to
+ * 15 integer digits and 1 to 3 decimals ("1234.125") whose exact value in
+ * ns is below 2^50. That exact value is what the general path computes,
+ * llround(double(text) * 1000): both roundings together err by at most
+ * ns * 2^-52 < 0.25. Returns 1 with c->i past the number and *ok telling
+ * whether *ns was set (an integer too large for ns is not), or 0 as
+ * fast_uint() does. */
+static inline int fast_us(struct pctx *c, int64_t *ns, int *ok)
+{
+	const unsigned char *p = c->p;
+	size_t s = c->i, n = c->n, i = s, end = n - s > 18 ? s + 18 : n;
+	uint64_t v = 0, scale = 1000;
+	while (i < end && IS_DIGIT(p[i]))
+		v = v * 10 + (unsigned)(p[i++] - '0');
+	if (i == end || i == s || (p[s] == '0' && i > s + 1) || p[i] == 'e' ||
+	    p[i] == 'E')
+		return 0;
+	if (p[i] != '.') {
+		c->i = i;
+		*ok = int_to_ns((int64_t)v, ns);
+		return 1;
+	}
+	size_t f = ++i; /* the first decimal */
+	if (f - s > 16)
+		return 0;
+	while (i < n && i - f < 3 && IS_DIGIT(p[i])) {
+		v = v * 10 + (unsigned)(p[i++] - '0');
+		scale /= 10;
+	}
+	if (i == f || i >= n || IS_DIGIT(p[i]) || p[i] == 'e' || p[i] == 'E' ||
+	    v * scale >= (1ull << 50))
+		return 0;
+	c->i = i;
+	*ns = (int64_t)(v * scale);
+	*ok = 1;
+	return 1;
+}
+
 /* One member of the event, c->i at its value: the common shapes of the
  * common members directly, everything else through parse_value(). */
 static int event_member(struct pctx *c, enum key key, struct ptw_cv_event *ev)
 {
 	struct val v;
 	uint64_t u;
-	int rc;
+	int rc, ok;
 	if (c->i >= c->n)
 		return incomplete(c, "a value");
 	const unsigned char *p = c->p + c->i;
@@ -1064,11 +1104,10 @@ static int event_member(struct pctx *c, enum key key, struct ptw_cv_event *ev)
 		break;
 	case K_TS:
 	case K_DUR:
-		if (fast_uint(c, &u)) {
+		if (fast_us(c, key == K_TS ? &ev->ts_ns : &ev->dur_ns, &ok)) {
 			uint32_t has = key == K_TS ? PTW_CV_HAS_TS : PTW_CV_HAS_DUR;
 			ev->flags &= ~has;
-			if (int_to_ns((int64_t)u, key == K_TS ? &ev->ts_ns
-							      : &ev->dur_ns))
+			if (ok)
 				ev->flags |= has;
 			return 0;
 		}

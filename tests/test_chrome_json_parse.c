@@ -139,6 +139,62 @@ Test(json_parse, ts_and_dur_to_nanoseconds)
 	cr_assert_eq(ev.ts_ns, 2000);
 }
 
+/* {"ts":X,"dur":X} (fast paths for plain numbers) and {"ts":"X","dur":"X"}
+ * (numeric strings: always the general number path) must agree, and so
+ * must "pid":X and "pid":Xe0 (a double). */
+static void same_as_string_path(const char *num)
+{
+	char a[128], b[128];
+	snprintf(a, sizeof(a), "{\"ts\":%s,\"dur\":%s,\"pid\":%s}", num, num,
+		 num);
+	snprintf(b, sizeof(b), "{\"ts\":\"%s\",\"dur\":\"%s\",\"pid\":%se0}",
+		 num, num, num);
+	struct ptw_cv_event ea = parse_ok(a), eb = parse_ok(b);
+	cr_assert_eq(ea.flags, eb.flags, "%s: flags %x vs %x", num, ea.flags,
+		     eb.flags);
+	if (ea.flags & PTW_CV_HAS_TS) {
+		cr_assert_eq(ea.ts_ns, eb.ts_ns, "%s: %lld vs %lld", num,
+			     (long long)ea.ts_ns, (long long)eb.ts_ns);
+		cr_assert_eq(ea.dur_ns, eb.dur_ns, "%s", num);
+	}
+	cr_assert_eq(ea.pid, eb.pid, "%s: pid %u vs %u", num, ea.pid, eb.pid);
+}
+
+Test(json_parse, plain_ts_dur_pid_match_the_general_number_path)
+{
+	static const char *edges[] = {
+		"0", "1", "9", "10", "0.5", "0.001", "0.0005", "1.0", "1.00",
+		"1.000", "1.0004", "1000.125", "4294967295", "4294967296",
+		"1125899906842.623", "1125899906842.624", "1125899906842.625",
+		"1125899906842.6", "1125899906842", "1125899906843",
+		"999999999999999.9", "9999999999999999.9", "999999999999999",
+		"9223372036854775", "9223372036854776", "99999999999999999",
+		"999999999999999999", "12345678901234567890", "0.999",
+		"18446744073709551615", "18446744073709551616",
+	};
+	for (size_t k = 0; k < sizeof(edges) / sizeof(edges[0]); k++)
+		same_as_string_path(edges[k]);
+	/* random digit strings, 1 to 19 integer digits and 0 to 5 decimals */
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int r = 0; r < 20000; r++) {
+		char num[40];
+		size_t n = 0;
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		unsigned ni = 1 + (unsigned)(x % 19), nf = (unsigned)(x >> 8) % 6;
+		for (unsigned d = 0; d < ni; d++)
+			num[n++] = (char)('0' + (x >> (16 + 3 * d)) % 10);
+		if (num[0] == '0')
+			n = 1; /* no leading zeros */
+		if (nf) {
+			num[n++] = '.';
+			for (unsigned d = 0; d < nf; d++)
+				num[n++] = (char)('0' + (x >> (4 + 5 * d)) % 10);
+		}
+		num[n] = '\0';
+		same_as_string_path(num);
+	}
+}
+
 Test(json_parse, pid_tid_coercion)
 {
 	struct ptw_cv_event ev = parse_ok("{\"pid\":4294967295,\"tid\":0}");
