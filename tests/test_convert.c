@@ -778,16 +778,14 @@ Test(convert, sort_indexes_become_ranks_of_process_and_thread_descriptors)
 	unlink(out);
 }
 
-Test(convert, sort_index_after_the_descriptor_was_written_is_counted)
+/* Converts JSON 'j' with tiny writer batches (every descriptor is written
+ * with the first event after it), optionally after a first pass for its
+ * sort indexes; returns the checked trace and the emitter's stats. */
+static struct ptw_trace *convert_tiny_batches(const char *j, int first_pass,
+					      const char *out,
+					      struct ptw_emit_stats *st)
 {
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), "sortlate");
-	static const char j[] =
-		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
-		"{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},"
-		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":4}}]";
 	struct ptw_error err = {0};
-	/* tiny batches: the descriptors are written with the first event */
 	struct ptw_writer_options o = {.flush_bytes = 1};
 	struct ptw_writer *w = ptw_writer_open(out, &o, &err);
 	cr_assert(w, "%s", err.msg);
@@ -795,18 +793,37 @@ Test(convert, sort_index_after_the_descriptor_was_written_is_counted)
 	cr_assert(em, "%s", err.msg);
 	struct ptw_emit_input opt = {0};
 	cr_assert_eq(ptw_emit_begin_input(em, &opt, &err), 0);
+	if (first_pass)
+		cr_assert_eq(ptw_cv_json_read_mem(j, strlen(j), NULL,
+						  ptw_emit_sort_index_event,
+						  em, NULL, &err), 0, "%s",
+			     err.msg);
 	cr_assert_eq(ptw_cv_json_read_mem(j, strlen(j), NULL, ptw_emit_event,
 					  em, NULL, &err), 0, "%s", err.msg);
 	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
 	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
-	struct ptw_emit_stats st;
-	ptw_emit_get_stats(em, &st);
-	cr_expect_eq(st.sort_index_late, 1);
+	ptw_emit_get_stats(em, st);
 	ptw_emit_destroy(em);
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
-	struct ptw_trace *t = ptw_test_load_checked_or_fail(
-		out, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	return ptw_test_load_checked_or_fail(out, PTW_CHECK_ALLOW_OPEN |
+						  PTW_CHECK_COMPLETE);
+}
+
+static const char sort_last[] =
+	"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
+	"{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},"
+	"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":4}},"
+	"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":-3}}]";
+
+Test(convert, sort_index_after_the_descriptor_was_written_is_counted)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "sortlate");
+	struct ptw_emit_stats st;
+	struct ptw_trace *t = convert_tiny_batches(sort_last, 0, out, &st);
+	cr_expect_eq(st.sort_index_late, 2);
 	cr_expect_not(pt_track(t, 1, 0)->has_rank);
+	cr_expect_not(pt_track(t, 1, 1)->has_rank);
 	ptw_trace_free(t);
 	unlink(out);
 }
@@ -815,34 +832,10 @@ Test(convert, a_first_pass_applies_sort_indexes_that_come_last)
 {
 	char out[256];
 	ptw_test_tmp_path(out, sizeof(out), "sortpass");
-	static const char j[] =
-		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},"
-		"{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},"
-		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":4}},"
-		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":-3}}]";
-	struct ptw_error err = {0};
-	struct ptw_writer_options o = {.flush_bytes = 1};
-	struct ptw_writer *w = ptw_writer_open(out, &o, &err);
-	cr_assert(w, "%s", err.msg);
-	struct ptw_emit *em = ptw_emit_create(w, &err);
-	cr_assert(em, "%s", err.msg);
-	struct ptw_emit_input opt = {0};
-	cr_assert_eq(ptw_emit_begin_input(em, &opt, &err), 0);
-	cr_assert_eq(ptw_cv_json_read_mem(j, strlen(j), NULL,
-					  ptw_emit_sort_index_event, em, NULL,
-					  &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_cv_json_read_mem(j, strlen(j), NULL, ptw_emit_event,
-					  em, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
 	struct ptw_emit_stats st;
-	ptw_emit_get_stats(em, &st);
+	struct ptw_trace *t = convert_tiny_batches(sort_last, 1, out, &st);
 	cr_expect_eq(st.sort_index_late, 0);
 	cr_expect_eq(st.events_in, 4, "the first pass counts no events");
-	ptw_emit_destroy(em);
-	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
-	struct ptw_trace *t = ptw_test_load_checked_or_fail(
-		out, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
 	cr_expect(pt_track(t, 1, 0)->has_rank);
 	cr_expect_eq(pt_track(t, 1, 0)->rank, 4);
 	cr_expect(pt_track(t, 1, 1)->has_rank);

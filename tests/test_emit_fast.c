@@ -136,25 +136,35 @@ static void make_run(const char *dir, uint64_t seed, int events)
 		fragment(dir, k, &g, events);
 }
 
-/* Converts 'dir' (twice, the second time shifted) into 'out'. */
-static void convert(const char *dir, const char *out, int general,
-		    struct ptw_emit_stats *st)
+/* Converts an AppleTrace run directory (twice, the second time shifted)
+ * or a Chrome JSON file (once, shifted) into 'out'. */
+static void convert(const char *in_path, int json, const char *out,
+		    int general, struct ptw_emit_stats *st)
 {
 	struct ptw_error err = {0};
 	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
 	cr_assert(w, "%s", err.msg);
 	struct ptw_emit *em = ptw_emit_create(w, &err);
 	cr_assert(em, "%s", err.msg);
-	for (int i = 0; i < 2; i++) {
-		struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM,
-					    .shift_ns = i ? -500 : 0,
-					    .general_path_only = general};
+	for (int i = 0; i < (json ? 1 : 2); i++) {
+		struct ptw_emit_input in = {
+			.mode = json ? PTW_EMIT_CHROME : PTW_EMIT_XFORM,
+			.shift_ns = json ? 7000 : i ? -500 : 0,
+			.general_path_only = general};
 		cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
-		struct ptw_appletrace_run *r = ptw_appletrace_run_create(&err);
-		cr_assert(r);
-		int rc = ptw_appletrace_run_read_dir(r, dir, ptw_emit_event,
-						     em, NULL, &err);
-		ptw_appletrace_run_destroy(r);
+		int rc;
+		if (json) {
+			rc = ptw_cv_json_read(in_path, NULL, ptw_emit_event, em,
+					      NULL, &err);
+		} else {
+			struct ptw_appletrace_run *r =
+				ptw_appletrace_run_create(&err);
+			cr_assert(r);
+			rc = ptw_appletrace_run_read_dir(r, in_path,
+							 ptw_emit_event, em,
+							 NULL, &err);
+			ptw_appletrace_run_destroy(r);
+		}
 		cr_assert_eq(rc, 0, "%s", err.msg);
 		cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
 	}
@@ -202,8 +212,8 @@ static void same_output(uint64_t seed, int events)
 	snprintf(a, sizeof(a), "%s.short.pftrace", dir);
 	snprintf(b, sizeof(b), "%s.general.pftrace", dir);
 	struct ptw_emit_stats sa, sb;
-	convert(dir, a, 0, &sa);
-	convert(dir, b, 1, &sb);
+	convert(dir, 0, a, 0, &sa);
+	convert(dir, 0, b, 1, &sb);
 
 	compare_outputs(a, b, seed, &sa, &sb);
 	char cmd[600];
@@ -274,27 +284,6 @@ static void chrome_event(FILE *f, struct gen *g)
 	fputs("}", f);
 }
 
-static void convert_json(const char *json, const char *out, int general,
-			 struct ptw_emit_stats *st)
-{
-	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
-	cr_assert(w, "%s", err.msg);
-	struct ptw_emit *em = ptw_emit_create(w, &err);
-	cr_assert(em, "%s", err.msg);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME,
-				    .shift_ns = 7000,
-				    .general_path_only = general};
-	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
-	cr_assert_eq(ptw_cv_json_read(json, NULL, ptw_emit_event, em, NULL,
-				      &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
-	ptw_emit_get_stats(em, st);
-	ptw_emit_destroy(em);
-	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
-}
-
 static void same_json_output(uint64_t seed, int events, int no_x)
 {
 	char json[256], a[300], b[300];
@@ -316,8 +305,8 @@ static void same_json_output(uint64_t seed, int events, int no_x)
 	snprintf(a, sizeof(a), "%s.short.pftrace", json);
 	snprintf(b, sizeof(b), "%s.general.pftrace", json);
 	struct ptw_emit_stats sa, sb;
-	convert_json(json, a, 0, &sa);
-	convert_json(json, b, 1, &sb);
+	convert(json, 1, a, 0, &sa);
+	convert(json, 1, b, 1, &sb);
 	compare_outputs(a, b, seed, &sa, &sb);
 	unlink(json);
 }
