@@ -20,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "json_internal.h"
 
@@ -301,6 +304,26 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 	size_t start = c->i + 1, i = start;
 	int rc;
 	for (;;) {
+#if defined(__SSE2__)
+		/* 16 bytes at a time: '"', '\\', and (signed compare) bytes
+		 * below 0x20 or above 0x7f */
+		const __m128i quote = _mm_set1_epi8('"'),
+			      bslash = _mm_set1_epi8('\\'),
+			      space = _mm_set1_epi8(0x20);
+		while (i + 16 <= n) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+			__m128i hit = _mm_or_si128(
+				_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+					     _mm_cmpeq_epi8(x, bslash)),
+				_mm_cmplt_epi8(x, space));
+			unsigned m = (unsigned)_mm_movemask_epi8(hit);
+			if (m) {
+				i += (size_t)__builtin_ctz(m);
+				goto look;
+			}
+			i += 16;
+		}
+#endif
 		while (i + 8 <= n) {
 			uint64_t w, m;
 			memcpy(&w, p + i, 8);
@@ -319,7 +342,8 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 		}
 		while (i < n && plain[p[i]])
 			i++;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(__SSE2__) || \
+	(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
 	look:
 #endif
 		if (i >= n)
