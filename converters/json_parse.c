@@ -8,9 +8,17 @@
  * to the input before parsing starts (a decoded string is never longer than
  * its JSON text), so views never move during a parse.
  *
- * Every read of p[i] is preceded by an i < n check; running out of input
- * inside the object is reported as PTW_CV_JSON_INCOMPLETE so the streaming
- * reader can fetch more bytes and parse again. Why hand-written rather than
+ * The common shapes take fast paths that give exactly what the general
+ * code would: member names compared with their ':' in one go (fast_key),
+ * plain ts/dur/pid/tid numbers in integers (fast_us, fast_uint), strings
+ * scanned 16 (SSE2) or 8 (SWAR) bytes at a time. Anything unusual (spaces,
+ * escapes, exponents, errors, the end of the text) falls back to the
+ * general code, which alone reports errors.
+ *
+ * Every read of p[i] is preceded by an i < n check (or a check that the
+ * whole word or constant read fits); running out of input inside the
+ * object is reported as PTW_CV_JSON_INCOMPLETE so the streaming reader can
+ * fetch more bytes and parse again. Why hand-written rather than
  * json-c/jansson/yajl: see docs/json.md (throughput and the incomplete vs
  * invalid distinction). */
 #include <errno.h>
@@ -481,7 +489,8 @@ static inline enum key fast_key(struct pctx *c)
  * after the previous member's value. Returns 0 with the name decoded into
  * *k (its '"' at c->name_at) and c->i at the value, whitespace skipped;
  * MEMBERS_END once the closing '}' is consumed; or an error. With 'key'
- * (event members) it sets *key instead, and *k only for K_OTHER. */
+ * (event members) it also sets *key; *k is then set only if the name took
+ * the slow path (fast_key() found nothing). */
 static inline ALWAYS_INLINE int next_member(struct pctx *c, int first,
 					    struct ptw_cv_str *k, enum key *key)
 {
