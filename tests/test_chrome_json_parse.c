@@ -160,6 +160,14 @@ static void same_as_string_path(const char *num)
 	cr_assert_eq(ea.pid, eb.pid, "%s: pid %u vs %u", num, ea.pid, eb.pid);
 }
 
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
 Test(json_parse, plain_ts_dur_pid_match_the_general_number_path)
 {
 	static const char *edges[] = {
@@ -179,16 +187,16 @@ Test(json_parse, plain_ts_dur_pid_match_the_general_number_path)
 	for (int r = 0; r < 20000; r++) {
 		char num[40];
 		size_t n = 0;
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		unsigned ni = 1 + (unsigned)(x % 19), nf = (unsigned)(x >> 8) % 6;
+		unsigned ni = 1 + (unsigned)(xorshift(&x) % 19);
+		unsigned nf = (unsigned)(xorshift(&x) % 6);
 		for (unsigned d = 0; d < ni; d++)
-			num[n++] = (char)('0' + (x >> (16 + 3 * d)) % 10);
+			num[n++] = (char)('0' + xorshift(&x) % 10);
 		if (num[0] == '0')
 			n = 1; /* no leading zeros */
 		if (nf) {
 			num[n++] = '.';
 			for (unsigned d = 0; d < nf; d++)
-				num[n++] = (char)('0' + (x >> (4 + 5 * d)) % 10);
+				num[n++] = (char)('0' + xorshift(&x) % 10);
 		}
 		num[n] = '\0';
 		same_as_string_path(num);
