@@ -1,7 +1,6 @@
 /* emit_fast.c - the emitter's short path for the bulk of a trace: a B, E
- * (or, for Chrome input, a thread-scoped instant) with no arguments, ids
- * or flows, on a thread seen before, whose queue holds at most one event,
- * older than this one.
+ * or thread-scoped instant with no arguments, ids or flows, on a thread
+ * seen before, whose queue holds at most one event, older than this one.
  * SPDX-License-Identifier: Apache-2.0
  *
  * It does exactly what the general path (emit.c ptw_em_thread_event, then
@@ -10,10 +9,10 @@
  * and the new event becomes the only queued one. For an AppleTrace run (X
  * form), a B is queued open and pushed on the thread's LIFO stack, and an
  * E pops the stack and is queued as a nameless end (its B was written
- * already: it had an older timestamp). For Chrome input, a B, E or instant
- * is queued as the general path queues it. Anything else returns 0 before
- * changing any state, and the caller takes the general path; the tests
- * compare the two paths' output byte for byte. */
+ * already: it had an older timestamp). An instant, and for Chrome input a
+ * B or E, is queued as the general path queues it. Anything else returns
+ * 0 before changing any state, and the caller takes the general path; the
+ * tests compare the two paths' output byte for byte. */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -54,8 +53,8 @@ int ptw_em_short_path(struct ptw_emit *em, const struct ptw_cv_event *ev,
 {
 	/* em->fast_ok: no pid/tid remapping */
 	int xform = em->mode == PTW_EMIT_XFORM;
-	int instant = !xform && (ev->ph == 'i' || ev->ph == 'I') &&
-		      ev->scope != 'g' && ev->scope != 'p';
+	int instant = (ev->ph == 'i' || ev->ph == 'I') && ev->scope != 'g' &&
+		      ev->scope != 'p';
 	if ((ev->ph != 'B' && ev->ph != 'E' && !instant) ||
 	    ev->flags != PTW_EM_FAST_FLAGS || ev->n_args || ev->ts_ns < 0 ||
 	    ev->ts_ns > INT64_MAX - (em->shift_ns > 0 ? em->shift_ns : 0))
@@ -77,10 +76,10 @@ int ptw_em_short_path(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	if (!xform) {
 		if (!ptw_em_fast_chrome_names(em, ev, &sname, &scat))
 			return 0;
-	} else if (ev->ph == 'B') {
+	} else if (ev->ph != 'E') {
 		if (!ev->name.n || !(sname = ptw_em_fast_sym(em, ev->name_sym)) ||
 		    (ev->cat.n && !(scat = ptw_em_fast_sym(em, ev->cat_sym))) ||
-		    l->n == l->cap)
+		    (ev->ph == 'B' && l->n == l->cap))
 			return 0;
 	}
 
