@@ -317,3 +317,74 @@ Test(emit_fast, chrome_json_same_bytes_as_the_general_path)
 		same_json_output(seed * 0xC2B2AE3D27D4EB4Full, 400, seed & 1);
 	same_json_output(12345, (int)ptw_test_scale(50000, 5000), 0);
 }
+
+/* ---- sequences per thread ---------------------------------------------- */
+
+/* More threads than sequences of their own (PTW_EM_THREAD_SEQS), in two
+ * inputs: the first threads get their own sequence, the rest share one,
+ * the second input reuses the first one's slots; every slice still lands
+ * on its own thread with its own times. */
+Test(emit_fast, threads_beyond_the_own_sequences_share_one)
+{
+	enum { THREADS = 40, SLICES = 30 };
+	char json[256], out[300];
+	ptw_test_tmp_path(json, sizeof(json), "manythreads");
+	FILE *f = fopen(json, "w");
+	cr_assert(f);
+	fputs("[", f);
+	/* interleaved threads, each with its own clock */
+	for (int i = 0; i < SLICES; i++)
+		for (int t = 0; t < THREADS; t++)
+			fprintf(f, "%s{\"name\":\"t%d\",\"ph\":\"X\",\"pid\":1,"
+				"\"tid\":%d,\"ts\":%d,\"dur\":2}", i || t ? ",\n" : "",
+				t, 100 + t, 1000 * t + 10 * i);
+	fputs("]\n", f);
+	cr_assert_eq(fclose(f), 0);
+	snprintf(out, sizeof(out), "%s.pftrace", json);
+
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert(em, "%s", err.msg);
+	for (int i = 0; i < 2; i++) {
+		struct ptw_emit_input in = {.shift_ns = i * 1000000000ll};
+		cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
+		cr_assert_eq(ptw_cv_json_read(json, NULL, ptw_emit_event, em,
+					      NULL, &err), 0, "%s", err.msg);
+		cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	}
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(out, 0);
+	/* descriptors, simulation, wall (unused), 2 x 16 own */
+	cr_expect_eq(ptw_trace_stats(t)->sequences, 1u + 1u + 2u * 16u);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+	cr_assert_eq(m->n_slices, 2u * THREADS * SLICES);
+	size_t per_input[2][THREADS] = {{0}};
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		const struct ptw_trace_track *tr =
+			ptw_trace_find_track(t, s->track_uuid);
+		cr_assert(tr && tr->kind == PTW_TRACE_TRACK_THREAD);
+		int th = (int)tr->tid - 100, in = s->ts >= 1000000000ll;
+		char want[16];
+		snprintf(want, sizeof(want), "t%d", th);
+		cr_assert(th >= 0 && th < THREADS);
+		cr_assert_str_eq(s->name, want);
+		int64_t rel = (s->ts - in * 1000000000ll) / 1000 - 1000 * th;
+		cr_assert(rel >= 0 && rel % 10 == 0 && rel < 10 * SLICES,
+			  "slice of t%d at %lld", th, (long long)s->ts);
+		cr_assert_eq(s->dur, 2000);
+		per_input[in][th]++;
+	}
+	for (int i = 0; i < 2; i++)
+		for (int th = 0; th < THREADS; th++)
+			cr_expect_eq(per_input[i][th], (size_t)SLICES);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+	unlink(out);
+	unlink(json);
+}
