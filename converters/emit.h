@@ -13,7 +13,13 @@
  *    form": B/E are paired LIFO per thread whatever their names, each pair
  *    being a complete slice placed at its E; unmatched E's are dropped; B's
  *    still open at the end of the input stay open (dur -1), placed after
- *    everything else at their timestamp.
+ *    everything else at their timestamp. An E earlier than its B drops
+ *    the pair while the B is still queued; once the B was written (a later
+ *    event released it), the E ends it at the B's time (backward_ends).
+ *  - The first PTW_EM_THREAD_SEQS threads of an input write on sequences
+ *    of their own (the thread's track as default track: delta timestamps,
+ *    no track uuid); other events go on the writer's simulation
+ *    sequence.
  *  - PTW_EMIT_CHROME inputs keep Chrome semantics: B and E are separate
  *    (an E closes the innermost open slice with its name and category), X
  *    is a complete slice; s/t/f flows, bind_id/flow_in/flow_out,
