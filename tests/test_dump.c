@@ -75,20 +75,12 @@ static void write_trace(const char *path, int bad, int batch)
 	struct ptw_tb b, in;
 	ptw_tb_init(&b);
 	ptw_tb_init(&in);
-	ptw_tb_begin(&b);
-	ptw_tb_seq(&b, 2, 1);
-	ptw_tb_defaults(&b, 64, 2);
-	ptw_tb_clock64(&b, 1000);
-	ptw_tb_end(&b);
+	ptw_tb_start_seq(&b, 2, 64, 2, 1000);
 	struct ptw_tb *x = batch ? &in : &b;
-	ptw_tb_begin(x);
-	ptw_tb_varint(x, 8, 0);
-	ptw_tb_seq(x, 2, 2);
+	ptw_tb_begin_on(x, 2, 0);
 	ptw_tb_thread_track(x, 2, 5, 6, "main");
 	ptw_tb_end(x);
-	ptw_tb_begin(x);
-	ptw_tb_varint(x, 8, 10);
-	ptw_tb_seq(x, 2, 2);
+	ptw_tb_begin_on(x, 2, 10);
 	ptw_tb_open(x, 11);
 	ptw_tb_varint(x, 9, 1);
 	if (bad)
@@ -97,9 +89,7 @@ static void write_trace(const char *path, int bad, int batch)
 		ptw_tb_string(x, 23, "a");
 	ptw_tb_close(x);
 	ptw_tb_end(x);
-	ptw_tb_begin(x);
-	ptw_tb_varint(x, 8, 10);
-	ptw_tb_seq(x, 2, 2);
+	ptw_tb_begin_on(x, 2, 10);
 	ptw_tb_open(x, 11);
 	ptw_tb_varint(x, 9, 2);
 	ptw_tb_close(x);

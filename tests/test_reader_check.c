@@ -26,24 +26,14 @@ enum { BEGIN = 1, END = 2, INSTANT = 3, CNT = 4 };
 static void base(struct ptw_tb *b)
 {
 	ptw_tb_init(b);
-	ptw_tb_begin(b);
-	ptw_tb_seq(b, 2, 1);
-	ptw_tb_defaults(b, 64, 2);
-	ptw_tb_clock64(b, 1000000000);
-	ptw_tb_end(b);
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, 0);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_start_seq(b, 2, 64, 2, 1000000000);
+	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_process_track(b, 1, 1234, "demo");
 	ptw_tb_end(b);
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, 0);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_thread_track(b, 2, 1234, 1235, "main");
 	ptw_tb_end(b);
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, 0);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_counter_track(b, 3, 1, "queue");
 	ptw_tb_end(b);
 }
@@ -52,9 +42,7 @@ static void base(struct ptw_tb *b)
 static uint64_t ev(struct ptw_tb *b, uint64_t delta, int type,
 		   const char *name)
 {
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, delta);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_begin_on(b, 2, delta);
 	ptw_tb_open(b, EVENT);
 	ptw_tb_varint(b, TYPE, (uint64_t)type);
 	if (name)
@@ -168,9 +156,7 @@ Test(check, iid_must_be_defined_before_use)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
 	ptw_tb_varint(&b, NAME_IID, 7);
@@ -183,9 +169,7 @@ Test(check, category_iid_from_an_older_generation_is_rejected)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_interned(&b, 1, 1, "cat");
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
@@ -193,14 +177,8 @@ Test(check, category_iid_from_an_older_generation_is_rejected)
 	ptw_tb_close(&b);
 	ptw_tb_end(&b);
 	/* checkpoint: new generation, defaults and snapshot again */
-	ptw_tb_begin(&b);
-	ptw_tb_seq(&b, 2, 1);
-	ptw_tb_defaults(&b, 64, 2);
-	ptw_tb_clock64(&b, 1000001000);
-	ptw_tb_end(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_start_seq(&b, 2, 64, 2, 1000001000);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
 	ptw_tb_varint(&b, CAT_IIDS, 1);
@@ -289,18 +267,14 @@ Test(check, counter_before_its_descriptor)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, CNT);
 	ptw_tb_varint(&b, TRACK, 9);
 	ptw_tb_int64(&b, COUNTER, 5);
 	ptw_tb_close(&b);
 	uint64_t off = ptw_tb_end(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 0);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 0);
 	ptw_tb_counter_track(&b, 9, 1, "late");
 	ptw_tb_end(&b);
 	expect_problem(&b, 0, off, "no counter descriptor earlier");
@@ -310,9 +284,7 @@ Test(check, counter_on_a_thread_track)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, CNT);
 	ptw_tb_int64(&b, COUNTER, 5); /* default track 2 = thread */
@@ -409,9 +381,7 @@ Test(check, packed_repeated_field)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_interned(&b, 1, 1, "cat");
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
@@ -458,9 +428,7 @@ Test(check, conflicting_descriptor)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 0);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 0);
 	ptw_tb_thread_track(&b, 2, 1234, 999, "other");
 	uint64_t off = ptw_tb_end(&b);
 	expect_problem(&b, 0, off, "described again with a different pid/tid");
@@ -470,9 +438,7 @@ Test(check, identical_descriptor_again_is_fine)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 0);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 0);
 	ptw_tb_thread_track(&b, 2, 1234, 1235, "renamed");
 	ptw_tb_end(&b);
 	struct ptw_trace *t = load(&b);
@@ -487,18 +453,14 @@ Test(check, parent_never_described)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 0);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 0);
 	ptw_tb_open(&b, 60);
 	ptw_tb_varint(&b, 1, 50);  /* uuid */
 	ptw_tb_varint(&b, 5, 99);  /* parent_uuid: never described */
 	ptw_tb_string(&b, 2, "orphan");
 	ptw_tb_close(&b);
 	ptw_tb_end(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
 	ptw_tb_varint(&b, TRACK, 50);
@@ -527,9 +489,7 @@ Test(check, problem_inside_a_batch_names_its_position)
 	base(&b);
 	struct ptw_tb inner;
 	ptw_tb_init(&inner);
-	ptw_tb_begin(&inner);
-	ptw_tb_varint(&inner, TS, 10);
-	ptw_tb_seq(&inner, 2, 2);
+	ptw_tb_begin_on(&inner, 2, 10);
 	ptw_tb_open(&inner, EVENT);
 	ptw_tb_varint(&inner, TYPE, INSTANT);
 	ptw_tb_varint(&inner, NAME_IID, 3);

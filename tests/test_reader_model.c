@@ -29,29 +29,17 @@ enum { BEGIN = 1, END = 2, INSTANT = 3, CNT = 4 };
 static void base(struct ptw_tb *b)
 {
 	ptw_tb_init(b);
-	ptw_tb_begin(b);
-	ptw_tb_seq(b, 2, 1);
-	ptw_tb_defaults(b, 64, 2);
-	ptw_tb_clock64(b, 1000000000);
-	ptw_tb_end(b);
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, 0);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_start_seq(b, 2, 64, 2, 1000000000);
+	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_process_track(b, 1, 10, "proc");
 	ptw_tb_end(b);
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, 0);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_thread_track(b, 2, 10, 11, "t1");
 	ptw_tb_end(b);
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, 0);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_thread_track(b, 4, 10, 12, "t2");
 	ptw_tb_end(b);
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, 0);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_counter_track(b, 3, 1, "ctr");
 	ptw_tb_end(b);
 }
@@ -61,9 +49,7 @@ static void base(struct ptw_tb *b)
 static void ev_open(struct ptw_tb *b, uint64_t delta, int type,
 		    uint64_t track, const char *name)
 {
-	ptw_tb_begin(b);
-	ptw_tb_varint(b, TS, delta);
-	ptw_tb_seq(b, 2, 2);
+	ptw_tb_begin_on(b, 2, delta);
 	ptw_tb_open(b, EVENT);
 	ptw_tb_varint(b, TYPE, (uint64_t)type);
 	if (track)
@@ -245,9 +231,7 @@ Test(model, counters_int_double_multiplier_incremental)
 	struct ptw_tb b;
 	base(&b);
 	/* counter 5: unit_multiplier 1000, incremental, unit bytes */
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 0);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 0);
 	ptw_tb_open(&b, 60);
 	ptw_tb_varint(&b, 1, 5);
 	ptw_tb_varint(&b, 5, 2);
@@ -290,9 +274,7 @@ Test(model, annotations_are_typed_and_end_args_merge)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_open(&b, 12);               /* interned_data */
 	ptw_tb_open(&b, 3);                /* debug_annotation_names */
 	ptw_tb_varint(&b, 1, 1);
@@ -446,28 +428,18 @@ Test(model, first_definition_wins_until_cleared)
 	/* perfetto-wire.md test 19 */
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_interned(&b, 2, 1, "first");
 	ptw_tb_end(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_interned(&b, 2, 1, "second");
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
 	ptw_tb_varint(&b, NAME_IID, 1);
 	ptw_tb_close(&b);
 	ptw_tb_end(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_seq(&b, 2, 1);
-	ptw_tb_defaults(&b, 64, 2);
-	ptw_tb_clock64(&b, 2000000000); /* re-bases clock 64 */
-	ptw_tb_end(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 5);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_start_seq(&b, 2, 64, 2, 2000000000); /* re-bases clock 64 */
+	ptw_tb_begin_on(&b, 2, 5);
 	ptw_tb_interned(&b, 2, 1, "third");
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
@@ -488,17 +460,13 @@ Test(model, forward_reference_in_a_generation_resolves_like_tp)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
 	ptw_tb_varint(&b, NAME_IID, 4);
 	ptw_tb_close(&b);
 	ptw_tb_end(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_interned(&b, 2, 4, "later");
 	ptw_tb_end(&b);
 	struct fx f = model(&b);
@@ -514,18 +482,14 @@ Test(model, unknown_category_reads_unknown_iid)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
 	ptw_tb_varint(&b, 3, 8);
 	ptw_tb_close(&b);
 	ptw_tb_end(&b);
 	/* several categories: unresolved ones are skipped */
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 10);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 10);
 	ptw_tb_interned(&b, 1, 1, "known");
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
@@ -625,9 +589,7 @@ Test(model, broken_parent_drops_events)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 0);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 0);
 	ptw_tb_open(&b, 60);
 	ptw_tb_varint(&b, 1, 40);
 	ptw_tb_varint(&b, 5, 41);
@@ -723,9 +685,7 @@ Test(model, no_clocks_means_verbatim_timestamps)
 	ptw_tb_seq(&b, 2, 1);
 	ptw_tb_thread_track(&b, 2, 1, 1, "t");
 	ptw_tb_end(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 123456789);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 123456789);
 	ptw_tb_open(&b, EVENT);
 	ptw_tb_varint(&b, TYPE, INSTANT);
 	ptw_tb_varint(&b, TRACK, 2);
@@ -764,9 +724,7 @@ Test(model, incremental_counter_restarts_after_a_checkpoint)
 {
 	struct ptw_tb b;
 	base(&b);
-	ptw_tb_begin(&b);
-	ptw_tb_varint(&b, TS, 0);
-	ptw_tb_seq(&b, 2, 2);
+	ptw_tb_begin_on(&b, 2, 0);
 	ptw_tb_open(&b, 60);
 	ptw_tb_varint(&b, 1, 8);
 	ptw_tb_string(&b, 2, "inc");

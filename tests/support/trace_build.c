@@ -99,6 +99,23 @@ void ptw_tb_seq(struct ptw_tb *b, uint32_t seq, uint32_t flags)
 		ptw_tb_varint(b, 13, flags); /* sequence_flags */
 }
 
+void ptw_tb_begin_on(struct ptw_tb *b, uint32_t seq, uint64_t ts)
+{
+	ptw_tb_begin(b);
+	ptw_tb_varint(b, 8, ts); /* timestamp */
+	ptw_tb_seq(b, seq, 2);   /* SEQ_NEEDS_INCREMENTAL_STATE */
+}
+
+void ptw_tb_start_seq(struct ptw_tb *b, uint32_t seq, uint32_t clock,
+		      uint64_t track, uint64_t snapshot_ts)
+{
+	ptw_tb_begin(b);
+	ptw_tb_seq(b, seq, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
+	ptw_tb_defaults(b, clock, track);
+	ptw_tb_clock64(b, snapshot_ts);
+	ptw_tb_end(b);
+}
+
 void ptw_tb_interned(struct ptw_tb *b, uint32_t table, uint64_t iid,
 		     const char *name)
 {

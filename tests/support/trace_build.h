@@ -59,6 +59,13 @@ void ptw_tb_close(struct ptw_tb *b);
 
 /* Common fragments. */
 void ptw_tb_seq(struct ptw_tb *b, uint32_t seq, uint32_t flags);
+/* Starts a packet on 'seq' with SEQ_NEEDS_INCREMENTAL_STATE and timestamp
+ * 'ts' (a delta when the sequence's default clock is incremental). */
+void ptw_tb_begin_on(struct ptw_tb *b, uint32_t seq, uint64_t ts);
+/* Writes a whole packet that starts 'seq': CLEARED, defaults (clock,
+ * track) and a snapshot (ptw_tb_clock64) at 'snapshot_ts'. */
+void ptw_tb_start_seq(struct ptw_tb *b, uint32_t seq, uint32_t clock,
+		      uint64_t track, uint64_t snapshot_ts);
 /* interned_data { <table> { iid, name } } for table 1 (categories),
  * 2 (event names) or 3 (debug annotation names) */
 void ptw_tb_interned(struct ptw_tb *b, uint32_t table, uint64_t iid,
