@@ -604,7 +604,7 @@ static int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		/* Known (process, name, key) without a string id: cached. */
 		struct ptw_em_ctr_slot *cs = NULL;
 		const char *sn = NULL, *sk = NULL;
-		if (!with_id && (sn = ptw_em_strs_get(&em->strs, nm, nn)) &&
+		if (!with_id && (sn = ptw_em_stable(em, ev->name_sym, nm, nn)) &&
 		    (sk = ptw_em_strs_get(&em->strs, kn ? a->key.p : "", kn))) {
 			uint64_t h = (parent * 0x9E3779B97F4A7C15ull) ^
 				     ((uint64_t)(uintptr_t)sn * 0xC2B2AE3D27D4EB4Full) ^

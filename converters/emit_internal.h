@@ -164,6 +164,10 @@ struct ptw_em_strs {
  * NUL, the store is full, or out of memory. */
 const char *ptw_em_strs_get(struct ptw_em_strs *t, const char *s, size_t n);
 void ptw_em_strs_free(struct ptw_em_strs *t);
+/* Same, found by the reader's number 'sym' for the string when it gave
+ * one (0: none; see ptw_cv_event.name_sym). */
+const char *ptw_em_stable(struct ptw_emit *em, uint64_t sym, const char *s,
+			  size_t n);
 
 /* Counter tracks by (process track, stable name, stable arg key): skips
  * building and hashing "<name> <key>" for each sample. Direct-mapped. */

@@ -287,10 +287,8 @@ void ptw_em_strs_free(struct ptw_em_strs *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* The stable copy of s[0, n), found by the reader's number 'sym' when it
- * gave one (0: none). */
-static const char *ptw_em_stable(struct ptw_emit *em, uint64_t sym,
-				 const char *s, size_t n)
+const char *ptw_em_stable(struct ptw_emit *em, uint64_t sym, const char *s,
+			  size_t n)
 {
 	struct ptw_em_sym_slot *sl =
 		&em->sym_cache[ptw_em_sym_index(sym)];
