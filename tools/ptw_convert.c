@@ -248,6 +248,9 @@ static int convert_input(struct cli *c, const char *path, int no,
 		     S_ISDIR(st.st_mode);
 	int is_at = is_dir || (strcmp(path, "-") != 0 && is_fragment_path(path));
 	in.mode = is_at ? PTW_EMIT_XFORM : PTW_EMIT_CHROME;
+	/* Events go straight to the emitter unless progress is shown. */
+	ptw_cv_event_fn fn = c->progress ? on_event : ptw_emit_event;
+	void *ctx = c->progress ? (void *)c : (void *)c->em;
 	int rc = ptw_emit_begin_input(c->em, &in, err);
 	if (rc)
 		return rc;
@@ -266,10 +269,10 @@ static int convert_input(struct cli *c, const char *path, int no,
 			c->cur_dir = dir;
 			w.error_fn = on_fragment_error;
 		}
-		rc = is_dir ? ptw_appletrace_run_read_dir(r, path, on_event, c,
-							  &w, err)
-			    : ptw_appletrace_run_read_file(r, path, on_event, c,
-							   &w, err);
+		rc = is_dir ? ptw_appletrace_run_read_dir(r, path, fn, ctx, &w,
+							  err)
+			    : ptw_appletrace_run_read_file(r, path, fn, ctx, &w,
+							   err);
 		c->bytes_in += ptw_appletrace_run_bytes(r);
 		c->cur_dir = NULL;
 		if (rc && w.error_fn) {
@@ -306,7 +309,7 @@ static int convert_input(struct cli *c, const char *path, int no,
 					      ptw_emit_sort_index_event, c->em,
 					      NULL, err);
 		if (!rc)
-			rc = ptw_cv_json_read(path, NULL, on_event, c, &js,
+			rc = ptw_cv_json_read(path, NULL, fn, ctx, &js,
 					      err);
 		c->bytes_in += js.bytes_in;
 		if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet)
