@@ -81,21 +81,21 @@ void ptw_emit_destroy(struct ptw_emit *em)
 	for (size_t i = 0; i < em->n_cli; i++)
 		free(em->cli_names[i]);
 	free(em->cli_names);
-	ptw_cv_map_free(&em->proc_map);
-	ptw_cv_map_free(&em->pid_owner);
-	ptw_cv_map_free(&em->thread_map);
-	ptw_cv_map_free(&em->async_map);
-	ptw_cv_map_free(&em->async_free);
-	ptw_cv_map_free(&em->counter_map);
-	ptw_cv_map_free(&em->cli_proc);
-	ptw_cv_map_free(&em->cli_thread);
-	ptw_cv_map_free(&em->pid_remap);
-	ptw_cv_map_free(&em->tid_remap);
+	ptw_map_free(&em->proc_map);
+	ptw_map_free(&em->pid_owner);
+	ptw_map_free(&em->thread_map);
+	ptw_map_free(&em->async_map);
+	ptw_map_free(&em->async_free);
+	ptw_map_free(&em->counter_map);
+	ptw_map_free(&em->cli_proc);
+	ptw_map_free(&em->cli_thread);
+	ptw_map_free(&em->pid_remap);
+	ptw_map_free(&em->tid_remap);
 	for (size_t i = 0; i < em->n_str; i++)
 		free(em->str_names[i]);
 	free(em->str_names);
 	free(em->str_lens);
-	ptw_cv_map_free(&em->str_ids);
+	ptw_map_free(&em->str_ids);
 	ptw_em_strs_free(&em->strs);
 	ptw_em_buf_free(&em->tmp);
 	free(em->strbuf);
@@ -114,7 +114,7 @@ void ptw_emit_get_stats(const struct ptw_emit *em, struct ptw_emit_stats *out)
 
 /* ---- default names ---------------------------------------------------- */
 
-static int ptw_em_cli_name(struct ptw_emit *em, struct ptw_cv_map *m,
+static int ptw_em_cli_name(struct ptw_emit *em, struct ptw_map *m,
 			   uint64_t key, const char *name)
 {
 	if (!name)
@@ -131,7 +131,7 @@ static int ptw_em_cli_name(struct ptw_emit *em, struct ptw_cv_map *m,
 	if (!copy)
 		return PTW_ERR_NOMEM;
 	em->cli_names[em->n_cli] = copy;
-	if (ptw_cv_map_put(m, key, em->n_cli)) {
+	if (ptw_map_put(m, key, em->n_cli)) {
 		free(copy);
 		return PTW_ERR_NOMEM;
 	}
@@ -177,7 +177,7 @@ static struct ptw_em_proc *ptw_em_proc_get(struct ptw_emit *em, uint32_t pid,
 			*index = em->last_proc - 1;
 		return &em->procs[em->last_proc - 1];
 	}
-	if (ptw_cv_map_get(&em->proc_map, key, &v)) {
+	if (ptw_map_get(&em->proc_map, key, &v)) {
 		em->last_pid = pid;
 		em->last_proc = (size_t)v + 1;
 		if (index)
@@ -199,21 +199,21 @@ static struct ptw_em_proc *ptw_em_proc_get(struct ptw_emit *em, uint32_t pid,
 	pr->pid = pid;
 	pr->gen = em->input_index;
 	uint64_t ci;
-	if (ptw_cv_map_get(&em->cli_proc, pid, &ci) &&
+	if (ptw_map_get(&em->cli_proc, pid, &ci) &&
 	    !(pr->name = strdup(em->cli_names[ci]))) {
 		ptw_em_nomem(err);
 		return NULL;
 	}
 	uint64_t owner;
-	if (!ptw_cv_map_get(&em->pid_owner, pid, &owner)) {
-		if (ptw_cv_map_put(&em->pid_owner, pid, em->input_index + 1u)) {
+	if (!ptw_map_get(&em->pid_owner, pid, &owner)) {
+		if (ptw_map_put(&em->pid_owner, pid, em->input_index + 1u)) {
 			ptw_em_nomem(err);
 			return NULL;
 		}
 	} else if (owner != em->input_index + 1u) {
 		em->st.pid_collisions++;
 	}
-	if (ptw_cv_map_put(&em->proc_map, key, em->n_procs)) {
+	if (ptw_map_put(&em->proc_map, key, em->n_procs)) {
 		free(pr->name);
 		ptw_em_nomem(err);
 		return NULL;
@@ -254,7 +254,7 @@ static struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em,
 	struct ptw_em_thread *c = *slot;
 	if (c && c->pid == pid && c->tid == tid)
 		return c;
-	if (ptw_cv_map_get(&em->thread_map, key, &v))
+	if (ptw_map_get(&em->thread_map, key, &v))
 		return *slot = em->threads[v];
 	size_t pi;
 	if (!ptw_em_proc_get(em, pid, &pi, err))
@@ -279,13 +279,13 @@ static struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em,
 	th->gen = em->input_index;
 	th->proc = pi;
 	uint64_t ci;
-	if (ptw_cv_map_get(&em->cli_thread, (uint64_t)pid << 32 | tid, &ci) &&
+	if (ptw_map_get(&em->cli_thread, (uint64_t)pid << 32 | tid, &ci) &&
 	    !(th->name = strdup(em->cli_names[ci]))) {
 		free(th);
 		ptw_em_nomem(err);
 		return NULL;
 	}
-	if (ptw_cv_map_put(&em->thread_map, key, em->n_threads)) {
+	if (ptw_map_put(&em->thread_map, key, em->n_threads)) {
 		ptw_em_thread_free(th);
 		ptw_em_nomem(err);
 		return NULL;
@@ -331,15 +331,15 @@ uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 static int ptw_em_str_id(struct ptw_emit *em, struct ptw_cv_str s,
 			 uint32_t *out, struct ptw_error *err)
 {
-	uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, s.p, s.n), v;
+	uint64_t h = ptw_fnv1a(PTW_FNV_INIT, s.p, s.n), v;
 	/* probe on hash collisions: rehash until the string or a free key */
-	while (ptw_cv_map_get(&em->str_ids, h, &v)) {
+	while (ptw_map_get(&em->str_ids, h, &v)) {
 		if (em->str_lens[v] == s.n &&
 		    (s.n == 0 || memcmp(em->str_names[v], s.p, s.n) == 0)) {
 			*out = PTW_EM_STR_ID_BASE + (uint32_t)v + 1u;
 			return 0;
 		}
-		h = ptw_cv_hash(h, "+", 1);
+		h = ptw_fnv1a(h, "+", 1);
 	}
 	if (em->n_str >= PTW_EM_STR_ID_MAX)
 		return ptw_error_set(err, PTW_ERR_LIMIT, 0,
@@ -359,7 +359,7 @@ static int ptw_em_str_id(struct ptw_emit *em, struct ptw_cv_str s,
 	char *copy = ptw_em_strndup(s.p ? s.p : "", s.n);
 	if (!copy)
 		return ptw_em_nomem(err);
-	if (ptw_cv_map_put(&em->str_ids, h, em->n_str)) {
+	if (ptw_map_put(&em->str_ids, h, em->n_str)) {
 		free(copy);
 		return ptw_em_nomem(err);
 	}
@@ -398,14 +398,14 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 	struct ptw_emit_input def = {0};
 	if (!in)
 		in = &def;
-	ptw_cv_map_free(&em->pid_remap);
-	ptw_cv_map_free(&em->tid_remap);
+	ptw_map_free(&em->pid_remap);
+	ptw_map_free(&em->tid_remap);
 	for (uint32_t i = 0; i < in->n_pids; i++)
-		if (ptw_cv_map_put(&em->pid_remap, in->pids[i].from,
+		if (ptw_map_put(&em->pid_remap, in->pids[i].from,
 				   in->pids[i].to))
 			return ptw_em_nomem(err);
 	for (uint32_t i = 0; i < in->n_tids; i++)
-		if (ptw_cv_map_put(&em->tid_remap, in->tids[i].from,
+		if (ptw_map_put(&em->tid_remap, in->tids[i].from,
 				   in->tids[i].to))
 			return ptw_em_nomem(err);
 	em->mode = in->mode;
@@ -538,18 +538,18 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 static uint64_t ptw_em_id_hash(uint64_t h, const struct ptw_cv_event *ev)
 {
 	if (ev->flags & PTW_CV_ID_IS_STRING) {
-		h = ptw_cv_hash(h, "s", 1);
-		return ptw_cv_hash(h, ev->id_str.p, ev->id_str.n);
+		h = ptw_fnv1a(h, "s", 1);
+		return ptw_fnv1a(h, ev->id_str.p, ev->id_str.n);
 	}
-	h = ptw_cv_hash(h, "n", 1);
-	return ptw_cv_hash(h, &ev->id_num, sizeof(ev->id_num));
+	h = ptw_fnv1a(h, "n", 1);
+	return ptw_fnv1a(h, &ev->id_num, sizeof(ev->id_num));
 }
 
 static uint64_t ptw_em_str_key(uint64_t h, struct ptw_cv_str s)
 {
 	uint64_t n = s.p ? s.n : UINT64_MAX;
-	h = ptw_cv_hash(h, &n, sizeof(n));
-	return s.p ? ptw_cv_hash(h, s.p, s.n) : h;
+	h = ptw_fnv1a(h, &n, sizeof(n));
+	return s.p ? ptw_fnv1a(h, s.p, s.n) : h;
 }
 
 /* A name built into em->strbuf; returns it or NULL (out of memory). */
@@ -647,17 +647,17 @@ static int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		size_t tl = strlen(t);
 		if (tl >= PTW_MAX_STRING_LEN)
 			t[tl = PTW_MAX_STRING_LEN - 1] = '\0';
-		uint64_t key = ptw_cv_hash(PTW_CV_FNV_INIT, &parent,
+		uint64_t key = ptw_fnv1a(PTW_FNV_INIT, &parent,
 					   sizeof(parent));
-		key = ptw_cv_hash(key, t, tl);
+		key = ptw_fnv1a(key, t, tl);
 		uint64_t track;
-		if (!ptw_cv_map_get(&em->counter_map, key, &track)) {
+		if (!ptw_map_get(&em->counter_map, key, &track)) {
 			track = ptw_writer_add_counter_track(em->w, t, NULL,
 							     parent, -1);
 			if (!track)
 				return ptw_em_writer_fail(em, PTW_ERR_INVALID,
 							  err);
-			if (ptw_cv_map_put(&em->counter_map, key, track))
+			if (ptw_map_put(&em->counter_map, key, track))
 				return ptw_em_nomem(err);
 		}
 		if (cs) {
@@ -688,7 +688,7 @@ static int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	const char *nm;
 	size_t nn;
 	ptw_em_display_name(ev, &nm, &nn);
-	uint64_t key = ptw_em_str_key(PTW_CV_FNV_INIT, ev->name);
+	uint64_t key = ptw_em_str_key(PTW_FNV_INIT, ev->name);
 	key = ptw_em_str_key(key, ev->cat);
 	key = ptw_em_id_hash(key, ev);
 	uint64_t parent = 0;
@@ -696,10 +696,10 @@ static int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, NULL, err);
 		if (!pr || !(parent = ptw_em_proc_track(em, pr, err)))
 			return err ? err->code : PTW_ERR_NOMEM;
-		key = ptw_cv_hash(key, &parent, sizeof(parent));
+		key = ptw_fnv1a(key, &parent, sizeof(parent));
 	}
 	uint64_t idx;
-	if (!ptw_cv_map_get(&em->async_map, key, &idx)) {
+	if (!ptw_map_get(&em->async_map, key, &idx)) {
 		if (ev->ph == 'e') {
 			em->st.dropped++; /* ends nothing */
 			return 0;
@@ -708,15 +708,15 @@ static int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		 * tracks are bounded by the concurrency per name, not by the
 		 * number of ids (trace_processor merges same-name tracks
 		 * anyway). */
-		uint64_t nkey = ptw_cv_hash(PTW_CV_FNV_INIT, nm, nn);
-		nkey = ptw_cv_hash(nkey, &parent, sizeof(parent));
+		uint64_t nkey = ptw_fnv1a(PTW_FNV_INIT, nm, nn);
+		nkey = ptw_fnv1a(nkey, &parent, sizeof(parent));
 		uint64_t head;
 		/* Reuse only a track idle in time too (input order is not
 		 * time order), else its slices could overlap. */
-		if (ptw_cv_map_get(&em->async_free, nkey, &head) && head &&
+		if (ptw_map_get(&em->async_free, nkey, &head) && head &&
 		    em->asyncs[head - 1].last_end <= ts) {
 			idx = head - 1;
-			if (ptw_cv_map_put(&em->async_free, nkey,
+			if (ptw_map_put(&em->async_free, nkey,
 					   em->asyncs[idx].next_free))
 				return ptw_em_nomem(err);
 		} else {
@@ -745,7 +745,7 @@ static int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		}
 		em->asyncs[idx].open = 0;
 		em->asyncs[idx].next_free = 0;
-		if (ptw_cv_map_put(&em->async_map, key, idx))
+		if (ptw_map_put(&em->async_map, key, idx))
 			return ptw_em_nomem(err);
 	}
 	struct ptw_em_async *as = &em->asyncs[idx];
@@ -771,10 +771,10 @@ static int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	if (!rc && as->open == 0) {
 		/* Idle: forget the id, keep the track for reuse. */
 		uint64_t head = 0;
-		ptw_cv_map_del(&em->async_map, key);
-		(void)ptw_cv_map_get(&em->async_free, as->name_key, &head);
+		ptw_map_del(&em->async_map, key);
+		(void)ptw_map_get(&em->async_free, as->name_key, &head);
 		as->next_free = head;
-		if (ptw_cv_map_put(&em->async_free, as->name_key, idx + 1))
+		if (ptw_map_put(&em->async_free, as->name_key, idx + 1))
 			return ptw_em_nomem(err);
 	}
 	return rc;
@@ -977,8 +977,8 @@ static void ptw_em_v2_flows(const struct ptw_cv_event *ev, uint64_t *out,
 		num = ev->bind_num;
 	else if (!ptw_em_hex_id(ev->bind_id, &num))
 		return; /* trace_processor: no flow */
-	uint64_t id = ptw_cv_hash(PTW_CV_FNV_INIT, "v2", 2);
-	id = ptw_cv_hash(id, &num, sizeof(num));
+	uint64_t id = ptw_fnv1a(PTW_FNV_INIT, "v2", 2);
+	id = ptw_fnv1a(id, &num, sizeof(num));
 	/* flow_in + flow_out on one slice is a step: in protobuf an id in
 	 * flow_ids both continues an active flow and starts a new one. */
 	if (ev->flags & PTW_CV_FLOW_OUT)
@@ -1110,8 +1110,8 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 			em->st.dropped++; /* trace_processor: flow_invalid_id */
 			return 0;
 		}
-		uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, "v1", 2);
-		h = ptw_cv_hash(h, &num, sizeof(num));
+		uint64_t h = ptw_fnv1a(PTW_FNV_INIT, "v1", 2);
+		h = ptw_fnv1a(h, &num, sizeof(num));
 		h = ptw_em_str_key(h, ev->cat);
 		h = ptw_em_str_key(h, ev->name);
 		it.kind = PTW_EM_FLOW;
@@ -1185,9 +1185,9 @@ static void ptw_em_remap(const struct ptw_emit *em, uint32_t *pid,
 			 uint32_t *tid)
 {
 	uint64_t v;
-	if (em->pid_remap.count && ptw_cv_map_get(&em->pid_remap, *pid, &v))
+	if (em->pid_remap.count && ptw_map_get(&em->pid_remap, *pid, &v))
 		*pid = (uint32_t)v;
-	if (em->tid_remap.count && ptw_cv_map_get(&em->tid_remap, *tid, &v))
+	if (em->tid_remap.count && ptw_map_get(&em->tid_remap, *tid, &v))
 		*tid = (uint32_t)v;
 }
 

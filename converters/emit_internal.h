@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cv_map.h"
+#include "hashmap.h"
 #include "emit.h"
 
 #define PTW_EM_NO_NAME "[No name]"
@@ -153,7 +153,7 @@ struct ptw_em_strs {
 		const char *s; /* NULL: empty slot */
 		size_t n;
 	} cache[PTW_EM_STRS_CACHE];
-	struct ptw_cv_map map;   /* FNV-1a(string) -> pointer */
+	struct ptw_map map;   /* FNV-1a(string) -> pointer */
 	char **blocks;           /* storage, never moved */
 	size_t n_blocks, blocks_cap;
 	size_t block_used;       /* bytes used in the last block */
@@ -215,23 +215,23 @@ struct ptw_emit {
 	uint32_t n_thread_seqs;       /* threads with their own sequence */
 	struct ptw_em_proc *procs;
 	size_t n_procs, procs_cap;
-	struct ptw_cv_map proc_map;   /* (gen, pid) -> index */
-	struct ptw_cv_map pid_owner;  /* pid -> owning input + 1 */
+	struct ptw_map proc_map;   /* (gen, pid) -> index */
+	struct ptw_map pid_owner;  /* pid -> owning input + 1 */
 	struct ptw_em_thread **threads;
 	size_t n_threads, threads_cap;
-	struct ptw_cv_map thread_map; /* hash(gen, pid, tid) -> index */
+	struct ptw_map thread_map; /* hash(gen, pid, tid) -> index */
 	struct ptw_em_async *asyncs;
 	size_t n_asyncs, asyncs_cap;
-	struct ptw_cv_map async_map;  /* hash(name, cat, id, scope) -> index,
+	struct ptw_map async_map;  /* hash(name, cat, id, scope) -> index,
 				       * while a slice is open */
-	struct ptw_cv_map async_free; /* hash(name, parent) -> idle index + 1 */
-	struct ptw_cv_map counter_map;/* hash(process uuid, name) -> uuid */
+	struct ptw_map async_free; /* hash(name, parent) -> idle index + 1 */
+	struct ptw_map counter_map;/* hash(process uuid, name) -> uuid */
 	uint64_t global_track;
 	/* default names from the command line */
 	char **cli_names;
 	size_t n_cli, cli_cap;
-	struct ptw_cv_map cli_proc;   /* pid -> index in cli_names */
-	struct ptw_cv_map cli_thread; /* pid << 32 | tid -> index */
+	struct ptw_map cli_proc;   /* pid -> index in cli_names */
+	struct ptw_map cli_thread; /* pid << 32 | tid -> index */
 	/* current input */
 	int in_input;
 	uint32_t input_index;         /* 0-based */
@@ -240,7 +240,7 @@ struct ptw_emit {
 	int seen_x;                   /* an X event was read in this input */
 	uint32_t max_held;            /* queue bound while an open B waits */
 	int64_t shift_ns;
-	struct ptw_cv_map pid_remap, tid_remap;
+	struct ptw_map pid_remap, tid_remap;
 	uint64_t next_seq, next_item;
 	struct ptw_em_thread *th_cache[64]; /* by tid: lookup cache of the
 					     * current input */
@@ -249,7 +249,7 @@ struct ptw_emit {
 	struct ptw_em_buf tmp;        /* payload of an immediate event */
 	/* string pids/tids: each distinct string gets a number
 	 * (PTW_EM_STR_ID_BASE + index), shared by pids and tids */
-	struct ptw_cv_map str_ids;    /* hash(string) -> index (probed) */
+	struct ptw_map str_ids;    /* hash(string) -> index (probed) */
 	char **str_names;
 	size_t *str_lens;
 	size_t n_str, str_cap;

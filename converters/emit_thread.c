@@ -226,8 +226,8 @@ static const char *ptw_em_strs_add(struct ptw_em_strs *t, const char *s,
 	    t->bytes + 8 + n + 1 > PTW_EM_STRS_BYTES ||
 	    memchr(s, '\0', n))
 		return NULL;
-	uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, s, n), v;
-	if (ptw_cv_map_get(&t->map, h, &v)) {
+	uint64_t h = ptw_fnv1a(PTW_FNV_INIT, s, n), v;
+	if (ptw_map_get(&t->map, h, &v)) {
 		const char *old = (const char *)(uintptr_t)v;
 		/* a full-hash collision with other text: not stored */
 		return strlen(old) == n && memcmp(old, s, n) == 0 ? old : NULL;
@@ -253,7 +253,7 @@ static const char *ptw_em_strs_add(struct ptw_em_strs *t, const char *s,
 	memcpy(copy - 8, &h, 8);
 	memcpy(copy, s, n);
 	copy[n] = '\0';
-	if (ptw_cv_map_put(&t->map, h, (uint64_t)(uintptr_t)copy))
+	if (ptw_map_put(&t->map, h, (uint64_t)(uintptr_t)copy))
 		return NULL;
 	t->block_used += 8 + n + 1;
 	t->bytes += 8 + n + 1;
@@ -283,7 +283,7 @@ void ptw_em_strs_free(struct ptw_em_strs *t)
 	for (size_t i = 0; i < t->n_blocks; i++)
 		free(t->blocks[i]);
 	free(t->blocks);
-	ptw_cv_map_free(&t->map);
+	ptw_map_free(&t->map);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -427,7 +427,7 @@ static uint64_t ptw_em_str_hash(const char *s, size_t n)
 {
 	if (!s || !n || strcmp(s, PTW_EM_NO_NAME) == 0)
 		return 0;
-	uint64_t h = ptw_cv_hash(PTW_CV_FNV_INIT, s, n);
+	uint64_t h = ptw_fnv1a(PTW_FNV_INIT, s, n);
 	return h ? h : 1;
 }
 

@@ -113,13 +113,13 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 
 void ptw_tr_backend_free(struct ptw_tracer *tr)
 {
-	ptw_tr_map_free(&tr->counters);
+	ptw_map_free(&tr->counters);
 	free(tr->counter_names);
 	free(tr->counter_uuids);
 	tr->counter_names = NULL;
 	tr->counter_uuids = NULL;
-	ptw_tr_map_free(&tr->async_open);
-	ptw_tr_map_free(&tr->async_names);
+	ptw_map_free(&tr->async_open);
+	ptw_map_free(&tr->async_names);
 	free(tr->async_free);
 	tr->async_free = NULL;
 	free(tr->pend);
@@ -158,7 +158,7 @@ static int ptw_tr_thread_create(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
 {
 	uint64_t uuid;
-	if (ptw_tr_map_get(&tr->counters, (uint64_t)(uintptr_t)name, &uuid))
+	if (ptw_map_get(&tr->counters, (uint64_t)(uintptr_t)name, &uuid))
 		return uuid;
 	uuid = 0;
 	for (size_t i = 0; i < tr->n_counter_names; i++)
@@ -185,7 +185,7 @@ static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
 		tr->counter_names[tr->n_counter_names] = name;
 		tr->counter_uuids[tr->n_counter_names++] = uuid;
 	}
-	if (ptw_tr_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
+	if (ptw_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
 		return 0;
 	return uuid;
 }
@@ -197,14 +197,14 @@ static uint64_t ptw_tr_async_track(struct ptw_tracer *tr, const char *name)
 {
 	for (size_t i = tr->n_async_free; i-- > 0;) {
 		uint64_t uuid = tr->async_free[i], nm = 0;
-		ptw_tr_map_get(&tr->async_names, uuid, &nm);
+		ptw_map_get(&tr->async_names, uuid, &nm);
 		if (nm == (uint64_t)(uintptr_t)name) {
 			tr->async_free[i] = tr->async_free[--tr->n_async_free];
 			return uuid;
 		}
 	}
 	uint64_t uuid = ptw_writer_add_track(tr->w, name, tr->proc_track, -1);
-	if (uuid && ptw_tr_map_put(&tr->async_names, uuid,
+	if (uuid && ptw_map_put(&tr->async_names, uuid,
 				   (uint64_t)(uintptr_t)name))
 		return 0;
 	return uuid;
@@ -348,7 +348,7 @@ static void ptw_tr_async_end(struct ptw_tracer *tr, struct ptw_seq *seq,
 	ev.ts = ts;
 	if (ptw_tr_check(tr, ptw_seq_slice_end(seq, &ev)))
 		ptw_tr_count_event(tr);
-	ptw_tr_map_del(&tr->async_open, id + 1);
+	ptw_map_del(&tr->async_open, id + 1);
 	ptw_tr_async_release(tr, track);
 }
 
@@ -412,20 +412,20 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		/* Map keys must be non-zero: store id + 1 (id ~0 aliases 0 and
 		 * is refused as a duplicate-safe corner case). */
 		uint64_t key = e->id + 1, old;
-		if (!key || ptw_tr_map_get(&tr->async_open, key, &old)) {
+		if (!key || ptw_map_get(&tr->async_open, key, &old)) {
 			atomic_fetch_add_explicit(&tr->invalid, 1,
 						  memory_order_relaxed);
 			break;
 		}
 		track = ptw_tr_async_track(tr, e->name);
-		if (!track || ptw_tr_map_put(&tr->async_open, key, track)) {
+		if (!track || ptw_map_put(&tr->async_open, key, track)) {
 			ptw_tr_check(tr, PTW_ERR_NOMEM);
 			break;
 		}
 		ptw_tr_fill(e, &ev);
 		ev.track = track;
 		if (!ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev))) {
-			ptw_tr_map_del(&tr->async_open, key);
+			ptw_map_del(&tr->async_open, key);
 			break;
 		}
 		ptw_tr_count_event(tr);
@@ -442,7 +442,7 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	}
 	case PTW_I_K_ASYNC_END: {
 		uint64_t key = e->id + 1;
-		if (key && ptw_tr_map_get(&tr->async_open, key, &track)) {
+		if (key && ptw_map_get(&tr->async_open, key, &track)) {
 			ptw_tr_async_end(tr, seq, track, e->id, e->ts);
 			break;
 		}

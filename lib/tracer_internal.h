@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "hashmap.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
 
@@ -44,19 +45,6 @@ struct ptw_tr_thread {
 	int created;                  /* track and sequence exist */
 };
 
-/* A u64 -> u64 map with linear probing (backend-private tables). Key 0 is
- * reserved as "empty". */
-struct ptw_tr_map {
-	uint64_t *keys;
-	uint64_t *vals;
-	size_t cap;   /* power of two, or 0 */
-	size_t n;
-};
-
-int ptw_tr_map_put(struct ptw_tr_map *m, uint64_t key, uint64_t val);
-int ptw_tr_map_get(const struct ptw_tr_map *m, uint64_t key, uint64_t *val);
-int ptw_tr_map_del(struct ptw_tr_map *m, uint64_t key);
-void ptw_tr_map_free(struct ptw_tr_map *m);
 
 /* An ASYNC_END seen before its BEGIN (the BEGIN's thread ring is drained
  * later). */
@@ -103,12 +91,12 @@ struct ptw_tracer {
 	_Atomic uint64_t bytes;
 	uint64_t proc_track;
 	struct ptw_seq *ctl_seq;
-	struct ptw_tr_map counters;   /* name pointer -> counter track */
+	struct ptw_map counters;   /* name pointer -> counter track */
 	const char **counter_names;   /* distinct counter names (literals) */
 	uint64_t *counter_uuids;
 	size_t n_counter_names, cap_counter_names;
-	struct ptw_tr_map async_open; /* async id -> track uuid */
-	struct ptw_tr_map async_names;/* async track -> name pointer */
+	struct ptw_map async_open; /* async id -> track uuid */
+	struct ptw_map async_names;/* async track -> name pointer */
 	uint64_t *async_free;         /* idle async tracks */
 	size_t n_async_free;
 	struct ptw_tr_pending_end *pend;

@@ -1433,51 +1433,6 @@ Test(tracer, write_error_is_reported_by_stop_and_producers_never_hang)
 	cr_assert_eq(ptw_stop(), 0, "the error belongs to the finished session");
 }
 
-/* The backend's hash map (async ids, counter names) against a plain array,
- * under random insert/overwrite/delete. */
-Test(tracer, backend_map_matches_a_reference_under_random_operations)
-{
-	enum { KEYS = 512, OPS = 200000 };
-	static uint64_t ref[KEYS + 1];
-	static int present[KEYS + 1];
-	struct ptw_tr_map m;
-	memset(&m, 0, sizeof(m));
-	uint64_t x = 88172645463325252ull;
-	for (int op = 0; op < OPS; op++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		uint64_t k = 1 + x % KEYS;
-		uint64_t key = k * 0x100000000ull;
-		uint64_t v;
-		switch ((x >> 20) % 3) {
-		case 0:
-			cr_assert_eq(ptw_tr_map_put(&m, key, x), 0);
-			ref[k] = x;
-			present[k] = 1;
-			break;
-		case 1:
-			cr_assert_eq(ptw_tr_map_del(&m, key), present[k]);
-			present[k] = 0;
-			break;
-		default:
-			cr_assert_eq(ptw_tr_map_get(&m, key, &v), present[k]);
-			if (present[k])
-				cr_assert_eq(v, ref[k]);
-		}
-	}
-	size_t n = 0;
-	for (int k = 1; k <= KEYS; k++) {
-		uint64_t v;
-		n += present[k];
-		cr_assert_eq(ptw_tr_map_get(&m, (uint64_t)k * 0x100000000ull, &v),
-			     present[k]);
-	}
-	cr_assert_eq(m.n, n);
-	cr_assert_eq(ptw_tr_map_put(&m, 0, 1), PTW_ERR_INVALID, "key 0 is reserved");
-	ptw_tr_map_free(&m);
-}
-
 /* ---- tid reuse ---------------------------------------------------------- */
 
 static atomic_long reuse_tid;

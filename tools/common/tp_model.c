@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "trace_internal.h"
 #include "u64map.h"
 
 #define MAX_TRACK_DEPTH 100 /* track_event_tracker.cc */
@@ -30,20 +31,6 @@ struct priv {
 	size_t cap_slices, cap_counters, cap_flows, cap_unmatched;
 };
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return 0;
-	size_t nc = *cap ? *cap * 2 : 64;
-	if (nc > SIZE_MAX / elem)
-		return -1;
-	void *p = realloc(*arr, nc * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = nc;
-	return 0;
-}
 
 struct ptw_tp_track_owner ptw_tp_model_owner(const struct ptw_trace *t,
 					     uint64_t uuid)
@@ -92,8 +79,8 @@ static struct stack *get_stack(struct ptw_tp_model *m, uint64_t uuid)
 		return s;
 	s = calloc(1, sizeof(*s));
 	if (!s ||
-	    grow((void **)&pv->all_stacks, &pv->cap_stacks, pv->n_stacks,
-		 sizeof(*pv->all_stacks)) ||
+	    ptw_i_trace_grow((void **)&pv->all_stacks, &pv->cap_stacks,
+			     pv->n_stacks, sizeof(*pv->all_stacks)) ||
 	    ptw_u64map_put(&pv->stacks, uuid, s) < 0) {
 		free(s);
 		return NULL;
@@ -163,8 +150,8 @@ static long match_open(const struct ptw_tp_model *m, const struct stack *st,
 static int add_flow(struct ptw_tp_model *m, uint32_t a, uint32_t b, uint64_t id)
 {
 	struct priv *pv = m->priv_;
-	if (grow((void **)&m->flows, &pv->cap_flows, m->n_flows,
-		 sizeof(*m->flows)))
+	if (ptw_i_trace_grow((void **)&m->flows, &pv->cap_flows, m->n_flows,
+			     sizeof(*m->flows)))
 		return -1;
 	/* direction by timestamps (flow_tracker.cc Step/End) */
 	uint32_t out = m->slices[a].ts > m->slices[b].ts ? b : a;
@@ -228,8 +215,8 @@ static int add_problem(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 		       const char *msg)
 {
 	struct priv *pv = m->priv_;
-	if (grow((void **)&m->unmatched_ends, &pv->cap_unmatched,
-		 m->n_unmatched_ends, sizeof(*m->unmatched_ends)))
+	if (ptw_i_trace_grow((void **)&m->unmatched_ends, &pv->cap_unmatched,
+			     m->n_unmatched_ends, sizeof(*m->unmatched_ends)))
 		return -1;
 	m->unmatched_ends[m->n_unmatched_ends].event = ev;
 	m->unmatched_ends[m->n_unmatched_ends].msg = msg;
@@ -247,9 +234,10 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 	maybe_close_stack(m, st, ev->ts, dur);
 	if (st->n >= MAX_SLICE_DEPTH)
 		return 0; /* slice_max_depth_exceeded: dropped */
-	if (grow((void **)&m->slices, &pv->cap_slices, m->n_slices,
-		 sizeof(*m->slices)) ||
-	    grow((void **)&st->ids, &st->cap, st->n, sizeof(*st->ids)))
+	if (ptw_i_trace_grow((void **)&m->slices, &pv->cap_slices, m->n_slices,
+			     sizeof(*m->slices)) ||
+	    ptw_i_trace_grow((void **)&st->ids, &st->cap, st->n,
+			     sizeof(*st->ids)))
 		return -1;
 	uint32_t id = (uint32_t)m->n_slices;
 	struct ptw_tp_slice *s = &m->slices[m->n_slices++];
@@ -311,8 +299,8 @@ static int add_counter(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 		       uint64_t track, double v)
 {
 	struct priv *pv = m->priv_;
-	if (grow((void **)&m->counters, &pv->cap_counters, m->n_counters,
-		 sizeof(*m->counters)))
+	if (ptw_i_trace_grow((void **)&m->counters, &pv->cap_counters,
+			     m->n_counters, sizeof(*m->counters)))
 		return -1;
 	struct ptw_tp_counter *c = &m->counters[m->n_counters++];
 	c->ts = ev->ts;

@@ -1,20 +1,18 @@
-/* u64map.h - open-addressing hash map from uint64 keys to pointers.
- * SPDX-License-Identifier: Apache-2.0
- *
- * Used for intern tables (iid -> string) and track lookup (uuid -> track).
- * Any key is allowed (including 0). Not thread-safe. */
+/* u64map.h - hash map from uint64 keys to pointers, for the trace
+ * reader's intern tables (iid -> string) and track lookup (uuid -> track):
+ * the shared uint64 map (lib/hashmap.h) holding pointers. Any key is
+ * allowed (including 0). Not thread-safe.
+ * SPDX-License-Identifier: Apache-2.0 */
 #ifndef PTW_U64MAP_H
 #define PTW_U64MAP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hashmap.h"
+
 struct ptw_u64map {
-	uint64_t *keys;
-	void **vals;
-	unsigned char *used;
-	size_t cap;   /* power of two, or 0 */
-	size_t count;
+	struct ptw_map m; /* values are pointers */
 };
 
 /* Returns the value for 'key' or NULL. */
