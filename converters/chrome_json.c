@@ -186,6 +186,24 @@ static void gz_defer(struct rd *r, int code, const char *fmt, ...)
 	r->gz_err_at = r->base + (uint64_t)((char *)r->zs.next_out - r->buf);
 }
 
+/* Reads more compressed bytes from the file once zlib has used up the
+ * previous ones (nothing for in-memory input or after EOF). */
+static int refill_raw(struct rd *r)
+{
+	z_stream *zs = &r->zs;
+	if (zs->avail_in || r->fd < 0 || r->raw_eof)
+		return 0;
+	size_t got;
+	int rc = read_fd(r, r->raw, RAW_CHUNK, &got);
+	if (rc)
+		return rc;
+	if (got == 0)
+		r->raw_eof = 1;
+	zs->next_in = r->raw;
+	zs->avail_in = (uInt)got;
+	return 0;
+}
+
 /* Decompresses into buf[len..cap). Sets eof at the end of the last member. */
 static int inflate_more(struct rd *r)
 {
@@ -202,30 +220,15 @@ static int inflate_more(struct rd *r)
 	zs->next_out = (unsigned char *)r->buf + r->len;
 	zs->avail_out = (uInt)room;
 	while (zs->avail_out == room && !r->gz_err) {
-		if (zs->avail_in == 0 && r->fd >= 0 && !r->raw_eof) {
-			size_t got;
-			int rc = read_fd(r, r->raw, RAW_CHUNK, &got);
-			if (rc)
-				return rc;
-			if (got == 0)
-				r->raw_eof = 1;
-			zs->next_in = r->raw;
-			zs->avail_in = (uInt)got;
-		}
+		int rc = refill_raw(r);
+		if (rc)
+			return rc;
 		int have_in = zs->avail_in > 0;
 		int zr = inflate(zs, Z_NO_FLUSH);
 		if (zr == Z_STREAM_END) {
 			/* Another gzip member may follow. */
-			if (zs->avail_in == 0 && r->fd >= 0 && !r->raw_eof) {
-				size_t got;
-				int rc = read_fd(r, r->raw, RAW_CHUNK, &got);
-				if (rc)
-					return rc;
-				if (got == 0)
-					r->raw_eof = 1;
-				zs->next_in = r->raw;
-				zs->avail_in = (uInt)got;
-			}
+			if ((rc = refill_raw(r)))
+				return rc;
 			if (zs->avail_in == 0) {
 				r->eof = 1;
 				break;
