@@ -548,13 +548,13 @@ int main(int argc, char **argv)
 		close(fd);
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		status = 1;
-		goto fail;
+		goto cleanup;
 	}
 	c.em = ptw_emit_create(w, &err);
 	if (!c.em) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		status = 1;
-		goto fail;
+		goto cleanup;
 	}
 	for (size_t i = 0; i < n_names; i++) {
 		int rc = names[i].is_thread
@@ -564,7 +564,7 @@ int main(int argc, char **argv)
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", ptw_strerror(rc));
 			status = 1;
-			goto fail;
+			goto cleanup;
 		}
 	}
 	c.t0 = c.last_progress = now_s();
@@ -583,7 +583,7 @@ int main(int argc, char **argv)
 			/* Writer failures are fatal whatever --keep-going. */
 			if (!c.keep_going || ptw_writer_error(w)->code) {
 				status = 1;
-				goto fail;
+				goto cleanup;
 			}
 		}
 	}
@@ -591,7 +591,7 @@ int main(int argc, char **argv)
 	if (ptw_emit_finish(c.em, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		status = 1;
-		goto fail;
+		goto cleanup;
 	}
 	struct ptw_writer_stats ws;
 	ptw_writer_flush(w);
@@ -602,13 +602,13 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, PROG ": %s: %s\n", tmp, err.msg);
 		status = 1;
-		goto fail;
+		goto cleanup;
 	}
 	if (rename(tmp, out) != 0) {
 		fprintf(stderr, PROG ": %s: cannot rename to %s: %s\n", tmp, out,
 			strerror(errno));
 		status = 1;
-		goto fail;
+		goto cleanup;
 	}
 	if (c.progress)
 		fputc('\n', stderr);
@@ -659,16 +659,10 @@ int main(int argc, char **argv)
 				" an uncompressed file is read for them first)"
 				"\n", (unsigned long long)es.sort_index_late);
 	}
-	ptw_emit_destroy(c.em);
+	status = failed || c.reported_failures ? 1 : 0;
 	free(tmp);
-	free(out);
-	free(names);
-	for (int i = 0; i <= MAX_INPUTS; i++) {
-		free(c.opts[i].pids);
-		free(c.opts[i].tids);
-	}
-	return failed || c.reported_failures ? 1 : 0;
-fail:
+	tmp = NULL; /* renamed: nothing to remove */
+cleanup:
 	if (w)
 		ptw_writer_close(w, NULL);
 	ptw_emit_destroy(c.em);
