@@ -1165,45 +1165,68 @@ Test(tracer, child_after_fork_is_not_tracing_and_parent_trace_is_intact)
 	unlink(path);
 }
 
-Test(tracer, tsc_clock_maps_to_monotonic_nanoseconds)
-{
+/* One instant traced with 'clock' between two readings of 'clk_id'; the
+ * decoded trace is kept for the caller's checks (stamp_free). */
+struct stamp {
 	char path[128];
-	tmp_path(path, sizeof(path), "tsc");
+	uint64_t lo, hi;          /* clk_id readings around the event, ns */
+	struct ptw_stats st;
+	struct collect *c;
+	struct dec *d;
+	const struct dev *ev;     /* the instant */
+	const struct dev *clk;    /* the "ptw.clock" declaration */
+};
+
+static void stamp_with_clock(struct stamp *s, const char *tag,
+			     enum ptw_clock clock, clockid_t clk_id)
+{
+	tmp_path(s->path, sizeof(s->path), tag);
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.output_path = path;
-	cfg.clock = PTW_CLOCK_FASTEST;
+	cfg.output_path = s->path;
+	cfg.clock = clock;
 	start_or_die(&cfg);
 	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	clock_gettime(clk_id, &a);
 	PTW_INSTANT("t", "stamp");
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	struct ptw_stats st;
-	ptw_stats(&st);
+	clock_gettime(clk_id, &b);
+	ptw_stats(&s->st);
 	cr_assert_eq(ptw_stop(), 0);
-	struct collect *c = calloc(1, sizeof(*c));
-	struct dec *d = decode_file(path, collect_cb, c);
-	const struct dev *e = find_ev(c, "stamp",
-				      PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
-	cr_assert_not_null(e);
-	uint64_t lo = (uint64_t)a.tv_sec * 1000000000u + (uint64_t)a.tv_nsec;
-	uint64_t hi = (uint64_t)b.tv_sec * 1000000000u + (uint64_t)b.tv_nsec;
+	s->lo = (uint64_t)a.tv_sec * 1000000000u + (uint64_t)a.tv_nsec;
+	s->hi = (uint64_t)b.tv_sec * 1000000000u + (uint64_t)b.tv_nsec;
+	s->c = calloc(1, sizeof(*s->c));
+	cr_assert_not_null(s->c);
+	s->d = decode_file(s->path, collect_cb, s->c);
+	s->ev = find_ev(s->c, "stamp",
+			PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
+	cr_assert_not_null(s->ev);
+	s->clk = find_ev(s->c, "ptw.clock",
+			 PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
+	cr_assert_not_null(s->clk, "the clock is declared in the trace");
+}
+
+static void stamp_free(struct stamp *s)
+{
+	dec_free(s->d);
+	free(s->c);
+	unlink(s->path);
+}
+
+Test(tracer, tsc_clock_maps_to_monotonic_nanoseconds)
+{
+	struct stamp s;
+	stamp_with_clock(&s, "tsc", PTW_CLOCK_FASTEST, CLOCK_MONOTONIC);
 	/* calibration error allowance: 1 ms (the check is of the mapping,
 	 * not of timing) */
-	cr_assert_geq(e->ts + 1000000, lo);
-	cr_assert_leq(e->ts, hi + 1000000);
-	const struct dev *clk = find_ev(c, "ptw.clock",
-					PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
-	cr_assert_not_null(clk, "the clock is declared in the trace");
-	cr_assert_str_eq(clk->args[0].s,
-			 st.clock == PTW_CLOCK_TSC ? "tsc" : "monotonic");
-	if (st.clock == PTW_CLOCK_TSC) {
-		cr_assert_gt(st.tsc_hz, 0);
-		cr_assert_eq(clk->args[1].u, st.tsc_hz);
+	cr_assert_geq(s.ev->ts + 1000000, s.lo);
+	cr_assert_leq(s.ev->ts, s.hi + 1000000);
+	cr_assert_str_eq(s.clk->args[0].s,
+			 s.st.clock == PTW_CLOCK_TSC ? "tsc" : "monotonic");
+	if (s.st.clock == PTW_CLOCK_TSC) {
+		cr_assert_gt(s.st.tsc_hz, 0);
+		cr_assert_eq(s.clk->args[1].u, s.st.tsc_hz);
 	}
-	dec_free(d);
-	free(c);
-	unlink(path);
+	stamp_free(&s);
 }
 
 Test(tracer, bad_configs_are_refused_with_a_reason)
@@ -1374,35 +1397,13 @@ Test(tracer, stop_at_exit_completes_the_trace_when_the_program_exits)
 
 Test(tracer, boottime_clock_stamps_events_in_boottime_nanoseconds)
 {
-	char path[128];
-	tmp_path(path, sizeof(path), "boot");
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.output_path = path;
-	cfg.clock = PTW_CLOCK_BOOT;
-	start_or_die(&cfg);
-	struct timespec a, b;
-	clock_gettime(CLOCK_BOOTTIME, &a);
-	PTW_INSTANT("t", "stamp");
-	clock_gettime(CLOCK_BOOTTIME, &b);
-	struct ptw_stats st;
-	ptw_stats(&st);
-	cr_assert_eq(st.clock, PTW_CLOCK_BOOT);
-	cr_assert_eq(ptw_stop(), 0);
-	struct collect *c = calloc(1, sizeof(*c));
-	struct dec *d = decode_file(path, collect_cb, c);
-	const struct dev *e = find_ev(c, "stamp",
-				      PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
-	cr_assert_not_null(e);
-	cr_assert_geq(e->ts, (uint64_t)a.tv_sec * 1000000000u + (uint64_t)a.tv_nsec);
-	cr_assert_leq(e->ts, (uint64_t)b.tv_sec * 1000000000u + (uint64_t)b.tv_nsec);
-	const struct dev *clk = find_ev(c, "ptw.clock",
-					PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
-	cr_assert_not_null(clk);
-	cr_assert_str_eq(clk->args[0].s, "boottime");
-	dec_free(d);
-	free(c);
-	unlink(path);
+	struct stamp s;
+	stamp_with_clock(&s, "boot", PTW_CLOCK_BOOT, CLOCK_BOOTTIME);
+	cr_assert_eq(s.st.clock, PTW_CLOCK_BOOT);
+	cr_assert_geq(s.ev->ts, s.lo);
+	cr_assert_leq(s.ev->ts, s.hi);
+	cr_assert_str_eq(s.clk->args[0].s, "boottime");
+	stamp_free(&s);
 }
 
 Test(tracer, write_error_is_reported_by_stop_and_producers_never_hang)
