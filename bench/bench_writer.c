@@ -83,13 +83,22 @@ static int run(enum workload wl, int compress, int level, uint64_t n_events,
 	int rc = 0;
 	double t0 = now_s();
 	switch (wl) {
-	case W_NESTED: {
-		/* depth-4 call trees: 4 BEGINs then 4 ENDs, 8 events */
-		struct ptw_event ev = {.category = "app", .flags = PTW_EV_STATIC_STRINGS};
+	case W_NESTED:
+	case W_DYNAMIC: {
+		/* depth-4 call trees: 4 BEGINs then 4 ENDs, 8 events; W_DYNAMIC
+		 * is the same with content-interned strings */
+		int dyn = wl == W_DYNAMIC;
+		const char *dn[8];
+		for (int i = 0; i < 8; i++)
+			dn[i] = dyn_names[i];
+		const char *const *nm = dyn ? dn : names;
+		struct ptw_event ev = {
+			.category = dyn ? dyn_cat : "app",
+			.flags = dyn ? 0u : PTW_EV_STATIC_STRINGS};
 		uint32_t k = 0;
 		while (done < n_events && !rc) {
 			for (int d = 0; d < 4; d++) {
-				ev.name = names[(k + (uint32_t)d) & 7];
+				ev.name = nm[(k + (uint32_t)d) & 7];
 				ev.ts = ts;
 				ts += NEXT_DELTA(400);
 				rc |= ptw_seq_slice_begin(s, &ev);
@@ -136,27 +145,6 @@ static int run(enum workload wl, int compress, int level, uint64_t n_events,
 			ts += NEXT_DELTA(500);
 			rc |= ptw_seq_slice_end(s, &ev);
 			done += 2;
-		}
-		break;
-	}
-	case W_DYNAMIC: {
-		/* the headline workload with content-interned strings */
-		struct ptw_event ev = {.category = dyn_cat};
-		uint32_t k = 0;
-		while (done < n_events && !rc) {
-			for (int d = 0; d < 4; d++) {
-				ev.name = dyn_names[(k + (uint32_t)d) & 7];
-				ev.ts = ts;
-				ts += NEXT_DELTA(400);
-				rc |= ptw_seq_slice_begin(s, &ev);
-			}
-			for (int d = 0; d < 4; d++) {
-				ev.ts = ts;
-				ts += NEXT_DELTA(400);
-				rc |= ptw_seq_slice_end(s, &ev);
-			}
-			k++;
-			done += 8;
 		}
 		break;
 	}
