@@ -1248,20 +1248,31 @@ static int reserve_scratch(struct ptw_cv_json_parser *jp, size_t n,
 	return 0;
 }
 
-int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
-			      size_t n, size_t *end, struct ptw_cv_event *ev,
-			      struct ptw_error *err)
+/* Sets up a parse of p[0, n) that must begin with 'open' (what: its
+ * description for the messages). */
+static int start(struct pctx *c, struct ptw_cv_json_parser *jp, const char *p,
+		 size_t n, char open, const char *what, struct ptw_error *err)
 {
 	int rc = reserve_scratch(jp, n, err);
 	if (rc)
 		return rc;
-	struct pctx c = { .jp = jp, .p = (const unsigned char *)p, .n = n,
-			  .i = 0, .out = jp->scratch, .err = err };
+	*c = (struct pctx){ .jp = jp, .p = (const unsigned char *)p, .n = n,
+			    .i = 0, .out = jp->scratch, .err = err };
 	if (n == 0)
-		return incomplete(&c, "'{' starting an event object");
-	if (p[0] != '{')
-		return bad_byte(&c, 0, "'{' starting an event object");
-	rc = parse_event(&c, ev);
+		return incomplete(c, what);
+	if (p[0] != open)
+		return bad_byte(c, 0, what);
+	return 0;
+}
+
+int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
+			      size_t n, size_t *end, struct ptw_cv_event *ev,
+			      struct ptw_error *err)
+{
+	struct pctx c;
+	int rc = start(&c, jp, p, n, '{', "'{' starting an event object", err);
+	if (!rc)
+		rc = parse_event(&c, ev);
 	if (rc)
 		return rc;
 	*end = c.i;
@@ -1280,16 +1291,10 @@ int ptw_cv_json_i_parse_string(struct ptw_cv_json_parser *jp, const char *p,
 			       size_t n, size_t *end, struct ptw_cv_str *out,
 			       struct ptw_error *err)
 {
-	int rc = reserve_scratch(jp, n, err);
-	if (rc)
-		return rc;
-	struct pctx c = { .jp = jp, .p = (const unsigned char *)p, .n = n,
-			  .i = 0, .out = jp->scratch, .err = err };
-	if (n == 0)
-		return incomplete(&c, "'\"' starting a string");
-	if (p[0] != '"')
-		return bad_byte(&c, 0, "'\"' starting a string");
-	rc = parse_str(&c, out);
+	struct pctx c;
+	int rc = start(&c, jp, p, n, '"', "'\"' starting a string", err);
+	if (!rc)
+		rc = parse_str(&c, out);
 	if (rc)
 		return rc;
 	*end = c.i;
