@@ -95,9 +95,33 @@ static void ptw_at_counter_arg(struct ptw_cv_arg *a, uint64_t bits)
 	}
 }
 
+static inline int ptw_at_is_event_tag(uint8_t tag)
+{
+	return tag == 'B' || tag == 'E' || tag == 'i' || tag == 'C' ||
+	       tag == 'b' || tag == 'e' || tag == 'M';
+}
+
+/* The fields of b->ev that every event shares (set once per fragment,
+ * and again after an event that changed them). */
+static void ptw_at_bin_defaults(struct ptw_at_bin *b)
+{
+	struct ptw_cv_event *ev = &b->ev;
+	ev->pid = b->pid;
+	ev->cat.p = ptw_at_cat;
+	ev->cat.n = sizeof(ptw_at_cat) - 1;
+	ev->cat_sym = PTW_AT_CAT_SYM;
+	ev->scope = 0;
+	ev->args = NULL;
+	ev->n_args = 0;
+	ev->id_num = 0;
+}
+
 /* Decodes the event record at p (tag, then name_id:u32 tid:u64 ts:u64
  * arg:u64; the caller checked that all of it is in the chunk) and hands it
- * to the callback. */
+ * to the callback. b->ev is filled in place: a B, E or i sets only the
+ * fields that differ between events (a copy or memset per record was a
+ * tenth of the decoding time); the rarer records restore the shared ones
+ * after their callback. */
 static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 			    uint64_t off, struct ptw_error *err)
 {
@@ -107,38 +131,24 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 	uint64_t ts = ptw_load_le64(p + 13);
 	uint64_t arg = ptw_load_le64(p + 21);
 
-	/* b->ev is zeroed once per fragment; every field any record sets is
-	 * set here for each one (a copy or memset per record was a tenth of
-	 * the decoding time). */
 	struct ptw_cv_event *ev = &b->ev;
 	struct ptw_cv_arg *a = &b->arg;
 	ev->name = ptw_appletrace_names_lookup(b->names, id, &ev->name_sym);
-	if (!ev->name.p)
+	if (__builtin_expect(!ev->name.p, 0))
 		return ptw_at_bin_fail(b, err, PTW_APPLETRACE_UNDEFINED_NAME_ID,
 				       off, "references", tag, id);
 	ev->ph = (char)tag;
-	ev->pid = b->pid;
 	/* trace_processor reads tids above 2^32-1 as 0. */
 	ev->tid = tid > UINT32_MAX ? 0 : (uint32_t)tid;
-	ev->flags = PTW_CV_HAS_PID | PTW_CV_HAS_TID;
 	ev->offset = off;
-	ev->cat.p = NULL;
-	ev->cat.n = 0;
-	ev->cat_sym = 0;
+	ev->flags = PTW_CV_HAS_PID | PTW_CV_HAS_TID;
 	ev->ts_ns = 0;
-	ev->scope = 0;
-	ev->args = NULL;
-	ev->n_args = 0;
-	ev->id_num = 0;
-	if (tag != 'M') {
-		ev->cat.p = ptw_at_cat;
-		ev->cat.n = sizeof(ptw_at_cat) - 1;
-		ev->cat_sym = PTW_AT_CAT_SYM;
-		if (ts <= (uint64_t)INT64_MAX / 1000u) {
-			ev->ts_ns = (int64_t)ts * 1000;
-			ev->flags |= PTW_CV_HAS_TS;
-		}
+	if (ts <= (uint64_t)INT64_MAX / 1000u) {
+		ev->ts_ns = (int64_t)ts * 1000;
+		ev->flags |= PTW_CV_HAS_TS;
 	}
+	if (tag == 'B' || tag == 'E')
+		return b->fn(b->ctx, ev, err);
 	switch (tag) {
 	case 'i':
 		ev->scope = 't';
@@ -167,11 +177,19 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 		a->type = PTW_CV_VAL_STRING;
 		ev->args = a;
 		ev->n_args = 1;
+		/* metadata has no category and no time */
+		ev->cat.p = NULL;
+		ev->cat.n = 0;
+		ev->cat_sym = 0;
+		ev->ts_ns = 0;
+		ev->flags &= ~(uint32_t)PTW_CV_HAS_TS;
 		break;
 	default:
 		break;
 	}
-	return b->fn(b->ctx, ev, err);
+	int rc = b->fn(b->ctx, ev, err);
+	ptw_at_bin_defaults(b);
+	return rc;
 }
 
 /* Consumes whole records of p[0..n) (file offset b->base); sets *used.
@@ -205,10 +223,25 @@ static int ptw_at_bin_chunk(struct ptw_at_bin *b, const uint8_t *p, size_t n,
 					       0, NULL, 0, 0);
 		c.pos = 8;
 		(void)ptw_cursor_le32(&c, &b->pid);
+		b->ev.pid = b->pid;
 		b->header_done = 1;
 		*used = c.pos;
 	}
+	/* Records wholly inside both the chunk and the file end before
+	 * 'fast_end': events there need no other bound check. */
+	size_t fast_end = n;
+	if (b->total - b->base < (uint64_t)n)
+		fast_end = (size_t)(b->total - b->base);
 	while (!b->done) {
+		while (c.pos + PTW_APPLETRACE_EVENT_LEN <= fast_end &&
+		       ptw_at_is_event_tag(c.p[c.pos])) {
+			int rc = ptw_at_bin_event(b, c.p + c.pos,
+						  b->base + c.pos, err);
+			if (rc)
+				return rc;
+			c.pos += PTW_APPLETRACE_EVENT_LEN;
+			*used = c.pos;
+		}
 		uint64_t off = b->base + c.pos;
 		uint8_t tag;
 		if (off >= b->total) {
@@ -250,19 +283,11 @@ static int ptw_at_bin_chunk(struct ptw_at_bin *b, const uint8_t *p, size_t n,
 						     "%s: out of memory",
 						     b->name);
 			c = h;
-		} else if (tag == 'B' || tag == 'E' || tag == 'i' ||
-			   tag == 'C' || tag == 'b' || tag == 'e' ||
-			   tag == 'M') {
-			if (off + PTW_APPLETRACE_EVENT_LEN > b->total) {
+		} else if (ptw_at_is_event_tag(tag)) {
+			/* (a complete one was taken by the loop above) */
+			if (off + PTW_APPLETRACE_EVENT_LEN > b->total)
 				b->done = 1; /* truncated event */
-				break;
-			}
-			if (!ptw_cursor_has(&c, PTW_APPLETRACE_EVENT_LEN))
-				break;
-			int rc = ptw_at_bin_event(b, c.p + c.pos, off, err);
-			if (rc)
-				return rc;
-			c.pos += PTW_APPLETRACE_EVENT_LEN;
+			break; /* else: the rest is in the next chunk */
 		} else {
 			return ptw_at_bin_fail(b, err, PTW_APPLETRACE_UNKNOWN_TAG,
 					       off, NULL, tag, 0);
@@ -287,6 +312,7 @@ int ptw_appletrace_bin_read_mem(const void *data, size_t n, const char *name,
 			       .names = names, .fn = fn, .ctx = ctx,
 			       .total = n};
 	b.ev.input = b.name;
+	ptw_at_bin_defaults(&b);
 	size_t used;
 	int rc = ptw_at_bin_chunk(&b, data, n, &used, err);
 	if (kind)
@@ -309,6 +335,7 @@ int ptw_appletrace_bin_read_fd(int fd, const char *name,
 	struct ptw_at_bin b = {.name = name ? name : "<fd>", .names = names,
 			       .fn = fn, .ctx = ctx};
 	b.ev.input = b.name;
+	ptw_at_bin_defaults(&b);
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return ptw_error_set(err, PTW_ERR_IO, errno,

@@ -1209,16 +1209,11 @@ int ptw_emit_sort_index_event(void *ctx, const struct ptw_cv_event *ev,
 	return ptw_em_sort_index(em, ev, pid, tid, err);
 }
 
-int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
-		   struct ptw_error *err)
+/* Every event the short path (emit_fast.c, which holds ptw_emit_event)
+ * does not take. */
+int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
+			 struct ptw_error *err)
 {
-	struct ptw_emit *em = ctx;
-	if (!em || !ev || !em->in_input)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "emit: event outside an input");
-	int frc;
-	if (em->fast_ok && ptw_em_short_path(em, ev, &frc, err))
-		return frc;
 	em->st.events_in++;
 	em->st.by_phase[(unsigned char)ev->ph & 127u]++;
 

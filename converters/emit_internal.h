@@ -298,12 +298,10 @@ void ptw_em_thread_free(struct ptw_em_thread *th);
  * *err on failure. */
 uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 			     struct ptw_error *err);
-/* ---- emit_fast.c ------------------------------------------------------- */
-
-/* Takes the event if it fits the short path: returns 1 with *rc set (0 or
- * an error), else 0 having changed nothing. */
-int ptw_em_short_path(struct ptw_emit *em, const struct ptw_cv_event *ev,
-		      int *rc, struct ptw_error *err);
+/* An event of the current input, on the general path (ptw_emit_event
+ * without the short path). */
+int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
+			 struct ptw_error *err);
 
 /* Copies the writer's error into *err and returns its code (or 'dflt'). */
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err);
