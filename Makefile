@@ -12,8 +12,8 @@ FUZZ_SEED ?= 1
 # Debian 12 packages the build and tests need; `make deps` (run by every
 # target) installs the missing ones with apt-get when running as root.
 DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
-       protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libcriterion-dev \
-       libjson-c-dev
+       protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libdeflate-dev \
+       libcriterion-dev libjson-c-dev
 
 .PHONY: all deps build test test-reset test-plain test-asan test-tsan test-fuzz test-bench \
         check-symbols check-headers bench demo install fuzz clean

@@ -1,10 +1,16 @@
 /* deflate.c - turns a batch of packet records into a compressed_packets
- * record with zlib.
- * SPDX-License-Identifier: Apache-2.0 */
+ * record (zlib format) with libdeflate.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * A batch is compressed whole, in one call, which is what libdeflate does
+ * (it has no streaming API, and needs none here): at the same level it is
+ * 2.6-2.8 times as fast as zlib's deflate() on our packets, with output
+ * within 1.5% of zlib's size (docs/writer.md, "Deflate"). Readers inflate it
+ * with zlib like any zlib stream. */
 #include "deflate.h"
 
+#include <libdeflate.h>
 #include <stdlib.h>
-#include <zlib.h>
 
 #include "pb_fields.h"
 #include "ptw/error.h"
@@ -15,7 +21,7 @@
 #define PTW_DEFLATE_HEADROOM 24u
 
 struct ptw_deflate {
-	z_stream zs;
+	struct libdeflate_compressor *c;
 	uint8_t *buf; /* PTW_DEFLATE_HEADROOM + compressed bytes */
 	size_t cap;
 };
@@ -25,18 +31,16 @@ struct ptw_deflate *ptw_deflate_create(int level)
 	struct ptw_deflate *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	/* windowBits 15 = zlib framing (trace_processor accepts zlib or
-	 * gzip, not raw deflate); memLevel 8 = zlib's default. */
-	if (deflateInit2(&d->zs, level, Z_DEFLATED, 15, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK) {
+	d->c = libdeflate_alloc_compressor(level);
+	if (!d->c) {
 		free(d);
 		return NULL;
 	}
 	d->cap = PTW_DEFLATE_HEADROOM +
-		 deflateBound(&d->zs, PTW_DEFLATE_MAX_INPUT);
+		 libdeflate_zlib_compress_bound(d->c, PTW_DEFLATE_MAX_INPUT);
 	d->buf = malloc(d->cap);
 	if (!d->buf) {
-		deflateEnd(&d->zs);
+		libdeflate_free_compressor(d->c);
 		free(d);
 		return NULL;
 	}
@@ -47,7 +51,7 @@ void ptw_deflate_destroy(struct ptw_deflate *d)
 {
 	if (!d)
 		return;
-	deflateEnd(&d->zs);
+	libdeflate_free_compressor(d->c);
 	free(d->buf);
 	free(d);
 }
@@ -57,16 +61,13 @@ int ptw_deflate_batch(struct ptw_deflate *d, const uint8_t *in, size_t n,
 {
 	if (n > PTW_DEFLATE_MAX_INPUT || n == 0)
 		return PTW_ERR_INVALID;
-	if (deflateReset(&d->zs) != Z_OK)
+	/* The buffer holds the bound for any input this size: 0 (no room)
+	 * cannot happen, but is reported rather than written. */
+	size_t clen = libdeflate_zlib_compress(d->c, in, n,
+					       d->buf + PTW_DEFLATE_HEADROOM,
+					       d->cap - PTW_DEFLATE_HEADROOM);
+	if (clen == 0)
 		return PTW_ERR_INVALID;
-	d->zs.next_in = (Bytef *)(uintptr_t)in; /* zlib API is not const */
-	d->zs.avail_in = (uInt)n;
-	d->zs.next_out = d->buf + PTW_DEFLATE_HEADROOM;
-	d->zs.avail_out = (uInt)(d->cap - PTW_DEFLATE_HEADROOM);
-	int zr = deflate(&d->zs, Z_FINISH);
-	if (zr != Z_STREAM_END)
-		return zr == Z_MEM_ERROR ? PTW_ERR_NOMEM : PTW_ERR_INVALID;
-	size_t clen = d->zs.total_out;
 
 	/* Field header (tag 50, wire type 2) and record header, written
 	 * right-aligned so they end where the compressed bytes begin. */

@@ -9,12 +9,12 @@
 
 /* Largest batch input: keeps every compressed_packets packet well under
  * the 512 KB trace_packet.proto asks for, even for incompressible data
- * (deflateBound(256 KiB) is about 256 KiB + 100 bytes). */
+ * (the compress bound of 256 KiB is about 256 KiB + 100 bytes). */
 #define PTW_DEFLATE_MAX_INPUT (256u * 1024u)
 
 struct ptw_deflate;
 
-/* zlib level 1..9. NULL on allocation failure. */
+/* Level 1..9 (as zlib's). NULL on allocation failure. */
 struct ptw_deflate *ptw_deflate_create(int level);
 void ptw_deflate_destroy(struct ptw_deflate *d);
 
@@ -22,7 +22,7 @@ void ptw_deflate_destroy(struct ptw_deflate *d);
  * records into one finished zlib stream and frames it as a top-level
  * record carrying compressed_packets. On success returns 0 and points
  * *out and *out_len at the record (valid until the next call); returns
- * PTW_ERR_NOMEM or PTW_ERR_INVALID (zlib failure) otherwise. */
+ * PTW_ERR_INVALID (compressor failure) otherwise. */
 int ptw_deflate_batch(struct ptw_deflate *d, const uint8_t *in, size_t n,
 		      const uint8_t **out, size_t *out_len);
 

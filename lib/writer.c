@@ -188,7 +188,7 @@ static int ptw_w_write_batch(struct ptw_writer *w, const uint8_t *p, size_t n)
 	int rc = ptw_deflate_batch(w->defl, p, n, &out, &out_len);
 	if (rc)
 		return ptw_i_writer_fail(w, rc == PTW_ERR_NOMEM ? rc : PTW_ERR_IO,
-					 0, "zlib deflate failed");
+					 0, "deflate failed");
 	rc = ptw_w_write(w, out, out_len);
 	if (!rc)
 		w->stats.compressed_batches++;
