@@ -844,9 +844,9 @@ Test(convert, a_first_pass_applies_sort_indexes_that_come_last)
 	unlink(out);
 }
 
-/* ptw-convert reads an uncompressed JSON file's sort indexes first, even
- * when they come after a whole batch of output; from standard input it
- * cannot, and says so. */
+/* ptw-convert reads a JSON file's sort indexes first (plain or gzip),
+ * even when they come after a whole batch of output; from standard input
+ * it cannot, and says so. */
 Test(convert, command_line_applies_sort_indexes_written_last)
 {
 	char tool[PATH_MAX];
@@ -869,15 +869,21 @@ Test(convert, command_line_applies_sort_indexes_written_last)
 	cr_assert_eq(sh("'%s' -q -o '%s/a.pftrace' '%s'", tool, d, p), 0);
 	cr_assert_eq(sh("'%s' -o '%s/b.pftrace' - < '%s' 2>'%s/err' && "
 			"grep -q 'sort index' '%s/err'", tool, d, p, d, d), 0);
-	snprintf(p, sizeof(p), "%s/a.pftrace", d);
+	cr_assert_eq(sh("gzip -c '%s' > '%s/late.json.gz' && '%s' -o "
+			"'%s/c.pftrace' '%s/late.json.gz' 2>'%s/err' && "
+			"! grep -q 'sort index' '%s/err'", p, d, tool, d, d, d,
+			d), 0);
+	for (int i = 0; i < 2; i++) {
+		snprintf(p, sizeof(p), "%s/%c.pftrace", d, i ? 'c' : 'a');
+		struct ptw_trace *t = ptw_test_load_checked_or_fail(
+			p, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+		cr_expect(pt_track(t, 1, 2)->has_rank, "%s", p);
+		cr_expect_eq(pt_track(t, 1, 2)->rank, 9, "%s", p);
+		ptw_trace_free(t);
+	}
+	snprintf(p, sizeof(p), "%s/b.pftrace", d);
 	struct ptw_trace *t = ptw_test_load_checked_or_fail(
 		p, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
-	cr_expect(pt_track(t, 1, 2)->has_rank);
-	cr_expect_eq(pt_track(t, 1, 2)->rank, 9);
-	ptw_trace_free(t);
-	snprintf(p, sizeof(p), "%s/b.pftrace", d);
-	t = ptw_test_load_checked_or_fail(p, PTW_CHECK_ALLOW_OPEN |
-					     PTW_CHECK_COMPLETE);
 	cr_expect_not(pt_track(t, 1, 2)->has_rank);
 	ptw_trace_free(t);
 	cr_assert_eq(sh("rm -rf '%s'", d), 0);

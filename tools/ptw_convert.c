@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "appletrace.h"
 #include "chrome_json.h"
@@ -194,32 +195,29 @@ static int is_fragment_path(const char *path)
 	       (n > 14 && strcmp(b + n - 14, ".appletracebin") == 0);
 }
 
-/* Does the uncompressed file at 'path' contain "sort_index"? 0 for gzip
- * files, standard input and anything unreadable (the conversion itself
- * reports read errors). */
+/* Does the file at 'path', gzip-compressed or not, contain "sort_index"?
+ * 0 for standard input (read once) and anything unreadable (the
+ * conversion itself reports read errors). zlib's gzread passes an
+ * uncompressed file through. */
 static int mentions_sort_index(const char *path)
 {
 	static const char key[] = "sort_index";
 	enum { K = sizeof(key) - 1, CHUNK = 1 << 20 };
 	if (strcmp(path, "-") == 0)
 		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	gzFile gz = gzopen(path, "rb");
+	if (!gz)
 		return 0;
 	char *buf = malloc(CHUNK + K);
 	size_t keep = 0;
-	int found = 0, first = 1;
+	int found = 0;
+	if (buf)
+		(void)gzbuffer(gz, CHUNK);
 	while (buf && !found) {
-		ssize_t r = read(fd, buf + keep, CHUNK);
-		if (r < 0 && errno == EINTR)
-			continue;
+		int r = gzread(gz, buf + keep, CHUNK);
 		if (r <= 0)
-			break;
+			break; /* end, or an error the conversion reports */
 		size_t n = keep + (size_t)r;
-		if (first && n >= 2 && (uint8_t)buf[0] == 0x1f &&
-		    (uint8_t)buf[1] == 0x8b)
-			break; /* gzip: not scanned */
-		first = 0;
 		/* memchr for the key's last byte, rare in JSON traces, is
 		 * several times faster than memmem */
 		for (const char *q = buf + K - 1, *e = buf + n;
@@ -232,7 +230,7 @@ static int mentions_sort_index(const char *path)
 		memmove(buf, buf + n - keep, keep);
 	}
 	free(buf);
-	close(fd);
+	gzclose(gz);
 	return found;
 }
 
@@ -655,8 +653,8 @@ int main(int argc, char **argv)
 		if (es.sort_index_late)
 			fprintf(stderr, PROG ": notice: %llu sort index(es) "
 				"came after their track was written and were "
-				"not applied (read from standard input or gzip;"
-				" an uncompressed file is read for them first)"
+				"not applied (read from standard input; a file "
+				"is read for them first)"
 				"\n", (unsigned long long)es.sort_index_late);
 	}
 	status = failed || c.reported_failures ? 1 : 0;
