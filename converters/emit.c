@@ -815,17 +815,27 @@ static int ptw_em_string_names(struct ptw_emit *em,
  * it exists and its descriptor is still queued. A sort index arriving
  * after the descriptor was written is dropped (counted in
  * sort_index_late; trace_processor keeps a uuid's first descriptor). */
+/* 'p' for an M process_sort_index, 't' for thread_sort_index, else 0. */
+static int ptw_em_sort_kind(const struct ptw_cv_event *ev)
+{
+	static const char ps[] = "process_sort_index", ts[] = "thread_sort_index";
+	if (ev->ph != 'M' || !ev->name.p)
+		return 0;
+	if (ev->name.n == sizeof(ps) - 1 && memcmp(ev->name.p, ps, ev->name.n) == 0)
+		return 'p';
+	if (ev->name.n == sizeof(ts) - 1 && memcmp(ev->name.p, ts, ev->name.n) == 0)
+		return 't';
+	return 0;
+}
+
 static int ptw_em_sort_index(struct ptw_emit *em,
 			     const struct ptw_cv_event *ev, uint32_t pid,
 			     uint32_t tid, struct ptw_error *err)
 {
-	static const char ps[] = "process_sort_index", ts[] = "thread_sort_index";
-	int is_p = ev->name.p && ev->name.n == sizeof(ps) - 1 &&
-		   memcmp(ev->name.p, ps, ev->name.n) == 0;
-	int is_t = ev->name.p && ev->name.n == sizeof(ts) - 1 &&
-		   memcmp(ev->name.p, ts, ev->name.n) == 0;
-	if (!is_p && !is_t)
+	int kind = ptw_em_sort_kind(ev);
+	if (!kind)
 		return 0; /* other M events: no table row */
+	int is_p = kind == 'p';
 	int found = 0;
 	int64_t v = 0;
 	for (uint32_t i = 0; i < ev->n_args; i++) {
@@ -1191,6 +1201,24 @@ static void ptw_em_remap(const struct ptw_emit *em, uint32_t *pid,
 		*tid = (uint32_t)v;
 }
 
+/* The event's pid and tid as numbers: string ids numbered, the input's
+ * remapping applied (tid 0 stays 0). */
+static int ptw_em_ids(struct ptw_emit *em, const struct ptw_cv_event *ev,
+		      uint32_t *pid, uint32_t *tid, struct ptw_error *err)
+{
+	int rc;
+	*pid = (ev->flags & PTW_CV_HAS_PID) ? ev->pid : 0;
+	*tid = (ev->flags & PTW_CV_HAS_TID) ? ev->tid : 0;
+	if ((ev->flags & PTW_CV_PID_IS_STRING) &&
+	    (rc = ptw_em_str_id(em, ev->pid_str, pid, err)))
+		return rc;
+	if ((ev->flags & PTW_CV_TID_IS_STRING) &&
+	    (rc = ptw_em_str_id(em, ev->tid_str, tid, err)))
+		return rc;
+	ptw_em_remap(em, pid, tid);
+	return 0;
+}
+
 int ptw_emit_sort_index_event(void *ctx, const struct ptw_cv_event *ev,
 			      struct ptw_error *err)
 {
@@ -1198,14 +1226,17 @@ int ptw_emit_sort_index_event(void *ctx, const struct ptw_cv_event *ev,
 	if (!em || !ev || !em->in_input)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "emit: event outside an input");
-	if (ev->ph != 'M' ||
-	    (ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)))
+	if (!ptw_em_sort_kind(ev))
 		return 0;
-	uint32_t pid = (ev->flags & PTW_CV_HAS_PID) ? ev->pid : 0;
-	uint32_t tid = (ev->flags & PTW_CV_HAS_TID) ? ev->tid : 0;
-	ptw_em_remap(em, &pid, &tid);
+	uint32_t pid, tid;
+	int rc = ptw_em_ids(em, ev, &pid, &tid, err);
+	if (rc)
+		return rc;
 	if (tid == 0)
 		tid = pid;
+	if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
+	    (rc = ptw_em_string_names(em, ev, pid, tid, err)))
+		return rc;
 	return ptw_em_sort_index(em, ev, pid, tid, err);
 }
 
@@ -1217,22 +1248,15 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	em->st.events_in++;
 	em->st.by_phase[(unsigned char)ev->ph & 127u]++;
 
-	int rc;
-	uint32_t pid = (ev->flags & PTW_CV_HAS_PID) ? ev->pid : 0;
-	uint32_t tid = (ev->flags & PTW_CV_HAS_TID) ? ev->tid : 0;
-	if (ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) {
-		if (ev->ph != 'M' && !(ev->flags & PTW_CV_HAS_TS)) {
-			em->st.dropped++; /* dropped before it names anything */
-			return 0;
-		}
-		if ((ev->flags & PTW_CV_PID_IS_STRING) &&
-		    (rc = ptw_em_str_id(em, ev->pid_str, &pid, err)))
-			return rc;
-		if ((ev->flags & PTW_CV_TID_IS_STRING) &&
-		    (rc = ptw_em_str_id(em, ev->tid_str, &tid, err)))
-			return rc;
+	if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
+	    ev->ph != 'M' && !(ev->flags & PTW_CV_HAS_TS)) {
+		em->st.dropped++; /* dropped before it names anything */
+		return 0;
 	}
-	ptw_em_remap(em, &pid, &tid);
+	uint32_t pid, tid;
+	int rc = ptw_em_ids(em, ev, &pid, &tid, err);
+	if (rc)
+		return rc;
 	int raw_tid0 = tid == 0 && pid != 0;
 	if (tid == 0)
 		tid = pid; /* trace_processor: tid 0 is the pid */

@@ -133,7 +133,7 @@ int ptw_emit_event(void *em, const struct ptw_cv_event *ev,
 		   struct ptw_error *err);
 
 /* Takes only the M process_sort_index / thread_sort_index events of the
- * current input (numeric pid/tid) and ignores the rest: a first pass over
+ * current input and ignores the rest: a first pass over
  * an input whose sort indexes may come after their process's or thread's
  * first events (Chrome writes its metadata last). A track's rank must be in
  * its first descriptor, written when the track is first used; a rank that

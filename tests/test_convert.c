@@ -844,6 +844,36 @@ Test(convert, a_first_pass_applies_sort_indexes_that_come_last)
 	unlink(out);
 }
 
+/* String pids and tids: the first pass numbers them as the conversion
+ * will (first string seen, first number), so the ranks land on the
+ * tracks the events use. */
+Test(convert, a_first_pass_applies_sort_indexes_of_string_pids)
+{
+	static const char j[] =
+		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":\"gpu\",\"tid\":\"main\",\"ts\":1,\"dur\":1},"
+		"{\"name\":\"a\",\"ph\":\"X\",\"pid\":\"gpu\",\"tid\":\"main\",\"ts\":5,\"dur\":1},"
+		"{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":\"gpu\",\"tid\":\"main\",\"args\":{\"sort_index\":4}},"
+		"{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":\"gpu\",\"tid\":\"main\",\"args\":{\"sort_index\":-3}}]";
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "sortstr");
+	for (int pass = 0; pass < 2; pass++) {
+		struct ptw_emit_stats st;
+		struct ptw_trace *t = convert_tiny_batches(j, pass, out, &st);
+		/* "gpu" is the first string (number 1), "main" the second */
+		uint32_t pid = 0x7F000001u, tid = 0x7F000002u;
+		cr_expect_eq(st.sort_index_late, pass ? 0 : 2);
+		cr_assert(pt_track(t, pid, 0) && pt_track(t, pid, tid));
+		cr_expect_eq(pt_track(t, pid, 0)->has_rank, pass);
+		cr_expect_eq(pt_track(t, pid, tid)->has_rank, pass);
+		if (pass) {
+			cr_expect_eq(pt_track(t, pid, 0)->rank, 4);
+			cr_expect_eq(pt_track(t, pid, tid)->rank, -3);
+		}
+		ptw_trace_free(t);
+		unlink(out);
+	}
+}
+
 /* ptw-convert reads a JSON file's sort indexes first (plain or gzip),
  * even when they come after a whole batch of output; from standard input
  * it cannot, and says so. */
