@@ -9,6 +9,7 @@
  * of 3 runs; *_wall_* lines: wall clock of that run). PTW_BENCH_QUICK=1
  * uses a small workload and one run. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,16 @@ static void die(const char *what)
 {
 	fprintf(stderr, "bench_convert: %s: %s\n", what, strerror(errno));
 	exit(1);
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
 }
 
 static void put_le(FILE *f, uint64_t v, int bytes)
@@ -196,10 +207,106 @@ static uint64_t dir_bytes(const char *dir)
 	return total;
 }
 
+/* The floor under any APLTRC01 converter on this machine: the same reads
+ * and writes, with a minimal packet per event (timestamp delta, type, the
+ * raw name id; no interning, ordering, checkpoints or checks). Its CPU
+ * time, mostly the kernel's page-cache reads and writes, bounds
+ * convert_appletracebin_mb_per_s from above. 0 on success. */
+static int io_floor(const char *dir, const char *out)
+{
+	enum { IN = 1 << 20, OUT = 256 << 10 };
+	uint8_t *in = malloc(IN), *ob = malloc(OUT + 64);
+	int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct { uint64_t tid, last; } th[64];
+	memset(th, 0, sizeof(th));
+	size_t on = 0;
+	int rc = !in || !ob || fo < 0;
+	for (int i = 0; !rc; i++) {
+		char p[512];
+		if (i == 0)
+			snprintf(p, sizeof(p), "%s/trace.appletracebin", dir);
+		else
+			snprintf(p, sizeof(p), "%s/trace_%d.appletracebin", dir, i);
+		int fd = open(p, O_RDONLY);
+		if (fd < 0)
+			break;
+		size_t len = 0, skip = 12; /* header */
+		ssize_t r;
+		while ((r = read(fd, in + len, IN - len)) > 0) {
+			len += (size_t)r;
+			size_t pos = skip < len ? skip : len;
+			skip -= pos;
+			while (pos < len) {
+				const uint8_t *q = in + pos;
+				if (q[0] == 1) { /* string definition */
+					uint32_t l;
+					if (pos + 9 > len)
+						break;
+					memcpy(&l, q + 5, 4);
+					if (pos + 9 + l > len)
+						break;
+					pos += 9 + (size_t)l;
+					continue;
+				}
+				if (pos + 29 > len)
+					break;
+				uint32_t id;
+				uint64_t tid, ts;
+				memcpy(&id, q + 1, 4);
+				memcpy(&tid, q + 5, 8);
+				memcpy(&ts, q + 13, 8);
+				ts *= 1000;
+				unsigned s = (unsigned)(tid * 0x9E3779B1u) >> 26;
+				if (th[s].tid != tid) {
+					th[s].tid = tid;
+					th[s].last = 0;
+				}
+				uint8_t *o = ob + on, *plen, *tlen;
+				*o++ = 0x0A;
+				plen = o++;
+				*o++ = 0x08; /* timestamp */
+				o = put_varint(o, ts - th[s].last);
+				th[s].last = ts;
+				*o++ = 0x5A; /* track_event */
+				tlen = o++;
+				*o++ = 0x48; /* type */
+				*o++ = q[0] == 'B' ? 1 : q[0] == 'E' ? 2 : 3;
+				if (q[0] != 'E') {
+					*o++ = 0x50; /* name_iid */
+					o = put_varint(o, (uint64_t)id + 1);
+				}
+				*tlen = (uint8_t)(o - tlen - 1);
+				*plen = (uint8_t)(o - plen - 1);
+				on = (size_t)(o - ob);
+				if (on >= OUT) {
+					rc |= write(fo, ob, on) != (ssize_t)on;
+					on = 0;
+				}
+				pos += 29;
+			}
+			memmove(in, in + pos, len - pos);
+			len -= pos;
+		}
+		rc |= r < 0;
+		close(fd);
+	}
+	if (fo >= 0) {
+		rc |= on && write(fo, ob, on) != (ssize_t)on;
+		rc |= close(fo) != 0;
+	}
+	free(in);
+	free(ob);
+	if (rc)
+		fprintf(stderr, "bench_convert: floor run failed\n");
+	return rc;
+}
+
 /* Converts in the child; returns 0 and exits. */
-static int convert(const char *in, int is_run, int is_text, const char *out,
+static int convert(const char *in, int is_run, int floor_only, const char *out,
 		   int compress)
 {
+	if (floor_only)
+		return io_floor(in, out);
 	struct ptw_error err = {0};
 	struct ptw_writer_options wo = {.compress = compress};
 	struct ptw_writer *w = ptw_writer_open(out, &wo, &err);
@@ -220,7 +327,6 @@ static int convert(const char *in, int is_run, int is_text, const char *out,
 	} else if (!rc) {
 		rc = ptw_cv_json_read(in, NULL, ptw_emit_event, em, NULL, &err);
 	}
-	(void)is_text;
 	if (!rc)
 		rc = ptw_emit_end_input(em, &err);
 	if (!rc)
@@ -236,12 +342,13 @@ fail:
 
 struct run {
 	double secs; /* CPU seconds (user + system) */
+	double sys;  /* of which system */
 	double wall;
 	double rss_mb;
 	uint64_t out_bytes;
 };
 
-static struct run measure(const char *in, int is_run, int is_text,
+static struct run measure(const char *in, int is_run, int floor_only,
 			  const char *out, int compress)
 {
 	struct run r = {0};
@@ -250,7 +357,7 @@ static struct run measure(const char *in, int is_run, int is_text,
 	if (pid < 0)
 		die("fork");
 	if (pid == 0)
-		_exit(convert(in, is_run, is_text, out, compress));
+		_exit(convert(in, is_run, floor_only, out, compress));
 	int st;
 	struct rusage ru;
 	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) ||
@@ -262,6 +369,7 @@ static struct run measure(const char *in, int is_run, int is_text,
 	 * conversion never waits for anything but its own I/O. */
 	r.secs = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
 		 (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+	r.sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 	r.wall = now_s() - t0;
 	if (r.secs <= 0)
 		r.secs = r.wall;
@@ -271,12 +379,12 @@ static struct run measure(const char *in, int is_run, int is_text,
 	return r;
 }
 
-static struct run measure_best(const char *in, int is_run, int is_text,
+static struct run measure_best(const char *in, int is_run, int floor_only,
 				const char *out, int compress, int reps)
 {
-	struct run best = measure(in, is_run, is_text, out, compress);
+	struct run best = measure(in, is_run, floor_only, out, compress);
 	for (int i = 1; i < reps; i++) {
-		struct run r = measure(in, is_run, is_text, out, compress);
+		struct run r = measure(in, is_run, floor_only, out, compress);
 		if (r.secs < best.secs)
 			best = r;
 	}
@@ -332,7 +440,8 @@ int main(void)
 	int reps = quick ? 1 : 3;
 	struct run rb = measure_best(bin, 1, 0, out, 0, reps);
 	struct run rbz = measure_best(bin, 1, 0, out, 1, reps);
-	struct run rt = measure_best(text, 1, 1, out, 0, reps);
+	struct run rt = measure_best(text, 1, 0, out, 0, reps);
+	struct run rf = measure_best(bin, 1, 1, out, 0, reps);
 	struct run rj = measure_best(json, 0, 0, out, 0, reps);
 	struct run rjz = measure_best(json, 0, 0, out, 1, reps);
 	double peak = rb.rss_mb;
@@ -350,6 +459,11 @@ int main(void)
 	printf("convert_appletracebin_events_per_s %.0f events/s\n", events / rb.secs);
 	printf("convert_appletracebin_deflate_mb_per_s %.1f MB/s\n",
 	       bin_in / 1e6 / rbz.secs);
+	printf("convert_appletracebin_io_floor_mb_per_s %.1f MB/s "
+	       "(%.0f%% of it in the kernel)\n", bin_in / 1e6 / rf.secs,
+	       100.0 * rf.sys / rf.secs);
+	printf("convert_appletracebin_sys_share %.0f %%\n",
+	       100.0 * rb.sys / rb.secs);
 	printf("convert_appletrace_text_mb_per_s %.1f MB/s\n", text_in / 1e6 / rt.secs);
 	printf("convert_appletrace_text_events_per_s %.0f events/s\n",
 	       text_events / rt.secs);
