@@ -82,6 +82,20 @@ static void expect_rows(const char *path, const char *const *want, size_t n)
 	rows_free(&exp);
 }
 
+/* Converts one Chrome JSON text and expects exactly these rows. */
+static void expect_json_rows(const char *tag, const char *json,
+			     const char *const *want, size_t n)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), tag);
+	struct in in[1] = {{.json = json}};
+	convert(out, in, 1, NULL);
+	expect_rows(out, want, n);
+	unlink(out);
+}
+#define EXPECT_JSON_ROWS(tag, json, want) \
+	expect_json_rows(tag, json, want, sizeof(want) / sizeof(want[0]))
+
 static const char app[] =
 	"[{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":100,\"args\":{\"name\":\"app\"}},\n"
 	"{\"name\":\"work\",\"cat\":\"c\",\"ph\":\"X\",\"pid\":100,\"tid\":101,\"ts\":10,\"dur\":5},\n"
@@ -169,8 +183,6 @@ Test(convert, default_names_yield_to_metadata_events)
 
 Test(convert, chrome_end_closes_the_innermost_slice_with_its_name)
 {
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), "ends");
 	static const char j[] =
 		"[{\"name\":\"a\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1},"
 		"{\"name\":\"b\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":2},"
@@ -179,8 +191,6 @@ Test(convert, chrome_end_closes_the_innermost_slice_with_its_name)
 		"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":6},"
 		"{\"name\":\"c\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":7},"
 		"{\"name\":\"c\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":7}]";
-	struct in in[1] = {{.json = j}};
-	convert(out, in, 1, NULL);
 	/* "zzz" closes nothing; the nameless E closes "a"; without any X
 	 * event equal timestamps keep file order: "c" is a zero-length
 	 * slice. */
@@ -190,28 +200,22 @@ Test(convert, chrome_end_closes_the_innermost_slice_with_its_name)
 		"thread_slice\t2000\t2000\t\"b\"\tnull\t1\t2\t1",
 		"thread_instant\t7000\t\"c\"\tnull\t0\t2\t1",
 	};
-	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
-	unlink(out);
+	EXPECT_JSON_ROWS("ends", j, want);
 }
 
 Test(convert, chrome_e_sorts_first_at_equal_ts_once_an_x_was_seen)
 {
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), "ends-x");
 	static const char j[] =
 		"[{\"name\":\"x\",\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":1,\"dur\":1},"
 		"{\"name\":\"c\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":7},"
 		"{\"name\":\"c\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":7}]";
-	struct in in[1] = {{.json = j}};
-	convert(out, in, 1, NULL);
 	/* the B/E pair at one ts loses its E (E events sort first) */
 	static const char *const want[] = {
 		"process\t1\tnull",
 		"thread_slice\t1000\t1000\t\"x\"\tnull\t0\t3\t1",
 		"thread_slice\t7000\t-1\t\"c\"\tnull\t0\t2\t1",
 	};
-	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
-	unlink(out);
+	EXPECT_JSON_ROWS("ends-x", j, want);
 }
 
 /* ---- round trip --------------------------------------------------------- */
@@ -553,8 +557,6 @@ Test(convert, xform_pairs_per_raw_tid_so_tid_0_and_tid_pid_stay_apart)
 
 Test(convert, string_pid_and_tid_become_numbers_named_by_the_string)
 {
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), "strpid");
 	/* trace_processor interns a string pid/tid and uses the string as
 	 * the process / thread name; the same string is the same number for
 	 * pids and tids; a string tid is never replaced by the pid; a later
@@ -566,8 +568,6 @@ Test(convert, string_pid_and_tid_become_numbers_named_by_the_string)
 		"{\"name\":\"d\",\"ph\":\"X\",\"pid\":\"gpu\",\"ts\":3,\"dur\":1},"
 		"{\"name\":\"gone\",\"ph\":\"X\",\"pid\":\"nots\",\"tid\":1},"
 		"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":7,\"tid\":\"io\",\"args\":{\"name\":\"io-7\"}}]";
-	struct in in[1] = {{.json = j}};
-	convert(out, in, 1, NULL);
 	static const char *const want[] = {
 		"process\t2130706433\t\"browser\"",
 		"process\t7\tnull",
@@ -580,14 +580,11 @@ Test(convert, string_pid_and_tid_become_numbers_named_by_the_string)
 		"thread_instant\t2000\t\"c\"\tnull\t0\t2130706434\t7",
 		"thread_slice\t3000\t1000\t\"d\"\tnull\t0\t2130706435\t2130706435",
 	};
-	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
-	unlink(out);
+	EXPECT_JSON_ROWS("strpid", j, want);
 }
 
 Test(convert, v1_flow_ids_given_as_strings_are_hex_numbers)
 {
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), "flowhex");
 	/* "0x5", "0x05" and "5" are one flow (base 16, as trace_processor's
 	 * CStringToUInt64(s, 16)); "0x10" is 16, not the number 10; "zz"
 	 * is no id at all (flow_invalid_id). */
@@ -606,8 +603,6 @@ Test(convert, v1_flow_ids_given_as_strings_are_hex_numbers)
 		"{\"name\":\"h\",\"ph\":\"s\",\"id\":\"zz\",\"pid\":1,\"tid\":6,\"ts\":2},"
 		"{\"name\":\"d3\",\"ph\":\"X\",\"pid\":1,\"tid\":7,\"ts\":11,\"dur\":4},"
 		"{\"name\":\"h\",\"ph\":\"f\",\"bp\":\"e\",\"id\":\"zz\",\"pid\":1,\"tid\":7,\"ts\":12}]";
-	struct in in[1] = {{.json = j}};
-	convert(out, in, 1, NULL);
 	static const char *const want[] = {
 		"process\t1\tnull",
 		"thread_slice\t1000\t4000\t\"src\"\tnull\t0\t1\t1",
@@ -620,22 +615,17 @@ Test(convert, v1_flow_ids_given_as_strings_are_hex_numbers)
 		"flow\t1000\t\"src\"\t6000\t\"mid\"",
 		"flow\t6000\t\"mid\"\t11000\t\"dst\"",
 	};
-	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
-	unlink(out);
+	EXPECT_JSON_ROWS("flowhex", j, want);
 }
 
 Test(convert, v2_bind_id_strings_are_hex_and_numbers_are_numbers)
 {
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), "bindhex");
 	static const char j[] =
 		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"bind_id\":\"0x1f\",\"flow_out\":true},"
 		"{\"name\":\"b\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":3,\"dur\":1,\"bind_id\":31,\"flow_in\":true},"
 		"{\"name\":\"c\",\"ph\":\"X\",\"pid\":1,\"tid\":3,\"ts\":1,\"dur\":1,\"bind_id\":\"12\",\"flow_out\":true},"
 		"{\"name\":\"d\",\"ph\":\"X\",\"pid\":1,\"tid\":4,\"ts\":3,\"dur\":1,\"bind_id\":12,\"flow_in\":true},"
 		"{\"name\":\"e\",\"ph\":\"X\",\"pid\":1,\"tid\":4,\"ts\":5,\"dur\":1,\"bind_id\":18,\"flow_in\":true}]";
-	struct in in[1] = {{.json = j}};
-	convert(out, in, 1, NULL);
 	/* "0x1f" = 31 links a to b; "12" is 0x12 = 18: c links to e, not d */
 	static const char *const want[] = {
 		"process\t1\tnull",
@@ -647,16 +637,13 @@ Test(convert, v2_bind_id_strings_are_hex_and_numbers_are_numbers)
 		"flow\t1000\t\"a\"\t3000\t\"b\"",
 		"flow\t1000\t\"c\"\t5000\t\"e\"",
 	};
-	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
-	unlink(out);
+	EXPECT_JSON_ROWS("bindhex", j, want);
 }
 
 /* ---- stable name store ---------------------------------------------------- */
 
 Test(convert, names_colliding_in_the_cache_or_with_nul_keep_their_text)
 {
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), "strs");
 	/* Same length and same first and last 8 bytes: one cache slot, so
 	 * they evict each other; a name with a NUL is cut there and copied
 	 * (never stored); args ride along with stored names. */
@@ -667,8 +654,6 @@ Test(convert, names_colliding_in_the_cache_or_with_nul_keep_their_text)
 		"{\"name\":\"prefix__B__suffix_\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":7,\"dur\":1},"
 		"{\"name\":\"nul\\u0000tail\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":9,\"dur\":1},"
 		"{\"name\":\"\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":11,\"dur\":1}]";
-	struct in in[1] = {{.json = j}};
-	convert(out, in, 1, NULL);
 	static const char *const want[] = {
 		"process\t1\tnull",
 		"thread_slice\t1000\t1000\t\"prefix__A__suffix_\"\t\"k\"\t0\t1\t1",
@@ -678,8 +663,7 @@ Test(convert, names_colliding_in_the_cache_or_with_nul_keep_their_text)
 		"thread_slice\t9000\t1000\t\"nul\"\tnull\t0\t1\t1",
 		"thread_slice\t11000\t1000\t\"[No name]\"\tnull\t0\t1\t1",
 	};
-	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
-	unlink(out);
+	EXPECT_JSON_ROWS("strs", j, want);
 }
 
 Test(convert, names_beyond_the_store_limit_are_still_written)
