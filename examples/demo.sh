@@ -18,6 +18,20 @@ echo "ptw demo traces:"
 run demo-threads "$B/demo-threads.pftrace" "multi-threaded tracer:"
 run demo-clocks "$B/demo-clocks.pftrace" "clock streams (3 domains):"
 run demo "$out" "writer API, every feature:"
+# The converter on the legacy examples (examples/legacy/).
+convert() { # convert INPUT OUTPUT WHAT
+	if [ -x "$B/bin/ptw-convert" ]; then
+		"$B/bin/ptw-convert" -q -o "$2" "$1"
+		"$B/bin/ptw-dump" --check --allow-open "$2" >/dev/null ||
+			{ echo "demo: $2 fails ptw-dump --check" >&2; exit 1; }
+		printf '  %-28s %s (%s bytes, from %s)\n' "$3" "$2" \
+			"$(wc -c < "$2")" "$1"
+	fi
+}
+convert examples/legacy/appletrace "$B/demo-appletrace.pftrace" \
+	"AppleTrace fragments:"
+convert examples/legacy/chrome.json "$B/demo-chrome.pftrace" \
+	"Chrome JSON:"
 cat <<TXT
 
 Open a trace: drag the file onto https://ui.perfetto.dev (Open trace file).

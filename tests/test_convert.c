@@ -243,6 +243,84 @@ static char *slurp(const char *path)
 	return (char *)ptw_test_read_file_or_fail(path, &n);
 }
 
+/* examples/legacy/NAME in the source tree. */
+static void example_path(char *buf, size_t len, const char *name)
+{
+	char src[PATH_MAX];
+	snprintf(src, sizeof(src), "%s", __FILE__);
+	for (int k = 0; k < 2; k++) {
+		char *s = strrchr(src, '/');
+		if (s)
+			*s = '\0';
+	}
+	snprintf(buf, len, "%s/examples/legacy/%s", src, name);
+}
+
+/* The Chrome JSON example of `make demo`: rows worked out by hand from the
+ * corpus README's rules (async "id" -> global track, "s":"p" instant on
+ * the process, "s":"g" global, one counter track per arg key, v2 flow by
+ * bind_id), so the demo shows what it says. */
+Test(convert, the_chrome_json_example_shows_what_it_says)
+{
+	char p[PATH_MAX + 64];
+	example_path(p, sizeof(p), "chrome.json");
+	char *j = slurp(p);
+	static const char *const want[] = {
+		"process\t100\t\"Browser\"",
+		"process\t200\t\"Renderer\"",
+		"thread_name\t101\t100\t\"CrBrowserMain\"",
+		"thread_name\t102\t100\t\"Chrome_IOThread\"",
+		"thread_name\t201\t200\t\"CrRendererMain\"",
+		"global_slice\t1000000\t600125\t\"NavigationRequest\"",
+		"thread_slice\t1000000\t900500\t\"BrowserMain::Loop\"\t\"toplevel\"\t0\t101\t100",
+		"thread_slice\t1100250\t50000\t\"SendRequest\"\t\"ipc\"\t1\t101\t100",
+		"thread_slice\t1200000\t200000\t\"URLLoader::Start\"\t\"net\"\t0\t102\t100",
+		"thread_slice\t1210000\t30000\t\"ReceiveRequest\"\t\"ipc\"\t1\t102\t100",
+		"thread_slice\t1250000\t120000\t\"DNS\"\t\"net\"\t1\t102\t100",
+		"process_slice\t1500000\t0\t\"NavigationCommitted\"\t100",
+		"thread_slice\t1650000\t200000\t\"ParseHTML\"\t\"blink\"\t0\t201\t200",
+		"thread_slice\t1700000\t80000\t\"Layout\"\t\"blink\"\t1\t201\t200",
+		"global_slice\t1900000\t0\t\"FirstContentfulPaint\"",
+		"thread_slice\t2000000\t300000\t\"RunTask\"\t\"toplevel\"\t0\t201\t200",
+		"counter\t\"JSHeap used_kb\"\t200\t1650000\t2048",
+		"counter\t\"JSHeap used_kb\"\t200\t1850000\t3100.5",
+		"counter\t\"JSHeap total_kb\"\t200\t1650000\t4096",
+		"counter\t\"JSHeap total_kb\"\t200\t1850000\t4096",
+		"flow\t1100250\t\"SendRequest\"\t1210000\t\"ReceiveRequest\"",
+	};
+	EXPECT_JSON_ROWS("example-json", j, want);
+	free(j);
+}
+
+/* The AppleTrace example: 12 frames of 3 nested slices on the main
+ * thread and 2 on the worker, split over two fragments, all closed. */
+Test(convert, the_appletrace_example_converts_whole)
+{
+	char dir[PATH_MAX + 64], out[256];
+	example_path(dir, sizeof(dir), "appletrace");
+	ptw_test_tmp_path(out, sizeof(out), "example-at");
+	struct in in[1] = {{.run_dir = dir}};
+	convert(out, in, 1, NULL);
+	struct rows r = {0};
+	rows_of(out, &r);
+	size_t main_slices = 0, worker_slices = 0, counters = 0, named = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		main_slices += strncmp(r.v[i], "thread_slice", 12) == 0 &&
+			       strstr(r.v[i], "\t4321\t4321");
+		worker_slices += strncmp(r.v[i], "thread_slice", 12) == 0 &&
+				 strstr(r.v[i], "\t4400\t4321");
+		counters += strncmp(r.v[i], "counter\t", 8) == 0;
+		named += strcmp(r.v[i], "process\t4321\t\"PhotoApp\"") == 0 ||
+			 strcmp(r.v[i], "thread_name\t4400\t4321\t\"image-loader\"") == 0;
+	}
+	cr_expect_eq(main_slices, 36);
+	cr_expect_eq(worker_slices, 24);
+	cr_expect_eq(counters, 16, "4 memory samples and 12 fps samples");
+	cr_expect_eq(named, 2);
+	rows_free(&r);
+	unlink(out);
+}
+
 Test(convert, json_proto_json_proto_round_trip_keeps_every_row)
 {
 	static const char *cases[] = {
