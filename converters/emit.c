@@ -808,13 +808,6 @@ static int ptw_em_string_names(struct ptw_emit *em,
 	return rc ? ptw_em_nomem(err) : 0;
 }
 
-/* M process_sort_index / thread_sort_index: args.sort_index, an integer
- * or a number truncated to one, cut to int32 as trace_processor does; the
- * last one wins. It becomes sibling_order_rank on the process / thread
- * descriptor: given to the writer when the track is created, or now if
- * it exists and its descriptor is still queued. A sort index arriving
- * after the descriptor was written is dropped (counted in
- * sort_index_late; trace_processor keeps a uuid's first descriptor). */
 /* 'p' for an M process_sort_index, 't' for thread_sort_index, else 0. */
 static int ptw_em_sort_kind(const struct ptw_cv_event *ev)
 {
@@ -828,6 +821,13 @@ static int ptw_em_sort_kind(const struct ptw_cv_event *ev)
 	return 0;
 }
 
+/* M process_sort_index / thread_sort_index: args.sort_index, an integer
+ * or a number truncated to one, cut to int32 as trace_processor does; the
+ * last one wins. It becomes sibling_order_rank on the process / thread
+ * descriptor: given to the writer when the track is created, or now if
+ * it exists and its descriptor is still queued. A sort index arriving
+ * after the descriptor was written is dropped (counted in
+ * sort_index_late; trace_processor keeps a uuid's first descriptor). */
 static int ptw_em_sort_index(struct ptw_emit *em,
 			     const struct ptw_cv_event *ev, uint32_t pid,
 			     uint32_t tid, struct ptw_error *err)
