@@ -152,8 +152,12 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 				const struct ptw_appletrace_warn *warn,
 				struct ptw_error *err);
 
-/* Reads one fragment file (kind from its extension: ".appletracebin" is
- * binary, anything else text), with a fresh name table. */
+/* Is 'path' a regular file that starts with the APLTRC01 magic? 0 if
+ * not, or if it cannot be read (the read itself then reports why). */
+int ptw_appletrace_has_bin_magic(const char *path);
+
+/* Reads one fragment file (binary if its name ends in ".appletracebin" or
+ * it starts with the APLTRC01 magic, else text), with a fresh name table. */
 int ptw_appletrace_run_read_file(struct ptw_appletrace_run *r,
 				 const char *path, ptw_cv_event_fn fn,
 				 void *ctx,

@@ -281,6 +281,22 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 	return rc;
 }
 
+int ptw_appletrace_has_bin_magic(const char *path)
+{
+	char m[sizeof(PTW_APPLETRACE_MAGIC) - 1];
+	struct stat st;
+	/* only a regular file: reading a pipe would eat its first bytes */
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t k = read(fd, m, sizeof(m));
+	close(fd);
+	return k == (ssize_t)sizeof(m) &&
+	       memcmp(m, PTW_APPLETRACE_MAGIC, sizeof(m)) == 0;
+}
+
 int ptw_appletrace_run_read_file(struct ptw_appletrace_run *r,
 				 const char *path, ptw_cv_event_fn fn,
 				 void *ctx,
@@ -297,8 +313,9 @@ int ptw_appletrace_run_read_file(struct ptw_appletrace_run *r,
 		return rc;
 	size_t n = strlen(path);
 	static const char ext[] = ".appletracebin";
-	int is_bin = n >= sizeof(ext) - 1 &&
-		     strcmp(path + n - (sizeof(ext) - 1), ext) == 0;
+	int is_bin = (n >= sizeof(ext) - 1 &&
+		      strcmp(path + n - (sizeof(ext) - 1), ext) == 0) ||
+		     ptw_appletrace_has_bin_magic(path);
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	rc = ptw_at_read_one(r, path, base, is_bin, fn, ctx, warn, err);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "appletrace.h"
@@ -468,5 +469,40 @@ Test(appletrace_bin, ids_small_and_large_redefine_and_stay_apart)
 	cr_expect_str_eq(g.ev[2 * N + 1].name, "b4095");
 	cr_expect_eq(ptw_appletrace_names_count(names), N + 300);
 	ptw_appletrace_names_destroy(names);
+	free(f.p);
+}
+
+/* A file with the APLTRC01 magic is a binary fragment whatever its name;
+ * pipes and directories are never read to find out (a pipe's bytes would
+ * be lost). */
+Test(appletrace_bin, a_fragment_is_known_by_its_magic_not_its_name)
+{
+	struct frag f;
+	frag_header(&f, 42);
+	frag_def(&f, 1, "x");
+	frag_event(&f, 'B', 1, 7, 10, 0);
+	frag_event(&f, 'E', 1, 7, 20, 0);
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "capture.dat");
+	ptw_test_write_file_or_fail(path, f.p, f.len);
+	cr_expect(ptw_appletrace_has_bin_magic(path));
+	struct ptw_error err = {0};
+	struct ptw_appletrace_run *r = ptw_appletrace_run_create(&err);
+	cr_assert(r);
+	uint64_t c[2] = {0};
+	cr_assert_eq(ptw_appletrace_run_read_file(r, path, count_cb, c, NULL,
+						  &err), 0, "%s", err.msg);
+	cr_expect_eq(c[0], 2, "both events, read as binary");
+	ptw_appletrace_run_destroy(r);
+	unlink(path);
+
+	ptw_test_write_file_or_fail(path, "APLTRC0", 7); /* too short */
+	cr_expect_not(ptw_appletrace_has_bin_magic(path));
+	unlink(path);
+	cr_expect_not(ptw_appletrace_has_bin_magic("/tmp"));
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	/* would block in open() if it were opened without a writer */
+	cr_expect_not(ptw_appletrace_has_bin_magic(path));
+	unlink(path);
 	free(f.p);
 }

@@ -965,6 +965,19 @@ Test(convert, command_line_applies_sort_indexes_written_last)
 			"'%s/c.pftrace' '%s/late.json.gz' 2>'%s/err' && "
 			"! grep -q 'sort index' '%s/err'", p, d, tool, d, d, d,
 			d), 0);
+	/* A named pipe is read once: no first pass (it used to read the
+	 * pipe empty, then wait for a second writer forever). */
+	cr_assert_eq(sh("mkfifo '%s/fifo' && (cat '%s' > '%s/fifo' &) && "
+			"timeout 60 '%s' -o '%s/f.pftrace' '%s/fifo' "
+			"2>'%s/err' && grep -q 'sort index' '%s/err'", d, p, d,
+			tool, d, d, d, d), 0);
+	snprintf(p, sizeof(p), "%s/f.pftrace", d);
+	struct ptw_trace *tf = ptw_test_load_checked_or_fail(
+		p, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	size_t nf;
+	ptw_trace_events(tf, &nf);
+	cr_expect_eq(nf, 2 * 60000, "every X event (begin and end)");
+	ptw_trace_free(tf);
 	for (int i = 0; i < 2; i++) {
 		snprintf(p, sizeof(p), "%s/%c.pftrace", d, i ? 'c' : 'a');
 		struct ptw_trace *t = ptw_test_load_checked_or_fail(

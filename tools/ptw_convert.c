@@ -192,18 +192,21 @@ static int is_fragment_path(const char *path)
 	if (ptw_appletrace_fragment_name(b, NULL, NULL))
 		return 1;
 	return (n > 11 && strcmp(b + n - 11, ".appletrace") == 0) ||
-	       (n > 14 && strcmp(b + n - 14, ".appletracebin") == 0);
+	       (n > 14 && strcmp(b + n - 14, ".appletracebin") == 0) ||
+	       ptw_appletrace_has_bin_magic(path); /* any name */
 }
 
 /* Does the file at 'path', gzip-compressed or not, contain "sort_index"?
- * 0 for standard input (read once) and anything unreadable (the
- * conversion itself reports read errors). zlib's gzread passes an
- * uncompressed file through. */
+ * 0 for standard input and pipes (read once: a scan would consume them)
+ * and anything unreadable (the conversion itself reports read errors).
+ * zlib's gzread passes an uncompressed file through. */
 static int mentions_sort_index(const char *path)
 {
 	static const char key[] = "sort_index";
 	enum { K = sizeof(key) - 1, CHUNK = 1 << 20 };
-	if (strcmp(path, "-") == 0)
+	struct stat st;
+	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 ||
+	    !S_ISREG(st.st_mode))
 		return 0;
 	gzFile gz = gzopen(path, "rb");
 	if (!gz)
