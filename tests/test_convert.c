@@ -936,6 +936,51 @@ Test(convert, a_first_pass_applies_sort_indexes_of_string_pids)
 	}
 }
 
+/* An output that exists and is not a regular file (a FIFO here, /dev/null
+ * for users) is written in place, never renamed over; "-" is standard
+ * output. The FIFO checks come first: if they fail, /dev/full is not
+ * touched (renaming over it as root would replace the device). */
+Test(convert, devices_fifos_and_stdout_are_written_in_place)
+{
+	char tool[PATH_MAX];
+	tool_path(tool, sizeof(tool));
+	if (access(tool, X_OK) != 0)
+		cr_skip_test("ptw-convert not built");
+	char d[] = "/tmp/ptw-outdev-XXXXXX";
+	cr_assert(mkdtemp(d));
+	static const char j[] =
+		"[{\"name\":\"a\",\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2}]";
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/in.json", d);
+	ptw_test_write_file_or_fail(p, j, sizeof(j) - 1);
+	/* proto and JSON output into a FIFO read by cat */
+	cr_assert_eq(sh("cd '%s' && mkfifo fifo && { timeout 20 cat fifo > got.pftrace & "
+			"'%s' -q -o fifo in.json; r=$?; wait; exit $r; }", d,
+			tool), 0);
+	cr_assert_eq(sh("test -p '%s/fifo' && ! ls '%s' | grep -q tmp-", d, d),
+		     0, "the FIFO is still a FIFO, no temporary file left");
+	cr_assert_eq(sh("cd '%s' && { timeout 20 cat fifo > got.json & '%s' --to-json "
+			"-o fifo got.pftrace; r=$?; wait; exit $r; } && "
+			"test -p fifo && grep -q '\"name\":\"a\"' got.json", d,
+			tool), 0);
+	cr_assert_eq(sh("cd '%s' && '%s' -q -o - in.json > out.pftrace && "
+			"cmp -s out.pftrace got.pftrace", d, tool), 0,
+		     "stdout gets the same bytes");
+	snprintf(p, sizeof(p), "%s/got.pftrace", d);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(
+		p, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	size_t n;
+	ptw_trace_events(t, &n);
+	cr_expect_eq(n, 2);
+	ptw_trace_free(t);
+	/* a full device: an error naming it, and the device stays */
+	cr_assert_eq(sh("test -c /dev/full"), 0);
+	cr_expect_eq(sh("cd '%s' && ! '%s' -o /dev/full in.json 2>err && "
+			"grep -q '/dev/full: .*No space' err && test -c /dev/full",
+			d, tool), 0);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}
+
 /* ptw-convert reads a JSON file's sort indexes first (plain or gzip),
  * even when they come after a whole batch of output; from standard input
  * it cannot, and says so. */

@@ -6,7 +6,8 @@
  *   ptw-convert --to-json [-o OUT.json] TRACE.pftrace
  *
  * See docs/convert.md. The output is written to OUT.tmp-XXXXXX next to
- * OUT and renamed on success; on failure the temporary file is removed. */
+ * OUT and renamed on success; on failure the temporary file is removed.
+ * Standard output and devices or FIFOs are written directly. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -285,10 +286,12 @@ static int convert_input(struct cli *c, const char *path, int no,
 			c->reported_failures++;
 			return 0;
 		}
-		if (rc && err && is_dir &&
-		    ptw_appletrace_run_kind(r) != PTW_APPLETRACE_NO_FRAGMENT &&
+		const char *frag = ptw_appletrace_run_file(r);
+		if (rc && err && is_dir && frag[0] &&
+		    strncmp(err->msg, frag, strlen(frag)) == 0 &&
 		    strlen(err->msg) + strlen(path) + 4 < sizeof(err->msg)) {
-			/* Name the fragment with its directory. */
+			/* A message about a fragment (not, say, the writer's):
+			 * name the fragment with its directory. */
 			char m[2 * PTW_ERROR_MSG_MAX + 8];
 			int pl = (int)strlen(path);
 			while (pl > 1 && path[pl - 1] == '/')
@@ -384,46 +387,101 @@ static int make_temp(const char *out, char **tmp)
 	return fd;
 }
 
+/* The output. A regular file (existing or new) is written under a
+ * temporary name next to it and renamed on success, so a failed run leaves
+ * nothing that looks complete. Standard output ("-") and anything that
+ * exists and is not a regular file (a device such as /dev/null, a FIFO)
+ * are written directly: renaming onto them would replace them. */
+struct output {
+	const char *path; /* as given */
+	char *tmp;        /* temporary name; NULL: written directly */
+	int fd;
+};
+
+/* Returns 0, or 1 with a message printed. 'binary': refuse a terminal. */
+static int output_open(struct output *o, const char *path, int binary)
+{
+	struct stat st;
+	o->path = path;
+	o->tmp = NULL;
+	o->fd = -1;
+	if (strcmp(path, "-") == 0) {
+		if (binary && isatty(STDOUT_FILENO)) {
+			fprintf(stderr, PROG ": not writing a binary trace to "
+				"a terminal (use -o FILE or a pipe)\n");
+			return 1;
+		}
+		o->fd = STDOUT_FILENO;
+		return 0;
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0) {
+			fprintf(stderr, PROG ": %s: cannot open: %s\n", path,
+				strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	o->fd = make_temp(path, &o->tmp);
+	return o->fd < 0;
+}
+
+/* The name to put in messages about the bytes being written. */
+static const char *output_name(const struct output *o)
+{
+	return o->tmp ? o->tmp : strcmp(o->path, "-") == 0 ? "stdout" : o->path;
+}
+
+/* After a successful write: moves the temporary file into place. Returns
+ * 0, or 1 with a message printed. */
+static int output_commit(struct output *o)
+{
+	if (!o->tmp)
+		return 0;
+	if (rename(o->tmp, o->path) != 0) {
+		fprintf(stderr, PROG ": %s: cannot rename to %s: %s\n", o->tmp,
+			o->path, strerror(errno));
+		return 1;
+	}
+	free(o->tmp);
+	o->tmp = NULL;
+	return 0;
+}
+
+/* Removes the temporary file, if one is left (after a failure). */
+static void output_discard(struct output *o)
+{
+	if (o->tmp) {
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+}
+
 static int run_to_json(struct cli *c, const char *in)
 {
 	struct ptw_error err = {0};
-	FILE *f = stdout;
-	char *tmp = NULL;
-	char *out = c->out ? strdup(c->out) : NULL;
-	if (out && strcmp(out, "-") != 0) {
-		int fd = make_temp(out, &tmp);
-		if (fd < 0) {
-			free(out);
-			return 1;
-		}
-		f = fdopen(fd, "w");
-		if (!f) {
-			close(fd);
-			unlink(tmp);
-			free(tmp);
-			free(out);
-			return 1;
-		}
+	struct output o;
+	if (output_open(&o, c->out ? c->out : "-", 0))
+		return 1;
+	FILE *f = o.fd == STDOUT_FILENO ? stdout : fdopen(o.fd, "w");
+	if (!f) {
+		fprintf(stderr, PROG ": %s: %s\n", output_name(&o),
+			strerror(errno));
+		close(o.fd);
+		output_discard(&o);
+		return 1;
 	}
 	int rc = ptw_cv_export_json(in, f, &err);
-	if (f != stdout) {
-		if (fclose(f) != 0 && !rc)
-			rc = ptw_error_set(&err, PTW_ERR_IO, errno,
-					   "%s: write failed", tmp);
-		if (rc || rename(tmp, out) != 0) {
-			if (!rc)
-				fprintf(stderr, PROG ": %s: rename failed: %s\n",
-					out, strerror(errno));
-			unlink(tmp);
-			rc = rc ? rc : PTW_ERR_IO;
-		}
-	} else if (fflush(stdout) != 0 && !rc) {
-		rc = ptw_error_set(&err, PTW_ERR_IO, errno, "stdout: write failed");
-	}
+	if ((f == stdout ? fflush(f) : fclose(f)) != 0 && !rc)
+		rc = ptw_error_set(&err, PTW_ERR_IO, errno, "%s: write failed",
+				   output_name(&o));
 	if (rc && err.msg[0])
 		fprintf(stderr, PROG ": %s\n", err.msg);
-	free(tmp);
-	free(out);
+	if (!rc && output_commit(&o))
+		rc = PTW_ERR_IO;
+	output_discard(&o);
 	return rc ? 1 : 0;
 }
 
@@ -533,20 +591,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": out of memory\n");
 		return 1;
 	}
-	char *tmp = NULL;
-	int fd = make_temp(out, &tmp);
-	if (fd < 0) {
+	struct output o;
+	if (output_open(&o, out, 1)) {
 		free(out);
 		return 1;
 	}
 	struct ptw_error err = {0};
 	struct ptw_writer_options wo = {.compress = c.compress,
 					.compress_level = c.level,
-					.close_fd = 1};
-	struct ptw_writer *w = ptw_writer_open_fd(fd, &wo, &err);
+					.close_fd = o.fd != STDOUT_FILENO};
+	struct ptw_writer *w = ptw_writer_open_fd(o.fd, &wo, &err);
 	int status = 0;
 	if (!w) {
-		close(fd);
+		if (wo.close_fd)
+			close(o.fd);
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		status = 1;
 		goto cleanup;
@@ -578,7 +636,11 @@ int main(int argc, char **argv)
 		if (rc) {
 			if (c.progress)
 				fputc('\n', stderr);
-			fprintf(stderr, PROG ": %s\n",
+			if (ptw_writer_error(w)->code) /* about the output */
+				fprintf(stderr, PROG ": %s: ", output_name(&o));
+			else
+				fprintf(stderr, PROG ": ");
+			fprintf(stderr, "%s\n",
 				err.msg[0] ? err.msg : ptw_strerror(rc));
 			failed++;
 			/* Writer failures are fatal whatever --keep-going. */
@@ -601,13 +663,11 @@ int main(int argc, char **argv)
 	int rc = ptw_writer_close(w, &err);
 	w = NULL;
 	if (rc) {
-		fprintf(stderr, PROG ": %s: %s\n", tmp, err.msg);
+		fprintf(stderr, PROG ": %s: %s\n", output_name(&o), err.msg);
 		status = 1;
 		goto cleanup;
 	}
-	if (rename(tmp, out) != 0) {
-		fprintf(stderr, PROG ": %s: cannot rename to %s: %s\n", tmp, out,
-			strerror(errno));
+	if (output_commit(&o)) {
 		status = 1;
 		goto cleanup;
 	}
@@ -616,8 +676,7 @@ int main(int argc, char **argv)
 	if (c.stats) {
 		struct ptw_emit_stats es;
 		ptw_emit_get_stats(c.em, &es);
-		struct stat st;
-		uint64_t out_bytes = stat(out, &st) == 0 ? (uint64_t)st.st_size : 0;
+		uint64_t out_bytes = ws.bytes_written;
 		double t = now_s() - c.t0;
 		fprintf(stderr, "events_read %llu\n",
 			(unsigned long long)es.events_in);
@@ -661,16 +720,11 @@ int main(int argc, char **argv)
 				"\n", (unsigned long long)es.sort_index_late);
 	}
 	status = failed || c.reported_failures ? 1 : 0;
-	free(tmp);
-	tmp = NULL; /* renamed: nothing to remove */
 cleanup:
 	if (w)
 		ptw_writer_close(w, NULL);
 	ptw_emit_destroy(c.em);
-	if (tmp) {
-		unlink(tmp);
-		free(tmp);
-	}
+	output_discard(&o); /* nothing left after a commit */
 	free(out);
 	free(names);
 	for (int i = 0; i <= MAX_INPUTS; i++) {
