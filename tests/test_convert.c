@@ -973,6 +973,13 @@ Test(convert, devices_fifos_and_stdout_are_written_in_place)
 	ptw_trace_events(t, &n);
 	cr_expect_eq(n, 2);
 	ptw_trace_free(t);
+	/* an output that is one of the inputs is refused, input untouched */
+	cr_expect_eq(sh("cd '%s' && cp in.json keep.json && "
+			"! '%s' -q -o in.json got.pftrace in.json 2>err && "
+			"grep -q 'also input 2' err && cmp -s in.json keep.json && "
+			"! '%s' --to-json -o got.pftrace got.pftrace 2>err && "
+			"grep -q 'also input 1' err && cmp -s got.pftrace "
+			"out.pftrace", d, tool, tool), 0);
 	/* a full device: an error naming it, and the device stays */
 	cr_assert_eq(sh("test -c /dev/full"), 0);
 	cr_expect_eq(sh("cd '%s' && ! '%s' -o /dev/full in.json 2>err && "

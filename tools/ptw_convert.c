@@ -428,6 +428,24 @@ static int output_open(struct output *o, const char *path, int binary)
 	return o->fd < 0;
 }
 
+/* Is the output an existing regular file that is also one of the inputs?
+ * Says so and returns 1: converting would replace the input. */
+static int output_is_input(const char *out, char *const *in, int n)
+{
+	struct stat so, si;
+	if (strcmp(out, "-") == 0 || stat(out, &so) != 0 || !S_ISREG(so.st_mode))
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(in[i], "-") != 0 && stat(in[i], &si) == 0 &&
+		    si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+			fprintf(stderr, PROG ": %s: the output is also input %d;"
+				" name another file with -o\n", out, i + 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* The name to put in messages about the bytes being written. */
 static const char *output_name(const struct output *o)
 {
@@ -576,6 +594,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		free(names);
+		if (c.out && output_is_input(c.out, argv + optind, 1))
+			return 1;
 		return run_to_json(&c, argv[optind]);
 	}
 
@@ -593,7 +613,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct output o;
-	if (output_open(&o, out, 1)) {
+	if (output_is_input(out, argv + optind, n_in) ||
+	    output_open(&o, out, 1)) {
 		free(out);
 		return 1;
 	}
