@@ -488,6 +488,10 @@ Test(convert, command_line_outputs_keep_going_stats_stdin_and_to_json)
 	/* bad option values are refused */
 	cr_assert_eq(sh("'%s' --shift x '%s/a.json' 2>/dev/null", tool, d), 2);
 	cr_assert_eq(sh("'%s' --remap-pid 0:1=2 '%s/a.json' 2>/dev/null", tool, d), 2);
+	/* an option for an input that is not there */
+	cr_assert_eq(sh("'%s' --shift 2:5 '%s/a.json' 2>'%s/err3'", tool, d, d), 2);
+	cr_assert_eq(sh("grep -q 'names input 2, but there is 1 input' "
+			"'%s/err3'", d), 0);
 	/* --to-json writes Chrome JSON that reads back */
 	cr_assert_eq(sh("'%s' --to-json -o '%s/back.json' '%s/a.pftrace'", tool, d, d), 0);
 	char p[PATH_MAX + 32];

@@ -49,6 +49,7 @@ struct cli {
 	uint64_t bytes_in;
 	uint64_t warnings;
 	const char *cur_dir; /* run directory being read (messages) */
+	int max_input_opt;   /* highest input number an option names */
 	int reported_failures; /* inputs whose problems were reported */
 };
 
@@ -104,6 +105,13 @@ static int parse_input_no(const char *s, char **end)
 	return (int)n;
 }
 
+/* Notes that an option names input n (checked against the inputs given). */
+static void saw_input_no(struct cli *c, int n)
+{
+	if (n > c->max_input_opt)
+		c->max_input_opt = n;
+}
+
 static int add_remap(struct ptw_emit_remap **v, uint32_t *n, uint32_t from,
 		     uint32_t to)
 {
@@ -125,6 +133,7 @@ static int opt_remap(struct cli *c, const char *arg, int tid)
 	if (n < 0 || parse_u32(e, &e, &from) || *e != '=' ||
 	    parse_u32(e + 1, &e, &to) || *e)
 		return -1;
+	saw_input_no(c, n);
 	struct input_opt *o = &c->opts[n];
 	return tid ? add_remap(&o->tids, &o->n_tids, from, to)
 		   : add_remap(&o->pids, &o->n_pids, from, to);
@@ -141,6 +150,7 @@ static int opt_shift(struct cli *c, const char *arg)
 	double us = strtod(e, &e2);
 	if (errno || e2 == e || *e2 || !isfinite(us) || fabs(us) > 9e15)
 		return -1;
+	saw_input_no(c, n);
 	c->opts[n].shift_ns = llround(us * 1000.0);
 	return 0;
 }
@@ -586,6 +596,12 @@ int main(int argc, char **argv)
 	}
 	if (n_in > MAX_INPUTS) {
 		fprintf(stderr, PROG ": at most %d inputs\n", MAX_INPUTS);
+		return 2;
+	}
+	if (c.max_input_opt > n_in) {
+		fprintf(stderr, PROG ": an option names input %d, but there %s"
+			" %d input%s\n", c.max_input_opt, n_in == 1 ? "is" : "are",
+			n_in, n_in == 1 ? "" : "s");
 		return 2;
 	}
 	if (c.to_json) {
