@@ -156,8 +156,10 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
  * not, or if it cannot be read (the read itself then reports why). */
 int ptw_appletrace_has_bin_magic(const char *path);
 
-/* Reads one fragment file (binary if its name ends in ".appletracebin" or
- * it starts with the APLTRC01 magic, else text), with a fresh name table. */
+/* Reads one fragment file, with a fresh name table. Its extension gives
+ * its kind (".appletracebin" binary, ".appletrace" text, as in a run);
+ * with neither, it is binary if it starts with the APLTRC01 magic, else
+ * text. */
 int ptw_appletrace_run_read_file(struct ptw_appletrace_run *r,
 				 const char *path, ptw_cv_event_fn fn,
 				 void *ctx,

@@ -312,10 +312,15 @@ int ptw_appletrace_run_read_file(struct ptw_appletrace_run *r,
 	if (rc)
 		return rc;
 	size_t n = strlen(path);
-	static const char ext[] = ".appletracebin";
-	int is_bin = (n >= sizeof(ext) - 1 &&
-		      strcmp(path + n - (sizeof(ext) - 1), ext) == 0) ||
-		     ptw_appletrace_has_bin_magic(path);
+	static const char ext[] = ".appletracebin", text_ext[] = ".appletrace";
+	/* The extension gives the kind; a file with neither extension is
+	 * binary if it starts with the magic. */
+	int is_bin = n >= sizeof(ext) - 1 &&
+		     strcmp(path + n - (sizeof(ext) - 1), ext) == 0;
+	int is_text = n >= sizeof(text_ext) - 1 &&
+		      strcmp(path + n - (sizeof(text_ext) - 1), text_ext) == 0;
+	if (!is_bin && !is_text)
+		is_bin = ptw_appletrace_has_bin_magic(path);
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	rc = ptw_at_read_one(r, path, base, is_bin, fn, ctx, warn, err);

@@ -493,8 +493,18 @@ Test(appletrace_bin, a_fragment_is_known_by_its_magic_not_its_name)
 	cr_assert_eq(ptw_appletrace_run_read_file(r, path, count_cb, c, NULL,
 						  &err), 0, "%s", err.msg);
 	cr_expect_eq(c[0], 2, "both events, read as binary");
-	ptw_appletrace_run_destroy(r);
 	unlink(path);
+	/* ... but the extension wins: a ".appletrace" file is text, and
+	 * text reading stops at a line that does not start with '{' */
+	char tpath[300];
+	snprintf(tpath, sizeof(tpath), "%s.appletrace", path);
+	ptw_test_write_file_or_fail(tpath, f.p, f.len);
+	c[0] = 0;
+	cr_assert_eq(ptw_appletrace_run_read_file(r, tpath, count_cb, c, NULL,
+						  &err), 0, "%s", err.msg);
+	cr_expect_eq(c[0], 0, "read as text: no event");
+	unlink(tpath);
+	ptw_appletrace_run_destroy(r);
 
 	ptw_test_write_file_or_fail(path, "APLTRC0", 7); /* too short */
 	cr_expect_not(ptw_appletrace_has_bin_magic(path));
