@@ -488,6 +488,11 @@ Test(convert, command_line_outputs_keep_going_stats_stdin_and_to_json)
 	/* bad option values are refused */
 	cr_assert_eq(sh("'%s' --shift x '%s/a.json' 2>/dev/null", tool, d), 2);
 	cr_assert_eq(sh("'%s' --remap-pid 0:1=2 '%s/a.json' 2>/dev/null", tool, d), 2);
+	/* no events: said, not silently an empty file */
+	cr_assert_eq(sh("printf '[]' > '%s/e.json' && '%s' -o '%s/e.pftrace' "
+			"'%s/e.json' 2>'%s/err4' && grep -q 'no events to write' "
+			"'%s/err4' && test ! -s '%s/e.pftrace'", d, tool, d, d, d,
+			d, d), 0);
 	/* an option for an input that is not there */
 	cr_assert_eq(sh("'%s' --shift 2:5 '%s/a.json' 2>'%s/err3'", tool, d, d), 2);
 	cr_assert_eq(sh("grep -q 'names input 2, but there is 1 input' "

@@ -745,6 +745,11 @@ int main(int argc, char **argv)
 	if (!c.quiet) {
 		struct ptw_emit_stats es;
 		ptw_emit_get_stats(c.em, &es);
+		if (!ws.events)
+			fprintf(stderr, PROG ": notice: no events to write: "
+				"%s is %s\n", output_name(&o),
+				ws.bytes_written ? "a trace with tracks only"
+						 : "empty (0 bytes)");
 		if (es.pid_collisions)
 			fprintf(stderr, PROG ": notice: %llu pid(s) appear in "
 				"several inputs; kept as separate processes "
