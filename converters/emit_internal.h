@@ -1,5 +1,7 @@
-/* emit_internal.h - the emitter's state, shared by emit.c (event dispatch,
- * tracks, names) and emit_thread.c (per-thread reorder queue). Private.
+/* emit_internal.h - the emitter's state, shared by its files: emit.c
+ * (inputs, dispatch), emit_procs.c (processes, threads, names),
+ * emit_track_events.c (counters, async, scoped instants), emit_thread.c
+ * (per-thread reorder queue) and emit_fast.c (short path). Private.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef PTW_EMIT_INTERNAL_H
 #define PTW_EMIT_INTERNAL_H
@@ -292,12 +294,61 @@ int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
 		 struct ptw_error *err);
 void ptw_em_thread_free(struct ptw_em_thread *th);
 
-/* ---- emit.c ------------------------------------------------------------ */
+/* ---- emit_procs.c ------------------------------------------------------- */
 
-/* The writer track of a thread / process, written on first use. 0 with
- * *err on failure. */
+/* The process of 'pid' in the current input (created on first use; each
+ * input has its own, so equal pids of different inputs stay apart); NULL
+ * with *err on allocation failure. '*index' (if not NULL) gets its index
+ * in em->procs. */
+struct ptw_em_proc *ptw_em_proc_get(struct ptw_emit *em, uint32_t pid,
+				    size_t *index, struct ptw_error *err);
+/* The writer track of a process / thread, written on first use (for a
+ * thread, with its sequence); 0 with *err on failure. */
+uint64_t ptw_em_proc_track(struct ptw_emit *em, struct ptw_em_proc *pr,
+			   struct ptw_error *err);
 uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 			     struct ptw_error *err);
+/* The thread (pid, tid) of the current input, created on first use. */
+struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em, uint32_t pid,
+					uint32_t tid, struct ptw_error *err);
+/* The number standing for a string pid/tid (PTW_EM_STR_ID_BASE + n). */
+int ptw_em_str_id(struct ptw_emit *em, struct ptw_cv_str s, uint32_t *out,
+		  struct ptw_error *err);
+/* A string pid/tid names its process/thread (as trace_processor shows). */
+int ptw_em_string_names(struct ptw_emit *em, const struct ptw_cv_event *ev,
+			uint32_t pid, uint32_t tid, struct ptw_error *err);
+/* 'p' for an M process_sort_index, 't' for thread_sort_index, else 0. */
+int ptw_em_sort_kind(const struct ptw_cv_event *ev);
+/* An M *_sort_index event: the rank of its process / thread track. */
+int ptw_em_sort_index(struct ptw_emit *em, const struct ptw_cv_event *ev,
+		      uint32_t pid, uint32_t tid, struct ptw_error *err);
+/* Any M event: names and sort indexes (others make no table row). */
+int ptw_em_metadata(struct ptw_emit *em, const struct ptw_cv_event *ev,
+		    uint32_t pid, uint32_t tid, struct ptw_error *err);
+
+/* ---- emit_track_events.c --------------------------------------------- */
+
+/* The name an event is shown with: "[No name]" for an empty one. */
+void ptw_em_display_name(const struct ptw_cv_event *ev, const char **p,
+			 size_t *n);
+/* Folds a string (or its absence) into key hash h (FNV-1a). */
+uint64_t ptw_em_str_key(uint64_t h, struct ptw_cv_str s);
+/* A C event: one sample per numeric arg, each on its counter track. */
+int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
+		   uint32_t pid, int64_t ts, struct ptw_error *err);
+/* A b, e or n event on its async track. */
+int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
+		 uint32_t pid, int64_t ts, struct ptw_error *err);
+/* An instant of scope p or g, on its process track or the global one. */
+int ptw_em_scoped_instant(struct ptw_emit *em, const struct ptw_cv_event *ev,
+			  uint32_t pid, int64_t ts, struct ptw_error *err);
+
+/* ---- emit.c --------------------------------------------------------------- */
+
+/* "converter: out of memory" in *err; returns PTW_ERR_NOMEM. */
+int ptw_em_nomem(struct ptw_error *err);
+/* s[0, n) as a NUL-terminated copy (malloc), or NULL. */
+char *ptw_em_strndup(const char *s, size_t n);
 /* An event of the current input, on the general path (ptw_emit_event
  * without the short path). */
 int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
