@@ -23,6 +23,7 @@
 #include "appletrace.h"
 #include "chrome_json.h"
 #include "emit.h"
+#include "ptw/pb.h"
 #include "ptw/writer.h"
 
 /* Paths are short (mkdtemp under /tmp); truncation cannot happen. */
@@ -45,16 +46,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "bench_convert: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
 }
 
 static void put_le(FILE *f, uint64_t v, int bytes)
@@ -265,7 +256,7 @@ static int io_floor(const char *dir, const char *out)
 				*o++ = 0x0A;
 				plen = o++;
 				*o++ = 0x08; /* timestamp */
-				o = put_varint(o, ts - th[s].last);
+				o = ptw_pb_write_varint(o, ts - th[s].last);
 				th[s].last = ts;
 				*o++ = 0x5A; /* track_event */
 				tlen = o++;
@@ -273,7 +264,7 @@ static int io_floor(const char *dir, const char *out)
 				*o++ = q[0] == 'B' ? 1 : q[0] == 'E' ? 2 : 3;
 				if (q[0] != 'E') {
 					*o++ = 0x50; /* name_iid */
-					o = put_varint(o, (uint64_t)id + 1);
+					o = ptw_pb_write_varint(o, (uint64_t)id + 1);
 				}
 				*tlen = (uint8_t)(o - tlen - 1);
 				*plen = (uint8_t)(o - plen - 1);
