@@ -220,6 +220,17 @@ Test(convert, chrome_e_sorts_first_at_equal_ts_once_an_x_was_seen)
 
 /* ---- round trip --------------------------------------------------------- */
 
+/* The source tree's root (this file is tests/test_convert.c in it). */
+static void src_root(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", __FILE__);
+	for (int k = 0; k < 2; k++) {
+		char *s = strrchr(buf, '/');
+		if (s)
+			*s = '\0';
+	}
+}
+
 static void corpus_root(char *buf, size_t len)
 {
 	const char *env = getenv("PTW_SHARED_DIR");
@@ -228,12 +239,7 @@ static void corpus_root(char *buf, size_t len)
 		return;
 	}
 	char src[PATH_MAX];
-	snprintf(src, sizeof(src), "%s", __FILE__);
-	for (int k = 0; k < 2; k++) {
-		char *s = strrchr(src, '/');
-		if (s)
-			*s = '\0';
-	}
+	src_root(src, sizeof(src));
 	snprintf(buf, len, "%s/../shared/corpus", src);
 }
 
@@ -247,12 +253,7 @@ static char *slurp(const char *path)
 static void example_path(char *buf, size_t len, const char *name)
 {
 	char src[PATH_MAX];
-	snprintf(src, sizeof(src), "%s", __FILE__);
-	for (int k = 0; k < 2; k++) {
-		char *s = strrchr(src, '/');
-		if (s)
-			*s = '\0';
-	}
+	src_root(src, sizeof(src));
 	snprintf(buf, len, "%s/examples/legacy/%s", src, name);
 }
 
