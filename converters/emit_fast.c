@@ -48,63 +48,6 @@ static int ptw_em_fast_chrome_names(struct ptw_emit *em,
 	return *sname && (!ev->cat.p || !ev->cat.n || *scat);
 }
 
-/* Writes a queued item as ptw_em_write_item() would, when it is one the
- * short path makes in X form or an instant, on a thread whose track is
- * written and which has no flows pending; returns 0 (nothing done) for
- * any other item. Skips ptw_em_write_item's payload and flow handling,
- * a quarter of the cost of such an event. */
-static inline int ptw_em_fast_write(struct ptw_emit *em,
-				    struct ptw_em_thread *th,
-				    const struct ptw_em_item *it, int *rc,
-				    struct ptw_error *err)
-{
-	if (!it->stable || it->data_len || !th->uuid || th->n_next_in ||
-	    it->raw_end)
-		return 0;
-	/* Field by field: an initializer zeroes the struct with a 'rep
-	 * stos', whose start-up cost is that of the rest of this function. */
-	struct ptw_event ev;
-	ev.track = th->uuid;
-	ev.ts = (uint64_t)it->ts;
-	ev.category = NULL;
-	ev.name = NULL;
-	ev.flow_ids = ev.terminating_flow_ids = NULL;
-	ev.n_flow_ids = ev.n_terminating_flow_ids = 0;
-	ev.args = NULL;
-	ev.n_args = 0;
-	ev.flags = PTW_EV_STATIC_STRINGS;
-	if (it->kind == PTW_EM_END) {
-		if (!th->model_n || th->model[th->model_n - 1].n_out ||
-		    th->model[th->model_n - 1].n_in)
-			return 0;
-		*rc = ptw_seq_slice_end(th->seq, &ev);
-		th->model_n--;
-	} else if (it->kind == PTW_EM_INSTANT) {
-		ev.name = it->sname;
-		ev.category = it->scat;
-		*rc = ptw_seq_instant(th->seq, &ev);
-		em->st.instants++;
-	} else if (it->kind == PTW_EM_BEGIN &&
-		   it->state == PTW_EM_UNRESOLVED &&
-		   th->model_n < th->model_cap) {
-		ev.name = it->sname;
-		ev.category = it->scat;
-		*rc = ptw_seq_slice_begin(th->seq, &ev);
-		if (!*rc) {
-			/* X form: no names in the model (ends are nameless) */
-			struct ptw_em_open *o = &th->model[th->model_n++];
-			o->name_h = o->cat_h = 0;
-			o->n_out = o->n_in = 0;
-		}
-		em->st.open_slices++;
-	} else {
-		return 0;
-	}
-	if (*rc)
-		*rc = ptw_em_writer_fail(em, *rc, err);
-	return 1;
-}
-
 /* Takes the event if it fits the short path: returns 1 with *rc set (0 or
  * an error), else 0 having changed nothing. */
 static inline int ptw_em_short_path(struct ptw_emit *em,
@@ -151,7 +94,9 @@ static inline int ptw_em_short_path(struct ptw_emit *em,
 	th->has_last = 1;
 	if (queued) {
 		const struct ptw_em_item *q = &th->q[th->head];
-		if (!ptw_em_fast_write(em, th, q, rc, err))
+		if (ptw_em_write_simple(em, th, q, rc))
+			*rc = *rc ? ptw_em_writer_fail(em, *rc, err) : 0;
+		else
 			*rc = ptw_em_write_item(em, th, q, err);
 		if (*rc)
 			return 1;

@@ -357,4 +357,60 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 /* Copies the writer's error into *err and returns its code (or 'dflt'). */
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err);
 
+/* Pushes an open slice on the thread's model (names hashed for Chrome E
+ * matching if 'hash'; pl may be NULL then). 0 or PTW_ERR_NOMEM. */
+int ptw_em_push_model(struct ptw_em_thread *th,
+		      const struct ptw_em_payload *pl, int hash, int stable);
+
+/* The common item - stable names, no payload, no flows, on a thread
+ * whose track is written: an X-form B, an end closing a slice without
+ * flows, or an instant - written without unpacking a payload or building
+ * flow lists (a quarter of such an event's cost). Returns 0 (nothing
+ * done) for any other item; *rc is a writer code (see
+ * ptw_em_writer_fail). Inline: the short path (emit_fast.c) calls it
+ * first, and ptw_em_write_item() for anything else. */
+static inline int ptw_em_write_simple(struct ptw_emit *em,
+				      struct ptw_em_thread *th,
+				      const struct ptw_em_item *it, int *rc)
+{
+	if (!it->stable || it->data_len || !th->uuid || th->n_next_in ||
+	    it->raw_end || it->kind == PTW_EM_FLOW)
+		return 0;
+	/* Field by field: an initializer zeroes the struct with a 'rep
+	 * stos', whose start-up cost is that of the rest of this function. */
+	struct ptw_event ev;
+	ev.track = th->uuid;
+	ev.ts = (uint64_t)it->ts;
+	ev.category = NULL;
+	ev.name = NULL;
+	ev.flow_ids = ev.terminating_flow_ids = NULL;
+	ev.n_flow_ids = ev.n_terminating_flow_ids = 0;
+	ev.args = NULL;
+	ev.n_args = 0;
+	ev.flags = PTW_EV_STATIC_STRINGS;
+	if (it->kind == PTW_EM_END) {
+		if (!th->model_n || th->model[th->model_n - 1].n_out ||
+		    th->model[th->model_n - 1].n_in)
+			return 0;
+		*rc = ptw_seq_slice_end(th->seq, &ev);
+		th->model_n--;
+	} else if (it->kind == PTW_EM_INSTANT) {
+		ev.name = it->sname;
+		ev.category = it->scat;
+		*rc = ptw_seq_instant(th->seq, &ev);
+		em->st.instants++;
+	} else if (it->state == PTW_EM_UNRESOLVED) {
+		ev.name = it->sname;
+		ev.category = it->scat;
+		*rc = ptw_seq_slice_begin(th->seq, &ev);
+		/* X form: the model needs no names (its ends are nameless) */
+		if (!*rc)
+			*rc = ptw_em_push_model(th, NULL, 0, 1);
+		em->st.open_slices++;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 #endif /* PTW_EMIT_INTERNAL_H */

@@ -456,9 +456,8 @@ static void ptw_em_add_flow(uint64_t *v, uint32_t *n, uint64_t id)
 		v[(*n)++] = id;
 }
 
-static int ptw_em_push_model(struct ptw_em_thread *th,
-			     const struct ptw_em_payload *pl, int hash,
-			     int stable)
+int ptw_em_push_model(struct ptw_em_thread *th,
+		      const struct ptw_em_payload *pl, int hash, int stable)
 {
 	if (th->model_n == th->model_cap) {
 		size_t nc = th->model_cap ? th->model_cap * 2 : 16;
@@ -486,9 +485,13 @@ static int ptw_em_push_model(struct ptw_em_thread *th,
 	return 0;
 }
 
-int ptw_em_write_item(struct ptw_emit *em, struct ptw_em_thread *th,
-		      const struct ptw_em_item *it, struct ptw_error *err)
+/* Any other item. Kept out of line: its frame (a payload with argument
+ * and flow arrays) would otherwise be set up for the common item too. */
+__attribute__((noinline)) static int
+ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
+		  const struct ptw_em_item *it, struct ptw_error *err)
 {
+	int rc;
 	struct ptw_em_payload pl;
 	struct ptw_event ev;
 	memset(&ev, 0, sizeof(ev));
@@ -507,7 +510,7 @@ int ptw_em_write_item(struct ptw_emit *em, struct ptw_em_thread *th,
 	ev.category = pl.cat;
 	ev.args = pl.args;
 	ev.n_args = pl.n_args;
-	int rc = 0;
+	rc = 0;
 
 	if (it->kind == PTW_EM_FLOW) {
 		struct ptw_em_open *top = th->model_n ? &th->model[th->model_n - 1]
@@ -603,6 +606,15 @@ int ptw_em_write_item(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (rc)
 		return ptw_em_writer_fail(em, rc, err);
 	return 0;
+}
+
+int ptw_em_write_item(struct ptw_emit *em, struct ptw_em_thread *th,
+		      const struct ptw_em_item *it, struct ptw_error *err)
+{
+	int rc;
+	if (ptw_em_write_simple(em, th, it, &rc))
+		return rc ? ptw_em_writer_fail(em, rc, err) : 0;
+	return ptw_em_write_full(em, th, it, err);
 }
 
 static int ptw_em_item_cmp(const void *a, const void *b)
