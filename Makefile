@@ -27,6 +27,13 @@ build: deps
 	@./configure $(B) plain
 	@ninja -C $(B) -j$$(nproc) all >/dev/null || ninja -C $(B) all
 
+# The reference corpus the converter tests read: ../shared beside this
+# checkout or, for a clone of a local checkout (as `git clone . /tmp/x`),
+# beside the checkout it was cloned from. Set PTW_SHARED_DIR to override.
+PTW_SHARED_DIR ?= $(firstword $(wildcard $(abspath $(CURDIR)/../shared)) \
+  $(wildcard $(abspath $(shell git -C $(CURDIR) config --get remote.origin.url 2>/dev/null)/../shared)))
+export PTW_SHARED_DIR
+
 # Each suite run appends "variant passed failed" here; the last line of
 # `make test` is the sum over all variants.
 export PTW_TEST_SUMMARY = $(CURDIR)/$(B)/test-summary.txt

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "chrome_json.h"
+#include "support/ptw_test.h"
 
 /* Collected events: a copy of the fields the tests compare. */
 struct rec {
@@ -676,27 +677,13 @@ Test(json_read, tiny_chunks_and_large_events_match_memory_read)
 
 /* ---- corpus: every chrome_* case reads as its expected/merged.json ---- */
 
-static const char *corpus_dir(void)
-{
-	static const char *dirs[] = { "../shared/corpus", "/work/shared/corpus" };
-	const char *env = getenv("PTW_CORPUS_DIR");
-	if (env)
-		return env;
-	for (size_t i = 0; i < 2; i++) {
-		struct stat sb;
-		if (stat(dirs[i], &sb) == 0 && S_ISDIR(sb.st_mode))
-			return dirs[i];
-	}
-	return NULL;
-}
 
 Test(json_read, corpus_chrome_cases_match_their_merged_json)
 {
-	const char *dir = corpus_dir();
-	if (!dir)
-		cr_skip_test("corpus not found (set PTW_CORPUS_DIR)");
+	char dir[512];
+	ptw_test_corpus_dir(dir, sizeof(dir));
 	DIR *d = opendir(dir);
-	cr_assert_not_null(d);
+	cr_assert_not_null(d, "cannot open corpus directory %s", dir);
 	struct dirent *de;
 	int cases = 0;
 	while ((de = readdir(d))) {

@@ -220,29 +220,6 @@ Test(convert, chrome_e_sorts_first_at_equal_ts_once_an_x_was_seen)
 
 /* ---- round trip --------------------------------------------------------- */
 
-/* The source tree's root (this file is tests/test_convert.c in it). */
-static void src_root(char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", __FILE__);
-	for (int k = 0; k < 2; k++) {
-		char *s = strrchr(buf, '/');
-		if (s)
-			*s = '\0';
-	}
-}
-
-static void corpus_root(char *buf, size_t len)
-{
-	const char *env = getenv("PTW_SHARED_DIR");
-	if (env && *env) {
-		snprintf(buf, len, "%s/corpus", env);
-		return;
-	}
-	char src[PATH_MAX];
-	src_root(src, sizeof(src));
-	snprintf(buf, len, "%s/../shared/corpus", src);
-}
-
 static char *slurp(const char *path)
 {
 	size_t n;
@@ -253,7 +230,7 @@ static char *slurp(const char *path)
 static void example_path(char *buf, size_t len, const char *name)
 {
 	char src[PATH_MAX];
-	src_root(src, sizeof(src));
+	ptw_test_src_root(src, sizeof(src));
 	snprintf(buf, len, "%s/examples/legacy/%s", src, name);
 }
 
@@ -331,7 +308,7 @@ Test(convert, json_proto_json_proto_round_trip_keeps_every_row)
 		"bin_instants_counters", "unmatched_begin_end_text",
 	};
 	char root[PATH_MAX];
-	corpus_root(root, sizeof(root));
+	ptw_test_corpus_dir(root, sizeof(root));
 	size_t failed = 0;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char dir[PATH_MAX + 64], p1[256], p2[256], js[256];
@@ -453,7 +430,7 @@ Test(convert, command_line_outputs_keep_going_stats_stdin_and_to_json)
 {
 	char tool[PATH_MAX], root[PATH_MAX];
 	tool_path(tool, sizeof(tool));
-	corpus_root(root, sizeof(root));
+	ptw_test_corpus_dir(root, sizeof(root));
 	char d[] = "/tmp/ptw-cli-XXXXXX";
 	cr_assert(mkdtemp(d));
 	/* default output name: the input without its extension */

@@ -5,8 +5,8 @@
  * leave no output behind; warnings must match case.json.
  * SPDX-License-Identifier: Apache-2.0
  *
- * The corpus is found through $PTW_SHARED_DIR/corpus, else
- * <repo>/../shared/corpus with <repo> taken from __FILE__. */
+ * The corpus is found by ptw_test_corpus_dir() (tests/support): through
+ * $PTW_SHARED_DIR/corpus, else <repo>/../shared/corpus. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <json-c/json.h>
@@ -32,25 +32,6 @@
 
 /* ---- locating the corpus ---------------------------------------------- */
 
-static void corpus_dir(char *buf, size_t len)
-{
-	const char *env = getenv("PTW_SHARED_DIR");
-	if (env && *env) {
-		snprintf(buf, len, "%s/corpus", env);
-		return;
-	}
-	char src[PATH_MAX];
-	snprintf(src, sizeof(src), "%s", __FILE__);
-	char *s = strrchr(src, '/'); /* .../tests/test_corpus.c */
-	if (s)
-		*s = '\0';
-	s = strrchr(src, '/');
-	if (s)
-		*s = '\0';
-	else
-		snprintf(src, sizeof(src), "..");
-	snprintf(buf, len, "%s/../shared/corpus", src);
-}
 
 /* Case directory names, sorted; returns the count. */
 static size_t list_cases(const char *dir, char ***out)
@@ -164,7 +145,7 @@ static const char *jstr(json_object *o, const char *key)
 Test(corpus, every_ok_case_matches_expected_tables)
 {
 	char root[PATH_MAX];
-	corpus_dir(root, sizeof(root));
+	ptw_test_corpus_dir(root, sizeof(root));
 	char **cases;
 	size_t n = list_cases(root, &cases);
 	cr_assert_gt(n, 0, "no case in %s", root);
@@ -215,7 +196,7 @@ Test(corpus, every_ok_case_matches_expected_tables)
 Test(corpus, warnings_match_case_json)
 {
 	char root[PATH_MAX];
-	corpus_dir(root, sizeof(root));
+	ptw_test_corpus_dir(root, sizeof(root));
 	char **cases;
 	size_t n = list_cases(root, &cases);
 	for (size_t i = 0; i < n; i++) {
@@ -285,7 +266,7 @@ static size_t count_entries(const char *dir, const char *prefix)
 Test(corpus, error_cases_fail_with_kind_file_where_and_leave_no_output)
 {
 	char root[PATH_MAX], tool[PATH_MAX];
-	corpus_dir(root, sizeof(root));
+	ptw_test_corpus_dir(root, sizeof(root));
 	convert_tool(tool, sizeof(tool));
 	int have_tool = access(tool, X_OK) == 0;
 	char **cases;

@@ -15,6 +15,7 @@
 #include "chrome_json.h"
 #include "emit.h"
 #include "ptw/writer.h"
+#include "support/ptw_test.h"
 #include "tp_model.h"
 #include "trace_read.h"
 
@@ -322,27 +323,13 @@ Test(export_roundtrip, v2_flow_in_and_out_on_one_event_is_a_step)
 	free(pf);
 }
 
-static const char *corpus_dir(void)
-{
-	static const char *dirs[] = { "../shared/corpus", "/work/shared/corpus" };
-	const char *env = getenv("PTW_CORPUS_DIR");
-	if (env)
-		return env;
-	for (size_t i = 0; i < 2; i++) {
-		struct stat sb;
-		if (stat(dirs[i], &sb) == 0 && S_ISDIR(sb.st_mode))
-			return dirs[i];
-	}
-	return NULL;
-}
 
 Test(export_roundtrip, corpus_chrome_cases)
 {
-	const char *dir = corpus_dir();
-	if (!dir)
-		cr_skip_test("corpus not found (set PTW_CORPUS_DIR)");
+	char dir[512];
+	ptw_test_corpus_dir(dir, sizeof(dir));
 	DIR *d = opendir(dir);
-	cr_assert_not_null(d);
+	cr_assert_not_null(d, "cannot open corpus directory %s", dir);
 	struct dirent *de;
 	int cases = 0;
 	while ((de = readdir(d))) {

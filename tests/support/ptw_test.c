@@ -10,6 +10,28 @@
 #include <string.h>
 #include <unistd.h>
 
+void ptw_test_src_root(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", __FILE__); /* <root>/tests/support/ptw_test.c */
+	for (int k = 0; k < 3; k++) {
+		char *s = strrchr(buf, '/');
+		if (s)
+			*s = '\0';
+	}
+}
+
+void ptw_test_corpus_dir(char *buf, size_t len)
+{
+	const char *env = getenv("PTW_SHARED_DIR");
+	if (env && *env) {
+		snprintf(buf, len, "%s/corpus", env);
+		return;
+	}
+	char root[4096];
+	ptw_test_src_root(root, sizeof(root));
+	snprintf(buf, len, "%s/../shared/corpus", root);
+}
+
 char *ptw_test_tmp_path(char *buf, size_t len, const char *tag)
 {
 	/* one counter per test process; Criterion runs each test in its own

@@ -36,6 +36,13 @@
  * into buf and returns buf. The file is not created. */
 char *ptw_test_tmp_path(char *buf, size_t len, const char *tag);
 
+/* The source tree's root (from this file's path: tests/support/). */
+void ptw_test_src_root(char *buf, size_t len);
+
+/* The reference corpus: $PTW_SHARED_DIR/corpus if set (make test sets
+ * it), else <source root>/../shared/corpus. */
+void ptw_test_corpus_dir(char *buf, size_t len);
+
 /* Reads a whole file into a malloc'd buffer (*len bytes; NUL-terminated
  * for convenience). Fails the test if it cannot. */
 uint8_t *ptw_test_read_file_or_fail(const char *path, size_t *len);
