@@ -329,6 +329,7 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		    ptw_intern_count(s->svals) >= cap)
 			s->need_cp = 1;
 	}
+	ptw_seq_fast_update(s);
 
 	q = ptw_pb_write_len_tag(q, PTW_F_PKT_TRACK_EVENT);
 	uint8_t *te = q++;
@@ -447,10 +448,7 @@ static inline struct ptw_track *ptw_ev_fast_track(struct ptw_seq *s,
 						  uint64_t track, int counter)
 {
 	struct ptw_writer *w = s->w;
-	if (__builtin_expect(s->destroyed | !s->started | s->need_cp |
-				     (s->dropped != 0) | (w->sticky != 0), 0))
-		return NULL;
-	if (__builtin_expect(s->since_cp >= w->opt.checkpoint_packets, 0))
+	if (__builtin_expect(!s->fast_left | (w->sticky != 0), 0))
 		return NULL;
 	if (__builtin_expect(w->pend.cap - w->pend.len < PTW_EV_FAST_MAX, 0))
 		return NULL;
@@ -460,10 +458,10 @@ static inline struct ptw_track *ptw_ev_fast_track(struct ptw_seq *s,
 	return tr;
 }
 
-static inline int ptw_ev_fast_write(struct ptw_seq *s, uint64_t ts, int type,
-				    uint64_t track, uint64_t cat_iid,
-				    uint64_t name_iid, int value_kind,
-				    int64_t ival, double dval)
+static inline __attribute__((always_inline)) int
+ptw_ev_fast_write(struct ptw_seq *s, uint64_t ts, int type, uint64_t track,
+		  uint64_t cat_iid, uint64_t name_iid, int value_kind,
+		  int64_t ival, double dval)
 {
 	struct ptw_writer *w = s->w;
 	struct ptw_pb_buf *b = &w->pend;
@@ -501,6 +499,7 @@ static inline int ptw_ev_fast_write(struct ptw_seq *s, uint64_t ts, int type,
 	w->last_pkt = b->len;
 	b->len = (size_t)(p - b->data);
 	s->since_cp++;
+	s->fast_left--;
 	w->stats.packets++;
 	w->stats.events++;
 	w->pend_has_event = 1;
@@ -509,17 +508,15 @@ static inline int ptw_ev_fast_write(struct ptw_seq *s, uint64_t ts, int type,
 	return 0;
 }
 
-/* BEGIN, INSTANT or END without args/flows on the fast path; returns 1
- * with *rc set if it handled the event. */
-static inline int ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev,
-			      int type, int *rc)
+/* BEGIN, INSTANT or END with static strings and no args/flows, on the
+ * fast path; returns 1 with *rc set if it handled the event. */
+static inline __attribute__((always_inline)) int
+ptw_ev_fast_simple(struct ptw_seq *s, int type, uint64_t track, uint64_t ts,
+		   const char *category, const char *name, int *rc)
 {
-	if (__builtin_expect(!s || !ev, 0))
+	if (__builtin_expect(!s, 0) || ts > (uint64_t)INT64_MAX)
 		return 0;
-	if ((ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
-	    ev->ts > (uint64_t)INT64_MAX)
-		return 0;
-	uint64_t track = ev->track ? ev->track : s->default_track;
+	track = track ? track : s->default_track;
 	struct ptw_track *tr = ptw_ev_fast_track(s, track, 0);
 	if (!tr)
 		return 0;
@@ -528,19 +525,30 @@ static inline int ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev,
 		if (!tr->depth)
 			return 0;
 	} else {
-		if (!(ev->flags & PTW_EV_STATIC_STRINGS))
+		if (category && !(cat_iid = ptw_intern_get_ptr(s->cats, category)))
 			return 0;
-		if (ev->category && !(cat_iid = ptw_intern_get_ptr(s->cats, ev->category)))
-			return 0;
-		if (ev->name && !(name_iid = ptw_intern_get_ptr(s->names, ev->name)))
+		if (name && !(name_iid = ptw_intern_get_ptr(s->names, name)))
 			return 0;
 	}
-	*rc = ptw_ev_fast_write(s, ev->ts, type, track, cat_iid, name_iid, 0, 0, 0);
+	*rc = ptw_ev_fast_write(s, ts, type, track, cat_iid, name_iid, 0, 0, 0);
 	if (type == PTW_TE_TYPE_SLICE_BEGIN)
 		tr->depth++;
 	else if (type == PTW_TE_TYPE_SLICE_END)
 		tr->depth--;
 	return 1;
+}
+
+/* The same for a struct ptw_event. */
+static inline __attribute__((always_inline)) int
+ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev, int type, int *rc)
+{
+	if (__builtin_expect(!ev, 0) ||
+	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
+	    (type != PTW_TE_TYPE_SLICE_END &&
+	     !(ev->flags & PTW_EV_STATIC_STRINGS)))
+		return 0;
+	return ptw_ev_fast_simple(s, type, ev->track, ev->ts, ev->category,
+				  ev->name, rc);
 }
 
 int ptw_seq_slice_begin(struct ptw_seq *s, const struct ptw_event *ev)
@@ -565,6 +573,50 @@ int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev)
 	if (ptw_ev_fast(s, ev, PTW_TE_TYPE_INSTANT, &rc))
 		return rc;
 	return ptw_ev_track_event(s, ev, PTW_TE_TYPE_INSTANT);
+}
+
+/* The simple event's slow path: the full call with the same event. Out
+ * of line, so that its struct stays off the fast path's frame. */
+static __attribute__((noinline)) int
+ptw_ev_simple_slow(struct ptw_seq *s, int type, uint64_t track, uint64_t ts,
+		   const char *category, const char *name)
+{
+	struct ptw_event ev = {.track = track, .ts = ts, .category = category,
+			       .name = name, .flags = PTW_EV_STATIC_STRINGS};
+	return ptw_ev_track_event(s, &ev, type);
+}
+
+int ptw_seq_simple(struct ptw_seq *s, enum ptw_simple_type type,
+		   uint64_t track, uint64_t ts, const char *category,
+		   const char *name)
+{
+	int rc;
+	int t;
+	switch (type) {
+	case PTW_SIMPLE_BEGIN:
+		if (ptw_ev_fast_simple(s, PTW_TE_TYPE_SLICE_BEGIN, track, ts,
+				       category, name, &rc))
+			return rc;
+		t = PTW_TE_TYPE_SLICE_BEGIN;
+		break;
+	case PTW_SIMPLE_END:
+		if (ptw_ev_fast_simple(s, PTW_TE_TYPE_SLICE_END, track, ts,
+				       NULL, NULL, &rc))
+			return rc;
+		t = PTW_TE_TYPE_SLICE_END;
+		break;
+	case PTW_SIMPLE_INSTANT:
+		if (ptw_ev_fast_simple(s, PTW_TE_TYPE_INSTANT, track, ts,
+				       category, name, &rc))
+			return rc;
+		t = PTW_TE_TYPE_INSTANT;
+		break;
+	default:
+		if ((rc = ptw_ev_enter(s)) != 0)
+			return rc;
+		return ptw_ev_fail(s->w, "unknown simple event type");
+	}
+	return ptw_ev_simple_slow(s, t, track, ts, category, name);
 }
 
 int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,

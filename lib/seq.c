@@ -119,6 +119,7 @@ void ptw_seq_destroy(struct ptw_seq *s)
 	if (!s || s->destroyed)
 		return;
 	s->destroyed = 1;
+	ptw_seq_fast_update(s);
 	ptw_w_seq_free_tables(s);
 }
 
@@ -127,6 +128,7 @@ void ptw_seq_mark_dropped(struct ptw_seq *s, uint64_t n)
 	if (!s || s->destroyed || !n)
 		return;
 	s->dropped += n;
+	ptw_seq_fast_update(s);
 }
 
 /* ---- checkpoints ------------------------------------------------------- */
@@ -192,6 +194,7 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	ptw_intern_reset(s->cats);
 	ptw_intern_reset(s->anames);
 	ptw_intern_reset(s->svals);
+	ptw_seq_fast_update(s);
 	return 0;
 }
 

@@ -619,9 +619,11 @@ Test(writer, mark_dropped_starts_a_checkpoint_with_the_loss_flag)
 	free(r);
 }
 
-/* The fast path (static strings already interned) and the general path
- * must produce the same bytes. */
-static uint8_t *write_mix(uint32_t flags, size_t *len)
+/* The fast path (static strings already interned), the general path and
+ * ptw_seq_simple() must produce the same bytes: mode 0 general (strings
+ * not static), 1 static strings, 2 ptw_seq_simple (static). Checkpoints
+ * every 7 packets, drops marked now and then. */
+static uint8_t *write_mix(int mode, size_t *len)
 {
 	char *path = tw_tmp_path();
 	struct ptw_writer_options o = {.checkpoint_packets = 7};
@@ -636,11 +638,25 @@ static uint8_t *write_mix(uint32_t flags, size_t *len)
 	for (int i = 0; i < 40; i++) {
 		struct ptw_event ev = {.ts = ts[i % 8] + (uint64_t)i, .name = nm[i % 3],
 				       .category = i % 2 ? "x" : NULL,
-				       .track = i % 4 == 3 ? other : 0, .flags = flags};
-		cr_assert_eq(ptw_seq_slice_begin(s, &ev), 0);
-		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+				       .track = i % 4 == 3 ? other : 0,
+				       .flags = mode ? PTW_EV_STATIC_STRINGS : 0};
+		if (mode == 2) {
+			cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, ev.track,
+						    ev.ts, ev.category, ev.name), 0);
+			cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, ev.track,
+						    ev.ts, ev.category, ev.name), 0);
+		} else {
+			cr_assert_eq(ptw_seq_slice_begin(s, &ev), 0);
+			cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+		}
 		cr_assert_eq(ptw_seq_counter_double(s, ctr, ev.ts, i * 0.5), 0);
-		cr_assert_eq(ptw_seq_slice_end(s, &ev), 0);
+		if (i % 13 == 5)
+			ptw_seq_mark_dropped(s, 2);
+		if (mode == 2)
+			cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_END, ev.track,
+						    ev.ts, "ignored", "ignored"), 0);
+		else
+			cr_assert_eq(ptw_seq_slice_end(s, &ev), 0);
 		cr_assert_eq(ptw_seq_counter_int(s, ctr, ev.ts, -i), 0);
 	}
 	cr_assert_eq(ptw_writer_close(w, NULL), 0);
@@ -652,17 +668,56 @@ static uint8_t *write_mix(uint32_t flags, size_t *len)
 
 Test(writer, fast_and_general_paths_write_identical_bytes)
 {
-	size_t a_len, b_len;
-	uint8_t *a = write_mix(PTW_EV_STATIC_STRINGS, &a_len);
+	size_t a_len, b_len, c_len;
+	uint8_t *a = write_mix(1, &a_len);
 	uint8_t *b = write_mix(0, &b_len);
+	uint8_t *c = write_mix(2, &c_len);
 	cr_assert_eq(a_len, b_len);
 	cr_assert_eq(memcmp(a, b, a_len), 0);
+	cr_assert_eq(a_len, c_len);
+	cr_assert_eq(memcmp(a, c, a_len), 0, "ptw_seq_simple differs");
 	struct tw_trace t;
 	cr_assert_eq(tw_decode(&t, a, a_len), 0, "%s", t.err);
 	cr_assert_eq(t.n_ev, 200);
+	cr_assert_eq(t.n_dropped_marks, 3, "%d", t.n_dropped_marks);
 	tw_trace_free(&t);
 	free(a);
 	free(b);
+	free(c);
+}
+
+/* ptw_seq_simple() misuse fails as the struct calls do, and writes
+ * nothing. */
+Test(writer, simple_events_report_misuse)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
+	uint64_t ctr = ptw_writer_add_counter_track(w, "c", NULL, 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	cr_expect_eq(ptw_seq_simple(NULL, PTW_SIMPLE_BEGIN, tr, 1, NULL, "a"),
+		     PTW_ERR_INVALID);
+	cr_expect_eq(ptw_seq_simple(s, PTW_SIMPLE_END, tr, 1, NULL, NULL),
+		     PTW_ERR_INVALID, "END without an open slice");
+	cr_expect_eq(ptw_seq_simple(s, (enum ptw_simple_type)9, tr, 1, NULL,
+				    "a"), PTW_ERR_INVALID);
+	cr_expect_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, ctr, 1, NULL, "a"),
+		     PTW_ERR_INVALID, "a counter track");
+	cr_expect_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, 999, 1, NULL, "a"),
+		     PTW_ERR_INVALID, "unknown track");
+	cr_expect_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, tr,
+				    (uint64_t)INT64_MAX + 1, NULL, "a"),
+		     PTW_ERR_INVALID);
+	struct rec *r = calloc(1, sizeof(*r));
+	struct tw_event *e = rec_add(r, 3, 1, tr, 5);
+	e->has_name = 1;
+	tw_copy(e->name, sizeof(e->name), "ok");
+	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, tr, 5, NULL, "ok"), 0);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	expect_events(&t, r);
+	tw_trace_free(&t);
+	free(r);
 }
 
 Test(writer, tables_grow_past_their_initial_size)

@@ -260,4 +260,18 @@ int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,
 int ptw_seq_counter_double(struct ptw_seq *s, uint64_t track, uint64_t ts,
 			   double value);
 
+/* The common event in one call, without building a struct ptw_event:
+ * exactly ptw_seq_slice_begin / ptw_seq_slice_end / ptw_seq_instant with
+ * { track, ts, category, name } and PTW_EV_STATIC_STRINGS (so name and
+ * category must be static in that sense; both are ignored for END), no
+ * annotations and no flows. For hot loops such as converters. */
+enum ptw_simple_type {
+	PTW_SIMPLE_BEGIN = 1,
+	PTW_SIMPLE_END,
+	PTW_SIMPLE_INSTANT,
+};
+int ptw_seq_simple(struct ptw_seq *s, enum ptw_simple_type type,
+		   uint64_t track, uint64_t ts, const char *category,
+		   const char *name);
+
 #endif /* PTW_WRITER_H */
