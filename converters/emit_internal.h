@@ -180,6 +180,17 @@ struct ptw_em_ctr_slot {
 	uint64_t track;
 };
 
+/* The cache slot of (process track, stable name, stable key). */
+static inline struct ptw_em_ctr_slot *
+ptw_em_ctr_slot(struct ptw_em_ctr_slot *cache, uint64_t parent,
+		const char *sn, const char *sk)
+{
+	uint64_t h = (parent * 0x9E3779B97F4A7C15ull) ^
+		     ((uint64_t)(uintptr_t)sn * 0xC2B2AE3D27D4EB4Full) ^
+		     ((uint64_t)(uintptr_t)sk * 0x165667B19E3779F9ull);
+	return &cache[(h >> 32) & (PTW_EM_CTR_CACHE - 1)];
+}
+
 /* Threads that get a sequence of their own, whose default track is the
  * thread's: their events carry no track uuid and their timestamps are
  * deltas (one shared sequence interleaves threads, whose clocks are
@@ -255,6 +266,8 @@ struct ptw_emit {
 	char **str_names;
 	size_t *str_lens;
 	size_t n_str, str_cap;
+	const char *ctr_key;          /* the last counter arg key's stable */
+	size_t ctr_key_n;             /* copy (short path), and its length */
 	char *strbuf;                 /* scratch for counter track names */
 	size_t strbuf_cap;
 	struct ptw_emit_stats st;
@@ -376,33 +389,20 @@ static inline int ptw_em_write_simple(struct ptw_emit *em,
 	if (!it->stable || it->data_len || !th->uuid || th->n_next_in ||
 	    it->raw_end || it->kind == PTW_EM_FLOW)
 		return 0;
-	/* Field by field: an initializer zeroes the struct with a 'rep
-	 * stos', whose start-up cost is that of the rest of this function. */
-	struct ptw_event ev;
-	ev.track = th->uuid;
-	ev.ts = (uint64_t)it->ts;
-	ev.category = NULL;
-	ev.name = NULL;
-	ev.flow_ids = ev.terminating_flow_ids = NULL;
-	ev.n_flow_ids = ev.n_terminating_flow_ids = 0;
-	ev.args = NULL;
-	ev.n_args = 0;
-	ev.flags = PTW_EV_STATIC_STRINGS;
 	if (it->kind == PTW_EM_END) {
 		if (!th->model_n || th->model[th->model_n - 1].n_out ||
 		    th->model[th->model_n - 1].n_in)
 			return 0;
-		*rc = ptw_seq_slice_end(th->seq, &ev);
+		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_END, th->uuid,
+				     (uint64_t)it->ts, NULL, NULL);
 		th->model_n--;
 	} else if (it->kind == PTW_EM_INSTANT) {
-		ev.name = it->sname;
-		ev.category = it->scat;
-		*rc = ptw_seq_instant(th->seq, &ev);
+		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_INSTANT, th->uuid,
+				     (uint64_t)it->ts, it->scat, it->sname);
 		em->st.instants++;
 	} else if (it->state == PTW_EM_UNRESOLVED) {
-		ev.name = it->sname;
-		ev.category = it->scat;
-		*rc = ptw_seq_slice_begin(th->seq, &ev);
+		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_BEGIN, th->uuid,
+				     (uint64_t)it->ts, it->scat, it->sname);
 		/* X form: the model needs no names (its ends are nameless) */
 		if (!*rc)
 			*rc = ptw_em_push_model(th, NULL, 0, 1);

@@ -125,10 +125,9 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		const char *sn = NULL, *sk = NULL;
 		if (!with_id && (sn = ptw_em_stable(em, ev->name_sym, nm, nn)) &&
 		    (sk = ptw_em_strs_get(&em->strs, kn ? a->key.p : "", kn))) {
-			uint64_t h = (parent * 0x9E3779B97F4A7C15ull) ^
-				     ((uint64_t)(uintptr_t)sn * 0xC2B2AE3D27D4EB4Full) ^
-				     ((uint64_t)(uintptr_t)sk * 0x165667B19E3779F9ull);
-			cs = &em->ctr_cache[(h >> 32) & (PTW_EM_CTR_CACHE - 1)];
+			em->ctr_key = sk;
+			em->ctr_key_n = kn;
+			cs = ptw_em_ctr_slot(em->ctr_cache, parent, sn, sk);
 			if (cs->parent == parent && cs->name == sn &&
 			    cs->key == sk) {
 				int rc = is_int ? ptw_seq_counter_int(
