@@ -111,6 +111,22 @@ int ptw_appletrace_bin_read_fd(int fd, const char *name,
 			       enum ptw_appletrace_kind *kind,
 			       struct ptw_error *err);
 
+/* Same, also handing runs of simple events (B, E, i without arguments)
+ * to 'batch' (NULL: every event goes to fn). */
+int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
+				     struct ptw_appletrace_names *names,
+				     ptw_cv_event_fn fn,
+				     ptw_cv_batch_fn batch, void *ctx,
+				     enum ptw_appletrace_kind *kind,
+				     struct ptw_error *err);
+int ptw_appletrace_bin_read_mem_batch(const void *data, size_t n,
+				      const char *name,
+				      struct ptw_appletrace_names *names,
+				      ptw_cv_event_fn fn,
+				      ptw_cv_batch_fn batch, void *ctx,
+				      enum ptw_appletrace_kind *kind,
+				      struct ptw_error *err);
+
 /* ==== Text fragments =================================================== */
 
 /* Reads a text fragment from memory / an fd with rules 1-5. Each event's
@@ -142,6 +158,10 @@ struct ptw_appletrace_run;
  * fragment name (so err->input stays valid until the run is destroyed). */
 struct ptw_appletrace_run *ptw_appletrace_run_create(struct ptw_error *err);
 void ptw_appletrace_run_destroy(struct ptw_appletrace_run *r);
+/* Binary fragments of the run hand runs of simple events to 'batch'
+ * (with the ctx of the read call); NULL (the default): none. */
+void ptw_appletrace_run_set_batch(struct ptw_appletrace_run *r,
+				  ptw_cv_batch_fn batch);
 
 /* Reads the run in directory 'dir': every fragment in numeric order, the
  * binary ones sharing one fresh name table. No fragment at all is

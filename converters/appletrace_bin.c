@@ -24,10 +24,14 @@
 static const char ptw_at_cat[] = "appletrace";
 #define PTW_AT_CAT_SYM 1u /* below PTW_APPLETRACE_FIRST_SYM */
 
+/* Simple events handed to a batch callback in one call, at most. */
+#define PTW_AT_BATCH 256u
+
 struct ptw_at_bin {
 	const char *name;
 	struct ptw_appletrace_names *names;
 	ptw_cv_event_fn fn;
+	ptw_cv_batch_fn batch; /* NULL: every event goes to fn */
 	void *ctx;
 	enum ptw_appletrace_kind kind;
 	uint64_t total; /* file size: records past it are truncated */
@@ -37,6 +41,7 @@ struct ptw_at_bin {
 	int done;
 	struct ptw_cv_event ev; /* the event handed out (input set) */
 	struct ptw_cv_arg arg;  /* its argument (C, M) */
+	struct ptw_cv_simple sb[PTW_AT_BATCH]; /* a batch being handed out */
 };
 
 static int ptw_at_bin_fail(struct ptw_at_bin *b, struct ptw_error *err,
@@ -192,6 +197,67 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 	return rc;
 }
 
+/* Decodes the run of simple event records (B, E, i with a timestamp and
+ * a defined name) at the start of p[0, avail) into b->sb, up to
+ * PTW_AT_BATCH of them, exactly as ptw_at_bin_event would; returns how
+ * many. A record that is not simple ends the run (the caller gives it to
+ * ptw_at_bin_event, which also reports an undefined name). */
+static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
+				    size_t avail)
+{
+	size_t max = avail / PTW_APPLETRACE_EVENT_LEN, k;
+	if (max > PTW_AT_BATCH)
+		max = PTW_AT_BATCH;
+	for (k = 0; k < max; k++, p += PTW_APPLETRACE_EVENT_LEN) {
+		uint8_t tag = p[0];
+		uint64_t ts = ptw_load_le64(p + 13);
+		if ((tag != 'B' && tag != 'E' && tag != 'i') ||
+		    ts > (uint64_t)INT64_MAX / 1000u)
+			break;
+		struct ptw_cv_simple *e = &b->sb[k];
+		e->name = ptw_appletrace_names_lookup(b->names, ptw_load_le32(p + 1),
+						      &e->name_sym);
+		if (!e->name.p)
+			break;
+		uint64_t tid = ptw_load_le64(p + 5);
+		e->tid = tid > UINT32_MAX ? 0 : (uint32_t)tid;
+		e->ts_ns = (int64_t)ts * 1000;
+		e->ph = (char)tag;
+	}
+	return k;
+}
+
+/* Hands the run of simple records at p (see ptw_at_bin_simple_run; file
+ * offset 'off') to the batch callback, and each record it leaves to
+ * ptw_at_bin_event; sets *done to the records handled (0 if the first is
+ * not simple). Returns 0 or an error. */
+static int ptw_at_bin_batch(struct ptw_at_bin *b, const uint8_t *p,
+			    size_t avail, uint64_t off, size_t *done,
+			    struct ptw_error *err)
+{
+	size_t k = ptw_at_bin_simple_run(b, p, avail), i = 0;
+	*done = 0;
+	while (i < k) {
+		struct ptw_cv_batch bt = {.ev = b->sb + i, .n = k - i,
+					  .pid = b->pid, .cat = b->ev.cat,
+					  .cat_sym = b->ev.cat_sym};
+		size_t taken = 0;
+		int rc = b->batch(b->ctx, &bt, &taken, err);
+		i += taken;
+		*done = i;
+		if (rc)
+			return rc;
+		if (i < k) {
+			size_t at = i * PTW_APPLETRACE_EVENT_LEN;
+			rc = ptw_at_bin_event(b, p + at, off + at, err);
+			*done = ++i;
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 /* Consumes whole records of p[0..n) (file offset b->base); sets *used.
  * Stops early when the next record is incomplete in the chunk but inside
  * the file (the caller reads more), or sets b->done at the end. */
@@ -235,8 +301,22 @@ static int ptw_at_bin_chunk(struct ptw_at_bin *b, const uint8_t *p, size_t n,
 	while (!b->done) {
 		while (c.pos + PTW_APPLETRACE_EVENT_LEN <= fast_end &&
 		       ptw_at_is_event_tag(c.p[c.pos])) {
-			int rc = ptw_at_bin_event(b, c.p + c.pos,
-						  b->base + c.pos, err);
+			int rc;
+			if (b->batch) {
+				size_t done;
+				rc = ptw_at_bin_batch(b, c.p + c.pos,
+						      fast_end - c.pos,
+						      b->base + c.pos, &done,
+						      err);
+				c.pos += done * PTW_APPLETRACE_EVENT_LEN;
+				*used = c.pos;
+				if (rc)
+					return rc;
+				if (done)
+					continue;
+			}
+			rc = ptw_at_bin_event(b, c.p + c.pos, b->base + c.pos,
+					      err);
 			if (rc)
 				return rc;
 			c.pos += PTW_APPLETRACE_EVENT_LEN;
@@ -305,12 +385,24 @@ int ptw_appletrace_bin_read_mem(const void *data, size_t n, const char *name,
 				enum ptw_appletrace_kind *kind,
 				struct ptw_error *err)
 {
+	return ptw_appletrace_bin_read_mem_batch(data, n, name, names, fn, NULL,
+						 ctx, kind, err);
+}
+
+int ptw_appletrace_bin_read_mem_batch(const void *data, size_t n,
+				      const char *name,
+				      struct ptw_appletrace_names *names,
+				      ptw_cv_event_fn fn,
+				      ptw_cv_batch_fn batch, void *ctx,
+				      enum ptw_appletrace_kind *kind,
+				      struct ptw_error *err)
+{
 	if ((!data && n) || !names || !fn)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "appletrace bin: bad arguments");
 	struct ptw_at_bin b = {.name = name ? name : "<memory>",
-			       .names = names, .fn = fn, .ctx = ctx,
-			       .total = n};
+			       .names = names, .fn = fn, .batch = batch,
+			       .ctx = ctx, .total = n};
 	b.ev.input = b.name;
 	ptw_at_bin_defaults(&b);
 	size_t used;
@@ -327,13 +419,24 @@ int ptw_appletrace_bin_read_fd(int fd, const char *name,
 			       enum ptw_appletrace_kind *kind,
 			       struct ptw_error *err)
 {
+	return ptw_appletrace_bin_read_fd_batch(fd, name, names, fn, NULL, ctx,
+						kind, err);
+}
+
+int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
+				     struct ptw_appletrace_names *names,
+				     ptw_cv_event_fn fn,
+				     ptw_cv_batch_fn batch, void *ctx,
+				     enum ptw_appletrace_kind *kind,
+				     struct ptw_error *err)
+{
 	if (kind)
 		*kind = PTW_APPLETRACE_OTHER;
 	if (fd < 0 || !names || !fn)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "appletrace bin: bad arguments");
 	struct ptw_at_bin b = {.name = name ? name : "<fd>", .names = names,
-			       .fn = fn, .ctx = ctx};
+			       .fn = fn, .batch = batch, .ctx = ctx};
 	b.ev.input = b.name;
 	ptw_at_bin_defaults(&b);
 	struct stat st;

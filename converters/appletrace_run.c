@@ -14,6 +14,7 @@
 
 struct ptw_appletrace_run {
 	struct ptw_appletrace_names *names;
+	ptw_cv_batch_fn batch;
 	enum ptw_appletrace_kind kind;
 	char file[256];
 	uint64_t fragments;
@@ -88,6 +89,13 @@ void ptw_appletrace_run_destroy(struct ptw_appletrace_run *r)
 	free(r);
 }
 
+void ptw_appletrace_run_set_batch(struct ptw_appletrace_run *r,
+				  ptw_cv_batch_fn batch)
+{
+	if (r)
+		r->batch = batch;
+}
+
 enum ptw_appletrace_kind ptw_appletrace_run_kind(const struct ptw_appletrace_run *r)
 {
 	return r ? r->kind : PTW_APPLETRACE_OTHER;
@@ -148,8 +156,9 @@ static int ptw_at_read_one(struct ptw_appletrace_run *r, const char *path,
 		r->bytes += (uint64_t)st.st_size;
 	int rc;
 	if (is_bin)
-		rc = ptw_appletrace_bin_read_fd(fd, r->file, r->names, fn, ctx,
-						&r->kind, err);
+		rc = ptw_appletrace_bin_read_fd_batch(fd, r->file, r->names, fn,
+						      r->batch, ctx, &r->kind,
+						      err);
 	else
 		rc = ptw_appletrace_text_read_fd(fd, r->file, fn, ctx, warn,
 						 &r->kind, err);

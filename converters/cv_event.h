@@ -90,4 +90,34 @@ struct ptw_cv_event {
 typedef int (*ptw_cv_event_fn)(void *ctx, const struct ptw_cv_event *ev,
 			       struct ptw_error *err);
 
+/* A run of simple events a reader may hand over in one call instead of
+ * one callback per event (optional; see ptw_cv_batch_fn): phases B, E and
+ * i with scope t, with a timestamp, a name known by its number and no
+ * arguments, ids or flows; everything else they would have in a struct
+ * ptw_cv_event (pid, category, input) is in the batch. */
+struct ptw_cv_simple {
+	int64_t ts_ns;           /* >= 0 */
+	uint64_t name_sym;       /* non-zero (ptw_cv_event.name_sym) */
+	struct ptw_cv_str name;  /* p != NULL */
+	uint32_t tid;
+	char ph;                 /* 'B', 'E' or 'i' */
+};
+
+struct ptw_cv_batch {
+	const struct ptw_cv_simple *ev;
+	size_t n;
+	uint32_t pid;
+	struct ptw_cv_str cat;   /* p NULL: none */
+	uint64_t cat_sym;
+};
+
+/* Takes events from the front of a batch, exactly as the event callback
+ * would take them one by one. Sets *taken to how many it took: fewer than
+ * b->n means event *taken must go to the event callback as a full struct
+ * ptw_cv_event (the reader does that, then goes on after it). Returns 0
+ * or an error code as the event callback does (the failing event counts
+ * as taken). */
+typedef int (*ptw_cv_batch_fn)(void *ctx, const struct ptw_cv_batch *b,
+			       size_t *taken, struct ptw_error *err);
+
 #endif /* PTW_CV_EVENT_H */

@@ -104,6 +104,7 @@ struct ptw_emit_stats {
 				      * was already written: ended at the B's
 				      * ts (a zero-length slice) */
 	uint64_t short_path;         /* events taken by the short path */
+	uint64_t batched;            /* of those, handed over in batches */
 };
 
 struct ptw_emit;
@@ -131,6 +132,12 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
  * negative PTW_ERR_* (writer errors, memory) with *err filled. */
 int ptw_emit_event(void *em, const struct ptw_cv_event *ev,
 		   struct ptw_error *err);
+/* The batch form of ptw_emit_event() for readers that offer one
+ * (ptw_cv_batch_fn): takes simple events of an AppleTrace input while
+ * they fit the short path; the rest go to ptw_emit_event(). The output is
+ * byte for byte that of ptw_emit_event() alone. */
+int ptw_emit_simple_batch(void *em, const struct ptw_cv_batch *b,
+			  size_t *taken, struct ptw_error *err);
 
 /* Takes only the M process_sort_index / thread_sort_index events of the
  * current input and ignores the rest: a first pass over

@@ -48,27 +48,27 @@ static int ptw_em_fast_chrome_names(struct ptw_emit *em,
 	return *sname && (!ev->cat.p || !ev->cat.n || *scat);
 }
 
-/* Takes the event if it fits the short path: returns 1 with *rc set (0 or
- * an error), else 0 having changed nothing. */
-static inline int ptw_em_short_path(struct ptw_emit *em,
-				    const struct ptw_cv_event *ev, int *rc,
-				    struct ptw_error *err)
+/* The short path once the event's fields are known: 'ph' is B, E or a
+ * thread-scoped instant, with pid, tid, a timestamp and no arguments,
+ * ids or flows; ts_ns >= 0. 'xform' is em->mode == PTW_EMIT_XFORM; 'ev'
+ * gives a Chrome event's names (unused in X form, where names are found
+ * by their numbers). Returns 1 with *rc set (0 or an error) if it took
+ * the event, else 0 having changed nothing. */
+static inline __attribute__((always_inline)) int
+ptw_em_short_core(struct ptw_emit *em, int xform, char ph, uint32_t pid,
+		  uint32_t raw_tid, int64_t ts_ns, size_t name_n,
+		  uint64_t name_sym, size_t cat_n, uint64_t cat_sym,
+		  const struct ptw_cv_event *ev, int *rc, struct ptw_error *err)
 {
-	/* em->fast_ok: no pid/tid remapping */
-	int xform = em->mode == PTW_EMIT_XFORM;
-	int instant = (ev->ph == 'i' || ev->ph == 'I') && ev->scope != 'g' &&
-		      ev->scope != 'p';
-	if ((ev->ph != 'B' && ev->ph != 'E' && !instant) ||
-	    ev->flags != PTW_EM_FAST_FLAGS || ev->n_args || ev->ts_ns < 0 ||
-	    ev->ts_ns > INT64_MAX - (em->shift_ns > 0 ? em->shift_ns : 0))
+	if (ts_ns > INT64_MAX - (em->shift_ns > 0 ? em->shift_ns : 0))
 		return 0;
-	int64_t ts = ev->ts_ns + em->shift_ns;
+	int64_t ts = ts_ns + em->shift_ns;
 	/* tid 0 is the pid's main thread (X form: with a LIFO stack of its
 	 * own) */
-	int raw_tid0 = ev->tid == 0 && ev->pid != 0;
-	uint32_t tid = ev->tid ? ev->tid : ev->pid;
+	int raw_tid0 = raw_tid == 0 && pid != 0;
+	uint32_t tid = raw_tid ? raw_tid : pid;
 	struct ptw_em_thread *th = em->th_cache[ptw_em_th_slot(tid)];
-	if (ts < 0 || !th || th->pid != ev->pid || th->tid != tid ||
+	if (ts < 0 || !th || th->pid != pid || th->tid != tid ||
 	    (th->has_last && ts <= th->last_ts) || th->cap == 0)
 		return 0;
 	size_t queued = th->n - th->head;
@@ -79,16 +79,16 @@ static inline int ptw_em_short_path(struct ptw_emit *em,
 	if (!xform) {
 		if (!ptw_em_fast_chrome_names(em, ev, &sname, &scat))
 			return 0;
-	} else if (ev->ph != 'E') {
-		if (!ev->name.n || !(sname = ptw_em_fast_sym(em, ev->name_sym)) ||
-		    (ev->cat.n && !(scat = ptw_em_fast_sym(em, ev->cat_sym))) ||
-		    (ev->ph == 'B' && l->n == l->cap))
+	} else if (ph != 'E') {
+		if (!name_n || !(sname = ptw_em_fast_sym(em, name_sym)) ||
+		    (cat_n && !(scat = ptw_em_fast_sym(em, cat_sym))) ||
+		    (ph == 'B' && l->n == l->cap))
 			return 0;
 	}
 
 	/* From here on the event is ours. */
 	em->st.events_in++;
-	em->st.by_phase[(unsigned char)ev->ph]++;
+	em->st.by_phase[(unsigned char)ph]++;
 	em->st.short_path++;
 	th->last_ts = ts;
 	th->has_last = 1;
@@ -106,7 +106,7 @@ static inline int ptw_em_short_path(struct ptw_emit *em,
 	th->compact_at = 0;
 	uint64_t seq = ++em->next_seq;
 	*rc = 0;
-	if (xform && ev->ph == 'E' && !l->n) {
+	if (xform && ph == 'E' && !l->n) {
 		em->st.dropped++; /* unmatched E */
 		return 1;
 	}
@@ -123,7 +123,7 @@ static inline int ptw_em_short_path(struct ptw_emit *em,
 	it->state = 0;
 	it->flow_ph = it->raw_end = it->e_late = it->cls = 0;
 	it->stable = 1;
-	if (ev->ph == 'B') {
+	if (ph == 'B') {
 		it->kind = PTW_EM_BEGIN;
 		if (xform) {
 			it->state = PTW_EM_UNRESOLVED;
@@ -132,7 +132,7 @@ static inline int ptw_em_short_path(struct ptw_emit *em,
 		} else {
 			it->state = PTW_EM_RAW;
 		}
-	} else if (ev->ph == 'E') {
+	} else if (ph == 'E') {
 		it->kind = PTW_EM_END;
 		if (xform) {
 			/* Its B is not queued (older ts, released): a
@@ -152,6 +152,64 @@ static inline int ptw_em_short_path(struct ptw_emit *em,
 	return 1;
 }
 
+/* Takes the event if it fits the short path: returns 1 with *rc set (0 or
+ * an error), else 0 having changed nothing. */
+static inline int ptw_em_short_path(struct ptw_emit *em,
+				    const struct ptw_cv_event *ev, int *rc,
+				    struct ptw_error *err)
+{
+	/* em->fast_ok: no pid/tid remapping */
+	int instant = (ev->ph == 'i' || ev->ph == 'I') && ev->scope != 'g' &&
+		      ev->scope != 'p';
+	if ((ev->ph != 'B' && ev->ph != 'E' && !instant) ||
+	    ev->flags != PTW_EM_FAST_FLAGS || ev->n_args || ev->ts_ns < 0)
+		return 0;
+	return ptw_em_short_core(em, em->mode == PTW_EMIT_XFORM, ev->ph,
+				 ev->pid, ev->tid, ev->ts_ns, ev->name.n,
+				 ev->name_sym, ev->cat.n, ev->cat_sym, ev, rc,
+				 err);
+}
+
+/* A C event with one numeric argument, on a process whose track is
+ * written and whose counter track for this name and key is cached (as
+ * ptw_em_counter finds it): the sample is written straight away. Returns
+ * 1 with *rc set if it took the event, else 0 having changed nothing. */
+static inline int ptw_em_short_counter(struct ptw_emit *em,
+				       const struct ptw_cv_event *ev, int *rc,
+				       struct ptw_error *err)
+{
+	const struct ptw_cv_arg *a = ev->args;
+	if (ev->flags != PTW_EM_FAST_FLAGS || ev->n_args != 1 ||
+	    (a->type != PTW_CV_VAL_INT && a->type != PTW_CV_VAL_DOUBLE) ||
+	    ev->ts_ns < 0 ||
+	    ev->ts_ns > INT64_MAX - (em->shift_ns > 0 ? em->shift_ns : 0) ||
+	    !em->last_proc || em->last_pid != ev->pid)
+		return 0;
+	int64_t ts = ev->ts_ns + em->shift_ns;
+	uint64_t parent = em->procs[em->last_proc - 1].uuid;
+	size_t kn = a->key.p ? a->key.n : 0;
+	const char *sn = ev->name.p ? ptw_em_fast_sym(em, ev->name_sym) : NULL;
+	if (ts < 0 || !parent || !sn || !em->ctr_key || kn != em->ctr_key_n ||
+	    memcmp(a->key.p ? a->key.p : "", em->ctr_key, kn) != 0)
+		return 0;
+	const struct ptw_em_ctr_slot *cs =
+		ptw_em_ctr_slot(em->ctr_cache, parent, sn, em->ctr_key);
+	if (cs->parent != parent || cs->name != sn || cs->key != em->ctr_key)
+		return 0;
+	em->st.events_in++;
+	em->st.by_phase['C']++;
+	em->st.short_path++;
+	*rc = a->type == PTW_CV_VAL_INT
+		      ? ptw_seq_counter_int(em->seq, cs->track, (uint64_t)ts, a->i)
+		      : ptw_seq_counter_double(em->seq, cs->track, (uint64_t)ts,
+					       a->d);
+	if (*rc)
+		*rc = ptw_em_writer_fail(em, *rc, err);
+	else
+		em->st.counters++;
+	return 1;
+}
+
 /* The emitter's front door lives here so that the short path is inlined
  * into it; the general path is a call away (emit.c). */
 int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
@@ -162,7 +220,32 @@ int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "emit: event outside an input");
 	int rc;
-	if (em->fast_ok && ptw_em_short_path(em, ev, &rc, err))
+	if (em->fast_ok && (ev->ph == 'C' ? ptw_em_short_counter(em, ev, &rc, err)
+					  : ptw_em_short_path(em, ev, &rc, err)))
 		return rc;
 	return ptw_em_general_event(em, ev, err);
+}
+
+int ptw_emit_simple_batch(void *ctx, const struct ptw_cv_batch *b,
+			  size_t *taken, struct ptw_error *err)
+{
+	struct ptw_emit *em = ctx;
+	*taken = 0;
+	if (!em || !b || !em->in_input || !em->fast_ok ||
+	    em->mode != PTW_EMIT_XFORM)
+		return 0; /* each event then goes to ptw_emit_event */
+	size_t cat_n = b->cat.p ? b->cat.n : 0;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct ptw_cv_simple *e = &b->ev[i];
+		int rc;
+		if (!ptw_em_short_core(em, 1, e->ph, b->pid, e->tid, e->ts_ns,
+				       e->name.n, e->name_sym, cat_n,
+				       b->cat_sym, NULL, &rc, err))
+			return 0;
+		*taken = i + 1;
+		em->st.batched++;
+		if (rc)
+			return rc;
+	}
+	return 0;
 }

@@ -1,12 +1,13 @@
 /* fuzz_emit_paths.c - differential libFuzzer target: the emitter's short
- * path (emit_fast.c) and its general path must write the same bytes.
+ * path (emit_fast.c), alone and fed in batches by the APLTRC01 reader, and
+ * its general path must write the same bytes.
  * SPDX-License-Identifier: Apache-2.0
  *
  * Input: byte 0's low bit picks the format (0: APLTRC01, split into two
  * fragments of one run at a point byte 0 also picks; 1: Chrome JSON). The
- * events are converted twice, once with general_path_only, into memory
- * files; any difference in the outputs (or in whether the conversion
- * failed) aborts. */
+ * events are converted three times (short path with batches, short path
+ * alone, general_path_only) into memory files; any difference in the
+ * outputs (or in whether the conversion failed) aborts. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Converts into a new memory file; returns its fd (-1: could not start)
  * and the conversion's result in *rc. */
-static int convert(const uint8_t *data, size_t size, int general, int *rc)
+static int convert(const uint8_t *data, size_t size, int general, int batch,
+		   int *rc)
 {
 	int fd = memfd_create("ptw-fuzz", MFD_CLOEXEC);
 	if (fd < 0)
@@ -52,14 +54,16 @@ static int convert(const uint8_t *data, size_t size, int general, int *rc)
 						   ptw_emit_event, em, NULL,
 						   &err);
 		} else {
-			*rc = ptw_appletrace_bin_read_mem(
+			ptw_cv_batch_fn bf = batch ? ptw_emit_simple_batch
+						   : NULL;
+			*rc = ptw_appletrace_bin_read_mem_batch(
 				data + 1, split - 1, "trace.appletracebin",
-				names, ptw_emit_event, em, NULL, &err);
+				names, ptw_emit_event, bf, em, NULL, &err);
 			if (*rc == 0)
-				*rc = ptw_appletrace_bin_read_mem(
+				*rc = ptw_appletrace_bin_read_mem_batch(
 					data + split, size - split,
 					"trace_1.appletracebin", names,
-					ptw_emit_event, em, NULL, &err);
+					ptw_emit_event, bf, em, NULL, &err);
 		}
 		if (*rc == 0)
 			*rc = ptw_emit_end_input(em, &err);
@@ -84,20 +88,32 @@ static void *contents(int fd, size_t *n)
 	return p;
 }
 
+/* Aborts unless the conversions behind fds a and b agree. */
+static void same(int fa, int ra, int fb, int rb)
+{
+	if (fa < 0 || fb < 0)
+		return;
+	size_t na, nb;
+	void *a = contents(fa, &na), *b = contents(fb, &nb);
+	if (ra != rb || na != nb || memcmp(a, b, na) != 0)
+		abort(); /* the paths disagree */
+	free(a);
+	free(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	int rs, rg;
-	int fs = convert(data, size, 0, &rs);
-	int fg = convert(data, size, 1, &rg);
-	if (fs >= 0 && fg >= 0) {
-		size_t ns, ng;
-		void *s = contents(fs, &ns), *g = contents(fg, &ng);
-		if (rs != rg || ns != ng || memcmp(s, g, ns) != 0)
-			abort(); /* the two paths disagree */
-		free(s);
-		free(g);
+	int rs, rg, rb;
+	int fs = convert(data, size, 0, 0, &rs);
+	int fg = convert(data, size, 1, 0, &rg);
+	same(fs, rs, fg, rg);
+	if (!(data[0] & 1)) {
+		int fb = convert(data, size, 0, 1, &rb);
+		same(fb, rb, fg, rg);
+		if (fb >= 0)
+			close(fb);
 	}
 	if (fs >= 0)
 		close(fs);

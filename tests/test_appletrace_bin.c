@@ -516,3 +516,186 @@ Test(appletrace_bin, a_fragment_is_known_by_its_magic_not_its_name)
 	unlink(path);
 	free(f.p);
 }
+
+/* ---- batches ---------------------------------------------------------- */
+
+/* Every event a reader hands out, one way or the other, in order. */
+struct seen {
+	struct got_ev *ev;
+	size_t n, cap;
+	uint64_t x;        /* xorshift: how many a batch takes */
+	uint64_t batches, in_batches;
+};
+
+static struct got_ev *seen_add(struct seen *s)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		s->ev = realloc(s->ev, s->cap * sizeof(*s->ev));
+		cr_assert(s->ev);
+	}
+	struct got_ev *e = &s->ev[s->n++];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+static int seen_event(void *ctx, const struct ptw_cv_event *ev,
+		      struct ptw_error *err)
+{
+	struct seen *s = ctx;
+	struct got g = {.n = 0};
+	collect(&g, ev, err);
+	*seen_add(s) = g.ev[0];
+	s->ev[s->n - 1].offset = 0; /* a batch has no offsets */
+	return 0;
+}
+
+/* Takes a random number of the batch's events (sometimes none, sometimes
+ * all), recording each as the event callback would see it. */
+static int seen_batch(void *ctx, const struct ptw_cv_batch *b, size_t *taken,
+		      struct ptw_error *err)
+{
+	(void)err;
+	struct seen *s = ctx;
+	s->x ^= s->x << 13;
+	s->x ^= s->x >> 7;
+	s->x ^= s->x << 17;
+	size_t k = s->x % 4 == 0 ? b->n : (size_t)(s->x >> 8) % (b->n + 1);
+	cr_assert_gt(b->n, 0u);
+	for (size_t i = 0; i < k; i++) {
+		const struct ptw_cv_simple *x = &b->ev[i];
+		struct got_ev *e = seen_add(s);
+		e->ph = x->ph;
+		snprintf(e->name, sizeof(e->name), "%.*s", (int)x->name.n,
+			 x->name.p);
+		if (b->cat.p)
+			snprintf(e->cat, sizeof(e->cat), "%.*s", (int)b->cat.n,
+				 b->cat.p);
+		e->pid = b->pid;
+		e->tid = x->tid;
+		e->flags = PTW_CV_HAS_PID | PTW_CV_HAS_TID | PTW_CV_HAS_TS;
+		e->ts_ns = x->ts_ns;
+		e->scope = x->ph == 'i' ? 't' : 0;
+	}
+	*taken = k;
+	s->batches++;
+	s->in_batches += k;
+	return 0;
+}
+
+/* A batch callback sees exactly the events the event callback would, in
+ * file order, whatever it takes: through chunk boundaries, around every
+ * other kind of record and timestamps too large for a batch. */
+Test(appletrace_bin, batches_hand_out_the_same_events_in_order)
+{
+	struct frag f;
+	frag_header(&f, 42);
+	frag_def(&f, 1, "one");
+	frag_def(&f, 2, "two");
+	size_t nev = ptw_test_scale(120000, 30000);
+	for (size_t i = 0; i < nev; i++) {
+		static const char ph[] = "BEiBEBEBECMbeBE";
+		char p = ph[i * 7 % (sizeof(ph) - 1)];
+		uint64_t ts = i % 101 == 0 ? (uint64_t)INT64_MAX / 500 : i;
+		if (i % 3001 == 0)
+			frag_def(&f, 2, i % 2 ? "two" : "deux");
+		frag_event(&f, p, 1 + (uint32_t)(i % 2), i % 3 ? i % 5 : 1ull << 40,
+			   ts, p == 'M' ? 1 : 3);
+	}
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "apbatch");
+	ptw_test_write_file_or_fail(path, f.p, f.len);
+	struct seen plain = {0}, mem = {.x = 7}, fd = {.x = 11};
+	struct ptw_error err = {0};
+	struct ptw_appletrace_names *n1 = ptw_appletrace_names_create();
+	struct ptw_appletrace_names *n2 = ptw_appletrace_names_create();
+	struct ptw_appletrace_names *n3 = ptw_appletrace_names_create();
+	cr_assert_eq(ptw_appletrace_bin_read_mem(f.p, f.len, "m", n1, seen_event,
+						 &plain, NULL, &err), 0);
+	cr_assert_eq(ptw_appletrace_bin_read_mem_batch(f.p, f.len, "m", n2,
+						       seen_event, seen_batch,
+						       &mem, NULL, &err), 0);
+	int h = open(path, O_RDONLY);
+	cr_assert_geq(h, 0);
+	cr_assert_eq(ptw_appletrace_bin_read_fd_batch(h, "f", n3, seen_event,
+						      seen_batch, &fd, NULL,
+						      &err), 0, "%s", err.msg);
+	close(h);
+	unlink(path);
+	cr_assert_eq(plain.n, nev);
+	const struct seen *ways[2] = {&mem, &fd};
+	for (int w = 0; w < 2; w++) {
+		const struct seen *s = ways[w];
+		cr_assert_eq(s->n, nev);
+		for (size_t i = 0; i < nev; i++)
+			cr_assert(memcmp(&s->ev[i], &plain.ev[i],
+					 sizeof(plain.ev[i])) == 0,
+				  "way %d: event %zu (%c) differs", w, i,
+				  plain.ev[i].ph);
+		/* batches took most events, and left some */
+		cr_expect_gt(s->in_batches, nev / 4);
+		cr_expect_lt(s->in_batches, nev);
+	}
+	free(plain.ev);
+	free(mem.ev);
+	free(fd.ev);
+	ptw_appletrace_names_destroy(n1);
+	ptw_appletrace_names_destroy(n2);
+	ptw_appletrace_names_destroy(n3);
+	free(f.p);
+}
+
+/* An error stops a batched read as it stops a plain one: the failing
+ * batch's code comes back, and an undefined name is still reported with
+ * its record's offset. */
+static int failing_batch(void *ctx, const struct ptw_cv_batch *b,
+			 size_t *taken, struct ptw_error *err)
+{
+	uint64_t *calls = ctx;
+	(*calls)++;
+	*taken = b->n > 2 ? 2 : b->n;
+	return ptw_error_set(err, PTW_ERR_IO, 0, "batch failed");
+}
+
+static int no_event(void *ctx, const struct ptw_cv_event *ev,
+		    struct ptw_error *err)
+{
+	(void)ctx;
+	(void)ev;
+	(void)err;
+	return 0;
+}
+
+Test(appletrace_bin, batch_errors_stop_the_read)
+{
+	struct frag f;
+	frag_header(&f, 42);
+	frag_def(&f, 1, "one");
+	for (int i = 0; i < 10; i++)
+		frag_event(&f, 'B', 1, 5, (uint64_t)i, 0);
+	struct ptw_error err = {0};
+	uint64_t calls = 0;
+	struct ptw_appletrace_names *n = ptw_appletrace_names_create();
+	cr_assert_eq(ptw_appletrace_bin_read_mem_batch(f.p, f.len, "m", n,
+						       no_event, failing_batch,
+						       &calls, NULL, &err),
+		     PTW_ERR_IO);
+	cr_expect_eq(calls, 1u);
+	cr_expect_str_eq(err.msg, "batch failed");
+
+	size_t bad_at = f.len;
+	frag_event(&f, 'E', 9, 5, 20, 0); /* name 9 undefined */
+	enum ptw_appletrace_kind kind;
+	struct seen s = {.x = 3};
+	cr_assert_eq(ptw_appletrace_bin_read_mem_batch(f.p, f.len, "m", n,
+						       seen_event, seen_batch,
+						       &s, &kind, &err),
+		     PTW_ERR_FORMAT);
+	cr_expect_eq(kind, PTW_APPLETRACE_UNDEFINED_NAME_ID);
+	cr_expect_eq(err.offset, bad_at, "offset %llu",
+		     (unsigned long long)err.offset);
+	cr_expect_eq(s.n, 10u, "the events before it");
+	free(s.ev);
+	ptw_appletrace_names_destroy(n);
+	free(f.p);
+}

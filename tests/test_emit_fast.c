@@ -1,5 +1,6 @@
-/* test_emit_fast.c - the emitter's short path (emit_fast.c) writes exactly
- * what the general path writes: random APLTRC01 runs (nesting, unmatched
+/* test_emit_fast.c - the emitter's short path (emit_fast.c), and its batch
+ * form fed by the APLTRC01 reader, write exactly what the general path
+ * writes: random APLTRC01 runs (nesting, unmatched
  * ends, equal and backward timestamps, tid 0, redefined names, counters,
  * instants, metadata, several inputs with a shift) and random Chrome JSON
  * (B/E matched by name, X, instants of every scope, flows, counters,
@@ -136,10 +137,11 @@ static void make_run(const char *dir, uint64_t seed, int events)
 		fragment(dir, k, &g, events);
 }
 
-/* Converts an AppleTrace run directory (twice, the second time shifted)
- * or a Chrome JSON file (once, shifted) into 'out'. */
+/* Converts an AppleTrace run directory (twice, the second time shifted;
+ * simple events in batches if 'batch') or a Chrome JSON file (once,
+ * shifted) into 'out'. */
 static void convert(const char *in_path, int json, const char *out,
-		    int general, struct ptw_emit_stats *st)
+		    int general, int batch, struct ptw_emit_stats *st)
 {
 	struct ptw_error err = {0};
 	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
@@ -160,6 +162,9 @@ static void convert(const char *in_path, int json, const char *out,
 			struct ptw_appletrace_run *r =
 				ptw_appletrace_run_create(&err);
 			cr_assert(r);
+			if (batch)
+				ptw_appletrace_run_set_batch(
+					r, ptw_emit_simple_batch);
 			rc = ptw_appletrace_run_read_dir(r, in_path,
 							 ptw_emit_event, em,
 							 NULL, &err);
@@ -190,11 +195,12 @@ static void compare_outputs(const char *a, const char *b, uint64_t seed,
 	cr_assert_eq(i, na, "seed %llu: outputs differ at byte %zu",
 		     (unsigned long long)seed, i);
 	cr_assert_eq(sb->short_path, 0u);
+	cr_assert_eq(sb->batched, 0u);
 	cr_assert_gt(sa->short_path, sa->events_in / 4,
 		     "short path took %llu of %llu events",
 		     (unsigned long long)sa->short_path,
 		     (unsigned long long)sa->events_in);
-	sa->short_path = 0;
+	sa->short_path = sa->batched = 0;
 	cr_assert(memcmp(sa, sb, sizeof(*sa)) == 0, "stats differ");
 	/* and the output is a valid trace */
 	ptw_trace_free(ptw_test_load_checked_or_fail(a, PTW_CHECK_ALLOW_OPEN));
@@ -209,13 +215,23 @@ static void same_output(uint64_t seed, int events)
 	char dir[256], a[300], b[300];
 	ptw_test_tmp_path(dir, sizeof(dir), "fastrun");
 	make_run(dir, seed, events);
-	snprintf(a, sizeof(a), "%s.short.pftrace", dir);
-	snprintf(b, sizeof(b), "%s.general.pftrace", dir);
-	struct ptw_emit_stats sa, sb;
-	convert(dir, 0, a, 0, &sa);
-	convert(dir, 0, b, 1, &sb);
-
-	compare_outputs(a, b, seed, &sa, &sb);
+	/* short path alone, in batches, and neither (general path; a batch
+	 * callback must then take nothing) */
+	for (int batch = 0; batch < 2; batch++) {
+		snprintf(a, sizeof(a), "%s.short.pftrace", dir);
+		snprintf(b, sizeof(b), "%s.general.pftrace", dir);
+		struct ptw_emit_stats sa, sb;
+		convert(dir, 0, a, 0, batch, &sa);
+		convert(dir, 0, b, 1, batch, &sb);
+		if (batch)
+			cr_assert_gt(sa.batched, sa.short_path / 2,
+				     "batches took %llu of %llu",
+				     (unsigned long long)sa.batched,
+				     (unsigned long long)sa.short_path);
+		else
+			cr_assert_eq(sa.batched, 0u);
+		compare_outputs(a, b, seed, &sa, &sb);
+	}
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_assert_eq(system(cmd), 0);
@@ -305,8 +321,8 @@ static void same_json_output(uint64_t seed, int events, int no_x)
 	snprintf(a, sizeof(a), "%s.short.pftrace", json);
 	snprintf(b, sizeof(b), "%s.general.pftrace", json);
 	struct ptw_emit_stats sa, sb;
-	convert(json, 1, a, 0, &sa);
-	convert(json, 1, b, 1, &sb);
+	convert(json, 1, a, 0, 0, &sa);
+	convert(json, 1, b, 1, 0, &sb);
 	compare_outputs(a, b, seed, &sa, &sb);
 	unlink(json);
 }

@@ -271,6 +271,10 @@ static int convert_input(struct cli *c, const char *path, int no,
 		struct ptw_appletrace_run *r = ptw_appletrace_run_create(err);
 		if (!r)
 			return PTW_ERR_NOMEM;
+		/* Runs of simple events go to the emitter in batches (same
+		 * output, less work per event), unless progress counts them. */
+		if (!c->progress)
+			ptw_appletrace_run_set_batch(r, ptw_emit_simple_batch);
 		struct ptw_appletrace_warn w = {on_warn, c, NULL};
 		char dir[PATH_MAX];
 		if (is_dir && c->keep_going) {
@@ -738,6 +742,8 @@ int main(int argc, char **argv)
 			(unsigned long long)c.warnings);
 		fprintf(stderr, "short_path %llu\n",
 			(unsigned long long)es.short_path);
+		fprintf(stderr, "batched %llu\n",
+			(unsigned long long)es.batched);
 		fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
 			(unsigned long long)c.bytes_in,
 			(unsigned long long)out_bytes, t);
