@@ -311,6 +311,8 @@ static int convert(const char *in, int is_run, int floor_only, const char *out,
 	int rc = ptw_emit_begin_input(em, &ei, &err);
 	if (!rc && is_run) {
 		struct ptw_appletrace_run *r = ptw_appletrace_run_create(&err);
+		/* as ptw-convert reads a run */
+		ptw_appletrace_run_set_batch(r, ptw_emit_simple_batch);
 		rc = r ? ptw_appletrace_run_read_dir(r, in, ptw_emit_event, em,
 						     NULL, &err)
 		       : PTW_ERR_NOMEM;
@@ -343,6 +345,13 @@ static struct run measure(const char *in, int is_run, int floor_only,
 			  const char *out, int compress)
 {
 	struct run r = {0};
+	/* A fresh output each run (replacing the previous run's output would
+	 * charge its freeing to this conversion), and no dirty pages left
+	 * from the inputs just generated or earlier outputs: the kernel
+	 * throttles a writer while others' dirty pages are written back,
+	 * and would charge that to the conversion too. */
+	unlink(out);
+	sync();
 	double t0 = now_s();
 	pid_t pid = fork();
 	if (pid < 0)
