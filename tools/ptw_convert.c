@@ -157,20 +157,37 @@ static int opt_shift(struct cli *c, const char *arg)
 
 /* ---- event callback with progress ------------------------------------- */
 
+/* Shows progress when the event count passed a multiple of 2^20. */
+static void progress_tick(struct cli *c, uint64_t before)
+{
+	if (!c->progress || (before >> 20) == (c->events >> 20))
+		return;
+	double t = now_s();
+	if (t - c->last_progress >= 0.5) {
+		c->last_progress = t;
+		fprintf(stderr, "\r" PROG ": %llu events, %.1f s",
+			(unsigned long long)c->events, t - c->t0);
+	}
+}
+
 static int on_event(void *ctx, const struct ptw_cv_event *ev,
 		    struct ptw_error *err)
 {
 	struct cli *c = ctx;
-	c->events++;
-	if (c->progress && (c->events & 0xFFFFF) == 0) {
-		double t = now_s();
-		if (t - c->last_progress >= 0.5) {
-			c->last_progress = t;
-			fprintf(stderr, "\r" PROG ": %llu events, %.1f s",
-				(unsigned long long)c->events, t - c->t0);
-		}
-	}
+	progress_tick(c, c->events++);
 	return ptw_emit_event(c->em, ev, err);
+}
+
+/* The same for a batch of simple events (counted as taken). */
+static int on_batch(void *ctx, const struct ptw_cv_batch *b, size_t *taken,
+		    struct ptw_error *err)
+{
+	struct cli *c = ctx;
+	int rc = ptw_emit_simple_batch(c->em, b, taken, err);
+	uint64_t before = c->events;
+	c->events += *taken;
+	progress_tick(c, before);
+	return rc;
 }
 
 /* --keep-going: a fragment failed; the run goes on with the next one. */
@@ -272,9 +289,9 @@ static int convert_input(struct cli *c, const char *path, int no,
 		if (!r)
 			return PTW_ERR_NOMEM;
 		/* Runs of simple events go to the emitter in batches (same
-		 * output, less work per event), unless progress counts them. */
-		if (!c->progress)
-			ptw_appletrace_run_set_batch(r, ptw_emit_simple_batch);
+		 * output, less work per event). */
+		ptw_appletrace_run_set_batch(r, c->progress ? on_batch
+							    : ptw_emit_simple_batch);
 		struct ptw_appletrace_warn w = {on_warn, c, NULL};
 		char dir[PATH_MAX];
 		if (is_dir && c->keep_going) {
