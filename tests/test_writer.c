@@ -679,7 +679,7 @@ Test(writer, fast_and_general_paths_write_identical_bytes)
 	struct tw_trace t;
 	cr_assert_eq(tw_decode(&t, a, a_len), 0, "%s", t.err);
 	cr_assert_eq(t.n_ev, 200);
-	cr_assert_eq(t.n_dropped_marks, 3, "%d", t.n_dropped_marks);
+	cr_assert_eq(t.n_dropped_marks, 3, "%zu", (size_t)t.n_dropped_marks);
 	tw_trace_free(&t);
 	free(a);
 	free(b);
