@@ -469,7 +469,8 @@ ptw_ev_fast_write(struct ptw_seq *s, uint64_t ts, int type, uint64_t track,
 	uint8_t *p = ptw_pb_write_len_tag(rec, PTW_F_TRACE_PACKET);
 	uint8_t *plen = p++;
 	if (__builtin_expect(ts >= s->base, 1)) {
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts - s->base);
+		*p++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
+		p = ptw_pb_write_varint_nb(p, ts - s->base);
 		s->base = ts;
 	} else {
 		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);

@@ -125,3 +125,34 @@ Test(pb, pointer_writers_match_buffer_appenders)
 	cr_assert(raw[0] == 0xD0 && raw[1] == 0x03 && raw[2] == 65);
 	ptw_pb_buf_free(&b);
 }
+
+/* The branch-free varint writer encodes every value as the loop does,
+ * around each length boundary and at random, and writes nothing beyond
+ * PTW_PB_VARINT_MAX bytes. */
+Test(pb, branch_free_varint_matches_the_loop)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int i = 0; i < 200000; i++) {
+		uint64_t v;
+		if (i < 64 * 3) {
+			int bit = i / 3;
+			v = (1ull << bit) + (uint64_t)(i % 3) - 1; /* 2^k-1, 2^k, 2^k+1 */
+		} else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = x >> (x % 64);
+		}
+		uint8_t a[PTW_PB_VARINT_MAX + 8], b[PTW_PB_VARINT_MAX + 8];
+		memset(a, 0xEE, sizeof(a));
+		memset(b, 0xEE, sizeof(b));
+		size_t na = (size_t)(ptw_pb_write_varint(a, v) - a);
+		size_t nb = (size_t)(ptw_pb_write_varint_nb(b, v) - b);
+		cr_assert_eq(na, nb, "value %llu: %zu vs %zu bytes",
+			     (unsigned long long)v, na, nb);
+		cr_assert(memcmp(a, b, na) == 0, "value %llu",
+			  (unsigned long long)v);
+		for (size_t k = PTW_PB_VARINT_MAX; k < sizeof(b); k++)
+			cr_assert_eq(b[k], 0xEE);
+	}
+}

@@ -76,6 +76,27 @@ static inline uint8_t *ptw_pb_write_varint(uint8_t *p, uint64_t v)
 	return p;
 }
 
+/* The same encoding without a data-dependent branch for values below
+ * 2^28 (timestamp deltas, whose length varies from event to event and
+ * would mispredict the loop's exit): the four bytes are composed in a
+ * word and stored at once. WARNING: may write up to 4 bytes past the
+ * varint's end (callers reserve PTW_PB_VARINT_MAX bytes anyway). */
+static inline uint8_t *ptw_pb_write_varint_nb(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (__builtin_expect(v < (1u << 28), 1)) {
+		uint32_t x = (uint32_t)v;
+		uint32_t w = (x & 0x7Fu) | ((x << 1) & 0x7F00u) |
+			     ((x << 2) & 0x7F0000u) | ((x << 3) & 0x7F000000u);
+		unsigned n = ptw_pb_varint_size(x);
+		w |= 0x808080u >> (8u * (4u - n)); /* continuation bits */
+		memcpy(p, &w, 4);
+		return p + n;
+	}
+#endif
+	return ptw_pb_write_varint(p, v);
+}
+
 /* Pointer-form field writers for callers that reserved the space first
  * (ptw_pb_reserve): each writes tag + value at p and returns the end.
  * WARNING: no bounds check; at most 2 * PTW_PB_VARINT_MAX bytes
