@@ -12,7 +12,13 @@
  * already: it had an older timestamp). An instant, and for Chrome input a
  * B or E, is queued as the general path queues it. Anything else returns
  * 0 before changing any state, and the caller takes the general path; the
- * tests compare the two paths' output byte for byte. */
+ * tests compare the two paths' output byte for byte.
+ *
+ * Two more doors share it: ptw_emit_simple_batch() takes runs of such
+ * events from the APLTRC01 reader in one call (same core, no struct
+ * ptw_cv_event per event), and a counter sample (C with one numeric
+ * argument) whose process and counter track are known is written at once
+ * (ptw_em_short_counter, as ptw_em_counter would write it). */
 #include <string.h>
 
 #include "emit_internal.h"
