@@ -587,37 +587,38 @@ ptw_ev_simple_slow(struct ptw_seq *s, int type, uint64_t track, uint64_t ts,
 	return ptw_ev_track_event(s, &ev, type);
 }
 
+/* One type of simple event, fast path first (inlined once per type, so
+ * that each copy is specialised for its type). */
+static inline __attribute__((always_inline)) int
+ptw_ev_simple_typed(struct ptw_seq *s, int type, uint64_t track, uint64_t ts,
+		    const char *category, const char *name)
+{
+	int rc;
+	if (ptw_ev_fast_simple(s, type, track, ts, category, name, &rc))
+		return rc;
+	return ptw_ev_simple_slow(s, type, track, ts, category, name);
+}
+
 int ptw_seq_simple(struct ptw_seq *s, enum ptw_simple_type type,
 		   uint64_t track, uint64_t ts, const char *category,
 		   const char *name)
 {
 	int rc;
-	int t;
 	switch (type) {
 	case PTW_SIMPLE_BEGIN:
-		if (ptw_ev_fast_simple(s, PTW_TE_TYPE_SLICE_BEGIN, track, ts,
-				       category, name, &rc))
-			return rc;
-		t = PTW_TE_TYPE_SLICE_BEGIN;
-		break;
-	case PTW_SIMPLE_END:
-		if (ptw_ev_fast_simple(s, PTW_TE_TYPE_SLICE_END, track, ts,
-				       NULL, NULL, &rc))
-			return rc;
-		t = PTW_TE_TYPE_SLICE_END;
-		break;
+		return ptw_ev_simple_typed(s, PTW_TE_TYPE_SLICE_BEGIN, track,
+					   ts, category, name);
+	case PTW_SIMPLE_END: /* names ignored */
+		return ptw_ev_simple_typed(s, PTW_TE_TYPE_SLICE_END, track, ts,
+					   NULL, NULL);
 	case PTW_SIMPLE_INSTANT:
-		if (ptw_ev_fast_simple(s, PTW_TE_TYPE_INSTANT, track, ts,
-				       category, name, &rc))
-			return rc;
-		t = PTW_TE_TYPE_INSTANT;
-		break;
+		return ptw_ev_simple_typed(s, PTW_TE_TYPE_INSTANT, track, ts,
+					   category, name);
 	default:
 		if ((rc = ptw_ev_enter(s)) != 0)
 			return rc;
 		return ptw_ev_fail(s->w, "unknown simple event type");
 	}
-	return ptw_ev_simple_slow(s, t, track, ts, category, name);
 }
 
 int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,

@@ -686,40 +686,6 @@ Test(writer, fast_and_general_paths_write_identical_bytes)
 	free(c);
 }
 
-/* ptw_seq_simple() misuse fails as the struct calls do, and writes
- * nothing. */
-Test(writer, simple_events_report_misuse)
-{
-	char *path;
-	struct ptw_writer *w = open_tmp(&path, NULL);
-	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
-	uint64_t ctr = ptw_writer_add_counter_track(w, "c", NULL, 0, -1);
-	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	cr_expect_eq(ptw_seq_simple(NULL, PTW_SIMPLE_BEGIN, tr, 1, NULL, "a"),
-		     PTW_ERR_INVALID);
-	cr_expect_eq(ptw_seq_simple(s, PTW_SIMPLE_END, tr, 1, NULL, NULL),
-		     PTW_ERR_INVALID, "END without an open slice");
-	cr_expect_eq(ptw_seq_simple(s, (enum ptw_simple_type)9, tr, 1, NULL,
-				    "a"), PTW_ERR_INVALID);
-	cr_expect_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, ctr, 1, NULL, "a"),
-		     PTW_ERR_INVALID, "a counter track");
-	cr_expect_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, 999, 1, NULL, "a"),
-		     PTW_ERR_INVALID, "unknown track");
-	cr_expect_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, tr,
-				    (uint64_t)INT64_MAX + 1, NULL, "a"),
-		     PTW_ERR_INVALID);
-	struct rec *r = calloc(1, sizeof(*r));
-	struct tw_event *e = rec_add(r, 3, 1, tr, 5);
-	e->has_name = 1;
-	tw_copy(e->name, sizeof(e->name), "ok");
-	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, tr, 5, NULL, "ok"), 0);
-	struct tw_trace t;
-	close_decode(w, path, &t);
-	expect_events(&t, r);
-	tw_trace_free(&t);
-	free(r);
-}
-
 Test(writer, tables_grow_past_their_initial_size)
 {
 	char *path;

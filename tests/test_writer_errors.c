@@ -88,6 +88,24 @@ Test(writer_errors, misuse_returns_invalid_and_writes_nothing)
 	cr_assert_eq(ptw_seq_instant(s, &ev), PTW_ERR_INVALID);
 	cr_assert_eq(ptw_seq_counter_int(s, ctr, (uint64_t)INT64_MAX + 1, 1), PTW_ERR_INVALID);
 	ev.ts = 10;
+	/* The same misuse through ptw_seq_simple(). */
+	cr_assert_eq(ptw_seq_simple(NULL, PTW_SIMPLE_BEGIN, tr, 1, NULL, "a"),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_END, tr, 1, NULL, NULL),
+		     PTW_ERR_INVALID); /* no open slice */
+	cr_assert_eq(ptw_seq_simple(s, (enum ptw_simple_type)9, tr, 1, NULL,
+				    "a"), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, ctr, 1, NULL, "a"),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, 999, 1, NULL, "a"),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, 0, 1, NULL, "a"),
+		     PTW_ERR_INVALID); /* no default track */
+	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_BEGIN, tr,
+				    (uint64_t)INT64_MAX + 1, NULL, "a"),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, tr, 1, NULL, huge),
+		     PTW_ERR_INVALID);
 	/* Tracks. */
 	cr_assert_eq(ptw_writer_add_track(w, NULL, 0, -1), 0);
 	cr_assert_eq(ptw_writer_add_track(w, "y", 12345, -1), 0);
