@@ -4,8 +4,9 @@
  *
  * Input: byte 0 picks where the data is split into two fragments of one
  * run (sharing the name table); the decoded events of both are converted
- * through the emitter (X form) into a writer on /dev/null, so the reorder
- * queue, the track tables and the writer see arbitrary event streams.
+ * through the emitter (X form; simple events in batches, as ptw-convert
+ * reads them) into a writer on /dev/null, so the reorder queue, the track
+ * tables and the writer see arbitrary event streams.
  * Any outcome but a crash or a sanitizer report is fine. */
 #include <fcntl.h>
 #include <stddef.h>
@@ -38,16 +39,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM, .max_held = 64};
 	if (em && names && ptw_emit_begin_input(em, &in, NULL) == 0) {
 		struct ptw_error err;
-		int rc = ptw_appletrace_bin_read_mem(data + 1, split - 1,
-						     "trace.appletracebin", names,
-						     ptw_emit_event, em, NULL,
-						     &err);
+		int rc = ptw_appletrace_bin_read_mem_batch(
+			data + 1, split - 1, "trace.appletracebin", names,
+			ptw_emit_event, ptw_emit_simple_batch, em, NULL, &err);
 		if (rc == 0)
-			rc = ptw_appletrace_bin_read_mem(data + split,
-							 size - split,
-							 "trace_1.appletracebin",
-							 names, ptw_emit_event,
-							 em, NULL, &err);
+			rc = ptw_appletrace_bin_read_mem_batch(
+				data + split, size - split,
+				"trace_1.appletracebin", names, ptw_emit_event,
+				ptw_emit_simple_batch, em, NULL, &err);
 		if (rc == 0 && ptw_emit_end_input(em, &err) == 0)
 			ptw_emit_finish(em, &err);
 	}
