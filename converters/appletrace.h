@@ -88,6 +88,16 @@ struct ptw_cv_str ptw_appletrace_names_lookup(
 	const struct ptw_appletrace_names *t, uint32_t id, uint64_t *sym);
 /* Number of ids defined. */
 size_t ptw_appletrace_names_count(const struct ptw_appletrace_names *t);
+/* The table's directly indexed part, for hot loops: entry 'id' (below
+ * PTW_APPLETRACE_DENSE) holds what ptw_appletrace_names_lookup() returns
+ * for it (s.p NULL: undefined); valid as long as the table. */
+#define PTW_APPLETRACE_DENSE 4096u
+struct ptw_appletrace_dense {
+	struct ptw_cv_str s;
+	uint64_t sym;
+};
+const struct ptw_appletrace_dense *
+ptw_appletrace_names_dense(const struct ptw_appletrace_names *t);
 
 /* ==== Binary fragments ================================================= */
 

@@ -205,6 +205,8 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 				    size_t avail)
 {
+	const struct ptw_appletrace_dense *dense =
+		ptw_appletrace_names_dense(b->names);
 	size_t max = avail / PTW_APPLETRACE_EVENT_LEN, k;
 	if (max > PTW_AT_BATCH)
 		max = PTW_AT_BATCH;
@@ -215,8 +217,14 @@ static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 		    ts > (uint64_t)INT64_MAX / 1000u)
 			break;
 		struct ptw_cv_simple *e = &b->sb[k];
-		e->name = ptw_appletrace_names_lookup(b->names, ptw_load_le32(p + 1),
-						      &e->name_sym);
+		uint32_t id = ptw_load_le32(p + 1);
+		if (id < PTW_APPLETRACE_DENSE) {
+			e->name = dense[id].s;
+			e->name_sym = dense[id].sym;
+		} else {
+			e->name = ptw_appletrace_names_lookup(b->names, id,
+							      &e->name_sym);
+		}
 		if (!e->name.p)
 			break;
 		uint64_t tid = ptw_load_le64(p + 5);

@@ -18,22 +18,14 @@ struct ptw_at_slot {
 	uint64_t sym; /* number of this definition */
 };
 
-/* A directly indexed entry: the string and its definition's number. */
-struct ptw_at_dense {
-	struct ptw_cv_str s; /* p NULL: undefined */
-	uint64_t sym;
-};
-
-/* Small ids (producers number names from 0 or 1) are also found by
- * direct indexing, without hashing or probing. */
-#define PTW_AT_DENSE 4096u
 
 struct ptw_appletrace_names {
 	struct ptw_at_slot *slots;
 	size_t cap; /* power of two */
 	size_t count;
 	uint64_t next_sym;
-	struct ptw_at_dense dense[PTW_AT_DENSE]; /* id < PTW_AT_DENSE */
+	/* small ids (producers number names from 0 or 1), directly indexed */
+	struct ptw_appletrace_dense dense[PTW_APPLETRACE_DENSE];
 };
 
 static size_t ptw_at_hash(uint32_t id, size_t cap)
@@ -125,7 +117,7 @@ int ptw_appletrace_names_define(struct ptw_appletrace_names *t, uint32_t id,
 	sl->s = copy;
 	sl->n = n;
 	sl->sym = t->next_sym++;
-	if (id < PTW_AT_DENSE) {
+	if (id < PTW_APPLETRACE_DENSE) {
 		t->dense[id].s.p = copy;
 		t->dense[id].s.n = n;
 		t->dense[id].sym = sl->sym;
@@ -139,7 +131,7 @@ struct ptw_cv_str ptw_appletrace_names_lookup(
 	struct ptw_cv_str r = {NULL, 0};
 	if (!t)
 		return r;
-	if (id < PTW_AT_DENSE) {
+	if (id < PTW_APPLETRACE_DENSE) {
 		*sym = t->dense[id].sym;
 		return t->dense[id].s;
 	}
@@ -157,6 +149,12 @@ struct ptw_cv_str ptw_appletrace_names_get(const struct ptw_appletrace_names *t,
 {
 	uint64_t sym;
 	return ptw_appletrace_names_lookup(t, id, &sym);
+}
+
+const struct ptw_appletrace_dense *
+ptw_appletrace_names_dense(const struct ptw_appletrace_names *t)
+{
+	return t ? t->dense : NULL;
 }
 
 size_t ptw_appletrace_names_count(const struct ptw_appletrace_names *t)

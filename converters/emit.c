@@ -179,6 +179,7 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 	em->seen_x = 0;
 	em->max_held = in->max_held ? in->max_held : PTW_EMIT_MAX_HELD;
 	em->shift_ns = in->shift_ns;
+	em->ts_in_max = INT64_MAX - (in->shift_ns > 0 ? in->shift_ns : 0);
 	memset(em->th_cache, 0, sizeof(em->th_cache)); /* per input */
 	memset(em->sym_cache, 0, sizeof(em->sym_cache));
 	em->last_proc = 0;

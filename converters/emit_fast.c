@@ -58,15 +58,17 @@ static int ptw_em_fast_chrome_names(struct ptw_emit *em,
  * thread-scoped instant, with pid, tid, a timestamp and no arguments,
  * ids or flows; ts_ns >= 0. 'xform' is em->mode == PTW_EMIT_XFORM; 'ev'
  * gives a Chrome event's names (unused in X form, where names are found
- * by their numbers). Returns 1 with *rc set (0 or an error) if it took
- * the event, else 0 having changed nothing. */
+ * by their numbers). 'batch': the caller counts the events it took in
+ * events_in and short_path. Returns 1 with *rc set (0 or an error) if it
+ * took the event, else 0 having changed nothing. */
 static inline __attribute__((always_inline)) int
-ptw_em_short_core(struct ptw_emit *em, int xform, char ph, uint32_t pid,
+ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
+		  uint32_t pid,
 		  uint32_t raw_tid, int64_t ts_ns, size_t name_n,
 		  uint64_t name_sym, size_t cat_n, uint64_t cat_sym,
 		  const struct ptw_cv_event *ev, int *rc, struct ptw_error *err)
 {
-	if (ts_ns > INT64_MAX - (em->shift_ns > 0 ? em->shift_ns : 0))
+	if (ts_ns > em->ts_in_max)
 		return 0;
 	int64_t ts = ts_ns + em->shift_ns;
 	/* tid 0 is the pid's main thread (X form: with a LIFO stack of its
@@ -93,9 +95,11 @@ ptw_em_short_core(struct ptw_emit *em, int xform, char ph, uint32_t pid,
 	}
 
 	/* From here on the event is ours. */
-	em->st.events_in++;
+	if (!batch) {
+		em->st.events_in++;
+		em->st.short_path++;
+	}
 	em->st.by_phase[(unsigned char)ph]++;
-	em->st.short_path++;
 	th->last_ts = ts;
 	th->has_last = 1;
 	if (queued) {
@@ -170,7 +174,7 @@ static inline int ptw_em_short_path(struct ptw_emit *em,
 	if ((ev->ph != 'B' && ev->ph != 'E' && !instant) ||
 	    ev->flags != PTW_EM_FAST_FLAGS || ev->n_args || ev->ts_ns < 0)
 		return 0;
-	return ptw_em_short_core(em, em->mode == PTW_EMIT_XFORM, ev->ph,
+	return ptw_em_short_core(em, em->mode == PTW_EMIT_XFORM, 0, ev->ph,
 				 ev->pid, ev->tid, ev->ts_ns, ev->name.n,
 				 ev->name_sym, ev->cat.n, ev->cat_sym, ev, rc,
 				 err);
@@ -188,7 +192,7 @@ static inline int ptw_em_short_counter(struct ptw_emit *em,
 	if (ev->flags != PTW_EM_FAST_FLAGS || ev->n_args != 1 ||
 	    (a->type != PTW_CV_VAL_INT && a->type != PTW_CV_VAL_DOUBLE) ||
 	    ev->ts_ns < 0 ||
-	    ev->ts_ns > INT64_MAX - (em->shift_ns > 0 ? em->shift_ns : 0) ||
+	    ev->ts_ns > em->ts_in_max ||
 	    !em->last_proc || em->last_pid != ev->pid)
 		return 0;
 	int64_t ts = ev->ts_ns + em->shift_ns;
@@ -240,18 +244,22 @@ int ptw_emit_simple_batch(void *ctx, const struct ptw_cv_batch *b,
 	if (!em || !b || !em->in_input || !em->fast_ok ||
 	    em->mode != PTW_EMIT_XFORM)
 		return 0; /* each event then goes to ptw_emit_event */
-	size_t cat_n = b->cat.p ? b->cat.n : 0;
-	for (size_t i = 0; i < b->n; i++) {
+	size_t cat_n = b->cat.p ? b->cat.n : 0, i;
+	int rc = 0;
+	for (i = 0; i < b->n; i++) {
 		const struct ptw_cv_simple *e = &b->ev[i];
-		int rc;
-		if (!ptw_em_short_core(em, 1, e->ph, b->pid, e->tid, e->ts_ns,
-				       e->name.n, e->name_sym, cat_n,
+		if (!ptw_em_short_core(em, 1, 1, e->ph, b->pid, e->tid,
+				       e->ts_ns, e->name.n, e->name_sym, cat_n,
 				       b->cat_sym, NULL, &rc, err))
-			return 0;
-		*taken = i + 1;
-		em->st.batched++;
-		if (rc)
-			return rc;
+			break;
+		if (rc) {
+			i++; /* taken, and failed */
+			break;
+		}
 	}
-	return 0;
+	*taken = i;
+	em->st.events_in += i;
+	em->st.short_path += i;
+	em->st.batched += i;
+	return rc;
 }

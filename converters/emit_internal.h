@@ -253,6 +253,8 @@ struct ptw_emit {
 	int seen_x;                   /* an X event was read in this input */
 	uint32_t max_held;            /* queue bound while an open B waits */
 	int64_t shift_ns;
+	int64_t ts_in_max;            /* largest input ts that shift_ns
+				       * cannot push past INT64_MAX */
 	struct ptw_map pid_remap, tid_remap;
 	uint64_t next_seq, next_item;
 	struct ptw_em_thread *th_cache[64]; /* by tid: lookup cache of the
@@ -375,6 +377,18 @@ int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err);
 int ptw_em_push_model(struct ptw_em_thread *th,
 		      const struct ptw_em_payload *pl, int hash, int stable);
 
+/* ptw_em_push_model(th, NULL, 0, 1) with its common case inline: an open
+ * slice without names (X form) while the model has room. */
+static inline int ptw_em_push_model_plain(struct ptw_em_thread *th)
+{
+	if (th->model_n == th->model_cap)
+		return ptw_em_push_model(th, NULL, 0, 1); /* grows it */
+	struct ptw_em_open *o = &th->model[th->model_n++];
+	o->name_h = o->cat_h = 0;
+	o->n_out = o->n_in = 0;
+	return 0;
+}
+
 /* The common item - stable names, no payload, no flows, on a thread
  * whose track is written: an X-form B, an end closing a slice without
  * flows, or an instant - written without unpacking a payload or building
@@ -405,7 +419,7 @@ static inline int ptw_em_write_simple(struct ptw_emit *em,
 				     (uint64_t)it->ts, it->scat, it->sname);
 		/* X form: the model needs no names (its ends are nameless) */
 		if (!*rc)
-			*rc = ptw_em_push_model(th, NULL, 0, 1);
+			*rc = ptw_em_push_model_plain(th);
 		em->st.open_slices++;
 	} else {
 		return 0;
