@@ -85,10 +85,14 @@ static inline uint8_t *ptw_pb_write_varint_nb(uint8_t *p, uint64_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (__builtin_expect(v < (1u << 28), 1)) {
+		/* bytes needed, by the count of leading zero bits of x | 1 */
+		static const uint8_t len_by_clz[32] = {
+			5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3,
+			3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
 		uint32_t x = (uint32_t)v;
 		uint32_t w = (x & 0x7Fu) | ((x << 1) & 0x7F00u) |
 			     ((x << 2) & 0x7F0000u) | ((x << 3) & 0x7F000000u);
-		unsigned n = ptw_pb_varint_size(x);
+		unsigned n = len_by_clz[__builtin_clz(x | 1u)];
 		w |= 0x808080u >> (8u * (4u - n)); /* continuation bits */
 		memcpy(p, &w, 4);
 		return p + n;
@@ -112,9 +116,14 @@ static inline uint8_t *ptw_pb_write_fixed64_field(uint8_t *p, uint32_t field,
 						  uint64_t v)
 {
 	p = ptw_pb_write_varint(p, PTW_PB_TAG(field, PTW_PB_WT_FIXED64));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 8); /* one store */
+	return p + 8;
+#else
 	for (int i = 0; i < 8; i++)
 		*p++ = (uint8_t)(v >> (8 * i)); /* little-endian */
 	return p;
+#endif
 }
 
 /* Tag of a length-delimited field whose 1-byte length the caller fills
