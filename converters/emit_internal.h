@@ -396,9 +396,9 @@ static inline int ptw_em_push_model_plain(struct ptw_em_thread *th)
  * done) for any other item; *rc is a writer code (see
  * ptw_em_writer_fail). Inline: the short path (emit_fast.c) calls it
  * first, and ptw_em_write_item() for anything else. */
-static inline int ptw_em_write_simple(struct ptw_emit *em,
-				      struct ptw_em_thread *th,
-				      const struct ptw_em_item *it, int *rc)
+static inline __attribute__((always_inline)) int
+ptw_em_write_simple(struct ptw_emit *em, struct ptw_em_thread *th,
+		    const struct ptw_em_item *it, int *rc)
 {
 	if (!it->stable || it->data_len || !th->uuid || th->n_next_in ||
 	    it->raw_end || it->kind == PTW_EM_FLOW)
