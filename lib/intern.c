@@ -68,6 +68,8 @@ static void ptw_intern_pcache_clear(struct ptw_intern *t)
 		t->pgen = 1;
 	}
 	t->pcount = 0;
+	t->last_ptr = NULL;
+	t->last_iid = 0; /* a NULL look-up finds nothing */
 }
 
 void ptw_intern_reset(struct ptw_intern *t)
@@ -204,6 +206,8 @@ void ptw_intern_put_ptr(struct ptw_intern *t, const void *p, uint64_t iid)
 	t->pslots[j].iid = (uint32_t)iid;
 	t->pslots[j].gen = t->pgen;
 	t->pcount++;
+	t->last_ptr = p;
+	t->last_iid = (uint32_t)iid;
 }
 
 const char *ptw_intern_str(const struct ptw_intern *t, uint64_t iid,

@@ -56,6 +56,11 @@ struct ptw_intern {
 	uint32_t pmask;
 	uint32_t pgen;
 	uint32_t pcount;
+	/* The pointer cache's newest entry, checked before the probe: a
+	 * table that sees one string again and again (a converter's single
+	 * category) then needs no probe. NULL after the cache forgets. */
+	const void *last_ptr;
+	uint32_t last_iid;
 };
 
 /* 'expected' sizes the initial tables (strings before the first growth).
@@ -99,6 +104,8 @@ static inline uint32_t ptw_intern_ptr_slot(const void *p, uint32_t mask)
 static inline uint64_t ptw_intern_get_ptr(const struct ptw_intern *t,
 					  const void *p)
 {
+	if (p == t->last_ptr)
+		return t->last_iid;
 	uint32_t j = ptw_intern_ptr_slot(p, t->pmask);
 	for (;;) {
 		const struct ptw_intern_pslot *ps = &t->pslots[j];
