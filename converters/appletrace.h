@@ -121,8 +121,8 @@ int ptw_appletrace_bin_read_fd(int fd, const char *name,
 			       enum ptw_appletrace_kind *kind,
 			       struct ptw_error *err);
 
-/* Same, also handing runs of simple events (B, E, i without arguments)
- * to 'batch' (NULL: every event goes to fn). */
+/* Same, also handing runs of simple events (B, E, i without arguments,
+ * C with its value) to 'batch' (NULL: every event goes to fn). */
 int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
 				     struct ptw_appletrace_names *names,
 				     ptw_cv_event_fn fn,

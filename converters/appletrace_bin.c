@@ -84,20 +84,28 @@ static int ptw_at_bin_fail(struct ptw_at_bin *b, struct ptw_error *err,
 }
 
 /* Counter values: an integral double is an integer (so -0.0 is 0), as the
- * exporter writes it; anything else stays a double. */
+ * exporter writes it; anything else stays a double. Returns 1 for an
+ * integer (*i set), else 0 (*d set). */
+static inline int ptw_at_counter_value(uint64_t bits, int64_t *i, double *d)
+{
+	double v;
+	memcpy(&v, &bits, sizeof(v));
+	if (isfinite(v) && v == trunc(v) && fabs(v) < 9.2e18) {
+		*i = (int64_t)v;
+		return 1;
+	}
+	*d = v;
+	return 0;
+}
+
+static const char ptw_at_value_key[] = "value";
+
 static void ptw_at_counter_arg(struct ptw_cv_arg *a, uint64_t bits)
 {
-	double d;
-	memcpy(&d, &bits, sizeof(d));
-	a->key.p = "value";
-	a->key.n = 5;
-	if (isfinite(d) && d == trunc(d) && fabs(d) < 9.2e18) {
-		a->type = PTW_CV_VAL_INT;
-		a->i = (int64_t)d;
-	} else {
-		a->type = PTW_CV_VAL_DOUBLE;
-		a->d = d;
-	}
+	a->key.p = ptw_at_value_key;
+	a->key.n = sizeof(ptw_at_value_key) - 1;
+	a->type = ptw_at_counter_value(bits, &a->i, &a->d) ? PTW_CV_VAL_INT
+							    : PTW_CV_VAL_DOUBLE;
 }
 
 static inline int ptw_at_is_event_tag(uint8_t tag)
@@ -197,10 +205,10 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 	return rc;
 }
 
-/* Decodes the run of simple event records (B, E, i with a timestamp and
- * a defined name) at the start of p[0, avail) into b->sb, up to
- * PTW_AT_BATCH of them, exactly as ptw_at_bin_event would; returns how
- * many. A record that is not simple ends the run (the caller gives it to
+/* Decodes the run of simple event records (B, E, i and C with a
+ * timestamp and a defined name) at the start of p[0, avail) into b->sb,
+ * up to PTW_AT_BATCH of them, exactly as ptw_at_bin_event would; returns
+ * how many. A record that is not simple ends the run (the caller gives it to
  * ptw_at_bin_event, which also reports an undefined name). */
 static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 				    size_t avail)
@@ -213,7 +221,7 @@ static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 	for (k = 0; k < max; k++, p += PTW_APPLETRACE_EVENT_LEN) {
 		uint8_t tag = p[0];
 		uint64_t ts = ptw_load_le64(p + 13);
-		if ((tag != 'B' && tag != 'E' && tag != 'i') ||
+		if ((tag != 'B' && tag != 'E' && tag != 'i' && tag != 'C') ||
 		    ts > (uint64_t)INT64_MAX / 1000u)
 			break;
 		struct ptw_cv_simple *e = &b->sb[k];
@@ -231,6 +239,9 @@ static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 		e->tid = tid > UINT32_MAX ? 0 : (uint32_t)tid;
 		e->ts_ns = (int64_t)ts * 1000;
 		e->ph = (char)tag;
+		if (tag == 'C')
+			e->is_int = (uint8_t)ptw_at_counter_value(
+				ptw_load_le64(p + 21), &e->i, &e->d);
 	}
 	return k;
 }
@@ -246,9 +257,11 @@ static int ptw_at_bin_batch(struct ptw_at_bin *b, const uint8_t *p,
 	size_t k = ptw_at_bin_simple_run(b, p, avail), i = 0;
 	*done = 0;
 	while (i < k) {
-		struct ptw_cv_batch bt = {.ev = b->sb + i, .n = k - i,
-					  .pid = b->pid, .cat = b->ev.cat,
-					  .cat_sym = b->ev.cat_sym};
+		struct ptw_cv_batch bt = {
+			.ev = b->sb + i, .n = k - i, .pid = b->pid,
+			.cat = b->ev.cat, .cat_sym = b->ev.cat_sym,
+			.value_key = {ptw_at_value_key,
+				      sizeof(ptw_at_value_key) - 1}};
 		size_t taken = 0;
 		int rc = b->batch(b->ctx, &bt, &taken, err);
 		i += taken;

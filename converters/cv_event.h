@@ -93,14 +93,18 @@ typedef int (*ptw_cv_event_fn)(void *ctx, const struct ptw_cv_event *ev,
 /* A run of simple events a reader may hand over in one call instead of
  * one callback per event (optional; see ptw_cv_batch_fn): phases B, E and
  * i with scope t, with a timestamp, a name known by its number and no
- * arguments, ids or flows; everything else they would have in a struct
- * ptw_cv_event (pid, category, input) is in the batch. */
+ * arguments, ids or flows, and counter samples (C) with one numeric
+ * argument; everything else they would have in a struct ptw_cv_event
+ * (pid, category, the argument's name, input) is in the batch. */
 struct ptw_cv_simple {
 	int64_t ts_ns;           /* >= 0 */
 	uint64_t name_sym;       /* non-zero (ptw_cv_event.name_sym) */
 	struct ptw_cv_str name;  /* p != NULL */
+	int64_t i;               /* C: the value, if is_int (PTW_CV_VAL_INT) */
+	double d;                /* C: else (PTW_CV_VAL_DOUBLE) */
 	uint32_t tid;
-	char ph;                 /* 'B', 'E' or 'i' */
+	char ph;                 /* 'B', 'E', 'i' or 'C' */
+	uint8_t is_int;
 };
 
 struct ptw_cv_batch {
@@ -109,6 +113,7 @@ struct ptw_cv_batch {
 	uint32_t pid;
 	struct ptw_cv_str cat;   /* p NULL: none */
 	uint64_t cat_sym;
+	struct ptw_cv_str value_key; /* name of a C event's argument */
 };
 
 /* Takes events from the front of a batch, exactly as the event callback

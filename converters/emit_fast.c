@@ -180,44 +180,58 @@ static inline int ptw_em_short_path(struct ptw_emit *em,
 				 err);
 }
 
-/* A C event with one numeric argument, on a process whose track is
- * written and whose counter track for this name and key is cached (as
- * ptw_em_counter finds it): the sample is written straight away. Returns
- * 1 with *rc set if it took the event, else 0 having changed nothing. */
+/* A counter sample (C with one numeric argument, named key[0, key_n)) on
+ * a process whose track is written and whose counter track for this name
+ * and key is cached (as ptw_em_counter finds it): written straight away.
+ * 'batch' as for ptw_em_short_core. Returns 1 with *rc set if it took the
+ * event, else 0 having changed nothing. */
+static inline __attribute__((always_inline)) int
+ptw_em_short_counter_core(struct ptw_emit *em, int batch, uint32_t pid,
+			  int64_t ts_ns, int has_name, uint64_t name_sym,
+			  const char *key, size_t key_n, int is_int, int64_t iv,
+			  double dv, int *rc, struct ptw_error *err)
+{
+	if (ts_ns < 0 || ts_ns > em->ts_in_max || !em->last_proc ||
+	    em->last_pid != pid)
+		return 0;
+	int64_t ts = ts_ns + em->shift_ns;
+	uint64_t parent = em->procs[em->last_proc - 1].uuid;
+	const char *sn = has_name ? ptw_em_fast_sym(em, name_sym) : NULL;
+	if (ts < 0 || !parent || !sn || !em->ctr_key ||
+	    key_n != em->ctr_key_n || memcmp(key, em->ctr_key, key_n) != 0)
+		return 0;
+	const struct ptw_em_ctr_slot *cs =
+		ptw_em_ctr_slot(em->ctr_cache, parent, sn, em->ctr_key);
+	if (cs->parent != parent || cs->name != sn || cs->key != em->ctr_key)
+		return 0;
+	if (!batch) {
+		em->st.events_in++;
+		em->st.short_path++;
+	}
+	em->st.by_phase['C']++;
+	*rc = is_int ? ptw_seq_counter_int(em->seq, cs->track, (uint64_t)ts, iv)
+		     : ptw_seq_counter_double(em->seq, cs->track, (uint64_t)ts,
+					      dv);
+	if (*rc)
+		*rc = ptw_em_writer_fail(em, *rc, err);
+	else
+		em->st.counters++;
+	return 1;
+}
+
+/* The same for a struct ptw_cv_event. */
 static inline int ptw_em_short_counter(struct ptw_emit *em,
 				       const struct ptw_cv_event *ev, int *rc,
 				       struct ptw_error *err)
 {
 	const struct ptw_cv_arg *a = ev->args;
 	if (ev->flags != PTW_EM_FAST_FLAGS || ev->n_args != 1 ||
-	    (a->type != PTW_CV_VAL_INT && a->type != PTW_CV_VAL_DOUBLE) ||
-	    ev->ts_ns < 0 ||
-	    ev->ts_ns > em->ts_in_max ||
-	    !em->last_proc || em->last_pid != ev->pid)
+	    (a->type != PTW_CV_VAL_INT && a->type != PTW_CV_VAL_DOUBLE))
 		return 0;
-	int64_t ts = ev->ts_ns + em->shift_ns;
-	uint64_t parent = em->procs[em->last_proc - 1].uuid;
-	size_t kn = a->key.p ? a->key.n : 0;
-	const char *sn = ev->name.p ? ptw_em_fast_sym(em, ev->name_sym) : NULL;
-	if (ts < 0 || !parent || !sn || !em->ctr_key || kn != em->ctr_key_n ||
-	    memcmp(a->key.p ? a->key.p : "", em->ctr_key, kn) != 0)
-		return 0;
-	const struct ptw_em_ctr_slot *cs =
-		ptw_em_ctr_slot(em->ctr_cache, parent, sn, em->ctr_key);
-	if (cs->parent != parent || cs->name != sn || cs->key != em->ctr_key)
-		return 0;
-	em->st.events_in++;
-	em->st.by_phase['C']++;
-	em->st.short_path++;
-	*rc = a->type == PTW_CV_VAL_INT
-		      ? ptw_seq_counter_int(em->seq, cs->track, (uint64_t)ts, a->i)
-		      : ptw_seq_counter_double(em->seq, cs->track, (uint64_t)ts,
-					       a->d);
-	if (*rc)
-		*rc = ptw_em_writer_fail(em, *rc, err);
-	else
-		em->st.counters++;
-	return 1;
+	return ptw_em_short_counter_core(
+		em, 0, ev->pid, ev->ts_ns, ev->name.p != NULL, ev->name_sym,
+		a->key.p ? a->key.p : "", a->key.p ? a->key.n : 0,
+		a->type == PTW_CV_VAL_INT, a->i, a->d, rc, err);
 }
 
 /* The emitter's front door lives here so that the short path is inlined
@@ -248,9 +262,15 @@ int ptw_emit_simple_batch(void *ctx, const struct ptw_cv_batch *b,
 	int rc = 0;
 	for (i = 0; i < b->n; i++) {
 		const struct ptw_cv_simple *e = &b->ev[i];
-		if (!ptw_em_short_core(em, 1, 1, e->ph, b->pid, e->tid,
-				       e->ts_ns, e->name.n, e->name_sym, cat_n,
-				       b->cat_sym, NULL, &rc, err))
+		int took = e->ph == 'C'
+			? ptw_em_short_counter_core(
+				  em, 1, b->pid, e->ts_ns, 1, e->name_sym,
+				  b->value_key.p, b->value_key.n, e->is_int,
+				  e->i, e->d, &rc, err)
+			: ptw_em_short_core(em, 1, 1, e->ph, b->pid, e->tid,
+					    e->ts_ns, e->name.n, e->name_sym,
+					    cat_n, b->cat_sym, NULL, &rc, err);
+		if (!took)
 			break;
 		if (rc) {
 			i++; /* taken, and failed */

@@ -576,6 +576,17 @@ static int seen_batch(void *ctx, const struct ptw_cv_batch *b, size_t *taken,
 		e->flags = PTW_CV_HAS_PID | PTW_CV_HAS_TID | PTW_CV_HAS_TS;
 		e->ts_ns = x->ts_ns;
 		e->scope = x->ph == 'i' ? 't' : 0;
+		if (x->ph == 'C') {
+			cr_assert_eq(b->value_key.n, 5u);
+			cr_assert(memcmp(b->value_key.p, "value", 5) == 0);
+			e->n_args = 1;
+			e->arg_type = x->is_int ? PTW_CV_VAL_INT
+						: PTW_CV_VAL_DOUBLE;
+			if (x->is_int)
+				e->arg_i = x->i;
+			else
+				e->arg_d = x->d;
+		}
 	}
 	*taken = k;
 	s->batches++;
@@ -599,8 +610,9 @@ Test(appletrace_bin, batches_hand_out_the_same_events_in_order)
 		uint64_t ts = i % 101 == 0 ? (uint64_t)INT64_MAX / 500 : i;
 		if (i % 3001 == 0)
 			frag_def(&f, 2, i % 2 ? "two" : "deux");
+		uint64_t arg = p == 'M' ? 1 : p == 'C' ? dbits(i % 3 ? i * 0.25 : -0.0) : 3;
 		frag_event(&f, p, 1 + (uint32_t)(i % 2), i % 3 ? i % 5 : 1ull << 40,
-			   ts, p == 'M' ? 1 : 3);
+			   ts, arg);
 	}
 	char path[256];
 	ptw_test_tmp_path(path, sizeof(path), "apbatch");
