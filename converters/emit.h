@@ -133,9 +133,10 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 int ptw_emit_event(void *em, const struct ptw_cv_event *ev,
 		   struct ptw_error *err);
 /* The batch form of ptw_emit_event() for readers that offer one
- * (ptw_cv_batch_fn): takes simple events of an AppleTrace input while
- * they fit the short path; the rest go to ptw_emit_event(). The output is
- * byte for byte that of ptw_emit_event() alone. */
+ * (ptw_cv_batch_fn): takes the simple events (B, E, i, C) of an
+ * AppleTrace input while they fit the short paths; the rest go to
+ * ptw_emit_event(). The output is byte for byte that of ptw_emit_event()
+ * alone. */
 int ptw_emit_simple_batch(void *em, const struct ptw_cv_batch *b,
 			  size_t *taken, struct ptw_error *err);
 

@@ -259,14 +259,15 @@ int ptw_emit_simple_batch(void *ctx, const struct ptw_cv_batch *b,
 	    em->mode != PTW_EMIT_XFORM)
 		return 0; /* each event then goes to ptw_emit_event */
 	size_t cat_n = b->cat.p ? b->cat.n : 0, i;
+	const char *key = b->value_key.p ? b->value_key.p : "";
+	size_t key_n = b->value_key.p ? b->value_key.n : 0;
 	int rc = 0;
 	for (i = 0; i < b->n; i++) {
 		const struct ptw_cv_simple *e = &b->ev[i];
 		int took = e->ph == 'C'
 			? ptw_em_short_counter_core(
-				  em, 1, b->pid, e->ts_ns, 1, e->name_sym,
-				  b->value_key.p, b->value_key.n, e->is_int,
-				  e->i, e->d, &rc, err)
+				  em, 1, b->pid, e->ts_ns, 1, e->name_sym, key,
+				  key_n, e->is_int, e->i, e->d, &rc, err)
 			: ptw_em_short_core(em, 1, 1, e->ph, b->pid, e->tid,
 					    e->ts_ns, e->name.n, e->name_sym,
 					    cat_n, b->cat_sym, NULL, &rc, err);
