@@ -108,6 +108,22 @@ static void ptw_at_counter_arg(struct ptw_cv_arg *a, uint64_t bits)
 							    : PTW_CV_VAL_DOUBLE;
 }
 
+/* A record's tid as trace_processor reads it: above 2^32-1, 0. */
+static inline uint32_t ptw_at_tid(uint64_t tid)
+{
+	return tid > UINT32_MAX ? 0 : (uint32_t)tid;
+}
+
+/* A record's ts (microseconds) in ns if representable; else the event
+ * has no timestamp. */
+static inline int ptw_at_ts_ns(uint64_t ts, int64_t *ns)
+{
+	if (ts > (uint64_t)INT64_MAX / 1000u)
+		return 0;
+	*ns = (int64_t)ts * 1000;
+	return 1;
+}
+
 static inline int ptw_at_is_event_tag(uint8_t tag)
 {
 	return tag == 'B' || tag == 'E' || tag == 'i' || tag == 'C' ||
@@ -151,15 +167,12 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 		return ptw_at_bin_fail(b, err, PTW_APPLETRACE_UNDEFINED_NAME_ID,
 				       off, "references", tag, id);
 	ev->ph = (char)tag;
-	/* trace_processor reads tids above 2^32-1 as 0. */
-	ev->tid = tid > UINT32_MAX ? 0 : (uint32_t)tid;
+	ev->tid = ptw_at_tid(tid);
 	ev->offset = off;
 	ev->flags = PTW_CV_HAS_PID | PTW_CV_HAS_TID;
 	ev->ts_ns = 0;
-	if (ts <= (uint64_t)INT64_MAX / 1000u) {
-		ev->ts_ns = (int64_t)ts * 1000;
+	if (ptw_at_ts_ns(ts, &ev->ts_ns))
 		ev->flags |= PTW_CV_HAS_TS;
-	}
 	if (tag == 'B' || tag == 'E')
 		return b->fn(b->ctx, ev, err);
 	switch (tag) {
@@ -208,8 +221,8 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 /* Decodes the run of simple event records (B, E, i and C with a
  * timestamp and a defined name) at the start of p[0, avail) into b->sb,
  * up to PTW_AT_BATCH of them, exactly as ptw_at_bin_event would; returns
- * how many. A record that is not simple ends the run (the caller gives it to
- * ptw_at_bin_event, which also reports an undefined name). */
+ * how many. A record that is not simple ends the run (the caller gives
+ * it to ptw_at_bin_event, which also reports an undefined name). */
 static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 				    size_t avail)
 {
@@ -220,11 +233,10 @@ static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 		max = PTW_AT_BATCH;
 	for (k = 0; k < max; k++, p += PTW_APPLETRACE_EVENT_LEN) {
 		uint8_t tag = p[0];
-		uint64_t ts = ptw_load_le64(p + 13);
-		if ((tag != 'B' && tag != 'E' && tag != 'i' && tag != 'C') ||
-		    ts > (uint64_t)INT64_MAX / 1000u)
-			break;
 		struct ptw_cv_simple *e = &b->sb[k];
+		if ((tag != 'B' && tag != 'E' && tag != 'i' && tag != 'C') ||
+		    !ptw_at_ts_ns(ptw_load_le64(p + 13), &e->ts_ns))
+			break;
 		uint32_t id = ptw_load_le32(p + 1);
 		if (id < PTW_APPLETRACE_DENSE) {
 			e->name = dense[id].s;
@@ -235,9 +247,7 @@ static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 		}
 		if (!e->name.p)
 			break;
-		uint64_t tid = ptw_load_le64(p + 5);
-		e->tid = tid > UINT32_MAX ? 0 : (uint32_t)tid;
-		e->ts_ns = (int64_t)ts * 1000;
+		e->tid = ptw_at_tid(ptw_load_le64(p + 5));
 		e->ph = (char)tag;
 		if (tag == 'C')
 			e->is_int = (uint8_t)ptw_at_counter_value(

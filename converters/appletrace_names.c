@@ -18,7 +18,6 @@ struct ptw_at_slot {
 	uint64_t sym; /* number of this definition */
 };
 
-
 struct ptw_appletrace_names {
 	struct ptw_at_slot *slots;
 	size_t cap; /* power of two */

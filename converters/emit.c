@@ -574,7 +574,7 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		return 0;
 	}
 	int64_t ts = ev->ts_ns;
-	if ((em->shift_ns > 0 && ts > INT64_MAX - em->shift_ns) ||
+	if (ts > em->ts_in_max ||
 	    (em->shift_ns < 0 && ts < INT64_MIN - em->shift_ns)) {
 		em->st.dropped++;
 		return 0;

@@ -63,8 +63,7 @@ static int ptw_em_fast_chrome_names(struct ptw_emit *em,
  * took the event, else 0 having changed nothing. */
 static inline __attribute__((always_inline)) int
 ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
-		  uint32_t pid,
-		  uint32_t raw_tid, int64_t ts_ns, size_t name_n,
+		  uint32_t pid, uint32_t raw_tid, int64_t ts_ns, size_t name_n,
 		  uint64_t name_sym, size_t cat_n, uint64_t cat_sym,
 		  const struct ptw_cv_event *ev, int *rc, struct ptw_error *err)
 {
@@ -209,13 +208,7 @@ ptw_em_short_counter_core(struct ptw_emit *em, int batch, uint32_t pid,
 		em->st.short_path++;
 	}
 	em->st.by_phase['C']++;
-	*rc = is_int ? ptw_seq_counter_int(em->seq, cs->track, (uint64_t)ts, iv)
-		     : ptw_seq_counter_double(em->seq, cs->track, (uint64_t)ts,
-					      dv);
-	if (*rc)
-		*rc = ptw_em_writer_fail(em, *rc, err);
-	else
-		em->st.counters++;
+	*rc = ptw_em_counter_sample(em, cs->track, ts, is_int, iv, dv, err);
 	return 1;
 }
 

@@ -377,6 +377,21 @@ int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err);
 int ptw_em_push_model(struct ptw_em_thread *th,
 		      const struct ptw_em_payload *pl, int hash, int stable);
 
+/* Writes one counter sample on 'track' (the shared sequence) and counts
+ * it; 0 or the writer's error in *err. */
+static inline int ptw_em_counter_sample(struct ptw_emit *em, uint64_t track,
+					int64_t ts, int is_int, int64_t iv,
+					double dv, struct ptw_error *err)
+{
+	int rc = is_int ? ptw_seq_counter_int(em->seq, track, (uint64_t)ts, iv)
+			: ptw_seq_counter_double(em->seq, track, (uint64_t)ts,
+						 dv);
+	if (rc)
+		return ptw_em_writer_fail(em, rc, err);
+	em->st.counters++;
+	return 0;
+}
+
 /* ptw_em_push_model(th, NULL, 0, 1) with its common case inline: an open
  * slice without names (X form) while the model has room. */
 static inline int ptw_em_push_model_plain(struct ptw_em_thread *th)

@@ -130,15 +130,11 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 			cs = ptw_em_ctr_slot(em->ctr_cache, parent, sn, sk);
 			if (cs->parent == parent && cs->name == sn &&
 			    cs->key == sk) {
-				int rc = is_int ? ptw_seq_counter_int(
-							  em->seq, cs->track,
-							  (uint64_t)ts, iv)
-						: ptw_seq_counter_double(
-							  em->seq, cs->track,
-							  (uint64_t)ts, dv);
+				int rc = ptw_em_counter_sample(em, cs->track, ts,
+							       is_int, iv, dv,
+							       err);
 				if (rc)
-					return ptw_em_writer_fail(em, rc, err);
-				em->st.counters++;
+					return rc;
 				continue;
 			}
 		}
@@ -184,13 +180,10 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 			cs->key = sk;
 			cs->track = track;
 		}
-		int rc = is_int ? ptw_seq_counter_int(em->seq, track,
-						      (uint64_t)ts, iv)
-				: ptw_seq_counter_double(em->seq, track,
-							 (uint64_t)ts, dv);
+		int rc = ptw_em_counter_sample(em, track, ts, is_int, iv, dv,
+					       err);
 		if (rc)
-			return ptw_em_writer_fail(em, rc, err);
-		em->st.counters++;
+			return rc;
 	}
 	return 0;
 }

@@ -79,8 +79,9 @@ static inline uint8_t *ptw_pb_write_varint(uint8_t *p, uint64_t v)
 /* The same encoding without a data-dependent branch for values below
  * 2^28 (timestamp deltas, whose length varies from event to event and
  * would mispredict the loop's exit): the four bytes are composed in a
- * word and stored at once. WARNING: may write up to 4 bytes past the
- * varint's end (callers reserve PTW_PB_VARINT_MAX bytes anyway). */
+ * word and stored at once. WARNING: writes 4 bytes whatever the length,
+ * so up to 3 past the varint's end (callers reserve PTW_PB_VARINT_MAX
+ * bytes anyway). */
 static inline uint8_t *ptw_pb_write_varint_nb(uint8_t *p, uint64_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
