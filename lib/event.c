@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "pb_fields.h"
+#include "seq_fast.h"
 #include "writer_state.h"
 
 /* Strings of one event after validation. len == SIZE_MAX: found in the
@@ -432,82 +433,8 @@ static int ptw_ev_track_event(struct ptw_seq *s, const struct ptw_event *ev,
 
 
 /* ---- fast path ------------------------------------------------------------
- * The common event - no annotations or flows, strings static and already
- * interned in this generation, no checkpoint due - is encoded straight
- * into the pending buffer with one space check. Its packet and TrackEvent
- * are known to be under 128 bytes, so both lengths are single bytes:
- *
- *   0A len | 40 ts [D0 03 41] | seq id + flags | 5A len | 48 type
- *          | [58 track] [18 cat] [50 name] [F0 01 value | E1 02 double]
- */
-#define PTW_EV_FAST_MAX 96u
-
-/* Returns the track if the fast path may write an event of 'kind_counter'
- * on it, else NULL (the slow path then reports any misuse). */
-static inline struct ptw_track *ptw_ev_fast_track(struct ptw_seq *s,
-						  uint64_t track, int counter)
-{
-	struct ptw_writer *w = s->w;
-	if (__builtin_expect(!s->fast_left | (w->sticky != 0), 0))
-		return NULL;
-	if (__builtin_expect(w->pend.cap - w->pend.len < PTW_EV_FAST_MAX, 0))
-		return NULL;
-	struct ptw_track *tr = ptw_tracks_get(&w->tracks, track);
-	if (__builtin_expect(!tr || (tr->kind == PTW_TRACK_COUNTER) != counter, 0))
-		return NULL;
-	return tr;
-}
-
-static inline __attribute__((always_inline)) int
-ptw_ev_fast_write(struct ptw_seq *s, uint64_t ts, int type, uint64_t track,
-		  uint64_t cat_iid, uint64_t name_iid, int value_kind,
-		  int64_t ival, double dval)
-{
-	struct ptw_writer *w = s->w;
-	struct ptw_pb_buf *b = &w->pend;
-	uint8_t *rec = b->data + b->len;
-	uint8_t *p = ptw_pb_write_len_tag(rec, PTW_F_TRACE_PACKET);
-	uint8_t *plen = p++;
-	if (__builtin_expect(ts >= s->base, 1)) {
-		*p++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-		p = ptw_pb_write_varint_nb(p, ts - s->base);
-		s->base = ts;
-	} else {
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					      PTW_CLOCK_SEQ_ABS);
-	}
-	memcpy(p, s->hdr, sizeof(s->hdr));
-	p += s->hdr_len;
-	p = ptw_pb_write_len_tag(p, PTW_F_PKT_TRACK_EVENT);
-	uint8_t *tlen = p++;
-	p = ptw_pb_write_varint_field(p, PTW_F_TE_TYPE, (uint64_t)type);
-	if (track != s->default_track)
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_TRACK_UUID, track);
-	if (cat_iid)
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_CATEGORY_IIDS, cat_iid);
-	if (name_iid)
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_NAME_IID, name_iid);
-	if (value_kind == 1) {
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_COUNTER_VALUE, (uint64_t)ival);
-	} else if (value_kind == 2) {
-		uint64_t bits;
-		memcpy(&bits, &dval, sizeof(bits));
-		p = ptw_pb_write_fixed64_field(p, PTW_F_TE_DOUBLE_COUNTER_VALUE, bits);
-	}
-	*tlen = (uint8_t)(p - tlen - 1);
-	*plen = (uint8_t)(p - plen - 1);
-	w->last_pkt = b->len;
-	b->len = (size_t)(p - b->data);
-	s->since_cp++;
-	s->fast_left--;
-	w->stats.packets++;
-	w->stats.events++;
-	w->pend_has_event = 1;
-	if (__builtin_expect(b->len >= w->flush_at, 0))
-		return ptw_w_flush(w);
-	return 0;
-}
+ * The common event is encoded straight into the pending buffer
+ * (seq_fast.h). */
 
 /* BEGIN, INSTANT or END with static strings and no args/flows, on the
  * fast path; returns 1 with *rc set if it handled the event. */
@@ -518,7 +445,7 @@ ptw_ev_fast_simple(struct ptw_seq *s, int type, uint64_t track, uint64_t ts,
 	if (__builtin_expect(!s, 0) || ts > (uint64_t)INT64_MAX)
 		return 0;
 	track = track ? track : s->default_track;
-	struct ptw_track *tr = ptw_ev_fast_track(s, track, 0);
+	struct ptw_track *tr = ptw_seq_fast_track(s, track, 0);
 	if (!tr)
 		return 0;
 	uint64_t cat_iid = 0, name_iid = 0;
@@ -531,7 +458,7 @@ ptw_ev_fast_simple(struct ptw_seq *s, int type, uint64_t track, uint64_t ts,
 		if (name && !(name_iid = ptw_intern_get_ptr(s->names, name)))
 			return 0;
 	}
-	*rc = ptw_ev_fast_write(s, ts, type, track, cat_iid, name_iid, 0, 0, 0);
+	*rc = ptw_seq_fast_write(s, ts, type, track, cat_iid, name_iid, 0, 0, 0);
 	if (type == PTW_TE_TYPE_SLICE_BEGIN)
 		tr->depth++;
 	else if (type == PTW_TE_TYPE_SLICE_END)
@@ -646,13 +573,10 @@ int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 static int ptw_ev_counter(struct ptw_seq *s, uint64_t track, uint64_t ts,
 			  int64_t ival, double dval, int is_double)
 {
-	if (__builtin_expect(s != NULL, 1)) {
-		uint64_t t = track ? track : s->default_track;
-		if (ts <= (uint64_t)INT64_MAX && ptw_ev_fast_track(s, t, 1))
-			return ptw_ev_fast_write(s, ts, PTW_TE_TYPE_COUNTER, t, 0, 0,
-						 is_double ? 2 : 1, ival, dval);
-	}
-	int rc = ptw_ev_enter(s);
+	int rc;
+	if (ptw_seq_fast_counter(s, track, ts, !is_double, ival, dval, &rc))
+		return rc;
+	rc = ptw_ev_enter(s);
 	if (rc)
 		return rc;
 	struct ptw_ev_plan p;

@@ -101,8 +101,8 @@ static inline uint32_t ptw_intern_ptr_slot(const void *p, uint32_t mask)
 }
 
 /* The iid cached for pointer 'p' in this generation, or 0. */
-static inline uint64_t ptw_intern_get_ptr(const struct ptw_intern *t,
-					  const void *p)
+static inline __attribute__((always_inline)) uint64_t
+ptw_intern_get_ptr(const struct ptw_intern *t, const void *p)
 {
 	if (p == t->last_ptr)
 		return t->last_iid;

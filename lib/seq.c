@@ -194,6 +194,7 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	ptw_intern_reset(s->cats);
 	ptw_intern_reset(s->anames);
 	ptw_intern_reset(s->svals);
+	s->cp_gen++;
 	ptw_seq_fast_update(s);
 	return 0;
 }

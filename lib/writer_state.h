@@ -41,6 +41,9 @@ struct ptw_seq {
 	 * intern cap): kept by ptw_seq_fast_update(), so the fast path tests
 	 * one counter instead of five fields. */
 	uint32_t fast_left;
+	/* Interning generation: counts checkpoints (which forget every
+	 * iid), so a caller holding iids knows they are still valid. */
+	uint32_t cp_gen;
 	/* Encoded trusted_packet_sequence_id + sequence_flags (NEEDS) of
 	 * every event packet, copied in by the fast path. */
 	uint8_t hdr[16];

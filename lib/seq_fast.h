@@ -1,0 +1,199 @@
+/* seq_fast.h - the writer's fast TrackEvent encoder. Private: lib/event.c
+ * writes its common events with it, and the converter's emitter writes
+ * the events it prepared ahead of time (converters/emit_fast.c) with it,
+ * so both produce the same bytes.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * The fast path's packet - no annotations or flows, strings already
+ * interned in this generation, no checkpoint due - goes straight into the
+ * pending buffer after one space check. Packet and TrackEvent are known to
+ * be under 128 bytes, so both lengths are single bytes:
+ *
+ *   0A len | 40 ts [D0 03 41] | seq id + flags | 5A len | 48 type
+ *          | [58 track] [18 cat] [50 name] [F0 01 value | E1 02 double]
+ */
+#ifndef PTW_SEQ_FAST_H
+#define PTW_SEQ_FAST_H
+
+#include <string.h>
+
+#include "pb_fields.h"
+#include "writer_state.h"
+
+#define PTW_EV_FAST_MAX 96u
+
+/* A prepared TrackEvent body (type, category, name; default track) takes
+ * at most 14 bytes; it is stored and copied as 16. */
+#define PTW_SEQ_BODY_MAX 16u
+
+/* 1 if the fast path may write one event on 's' now: no checkpoint,
+ * first packet or drop report due, no sticky error, room in the buffer. */
+static inline __attribute__((always_inline)) int
+ptw_seq_fast_ready(const struct ptw_seq *s)
+{
+	const struct ptw_writer *w = s->w;
+	return __builtin_expect(s->fast_left != 0, 1) &
+	       __builtin_expect(w->sticky == 0, 1) &
+	       __builtin_expect(w->pend.cap - w->pend.len >= PTW_EV_FAST_MAX, 1);
+}
+
+/* Encodes TrackEvent type, track (0: the sequence's default, not
+ * written), category and name iids (0: none) at p; returns the end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t cat_iid,
+		  uint64_t name_iid)
+{
+	p = ptw_pb_write_varint_field(p, PTW_F_TE_TYPE, (uint64_t)type);
+	if (track)
+		p = ptw_pb_write_varint_field(p, PTW_F_TE_TRACK_UUID, track);
+	if (cat_iid)
+		p = ptw_pb_write_varint_field(p, PTW_F_TE_CATEGORY_IIDS, cat_iid);
+	if (name_iid)
+		p = ptw_pb_write_varint_field(p, PTW_F_TE_NAME_IID, name_iid);
+	return p;
+}
+
+/* Starts a fast packet at ts: everything up to the TrackEvent's fields.
+ * *plen and *tlen get the two length bytes for ptw_seq_fast_end(). */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_seq_fast_head(struct ptw_seq *s, uint64_t ts, uint8_t **plen,
+		  uint8_t **tlen)
+{
+	struct ptw_pb_buf *b = &s->w->pend;
+	uint8_t *p = ptw_pb_write_len_tag(b->data + b->len, PTW_F_TRACE_PACKET);
+	*plen = p++;
+	if (__builtin_expect(ts >= s->base, 1)) {
+		*p++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
+		p = ptw_pb_write_varint_nb(p, ts - s->base);
+		s->base = ts;
+	} else {
+		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);
+		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
+					      PTW_CLOCK_SEQ_ABS);
+	}
+	memcpy(p, s->hdr, sizeof(s->hdr));
+	p += s->hdr_len;
+	p = ptw_pb_write_len_tag(p, PTW_F_PKT_TRACK_EVENT);
+	*tlen = p++;
+	return p;
+}
+
+/* Ends the packet started by ptw_seq_fast_head() at p: lengths, counts,
+ * flush past the threshold. Returns 0 or the writer's sticky error. */
+static inline __attribute__((always_inline)) int
+ptw_seq_fast_end(struct ptw_seq *s, uint8_t *p, uint8_t *plen, uint8_t *tlen)
+{
+	struct ptw_writer *w = s->w;
+	struct ptw_pb_buf *b = &w->pend;
+	*tlen = (uint8_t)(p - tlen - 1);
+	*plen = (uint8_t)(p - plen - 1);
+	w->last_pkt = b->len;
+	b->len = (size_t)(p - b->data);
+	s->since_cp++;
+	s->fast_left--;
+	w->stats.packets++;
+	w->stats.events++;
+	w->pend_has_event = 1;
+	if (__builtin_expect(b->len >= w->flush_at, 0))
+		return ptw_w_flush(w);
+	return 0;
+}
+
+/* Returns the track if the fast path may write an event of kind
+ * 'counter' (a counter track or not) on it now, else NULL (the slow path
+ * then reports any misuse). */
+static inline __attribute__((always_inline)) struct ptw_track *
+ptw_seq_fast_track(struct ptw_seq *s, uint64_t track, int counter)
+{
+	if (!ptw_seq_fast_ready(s))
+		return NULL;
+	struct ptw_track *tr = ptw_tracks_get(&s->w->tracks, track);
+	if (__builtin_expect(!tr || (tr->kind == PTW_TRACK_COUNTER) != counter, 0))
+		return NULL;
+	return tr;
+}
+
+/* Writes one fast packet: a TrackEvent of 'type' on 'track' with the
+ * given iids (0: none) and value_kind 1 (ival) or 2 (dval) for counters.
+ * The caller checked ptw_seq_fast_track(). 0 or the sticky error. */
+static inline __attribute__((always_inline)) int
+ptw_seq_fast_write(struct ptw_seq *s, uint64_t ts, int type, uint64_t track,
+		   uint64_t cat_iid, uint64_t name_iid, int value_kind,
+		   int64_t ival, double dval)
+{
+	uint8_t *plen, *tlen;
+	uint8_t *p = ptw_seq_fast_head(s, ts, &plen, &tlen);
+	p = ptw_seq_te_fields(p, type, track != s->default_track ? track : 0,
+			      cat_iid, name_iid);
+	if (value_kind == 1) {
+		p = ptw_pb_write_varint_field(p, PTW_F_TE_COUNTER_VALUE, (uint64_t)ival);
+	} else if (value_kind == 2) {
+		uint64_t bits;
+		memcpy(&bits, &dval, sizeof(bits));
+		p = ptw_pb_write_fixed64_field(p, PTW_F_TE_DOUBLE_COUNTER_VALUE, bits);
+	}
+	return ptw_seq_fast_end(s, p, plen, tlen);
+}
+
+/* A counter sample on the fast path, if it may take it now: returns 1
+ * with *rc set, else 0 having written nothing. track 0: the sequence's
+ * default track. */
+static inline __attribute__((always_inline)) int
+ptw_seq_fast_counter(struct ptw_seq *s, uint64_t track, uint64_t ts,
+		     int is_int, int64_t ival, double dval, int *rc)
+{
+	if (__builtin_expect(!s, 0) || ts > (uint64_t)INT64_MAX)
+		return 0;
+	track = track ? track : s->default_track;
+	if (!ptw_seq_fast_track(s, track, 1))
+		return 0;
+	*rc = ptw_seq_fast_write(s, ts, PTW_TE_TYPE_COUNTER, track, 0, 0,
+				 is_int ? 1 : 2, ival, dval);
+	return 1;
+}
+
+/* Prepares the body of a simple event (type; category and name iids
+ * valid in the sequence's current generation, 0: none) on the default
+ * track of its sequence; returns its length. */
+static inline size_t ptw_seq_body_prepare(uint8_t body[PTW_SEQ_BODY_MAX],
+					  int type, uint64_t cat_iid,
+					  uint64_t name_iid)
+{
+	return (size_t)(ptw_seq_te_fields(body, type, 0, cat_iid, name_iid) -
+			body);
+}
+
+/* The same body for iids below 128 (cat_iid 0: none; name_iid > 0),
+ * as a little-endian word of *len bytes, built without a loop. */
+static inline uint64_t ptw_seq_body_small(int type, uint64_t cat_iid,
+					  uint64_t name_iid, unsigned *len)
+{
+	uint64_t w = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
+		     (uint64_t)type << 8;
+	unsigned n = 2;
+	if (cat_iid) {
+		w |= (PTW_PB_TAG(PTW_F_TE_CATEGORY_IIDS, PTW_PB_WT_VARINT) |
+		      cat_iid << 8) << 16;
+		n = 4;
+	}
+	w |= (PTW_PB_TAG(PTW_F_TE_NAME_IID, PTW_PB_WT_VARINT) | name_iid << 8)
+	     << (8 * n);
+	*len = n + 2;
+	return w;
+}
+
+/* Writes an event whose body ptw_seq_body_prepare() made, at ts; the
+ * caller checked ptw_seq_fast_ready() and that the iids are still valid
+ * (s->cp_gen unchanged), and keeps the track's depth. 0 or the sticky
+ * error. */
+static inline __attribute__((always_inline)) int
+ptw_seq_write_body(struct ptw_seq *s, uint64_t ts,
+		   const uint8_t body[PTW_SEQ_BODY_MAX], size_t n)
+{
+	uint8_t *plen, *tlen;
+	uint8_t *p = ptw_seq_fast_head(s, ts, &plen, &tlen);
+	memcpy(p, body, PTW_SEQ_BODY_MAX); /* fits: PTW_EV_FAST_MAX room */
+	return ptw_seq_fast_end(s, p + n, plen, tlen);
+}
+
+#endif /* PTW_SEQ_FAST_H */
