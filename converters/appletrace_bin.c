@@ -19,7 +19,7 @@
 #include "appletrace.h"
 #include "cursor.h"
 
-#define PTW_AT_CHUNK (1u << 20)
+#define PTW_AT_CHUNK (256u << 10)
 
 static const char ptw_at_cat[] = "appletrace";
 #define PTW_AT_CAT_SYM 1u /* below PTW_APPLETRACE_FIRST_SYM */

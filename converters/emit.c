@@ -160,6 +160,7 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 	if (!em || em->in_input)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "emit: input already open");
+	em->epoch++;
 	struct ptw_emit_input def = {0};
 	if (!in)
 		in = &def;
@@ -192,6 +193,7 @@ int ptw_emit_end_input(struct ptw_emit *em, struct ptw_error *err)
 	if (!em || !em->in_input)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "emit: no input open");
+	em->epoch++;
 	for (size_t i = 0; i < em->n_threads; i++) {
 		struct ptw_em_thread *th = em->threads[i];
 		if (th->gen != em->input_index)
@@ -528,6 +530,7 @@ int ptw_emit_sort_index_event(void *ctx, const struct ptw_cv_event *ev,
 	if (!em || !ev || !em->in_input)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "emit: event outside an input");
+	em->epoch++;
 	if (!ptw_em_sort_kind(ev))
 		return 0;
 	uint32_t pid, tid;
@@ -547,6 +550,7 @@ int ptw_emit_sort_index_event(void *ctx, const struct ptw_cv_event *ev,
 int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 			 struct ptw_error *err)
 {
+	em->epoch++;
 	em->st.events_in++;
 	em->st.by_phase[(unsigned char)ev->ph & 127u]++;
 

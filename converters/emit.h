@@ -105,6 +105,8 @@ struct ptw_emit_stats {
 				      * ts (a zero-length slice) */
 	uint64_t short_path;         /* events taken by the short path */
 	uint64_t batched;            /* of those, handed over in batches */
+	uint64_t lane;               /* of those, taken by the X-form lane
+				      * (released through prepared packets) */
 };
 
 struct ptw_emit;

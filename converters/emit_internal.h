@@ -11,6 +11,7 @@
 
 #include "hashmap.h"
 #include "emit.h"
+#include "seq_fast.h"
 
 #define PTW_EM_NO_NAME "[No name]"
 
@@ -79,10 +80,9 @@ struct ptw_em_item {
  * Chrome E matching). */
 struct ptw_em_open {
 	uint64_t name_h, cat_h; /* 0: none (wildcard) */
+	uint32_t n_out, n_in;   /* side by side: tested as one word */
 	uint64_t out[PTW_MAX_FLOWS];
-	uint32_t n_out;
 	uint64_t in[PTW_MAX_FLOWS];
-	uint32_t n_in;
 };
 
 struct ptw_em_proc {
@@ -94,6 +94,8 @@ struct ptw_em_proc {
 	int32_t sort_index;/* M process_sort_index (has_sort) */
 	int has_sort;
 };
+
+#define PTW_EM_LANE_SLOTS 64u
 
 struct ptw_em_thread {
 	uint32_t pid, tid, gen;
@@ -112,6 +114,30 @@ struct ptw_em_thread {
 	size_t compact_at; /* arena size at which to try compacting */
 	int64_t last_ts;   /* latest event ts seen (the flush limit) */
 	int has_last;
+	/* The packet of the queued item, prepared by the short path when it
+	 * queued the item (emit_fast.c): used when the short path releases
+	 * it, if 'id' is still the queued item's and lane_epoch is still
+	 * em->epoch (no general-path call or flush came in between; then
+	 * nothing wrote on the thread's sequence in between either, so its
+	 * iids are still valid). */
+	struct ptw_em_prep {
+		uint64_t id;       /* the item's id; 0: none */
+		int8_t depth_d;    /* +1 begin, -1 end, 0 instant */
+		uint8_t body_len;
+		uint8_t body[PTW_SEQ_BODY_MAX];
+	} prep;
+	/* The X-form lane (emit_fast.c ptw_em_lane) and the prepared
+	 * packet: open while lane_epoch is em->epoch; the iids of names by
+	 * their numbers (key: sym << 8 | iid, 0: none; with the stable
+	 * name) and of the category lane_scat, for cp_gen lane_gen. */
+	uint64_t lane_epoch;
+	uint32_t lane_gen;
+	uint8_t lane_ci;
+	const char *lane_scat;
+	struct ptw_em_lane_slot {
+		uint64_t key;
+		const char *sname;
+	} lane_slot[PTW_EM_LANE_SLOTS];
 	int xform_open;    /* X-form B's of this input still unpaired */
 	/* X-form stacks of open B's (item id, ts), one per raw tid as the
 	 * exporter pairs them: [1] for events written with tid 0, which
@@ -257,6 +283,10 @@ struct ptw_emit {
 				       * cannot push past INT64_MAX */
 	struct ptw_map pid_remap, tid_remap;
 	uint64_t next_seq, next_item;
+	/* Counts the calls that may change queued items in place (general
+	 * path, flushes, inputs): a prepared packet (ptw_em_prep) made
+	 * under another epoch is not used. */
+	uint64_t epoch;
 	struct ptw_em_thread *th_cache[64]; /* by tid: lookup cache of the
 					     * current input */
 	uint32_t last_pid;
@@ -383,9 +413,13 @@ static inline int ptw_em_counter_sample(struct ptw_emit *em, uint64_t track,
 					int64_t ts, int is_int, int64_t iv,
 					double dv, struct ptw_error *err)
 {
-	int rc = is_int ? ptw_seq_counter_int(em->seq, track, (uint64_t)ts, iv)
-			: ptw_seq_counter_double(em->seq, track, (uint64_t)ts,
-						 dv);
+	int rc;
+	if (!ptw_seq_fast_counter(em->seq, track, (uint64_t)ts, is_int, iv, dv,
+				  &rc))
+		rc = is_int ? ptw_seq_counter_int(em->seq, track, (uint64_t)ts,
+						  iv)
+			    : ptw_seq_counter_double(em->seq, track,
+						     (uint64_t)ts, dv);
 	if (rc)
 		return ptw_em_writer_fail(em, rc, err);
 	em->st.counters++;

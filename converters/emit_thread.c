@@ -650,6 +650,7 @@ static uint8_t ptw_em_class(const struct ptw_em_item *it)
 int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
 		 struct ptw_error *err)
 {
+	em->epoch++;
 	while (th->head < th->n) {
 		int64_t t = th->q[th->head].ts;
 		if (!final && th->has_last && t >= th->last_ts)

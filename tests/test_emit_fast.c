@@ -137,6 +137,9 @@ static void make_run(const char *dir, uint64_t seed, int events)
 		fragment(dir, k, &g, events);
 }
 
+/* Writer options of the conversions (NULL: defaults). */
+static const struct ptw_writer_options *g_wopts;
+
 /* Converts an AppleTrace run directory (twice, the second time shifted;
  * simple events in batches if 'batch') or a Chrome JSON file (once,
  * shifted) into 'out'. */
@@ -144,7 +147,7 @@ static void convert(const char *in_path, int json, const char *out,
 		    int general, int batch, struct ptw_emit_stats *st)
 {
 	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	struct ptw_writer *w = ptw_writer_open(out, g_wopts, &err);
 	cr_assert(w, "%s", err.msg);
 	struct ptw_emit *em = ptw_emit_create(w, &err);
 	cr_assert(em, "%s", err.msg);
@@ -196,11 +199,12 @@ static void compare_outputs(const char *a, const char *b, uint64_t seed,
 		     (unsigned long long)seed, i);
 	cr_assert_eq(sb->short_path, 0u);
 	cr_assert_eq(sb->batched, 0u);
+	cr_assert_eq(sb->lane, 0u);
 	cr_assert_gt(sa->short_path, sa->events_in / 4,
 		     "short path took %llu of %llu events",
 		     (unsigned long long)sa->short_path,
 		     (unsigned long long)sa->events_in);
-	sa->short_path = sa->batched = 0;
+	sa->short_path = sa->batched = sa->lane = 0;
 	cr_assert(memcmp(sa, sb, sizeof(*sa)) == 0, "stats differ");
 	/* and the output is a valid trace */
 	ptw_trace_free(ptw_test_load_checked_or_fail(a, PTW_CHECK_ALLOW_OPEN));
@@ -223,13 +227,19 @@ static void same_output(uint64_t seed, int events)
 		struct ptw_emit_stats sa, sb;
 		convert(dir, 0, a, 0, batch, &sa);
 		convert(dir, 0, b, 1, batch, &sb);
-		if (batch)
+		if (batch) {
 			cr_assert_gt(sa.batched, sa.short_path / 2,
 				     "batches took %llu of %llu",
 				     (unsigned long long)sa.batched,
 				     (unsigned long long)sa.short_path);
-		else
+			cr_assert_gt(sa.lane, sa.batched / 8,
+				     "the lane took %llu of %llu",
+				     (unsigned long long)sa.lane,
+				     (unsigned long long)sa.batched);
+		} else {
 			cr_assert_eq(sa.batched, 0u);
+			cr_assert_eq(sa.lane, 0u);
+		}
 		compare_outputs(a, b, seed, &sa, &sb);
 	}
 	char cmd[600];
@@ -241,6 +251,19 @@ Test(emit_fast, same_bytes_as_the_general_path)
 {
 	for (uint64_t seed = 1; seed <= 20; seed++)
 		same_output(seed * 0x9E3779B97F4A7C15ull, 400);
+}
+
+/* Frequent checkpoints (every sequence forgets its iids, so prepared
+ * packets and the lane's iids must be dropped in time), intern caps and
+ * small flushes. */
+Test(emit_fast, same_bytes_across_checkpoints)
+{
+	static const struct ptw_writer_options wo = {
+		.checkpoint_packets = 37, .max_interned = 16, .flush_bytes = 1000};
+	g_wopts = &wo;
+	for (uint64_t seed = 1; seed <= 10; seed++)
+		same_output(seed * 0xD6E8FEB86659FD93ull, 600);
+	g_wopts = NULL;
 }
 
 Test(emit_fast, same_bytes_on_a_long_run)

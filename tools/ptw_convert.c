@@ -761,6 +761,7 @@ int main(int argc, char **argv)
 			(unsigned long long)es.short_path);
 		fprintf(stderr, "batched %llu\n",
 			(unsigned long long)es.batched);
+		fprintf(stderr, "lane %llu\n", (unsigned long long)es.lane);
 		fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
 			(unsigned long long)c.bytes_in,
 			(unsigned long long)out_bytes, t);
