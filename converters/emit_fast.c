@@ -285,9 +285,8 @@ ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
 #endif
 
 /* What stays fixed during one batch, for the lane, and the counts the
- * lane keeps in registers until the batch ends (ptw_em_lane_tally). */
+ * lane keeps locally until the batch ends (ptw_em_lane_tally). */
 struct ptw_em_lane_ctx {
-	uint64_t epoch;
 	int64_t shift_ns, ts_in_max;
 	const char *scat;   /* the batch's stable category (NULL: none) */
 	uint32_t pid;
@@ -322,7 +321,7 @@ ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	uint32_t raw_tid = e->tid;
 	uint32_t tid = raw_tid ? raw_tid : c->pid;
 	struct ptw_em_thread *th = em->th_cache[ptw_em_th_slot(tid)];
-	if (!th || th->lane_epoch != c->epoch || th->pid != c->pid ||
+	if (!th || th->lane_epoch != em->epoch || th->pid != c->pid ||
 	    th->tid != tid)
 		return 0;
 	/* the short core took an event on th: has_last, last_ts >= 0 */
@@ -454,8 +453,9 @@ static inline int ptw_em_ctr_key_is(const struct ptw_emit *em, const char *key,
 /* A counter sample (C with one numeric argument whose key is em->ctr_key:
  * key_ok, see ptw_em_ctr_key_is) on a process whose track is written and
  * whose counter track for this name and key is cached (as ptw_em_counter
- * finds it): written straight away. 'batch' as for ptw_em_short_core. Returns 1 with *rc set if it took the
- * event, else 0 having changed nothing. */
+ * finds it): written straight away. 'batch' as for ptw_em_short_core.
+ * Returns 1 with *rc set if it took the event, else 0 having changed
+ * nothing. */
 static inline __attribute__((always_inline)) int
 ptw_em_short_counter_core(struct ptw_emit *em, int batch, uint32_t pid,
 			  int64_t ts_ns, int has_name, uint64_t name_sym,
@@ -528,7 +528,7 @@ int ptw_emit_simple_batch(void *ctx, const struct ptw_cv_batch *b,
 	size_t key_n = b->value_key.p ? b->value_key.n : 0;
 	/* the batch's stable category, for the lane (none found: no lane) */
 	struct ptw_em_lane_ctx c = {
-		.epoch = em->epoch, .shift_ns = em->shift_ns,
+		.shift_ns = em->shift_ns,
 		.ts_in_max = em->ts_in_max, .pid = b->pid,
 		.tid0_own = b->pid != 0,
 		.scat = cat_n ? ptw_em_fast_sym(em, b->cat_sym) : NULL};

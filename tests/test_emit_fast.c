@@ -8,6 +8,8 @@
  * compared byte for byte.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +271,51 @@ Test(emit_fast, same_bytes_across_checkpoints)
 Test(emit_fast, same_bytes_on_a_long_run)
 {
 	same_output(88172645463325252ull, (int)ptw_test_scale(60000, 6000));
+}
+
+/* A write failure while the batches are being taken (the lane's releases
+ * flush the writer) stops the conversion with the writer's I/O error, as
+ * on the general path; nothing crashes or goes on. */
+Test(emit_fast, write_failure_stops_the_lane_as_the_general_path)
+{
+	char dir[256];
+	ptw_test_tmp_path(dir, sizeof(dir), "fastfull");
+	make_run(dir, 4242, 3000);
+	for (int general = 0; general < 2; general++) {
+		int fd = open("/dev/full", O_WRONLY);
+		if (fd < 0)
+			cr_skip_test("no /dev/full");
+		struct ptw_writer_options wo = {.flush_bytes = 4096,
+						.close_fd = 1};
+		struct ptw_error err = {0};
+		struct ptw_writer *w = ptw_writer_open_fd(fd, &wo, &err);
+		cr_assert(w, "%s", err.msg);
+		struct ptw_emit *em = ptw_emit_create(w, &err);
+		cr_assert(em, "%s", err.msg);
+		struct ptw_emit_input in = {.mode = PTW_EMIT_XFORM,
+					    .general_path_only = general};
+		cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
+		struct ptw_appletrace_run *r = ptw_appletrace_run_create(&err);
+		cr_assert(r);
+		ptw_appletrace_run_set_batch(r, ptw_emit_simple_batch);
+		int rc = ptw_appletrace_run_read_dir(r, dir, ptw_emit_event, em,
+						     NULL, &err);
+		ptw_appletrace_run_destroy(r);
+		cr_assert_eq(rc, PTW_ERR_IO, "general %d: rc %d (%s)", general,
+			     rc, err.msg);
+		cr_assert(strstr(err.msg, strerror(ENOSPC)), "%s", err.msg);
+		struct ptw_emit_stats st;
+		ptw_emit_get_stats(em, &st);
+		if (!general)
+			cr_assert_gt(st.lane, 0u);
+		else
+			cr_assert_eq(st.lane, 0u);
+		ptw_emit_destroy(em);
+		cr_assert_neq(ptw_writer_close(w, &err), 0);
+	}
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
 }
 
 /* ---- Chrome JSON ------------------------------------------------------ */
