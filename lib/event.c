@@ -281,20 +281,7 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	w->last_pkt = b->len;
 	uint8_t *q = ptw_pb_write_len_tag(b->data + b->len, PTW_F_TRACE_PACKET);
 	uint8_t *plen = q++;
-	if (__builtin_expect(ts >= s->base, 1)) {
-		/* Always written, even 0: a TrackEvent packet without a
-		 * timestamp is dropped by trace_processor. */
-		q = ptw_pb_write_varint_field(q, PTW_F_PKT_TIMESTAMP, ts - s->base);
-		s->base = ts;
-	} else {
-		/* Backwards: absolute on clock 65 (1:1 with BOOTTIME); the
-		 * clock-64 delta base stays where it was. */
-		q = ptw_pb_write_varint_field(q, PTW_F_PKT_TIMESTAMP, ts);
-		q = ptw_pb_write_varint_field(q, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					      PTW_CLOCK_SEQ_ABS);
-	}
-	memcpy(q, s->hdr, sizeof(s->hdr));
-	q += s->hdr_len;
+	q = ptw_seq_put_ts_hdr(s, q, ts);
 	s->since_cp++;
 	if (any_new) {
 		uint64_t n_new = 0;

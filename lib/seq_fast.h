@@ -53,6 +53,28 @@ ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t cat_iid,
 	return p;
 }
 
+/* Writes an event packet's timestamp and the sequence's header at p (room
+ * reserved); returns the end. Every event packet takes this way. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
+{
+	if (__builtin_expect(ts >= s->base, 1)) {
+		/* A delta on clock 64, always written, even 0: a TrackEvent
+		 * packet without a timestamp is dropped by trace_processor. */
+		*p++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
+		p = ptw_pb_write_varint_nb(p, ts - s->base);
+		s->base = ts;
+	} else {
+		/* Backwards: absolute on clock 65 (1:1 with BOOTTIME); the
+		 * clock-64 delta base stays where it was. */
+		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);
+		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
+					      PTW_CLOCK_SEQ_ABS);
+	}
+	memcpy(p, s->hdr, sizeof(s->hdr)); /* room: PTW_EV_FAST_MAX or more */
+	return p + s->hdr_len;
+}
+
 /* Starts a fast packet at ts: everything up to the TrackEvent's fields.
  * *plen and *tlen get the two length bytes for ptw_seq_fast_end(). */
 static inline __attribute__((always_inline)) uint8_t *
@@ -62,17 +84,7 @@ ptw_seq_fast_head(struct ptw_seq *s, uint64_t ts, uint8_t **plen,
 	struct ptw_pb_buf *b = &s->w->pend;
 	uint8_t *p = ptw_pb_write_len_tag(b->data + b->len, PTW_F_TRACE_PACKET);
 	*plen = p++;
-	if (__builtin_expect(ts >= s->base, 1)) {
-		*p++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-		p = ptw_pb_write_varint_nb(p, ts - s->base);
-		s->base = ts;
-	} else {
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					      PTW_CLOCK_SEQ_ABS);
-	}
-	memcpy(p, s->hdr, sizeof(s->hdr));
-	p += s->hdr_len;
+	p = ptw_seq_put_ts_hdr(s, p, ts);
 	p = ptw_pb_write_len_tag(p, PTW_F_PKT_TRACK_EVENT);
 	*tlen = p++;
 	return p;
