@@ -124,22 +124,26 @@ ptw_em_prep_ok(const struct ptw_emit *em, const struct ptw_em_thread *th,
 	if (pp->id != q->id || (!lane && th->lane_epoch != em->epoch) ||
 	    !ptw_seq_fast_ready(s))
 		return 0;
-	/* An end closes the top open slice: a counted plain one (its begin
-	 * is on the track), or else the model's own, which must be open on
-	 * the track and have no flows (checked only then, which is rare).
-	 * Tested without a branch on the item's kind: the kinds come in
-	 * random order, and such a branch mispredicts. */
-	if (__builtin_expect((pp->depth_d < 0) & (th->model_plain == 0), 0)) {
-		size_t mn = th->model_n;
-		return mn && !th->model[mn - 1].n_out && !th->model[mn - 1].n_in &&
-		       s->w->tracks.v[th->uuid - 1].depth;
-	}
-	return 1;
+	/* room to push the model (any kind: ptw_em_prep_write's store is
+	 * unconditional) */
+	size_t mn = th->model_n;
+	if (__builtin_expect(mn == th->model_cap, 0))
+		return 0;
+	/* An end must close an open slice without flows. Tested without a
+	 * branch on the item's kind: the kinds come in random order, and
+	 * such a branch mispredicts. model[0] is set once the model has
+	 * room (its first push). */
+	const struct ptw_track *tr = &s->w->tracks.v[th->uuid - 1];
+	const struct ptw_em_open *top = &th->model[mn - (mn != 0)];
+	uint64_t flows;
+	memcpy(&flows, &top->n_out, sizeof(flows)); /* n_out and n_in */
+	unsigned end_bad = (tr->depth == 0) | (mn == 0) | (flows != 0);
+	return !__builtin_expect((pp->depth_d < 0) & end_bad, 0);
 }
 
 /* Writes the queued item 'q' through its prepared packet (after
- * ptw_em_prep_ok): the packet, the track's depth and the model, as
- * ptw_em_write_simple. Returns the writer's code. */
+ * ptw_em_prep_ok): the packet, the track's depth, the model and the
+ * counts, as ptw_em_write_simple. Returns the writer's code. */
 static inline __attribute__((always_inline)) int
 ptw_em_prep_write(struct ptw_emit *em, struct ptw_em_thread *th,
 		  const struct ptw_em_item *q)
@@ -147,18 +151,15 @@ ptw_em_prep_write(struct ptw_emit *em, struct ptw_em_thread *th,
 	const struct ptw_em_prep *pp = &th->prep;
 	struct ptw_seq *s = th->seq;
 	int d = pp->depth_d;
+	size_t mn = th->model_n;
 	int r = ptw_seq_write_body(s, (uint64_t)q->ts, pp->body, pp->body_len);
 	s->w->tracks.v[th->uuid - 1].depth += (uint32_t)d;
-	/* a begin adds a counted plain slice (none if its write failed, as
-	 * ptw_em_write_simple), an end closes the top one: counted, or
-	 * else the model's own */
-	size_t counted = th->model_plain;
-	if (__builtin_expect((d < 0) & (counted == 0), 0))
-		th->model_n--;
-	else
-		th->model_plain = counted + (size_t)d;
-	if (__builtin_expect(r != 0, 0) && d > 0)
-		th->model_plain--;
+	struct ptw_em_open *o = &th->model[mn]; /* a begin's, else unused */
+	o->name_h = o->cat_h = 0;
+	o->n_out = o->n_in = 0;
+	th->model_n = mn + (size_t)d;
+	if (__builtin_expect(r != 0, 0))
+		th->model_n -= d > 0; /* as ptw_em_write_simple: no push */
 	return r;
 }
 

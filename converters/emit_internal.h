@@ -149,15 +149,8 @@ struct ptw_em_thread {
 		} *b;
 		size_t n, cap;
 	} lifo[2];
-	/* Open slices in trace_processor's order: model[0, model_n), then
-	 * model_plain more plain ones (X form: no names, no flows) on top
-	 * that are only counted. Code that pushes or pops only plain slices
-	 * (ptw_em_write_simple, the prepared releases in emit_fast.c) changes
-	 * the count; anything else that reads or changes the model calls
-	 * ptw_em_model_sync() first, which writes them out. */
 	struct ptw_em_open *model;
 	size_t model_n, model_cap;
-	size_t model_plain;
 	uint64_t next_in[PTW_MAX_FLOWS]; /* f flows waiting for a slice */
 	uint32_t n_next_in;
 };
@@ -433,15 +426,16 @@ static inline int ptw_em_counter_sample(struct ptw_emit *em, uint64_t track,
 	return 0;
 }
 
-/* Writes the counted plain slices (model_plain) into the model; 0 or
- * PTW_ERR_NOMEM. */
-int ptw_em_model_write_plain(struct ptw_em_thread *th);
-
-/* Makes th->model whole before code other than the plain push and pop
- * reads or changes it. 0 or PTW_ERR_NOMEM. */
-static inline int ptw_em_model_sync(struct ptw_em_thread *th)
+/* ptw_em_push_model(th, NULL, 0, 1) with its common case inline: an open
+ * slice without names (X form) while the model has room. */
+static inline int ptw_em_push_model_plain(struct ptw_em_thread *th)
 {
-	return th->model_plain ? ptw_em_model_write_plain(th) : 0;
+	if (th->model_n == th->model_cap)
+		return ptw_em_push_model(th, NULL, 0, 1); /* grows it */
+	struct ptw_em_open *o = &th->model[th->model_n++];
+	o->name_h = o->cat_h = 0;
+	o->n_out = o->n_in = 0;
+	return 0;
 }
 
 /* The common item - stable names, no payload, no flows, on a thread
@@ -459,17 +453,12 @@ ptw_em_write_simple(struct ptw_emit *em, struct ptw_em_thread *th,
 	    it->raw_end || it->kind == PTW_EM_FLOW)
 		return 0;
 	if (it->kind == PTW_EM_END) {
-		/* the top: a counted plain slice, or the model's own */
-		int counted = th->model_plain != 0;
-		if (!counted && (!th->model_n || th->model[th->model_n - 1].n_out ||
-				 th->model[th->model_n - 1].n_in))
+		if (!th->model_n || th->model[th->model_n - 1].n_out ||
+		    th->model[th->model_n - 1].n_in)
 			return 0;
 		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_END, th->uuid,
 				     (uint64_t)it->ts, NULL, NULL);
-		if (counted)
-			th->model_plain--;
-		else
-			th->model_n--;
+		th->model_n--;
 	} else if (it->kind == PTW_EM_INSTANT) {
 		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_INSTANT, th->uuid,
 				     (uint64_t)it->ts, it->scat, it->sname);
@@ -477,10 +466,9 @@ ptw_em_write_simple(struct ptw_emit *em, struct ptw_em_thread *th,
 	} else if (it->state == PTW_EM_UNRESOLVED) {
 		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_BEGIN, th->uuid,
 				     (uint64_t)it->ts, it->scat, it->sname);
-		/* X form: the model needs no names (its ends are nameless);
-		 * a plain slice is only counted */
+		/* X form: the model needs no names (its ends are nameless) */
 		if (!*rc)
-			th->model_plain++;
+			*rc = ptw_em_push_model_plain(th);
 		em->st.open_slices++;
 	} else {
 		return 0;

@@ -456,39 +456,20 @@ static void ptw_em_add_flow(uint64_t *v, uint32_t *n, uint64_t id)
 		v[(*n)++] = id;
 }
 
-/* Appends one open slice to the model array (room made). */
-static struct ptw_em_open *ptw_em_model_append(struct ptw_em_thread *th)
+int ptw_em_push_model(struct ptw_em_thread *th,
+		      const struct ptw_em_payload *pl, int hash, int stable)
 {
 	if (th->model_n == th->model_cap) {
 		size_t nc = th->model_cap ? th->model_cap * 2 : 16;
 		void *p = realloc(th->model, nc * sizeof(*th->model));
 		if (!p)
-			return NULL;
+			return PTW_ERR_NOMEM;
 		th->model = p;
 		th->model_cap = nc;
 	}
 	struct ptw_em_open *o = &th->model[th->model_n++];
 	o->name_h = o->cat_h = 0;
 	o->n_out = o->n_in = 0; /* the flow arrays are read up to these */
-	return o;
-}
-
-int ptw_em_model_write_plain(struct ptw_em_thread *th)
-{
-	while (th->model_plain) {
-		if (!ptw_em_model_append(th))
-			return PTW_ERR_NOMEM;
-		th->model_plain--;
-	}
-	return 0;
-}
-
-int ptw_em_push_model(struct ptw_em_thread *th,
-		      const struct ptw_em_payload *pl, int hash, int stable)
-{
-	struct ptw_em_open *o;
-	if (ptw_em_model_sync(th) || !(o = ptw_em_model_append(th)))
-		return PTW_ERR_NOMEM;
 	/* Names only matter to Chrome E events (X-form ends are nameless). */
 	if (hash) {
 		if (stable) {
@@ -513,9 +494,6 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	int rc;
 	struct ptw_em_payload pl;
 	struct ptw_event ev;
-	/* reads the model (flows, ends) and pushes on it */
-	if (ptw_em_model_sync(th))
-		return ptw_em_nomem(err);
 	memset(&ev, 0, sizeof(ev));
 	if (!it->stable || it->data_len)
 		ptw_em_unpack(&th->arena, it->data, &pl);
