@@ -1,11 +1,12 @@
 /* test_emit_fast.c - the emitter's short path (emit_fast.c), and its batch
- * form fed by the APLTRC01 reader, write exactly what the general path
- * writes: random APLTRC01 runs (nesting, unmatched
- * ends, equal and backward timestamps, tid 0, redefined names, counters,
- * instants, metadata, several inputs with a shift) and random Chrome JSON
- * (B/E matched by name, X, instants of every scope, flows, counters,
- * args, empty and missing names) are converted both ways and the outputs
- * compared byte for byte.
+ * form fed by the APLTRC01 reader (with the X-form lane and prepared
+ * packets), write exactly what the general path writes: random APLTRC01
+ * runs (nesting, unmatched ends, equal and backward timestamps, tid 0,
+ * redefined names, counters, instants, metadata, several inputs with a
+ * shift; also with frequent checkpoints) and random Chrome JSON (B/E
+ * matched by name, X, instants of every scope, flows, counters, args,
+ * empty and missing names) are converted both ways and the outputs
+ * compared byte for byte. A write failure stops every path alike.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <errno.h>
