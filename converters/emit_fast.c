@@ -18,7 +18,14 @@
  * events from the APLTRC01 reader in one call (same core, no struct
  * ptw_cv_event per event), and a counter sample (C with one numeric
  * argument) whose process and counter track are known is written at once
- * (ptw_em_short_counter, as ptw_em_counter would write it). */
+ * (ptw_em_short_counter, as ptw_em_counter would write it).
+ *
+ * In X form the short path also prepares the packet of the item it queues
+ * (ptw_em_prep_make); releasing it is then a copy through the writer's
+ * framing (ptw_em_prep_write). In a batch, events on threads the short
+ * path already serves go through the lane (ptw_em_lane), which does the
+ * same with fewer checks; its assumptions hold while the emitter's epoch
+ * has not moved (emit_internal.h). */
 #include <string.h>
 
 #include "emit_internal.h"

@@ -86,16 +86,6 @@ static inline __attribute__((always_inline)) uint8_t *
 ptw_pb_write_varint_nb(uint8_t *p, uint64_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (__builtin_expect(v < (1u << 21), 1)) {
-		/* up to 3 bytes (most deltas): the length is a sum of two
-		 * comparisons, no table */
-		uint32_t x = (uint32_t)v;
-		uint32_t c1 = x >= (1u << 7), c2 = x >= (1u << 14);
-		uint32_t w = (x & 0x7Fu) | ((x << 1) & 0x7F00u) |
-			     ((x << 2) & 0x7F0000u) | (c1 << 7) | (c2 << 15);
-		memcpy(p, &w, 4);
-		return p + 1 + c1 + c2;
-	}
 	if (__builtin_expect(v < (1u << 28), 1)) {
 		/* bytes needed, by the count of leading zero bits of x | 1 */
 		static const uint8_t len_by_clz[32] = {
