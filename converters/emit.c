@@ -24,6 +24,17 @@ int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err)
 	return we && we->code ? we->code : dflt;
 }
 
+int ptw_em_lifo_grow(struct ptw_em_lifo *l)
+{
+	size_t nc = l->cap ? l->cap * 2 : 16;
+	void *p = realloc(l->b, nc * sizeof(*l->b));
+	if (!p)
+		return -1;
+	l->b = p;
+	l->cap = nc;
+	return 0;
+}
+
 int ptw_em_nomem(struct ptw_error *err)
 {
 	return ptw_error_set(err, PTW_ERR_NOMEM, 0, "converter: out of memory");
@@ -361,14 +372,8 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 			if (rc)
 				return ptw_em_nomem(err);
 			struct ptw_em_lifo *l = &th->lifo[raw_tid0];
-			if (l->n == l->cap) {
-				size_t nc = l->cap ? l->cap * 2 : 16;
-				void *p = realloc(l->b, nc * sizeof(*l->b));
-				if (!p)
-					return ptw_em_nomem(err);
-				l->b = p;
-				l->cap = nc;
-			}
+			if (l->n == l->cap && ptw_em_lifo_grow(l) != 0)
+				return ptw_em_nomem(err);
 			l->b[l->n].id = id;
 			l->b[l->n++].ts = ts;
 			return 0;

@@ -64,18 +64,33 @@ static int ptw_em_fast_chrome_names(struct ptw_emit *em,
 /* The X-form lane keeps, per thread, the iids of the names its events
  * used (th->lane_slot: sym << 8 | iid, for iids below 128) and of the
  * category (lane_ci, for lane_scat), valid for the sequence's cp_gen
- * lane_gen. Forgets them when the generation or the category changes. */
+ * lane_gen, and the fixed parts of its packets. Forgets the iids when the
+ * generation or the category changes. */
 static inline void ptw_em_lane_sync(struct ptw_em_thread *th,
 				    const struct ptw_seq *s, const char *scat,
 				    uint64_t ci)
 {
 	if (th->lane_gen == s->cp_gen && th->lane_scat == scat &&
-	    th->lane_ci == ci)
+	    th->lane_ci == ci && th->lane_pre_len)
 		return;
 	memset(th->lane_slot, 0, sizeof(th->lane_slot));
 	th->lane_gen = s->cp_gen;
 	th->lane_scat = scat;
 	th->lane_ci = (uint8_t)ci;
+	unsigned blen;
+	th->lane_body = ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN, ci, 0, &blen);
+	th->lane_blen = (uint8_t)blen;
+	th->lane_pre_len = 0;
+	if (s->hdr_len + 2u > sizeof(th->lane_pre[0]))
+		return; /* (a header that long: no lane) */
+	memset(th->lane_pre, 0, sizeof(th->lane_pre));
+	for (int x = 0; x < 2; x++) {
+		uint8_t *q = th->lane_pre[x];
+		memcpy(q, s->hdr, s->hdr_len);
+		q[s->hdr_len] = PTW_PB_TAG(PTW_F_PKT_TRACK_EVENT, PTW_PB_WT_LEN);
+		q[s->hdr_len + 1] = (uint8_t)(x ? 2 : blen);
+	}
+	th->lane_pre_len = (uint8_t)(s->hdr_len + 2);
 }
 
 /* Prepares the packet of X-form item 'it' (phase 'ph', name number
@@ -291,131 +306,293 @@ ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
 #define PTW_EM_LANE_HOST 0
 #endif
 
-/* What stays fixed during one batch, for the lane, and the counts the
- * lane keeps locally until the batch ends (ptw_em_lane_tally). */
+/* What stays fixed during one batch, and the counts the lane keeps
+ * locally until the batch ends (ptw_em_lane_tally). */
 struct ptw_em_lane_ctx {
 	int64_t shift_ns, ts_in_max;
 	const char *scat;   /* the batch's stable category (NULL: none) */
+	size_t cat_n;       /* the batch's category, as the reader gave it */
+	uint64_t cat_sym;
 	uint32_t pid;
 	int tid0_own;       /* pid != 0: raw tid 0 has a LIFO stack of its own */
 	uint64_t by_b, by_e, by_i, open_slices, instants, dropped, lane;
 };
 
-/* The X-form lane: the short path again, for a batch event (B, E or i) on
- * a thread whose last event the short path took in this epoch
- * (lane_epoch), whose queued item, if any, is prepared, and whose name
- * iid is in the thread's lane slots (a slot exists only for a name the
- * short core found non-empty and stable: within an input a number
- * always stands for the same text). It does what ptw_em_short_core does
- * for such an event, in fewer steps and without branching on the queued
- * item's kind: every check first, then the queued item's packet, then the
- * new item and its prepared packet.
+/* The X-form lane: the short path again, for a run of batch events (B, E
+ * or i) on one thread whose last event the short path took in this epoch
+ * (lane_epoch), whose queued item, if any, is prepared, and whose names'
+ * iids are in the thread's lane slots (a slot exists only for a name the
+ * short core found non-empty and stable: within an input a number always
+ * stands for the same text). Each event of the run releases the one
+ * before it, which the lane holds in locals rather than in the queue; the
+ * writer's counts, the track's depth and the thread's fields are stored
+ * once, when the lane stops. It does what ptw_em_short_core does for each
+ * event, and stops, having changed nothing for it, at the first event it
+ * cannot take that way (a checkpoint or a flush due, a name without a
+ * slot, a full LIFO stack or model, an end whose slice has flows): the
+ * caller gives that one to the short core.
  *
  * What it relies on, from lane_epoch == em->epoch: since the short core
  * last queued an item on th in this epoch, only the short core and the
  * lane touched th (a general-path call, flush or input change moves the
  * epoch); so th->head is 0, the arena and compaction mark are reset, the
- * sequence has not been checkpointed between an item's preparation and
- * its release (fast_left covers the release itself), and q[0] holds an
- * item whose constant fields (no payload, flows or duration, stable
- * names) the short core or the lane set: only the varying ones are
- * written. Returns 1 with *rc set if it took the event, else 0 having
- * changed nothing (the short core then decides). */
-static inline __attribute__((always_inline)) int
-ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
-	    const struct ptw_cv_simple *e, int *rc, struct ptw_error *err)
+ * sequence (the thread's own: nothing else writes on it) has not been
+ * checkpointed between an item's preparation and its release (fast_left
+ * covers the release itself), and q[0] holds an item whose constant
+ * fields (no payload, flows or duration, stable names) the short core or
+ * the lane set: only the varying ones are written.
+ *
+ * 'ev' and 'nxt' give the run: event *jp first, each next one at nxt[j];
+ * the caller checked every event as ptw_em_short_core would (the thread,
+ * a later timestamp than the thread's last, a known name). Returns how
+ * many it took (*jp then indexes the first one not taken), with *rc set
+ * (0 or an error) if it took any. */
+/* Writes a lane packet at p (room reserved): at ts (*base the sequence's
+ * delta base), the fixed part 'pre' (pre_len bytes, 16 readable) and the
+ * body word (blen bytes); the same bytes as ptw_put_body_packet. Returns
+ * its end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
+		size_t pre_len, uint64_t body, size_t blen)
 {
-	uint32_t raw_tid = e->tid;
-	uint32_t tid = raw_tid ? raw_tid : c->pid;
-	struct ptw_em_thread *th = em->th_cache[ptw_em_th_slot(tid)];
-	if (!th || th->lane_epoch != em->epoch || th->pid != c->pid ||
-	    th->tid != tid)
-		return 0;
-	/* the short core took an event on th: has_last, last_ts >= 0 */
-	int64_t ts = e->ts_ns + c->shift_ns;
-	if (e->ts_ns > c->ts_in_max || ts <= th->last_ts)
-		return 0;
-	char ph = e->ph;
-	struct ptw_em_lifo *l = th->lifo + ((raw_tid == 0) & c->tid0_own);
-	const struct ptw_seq *s = th->seq;
-	const char *sname = ptw_em_empty, *icat = NULL;
-	uint64_t body = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
-			(uint64_t)PTW_TE_TYPE_SLICE_END << 8;
-	unsigned blen = 2;
-	int d = -1;
-	if (ph != 'E') {
-		uint64_t sym = e->name_sym;
-		const struct ptw_em_lane_slot *sl =
-			&th->lane_slot[sym & (PTW_EM_LANE_SLOTS - 1)];
-		uint64_t key = sl->key;
-		if ((key >> 8) != sym || !(key & 0xFF) ||
-		    th->lane_gen != s->cp_gen || th->lane_scat != c->scat ||
-		    (ph == 'B' && l->n == l->cap))
-			return 0;
-		sname = sl->sname;
-		icat = c->scat;
-		d = ph == 'B';
-		body = ptw_seq_body_small(d ? PTW_TE_TYPE_SLICE_BEGIN
-					    : PTW_TE_TYPE_INSTANT,
-					  th->lane_ci, key & 0xFF, &blen);
+	uint8_t *v;
+	p[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
+	if (__builtin_expect((uint64_t)ts >= *base, 1)) {
+		p[2] = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
+		v = ptw_pb_write_varint_nb(p + 3, (uint64_t)ts - *base);
+		*base = (uint64_t)ts;
+	} else { /* backwards: as ptw_put_ts_hdr */
+		v = ptw_pb_write_varint_field(p + 2, PTW_F_PKT_TIMESTAMP,
+					      (uint64_t)ts);
+		v = ptw_pb_write_varint_field(v, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
+					      PTW_CLOCK_SEQ_ABS);
 	}
-	size_t queued = th->n; /* head is 0 */
-	const struct ptw_em_item *q = &th->q[0];
-	if (queued > 1 || (queued && !ptw_em_prep_ok(em, th, q, 1)))
+	memcpy(v, pre, 16);
+	memcpy(v + pre_len, &body, sizeof(body));
+	size_t plen = (size_t)(v - p) - 2 + pre_len + blen; /* < 128 */
+	p[1] = (uint8_t)plen;
+	return p + 2 + plen;
+}
+
+static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+			    struct ptw_em_thread *th,
+			    const struct ptw_cv_simple *ev, const uint16_t *nxt,
+			    unsigned *jp, unsigned n_run, int *rc,
+			    struct ptw_error *err)
+{
+	struct ptw_seq *s = th->seq;
+	struct ptw_writer *w = s->w;
+	struct ptw_em_item *q = &th->q[0];
+	struct ptw_em_prep *pp = &th->prep;
+	*rc = 0;
+	if (!PTW_EM_LANE_HOST || th->lane_epoch != em->epoch ||
+	    th->lane_gen != s->cp_gen || th->lane_scat != c->scat ||
+	    !th->lane_pre_len || !ptw_seq_fast_ready(s) ||
+	    (th->n && pp->id != q->id))
 		return 0;
 
-	/* From here on the event is ours. */
-	th->last_ts = ts;
-	*rc = 0;
-	c->lane++;
-	if (queued) {
-		const struct ptw_em_prep *pp = &th->prep;
-		int r = ptw_em_prep_write(em, th, q);
-		c->open_slices += pp->depth_d > 0;
-		c->instants += pp->depth_d == 0;
-		if (r) {
+	/* Bounds for the whole call, so that the loop checks none: one
+	 * packet (of at most PTW_EV_FAST_MAX bytes) for the queued item and
+	 * at most one per event; none is due once the buffer reaches
+	 * flush_at or its room runs short, nor after fast_left. Each event
+	 * pushes at most one stack entry (the stacks get room first). */
+	struct ptw_em_lifo *lifo = th->lifo;
+	unsigned held = th->n != 0, n = n_run;
+	size_t len = w->pend.len, rel = s->fast_left;
+	size_t lim = w->pend.cap - PTW_EV_FAST_MAX; /* fast_ready: no wrap */
+	if (w->flush_at < lim)
+		lim = w->flush_at;
+	size_t fit = len < lim ? (lim - 1 - len) / PTW_EV_FAST_MAX + 1 : 0;
+	if (fit < rel)
+		rel = fit;
+	if (rel <= held)
+		return 0;
+	if (n > rel - held)
+		n = (unsigned)(rel - held);
+	for (int t = 0; t < 2; t++) {
+		struct ptw_em_lifo *l = &lifo[t];
+		while (l->cap - l->n < n && ptw_em_lifo_grow(l) == 0)
+			;
+		if (l->cap - l->n < n)
+			n = (unsigned)(l->cap - l->n);
+	}
+	if (!n)
+		return 0;
+
+	/* The model's top entries without flows, and the track's depth,
+	 * bound the ends that may be written (as ptw_em_prep_ok: an end
+	 * closes an open slice without flows): e_room. Each begin written
+	 * adds one (the lane's model entries are plain), each end takes
+	 * one. The entries the lane leaves pushed are written at the end,
+	 * from the lowest level it reached. */
+	struct ptw_track *tr = &w->tracks.v[th->uuid - 1];
+	const struct ptw_em_open *model = th->model;
+	size_t mn0 = th->model_n, e_room = 0;
+	while (e_room < mn0 && e_room <= n &&
+	       !(model[mn0 - 1 - e_room].n_out | model[mn0 - 1 - e_room].n_in))
+		e_room++;
+	if (e_room > tr->depth)
+		e_room = tr->depth;
+	size_t mn = mn0, low = mn0;
+
+	/* Locals: stores into the packet bytes could alias the fields. */
+	uint64_t base = s->base;
+	uint8_t pre[2][16];
+	memcpy(pre, th->lane_pre, sizeof(pre));
+	size_t pre_len = th->lane_pre_len, blen_bi = th->lane_blen;
+	uint64_t body0 = th->lane_body;
+	unsigned iid_at = 8u * (unsigned)(blen_bi - 1);
+	const struct ptw_em_lane_slot *slots = th->lane_slot;
+	int64_t shift = c->shift_ns;
+	unsigned t0 = (unsigned)c->tid0_own;
+	size_t ln[2] = {lifo[0].n, lifo[1].n};
+	struct ptw_em_open_b *lb[2] = {lifo[0].b, lifo[1].b};
+	uint64_t nid = em->next_item, n_b = 0, n_e = 0, dropped = 0;
+	int h_d0 = 2; /* kind (depth change) of the queued item: none */
+	uint8_t *p = w->pend.data + len, *last = NULL;
+	uint32_t written = 0;
+
+	/* the queued item, through its prepared packet */
+	if (held) {
+		int d = pp->depth_d;
+		if (__builtin_expect((d < 0) & (e_room == 0), 0))
+			return 0;
+		last = p;
+		p = ptw_put_body_packet(p, (uint64_t)q->ts, &base, s->hdr,
+					s->hdr_len, pp->body, pp->body_len);
+		written++;
+		e_room += (size_t)d;
+		mn += (size_t)d;
+		low = mn < low ? mn : low;
+		h_d0 = d;
+		th->n = 0;
+	}
+
+	/* Each event but the run's last is written at once: the next one
+	 * (in this run) has a later timestamp, so it would release it
+	 * unchanged. The run's last is queued, its packet prepared. */
+	int h_d = 0;
+	uint64_t h_body = 0;
+	const char *h_sname = NULL;
+	int64_t ts = th->last_ts;
+	unsigned j = *jp, k;
+	for (k = 0; k < n; k++, j = nxt[j]) {
+		const struct ptw_cv_simple *e = &ev[j];
+		char ph = e->ph;
+		unsigned t = (e->tid == 0) & t0;
+		int is_e = ph == 'E', is_b = ph == 'B';
+		int d = is_b - is_e;
+		/* the body, without a branch on the kind: an end's is fixed,
+		 * a begin's or an instant's has its name's iid from the lane
+		 * slot (an instant's type differs from a begin's in one bit:
+		 * 3 vs 1) */
+		uint64_t sym = e->name_sym;
+		const struct ptw_em_lane_slot *sl =
+			&slots[sym & (PTW_EM_LANE_SLOTS - 1)];
+		uint64_t key = sl->key;
+		int unmatched = is_e & (ln[t] == 0);
+		if (__builtin_expect(
+			    ((is_e == 0) &
+			     (((key >> 8) != sym) | ((key & 0xFF) == 0))) |
+				    (is_e & (unmatched == 0) & (e_room == 0)),
+			    0))
+			break;
+		uint64_t body =
+			(body0 | (key & 0xFF) << iid_at) ^
+			((uint64_t)(d == 0) << 9);
+		uint64_t e_mask = 0 - (uint64_t)is_e; /* (a select, not a
+							* branch: kinds come
+							* in random order) */
+		body = (body & ~e_mask) |
+		       (e_mask & (PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
+				  (uint64_t)PTW_TE_TYPE_SLICE_END << 8));
+
+		/* From here on the event is ours. */
+		ts = e->ts_ns + shift;
+		n_b += (unsigned)is_b;
+		n_e += (unsigned)is_e;
+		if (__builtin_expect(unmatched, 0)) {
+			dropped++; /* unmatched E */
+			continue;
+		}
+		uint64_t id = ++nid;
+		struct ptw_em_open_b *ob = &lb[t][ln[t]]; /* a begin's */
+		ob->id = id;
+		ob->ts = ts;
+		ln[t] += (size_t)d; /* its B was released: a nameless end */
+		if (__builtin_expect(k + 1 == n_run, 0)) {
+			h_d = d;
+			h_body = body;
+			h_sname = is_e ? ptw_em_empty : sl->sname;
+			th->n = 1;
+			continue; /* (the loop ends: k + 1 == n_run >= n) */
+		}
+		last = p;
+		p = ptw_em_lane_put(p, ts, &base, pre[is_e], pre_len, body,
+				    is_e ? 2 : blen_bi);
+		written++;
+		e_room += (size_t)d;
+		mn += (size_t)d;
+		low = mn < low ? mn : low;
+	}
+	if (!k && !held)
+		return 0;
+
+	/* the model's entries pushed since 'low' (plain) */
+	if (mn > th->model_cap && ptw_em_model_reserve(th, mn) != 0) {
+		*rc = ptw_em_nomem(err);
+		return k;
+	}
+	for (size_t i = low; i < mn; i++) {
+		struct ptw_em_open *o = &th->model[i];
+		o->name_h = o->cat_h = 0;
+		o->n_out = o->n_in = 0;
+	}
+	th->model_n = mn;
+	tr->depth += (uint32_t)(mn - mn0); /* as the model, in X form */
+
+	/* the counts: the held items written are the queued one and the
+	 * taken ones but the one still queued */
+	uint64_t n_i = k - n_b - n_e, held_b = th->n && h_d > 0,
+		 held_i = th->n && h_d == 0;
+	c->lane += k;
+	c->by_b += n_b;
+	c->by_e += n_e;
+	c->by_i += n_i;
+	c->dropped += dropped;
+	c->open_slices += n_b + (h_d0 == 1) - held_b;
+	c->instants += n_i + (h_d0 == 0) - held_i;
+	*jp = j;
+	if (k)
+		th->last_ts = ts;
+	em->next_item = nid;
+	em->next_seq += k;
+	lifo[0].n = ln[0];
+	lifo[1].n = ln[1];
+	s->base = base;
+	if (th->n && k) {
+		/* the run's last event, queued (the constant fields are
+		 * set: see above) */
+		q->ts = ts;
+		q->sname = h_sname;
+		q->scat = h_d < 0 ? NULL : c->scat;
+		q->seq = em->next_seq;
+		q->id = nid;
+		q->state = 0; /* PTW_EM_UNRESOLVED for a begin */
+		q->kind = h_d > 0 ? PTW_EM_BEGIN
+			: h_d < 0 ? PTW_EM_END : PTW_EM_INSTANT;
+		memcpy(pp->body, &h_body, sizeof(h_body));
+		pp->body_len = (uint8_t)(h_d < 0 ? 2 : blen_bi);
+		pp->depth_d = (int8_t)h_d;
+		pp->id = nid;
+	}
+	if (written) {
+		int r = ptw_seq_fast_commit(s, p, (size_t)(last - w->pend.data),
+					    written);
+		if (r)
 			*rc = ptw_em_writer_fail(em, r, err);
-			return 1;
-		}
 	}
-	uint64_t seq = ++em->next_seq;
-	if (ph == 'B') {
-		c->by_b++;
-	} else if (ph == 'E') {
-		c->by_e++;
-		if (!l->n) {
-			th->n = 0;
-			c->dropped++; /* unmatched E */
-			return 1;
-		}
-	} else {
-		c->by_i++;
-	}
-	struct ptw_em_item *it = &th->q[0];
-	uint64_t id = ++em->next_item;
-	it->ts = ts;
-	it->sname = sname;
-	it->scat = icat;
-	it->seq = seq;
-	it->id = id;
-	it->state = 0; /* PTW_EM_UNRESOLVED for a begin; unused otherwise */
-	if (ph == 'B') {
-		it->kind = PTW_EM_BEGIN;
-		l->b[l->n].id = id;
-		l->b[l->n++].ts = ts;
-	} else if (ph == 'E') {
-		it->kind = PTW_EM_END;
-		l->n--; /* its B was released: a nameless end */
-	} else {
-		it->kind = PTW_EM_INSTANT;
-	}
-	th->n = 1;
-	struct ptw_em_prep *pp = &th->prep;
-	memcpy(pp->body, &body, sizeof(body));
-	pp->body_len = (uint8_t)blen;
-	pp->depth_d = (int8_t)d;
-	pp->id = id;
-	return 1;
+	return k;
 }
 
 /* Adds the lane's counts to the statistics. */
@@ -506,6 +683,139 @@ static inline int ptw_em_short_counter(struct ptw_emit *em,
 		a->type == PTW_CV_VAL_INT, a->i, a->d, rc, err);
 }
 
+/* A batch is taken in rounds of at most PTW_EM_ROUND events: first in
+ * file order (ptw_emit_simple_batch), then thread by thread. */
+#define PTW_EM_ROUND 256u
+
+/* One thread's events in a round: indexes linked through nxt[]. */
+struct ptw_em_run {
+	struct ptw_em_thread *th;
+	int64_t last;        /* the latest timestamp of the run */
+	uint16_t head, tail;
+	uint16_t n;
+};
+
+/* Gives a run's events to the lane, and each one it leaves to the short
+ * core, in order. 0 or an error. */
+static int ptw_em_run_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+			   const struct ptw_em_run *r,
+			   const struct ptw_cv_simple *ev, const uint16_t *nxt,
+			   struct ptw_error *err)
+{
+	struct ptw_em_thread *th = r->th;
+	unsigned j = r->head, n = r->n;
+	int rc = 0;
+	while (n) {
+		unsigned k = ptw_em_lane(em, c, th, ev, nxt, &j, n, &rc, err);
+		n -= k;
+		if (rc || !n)
+			break;
+		const struct ptw_cv_simple *e = &ev[j];
+		struct ptw_em_lifo *l =
+			th->lifo + ((e->tid == 0) & c->tid0_own);
+		if (e->ph == 'B' && l->n == l->cap &&
+		    ptw_em_lifo_grow(l) != 0)
+			return ptw_em_nomem(err);
+		if (!ptw_em_short_core(em, 1, 1, e->ph, c->pid, e->tid,
+				       e->ts_ns, e->name.n, e->name_sym,
+				       c->cat_n, c->cat_sym, NULL, &rc, err))
+			return ptw_error_set(err, PTW_ERR_STATE, 0,
+					     "emit: internal error: a batch "
+					     "event checked for the short path "
+					     "was refused by it");
+		n--;
+		j = nxt[j];
+		if (rc)
+			break;
+	}
+	return rc;
+}
+
+/* One round: events [0, n) of 'ev'. In file order, counter samples are
+ * written at once, and the events of threads without a sequence of their
+ * own go to the short core (both write on the shared sequence, whose
+ * order must stay the file's); the events of threads with a sequence of
+ * their own are checked as the short core would check them and gathered
+ * into runs, one per thread. Then each run is taken, thread after thread:
+ * a sequence's packets keep their order, and trace_processor orders the
+ * sequences' events by timestamp whatever their order in the file. Stops
+ * at the first event that fits none of this; *taken gets how many came
+ * before it. 0 or an error. */
+static int ptw_em_round(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+			const struct ptw_cv_simple *ev, unsigned n,
+			int key_ok, unsigned *taken, struct ptw_error *err)
+{
+	struct ptw_em_run runs[64];
+	uint8_t order[64];
+	uint16_t nxt[PTW_EM_ROUND];
+	uint64_t used = 0;
+	unsigned n_runs = 0, i;
+	int no_cat = c->cat_n && !c->scat;
+	int rc = 0;
+	for (i = 0; i < n; i++) {
+		const struct ptw_cv_simple *e = &ev[i];
+		int took;
+		if (e->ph == 'C') {
+			took = ptw_em_short_counter_core(
+				em, 1, c->pid, e->ts_ns, 1, e->name_sym, key_ok,
+				e->is_int, e->i, e->d, &rc, err);
+			goto inline_done;
+		}
+		uint32_t tid = e->tid ? e->tid : c->pid;
+		size_t slot = ptw_em_th_slot(tid);
+		struct ptw_em_run *r = &runs[slot];
+		if (!(used >> slot & 1)) {
+			struct ptw_em_thread *th = em->th_cache[slot];
+			if (!th || th->pid != c->pid || th->tid != tid)
+				break;
+			if (!th->own_seq || !th->uuid) {
+				/* the shared sequence: in file order */
+				took = ptw_em_short_core(
+					em, 1, 1, e->ph, c->pid, e->tid,
+					e->ts_ns, e->name.n, e->name_sym,
+					c->cat_n, c->cat_sym, NULL, &rc, err);
+				goto inline_done;
+			}
+			if (th->cap == 0 || th->n - th->head > 1)
+				break;
+			used |= 1ull << slot;
+			order[n_runs++] = (uint8_t)slot;
+			r->th = th;
+			r->last = th->has_last ? th->last_ts : -1;
+			r->head = (uint16_t)i;
+			r->n = 0;
+		} else if (r->th->tid != tid) {
+			break;
+		}
+		/* what ptw_em_short_core checks (the queue holds at most
+		 * one item, older than r->last) */
+		int64_t ts = e->ts_ns + c->shift_ns;
+		const struct ptw_em_sym_slot *ss =
+			&em->sym_cache[ptw_em_sym_index(e->name_sym)];
+		int no_name = (e->name.n == 0) | (e->name_sym == 0) |
+			      (ss->sym != e->name_sym) | no_cat;
+		if ((e->ts_ns > c->ts_in_max) | (ts < 0) | (ts <= r->last) |
+		    ((e->ph != 'E') & no_name))
+			break;
+		r->last = ts;
+		if (r->n++)
+			nxt[r->tail] = (uint16_t)i;
+		r->tail = (uint16_t)i;
+		continue;
+	inline_done:
+		if (!took)
+			break;
+		if (rc) {
+			i++; /* taken, and failed */
+			break;
+		}
+	}
+	*taken = i;
+	for (unsigned k = 0; k < n_runs && !rc; k++)
+		rc = ptw_em_run_take(em, c, &runs[order[k]], ev, nxt, err);
+	return rc;
+}
+
 /* The emitter's front door lives here so that the short path is inlined
  * into it; the general path is a call away (emit.c). */
 int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
@@ -530,37 +840,26 @@ int ptw_emit_simple_batch(void *ctx, const struct ptw_cv_batch *b,
 	if (!em || !b || !em->in_input || !em->fast_ok ||
 	    em->mode != PTW_EMIT_XFORM)
 		return 0; /* each event then goes to ptw_emit_event */
-	size_t cat_n = b->cat.p ? b->cat.n : 0, i;
+	size_t cat_n = b->cat.p ? b->cat.n : 0, i = 0;
 	const char *key = b->value_key.p ? b->value_key.p : "";
 	size_t key_n = b->value_key.p ? b->value_key.n : 0;
-	/* the batch's stable category, for the lane (none found: no lane) */
 	struct ptw_em_lane_ctx c = {
 		.shift_ns = em->shift_ns,
 		.ts_in_max = em->ts_in_max, .pid = b->pid,
-		.tid0_own = b->pid != 0,
+		.tid0_own = b->pid != 0, .cat_n = cat_n, .cat_sym = b->cat_sym,
 		.scat = cat_n ? ptw_em_fast_sym(em, b->cat_sym) : NULL};
-	int lane = PTW_EM_LANE_HOST && (!cat_n || c.scat);
 	/* the batch's one value key; no general path runs in a batch, so
 	 * em->ctr_key cannot change during it */
 	int key_ok = ptw_em_ctr_key_is(em, key, key_n);
 	int rc = 0;
-	for (i = 0; i < b->n; i++) {
-		const struct ptw_cv_simple *e = &b->ev[i];
-		int took = e->ph == 'C'
-			? ptw_em_short_counter_core(
-				  em, 1, b->pid, e->ts_ns, 1, e->name_sym,
-				  key_ok, e->is_int, e->i, e->d, &rc, err)
-			: (lane && ptw_em_lane(em, &c, e, &rc, err)) ||
-				  ptw_em_short_core(em, 1, 1, e->ph, b->pid,
-						    e->tid, e->ts_ns, e->name.n,
-						    e->name_sym, cat_n,
-						    b->cat_sym, NULL, &rc, err);
-		if (!took)
+	while (i < b->n && !rc) {
+		size_t left = b->n - i;
+		unsigned n = left < PTW_EM_ROUND ? (unsigned)left : PTW_EM_ROUND;
+		unsigned k;
+		rc = ptw_em_round(em, &c, b->ev + i, n, key_ok, &k, err);
+		i += k;
+		if (k < n)
 			break;
-		if (rc) {
-			i++; /* taken, and failed */
-			break;
-		}
 	}
 	ptw_em_lane_tally(em, &c);
 	*taken = i;

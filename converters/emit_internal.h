@@ -134,6 +134,13 @@ struct ptw_em_thread {
 	uint32_t lane_gen;
 	uint8_t lane_ci;
 	const char *lane_scat;
+	/* The fixed parts of the lane's packets, for lane_ci: the sequence
+	 * header, 5A and the TrackEvent length byte, for a begin or an
+	 * instant ([0]) and for an end ([1]), lane_pre_len bytes (0: no
+	 * lane); a begin's body with name iid 0, lane_blen bytes. */
+	uint8_t lane_pre[2][16];
+	uint8_t lane_pre_len, lane_blen;
+	uint64_t lane_body;
 	struct ptw_em_lane_slot {
 		uint64_t key;
 		const char *sname;
@@ -392,6 +399,8 @@ int ptw_em_scoped_instant(struct ptw_emit *em, const struct ptw_cv_event *ev,
 
 /* "converter: out of memory" in *err; returns PTW_ERR_NOMEM. */
 int ptw_em_nomem(struct ptw_error *err);
+/* Doubles an X-form stack's room: 0, or -1 out of memory. */
+int ptw_em_lifo_grow(struct ptw_em_lifo *l);
 /* s[0, n) as a NUL-terminated copy (malloc), or NULL. */
 char *ptw_em_strndup(const char *s, size_t n);
 /* An event of the current input, on the general path (ptw_emit_event
@@ -425,6 +434,9 @@ static inline int ptw_em_counter_sample(struct ptw_emit *em, uint64_t track,
 	em->st.counters++;
 	return 0;
 }
+
+/* Room for at least n model entries: 0 or PTW_ERR_NOMEM. */
+int ptw_em_model_reserve(struct ptw_em_thread *th, size_t n);
 
 /* ptw_em_push_model(th, NULL, 0, 1) with its common case inline: an open
  * slice without names (X form) while the model has room. */

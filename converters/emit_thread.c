@@ -456,17 +456,27 @@ static void ptw_em_add_flow(uint64_t *v, uint32_t *n, uint64_t id)
 		v[(*n)++] = id;
 }
 
+int ptw_em_model_reserve(struct ptw_em_thread *th, size_t n)
+{
+	size_t nc = th->model_cap ? th->model_cap : 16;
+	while (nc < n)
+		nc *= 2;
+	if (nc == th->model_cap)
+		return 0;
+	void *p = realloc(th->model, nc * sizeof(*th->model));
+	if (!p)
+		return PTW_ERR_NOMEM;
+	th->model = p;
+	th->model_cap = nc;
+	return 0;
+}
+
 int ptw_em_push_model(struct ptw_em_thread *th,
 		      const struct ptw_em_payload *pl, int hash, int stable)
 {
-	if (th->model_n == th->model_cap) {
-		size_t nc = th->model_cap ? th->model_cap * 2 : 16;
-		void *p = realloc(th->model, nc * sizeof(*th->model));
-		if (!p)
-			return PTW_ERR_NOMEM;
-		th->model = p;
-		th->model_cap = nc;
-	}
+	if (th->model_n == th->model_cap &&
+	    ptw_em_model_reserve(th, th->model_cap + 1) != 0)
+		return PTW_ERR_NOMEM;
 	struct ptw_em_open *o = &th->model[th->model_n++];
 	o->name_h = o->cat_h = 0;
 	o->n_out = o->n_in = 0; /* the flow arrays are read up to these */

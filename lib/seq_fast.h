@@ -53,17 +53,20 @@ ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t cat_iid,
 	return p;
 }
 
-/* Writes an event packet's timestamp and the sequence's header at p (room
- * reserved); returns the end. Every event packet takes this way. */
+/* Writes an event packet's timestamp and a sequence's header (hdr, of
+ * hdr_len bytes; 16 readable) at p (room reserved), with *base the
+ * sequence's delta base; returns the end. Every event packet takes this
+ * way. */
 static inline __attribute__((always_inline)) uint8_t *
-ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
+ptw_put_ts_hdr(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t hdr[16],
+	       size_t hdr_len)
 {
-	if (__builtin_expect(ts >= s->base, 1)) {
+	if (__builtin_expect(ts >= *base, 1)) {
 		/* A delta on clock 64, always written, even 0: a TrackEvent
 		 * packet without a timestamp is dropped by trace_processor. */
 		*p++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-		p = ptw_pb_write_varint_nb(p, ts - s->base);
-		s->base = ts;
+		p = ptw_pb_write_varint_nb(p, ts - *base);
+		*base = ts;
 	} else {
 		/* Backwards: absolute on clock 65 (1:1 with BOOTTIME); the
 		 * clock-64 delta base stays where it was. */
@@ -71,8 +74,15 @@ ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
 		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
 					      PTW_CLOCK_SEQ_ABS);
 	}
-	memcpy(p, s->hdr, sizeof(s->hdr)); /* room: PTW_EV_FAST_MAX or more */
-	return p + s->hdr_len;
+	memcpy(p, hdr, 16); /* room: PTW_EV_FAST_MAX or more */
+	return p + hdr_len;
+}
+
+/* The same for sequence s. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
+{
+	return ptw_put_ts_hdr(p, ts, &s->base, s->hdr, s->hdr_len);
 }
 
 /* Starts a fast packet at ts: everything up to the TrackEvent's fields.
@@ -90,25 +100,36 @@ ptw_seq_fast_head(struct ptw_seq *s, uint64_t ts, uint8_t **plen,
 	return p;
 }
 
+/* Counts n fast packets that end at p in the pending buffer, the last
+ * of them starting at offset 'last': the buffer's length, the sequence's
+ * and the writer's counts; flushes past the threshold. Returns 0 or the
+ * writer's sticky error. */
+static inline __attribute__((always_inline)) int
+ptw_seq_fast_commit(struct ptw_seq *s, uint8_t *p, size_t last, uint32_t n)
+{
+	struct ptw_writer *w = s->w;
+	struct ptw_pb_buf *b = &w->pend;
+	w->last_pkt = last;
+	b->len = (size_t)(p - b->data);
+	s->since_cp += n;
+	s->fast_left -= n;
+	w->stats.packets += n;
+	w->stats.events += n;
+	w->pend_has_event = 1;
+	if (__builtin_expect(b->len >= w->flush_at, 0))
+		return ptw_w_flush(w);
+	return 0;
+}
+
 /* Ends the packet started by ptw_seq_fast_head() at p: lengths, counts,
  * flush past the threshold. Returns 0 or the writer's sticky error. */
 static inline __attribute__((always_inline)) int
 ptw_seq_fast_end(struct ptw_seq *s, uint8_t *p, uint8_t *plen, uint8_t *tlen)
 {
-	struct ptw_writer *w = s->w;
-	struct ptw_pb_buf *b = &w->pend;
 	*tlen = (uint8_t)(p - tlen - 1);
 	*plen = (uint8_t)(p - plen - 1);
-	w->last_pkt = b->len;
-	b->len = (size_t)(p - b->data);
-	s->since_cp++;
-	s->fast_left--;
-	w->stats.packets++;
-	w->stats.events++;
-	w->pend_has_event = 1;
-	if (__builtin_expect(b->len >= w->flush_at, 0))
-		return ptw_w_flush(w);
-	return 0;
+	return ptw_seq_fast_commit(s, p, (size_t)(plen - 1 - s->w->pend.data),
+				   1);
 }
 
 /* Returns the track if the fast path may write an event of kind
@@ -194,18 +215,41 @@ static inline uint64_t ptw_seq_body_small(int type, uint64_t cat_iid,
 	return w;
 }
 
-/* Writes an event whose body ptw_seq_body_prepare() made, at ts; the
- * caller checked ptw_seq_fast_ready() and that the iids are still valid
- * (s->cp_gen unchanged), and keeps the track's depth. 0 or the sticky
- * error. */
+/* Writes a whole packet of an event whose body ptw_seq_body_prepare()
+ * made (PTW_SEQ_BODY_MAX bytes readable, n used) at p, at ts, with a
+ * sequence's header and delta base as ptw_put_ts_hdr takes them; room
+ * for PTW_EV_FAST_MAX bytes is reserved, the iids are still valid (the
+ * sequence's cp_gen unchanged). Counts nothing (ptw_seq_fast_commit
+ * does); returns the packet's end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_put_body_packet(uint8_t *p, uint64_t ts, uint64_t *base,
+		    const uint8_t hdr[16], size_t hdr_len,
+		    const uint8_t body[PTW_SEQ_BODY_MAX], size_t n)
+{
+	p = ptw_pb_write_len_tag(p, PTW_F_TRACE_PACKET);
+	uint8_t *plen = p++;
+	p = ptw_put_ts_hdr(p, ts, base, hdr, hdr_len);
+	p = ptw_pb_write_len_tag(p, PTW_F_PKT_TRACK_EVENT);
+	uint8_t *tlen = p++;
+	memcpy(p, body, PTW_SEQ_BODY_MAX); /* fits: PTW_EV_FAST_MAX room */
+	p += n;
+	*tlen = (uint8_t)(p - tlen - 1);
+	*plen = (uint8_t)(p - plen - 1);
+	return p;
+}
+
+/* The same packet at the end of the pending buffer, counted; the caller
+ * checked ptw_seq_fast_ready() and keeps the track's depth. 0 or the
+ * sticky error. */
 static inline __attribute__((always_inline)) int
 ptw_seq_write_body(struct ptw_seq *s, uint64_t ts,
 		   const uint8_t body[PTW_SEQ_BODY_MAX], size_t n)
 {
-	uint8_t *plen, *tlen;
-	uint8_t *p = ptw_seq_fast_head(s, ts, &plen, &tlen);
-	memcpy(p, body, PTW_SEQ_BODY_MAX); /* fits: PTW_EV_FAST_MAX room */
-	return ptw_seq_fast_end(s, p + n, plen, tlen);
+	struct ptw_pb_buf *b = &s->w->pend;
+	size_t at = b->len;
+	uint8_t *p = ptw_put_body_packet(b->data + at, ts, &s->base, s->hdr,
+					 s->hdr_len, body, n);
+	return ptw_seq_fast_commit(s, p, at, 1);
 }
 
 #endif /* PTW_SEQ_FAST_H */

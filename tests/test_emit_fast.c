@@ -6,7 +6,8 @@
  * shift; also with frequent checkpoints) and random Chrome JSON (B/E
  * matched by name, X, instants of every scope, flows, counters, args,
  * empty and missing names) are converted both ways and the outputs
- * compared byte for byte. A write failure stops every path alike.
+ * compared byte for byte (batches: sequence by sequence, see
+ * compare_outputs). A write failure stops every path alike.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "chrome_json.h"
 #include "emit.h"
 #include "support/ptw_test.h"
+#include "trace_same.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -185,21 +187,49 @@ static void convert(const char *in_path, int json, const char *out,
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
 }
 
-/* Both outputs are equal, byte for byte, and the stats too (the short
- * path took a fair share); removes both files. */
-static void compare_outputs(const char *a, const char *b, uint64_t seed,
-			    struct ptw_emit_stats *sa, struct ptw_emit_stats *sb)
+/* Both traces decode to the same tracks and, sequence by sequence, the
+ * same events (ptw_trace_same). */
+static void same_sequences(const char *a, const char *b, uint64_t seed)
 {
-	size_t na, nb;
-	uint8_t *da = ptw_test_read_file_or_fail(a, &na);
-	uint8_t *db = ptw_test_read_file_or_fail(b, &nb);
-	cr_assert_eq(na, nb, "seed %llu: %zu bytes vs %zu",
-		     (unsigned long long)seed, na, nb);
-	size_t i = 0;
-	while (i < na && da[i] == db[i])
-		i++;
-	cr_assert_eq(i, na, "seed %llu: outputs differ at byte %zu",
-		     (unsigned long long)seed, i);
+	struct ptw_trace *ta = ptw_test_load_checked_or_fail(a, PTW_CHECK_ALLOW_OPEN);
+	struct ptw_trace *tb = ptw_test_load_checked_or_fail(b, PTW_CHECK_ALLOW_OPEN);
+	struct ptw_trace_diff d = {0};
+	int r = ptw_trace_same(ta, tb, &d);
+	cr_assert_eq(r, 1, "seed %llu: %s differs (sequence %u, packet %llu)",
+		     (unsigned long long)seed, d.what ? d.what : "?",
+		     (unsigned)d.seq_id, (unsigned long long)d.packet);
+	cr_assert_eq(ptw_trace_stats(ta)->packets, ptw_trace_stats(tb)->packets);
+	ptw_trace_free(ta);
+	ptw_trace_free(tb);
+}
+
+/* Both outputs are the same: byte for byte if 'exact', else sequence by
+ * sequence (same_sequences: the batches write thread by thread, so the
+ * sequences' packets interleave differently, which trace_processor does
+ * not see, as it orders events by timestamp; and a checkpoint's clock
+ * snapshot, which takes the latest time of any sequence, may read
+ * differently). The stats are equal too (the short path took a fair
+ * share). Removes both files. */
+static void compare_outputs(const char *a, const char *b, uint64_t seed,
+			    int exact, struct ptw_emit_stats *sa,
+			    struct ptw_emit_stats *sb)
+{
+	if (exact) {
+		size_t na, nb;
+		uint8_t *da = ptw_test_read_file_or_fail(a, &na);
+		uint8_t *db = ptw_test_read_file_or_fail(b, &nb);
+		cr_assert_eq(na, nb, "seed %llu: %zu bytes vs %zu",
+			     (unsigned long long)seed, na, nb);
+		size_t i = 0;
+		while (i < na && da[i] == db[i])
+			i++;
+		cr_assert_eq(i, na, "seed %llu: outputs differ at byte %zu",
+			     (unsigned long long)seed, i);
+		free(da);
+		free(db);
+	} else {
+		same_sequences(a, b, seed);
+	}
 	cr_assert_eq(sb->short_path, 0u);
 	cr_assert_eq(sb->batched, 0u);
 	cr_assert_eq(sb->lane, 0u);
@@ -211,8 +241,6 @@ static void compare_outputs(const char *a, const char *b, uint64_t seed,
 	cr_assert(memcmp(sa, sb, sizeof(*sa)) == 0, "stats differ");
 	/* and the output is a valid trace */
 	ptw_trace_free(ptw_test_load_checked_or_fail(a, PTW_CHECK_ALLOW_OPEN));
-	free(da);
-	free(db);
 	unlink(a);
 	unlink(b);
 }
@@ -235,7 +263,9 @@ static void same_output(uint64_t seed, int events)
 				     "batches took %llu of %llu",
 				     (unsigned long long)sa.batched,
 				     (unsigned long long)sa.short_path);
-			cr_assert_gt(sa.lane, sa.batched / 8,
+			/* (an eighth, a sixteenth with a checkpoint every 37
+			 * packets and a flush every 1000 bytes) */
+			cr_assert_gt(sa.lane, sa.batched / (g_wopts ? 16 : 8),
 				     "the lane took %llu of %llu",
 				     (unsigned long long)sa.lane,
 				     (unsigned long long)sa.batched);
@@ -243,7 +273,7 @@ static void same_output(uint64_t seed, int events)
 			cr_assert_eq(sa.batched, 0u);
 			cr_assert_eq(sa.lane, 0u);
 		}
-		compare_outputs(a, b, seed, &sa, &sb);
+		compare_outputs(a, b, seed, !batch, &sa, &sb);
 	}
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -394,7 +424,7 @@ static void same_json_output(uint64_t seed, int events, int no_x)
 	struct ptw_emit_stats sa, sb;
 	convert(json, 1, a, 0, 0, &sa);
 	convert(json, 1, b, 1, 0, &sb);
-	compare_outputs(a, b, seed, &sa, &sb);
+	compare_outputs(a, b, seed, 1, &sa, &sb);
 	unlink(json);
 }
 

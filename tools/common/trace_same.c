@@ -1,0 +1,123 @@
+/* trace_same.c - event-by-event comparison of two decoded traces,
+ * sequence by sequence (trace_same.h).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "trace_same.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int by_seq(const void *x, const void *y)
+{
+	const struct ptw_trace_event *a = *(const struct ptw_trace_event *const *)x;
+	const struct ptw_trace_event *b = *(const struct ptw_trace_event *const *)y;
+	if (a->seq_id != b->seq_id)
+		return a->seq_id < b->seq_id ? -1 : 1;
+	return a->packet_index < b->packet_index ? -1
+	       : a->packet_index > b->packet_index;
+}
+
+/* The events of t, by sequence and, within one, in file order; NULL out
+ * of memory. */
+static const struct ptw_trace_event **by_sequence(const struct ptw_trace *t,
+						  size_t *n)
+{
+	const struct ptw_trace_event *ev = ptw_trace_events(t, n);
+	const struct ptw_trace_event **v = malloc((*n + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < *n; i++)
+		v[i] = &ev[i];
+	qsort(v, *n, sizeof(*v), by_seq);
+	return v;
+}
+
+static int same_arg(const struct ptw_trace_arg *x, const struct ptw_trace_arg *y)
+{
+	if (!str_eq(x->name, y->name) || x->type != y->type)
+		return 0;
+	switch (x->type) {
+	case PTW_TRACE_ARG_STRING:
+	case PTW_TRACE_ARG_JSON:
+		return str_eq(x->v.s, y->v.s);
+	case PTW_TRACE_ARG_BOOL:
+		return x->v.b == y->v.b;
+	case PTW_TRACE_ARG_INT:
+		return x->v.i == y->v.i;
+	case PTW_TRACE_ARG_DOUBLE:
+		return memcmp(&x->v.d, &y->v.d, sizeof(double)) == 0;
+	default: /* UINT, POINTER; NESTED: not decoded */
+		return x->v.u == y->v.u;
+	}
+}
+
+static int same_event(const struct ptw_trace_event *a,
+		      const struct ptw_trace_event *b)
+{
+	if (a->seq_id != b->seq_id || a->ts != b->ts || a->type != b->type ||
+	    a->track_uuid != b->track_uuid || !str_eq(a->name, b->name) ||
+	    !str_eq(a->category, b->category) ||
+	    a->counter_kind != b->counter_kind ||
+	    a->counter_int != b->counter_int ||
+	    memcmp(&a->counter_double, &b->counter_double,
+		   sizeof(double)) != 0 ||
+	    a->n_flow_ids != b->n_flow_ids ||
+	    a->n_terminating_flow_ids != b->n_terminating_flow_ids ||
+	    a->n_args != b->n_args)
+		return 0;
+	for (uint32_t i = 0; i < a->n_flow_ids; i++)
+		if (a->flow_ids[i] != b->flow_ids[i])
+			return 0;
+	for (uint32_t i = 0; i < a->n_terminating_flow_ids; i++)
+		if (a->terminating_flow_ids[i] != b->terminating_flow_ids[i])
+			return 0;
+	for (uint32_t i = 0; i < a->n_args; i++)
+		if (!same_arg(&a->args[i], &b->args[i]))
+			return 0;
+	return 1;
+}
+
+static int differ(struct ptw_trace_diff *d, const char *what, uint32_t seq,
+		  uint64_t packet)
+{
+	if (d) {
+		d->what = what;
+		d->seq_id = seq;
+		d->packet = packet;
+	}
+	return 0;
+}
+
+int ptw_trace_same(const struct ptw_trace *a, const struct ptw_trace *b,
+		   struct ptw_trace_diff *d)
+{
+	size_t ka, kb;
+	const struct ptw_trace_track *ta = ptw_trace_tracks(a, &ka);
+	(void)ptw_trace_tracks(b, &kb);
+	if (ka != kb)
+		return differ(d, "the number of tracks", 0, 0);
+	for (size_t i = 0; i < ka; i++) {
+		const struct ptw_trace_track *y = ptw_trace_find_track(b, ta[i].uuid);
+		if (!y || y->kind != ta[i].kind || !str_eq(y->name, ta[i].name) ||
+		    y->pid != ta[i].pid || y->tid != ta[i].tid ||
+		    y->parent_uuid != ta[i].parent_uuid)
+			return differ(d, "a track", 0, ta[i].offset);
+	}
+	size_t na, nb;
+	const struct ptw_trace_event **ea = by_sequence(a, &na);
+	const struct ptw_trace_event **eb = by_sequence(b, &nb);
+	int r = ea && eb ? 1 : -1;
+	if (r == 1 && na != nb)
+		r = differ(d, "the number of events", 0, 0);
+	for (size_t i = 0; r == 1 && i < na; i++)
+		if (!same_event(ea[i], eb[i]))
+			r = differ(d, "an event", ea[i]->seq_id,
+				   ea[i]->packet_index);
+	free(ea);
+	free(eb);
+	return r;
+}
