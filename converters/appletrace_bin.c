@@ -25,7 +25,7 @@ static const char ptw_at_cat[] = "appletrace";
 #define PTW_AT_CAT_SYM 1u /* below PTW_APPLETRACE_FIRST_SYM */
 
 /* Simple events handed to a batch callback in one call, at most. */
-#define PTW_AT_BATCH 256u
+#define PTW_AT_BATCH 1024u
 
 struct ptw_at_bin {
 	const char *name;

@@ -374,11 +374,11 @@ ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
 	return p + 2 + plen;
 }
 
-static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
-			    struct ptw_em_thread *th,
-			    const struct ptw_cv_simple *ev, const uint16_t *nxt,
-			    unsigned *jp, unsigned n_run, int *rc,
-			    struct ptw_error *err)
+static inline __attribute__((always_inline)) unsigned
+ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+	       struct ptw_em_thread *th, const struct ptw_cv_simple *ev,
+	       const uint16_t *nxt, unsigned *jp, unsigned n_run, int *rc,
+	       int mixed, struct ptw_error *err)
 {
 	struct ptw_seq *s = th->seq;
 	struct ptw_writer *w = s->w;
@@ -433,7 +433,8 @@ static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		e_room++;
 	if (e_room > tr->depth)
 		e_room = tr->depth;
-	size_t mn = mn0, low = mn0;
+	/* e_room moves with the model's level: none is left at e_floor */
+	size_t mn = mn0, low = mn0, e_floor = mn0 - e_room;
 
 	/* Locals: stores into the packet bytes could alias the fields. */
 	uint64_t base = s->base;
@@ -444,7 +445,6 @@ static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	unsigned iid_at = 8u * (unsigned)(blen_bi - 1);
 	const struct ptw_em_lane_slot *slots = th->lane_slot;
 	int64_t shift = c->shift_ns;
-	unsigned t0 = (unsigned)c->tid0_own;
 	size_t ln[2] = {lifo[0].n, lifo[1].n};
 	struct ptw_em_open_b *lb[2] = {lifo[0].b, lifo[1].b};
 	uint64_t nid = em->next_item, n_b = 0, n_e = 0, dropped = 0;
@@ -455,13 +455,12 @@ static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	/* the queued item, through its prepared packet */
 	if (held) {
 		int d = pp->depth_d;
-		if (__builtin_expect((d < 0) & (e_room == 0), 0))
+		if (__builtin_expect((d < 0) & (mn == e_floor), 0))
 			return 0;
 		last = p;
 		p = ptw_put_body_packet(p, (uint64_t)q->ts, &base, s->hdr,
 					s->hdr_len, pp->body, pp->body_len);
 		written++;
-		e_room += (size_t)d;
 		mn += (size_t)d;
 		low = mn < low ? mn : low;
 		h_d0 = d;
@@ -479,7 +478,8 @@ static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	for (k = 0; k < n; k++, j = nxt[j]) {
 		const struct ptw_cv_simple *e = &ev[j];
 		char ph = e->ph;
-		unsigned t = (e->tid == 0) & t0;
+		/* raw tid 0 has a stack of its own on the pid's thread */
+		unsigned t = mixed ? e->tid == 0 : 0;
 		int is_e = ph == 'E', is_b = ph == 'B';
 		int d = is_b - is_e;
 		/* the body, without a branch on the kind: an end's is fixed,
@@ -491,12 +491,11 @@ static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			&slots[sym & (PTW_EM_LANE_SLOTS - 1)];
 		uint64_t key = sl->key;
 		int unmatched = is_e & (ln[t] == 0);
-		if (__builtin_expect(
-			    ((is_e == 0) &
-			     (((key >> 8) != sym) | ((key & 0xFF) == 0))) |
-				    (is_e & (unmatched == 0) & (e_room == 0)),
-			    0))
-			break;
+		if (__builtin_expect(((is_e == 0) & ((key >> 8) != sym)) |
+					     (is_e & (unmatched == 0) &
+					      (mn == e_floor)),
+				     0))
+			break; /* (sym is not 0: an empty slot does not match) */
 		uint64_t body =
 			(body0 | (key & 0xFF) << iid_at) ^
 			((uint64_t)(d == 0) << 9);
@@ -531,7 +530,6 @@ static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		p = ptw_em_lane_put(p, ts, &base, pre[is_e], pre_len, body,
 				    is_e ? 2 : blen_bi);
 		written++;
-		e_room += (size_t)d;
 		mn += (size_t)d;
 		low = mn < low ? mn : low;
 	}
@@ -593,6 +591,20 @@ static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			*rc = ptw_em_writer_fail(em, r, err);
 	}
 	return k;
+}
+
+static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+			    struct ptw_em_thread *th,
+			    const struct ptw_cv_simple *ev, const uint16_t *nxt,
+			    unsigned *jp, unsigned n_run, int *rc,
+			    struct ptw_error *err)
+{
+	/* Only the pid's own thread (tid == pid) takes events written with
+	 * raw tid 0, and has two stacks. */
+	if (c->tid0_own && th->tid == c->pid)
+		return ptw_em_lane_as(em, c, th, ev, nxt, jp, n_run, rc, 1,
+				      err);
+	return ptw_em_lane_as(em, c, th, ev, nxt, jp, n_run, rc, 0, err);
 }
 
 /* Adds the lane's counts to the statistics. */
@@ -685,14 +697,15 @@ static inline int ptw_em_short_counter(struct ptw_emit *em,
 
 /* A batch is taken in rounds of at most PTW_EM_ROUND events: first in
  * file order (ptw_emit_simple_batch), then thread by thread. */
-#define PTW_EM_ROUND 256u
+#define PTW_EM_ROUND 1024u
 
 /* One thread's events in a round: indexes linked through nxt[]. */
 struct ptw_em_run {
 	struct ptw_em_thread *th;
 	int64_t last;        /* the latest timestamp of the run */
-	uint16_t head, tail;
-	uint16_t n;
+	uint16_t *tail;      /* where the next index goes */
+	uint32_t tid;
+	uint16_t head, n;
 };
 
 /* Gives a run's events to the lane, and each one it leaves to the short
@@ -741,9 +754,10 @@ static int ptw_em_run_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
  * sequences' events by timestamp whatever their order in the file. Stops
  * at the first event that fits none of this; *taken gets how many came
  * before it. 0 or an error. */
-static int ptw_em_round(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
-			const struct ptw_cv_simple *ev, unsigned n,
-			int key_ok, unsigned *taken, struct ptw_error *err)
+static inline __attribute__((always_inline)) int
+ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+		const struct ptw_cv_simple *ev, unsigned n, int key_ok,
+		unsigned *taken, int plain_ts, struct ptw_error *err)
 {
 	struct ptw_em_run runs[64];
 	uint8_t order[64];
@@ -781,26 +795,29 @@ static int ptw_em_round(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			used |= 1ull << slot;
 			order[n_runs++] = (uint8_t)slot;
 			r->th = th;
+			r->tid = tid;
 			r->last = th->has_last ? th->last_ts : -1;
-			r->head = (uint16_t)i;
+			r->tail = &r->head;
 			r->n = 0;
-		} else if (r->th->tid != tid) {
+		} else if (r->tid != tid) {
 			break;
 		}
 		/* what ptw_em_short_core checks (the queue holds at most
-		 * one item, older than r->last) */
+		 * one item, older than r->last); with plain_ts, shifted
+		 * timestamps cannot leave [0, INT64_MAX] */
 		int64_t ts = e->ts_ns + c->shift_ns;
 		const struct ptw_em_sym_slot *ss =
 			&em->sym_cache[ptw_em_sym_index(e->name_sym)];
 		int no_name = (e->name.n == 0) | (e->name_sym == 0) |
 			      (ss->sym != e->name_sym) | no_cat;
-		if ((e->ts_ns > c->ts_in_max) | (ts < 0) | (ts <= r->last) |
-		    ((e->ph != 'E') & no_name))
+		int bad_ts = plain_ts ? 0
+				      : (e->ts_ns > c->ts_in_max) | (ts < 0);
+		if (bad_ts | (ts <= r->last) | ((e->ph != 'E') & no_name))
 			break;
 		r->last = ts;
-		if (r->n++)
-			nxt[r->tail] = (uint16_t)i;
-		r->tail = (uint16_t)i;
+		r->n++;
+		*r->tail = (uint16_t)i;
+		r->tail = &nxt[i];
 		continue;
 	inline_done:
 		if (!took)
@@ -814,6 +831,17 @@ static int ptw_em_round(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	for (unsigned k = 0; k < n_runs && !rc; k++)
 		rc = ptw_em_run_take(em, c, &runs[order[k]], ev, nxt, err);
 	return rc;
+}
+
+static int ptw_em_round(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+			const struct ptw_cv_simple *ev, unsigned n,
+			int key_ok, unsigned *taken, struct ptw_error *err)
+{
+	/* no shift (timestamps are >= 0): the common case, without the
+	 * range checks */
+	if (c->shift_ns == 0 && c->ts_in_max == INT64_MAX)
+		return ptw_em_round_as(em, c, ev, n, key_ok, taken, 1, err);
+	return ptw_em_round_as(em, c, ev, n, key_ok, taken, 0, err);
 }
 
 /* The emitter's front door lives here so that the short path is inlined
