@@ -238,20 +238,22 @@ static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 		    !ptw_at_ts_ns(ptw_load_le64(p + 13), &e->ts_ns))
 			break;
 		uint32_t id = ptw_load_le32(p + 1);
+		struct ptw_cv_str name;
 		if (id < PTW_APPLETRACE_DENSE) {
-			e->name = dense[id].s;
+			name = dense[id].s;
 			e->name_sym = dense[id].sym;
 		} else {
-			e->name = ptw_appletrace_names_lookup(b->names, id,
-							      &e->name_sym);
+			name = ptw_appletrace_names_lookup(b->names, id,
+							   &e->name_sym);
 		}
-		if (!e->name.p)
+		if (!name.p)
 			break;
+		e->name_n = (uint32_t)name.n; /* <= PTW_APPLETRACE_MAX_STRING */
 		e->tid = ptw_at_tid(ptw_load_le64(p + 5));
 		e->ph = (char)tag;
 		if (tag == 'C')
 			e->is_int = (uint8_t)ptw_at_counter_value(
-				ptw_load_le64(p + 21), &e->i, &e->d);
+				ptw_load_le64(p + 21), &e->v.i, &e->v.d);
 	}
 	return k;
 }

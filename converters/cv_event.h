@@ -95,14 +95,19 @@ typedef int (*ptw_cv_event_fn)(void *ctx, const struct ptw_cv_event *ev,
  * i with scope t, with a timestamp, a name known by its number and no
  * arguments, ids or flows, and counter samples (C) with one numeric
  * argument; everything else they would have in a struct ptw_cv_event
- * (pid, category, the argument's name, input) is in the batch. */
+ * (pid, category, the argument's name, input) is in the batch. The name's
+ * text is not: a consumer that needs it (not knowing it by its number)
+ * takes no more events, and the reader hands that one over in full. Kept
+ * small (40 bytes): a batch is read twice. */
 struct ptw_cv_simple {
 	int64_t ts_ns;           /* >= 0 */
 	uint64_t name_sym;       /* non-zero (ptw_cv_event.name_sym) */
-	struct ptw_cv_str name;  /* p != NULL */
-	int64_t i;               /* C: the value, if is_int (PTW_CV_VAL_INT) */
-	double d;                /* C: else (PTW_CV_VAL_DOUBLE) */
+	union {
+		int64_t i;       /* C: the value, if is_int (PTW_CV_VAL_INT) */
+		double d;        /* C: else (PTW_CV_VAL_DOUBLE) */
+	} v;
 	uint32_t tid;
+	uint32_t name_n;         /* the name's length (its text: name_sym's) */
 	char ph;                 /* 'B', 'E', 'i' or 'C' */
 	uint8_t is_int;
 };

@@ -730,7 +730,7 @@ static int ptw_em_run_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		    ptw_em_lifo_grow(l) != 0)
 			return ptw_em_nomem(err);
 		if (!ptw_em_short_core(em, 1, 1, e->ph, c->pid, e->tid,
-				       e->ts_ns, e->name.n, e->name_sym,
+				       e->ts_ns, e->name_n, e->name_sym,
 				       c->cat_n, c->cat_sym, NULL, &rc, err))
 			return ptw_error_set(err, PTW_ERR_STATE, 0,
 					     "emit: internal error: a batch "
@@ -772,7 +772,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		if (e->ph == 'C') {
 			took = ptw_em_short_counter_core(
 				em, 1, c->pid, e->ts_ns, 1, e->name_sym, key_ok,
-				e->is_int, e->i, e->d, &rc, err);
+				e->is_int, e->v.i, e->v.d, &rc, err);
 			goto inline_done;
 		}
 		uint32_t tid = e->tid ? e->tid : c->pid;
@@ -786,7 +786,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 				/* the shared sequence: in file order */
 				took = ptw_em_short_core(
 					em, 1, 1, e->ph, c->pid, e->tid,
-					e->ts_ns, e->name.n, e->name_sym,
+					e->ts_ns, e->name_n, e->name_sym,
 					c->cat_n, c->cat_sym, NULL, &rc, err);
 				goto inline_done;
 			}
@@ -808,7 +808,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		int64_t ts = e->ts_ns + c->shift_ns;
 		const struct ptw_em_sym_slot *ss =
 			&em->sym_cache[ptw_em_sym_index(e->name_sym)];
-		int no_name = (e->name.n == 0) | (e->name_sym == 0) |
+		int no_name = (e->name_n == 0) | (e->name_sym == 0) |
 			      (ss->sym != e->name_sym) | no_cat;
 		int bad_ts = plain_ts ? 0
 				      : (e->ts_ns > c->ts_in_max) | (ts < 0);

@@ -92,6 +92,8 @@ static uint64_t dbits(double d)
 struct got_ev {
 	char ph;
 	char name[64];
+	uint64_t name_sym;
+	size_t name_n;
 	char cat[32];
 	uint32_t pid, tid, flags;
 	int64_t ts_ns;
@@ -120,6 +122,8 @@ static int collect(void *ctx, const struct ptw_cv_event *ev,
 	memset(e, 0, sizeof(*e));
 	e->ph = ev->ph;
 	snprintf(e->name, sizeof(e->name), "%.*s", (int)ev->name.n, ev->name.p);
+	e->name_sym = ev->name_sym;
+	e->name_n = ev->name.n;
 	if (ev->cat.p)
 		snprintf(e->cat, sizeof(e->cat), "%.*s", (int)ev->cat.n, ev->cat.p);
 	e->pid = ev->pid;
@@ -546,7 +550,9 @@ static int seen_event(void *ctx, const struct ptw_cv_event *ev,
 	struct got g = {.n = 0};
 	collect(&g, ev, err);
 	*seen_add(s) = g.ev[0];
-	s->ev[s->n - 1].offset = 0; /* a batch has no offsets */
+	/* a batch has no offsets, and names only by number and length */
+	s->ev[s->n - 1].offset = 0;
+	memset(s->ev[s->n - 1].name, 0, sizeof(g.ev[0].name));
 	return 0;
 }
 
@@ -566,8 +572,8 @@ static int seen_batch(void *ctx, const struct ptw_cv_batch *b, size_t *taken,
 		const struct ptw_cv_simple *x = &b->ev[i];
 		struct got_ev *e = seen_add(s);
 		e->ph = x->ph;
-		snprintf(e->name, sizeof(e->name), "%.*s", (int)x->name.n,
-			 x->name.p);
+		e->name_sym = x->name_sym;
+		e->name_n = x->name_n;
 		if (b->cat.p)
 			snprintf(e->cat, sizeof(e->cat), "%.*s", (int)b->cat.n,
 				 b->cat.p);
@@ -583,9 +589,9 @@ static int seen_batch(void *ctx, const struct ptw_cv_batch *b, size_t *taken,
 			e->arg_type = x->is_int ? PTW_CV_VAL_INT
 						: PTW_CV_VAL_DOUBLE;
 			if (x->is_int)
-				e->arg_i = x->i;
+				e->arg_i = x->v.i;
 			else
-				e->arg_d = x->d;
+				e->arg_d = x->v.d;
 		}
 	}
 	*taken = k;
