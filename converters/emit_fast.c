@@ -127,6 +127,8 @@ ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
 				&th->lane_slot[sym & (PTW_EM_LANE_SLOTS - 1)];
 			sl->key = sym << 8 | ni;
 			sl->sname = it->sname;
+			sl->body = th->lane_body |
+				   ni << (8u * (th->lane_blen - 1u));
 		}
 	}
 	pp->body_len = (uint8_t)ptw_seq_body_prepare(pp->body, type, ci, ni);
@@ -441,8 +443,6 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	uint8_t pre[2][16];
 	memcpy(pre, th->lane_pre, sizeof(pre));
 	size_t pre_len = th->lane_pre_len, blen_bi = th->lane_blen;
-	uint64_t body0 = th->lane_body;
-	unsigned iid_at = 8u * (unsigned)(blen_bi - 1);
 	const struct ptw_em_lane_slot *slots = th->lane_slot;
 	int64_t shift = c->shift_ns;
 	size_t ln[2] = {lifo[0].n, lifo[1].n};
@@ -450,7 +450,6 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	uint64_t nid = em->next_item, n_b = 0, n_e = 0, dropped = 0;
 	int h_d0 = 2; /* kind (depth change) of the queued item: none */
 	uint8_t *p = w->pend.data + len, *last = NULL;
-	uint32_t written = 0;
 
 	/* the queued item, through its prepared packet */
 	if (held) {
@@ -460,7 +459,6 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		last = p;
 		p = ptw_put_body_packet(p, (uint64_t)q->ts, &base, s->hdr,
 					s->hdr_len, pp->body, pp->body_len);
-		written++;
 		mn += (size_t)d;
 		low = mn < low ? mn : low;
 		h_d0 = d;
@@ -496,9 +494,7 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 					      (mn == e_floor)),
 				     0))
 			break; /* (sym is not 0: an empty slot does not match) */
-		uint64_t body =
-			(body0 | (key & 0xFF) << iid_at) ^
-			((uint64_t)(d == 0) << 9);
+		uint64_t body = sl->body ^ ((uint64_t)(d == 0) << 9);
 		uint64_t e_mask = 0 - (uint64_t)is_e; /* (a select, not a
 							* branch: kinds come
 							* in random order) */
@@ -529,7 +525,6 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		last = p;
 		p = ptw_em_lane_put(p, ts, &base, pre[is_e], pre_len, body,
 				    is_e ? 2 : blen_bi);
-		written++;
 		mn += (size_t)d;
 		low = mn < low ? mn : low;
 	}
@@ -584,6 +579,10 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		pp->depth_d = (int8_t)h_d;
 		pp->id = nid;
 	}
+	/* packets: the queued item's, and one per item taken but the one
+	 * queued now */
+	uint32_t written = (uint32_t)((h_d0 != 2) + (k - dropped) -
+				      (uint64_t)(th->n && k));
 	if (written) {
 		int r = ptw_seq_fast_commit(s, p, (size_t)(last - w->pend.data),
 					    written);

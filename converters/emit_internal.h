@@ -137,13 +137,15 @@ struct ptw_em_thread {
 	/* The fixed parts of the lane's packets, for lane_ci: the sequence
 	 * header, 5A and the TrackEvent length byte, for a begin or an
 	 * instant ([0]) and for an end ([1]), lane_pre_len bytes (0: no
-	 * lane); a begin's body with name iid 0, lane_blen bytes. */
+	 * lane); a begin's body with name iid 0, lane_blen bytes (with the
+	 * name's iid: the slot's body). */
 	uint8_t lane_pre[2][16];
 	uint8_t lane_pre_len, lane_blen;
 	uint64_t lane_body;
 	struct ptw_em_lane_slot {
 		uint64_t key;
 		const char *sname;
+		uint64_t body;   /* a begin's body with this name */
 	} lane_slot[PTW_EM_LANE_SLOTS];
 	int xform_open;    /* X-form B's of this input still unpaired */
 	/* X-form stacks of open B's (item id, ts), one per raw tid as the
