@@ -10,7 +10,6 @@
  * for more bytes when the next record is not complete in the chunk, so a
  * fragment of any size is read with one small buffer. */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -89,9 +88,10 @@ static int ptw_at_bin_fail(struct ptw_at_bin *b, struct ptw_error *err,
 static inline int ptw_at_counter_value(uint64_t bits, int64_t *i, double *d)
 {
 	double v;
+	int64_t x;
 	memcpy(&v, &bits, sizeof(v));
-	if (isfinite(v) && v == trunc(v) && fabs(v) < 9.2e18) {
-		*i = (int64_t)v;
+	if (ptw_cv_double_is_int(v, &x)) {
+		*i = x;
 		return 1;
 	}
 	*d = v;
@@ -251,9 +251,10 @@ static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 		e->name_n = (uint32_t)name.n; /* <= PTW_APPLETRACE_MAX_STRING */
 		e->tid = ptw_at_tid(ptw_load_le64(p + 5));
 		e->ph = (char)tag;
-		if (tag == 'C')
-			e->is_int = (uint8_t)ptw_at_counter_value(
-				ptw_load_le64(p + 21), &e->v.i, &e->v.d);
+		/* a C's value, as read (every record's: a branch on the tag
+		 * would mispredict, the kinds come in random order) */
+		uint64_t bits = ptw_load_le64(p + 21);
+		memcpy(&e->d, &bits, sizeof(e->d));
 	}
 	return k;
 }

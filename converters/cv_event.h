@@ -102,15 +102,23 @@ typedef int (*ptw_cv_event_fn)(void *ctx, const struct ptw_cv_event *ev,
 struct ptw_cv_simple {
 	int64_t ts_ns;           /* >= 0 */
 	uint64_t name_sym;       /* non-zero (ptw_cv_event.name_sym) */
-	union {
-		int64_t i;       /* C: the value, if is_int (PTW_CV_VAL_INT) */
-		double d;        /* C: else (PTW_CV_VAL_DOUBLE) */
-	} v;
+	double d;                /* C: the value (ptw_cv_double_is_int) */
 	uint32_t tid;
 	uint32_t name_n;         /* the name's length (its text: name_sym's) */
 	char ph;                 /* 'B', 'E', 'i' or 'C' */
-	uint8_t is_int;
 };
+
+/* How a counter value read as a double (APLTRC01) is typed: an integer
+ * (PTW_CV_VAL_INT) when an int64_t holds it exactly, else a double.
+ * Returns 1 with *i set, else 0; without a branch on the value (the
+ * readers' batch hands the value over as read, the consumer types it). */
+static inline int ptw_cv_double_is_int(double v, int64_t *i)
+{
+	int in = __builtin_fabs(v) < 9.2e18; /* 0 for NaN and infinities */
+	int64_t x = (int64_t)(in ? v : 0.0);
+	*i = x;
+	return in & ((double)x == v);
+}
 
 struct ptw_cv_batch {
 	const struct ptw_cv_simple *ev;

@@ -769,9 +769,11 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		const struct ptw_cv_simple *e = &ev[i];
 		int took;
 		if (e->ph == 'C') {
+			int64_t iv;
+			int is_int = ptw_cv_double_is_int(e->d, &iv);
 			took = ptw_em_short_counter_core(
 				em, 1, c->pid, e->ts_ns, 1, e->name_sym, key_ok,
-				e->is_int, e->v.i, e->v.d, &rc, err);
+				is_int, iv, e->d, &rc, err);
 			goto inline_done;
 		}
 		uint32_t tid = e->tid ? e->tid : c->pid;

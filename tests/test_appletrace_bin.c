@@ -586,12 +586,13 @@ static int seen_batch(void *ctx, const struct ptw_cv_batch *b, size_t *taken,
 			cr_assert_eq(b->value_key.n, 5u);
 			cr_assert(memcmp(b->value_key.p, "value", 5) == 0);
 			e->n_args = 1;
-			e->arg_type = x->is_int ? PTW_CV_VAL_INT
-						: PTW_CV_VAL_DOUBLE;
-			if (x->is_int)
-				e->arg_i = x->v.i;
+			int64_t iv;
+			int is_int = ptw_cv_double_is_int(x->d, &iv);
+			e->arg_type = is_int ? PTW_CV_VAL_INT : PTW_CV_VAL_DOUBLE;
+			if (is_int)
+				e->arg_i = iv;
 			else
-				e->arg_d = x->v.d;
+				e->arg_d = x->d;
 		}
 	}
 	*taken = k;
