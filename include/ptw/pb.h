@@ -94,8 +94,11 @@ ptw_pb_write_varint_nb(uint8_t *p, uint64_t v)
 		uint32_t x = (uint32_t)v;
 		uint32_t w = (x & 0x7Fu) | ((x << 1) & 0x7F00u) |
 			     ((x << 2) & 0x7F0000u) | ((x << 3) & 0x7F000000u);
+		/* the continuation bits of an n-byte varint */
+		static const uint32_t cont_by_len[5] = {0, 0, 0x80u, 0x8080u,
+							0x808080u};
 		unsigned n = len_by_clz[__builtin_clz(x | 1u)];
-		w |= 0x808080u >> (8u * (4u - n)); /* continuation bits */
+		w |= cont_by_len[n];
 		memcpy(p, &w, 4);
 		return p + n;
 	}
