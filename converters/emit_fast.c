@@ -12,7 +12,7 @@
  * already: it had an older timestamp). An instant, and for Chrome input a
  * B or E, is queued as the general path queues it. Anything else returns
  * 0 before changing any state, and the caller takes the general path; the
- * tests compare the two paths' output byte for byte.
+ * tests compare the two paths' output byte for byte (batches: see below).
  *
  * Two more doors share it: ptw_emit_simple_batch() takes runs of such
  * events from the APLTRC01 reader in one call (same core, no struct
@@ -22,10 +22,18 @@
  *
  * In X form the short path also prepares the packet of the item it queues
  * (ptw_em_prep_make); releasing it is then a copy through the writer's
- * framing (ptw_em_prep_write). In a batch, events on threads the short
- * path already serves go through the lane (ptw_em_lane), which does the
- * same with fewer checks; its assumptions hold while the emitter's epoch
- * has not moved (emit_internal.h). */
+ * framing (ptw_em_prep_write). A batch is taken in rounds
+ * (ptw_em_round): checked in file order as the short core would check
+ * it, with counters and threads on the shared sequence written there and
+ * then, the events of threads with a sequence of their own are gathered
+ * into runs, one per thread, and each run goes through the lane
+ * (ptw_em_lane) in one call. A sequence's packets keep their order, but
+ * sequences interleave differently than on the general path (and a
+ * checkpoint's clock snapshot, taken from the latest time of any
+ * sequence, may read another value); trace_processor orders events by
+ * timestamp, so it imports the same, and the tests compare batch output
+ * event by event, sequence by sequence. The lane's assumptions hold while
+ * the emitter's epoch has not moved (emit_internal.h). */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -140,12 +148,11 @@ ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
  * now, as ptw_em_write_simple would write it. Changes nothing. */
 static inline __attribute__((always_inline)) int
 ptw_em_prep_ok(const struct ptw_emit *em, const struct ptw_em_thread *th,
-	       const struct ptw_em_item *q, int lane)
+	       const struct ptw_em_item *q)
 {
 	const struct ptw_em_prep *pp = &th->prep;
 	const struct ptw_seq *s = th->seq;
-	/* the lane checked lane_epoch already; the short core has not */
-	if (pp->id != q->id || (!lane && th->lane_epoch != em->epoch) ||
+	if (pp->id != q->id || th->lane_epoch != em->epoch ||
 	    !ptw_seq_fast_ready(s))
 		return 0;
 	/* room to push the model (any kind: ptw_em_prep_write's store is
@@ -236,7 +243,7 @@ ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
 	th->has_last = 1;
 	if (queued) {
 		const struct ptw_em_item *q = &th->q[th->head];
-		if (ptw_em_prep_ok(em, th, q, 0)) {
+		if (ptw_em_prep_ok(em, th, q)) {
 			*rc = ptw_em_prep_write(em, th, q);
 			em->st.open_slices += th->prep.depth_d > 0;
 			em->st.instants += th->prep.depth_d == 0;
@@ -320,19 +327,39 @@ struct ptw_em_lane_ctx {
 	uint64_t by_b, by_e, by_i, open_slices, instants, dropped, lane;
 };
 
+/* Writes a lane packet at p (room reserved): at ts (*base the sequence's
+ * delta base), the fixed part 'pre' (pre_len bytes, 16 readable: to
+ * ptw_put_ts_hdr, a longer sequence header) and the body word (blen
+ * bytes); the same bytes as ptw_put_body_packet. Returns its end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
+		size_t pre_len, uint64_t body, size_t blen)
+{
+	p[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
+	uint8_t *v = ptw_put_ts_hdr(p + 2, (uint64_t)ts, base, pre, pre_len);
+	memcpy(v, &body, sizeof(body));
+	size_t plen = (size_t)(v - p) - 2 + blen; /* < 128 */
+	p[1] = (uint8_t)plen;
+	return p + 2 + plen;
+}
+
 /* The X-form lane: the short path again, for a run of batch events (B, E
  * or i) on one thread whose last event the short path took in this epoch
  * (lane_epoch), whose queued item, if any, is prepared, and whose names'
  * iids are in the thread's lane slots (a slot exists only for a name the
  * short core found non-empty and stable: within an input a number always
- * stands for the same text). Each event of the run releases the one
- * before it, which the lane holds in locals rather than in the queue; the
- * writer's counts, the track's depth and the thread's fields are stored
- * once, when the lane stops. It does what ptw_em_short_core does for each
- * event, and stops, having changed nothing for it, at the first event it
- * cannot take that way (a checkpoint or a flush due, a name without a
- * slot, a full LIFO stack or model, an end whose slice has flows): the
- * caller gives that one to the short core.
+ * stands for the same text). It releases the queued item first; then it
+ * writes each event of the run but the last at once (the next one, in
+ * the run, has a later timestamp: it would release it unchanged), and
+ * queues the run's last with its prepared packet. The sequence's delta
+ * base, the writer's counts, the track's depth, the model and the stacks
+ * are kept in locals and stored once, when the lane stops; bodies are
+ * chosen by kind without a branch (kinds come in random order). It does
+ * what ptw_em_short_core does for each event, and stops, having changed
+ * nothing for it, at the first event it cannot take that way (a name
+ * without a slot, an end whose slice has flows or is not open, or the
+ * bounds of the call: a checkpoint or a flush due): the caller gives that
+ * one to the short core.
  *
  * What it relies on, from lane_epoch == em->epoch: since the short core
  * last queued an item on th in this epoch, only the short core and the
@@ -344,38 +371,13 @@ struct ptw_em_lane_ctx {
  * fields (no payload, flows or duration, stable names) the short core or
  * the lane set: only the varying ones are written.
  *
- * 'ev' and 'nxt' give the run: event *jp first, each next one at nxt[j];
- * the caller checked every event as ptw_em_short_core would (the thread,
- * a later timestamp than the thread's last, a known name). Returns how
- * many it took (*jp then indexes the first one not taken), with *rc set
- * (0 or an error) if it took any. */
-/* Writes a lane packet at p (room reserved): at ts (*base the sequence's
- * delta base), the fixed part 'pre' (pre_len bytes, 16 readable) and the
- * body word (blen bytes); the same bytes as ptw_put_body_packet. Returns
- * its end. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
-		size_t pre_len, uint64_t body, size_t blen)
-{
-	uint8_t *v;
-	p[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
-	if (__builtin_expect((uint64_t)ts >= *base, 1)) {
-		p[2] = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-		v = ptw_pb_write_varint_nb(p + 3, (uint64_t)ts - *base);
-		*base = (uint64_t)ts;
-	} else { /* backwards: as ptw_put_ts_hdr */
-		v = ptw_pb_write_varint_field(p + 2, PTW_F_PKT_TIMESTAMP,
-					      (uint64_t)ts);
-		v = ptw_pb_write_varint_field(v, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					      PTW_CLOCK_SEQ_ABS);
-	}
-	memcpy(v, pre, 16);
-	memcpy(v + pre_len, &body, sizeof(body));
-	size_t plen = (size_t)(v - p) - 2 + pre_len + blen; /* < 128 */
-	p[1] = (uint8_t)plen;
-	return p + 2 + plen;
-}
-
+ * 'ev' and 'nxt' give the run: event *jp first, each next one at nxt[j],
+ * n_run of them; the caller checked every event as ptw_em_short_core
+ * would (the thread, a later timestamp than the one before, a known
+ * name). Returns how many it took (*jp then indexes the first one not
+ * taken; 0 may still have released the queued item), with *rc set (0 or
+ * an error). 'mixed': th is the pid's own thread, which takes raw tid 0
+ * events on a second stack. */
 static inline __attribute__((always_inline)) unsigned
 ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	       struct ptw_em_thread *th, const struct ptw_cv_simple *ev,
@@ -697,6 +699,7 @@ static inline int ptw_em_short_counter(struct ptw_emit *em,
 /* A batch is taken in rounds of at most PTW_EM_ROUND events: first in
  * file order (ptw_emit_simple_batch), then thread by thread. */
 #define PTW_EM_ROUND 1024u
+_Static_assert(PTW_EM_ROUND <= 65536u, "run indexes are 16-bit");
 
 /* One thread's events in a round: indexes linked through nxt[]. */
 struct ptw_em_run {
