@@ -413,7 +413,7 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		return 0;
 	if (n > rel - held)
 		n = (unsigned)(rel - held);
-	for (int t = 0; t < 2; t++) {
+	for (int t = 0; t <= mixed; t++) { /* the stacks it may push on */
 		struct ptw_em_lifo *l = &lifo[t];
 		while (l->cap - l->n < n && ptw_em_lifo_grow(l) == 0)
 			;
