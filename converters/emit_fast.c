@@ -86,7 +86,7 @@ static inline void ptw_em_lane_sync(struct ptw_em_thread *th,
 	th->lane_scat = scat;
 	th->lane_ci = (uint8_t)ci;
 	unsigned blen;
-	th->lane_body = ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN, ci, 0, &blen);
+	(void)ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN, ci, 1, &blen);
 	th->lane_blen = (uint8_t)blen;
 	th->lane_pre_len = 0;
 	if (s->hdr_len + 2u > sizeof(th->lane_pre[0]))
@@ -135,8 +135,9 @@ ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
 				&th->lane_slot[sym & (PTW_EM_LANE_SLOTS - 1)];
 			sl->key = sym << 8 | ni;
 			sl->sname = it->sname;
-			sl->body = th->lane_body |
-				   ni << (8u * (th->lane_blen - 1u));
+			unsigned blen;
+			sl->body = ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN,
+						      ci, ni, &blen);
 		}
 	}
 	pp->body_len = (uint8_t)ptw_seq_body_prepare(pp->body, type, ci, ni);
@@ -228,9 +229,12 @@ ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
 			return 0;
 	} else if (ph != 'E') {
 		if (!name_n || !(sname = ptw_em_fast_sym(em, name_sym)) ||
-		    (cat_n && !(scat = ptw_em_fast_sym(em, cat_sym))) ||
-		    (ph == 'B' && l->n == l->cap))
+		    (cat_n && !(scat = ptw_em_fast_sym(em, cat_sym))))
 			return 0;
+		if (ph == 'B' && l->n == l->cap && ptw_em_lifo_grow(l) != 0) {
+			*rc = ptw_em_nomem(err); /* taken, and failed */
+			return 1;
+		}
 	}
 
 	/* From here on the event is ours. */
@@ -496,6 +500,9 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 					      (mn == e_floor)),
 				     0))
 			break; /* (sym is not 0: an empty slot does not match) */
+		_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) ==
+				       2,
+			       "a begin's and an instant's type differ in bit 1");
 		uint64_t body = sl->body ^ ((uint64_t)(d == 0) << 9);
 		uint64_t e_mask = 0 - (uint64_t)is_e; /* (a select, not a
 							* branch: kinds come
@@ -726,11 +733,6 @@ static int ptw_em_run_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		if (rc || !n)
 			break;
 		const struct ptw_cv_simple *e = &ev[j];
-		struct ptw_em_lifo *l =
-			th->lifo + ((e->tid == 0) & c->tid0_own);
-		if (e->ph == 'B' && l->n == l->cap &&
-		    ptw_em_lifo_grow(l) != 0)
-			return ptw_em_nomem(err);
 		if (!ptw_em_short_core(em, 1, 1, e->ph, c->pid, e->tid,
 				       e->ts_ns, e->name_n, e->name_sym,
 				       c->cat_n, c->cat_sym, NULL, &rc, err))

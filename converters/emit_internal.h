@@ -137,11 +137,9 @@ struct ptw_em_thread {
 	/* The fixed parts of the lane's packets, for lane_ci: the sequence
 	 * header, 5A and the TrackEvent length byte, for a begin or an
 	 * instant ([0]) and for an end ([1]), lane_pre_len bytes (0: no
-	 * lane); a begin's body with name iid 0, lane_blen bytes (with the
-	 * name's iid: the slot's body). */
+	 * lane); the length of a begin's or an instant's body (lane_blen). */
 	uint8_t lane_pre[2][16];
 	uint8_t lane_pre_len, lane_blen;
-	uint64_t lane_body;
 	struct ptw_em_lane_slot {
 		uint64_t key;
 		const char *sname;

@@ -85,19 +85,30 @@ ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
 	return ptw_put_ts_hdr(p, ts, &s->base, s->hdr, s->hdr_len);
 }
 
-/* Starts a fast packet at ts: everything up to the TrackEvent's fields.
- * *plen and *tlen get the two length bytes for ptw_seq_fast_end(). */
+/* Starts a fast packet at p (room reserved), at ts, with a sequence's
+ * header and delta base as ptw_put_ts_hdr takes them: everything up to
+ * the TrackEvent's fields. *plen and *tlen get the two length bytes
+ * (ptw_seq_fast_end() fills them). */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_put_head(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t hdr[16],
+	     size_t hdr_len, uint8_t **plen, uint8_t **tlen)
+{
+	p = ptw_pb_write_len_tag(p, PTW_F_TRACE_PACKET);
+	*plen = p++;
+	p = ptw_put_ts_hdr(p, ts, base, hdr, hdr_len);
+	p = ptw_pb_write_len_tag(p, PTW_F_PKT_TRACK_EVENT);
+	*tlen = p++;
+	return p;
+}
+
+/* The same at the end of sequence s's pending buffer. */
 static inline __attribute__((always_inline)) uint8_t *
 ptw_seq_fast_head(struct ptw_seq *s, uint64_t ts, uint8_t **plen,
 		  uint8_t **tlen)
 {
 	struct ptw_pb_buf *b = &s->w->pend;
-	uint8_t *p = ptw_pb_write_len_tag(b->data + b->len, PTW_F_TRACE_PACKET);
-	*plen = p++;
-	p = ptw_seq_put_ts_hdr(s, p, ts);
-	p = ptw_pb_write_len_tag(p, PTW_F_PKT_TRACK_EVENT);
-	*tlen = p++;
-	return p;
+	return ptw_put_head(b->data + b->len, ts, &s->base, s->hdr, s->hdr_len,
+			    plen, tlen);
 }
 
 /* Counts n fast packets that end at p in the pending buffer, the last
@@ -226,11 +237,8 @@ ptw_put_body_packet(uint8_t *p, uint64_t ts, uint64_t *base,
 		    const uint8_t hdr[16], size_t hdr_len,
 		    const uint8_t body[PTW_SEQ_BODY_MAX], size_t n)
 {
-	p = ptw_pb_write_len_tag(p, PTW_F_TRACE_PACKET);
-	uint8_t *plen = p++;
-	p = ptw_put_ts_hdr(p, ts, base, hdr, hdr_len);
-	p = ptw_pb_write_len_tag(p, PTW_F_PKT_TRACK_EVENT);
-	uint8_t *tlen = p++;
+	uint8_t *plen, *tlen;
+	p = ptw_put_head(p, ts, base, hdr, hdr_len, &plen, &tlen);
 	memcpy(p, body, PTW_SEQ_BODY_MAX); /* fits: PTW_EV_FAST_MAX room */
 	p += n;
 	*tlen = (uint8_t)(p - tlen - 1);
