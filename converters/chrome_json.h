@@ -220,7 +220,7 @@ int ptw_cv_json_read_mem(const void *data, size_t n,
  * compressed packets included) to 'out' as Chrome JSON, array form, one
  * event per line, such that trace_processor's JSON importer shows the rows
  * it shows for the protobuf trace. The trace is decoded with the reader
- * library (tools/common/trace_read.h) and paired into slices with its
+ * library (reader/trace_read.h) and paired into slices with its
  * trace_processor model (tp_model.h):
  *  - process/thread names -> M process_name / thread_name (and
  *    process_sort_index / thread_sort_index from sibling_order_rank); an

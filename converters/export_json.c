@@ -1,7 +1,7 @@
 /* export_json.c - writes Chrome JSON from a protobuf trace.
  * SPDX-License-Identifier: Apache-2.0
  *
- * Loads the trace with the reader library (tools/common/trace_read.h) and
+ * Loads the trace with the reader library (reader/trace_read.h) and
  * builds its trace_processor model (tp_model.h), so what is exported is
  * what trace_processor shows for the protobuf trace: slices already paired
  * (names of ENDs come from their BEGINs), depths, counters converted, flows

@@ -1,5 +1,5 @@
 /* fuzz_reader.c - libFuzzer target for the trace reader, the checker and
- * the trace_processor model (tools/common).
+ * the trace_processor model (reader/).
  * SPDX-License-Identifier: Apache-2.0
  *
  * Input: a .pftrace as is (the first byte is forced to 0x0A so the input

@@ -1,5 +1,5 @@
 /* test_clock_stream_tp.c - clock-stream traces through the in-house
- * trace_processor model (tools/common): the checker accepts them and the
+ * trace_processor model (reader/): the checker accepts them and the
  * slices, flows and counters land where the exact conversion says, also
  * with compression and frequent checkpoints.
  * SPDX-License-Identifier: Apache-2.0 */

@@ -1,5 +1,5 @@
 /* test_export_roundtrip.c - JSON -> proto -> JSON -> proto keeps every
- * event: the trace_processor rows (model of tools/common/tp_model.h) of the
+ * event: the trace_processor rows (model of reader/tp_model.h) of the
  * first protobuf trace and of the one rebuilt from its JSON export are the
  * same multisets, for every chrome_* corpus case and for a synthetic trace
  * using every phase.

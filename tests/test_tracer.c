@@ -433,7 +433,7 @@ static void nest_cb(struct dec *d, const struct dev *e, void *ctx)
 	}
 }
 
-/* The trace also passes ptw's trace_processor-model checker (tools/common:
+/* The trace also passes ptw's trace_processor-model checker (reader/:
  * sequence rules, interning, clocks, tracks, balanced slices). */
 static void reader_check(const char *path, uint32_t flags)
 {

@@ -1,5 +1,5 @@
 /* test_writer_check.c - the writer's output passes the trace checker
- * (tools/common/trace_check.h, the rules of `ptw-dump --check`) in every
+ * (reader/trace_check.h, the rules of `ptw-dump --check`) in every
  * configuration: checkpoints, intern caps, backwards time, several
  * sequences, deflate, losses, truncation.
  * SPDX-License-Identifier: Apache-2.0 */
