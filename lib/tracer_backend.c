@@ -276,16 +276,18 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 	uint32_t n = e->rec.nargs;
 	if (n > PTW_TRACER_MAX_ARGS)
 		n = PTW_TRACER_MAX_ARGS;
+	uint32_t kept = 0;
 	for (uint32_t a = 0; a < n; a++) {
 		struct ptw_i_arg_rec ar;
 		memcpy(&ar, ptw_ring_slot(r, k++), sizeof(ar));
-		struct ptw_arg *pa = &e->args[a];
+		struct ptw_arg *pa = &e->args[kept++];
 		pa->name = ar.name;
 		pa->type = (enum ptw_arg_type)ar.type;
 		switch (ar.type) {
 		case PTW_ARG_BOOL: pa->v.b = ar.val != 0; break;
 		case PTW_ARG_INT: pa->v.i = (int64_t)ar.val; break;
 		case PTW_ARG_UINT: pa->v.u = ar.val; break;
+		case PTW_ARG_POINTER: pa->v.u = ar.val; break;
 		case PTW_ARG_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
 		case PTW_ARG_STRING: {
 			size_t len = ar.str_len;
@@ -296,13 +298,14 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 			scratch += len + 1;
 			break;
 		}
-		default:
-			pa->type = PTW_ARG_INT;
-			pa->v.i = 0;
+		default: /* PTW_I_ARG_UNKNOWN: dropped, never written as 0 */
+			kept--;
+			atomic_fetch_add_explicit(&tr->invalid, 1,
+						  memory_order_relaxed);
 			break;
 		}
 	}
-	e->nargs = n;
+	e->nargs = kept;
 }
 
 static void ptw_tr_fill(const struct ptw_tr_ev *e, struct ptw_event *ev)

@@ -356,6 +356,7 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		case PTW_ARG_BOOL: ar->val = (uint64_t)(args[a].v.b != 0); break;
 		case PTW_ARG_INT: ar->val = (uint64_t)args[a].v.i; break;
 		case PTW_ARG_UINT: ar->val = args[a].v.u; break;
+		case PTW_ARG_POINTER: ar->val = args[a].v.u; break;
 		case PTW_ARG_DOUBLE: ar->val = ptw_i_dbl_bits(args[a].v.d); break;
 		case PTW_ARG_STRING: {
 			const char *s = args[a].v.s ? args[a].v.s : "";
@@ -365,7 +366,10 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 			break;
 		}
 		default:
-			ar->type = PTW_ARG_INT;
+			/* Not a type the ring carries: the backend drops the
+			 * argument and counts it (ptw_stats().invalid) rather
+			 * than write a value that was never logged. */
+			ar->type = PTW_I_ARG_UNKNOWN;
 			break;
 		}
 	}

@@ -270,6 +270,10 @@ static void dec_packet(struct dec *d, const Perfetto__Protos__TracePacket *p)
 			da->type = PTW_ARG_UINT;
 			da->u = a->uint_value;
 			break;
+		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
+			da->type = PTW_ARG_POINTER;
+			da->u = a->pointer_value;
+			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
 			da->type = PTW_ARG_DOUBLE;
 			da->d = a->double_value;
@@ -923,6 +927,14 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 			 PTW_ARG_U64("u", 18446744073709551615ull),
 			 PTW_ARG_DBL("d", 2.5), PTW_ARG_BOOL("b", 1),
 			 PTW_ARG_STR("s", "hello"));
+	static int pointee;
+	PTW_INSTANT_ARGS("c", "with pointer", PTW_ARG_PTR("p", &pointee),
+			 PTW_ARG_PTR("null", NULL));
+	/* A type the ring does not carry is dropped and counted, never
+	 * written as a made-up value. */
+	struct ptw_arg odd = PTW_ARG_I64("odd", 5);
+	odd.type = (enum ptw_arg_type)77;
+	PTW_INSTANT_ARGS("c", "with odd arg", PTW_ARG_I64("kept", 3), odd);
 	char dyn[32];
 	snprintf(dyn, sizeof(dyn), "dyn-%d", 12345);
 	PTW_BEGIN_DYN("c", dyn);
@@ -950,6 +962,9 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	}
 	ptw_set_process_name("renamed process");
 	cr_assert_eq(ptw_stop(), 0);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(st.invalid, 1, "the argument of unknown type");
 
 	struct collect *c = calloc(1, sizeof(*c));
 	struct dec *d = decode_file(path, collect_cb, c);
@@ -972,6 +987,19 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	cr_assert_eq(e->args[3].i, 1);
 	cr_assert_eq(e->args[4].type, PTW_ARG_STRING);
 	cr_assert_str_eq(e->args[4].s, "hello");
+
+	e = find_ev(c, "with pointer", INSTANT);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->nargs, 2);
+	cr_assert_eq(e->args[0].type, PTW_ARG_POINTER);
+	cr_assert_eq(e->args[0].u, (uint64_t)(uintptr_t)&pointee);
+	cr_assert_eq(e->args[1].type, PTW_ARG_POINTER);
+	cr_assert_eq(e->args[1].u, 0);
+	e = find_ev(c, "with odd arg", INSTANT);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->nargs, 1);
+	cr_assert_str_eq(e->args[0].name, "kept");
+	cr_assert_eq(e->args[0].i, 3);
 
 	cr_assert_not_null(find_ev(c, "dyn-12345", BEGIN));
 	cr_assert_not_null(find_ev(c, "instant-dyn", INSTANT));

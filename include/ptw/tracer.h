@@ -196,6 +196,10 @@ int ptw_set_category_enabled(const char *category, int enabled);
 	((struct ptw_arg){("" name), PTW_ARG_BOOL, {.b = !!(val)}})
 #define PTW_ARG_STR(name, val) \
 	((struct ptw_arg){("" name), PTW_ARG_STRING, {.s = (val)}})
+/* A pointer, shown as hex (0x...) like the writer's PTW_ARG_POINTER. */
+#define PTW_ARG_PTR(name, val) \
+	((struct ptw_arg){("" name), PTW_ARG_POINTER,                        \
+			  {.u = (uint64_t)(uintptr_t)(const void *)(val)}})
 
 /* ---- instrumentation macros -------------------------------------------
  * 'cat' and 'name' are string literals. Every macro is a statement. */
@@ -290,6 +294,10 @@ struct ptw_i_rec {
 		uint64_t u;
 	} v;
 };
+
+/* ptw_i_arg_rec.type of an argument whose type the ring does not carry
+ * (the backend drops it and counts it as invalid). */
+#define PTW_I_ARG_UNKNOWN 0xFFu
 
 struct ptw_i_arg_rec {
 	const char *name;
