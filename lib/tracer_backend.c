@@ -12,8 +12,6 @@
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 #define PTW_TR_MIN_SLEEP_US 50u
 #define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
-#define PTW_TR_MAX_PENDING 4096u    /* ASYNC_ENDs waiting for their BEGIN */
-#define PTW_TR_MAX_FREE_ASYNC 1024u /* idle async tracks kept for reuse */
 /* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
 #define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
 
@@ -61,8 +59,7 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 {
 	tr->scratch_cap = PTW_TR_SCRATCH;
 	tr->scratch = malloc(tr->scratch_cap);
-	tr->async_free = malloc(PTW_TR_MAX_FREE_ASYNC * sizeof(*tr->async_free));
-	if (!tr->scratch || !tr->async_free)
+	if (!tr->scratch || ptw_tr_async_init(&tr->async))
 		return ptw_error_set(&tr->err, PTW_ERR_NOMEM, 0,
 				     "tracer: out of memory");
 	tr->proc_track = ptw_writer_add_process_track(tr->w, tr->pid,
@@ -118,16 +115,11 @@ void ptw_tr_backend_free(struct ptw_tracer *tr)
 	free(tr->counter_uuids);
 	tr->counter_names = NULL;
 	tr->counter_uuids = NULL;
-	ptw_map_free(&tr->async_open);
-	ptw_map_free(&tr->async_names);
-	free(tr->async_free);
-	tr->async_free = NULL;
-	free(tr->pend);
+	ptw_tr_async_free(&tr->async);
 	free(tr->scratch);
 	free(tr->snap);
 	free(tr->threads);
 	free(tr->new_process_name);
-	tr->pend = NULL;
 	tr->scratch = NULL;
 	tr->snap = NULL;
 	tr->threads = NULL;
@@ -188,32 +180,6 @@ static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
 	if (ptw_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
 		return 0;
 	return uuid;
-}
-
-/* Async tracks: one per open id. A finished one goes to a free list and
- * is reused by the next BEGIN of the same name (tracks are named after
- * their first BEGIN; async_names maps every async track to that name). */
-static uint64_t ptw_tr_async_track(struct ptw_tracer *tr, const char *name)
-{
-	for (size_t i = tr->n_async_free; i-- > 0;) {
-		uint64_t uuid = tr->async_free[i], nm = 0;
-		ptw_map_get(&tr->async_names, uuid, &nm);
-		if (nm == (uint64_t)(uintptr_t)name) {
-			tr->async_free[i] = tr->async_free[--tr->n_async_free];
-			return uuid;
-		}
-	}
-	uint64_t uuid = ptw_writer_add_track(tr->w, name, tr->proc_track, -1);
-	if (uuid && ptw_map_put(&tr->async_names, uuid,
-				   (uint64_t)(uintptr_t)name))
-		return 0;
-	return uuid;
-}
-
-static void ptw_tr_async_release(struct ptw_tracer *tr, uint64_t track)
-{
-	if (tr->n_async_free < PTW_TR_MAX_FREE_ASYNC)
-		tr->async_free[tr->n_async_free++] = track;
 }
 
 /* ---- records -------------------------------------------------------------- */
@@ -342,8 +308,9 @@ static void ptw_tr_announce_drops(struct ptw_tracer *tr, struct ptw_tr_thread *t
 					     (int64_t)total));
 }
 
-static void ptw_tr_async_end(struct ptw_tracer *tr, struct ptw_seq *seq,
-			     uint64_t track, uint64_t id, uint64_t ts)
+/* Writes an async END on 'track'. */
+static void ptw_tr_async_write_end(struct ptw_tracer *tr, struct ptw_seq *seq,
+				   uint64_t track, uint64_t ts)
 {
 	struct ptw_event ev;
 	memset(&ev, 0, sizeof(ev));
@@ -351,8 +318,6 @@ static void ptw_tr_async_end(struct ptw_tracer *tr, struct ptw_seq *seq,
 	ev.ts = ts;
 	if (ptw_tr_check(tr, ptw_seq_slice_end(seq, &ev)))
 		ptw_tr_count_event(tr);
-	ptw_map_del(&tr->async_open, id + 1);
-	ptw_tr_async_release(tr, track);
 }
 
 static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
@@ -412,60 +377,34 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		break;
 	}
 	case PTW_I_K_ASYNC_BEGIN: {
-		/* Map keys must be non-zero: store id + 1 (id ~0 aliases 0 and
-		 * is refused as a duplicate-safe corner case). */
-		uint64_t key = e->id + 1, old;
-		if (!key || ptw_map_get(&tr->async_open, key, &old)) {
-			atomic_fetch_add_explicit(&tr->invalid, 1,
-						  memory_order_relaxed);
-			break;
-		}
-		track = ptw_tr_async_track(tr, e->name);
-		if (!track || ptw_map_put(&tr->async_open, key, track)) {
-			ptw_tr_check(tr, PTW_ERR_NOMEM);
+		/* Every event of a live id goes on its track; trace_processor
+		 * pairs them by timestamp (tracer_async.c). */
+		track = ptw_tr_async_track(&tr->async, tr->w, tr->proc_track,
+					   e->id, e->name, e->ts);
+		if (!track) {
+			int rc = ptw_writer_error(tr->w)->code;
+			ptw_tr_check(tr, rc ? rc : PTW_ERR_NOMEM);
 			break;
 		}
 		ptw_tr_fill(e, &ev);
 		ev.track = track;
-		if (!ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev))) {
-			ptw_map_del(&tr->async_open, key);
+		if (!ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev)))
 			break;
-		}
 		ptw_tr_count_event(tr);
-		/* an END that arrived first (other thread's ring) */
-		for (size_t i = 0; i < tr->n_pend; i++) {
-			if (tr->pend[i].id == e->id) {
-				uint64_t ts = tr->pend[i].ts;
-				tr->pend[i] = tr->pend[--tr->n_pend];
-				ptw_tr_async_end(tr, seq, track, e->id, ts);
-				break;
-			}
-		}
+		ptw_tr_async_begun(&tr->async, e->id, e->ts);
+		/* ENDs drained before this BEGIN (other threads' rings) */
+		uint64_t ts;
+		while (ptw_tr_async_pending_end(&tr->async, e->id, &ts, &track))
+			ptw_tr_async_write_end(tr, seq, track, ts);
 		break;
 	}
 	case PTW_I_K_ASYNC_END: {
-		uint64_t key = e->id + 1;
-		if (key && ptw_map_get(&tr->async_open, key, &track)) {
-			ptw_tr_async_end(tr, seq, track, e->id, e->ts);
-			break;
-		}
-		if (tr->n_pend == tr->cap_pend) {
-			size_t nc = tr->cap_pend ? 2 * tr->cap_pend : 16;
-			struct ptw_tr_pending_end *np =
-				nc <= PTW_TR_MAX_PENDING
-					? realloc(tr->pend, nc * sizeof(*np))
-					: NULL;
-			if (!np) {
-				atomic_fetch_add_explicit(&tr->invalid, 1,
-							  memory_order_relaxed);
-				break;
-			}
-			tr->pend = np;
-			tr->cap_pend = nc;
-		}
-		tr->pend[tr->n_pend].id = e->id;
-		tr->pend[tr->n_pend].ts = e->ts;
-		tr->n_pend++;
+		int r = ptw_tr_async_end(&tr->async, e->id, e->ts, &track);
+		if (r > 0)
+			ptw_tr_async_write_end(tr, seq, track, e->ts);
+		else if (r < 0) /* no room to wait for its BEGIN */
+			atomic_fetch_add_explicit(&tr->invalid, 1,
+						  memory_order_relaxed);
 		break;
 	}
 	case PTW_I_K_FLOW_START:
@@ -609,6 +548,7 @@ void *ptw_tr_backend_main(void *arg)
 			}
 			work += ptw_tr_drain(tr, th);
 		}
+		ptw_tr_async_pass(&tr->async);
 		if (stop)
 			break;
 		ptw_tr_publish_bytes(tr);
@@ -658,10 +598,10 @@ void *ptw_tr_backend_main(void *arg)
 		ptw_tr_finish_thread(tr, tr->snap[i]);
 		ptw_tr_retire(tr, tr->snap[i]);
 	}
-	if (tr->n_pend)
-		atomic_fetch_add_explicit(&tr->invalid, tr->n_pend,
-					  memory_order_relaxed);
-	tr->n_pend = 0;
+	/* async ids never ended, ENDs whose BEGIN never came */
+	atomic_fetch_add_explicit(&tr->invalid,
+				  ptw_tr_async_unmatched(&tr->async),
+				  memory_order_relaxed);
 	ptw_tr_check(tr, ptw_writer_flush(tr->w));
 	struct ptw_writer_stats ws;
 	ptw_writer_get_stats(tr->w, &ws);

@@ -46,12 +46,53 @@ struct ptw_tr_thread {
 };
 
 
-/* An ASYNC_END seen before its BEGIN (the BEGIN's thread ring is drained
- * later). */
-struct ptw_tr_pending_end {
+/* Async ids and their tracks (tracer_async.c). */
+struct ptw_tr_async_ent {
 	uint64_t id;
-	uint64_t ts;
+	uint64_t track;
+	const char *name;     /* the first BEGIN's name (a literal) */
+	uint64_t bal;         /* BEGINs written minus ENDs written */
+	uint64_t last_ts;     /* latest event written on the track */
+	uint64_t zero_pass;   /* pass at which bal last became 0 */
+	uint32_t gen;         /* bumped when the slot is (re)used or freed */
 };
+
+struct ptw_tr_async {
+	struct ptw_map ix;    /* id + 1 -> entry index + 1 */
+	uint64_t max_id_ix;   /* the same for id UINT64_MAX */
+	struct ptw_tr_async_ent *v;
+	size_t n, cap;
+	size_t *unused;       /* free entry slots */
+	size_t n_unused;
+	struct { uint32_t ix, gen; uint64_t pass; } *zq; /* ids whose bal hit 0 */
+	size_t zq_head, zq_n, zq_cap;
+	struct { uint64_t id, ts; } *pend; /* ENDs drained before any BEGIN */
+	size_t n_pend, cap_pend;
+	struct { uint64_t track, last_ts; const char *name; } *free;
+	size_t n_free;        /* idle tracks for reuse */
+	uint64_t pass;        /* full backend passes so far */
+};
+
+int ptw_tr_async_init(struct ptw_tr_async *a);
+void ptw_tr_async_free(struct ptw_tr_async *a);
+/* The track for a BEGIN of 'id' at 'ts' (a new one is named 'name' under
+ * 'parent'); 0 if out of memory or the writer failed. */
+uint64_t ptw_tr_async_track(struct ptw_tr_async *a, struct ptw_writer *w,
+			    uint64_t parent, uint64_t id, const char *name,
+			    uint64_t ts);
+/* After that BEGIN was written. */
+void ptw_tr_async_begun(struct ptw_tr_async *a, uint64_t id, uint64_t ts);
+/* An END of 'id': 1 with *track: write it now; 0: queued until a BEGIN of
+ * the id is written; -1: the queue is full (the END is lost). */
+int ptw_tr_async_end(struct ptw_tr_async *a, uint64_t id, uint64_t ts,
+		     uint64_t *track);
+/* After a BEGIN of 'id': 1 with a queued END (*ts, *track) to write now. */
+int ptw_tr_async_pending_end(struct ptw_tr_async *a, uint64_t id,
+			     uint64_t *ts, uint64_t *track);
+/* After each full pass over the rings: releases ids idle long enough. */
+void ptw_tr_async_pass(struct ptw_tr_async *a);
+/* BEGINs never ended plus ENDs never begun (at stop). */
+uint64_t ptw_tr_async_unmatched(const struct ptw_tr_async *a);
 
 /* TSC to nanoseconds: ns = mono0 + ((tsc - tsc0) * mult) >> 32. */
 struct ptw_tr_tsc {
@@ -95,12 +136,7 @@ struct ptw_tracer {
 	const char **counter_names;   /* distinct counter names (literals) */
 	uint64_t *counter_uuids;
 	size_t n_counter_names, cap_counter_names;
-	struct ptw_map async_open; /* async id -> track uuid */
-	struct ptw_map async_names;/* async track -> name pointer */
-	uint64_t *async_free;         /* idle async tracks */
-	size_t n_async_free;
-	struct ptw_tr_pending_end *pend;
-	size_t n_pend, cap_pend;
+	struct ptw_tr_async async;    /* async ids -> tracks */
 	char *scratch;                /* copied strings of one record */
 	size_t scratch_cap;
 	struct ptw_tr_thread **snap;  /* backend's copy of the thread list */

@@ -122,7 +122,9 @@ struct ptw_stats {
 	uint64_t events;     /* events handed to the writer */
 	uint64_t dropped;    /* events lost (full ring, or racing ptw_stop) */
 	uint64_t invalid;    /* events the backend refused: an END with no
-			      * open slice on its thread, or a writer error */
+			      * open slice on its thread, an async BEGIN or
+			      * END never matched, an argument of a type the
+			      * ring does not carry, or a writer error */
 	uint64_t waits;      /* times a producer had to wait for ring space */
 	uint64_t threads;    /* threads that registered a ring */
 	uint64_t bytes_written; /* trace bytes written so far */
@@ -243,10 +245,14 @@ int ptw_set_category_enabled(const char *category, int enabled);
 #define PTW_COUNTER_DOUBLE(cat, name, value) \
 	PTW_I_EVC(cat, PTW_I_K_COUNTER_DOUBLE, ("" name), ptw_i_dbl_bits(value))
 
-/* Asynchronous slice 'id' (any 64-bit value unique among the open ones):
- * begin and end may come from different threads. Each open id gets its own
- * track under the process, named after the BEGIN's name; tracks of the same
- * name are merged by the UI. */
+/* Asynchronous slice 'id' (any 64-bit value, 0 and UINT64_MAX included):
+ * begin and end may come from different threads. While an id is open all
+ * its events go on one track under the process, named after its first
+ * BEGIN (tracks of the same name are merged by the UI), and
+ * trace_processor pairs its BEGINs and ENDs in timestamp order, whatever
+ * order the backend drained the threads' rings in; a BEGIN of an id that
+ * is still open nests inside it. An END or BEGIN never matched by the end
+ * of the session counts in ptw_stats().invalid. */
 #define PTW_ASYNC_BEGIN(cat, name, id) \
 	PTW_I_EVN(cat, PTW_I_K_ASYNC_BEGIN, ("" name), NULL, (id), PTW_I_NOARG)
 #define PTW_ASYNC_END(cat, id) \
