@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 
 static struct ptw_tr_thread *ptw_tr_me(void)
@@ -287,9 +289,11 @@ static int ptw_tr_kind_has_id(uint32_t kind)
 	       kind == PTW_I_K_FLOW_END;
 }
 
+/* A copied string's length: at most PTW_TRACER_MAX_NAME bytes, never
+ * ending inside a UTF-8 character. */
 static size_t ptw_tr_clip(const char *s)
 {
-	return s ? strnlen(s, PTW_TRACER_MAX_NAME) : 0;
+	return s ? ptw_utf8_prefix(s, PTW_TRACER_MAX_NAME) : 0;
 }
 
 /* Writes one record of 'kind' for thread t (tracing runs, site enabled). */
@@ -411,7 +415,7 @@ int ptw_set_thread_name(const char *name)
 		struct ptw_i_thread *pt = ptw_i_thread_slow(NULL, g);
 		if (pt) {
 			t = (struct ptw_tr_thread *)pt;
-			snprintf(t->carry_name, sizeof(t->carry_name), "%s", name);
+			ptw_utf8_copy(t->carry_name, sizeof(t->carry_name), name);
 			(void)ptw_tr_write_n(pt, "", PTW_I_K_THREAD_NAME, NULL,
 					     t->carry_name, 0, NULL, 0);
 			return 0;
@@ -427,7 +431,7 @@ int ptw_set_thread_name(const char *name)
 		ptw_i_self = &t->pub;
 		pthread_setspecific(ptw_tr_ctl.key, t);
 	}
-	snprintf(t->carry_name, sizeof(t->carry_name), "%s", name);
+	ptw_utf8_copy(t->carry_name, sizeof(t->carry_name), name);
 	return 0;
 }
 

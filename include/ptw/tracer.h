@@ -55,7 +55,9 @@
 #define PTW_DEFAULT_RING_SLOTS 32768u   /* per thread: 32 B each, 1 MiB */
 #define PTW_DEFAULT_DRAIN_US 1000u      /* longest idle sleep of the backend */
 #define PTW_TRACER_MAX_ARGS 8u          /* typed arguments per event */
-#define PTW_TRACER_MAX_NAME 1024u       /* bytes of a copied (dynamic) string */
+#define PTW_TRACER_MAX_NAME 1024u       /* bytes of a copied (dynamic) string;
+					 * longer ones are cut between UTF-8
+					 * characters */
 #define PTW_TRACER_SLOT_SIZE 32u        /* bytes per ring slot */
 
 /* What a producer does when its ring is full. */
@@ -167,7 +169,8 @@ int ptw_is_running(void);
 
 /* ---- names and categories ---------------------------------------------- */
 
-/* Names the calling thread's track (copied; longer than 63 bytes is cut).
+/* Names the calling thread's track (copied; longer than 63 bytes is cut
+ * at the last UTF-8 character boundary within 63 bytes).
  * The default is the OS thread name. Kept for later sessions while the
  * thread lives. Returns 0, or PTW_ERR_INVALID for NULL. */
 int ptw_set_thread_name(const char *name);
