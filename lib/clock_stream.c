@@ -44,6 +44,7 @@ struct ptw_clock_streams {
 	struct cs_track *tracks;
 	uint32_t cap_tracks;
 	uint32_t n_tracks;
+	uint64_t group; /* "Clock streams": the parent of the stream tracks */
 	struct ptw_clock_store store;
 	uint64_t watermark;
 	int started; /* an event was submitted: no more streams */
@@ -319,8 +320,16 @@ int ptw_clock_stream_add(struct ptw_clock_streams *cs,
 		return ptw_i_writer_fail(cs->w, PTW_ERR_NOMEM, 0,
 					 "clock stream: out of memory");
 	}
-	uint64_t track = ptw_writer_add_track(cs->w, d->name, 0,
-					      (int32_t)cs->n_streams);
+	/* The UI orders tracks by sibling_order_rank only under a parent
+	 * with explicit child ordering (root tracks go by name), so the
+	 * streams hang under one root track, in stream order. */
+	if (!cs->group)
+		cs->group = ptw_writer_add_track(cs->w, PTW_CLOCK_STREAM_GROUP,
+						 0, -1);
+	uint64_t track = cs->group ? ptw_writer_add_track(cs->w, d->name,
+							  cs->group,
+							  (int32_t)cs->n_streams)
+				   : 0;
 	if (!track) {
 		free(name);
 		free(tname);

@@ -194,3 +194,39 @@ Test(clock_stream_tp, compressed_with_frequent_checkpoints)
 	check_model(path, jobs());
 	unlink(path);
 }
+
+/* The UI orders tracks by sibling_order_rank only among the children of a
+ * parent with child_ordering = EXPLICIT (root tracks go by name): the
+ * streams' tracks are children of one root track, ranked by stream index,
+ * so "cpu", "bus", "acc" show in the order they were added, not by name. */
+Test(clock_stream_tp, stream_tracks_are_ranked_children_of_an_explicit_parent)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "clock-tp-order");
+	run_sim(path, NULL, 5, 0);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(path, 0);
+	size_t n;
+	const struct ptw_trace_track *tr = ptw_trace_tracks(t, &n);
+	static const char *const names[3] = {"cpu", "bus", "acc"};
+	uint64_t parent = 0;
+	for (int k = 0; k < 3; k++) {
+		const struct ptw_trace_track *found = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (tr[i].name && strcmp(tr[i].name, names[k]) == 0)
+				found = &tr[i];
+		cr_assert_not_null(found, "track %s", names[k]);
+		cr_assert(found->has_rank);
+		cr_assert_eq(found->rank, k);
+		cr_assert(found->has_parent && found->parent_uuid);
+		if (k)
+			cr_assert_eq(found->parent_uuid, parent, "one parent");
+		parent = found->parent_uuid;
+	}
+	const struct ptw_trace_track *p = ptw_trace_find_track(t, parent);
+	cr_assert_not_null(p);
+	cr_assert_str_eq(p->name, PTW_CLOCK_STREAM_GROUP);
+	cr_assert(!p->has_parent || p->parent_uuid == 0, "a root track");
+	cr_assert_eq(p->child_ordering, 3, "ChildTracksOrdering EXPLICIT");
+	ptw_trace_free(t);
+	unlink(path);
+}

@@ -158,9 +158,14 @@ struct ptw_clock_streams *ptw_clock_stream_attach(
 	struct ptw_writer *w, const struct ptw_clock_streams_options *opt,
 	struct ptw_error *err);
 
+/* Name of the root track that holds the streams' tracks. */
+#define PTW_CLOCK_STREAM_GROUP "Clock streams"
+
 /* Adds a stream for 'domain' and stores its index (0, 1, ... in the order
  * of the calls) in *stream_out. The stream gets its own packet sequence and
- * its own track named domain->name (sibling rank = stream index). Must
+ * its own track named domain->name, a child of the root track
+ * PTW_CLOCK_STREAM_GROUP (created with the first stream) with sibling rank
+ * = stream index, so the UI shows the streams in the order added. Must
  * come before the first event of any stream. Returns 0, PTW_ERR_INVALID
  * (bad domain, events already submitted, too many streams), PTW_ERR_NOMEM,
  * or the writer's sticky error. */

@@ -180,7 +180,9 @@ uint64_t ptw_writer_add_thread_track(struct ptw_writer *w, int32_t pid,
 /* A named track, under 'parent_uuid' (0: a global root track; else an
  * existing non-counter track); 'rank' >= 0 is written as
  * sibling_order_rank (and makes the parent's child ordering EXPLICIT, see
- * above), < 0 means none. */
+ * above), < 0 means none. Ranks order tracks only under a parent made by
+ * ptw_writer_add_track: trace_processor and its UI order root tracks, and
+ * tracks under process or thread tracks, by name (docs/writer.md). */
 uint64_t ptw_writer_add_track(struct ptw_writer *w, const char *name,
 			      uint64_t parent_uuid, int32_t rank);
 /* A counter track; 'unit_name' may be NULL. */
