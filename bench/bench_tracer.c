@@ -66,6 +66,8 @@ static void dist_print(struct dist *d, const char *name)
 
 static char out_dir[64];
 
+static enum ptw_overflow start_overflow = PTW_OVERFLOW_DROP;
+
 static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
 		  int compress)
 {
@@ -77,6 +79,7 @@ static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
 	cfg.clock = clock;
 	cfg.ring_slots = slots;
 	cfg.writer.compress = compress;
+	cfg.overflow = start_overflow;
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {
 		fprintf(stderr, "bench_tracer: %s\n", err.msg);
@@ -168,6 +171,51 @@ static void *two_worker(void *p)
 	pthread_barrier_wait(t->bar);
 	run_kinds(&t->k, t->runs, 1);
 	return NULL;
+}
+
+/* Two threads logging begin/end pairs at once, for the trace size. */
+struct size2 {
+	pthread_barrier_t *bar;
+	uint32_t pairs;
+};
+
+static void *size2_worker(void *p)
+{
+	struct size2 *s = p;
+	PTW_INSTANT("bench", "warm-up"); /* registers the ring */
+	pthread_barrier_wait(s->bar);
+	for (uint32_t i = 0; i < s->pairs; i++) {
+		PTW_BEGIN("bench", "drain");
+		PTW_END("bench");
+	}
+	return NULL;
+}
+
+/* Bytes per event with two producer threads: the backend drains their
+ * rings one after the other, so their timelines reach the writer out of
+ * step (each sequence's checkpoints should still keep deltas small). */
+static void bench_size_2t(uint32_t n)
+{
+	start_overflow = PTW_OVERFLOW_WAIT; /* lossless, default-size rings */
+	start("size_2t", PTW_CLOCK_FASTEST, 0, 0);
+	start_overflow = PTW_OVERFLOW_DROP;
+	pthread_barrier_t bar;
+	pthread_barrier_init(&bar, NULL, 2);
+	struct size2 s = {&bar, n / 4};
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, size2_worker, &s);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	stop();
+	struct ptw_stats st;
+	ptw_stats(&st);
+	printf("tracer_bytes_per_event_2t %.2f bytes\n",
+	       (double)st.bytes_written / (double)st.events);
+	if (st.dropped)
+		printf("bench_dropped_events_2t %llu events\n",
+		       (unsigned long long)st.dropped);
 }
 
 /* Same slices as fprintf'd Chrome JSON lines (what one would otherwise
@@ -330,10 +378,12 @@ int main(void)
 			printf("bench_dropped_events %llu events\n",
 			       (unsigned long long)st.dropped);
 	}
+	bench_size_2t(quick ? (1u << 18) : (1u << 25));
 	bench_json(runs);
 
 	char path[128];
-	const char *tags[] = {"disabled", "tsc", "mono", "2t", "size", "size_deflate"};
+	const char *tags[] = {"disabled", "tsc", "mono", "2t", "size", "size_deflate",
+			      "size_2t"};
 	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s.pftrace", out_dir, tags[i]);
 		unlink(path);

@@ -199,11 +199,28 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	return 0;
 }
 
+/* A checkpoint due only by its packet count waits while the sequence's
+ * time lies behind the newest snapshot: the snapshot cannot go back (trace
+ * processor rejects that), so it would move this sequence's delta base
+ * ahead of its own events and make them absolute until they caught up.
+ * Sequences fed out of step (the tracer drains one thread's ring, then
+ * the next) catch up within one drain; the wait is bounded by a second
+ * checkpoint_packets, so reader memory stays bounded. */
+static int ptw_w_seq_cp_can_wait(const struct ptw_seq *s, uint64_t ts)
+{
+	const struct ptw_writer *w = s->w;
+	uint32_t cp = w->opt.checkpoint_packets;
+	return s->started && !s->need_cp && !s->dropped &&
+	       ts < w->last_snapshot && s->since_cp - cp < cp;
+}
+
 int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts)
 {
 	struct ptw_writer *w = s->w;
 	if (__builtin_expect(s->started && !s->need_cp && !s->dropped &&
 			     s->since_cp < w->opt.checkpoint_packets, 1))
+		return 0;
+	if (ptw_w_seq_cp_can_wait(s, ts))
 		return 0;
 	if (!s->started && !s->is_clock) {
 		int rc = ptw_i_writer_set_mode(w, PTW_I_MODE_HOST);

@@ -280,12 +280,14 @@ static void same_output(uint64_t seed, int events)
 				     "batches took %llu of %llu",
 				     (unsigned long long)sa.batched,
 				     (unsigned long long)sa.short_path);
-			/* (an eighth, a sixteenth with a checkpoint every 37
-			 * packets and a flush every 1000 bytes; some with
-			 * many threads) */
+			/* (an eighth, a 32nd with a checkpoint every 37
+			 * packets and a flush every 1000 bytes: a checkpoint
+			 * due while a sequence lags behind the newest snapshot
+			 * waits, and its events take the general path
+			 * meanwhile; some with many threads) */
 			cr_assert_gt(sa.lane,
 				     g_threads > 5 ? 0
-						   : sa.batched / (g_wopts ? 16 : 8),
+						   : sa.batched / (g_wopts ? 32 : 8),
 				     "the lane took %llu of %llu",
 				     (unsigned long long)sa.lane,
 				     (unsigned long long)sa.batched);
