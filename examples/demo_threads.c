@@ -67,7 +67,7 @@ static void *worker(void *arg)
 	snprintf(name, sizeof(name), "worker %d", me);
 	ptw_set_thread_name(name);
 
-	int job;
+	int job = 0;
 	while (queue_pop(q, &job)) {
 		/* Run-time slice name, copied into the ring. */
 		char jname[32];

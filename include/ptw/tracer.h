@@ -429,51 +429,23 @@ static inline uint64_t ptw_i_now(uint32_t g)
 }
 
 /* Tracing is known to run (generation g): resolve site and thread, then
- * write one slot. Returns 1 if a BEGIN/END was recorded or accounted for
- * (the scope guard's state), else 0. */
+ * write one slot (lib/tracer_event.c). Returns 1 if a BEGIN/END was
+ * recorded or accounted for (the scope guard's state), else 0. Out of
+ * line: each macro site inlines only the enable check and a call, so
+ * disabled macros do not bloat the code around them. */
+int ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
+		  const char *name, uint64_t val);
+
+/* Tracing runs (g): the site's cached "category off" is checked inline
+ * too, the rest is one call. */
 static inline __attribute__((always_inline)) int
-ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
-	      const char *name, uint64_t val)
+ptw_i_ev1_site(struct ptw_i_site *site, uint32_t g, uint32_t kind,
+	       const char *name, uint64_t val)
 {
 	uint32_t s = atomic_load_explicit(&site->state, memory_order_relaxed);
-	struct ptw_i_thread *t = ptw_i_self;
-	if (__builtin_expect(s != g || !t || t->gen != g, 0)) {
-		if (s == ~g)
-			return 0; /* category disabled (cached) */
-		if (!(t = ptw_i_thread_slow(site, g)))
-			return 0;
-	}
-	uint64_t ts = ptw_i_now(t->gen);
-	if (kind == PTW_I_K_END) {
-		if (t->depth)
-			t->depth--;
-		if (__builtin_expect(t->lost_levels != 0, 0) &&
-		    t->depth < 64 &&
-		    (t->lost_levels & ((uint64_t)1 << t->depth)))
-			return ptw_i_end_lost(t);
-	}
-	struct ptw_ring *r = &t->ring;
-	/* Producer-only check against the cached head; the slow path also
-	 * handles pending drop notes, full rings and the overflow policy. */
-	uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	if (__builtin_expect(i - r->head_cache >= r->p_mask + 1, 0) &&
-	    !ptw_i_reserve_slow(t, kind, 1, &i))
-		return kind == PTW_I_K_BEGIN;
-	if (kind == PTW_I_K_BEGIN)
-		t->depth++;
-	struct ptw_i_rec *rec = ptw_ring_slot_producer(r, i);
-	rec->ts = ts;
-	rec->kind = (uint8_t)kind;
-	rec->nargs = 0;
-	rec->name_len = 0;
-	rec->extra = 0;
-	rec->name = name;
-	if (kind <= PTW_I_K_INSTANT)
-		rec->v.cat = site->cat;
-	else
-		rec->v.u = val;
-	ptw_ring_commit(r, i + 1);
-	return 1;
+	if (__builtin_expect(s == ~g, 0))
+		return 0; /* category disabled (cached) */
+	return ptw_i_ev1_gen(site, g, kind, name, val);
 }
 
 static inline __attribute__((always_inline)) int
@@ -483,10 +455,11 @@ ptw_i_ev1_on(struct ptw_i_site *site, uint32_t kind, const char *name,
 	uint32_t g = atomic_load_explicit(&ptw_i_gen, memory_order_relaxed);
 	if (!(g & PTW_I_GEN_ON))
 		return 0;
-	return ptw_i_ev1_gen(site, g, kind, name, val);
+	return ptw_i_ev1_site(site, g, kind, name, val);
 }
 
-/* The whole disabled cost: one relaxed load and one branch. */
+/* The whole disabled cost: one relaxed load and one branch (and, with the
+ * category off, a second load and branch). */
 static inline __attribute__((always_inline)) int
 ptw_i_ev1(struct ptw_i_site *site, uint32_t kind, const char *name,
 	  uint64_t val)
@@ -494,7 +467,7 @@ ptw_i_ev1(struct ptw_i_site *site, uint32_t kind, const char *name,
 	uint32_t g = atomic_load_explicit(&ptw_i_gen, memory_order_relaxed);
 	if (!(g & PTW_I_GEN_ON))
 		return 0;
-	return ptw_i_ev1_gen(site, g, kind, name, val);
+	return ptw_i_ev1_site(site, g, kind, name, val);
 }
 
 /* Cleanup handler of PTW_SCOPE: ends the slice if its BEGIN counted. */
