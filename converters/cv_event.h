@@ -56,6 +56,8 @@ struct ptw_cv_arg {
 #define PTW_CV_ID_FROM_ID2 0x1000u   /* the id came from "id2" (not "id") */
 #define PTW_CV_BIND_ID_IS_NUM 0x2000u /* bind_id was an integral number:
 				       * bind_num (bind_id keeps its text) */
+#define PTW_CV_HAS_TTS 0x4000u  /* "tts" (thread time) valid: tts_ns */
+#define PTW_CV_HAS_TDUR 0x8000u /* "tdur" (thread duration) valid: tdur_ns */
 
 struct ptw_cv_event {
 	char ph;                 /* phase letter; 0 if absent */
@@ -71,6 +73,8 @@ struct ptw_cv_event {
 	struct ptw_cv_str pid_str, tid_str;
 	int64_t ts_ns;           /* ts in ns: integral us * 1000, else llround */
 	int64_t dur_ns;
+	int64_t tts_ns;          /* thread time, as ts_ns (PTW_CV_HAS_TTS) */
+	int64_t tdur_ns;         /* thread duration (PTW_CV_HAS_TDUR) */
 	uint64_t id_num;         /* numeric id (or hash-free parse of "0x2a") */
 	struct ptw_cv_str id_str;/* id as written, when it was a string */
 	struct ptw_cv_str bind_id;

@@ -359,6 +359,9 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	memset(&it, 0, sizeof(it));
 	it.ts = ts;
 	it.seq = ++em->next_seq;
+	/* thread time (json_trace_parser.cc: B, E, X and thread-scoped
+	 * instants; not shifted: it is the thread's own clock) */
+	const int64_t *tts = (ev->flags & PTW_CV_HAS_TTS) ? &ev->tts_ns : NULL;
 
 	switch (ev->ph) {
 	case 'B':
@@ -368,7 +371,7 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 			uint64_t id;
 			it.state = PTW_EM_UNRESOLVED;
 			rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev,
-					  out, n_out, in, n_in, &id);
+					  out, n_out, in, n_in, tts, &id);
 			if (rc)
 				return ptw_em_nomem(err);
 			struct ptw_em_lifo *l = &th->lifo[raw_tid0];
@@ -434,14 +437,24 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 		it.kind = PTW_EM_BEGIN;
 		it.state = PTW_EM_COMPLETE;
 		it.dur = dur;
+		it.is_x = 1;
 		rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev, out,
-				  n_out, in, n_in, NULL);
+				  n_out, in, n_in, tts, NULL);
 		if (rc || dur == 0)
 			return rc ? ptw_em_nomem(err) : 0;
 		it.kind = PTW_EM_END;
+		it.is_x = 0;
 		it.ts = ts > INT64_MAX - dur ? INT64_MAX : ts + dur;
+		/* thread_dur = tdur: the END's thread time is tts + tdur */
+		int64_t tend;
+		const int64_t *tte = NULL;
+		if (tts && (ev->flags & PTW_CV_HAS_TDUR) &&
+		    !__builtin_add_overflow(*tts, ev->tdur_ns, &tend))
+			tte = &tend;
+		/* queued right after the BEGIN: its id is the BEGIN's + 1
+		 * (ptw_em_spill finds it so) */
 		rc = ptw_em_queue(em, th, &it, "", 0, NULL, 0, NULL, NULL, 0,
-				  NULL, 0, NULL);
+				  NULL, 0, tte, NULL);
 		return rc ? ptw_em_nomem(err) : 0;
 	}
 	case 's':
@@ -466,7 +479,7 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 		it.flow_ph = (uint8_t)(ev->ph != 'f' ? ev->ph
 				       : ev->bp == 'e' ? 'f' : 'n');
 		rc = ptw_em_queue(em, th, &it, "", 0, NULL, 0, NULL, NULL, 0,
-				  NULL, 0, NULL);
+				  NULL, 0, NULL, NULL);
 		return rc ? ptw_em_nomem(err) : 0;
 	}
 	default: /* thread-scoped instant */
@@ -474,7 +487,7 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 		break;
 	}
 	rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev, out, n_out, in,
-			  n_in, NULL);
+			  n_in, tts, NULL);
 	return rc ? ptw_em_nomem(err) : 0;
 }
 

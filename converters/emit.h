@@ -107,6 +107,13 @@ struct ptw_emit_stats {
 	uint64_t batched;            /* of those, handed over in batches */
 	uint64_t lane;               /* of those, taken by the X-form lane
 				      * (released through prepared packets) */
+	uint64_t spilled;            /* X slices partly overlapping an X of
+				      * their thread, written on an overlap
+				      * track (trace_processor's stat
+				      * slice_spill_overlapping_complete_event) */
+	uint64_t thread_times;       /* events written with thread time (tts):
+				      * each is also a thread_time counter
+				      * row in trace_processor */
 };
 
 struct ptw_emit;

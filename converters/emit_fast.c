@@ -279,7 +279,7 @@ ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
 	it->flow_id = 0;
 	it->data = it->data_len = 0;
 	it->state = 0;
-	it->flow_ph = it->raw_end = it->e_late = it->cls = 0;
+	it->flow_ph = it->raw_end = it->e_late = it->cls = it->is_x = 0;
 	it->stable = 1;
 	if (ph == 'B') {
 		it->kind = PTW_EM_BEGIN;

@@ -41,6 +41,8 @@ struct ptw_em_payload {
 	uint32_t n_out;
 	uint64_t in[PTW_MAX_FLOWS];   /* flows ending here */
 	uint32_t n_in;
+	int has_tts;                  /* thread time (JSON tts), ns */
+	int64_t tts;
 };
 
 enum ptw_em_kind {
@@ -48,6 +50,7 @@ enum ptw_em_kind {
 	PTW_EM_END,
 	PTW_EM_INSTANT,
 	PTW_EM_FLOW,
+	PTW_EM_OVL_END, /* end of a spilled X, on overlap lane flow_id */
 };
 
 enum ptw_em_state {
@@ -74,6 +77,8 @@ struct ptw_em_item {
 	uint8_t e_late;    /* Chrome E sorted in file order (no X yet) */
 	uint8_t cls;       /* sort class while flushing */
 	uint8_t stable;    /* sname/scat hold the strings */
+	uint8_t is_x;      /* BEGIN of a Chrome X (may spill, see
+			    * ptw_em_spill) */
 };
 
 /* A slice open on the thread, in trace_processor's order (for flows and
@@ -160,6 +165,25 @@ struct ptw_em_thread {
 	size_t model_n, model_cap;
 	uint64_t next_in[PTW_MAX_FLOWS]; /* f flows waiting for a slice */
 	uint32_t n_next_in;
+	uint64_t tt_uuid;  /* thread-time counter track; 0 until needed */
+	/* Chrome X slices open on the thread's track, as trace_processor's
+	 * JSON importer keeps them on its stack: the model level of the
+	 * slice and its end (entries above the model or ended are stale). */
+	struct ptw_em_xopen {
+		size_t level;
+		int64_t end;
+	} *xo;
+	size_t xo_n, xo_cap;
+	/* Overlap lanes: the tracks that take X slices partly overlapping
+	 * an X on the thread's track (TrackCompressor
+	 * InternLegacyOverlappingScoped): each with the ends of its open
+	 * slices, outermost first. */
+	struct ptw_em_lane_ovl {
+		uint64_t uuid; /* 0 until written */
+		int64_t *ends;
+		size_t n, cap;
+	} *ovl;
+	size_t n_ovl;
 };
 
 struct ptw_em_async {
@@ -320,19 +344,21 @@ struct ptw_emit {
 size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
 		   const char *cat, size_t cat_len,
 		   const struct ptw_cv_event *ev, const uint64_t *out,
-		   uint32_t n_out, const uint64_t *in, uint32_t n_in);
+		   uint32_t n_out, const uint64_t *in, uint32_t n_in,
+		   const int64_t *tts);
 void ptw_em_unpack(const struct ptw_em_buf *b, size_t off,
 		   struct ptw_em_payload *pl);
 void ptw_em_buf_free(struct ptw_em_buf *b);
 
 /* Adds an item with a payload to the thread's queue; *id_out (may be NULL)
- * gets its id. Returns 0 or PTW_ERR_NOMEM. */
+ * gets its id; 'tts' (may be NULL) is its thread time in ns. Returns 0 or
+ * PTW_ERR_NOMEM. */
 int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 		 const struct ptw_em_item *it, const char *name,
 		 size_t name_len, const char *cat, size_t cat_len,
 		 const struct ptw_cv_event *ev, const uint64_t *out,
 		 uint32_t n_out, const uint64_t *in, uint32_t n_in,
-		 uint64_t *id_out);
+		 const int64_t *tts, uint64_t *id_out);
 /* The stable empty string (no stored hash in front of it). */
 extern const char ptw_em_empty[];
 /* Writes one released item to the writer. */
@@ -462,7 +488,7 @@ ptw_em_write_simple(struct ptw_emit *em, struct ptw_em_thread *th,
 		    const struct ptw_em_item *it, int *rc)
 {
 	if (!it->stable || it->data_len || !th->uuid || th->n_next_in ||
-	    it->raw_end || it->kind == PTW_EM_FLOW)
+	    it->raw_end || it->kind >= PTW_EM_FLOW)
 		return 0;
 	if (it->kind == PTW_EM_END) {
 		if (!th->model_n || th->model[th->model_n - 1].n_out ||

@@ -9,7 +9,8 @@
  *   u8 has_cat [u32 cat_len, cat bytes, NUL]
  *   u8 n_args, each: u32 key_len, key, NUL, u8 type, value
  *       (bool/int/double: 8 bytes; string: u32 len, bytes, NUL)
- *   u8 n_out, u8 n_in, (n_out + n_in) x u64 flow ids */
+ *   u8 n_out, u8 n_in, (n_out + n_in) x u64 flow ids
+ *   u8 has_tts [i64 tts] */
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,7 +86,8 @@ static void ptw_em_put_str(struct ptw_em_buf *b, const char *s, size_t n)
 size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
 		   const char *cat, size_t cat_len,
 		   const struct ptw_cv_event *ev, const uint64_t *out,
-		   uint32_t n_out, const uint64_t *in, uint32_t n_in)
+		   uint32_t n_out, const uint64_t *in, uint32_t n_in,
+		   const int64_t *tts)
 {
 	size_t off = b->len;
 	ptw_em_put_str(b, name ? name : "", name ? name_len : 0);
@@ -141,6 +143,9 @@ size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
 	ptw_em_put_u8(b, n_in);
 	ptw_em_put(b, out, 8u * n_out);
 	ptw_em_put(b, in, 8u * n_in);
+	ptw_em_put_u8(b, tts != NULL);
+	if (tts)
+		ptw_em_put(b, tts, 8);
 	return off;
 }
 
@@ -188,6 +193,10 @@ void ptw_em_unpack(const struct ptw_em_buf *b, size_t off,
 	memcpy(pl->out, p + pos, 8u * pl->n_out);
 	pos += 8u * pl->n_out;
 	memcpy(pl->in, p + pos, 8u * pl->n_in);
+	pos += 8u * pl->n_in;
+	pl->has_tts = p[pos++] != 0;
+	if (pl->has_tts)
+		memcpy(&pl->tts, p + pos, 8);
 }
 
 void ptw_em_buf_free(struct ptw_em_buf *b)
@@ -333,7 +342,7 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 		 size_t name_len, const char *cat, size_t cat_len,
 		 const struct ptw_cv_event *ev, const uint64_t *out,
 		 uint32_t n_out, const uint64_t *in, uint32_t n_in,
-		 uint64_t *id_out)
+		 const int64_t *tts, uint64_t *id_out)
 {
 	if (th->head == th->n) {
 		th->head = th->n = 0;
@@ -380,10 +389,10 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 	size_t off = th->arena.len;
 	if (!x.stable)
 		off = ptw_em_pack(&th->arena, name, name_len, cat, cat_len, ev,
-				  out, n_out, in, n_in);
-	else if ((ev && ev->n_args) || n_out || n_in)
+				  out, n_out, in, n_in, tts);
+	else if ((ev && ev->n_args) || n_out || n_in || tts)
 		off = ptw_em_pack(&th->arena, "", 0, NULL, 0, ev, out, n_out,
-				  in, n_in);
+				  in, n_in, tts);
 	if (th->arena.oom || th->arena.len > UINT32_MAX)
 		return PTW_ERR_NOMEM;
 	x.data = (uint32_t)off;
@@ -495,6 +504,137 @@ int ptw_em_push_model(struct ptw_em_thread *th,
 	return 0;
 }
 
+/* ---- complete slices that partly overlap (Chrome X) -------------------
+ * trace_processor's JSON importer (json_trace_parser.cc case 'X') gives
+ * an X that starts inside an X on its thread's track and ends after it
+ * (slice_tracker.cc MaybeCloseStack: the first complete slice, from the
+ * top of the stack, that has not ended and is not above an open B) a
+ * track of its own (TrackCompressor::InternLegacyOverlappingScoped) and
+ * keeps both durations. The converter makes the same decision, at the
+ * same point of trace_processor's order (the flush writes items in that
+ * order), and writes such a slice on a separate child track of the
+ * thread, which trace_processor's protobuf import shows on the same
+ * thread. */
+
+/* The end of the X on top of the thread's track, or INT64_MIN if the
+ * top is no X (or the track is empty). The X's of the track nest, so only
+ * the top one can overlap. Entries closed since (their level is gone) or
+ * ended by 'ts' are dropped. */
+static int64_t ptw_em_x_top_end(struct ptw_em_thread *th, int64_t ts)
+{
+	while (th->xo_n) {
+		const struct ptw_em_xopen *x = &th->xo[th->xo_n - 1];
+		if (x->level < th->model_n && x->end > ts)
+			break;
+		th->xo_n--;
+	}
+	if (!th->xo_n || th->xo[th->xo_n - 1].level + 1 != th->model_n)
+		return INT64_MIN;
+	return th->xo[th->xo_n - 1].end;
+}
+
+/* Records the X just pushed on the model (its end 'end'). */
+static int ptw_em_x_push(struct ptw_em_thread *th, int64_t end)
+{
+	if (th->xo_n == th->xo_cap) {
+		size_t nc = th->xo_cap ? th->xo_cap * 2 : 8;
+		void *p = realloc(th->xo, nc * sizeof(*th->xo));
+		if (!p)
+			return PTW_ERR_NOMEM;
+		th->xo = p;
+		th->xo_cap = nc;
+	}
+	th->xo[th->xo_n].level = th->model_n - 1;
+	th->xo[th->xo_n++].end = end;
+	return 0;
+}
+
+/* TrackCompressor::LegacyOverlappingScopedInternal: the first lane on
+ * which [ts, end) nests in the innermost open slice or follows all of
+ * them (slices ended by ts are popped first), else a new lane. Pushes
+ * the slice's end there and returns the lane's index, or -1 (no
+ * memory). */
+static long ptw_em_ovl_pick(struct ptw_em_thread *th, int64_t ts, int64_t end)
+{
+	size_t i = 0;
+	for (; i < th->n_ovl; i++) {
+		struct ptw_em_lane_ovl *l = &th->ovl[i];
+		while (l->n && l->ends[l->n - 1] <= ts)
+			l->n--;
+		if (!l->n || end <= l->ends[l->n - 1])
+			break;
+	}
+	if (i == th->n_ovl) {
+		void *p = realloc(th->ovl, (i + 1) * sizeof(*th->ovl));
+		if (!p)
+			return -1;
+		th->ovl = p;
+		memset(&th->ovl[i], 0, sizeof(th->ovl[i]));
+		th->n_ovl++;
+	}
+	struct ptw_em_lane_ovl *l = &th->ovl[i];
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 4;
+		void *p = realloc(l->ends, nc * sizeof(*l->ends));
+		if (!p)
+			return -1;
+		l->ends = p;
+		l->cap = nc;
+	}
+	l->ends[l->n++] = end;
+	return (long)i;
+}
+
+/* Writes X item 'it' (ev and pl made by ptw_em_write_full) on an overlap
+ * lane and sends its END item there. Flows bound to the next slice of
+ * the thread's track stay waiting (trace_processor binds them per
+ * track). */
+static int ptw_em_spill(struct ptw_emit *em, struct ptw_em_thread *th,
+			const struct ptw_em_item *it, struct ptw_event *ev,
+			const struct ptw_em_payload *pl, int64_t end,
+			struct ptw_error *err)
+{
+	long k = ptw_em_ovl_pick(th, it->ts, end);
+	if (k < 0)
+		return ptw_em_nomem(err);
+	struct ptw_em_lane_ovl *l = &th->ovl[k];
+	if (!l->uuid) {
+		l->uuid = ptw_writer_add_separate_track(em->w, NULL, th->uuid);
+		if (!l->uuid)
+			return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
+	}
+	ev->track = l->uuid;
+	ev->flow_ids = pl->out;
+	ev->n_flow_ids = pl->n_out;
+	ev->terminating_flow_ids = pl->in;
+	ev->n_terminating_flow_ids = pl->n_in;
+	int rc = ptw_seq_slice_begin(th->seq, ev);
+	if (rc)
+		return ptw_em_writer_fail(em, rc, err);
+	/* the X's END was queued right after it (emit.c) */
+	struct ptw_em_item *e = ptw_em_find(th, it->id + 1);
+	if (e && e->kind == PTW_EM_END && e->ts == end) {
+		e->kind = PTW_EM_OVL_END;
+		e->flow_id = (uint64_t)k;
+	}
+	em->st.flows += pl->n_out;
+	em->st.slices++;
+	em->st.spilled++;
+	return 0;
+}
+
+/* The thread's thread-time counter track, created on first use. */
+static uint64_t ptw_em_tt_track(struct ptw_emit *em, struct ptw_em_thread *th,
+				struct ptw_error *err)
+{
+	if (!th->tt_uuid) {
+		th->tt_uuid = ptw_writer_add_thread_time_track(em->w, th->uuid);
+		if (!th->tt_uuid)
+			ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
+	}
+	return th->tt_uuid;
+}
+
 /* Any other item. Kept out of line: its frame (a payload with argument
  * and flow arrays) would otherwise be set up for the common item too. */
 __attribute__((noinline)) static int
@@ -508,7 +648,7 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (!it->stable || it->data_len)
 		ptw_em_unpack(&th->arena, it->data, &pl);
 	else
-		pl.n_args = pl.n_out = pl.n_in = 0;
+		pl.n_args = pl.n_out = pl.n_in = pl.has_tts = 0;
 	if (it->stable) {
 		pl.name = it->sname;
 		pl.name_len = 0; /* unused: hashes come from the store */
@@ -541,7 +681,22 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (!track)
 		return err ? err->code : PTW_ERR_NOMEM;
 	ev.track = track;
+	if (pl.has_tts) {
+		ev.thread_time_track = ptw_em_tt_track(em, th, err);
+		if (!ev.thread_time_track)
+			return err ? err->code : PTW_ERR_INVALID;
+		ev.thread_time = pl.tts;
+		ev.flags |= PTW_EV_THREAD_TIME;
+		em->st.thread_times++;
+	}
 
+	if (it->kind == PTW_EM_OVL_END) {
+		ev.track = th->ovl[it->flow_id].uuid;
+		ev.name = NULL;
+		ev.category = NULL;
+		rc = ptw_seq_slice_end(th->seq, &ev);
+		return rc ? ptw_em_writer_fail(em, rc, err) : 0;
+	}
 	if (it->kind == PTW_EM_END) {
 		if (!th->model_n) {
 			em->st.dropped++; /* closes nothing */
@@ -589,6 +744,14 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 		return 0;
 	}
 
+	int64_t x_end = 0;
+	if (it->is_x && it->dur > 0) {
+		if (__builtin_add_overflow(it->ts, it->dur, &x_end))
+			x_end = INT64_MAX;
+		int64_t top = ptw_em_x_top_end(th, it->ts);
+		if (top != INT64_MIN && x_end > top)
+			return ptw_em_spill(em, th, it, &ev, &pl, x_end, err);
+	}
 	/* BEGIN or INSTANT: pending "next slice" flows end here. */
 	for (uint32_t i = 0; i < th->n_next_in; i++)
 		ptw_em_add_flow(pl.in, &pl.n_in, th->next_in[i]);
@@ -608,6 +771,8 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 			rc = ptw_em_push_model(th, &pl,
 					       em->mode == PTW_EMIT_CHROME,
 					       it->stable);
+		if (!rc && it->is_x && ptw_em_x_push(th, x_end))
+			return ptw_em_nomem(err);
 		if (it->state == PTW_EM_UNRESOLVED)
 			em->st.open_slices++;
 		else if (it->state == PTW_EM_COMPLETE)
@@ -646,7 +811,7 @@ static int ptw_em_item_cmp(const void *a, const void *b)
  * before that, Chrome E's keep their file order. */
 static uint8_t ptw_em_class(const struct ptw_em_item *it)
 {
-	if (it->kind == PTW_EM_END)
+	if (it->kind == PTW_EM_END || it->kind == PTW_EM_OVL_END)
 		return it->e_late ? 2 : 0;
 	if (it->kind == PTW_EM_BEGIN) {
 		if (it->state == PTW_EM_COMPLETE)
@@ -668,7 +833,8 @@ int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
 		size_t g = th->head, others = 0, open = 0;
 		while (g < th->n && th->q[g].ts == t) {
 			const struct ptw_em_item *it = &th->q[g];
-			if (it->kind != PTW_EM_END)
+			if (it->kind != PTW_EM_END &&
+			    it->kind != PTW_EM_OVL_END)
 				others++;
 			if (it->kind == PTW_EM_BEGIN &&
 			    it->state == PTW_EM_UNRESOLVED)
@@ -719,5 +885,9 @@ void ptw_em_thread_free(struct ptw_em_thread *th)
 	free(th->lifo[0].b);
 	free(th->lifo[1].b);
 	free(th->model);
+	free(th->xo);
+	for (size_t i = 0; i < th->n_ovl; i++)
+		free(th->ovl[i].ends);
+	free(th->ovl);
 	free(th);
 }

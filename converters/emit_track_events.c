@@ -29,7 +29,7 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 {
 	em->tmp.len = 0;
 	size_t off = ptw_em_pack(&em->tmp, name, name_len, ev->cat.p,
-				 ev->cat.n, ev, NULL, 0, NULL, 0);
+				 ev->cat.n, ev, NULL, 0, NULL, 0, NULL);
 	if (em->tmp.oom)
 		return ptw_em_nomem(err);
 	struct ptw_em_payload pl;

@@ -386,6 +386,16 @@ static void export_slice(struct ctx *c, const struct ptw_tp_slice *s)
 			puts_(o, ",\"dur\":");
 			put_us(o, s->dur);
 		}
+		/* thread time back as tts / tdur (an instant's thread_dur is
+		 * the protobuf import's 0, not the JSON's) */
+		if (s->has_thread_ts) {
+			puts_(o, ",\"tts\":");
+			put_us(o, s->thread_ts);
+		}
+		if (s->has_thread_dur && !s->is_instant && s->dur >= 0) {
+			puts_(o, ",\"tdur\":");
+			put_us(o, s->thread_dur);
+		}
 	} else if (!async) {
 		/* process or global instant */
 		int proc = ow.owner == PTW_TP_OWNER_PROCESS;
@@ -418,6 +428,10 @@ static void export_counter(struct ctx *c, const struct ptw_tp_counter *k)
 								k->track_uuid);
 	struct ptw_tp_track_owner ow = ptw_tp_model_owner(c->t, k->track_uuid);
 	const char *tn = tr && tr->name ? tr->name : "";
+	/* thread time carried by slice events: exported as their tts */
+	if (k->event->type != PTW_TRACE_COUNTER &&
+	    strcmp(tn, "thread_time") == 0)
+		return;
 	const char *sp = strrchr(tn, ' ');
 	begin_event(o);
 	puts_(o, "\"ph\":\"C\",\"name\":");

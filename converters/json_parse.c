@@ -415,7 +415,7 @@ ctrl:
  * ignored). */
 enum key {
 	K_OTHER, K_NAME, K_CAT, K_PH, K_PID, K_TID, K_TS, K_DUR, K_ARGS, K_ID,
-	K_ID2, K_S, K_BP, K_BIND_ID, K_FLOW_IN, K_FLOW_OUT,
+	K_ID2, K_S, K_BP, K_BIND_ID, K_FLOW_IN, K_FLOW_OUT, K_TTS, K_TDUR,
 };
 
 static int key_is(struct ptw_cv_str k, const char *lit, size_t len)
@@ -436,10 +436,11 @@ static enum key key_of(struct ptw_cv_str k)
 	case 3:
 		return KEY_IS(k, "pid") ? K_PID : KEY_IS(k, "tid") ? K_TID
 		       : KEY_IS(k, "cat") ? K_CAT : KEY_IS(k, "dur") ? K_DUR
-		       : KEY_IS(k, "id2") ? K_ID2 : K_OTHER;
+		       : KEY_IS(k, "id2") ? K_ID2 : KEY_IS(k, "tts") ? K_TTS
+		       : K_OTHER;
 	case 4:
 		return KEY_IS(k, "name") ? K_NAME : KEY_IS(k, "args") ? K_ARGS
-		       : K_OTHER;
+		       : KEY_IS(k, "tdur") ? K_TDUR : K_OTHER;
 	case 7:
 		return KEY_IS(k, "bind_id") ? K_BIND_ID
 		       : KEY_IS(k, "flow_in") ? K_FLOW_IN : K_OTHER;
@@ -985,6 +986,16 @@ static void apply_member(struct pctx *c, enum key key, const struct val *v,
 		ev->flags &= ~PTW_CV_HAS_DUR;
 		if (to_ns(c, v, &ev->dur_ns))
 			ev->flags |= PTW_CV_HAS_DUR;
+		break;
+	case K_TTS: /* thread time: CoerceToTs, as ts */
+		ev->flags &= ~PTW_CV_HAS_TTS;
+		if (to_ns(c, v, &ev->tts_ns))
+			ev->flags |= PTW_CV_HAS_TTS;
+		break;
+	case K_TDUR:
+		ev->flags &= ~PTW_CV_HAS_TDUR;
+		if (to_ns(c, v, &ev->tdur_ns))
+			ev->flags |= PTW_CV_HAS_TDUR;
 		break;
 	case K_ID:
 		if (set_id(ev, v, 0))

@@ -98,6 +98,13 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 		return ptw_ev_fail(w, "too many annotations");
 	if (ev->n_flow_ids > PTW_MAX_FLOWS || ev->n_terminating_flow_ids > PTW_MAX_FLOWS)
 		return ptw_ev_fail(w, "too many flow ids");
+	if (ev->flags & PTW_EV_THREAD_TIME) {
+		const struct ptw_track *tt =
+			ptw_tracks_get(&w->tracks, ev->thread_time_track);
+		if (!tt || tt->kind != PTW_TRACK_COUNTER)
+			return ptw_ev_fail(w, "thread time on a track that is "
+					      "not a counter track");
+	}
 	if ((ev->n_args && !ev->args) || (ev->n_flow_ids && !ev->flow_ids) ||
 	    (ev->n_terminating_flow_ids && !ev->terminating_flow_ids))
 		return ptw_ev_fail(w, "NULL array with a non-zero count");
@@ -271,6 +278,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	if (ev)
 		need += ((size_t)ev->n_flow_ids + ev->n_terminating_flow_ids) *
 			(PTW_PB_VARINT_MAX + 8);
+	if (ev && (ev->flags & PTW_EV_THREAD_TIME))
+		need += 2 * (2 + PTW_PB_VARINT_MAX);
 
 	struct ptw_pb_buf *b = &w->pend;
 	if (!ptw_pb_reserve(b, need)) {
@@ -378,6 +387,13 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		}
 		q = ptw_ev_end_nested(da, q);
 	}
+	if (ev && (ev->flags & PTW_EV_THREAD_TIME)) {
+		/* extra counter: the value on the thread-time track */
+		q = ptw_pb_write_varint_field(q, PTW_F_TE_EXTRA_COUNTER_TRACK_UUIDS,
+					      ev->thread_time_track);
+		q = ptw_pb_write_varint_field(q, PTW_F_TE_EXTRA_COUNTER_VALUES,
+					      (uint64_t)ev->thread_time);
+	}
 	if (ev) {
 		for (uint32_t i = 0; i < ev->n_flow_ids; i++)
 			q = ptw_pb_write_fixed64_field(q, PTW_F_TE_FLOW_IDS,
@@ -458,7 +474,8 @@ static inline __attribute__((always_inline)) int
 ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev, int type, int *rc)
 {
 	if (__builtin_expect(!ev, 0) ||
-	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
+	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids |
+	     (ev->flags & PTW_EV_THREAD_TIME)) ||
 	    (type != PTW_TE_TYPE_SLICE_END &&
 	     !(ev->flags & PTW_EV_STATIC_STRINGS)))
 		return 0;

@@ -67,6 +67,8 @@
 #define PTW_F_TE_TRACK_UUID 11             /* TrackEvent.track_uuid */
 #define PTW_F_TE_NAME 23                   /* TrackEvent.name */
 #define PTW_F_TE_COUNTER_VALUE 30          /* TrackEvent.counter_value */
+#define PTW_F_TE_EXTRA_COUNTER_VALUES 12   /* TrackEvent.extra_counter_values */
+#define PTW_F_TE_EXTRA_COUNTER_TRACK_UUIDS 31 /* TrackEvent.extra_counter_track_uuids */
 #define PTW_F_TE_DOUBLE_COUNTER_VALUE 44   /* TrackEvent.double_counter_value */
 #define PTW_F_TE_FLOW_IDS 47               /* TrackEvent.flow_ids */
 #define PTW_F_TE_TERMINATING_FLOW_IDS 48   /* TrackEvent.terminating_flow_ids */
@@ -96,6 +98,8 @@
 #define PTW_F_TD_COUNTER 8                 /* TrackDescriptor.counter */
 #define PTW_F_TD_CHILD_ORDERING 11         /* TrackDescriptor.child_ordering */
 #define PTW_F_TD_SIBLING_ORDER_RANK 12     /* TrackDescriptor.sibling_order_rank */
+#define PTW_F_TD_SIBLING_MERGE_BEHAVIOR 15 /* TrackDescriptor.sibling_merge_behavior */
+#define PTW_TD_SIBLING_MERGE_NONE 2        /* SIBLING_MERGE_BEHAVIOR_NONE */
 #define PTW_F_TD_PROCESS_ORDERING 19       /* TrackDescriptor.process_ordering (uuid 0) */
 #define PTW_F_TD_THREAD_ORDERING 20        /* TrackDescriptor.thread_ordering (uuid 0) */
 /* TrackDescriptor.ChildTracksOrdering */
@@ -114,6 +118,8 @@
 #define PTW_F_THD_TID 2                    /* ThreadDescriptor.tid */
 #define PTW_F_THD_THREAD_NAME 5            /* ThreadDescriptor.thread_name */
 /* CounterDescriptor */
+#define PTW_F_CD_TYPE 1                    /* CounterDescriptor.type */
+#define PTW_CD_TYPE_THREAD_TIME_NS 1       /* COUNTER_THREAD_TIME_NS */
 #define PTW_F_CD_UNIT 3                    /* CounterDescriptor.unit */
 #define PTW_F_CD_UNIT_NAME 6               /* CounterDescriptor.unit_name */
 

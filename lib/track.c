@@ -77,6 +77,7 @@ struct ptw_track_desc {
 	const char *name; /* name, or process_name / thread_name */
 	int32_t rank;     /* < 0: none */
 	const char *unit_name;
+	uint8_t style;    /* PTW_TRACK_STYLE_* (new tracks) */
 };
 
 /* Encoded bytes of a queued descriptor besides its strings (packet and
@@ -204,6 +205,9 @@ static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
 					   PTW_CHILD_ORDERING_EXPLICIT);
 	if (tr->has_rank)
 		ptw_pb_append_int64_field(b, PTW_F_TD_SIBLING_ORDER_RANK, tr->rank);
+	if (tr->style == PTW_TRACK_STYLE_SEPARATE)
+		ptw_pb_append_varint_field(b, PTW_F_TD_SIBLING_MERGE_BEHAVIOR,
+					   PTW_TD_SIBLING_MERGE_NONE);
 	if (tr->kind == PTW_TRACK_PROCESS) {
 		size_t m = ptw_pb_begin_nested(b, PTW_F_TD_PROCESS);
 		ptw_pb_append_int64_field(b, PTW_F_PD_PID, tr->pid);
@@ -221,6 +225,9 @@ static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
 		ptw_pb_end_nested(b, m);
 	} else if (tr->kind == PTW_TRACK_COUNTER) {
 		size_t m = ptw_pb_begin_nested(b, PTW_F_TD_COUNTER);
+		if (tr->style == PTW_TRACK_STYLE_THREAD_TIME)
+			ptw_pb_append_varint_field(b, PTW_F_CD_TYPE,
+						   PTW_CD_TYPE_THREAD_TIME_NS);
 		if (r->has_unit)
 			ptw_pb_append_bytes_field(b, PTW_F_CD_UNIT_NAME,
 						  ptw_track_str(t, r->unit_off), r->unit_len);
@@ -311,6 +318,7 @@ static uint64_t ptw_track_new(struct ptw_writer *w, enum ptw_track_kind kind,
 	struct ptw_track *tr = ptw_tracks_get(&w->tracks, uuid);
 	tr->pid = pid;
 	tr->tid = tid;
+	tr->style = d->style;
 	d->uuid = uuid;
 	if (d->rank >= 0) {
 		tr->rank = d->rank;
@@ -363,6 +371,34 @@ uint64_t ptw_writer_add_counter_track(struct ptw_writer *w, const char *name,
 	struct ptw_track_desc d = {.parent = parent_uuid, .name = name,
 				   .rank = rank < 0 ? -1 : rank,
 				   .unit_name = unit_name};
+	return ptw_track_new(w, PTW_TRACK_COUNTER, &d, 0, 0);
+}
+
+uint64_t ptw_writer_add_separate_track(struct ptw_writer *w, const char *name,
+				       uint64_t parent_uuid)
+{
+	if (!w || w->sticky || ptw_track_check_str(w, name, 0, "name"))
+		return 0;
+	if (!parent_uuid) {
+		ptw_i_writer_fail(w, PTW_ERR_INVALID, 0,
+				  "separate track without a parent");
+		return 0;
+	}
+	if (ptw_track_check_parent(w, parent_uuid))
+		return 0;
+	struct ptw_track_desc d = {.parent = parent_uuid, .name = name,
+				   .rank = -1,
+				   .style = PTW_TRACK_STYLE_SEPARATE};
+	return ptw_track_new(w, PTW_TRACK_NAMED, &d, 0, 0);
+}
+
+uint64_t ptw_writer_add_thread_time_track(struct ptw_writer *w,
+					  uint64_t parent_uuid)
+{
+	if (!w || w->sticky || ptw_track_check_parent(w, parent_uuid))
+		return 0;
+	struct ptw_track_desc d = {.parent = parent_uuid, .rank = -1,
+				   .style = PTW_TRACK_STYLE_THREAD_TIME};
 	return ptw_track_new(w, PTW_TRACK_COUNTER, &d, 0, 0);
 }
 

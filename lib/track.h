@@ -26,7 +26,11 @@ struct ptw_track {
 	int32_t pid;
 	int32_t rank;
 	int64_t tid;
+	uint8_t style;  /* PTW_TRACK_STYLE_* */
 };
+
+#define PTW_TRACK_STYLE_SEPARATE 1u    /* sibling_merge_behavior NONE */
+#define PTW_TRACK_STYLE_THREAD_TIME 2u /* COUNTER_THREAD_TIME_NS counter */
 
 /* A descriptor waiting for the next flush: strings are offsets into
  * ptw_tracks.str (name: TrackDescriptor.name, or process_name /

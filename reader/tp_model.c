@@ -224,8 +224,30 @@ static int add_problem(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 	return 0;
 }
 
-static int start_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
-		       int64_t dur)
+/* The event's thread time: AddExtraCounterValue takes the value of each
+ * extra counter whose track is named "thread_time" (a CounterDescriptor
+ * of type COUNTER_THREAD_TIME_NS without a name is named so), the last
+ * one winning, cast to int64. Returns 1 with *out set, else 0. */
+static int thread_time(const struct ptw_trace *t,
+		       const struct ptw_trace_event *ev, int64_t *out)
+{
+	int found = 0;
+	for (uint32_t i = 0; i < ev->n_extra_counters; i++) {
+		const struct ptw_trace_track *tr =
+			ptw_trace_find_track(t, ev->extra_counter_tracks[i]);
+		double v = ev->extra_counter_values[i];
+		if (!tr || !tr->name || strcmp(tr->name, "thread_time") != 0 ||
+		    !(v > -9.2e18 && v < 9.2e18))
+			continue;
+		*out = (int64_t)v;
+		found = 1;
+	}
+	return found;
+}
+
+static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
+		       const struct ptw_trace_event *ev, int64_t dur,
+		       int on_thread)
 {
 	struct priv *pv = m->priv_;
 	struct stack *st = get_stack(m, ev->track_uuid);
@@ -251,6 +273,11 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 	s->depth = (uint32_t)st->n;
 	s->parent_id = st->n ? (int64_t)st->ids[st->n - 1] : -1;
 	s->is_instant = ev->type == PTW_TRACE_INSTANT;
+	/* ParseThreadBeginEvent / ParseThreadInstantEvent (utid_ set) */
+	if (on_thread && thread_time(t, ev, &s->thread_ts)) {
+		s->has_thread_ts = 1;
+		s->has_thread_dur = s->is_instant; /* thread_dur 0 */
+	}
 	s->begin = ev;
 	st->ids[st->n++] = id;
 	if (set_args(m, s))
@@ -258,7 +285,8 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 	return do_flows(m, ev, id);
 }
 
-static int end_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev)
+static int end_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
+		     const struct ptw_trace_event *ev)
 {
 	struct stack *st = get_stack(m, ev->track_uuid);
 	if (!st)
@@ -288,6 +316,13 @@ static int end_slice(struct ptw_tp_model *m, const struct ptw_trace_event *ev)
 	}
 	s->dur = ev->ts - s->ts;
 	s->end = ev;
+	/* ParseThreadEndEvent: thread_dur only when the delta is not 0 */
+	int64_t tt, d;
+	if (s->has_thread_ts && thread_time(t, ev, &tt) &&
+	    !__builtin_sub_overflow(tt, s->thread_ts, &d) && d != 0) {
+		s->thread_dur = d;
+		s->has_thread_dur = 1;
+	}
 	if (set_args(m, s))
 		return -1;
 	if ((size_t)i == st->n - 1)
@@ -347,13 +382,15 @@ static int build(struct ptw_tp_model *m, const struct ptw_trace *t)
 		}
 		switch (ev->type) {
 		case PTW_TRACE_SLICE_BEGIN:
-			rc = start_slice(m, ev, -1);
+			rc = start_slice(m, t, ev, -1,
+					 o.owner == PTW_TP_OWNER_THREAD);
 			break;
 		case PTW_TRACE_INSTANT:
-			rc = start_slice(m, ev, 0);
+			rc = start_slice(m, t, ev, 0,
+					 o.owner == PTW_TP_OWNER_THREAD);
 			break;
 		case PTW_TRACE_SLICE_END:
-			rc = end_slice(m, ev);
+			rc = end_slice(m, t, ev);
 			break;
 		case PTW_TRACE_COUNTER:
 			rc = add_counter(m, ev, ev->track_uuid,

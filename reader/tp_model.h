@@ -15,6 +15,8 @@
  * Counter samples become counter rows (value as double, after the
  * descriptor's multiplier/incremental handling). flow_ids link the
  * previous slice carrying the id to this one; terminating ids end it.
+ * Thread time (extra counter values on a "thread_time" counter track)
+ * sets slice.thread_ts / thread_dur on thread tracks.
  * Thread and process rows come from the descriptors. Each track resolves
  * its owner (thread, process or global) through its parent chain.
  *
@@ -46,6 +48,13 @@ struct ptw_tp_slice {
 	uint32_t depth;
 	int64_t parent_id;    /* -1: none */
 	int is_instant;
+	/* slice.thread_ts / thread_dur (track_event_event_importer.h): on a
+	 * thread's track, the BEGIN's or INSTANT's thread time (the value
+	 * of its extra counter on a track named "thread_time"); thread_dur
+	 * is the END's thread time minus thread_ts when not 0, and 0 for an
+	 * instant. has_*: not NULL. */
+	int has_thread_ts, has_thread_dur;
+	int64_t thread_ts, thread_dur;
 	const struct ptw_trace_event *begin; /* the BEGIN/INSTANT event */
 	const struct ptw_trace_event *end;   /* the END event, or NULL */
 	uint32_t n_args;      /* begin's args then end's args */

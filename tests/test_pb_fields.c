@@ -101,6 +101,12 @@ Test(pb_fields, field_numbers_match_the_proto)
 	FIELD(thread_descriptor, "tid", PTW_F_THD_TID);
 	FIELD(thread_descriptor, "thread_name", PTW_F_THD_THREAD_NAME);
 	FIELD(counter_descriptor, "unit", PTW_F_CD_UNIT);
+	FIELD(counter_descriptor, "type", PTW_F_CD_TYPE);
+	FIELD(track_descriptor, "sibling_merge_behavior",
+	      PTW_F_TD_SIBLING_MERGE_BEHAVIOR);
+	FIELD(track_event, "extra_counter_values", PTW_F_TE_EXTRA_COUNTER_VALUES);
+	FIELD(track_event, "extra_counter_track_uuids",
+	      PTW_F_TE_EXTRA_COUNTER_TRACK_UUIDS);
 	FIELD(counter_descriptor, "unit_name", PTW_F_CD_UNIT_NAME);
 }
 
@@ -124,6 +130,10 @@ Test(pb_fields, enum_values_match_the_proto)
 	      PTW_PROCESS_ORDERING_EXPLICIT);
 	ENUMV(track_descriptor__thread_ordering, "THREAD_ORDERING_EXPLICIT",
 	      PTW_THREAD_ORDERING_EXPLICIT);
+	ENUMV(track_descriptor__sibling_merge_behavior,
+	      "SIBLING_MERGE_BEHAVIOR_NONE", PTW_TD_SIBLING_MERGE_NONE);
+	ENUMV(counter_descriptor__builtin_counter_type,
+	      "COUNTER_THREAD_TIME_NS", PTW_CD_TYPE_THREAD_TIME_NS);
 	/* Sequence-scoped clocks are 64..127 (ClockSnapshot.Clock docs). */
 	cr_assert(PTW_CLOCK_SEQ_INCR >= 64 && PTW_CLOCK_SEQ_INCR <= 127);
 	cr_assert(PTW_CLOCK_SEQ_ABS >= 64 && PTW_CLOCK_SEQ_ABS <= 127);

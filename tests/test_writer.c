@@ -877,3 +877,71 @@ Test(writer, no_ranks_no_uuid0_descriptor)
 	unlink(path);
 	free(path);
 }
+
+/* ptw_writer_add_separate_track writes sibling_merge_behavior = NONE
+ * (trace_processor then never merges it with a sibling of the same name,
+ * track_event_tracker.cc InternDescriptorTrackImpl), and
+ * ptw_writer_add_thread_time_track a nameless counter of type
+ * COUNTER_THREAD_TIME_NS; thread time is written as the extra counter
+ * value of that track (TrackEvent fields 31 and 12). */
+Test(writer, separate_and_thread_time_tracks_and_thread_time_values)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t t = ptw_writer_add_thread_track(w, 7, 8, "main");
+	uint64_t sep = ptw_writer_add_separate_track(w, NULL, t);
+	uint64_t tt = ptw_writer_add_thread_time_track(w, t);
+	cr_assert(sep && tt);
+	cr_assert_eq(ptw_writer_add_separate_track(w, NULL, 0), 0);
+	cr_assert_eq(ptw_writer_add_separate_track(w, NULL, tt), 0);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct ptw_event b = {.track = sep, .ts = 10, .name = "x",
+			      .flags = PTW_EV_THREAD_TIME | PTW_EV_STATIC_STRINGS,
+			      .thread_time = -5, .thread_time_track = tt};
+	cr_assert_eq(ptw_seq_slice_begin(s, &b), 0);
+	/* not a counter track: refused, nothing written */
+	struct ptw_event bad = b;
+	bad.thread_time_track = t;
+	cr_assert_eq(ptw_seq_instant(s, &bad), PTW_ERR_INVALID);
+	struct ptw_event e = {.track = sep, .ts = 20};
+	cr_assert_eq(ptw_seq_slice_end(s, &e), 0); /* no thread time */
+	struct ptw_error err;
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "close: %s", err.msg);
+
+	struct desc_list l;
+	descs_of(path, &l);
+	const Perfetto__Protos__TrackDescriptor *ds = l.d[first_desc(&l, sep)];
+	cr_assert(ds->has_sibling_merge_behavior);
+	cr_assert_eq(ds->sibling_merge_behavior,
+		     PERFETTO__PROTOS__TRACK_DESCRIPTOR__SIBLING_MERGE_BEHAVIOR__SIBLING_MERGE_BEHAVIOR_NONE);
+	cr_assert_eq(ds->parent_uuid, t);
+	cr_assert_null(ds->name);
+	const Perfetto__Protos__TrackDescriptor *dt = l.d[first_desc(&l, tt)];
+	cr_assert_not_null(dt->counter);
+	cr_assert(dt->counter->has_type);
+	cr_assert_eq(dt->counter->type,
+		     PERFETTO__PROTOS__COUNTER_DESCRIPTOR__BUILTIN_COUNTER_TYPE__COUNTER_THREAD_TIME_NS);
+	cr_assert_null(dt->name);
+	cr_assert_eq(dt->parent_uuid, t);
+	/* the thread track and the others carry no merge behaviour */
+	cr_assert_not(l.d[first_desc(&l, t)]->has_sibling_merge_behavior);
+	size_t n_te = 0;
+	for (size_t i = 0; i < l.trace->n_packet; i++) {
+		const Perfetto__Protos__TracePacket *pk = l.trace->packet[i];
+		if (pk->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT)
+			continue;
+		const Perfetto__Protos__TrackEvent *te = pk->track_event;
+		if (n_te++ == 0) {
+			cr_assert_eq(te->n_extra_counter_track_uuids, 1);
+			cr_assert_eq(te->extra_counter_track_uuids[0], tt);
+			cr_assert_eq(te->n_extra_counter_values, 1);
+			cr_assert_eq(te->extra_counter_values[0], -5);
+		} else {
+			cr_assert_eq(te->n_extra_counter_values, 0);
+		}
+	}
+	cr_assert_eq(n_te, 2);
+	perfetto__protos__trace__free_unpacked(l.trace, NULL);
+	unlink(path);
+	free(path);
+}

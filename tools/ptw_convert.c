@@ -762,6 +762,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "batched %llu\n",
 			(unsigned long long)es.batched);
 		fprintf(stderr, "lane %llu\n", (unsigned long long)es.lane);
+		fprintf(stderr, "spilled_overlapping_x %llu\n",
+			(unsigned long long)es.spilled);
+		fprintf(stderr, "thread_times %llu\n",
+			(unsigned long long)es.thread_times);
 		fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
 			(unsigned long long)c.bytes_in,
 			(unsigned long long)out_bytes, t);
@@ -779,6 +783,22 @@ int main(int argc, char **argv)
 				"several inputs; kept as separate processes "
 				"(use --remap-pid to renumber)\n",
 				(unsigned long long)es.pid_collisions);
+		if (es.spilled)
+			fprintf(stderr, PROG ": notice: %llu complete (X) "
+				"event(s) partly overlap another on their "
+				"thread and were written on an overlap track "
+				"of that thread, as trace_processor shows them; "
+				"its JSON import also reports them as "
+				"slice_spill_overlapping_complete_event, which "
+				"a protobuf trace cannot carry\n",
+				(unsigned long long)es.spilled);
+		if (es.thread_times)
+			fprintf(stderr, PROG ": notice: %llu event(s) carry "
+				"thread time (tts): trace_processor shows it "
+				"as slice.thread_ts/thread_dur and also as "
+				"rows of a \"thread_time\" counter track per "
+				"thread, which the JSON import does not have\n",
+				(unsigned long long)es.thread_times);
 		if (es.sort_index_late)
 			fprintf(stderr, PROG ": notice: %llu sort index(es) "
 				"came after their track was written and were "

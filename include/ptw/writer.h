@@ -87,6 +87,11 @@ struct ptw_arg {
 				  * while the writer lives: intern by pointer
 				  * (the fast path: no strlen, no hashing) */
 #define PTW_EV_STATIC_ARG_NAMES 2u /* the same promise for every args[i].name */
+#define PTW_EV_THREAD_TIME 4u /* thread_time is set: written as the value of
+			       * thread_time_track (extra counter), which
+			       * trace_processor shows as the slice's
+			       * thread_ts (BEGIN, INSTANT) or uses for its
+			       * thread_dur (END) */
 
 /* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
  * before the call returns. */
@@ -102,6 +107,10 @@ struct ptw_event {
 	const struct ptw_arg *args;          /* debug annotations */
 	uint32_t n_args;                     /* at most PTW_MAX_ANNOTATIONS */
 	uint32_t flags;                      /* PTW_EV_* */
+	/* With PTW_EV_THREAD_TIME: the thread's CPU time at this event, in
+	 * ns, on a track of ptw_writer_add_thread_time_track(). */
+	int64_t thread_time;
+	uint64_t thread_time_track;
 };
 
 struct ptw_writer_stats {
@@ -189,6 +198,21 @@ uint64_t ptw_writer_add_track(struct ptw_writer *w, const char *name,
 uint64_t ptw_writer_add_counter_track(struct ptw_writer *w, const char *name,
 				      const char *unit_name,
 				      uint64_t parent_uuid, int32_t rank);
+
+/* A track under 'parent_uuid' (an existing non-counter track) that
+ * trace_processor never merges with its siblings
+ * (sibling_merge_behavior = NONE): its slices keep their own nesting, as
+ * on a second track of the parent's thread or process. 'name' may be
+ * NULL (trace_processor then names it after its first event). */
+uint64_t ptw_writer_add_separate_track(struct ptw_writer *w, const char *name,
+				       uint64_t parent_uuid);
+/* The thread-time counter track of a thread (CounterDescriptor type
+ * COUNTER_THREAD_TIME_NS, no name: trace_processor calls it
+ * "thread_time"), under 'parent_uuid' (the thread's track, or 0). Events
+ * refer to it with PTW_EV_THREAD_TIME. trace_processor adds a counter row
+ * on it for each such event. */
+uint64_t ptw_writer_add_thread_time_track(struct ptw_writer *w,
+					  uint64_t parent_uuid);
 
 /* Renames a process or thread track (writes an updated descriptor; the
  * later name wins in trace_processor). Other tracks: PTW_ERR_INVALID. */

@@ -1,0 +1,400 @@
+/* test_convert_fidelity_thread.c - thread slices as trace_processor
+ * (v58.2) imports the Chrome JSON: complete (X) events that partly overlap
+ * on one thread, and thread time (tts / tdur -> slice.thread_ts /
+ * thread_dur). Each case converts a small JSON text through the library,
+ * decodes the output with the reader and its trace_processor model, and
+ * compares the rows
+ *   ts dur name cat depth tid pid track thread_ts thread_dur
+ * (track: "main" for the thread's track, "ovlN" for the N-th overlap
+ * track of the thread, in creation order) with rows derived from
+ * trace_processor's JSON rules; the comments cite the rule.
+ *
+ * References (git show v58.2:<path> in perfetto):
+ *   J  = src/trace_processor/importers/json/json_trace_parser.cc
+ *   ST = src/trace_processor/importers/common/slice_tracker.cc
+ *   TC = src/trace_processor/importers/common/track_compressor.cc
+ *   SO = src/trace_processor/sorter/trace_sorter.h
+ *   TE = src/trace_processor/importers/proto/track_event_event_importer.h
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chrome_json.h"
+#include "emit.h"
+#include "support/ptw_test.h"
+#include "test_convert_rows.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
+
+/* Converts a Chrome JSON text into 'out'; *st gets the emitter's stats. */
+static void convert_json(const char *out, const char *json,
+			 struct ptw_emit_stats *st)
+{
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert(em, "%s", err.msg);
+	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME};
+	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
+	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
+					  ptw_emit_event, em, NULL, &err),
+		     0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	if (st)
+		ptw_emit_get_stats(em, st);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+/* "main" for a thread track, else "ovlN": N = how many of the thread's
+ * child tracks have a smaller uuid (the writer numbers tracks in creation
+ * order, and the converter creates overlap lanes in lane order). */
+static void track_label(const struct ptw_trace *t, uint64_t uuid, char *buf,
+			size_t len)
+{
+	const struct ptw_trace_track *tr = ptw_trace_find_track(t, uuid);
+	cr_assert_not_null(tr);
+	if (tr->kind == PTW_TRACE_TRACK_THREAD) {
+		snprintf(buf, len, "main");
+		return;
+	}
+	cr_assert(tr->has_parent);
+	size_t n, k = 0;
+	const struct ptw_trace_track *all = ptw_trace_tracks(t, &n);
+	for (size_t i = 0; i < n; i++)
+		if (all[i].has_parent && all[i].parent_uuid == tr->parent_uuid &&
+		    all[i].kind == PTW_TRACE_TRACK_PLAIN && all[i].uuid < uuid)
+			k++;
+	snprintf(buf, len, "ovl%zu", k);
+}
+
+/* The thread slices of a converted trace, one line each. */
+static void thread_rows(const char *path, struct rows *r)
+{
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(
+		path, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		struct ptw_tp_track_owner o = ptw_tp_model_owner(t, s->track_uuid);
+		if (o.owner != PTW_TP_OWNER_THREAD)
+			continue;
+		char lab[16], tts[24] = "null", tdur[24] = "null", line[512];
+		track_label(t, s->track_uuid, lab, sizeof(lab));
+		if (s->has_thread_ts)
+			snprintf(tts, sizeof(tts), "%lld", (long long)s->thread_ts);
+		if (s->has_thread_dur)
+			snprintf(tdur, sizeof(tdur), "%lld",
+				 (long long)s->thread_dur);
+		snprintf(line, sizeof(line), "%lld %lld %s %s %u %lld %d %s %s %s",
+			 (long long)s->ts, (long long)s->dur,
+			 s->name ? s->name : "null",
+			 s->category ? s->category : "null", s->depth,
+			 (long long)o.tid, (int)o.pid, lab, tts, tdur);
+		rows_add(r, line);
+	}
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+}
+
+static void expect_rows(const char *tag, const char *json,
+			const char *const *want, size_t n,
+			struct ptw_emit_stats *st)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), tag);
+	convert_json(out, json, st);
+	struct rows got = {0}, exp = {0};
+	thread_rows(out, &got);
+	for (size_t i = 0; i < n; i++)
+		rows_add(&exp, want[i]);
+	cr_expect(rows_equal(tag, &exp, &got), "%s: rows differ (see stderr)",
+		  tag);
+	rows_free(&got);
+	rows_free(&exp);
+	unlink(out);
+}
+#define EXPECT(tag, json, want, st) \
+	expect_rows(tag, json, want, sizeof(want) / sizeof(want[0]), st)
+
+#define X(name, ts, dur) \
+	"{\"name\":\"" name "\",\"cat\":\"c\",\"ph\":\"X\",\"pid\":1," \
+	"\"tid\":2,\"ts\":" #ts ",\"dur\":" #dur "}"
+
+/* ---- partly overlapping X ------------------------------------------------ */
+
+/* J case 'X': Scoped on the thread track reports the overlap (ST
+ * MaybeCloseStack: B starts inside A, [5, 15) ends after A's end 10),
+ * and the slice goes to InternLegacyOverlappingScoped's first lane with
+ * its own duration; A keeps its duration. Depth on the lane: its open
+ * slices (TC LegacyOverlappingScopedInternal, none). */
+static const char *const overlap_rows[] = {
+	"0 10000 A c 0 2 1 main null null",
+	"5000 10000 B c 0 2 1 ovl0 null null",
+};
+
+Test(fidelity_thread, partly_overlapping_x_keeps_both_durations)
+{
+	struct ptw_emit_stats st;
+	EXPECT("ovl_ab", "[" X("A", 0, 10) "," X("B", 5, 10) "]", overlap_rows,
+	       &st);
+	/* J: RecordEventError(slice_spill_overlapping_complete_event) */
+	cr_expect_eq(st.spilled, 1);
+}
+
+/* SO: events are sorted by ts first, so the file order of the two does
+ * not matter: A (ts 0) is imported first either way. */
+Test(fidelity_thread, partly_overlapping_x_in_reverse_file_order)
+{
+	EXPECT("ovl_ba", "[" X("B", 5, 10) "," X("A", 0, 10) "]", overlap_rows,
+	       NULL);
+}
+
+/* SO SlowOperatorLess: at equal ts an X sorts by max - dur, the longer
+ * first, whatever the file order; the shorter then nests inside it (ST:
+ * [0, 10) ends before 20, no overlap) at depth 1. */
+Test(fidelity_thread, equal_start_longer_x_first_and_the_shorter_nests)
+{
+	static const char *const want[] = {
+		"0 20000 B c 0 2 1 main null null",
+		"0 10000 A c 1 2 1 main null null",
+	};
+	struct ptw_emit_stats st;
+	EXPECT("ovl_eq", "[" X("A", 0, 10) "," X("B", 0, 20) "]", want, &st);
+	cr_expect_eq(st.spilled, 0);
+}
+
+/* Three-way: B [5, 15) overlaps A [0, 10): lane 0. C [8, 18) overlaps A
+ * too; lane 0's open slice ends at 15 < 18, so TC takes a new lane 1. D
+ * [12, 14) starts after A ended (ST: A popped, ends_before) and nests on
+ * the thread track at depth 0. */
+Test(fidelity_thread, three_way_overlap_needs_two_overlap_tracks)
+{
+	static const char *const want[] = {
+		"0 10000 A c 0 2 1 main null null",
+		"5000 10000 B c 0 2 1 ovl0 null null",
+		"8000 10000 C c 0 2 1 ovl1 null null",
+		"12000 2000 D c 0 2 1 main null null",
+	};
+	struct ptw_emit_stats st;
+	EXPECT("ovl_3", "[" X("A", 0, 10) "," X("B", 5, 10) "," X("C", 8, 10)
+	       "," X("D", 12, 2) "]", want, &st);
+	cr_expect_eq(st.spilled, 2);
+}
+
+/* C [9, 13) overlaps A [0, 10) on the thread track and nests inside B
+ * [5, 15) on lane 0 (TC: 13 <= 15): depth 1 there. E [6, 8) nests in A
+ * on the thread track (ST: no overlap), depth 1. F [16, 17): depth 0. */
+Test(fidelity_thread, x_nested_inside_a_spilled_x)
+{
+	static const char *const want[] = {
+		"0 10000 A c 0 2 1 main null null",
+		"5000 10000 B c 0 2 1 ovl0 null null",
+		"6000 2000 E c 1 2 1 main null null",
+		"9000 4000 C c 1 2 1 ovl0 null null",
+		"16000 1000 F c 0 2 1 main null null",
+	};
+	struct ptw_emit_stats st;
+	EXPECT("ovl_nest", "[" X("A", 0, 10) "," X("B", 5, 10) "," X("E", 6, 2)
+	       "," X("C", 9, 4) "," X("F", 16, 1) "]", want, &st);
+	cr_expect_eq(st.spilled, 2);
+}
+
+/* An X that ends exactly where the open one ends nests (ST: new_ts +
+ * new_dur > end_ts is false), and one that starts where it ends follows
+ * it (ends_same_and_should_drop pops it). */
+Test(fidelity_thread, touching_x_do_not_spill)
+{
+	static const char *const want[] = {
+		"0 10000 A c 0 2 1 main null null",
+		"5000 5000 B c 1 2 1 main null null",
+		"10000 5000 C c 0 2 1 main null null",
+	};
+	struct ptw_emit_stats st;
+	EXPECT("ovl_touch", "[" X("A", 0, 10) "," X("B", 5, 5) ","
+	       X("C", 10, 5) "]", want, &st);
+	cr_expect_eq(st.spilled, 0);
+}
+
+/* B/E around X's: the open B "outer" does not block the check between
+ * the X's above it: ST looks at A (complete, on top) and B2 [5, 15)
+ * overlaps A [1, 11): lane 0, depth 0. The E at 20 closes "outer" (ST:
+ * A ended before 20 and is popped). */
+Test(fidelity_thread, overlapping_x_inside_an_open_b)
+{
+	static const char *const want[] = {
+		"0 20000 outer c 0 2 1 main null null",
+		"1000 10000 A c 1 2 1 main null null",
+		"5000 10000 B2 c 0 2 1 ovl0 null null",
+	};
+	EXPECT("ovl_be",
+	       "[{\"name\":\"outer\",\"cat\":\"c\",\"ph\":\"B\",\"pid\":1,"
+	       "\"tid\":2,\"ts\":0}," X("A", 1, 10) "," X("B2", 5, 10) ","
+	       "{\"name\":\"outer\",\"cat\":\"c\",\"ph\":\"E\",\"pid\":1,"
+	       "\"tid\":2,\"ts\":20}]",
+	       want, NULL);
+}
+
+/* An open B between two X's hides the lower one from the check (ST: the
+ * complete slice below a pending one is only tested for truncation, and
+ * 5 <= 10 keeps it): C [5, 15) nests on the thread track at depth 2, no
+ * spill. KNOWN LIMIT, disabled: trace_processor then keeps A's duration
+ * although b and C above it stay open past A's end; the converter ends
+ * A with a nameless END, which closes the innermost open slice (C), so
+ * A, b and C get other durations (docs/convert.md, known limits). */
+Test(fidelity_thread, open_b_above_an_x_means_no_spill, .disabled = true)
+{
+	static const char *const want[] = {
+		"0 10000 A c 0 2 1 main null null",
+		"2000 -1 b c 1 2 1 main null null",
+		"5000 10000 C c 2 2 1 main null null",
+	};
+	struct ptw_emit_stats st;
+	EXPECT("ovl_openb", "[" X("A", 0, 10) ","
+	       "{\"name\":\"b\",\"cat\":\"c\",\"ph\":\"B\",\"pid\":1,"
+	       "\"tid\":2,\"ts\":2}," X("C", 5, 10) "]", want, &st);
+	cr_expect_eq(st.spilled, 0);
+}
+
+/* The short path (emit_fast.c) never takes an X, so a spill written
+ * through a later short-path event comes out the same: the B/E after
+ * the X's go through it and release the queued X items. */
+Test(fidelity_thread, spill_then_short_path_events)
+{
+	static const char *const want[] = {
+		"0 10000 A c 0 2 1 main null null",
+		"5000 10000 B c 0 2 1 ovl0 null null",
+		"20000 10000 s null 0 2 1 main null null",
+	};
+	EXPECT("ovl_short", "[" X("A", 0, 10) "," X("B", 5, 10) ","
+	       "{\"name\":\"s\",\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":20},"
+	       "{\"name\":\"s\",\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":30}]",
+	       want, NULL);
+}
+
+/* ---- thread time -------------------------------------------------------- */
+
+#define EV(ph, name, ts, more) \
+	"{\"name\":\"" name "\",\"cat\":\"c\",\"ph\":\"" ph "\",\"pid\":1," \
+	"\"tid\":2,\"ts\":" #ts more "}"
+
+/* J case 'B': thread_ts = tts; case 'E': thread_dur = tts(E) -
+ * thread_ts when the closed slice has a thread_ts. CoerceToTs: us -> ns,
+ * a fraction rounded (600.5 -> 600500). */
+Test(fidelity_thread, b_e_with_tts_on_both_ends)
+{
+	static const char *const want[] = {
+		"0 10000 b c 0 2 1 main 100000 30000",
+		"20000 1000 f c 0 2 1 main 600500 750",
+	};
+	EXPECT("tt_be", "[" EV("B", "b", 0, ",\"tts\":100") ","
+	       EV("E", "b", 10, ",\"tts\":130") ","
+	       EV("B", "f", 20, ",\"tts\":600.5") ","
+	       EV("E", "f", 21, ",\"tts\":601.25") "]", want, NULL);
+}
+
+/* J case 'E' without tts: thread_dur stays NULL; a B without tts has
+ * no thread_ts, so its E's tts gives no thread_dur either. */
+Test(fidelity_thread, e_without_tts)
+{
+	static const char *const want[] = {
+		"0 10000 b c 0 2 1 main 200000 null",
+		"20000 5000 n c 0 2 1 main null null",
+	};
+	EXPECT("tt_e", "[" EV("B", "b", 0, ",\"tts\":200") ","
+	       EV("E", "b", 10, "") "," EV("B", "n", 20, "") ","
+	       EV("E", "n", 25, ",\"tts\":300") "]", want, NULL);
+}
+
+#define XT(name, ts, dur, more) \
+	"{\"name\":\"" name "\",\"cat\":\"c\",\"ph\":\"X\",\"pid\":1," \
+	"\"tid\":2,\"ts\":" #ts ",\"dur\":" #dur more "}"
+
+/* J case 'X': thread_ts = tts, thread_dur = tdur; without tdur only
+ * thread_ts. The spilled X keeps its thread time too (J sets it on the
+ * slice Scoped returned on the overlap track). */
+Test(fidelity_thread, x_with_tts_and_tdur)
+{
+	static const char *const want[] = {
+		"0 10000 A c 0 2 1 main 300000 2000",
+		"5000 10000 B c 0 2 1 ovl0 310000 4500",
+		"20000 5000 C c 0 2 1 main 400000 null",
+	};
+	EXPECT("tt_x", "[" XT("A", 0, 10, ",\"tts\":300,\"tdur\":2") ","
+	       XT("B", 5, 10, ",\"tts\":310,\"tdur\":4.5") ","
+	       XT("C", 20, 5, ",\"tts\":400") "]", want, NULL);
+}
+
+/* What protobuf cannot express (docs/convert.md): the JSON import gives
+ * D thread_dur 3000 without a thread_ts (J case 'X' sets tdur alone),
+ * but the protobuf import derives thread_dur from the END's thread time
+ * minus the BEGIN's (TE ParseThreadEndEvent), so neither is set; and a
+ * zero thread duration (E's tts equal to B's: J sets 0) is left NULL
+ * (TE: only a delta != 0 is stored). */
+Test(fidelity_thread, thread_time_protobuf_cannot_express)
+{
+	static const char *const want[] = {
+		"30000 1000 D c 0 2 1 main null null",
+		"40000 1000 z c 0 2 1 main 900000 null",
+	};
+	EXPECT("tt_limits", "[" XT("D", 30, 1, ",\"tdur\":3") ","
+	       EV("B", "z", 40, ",\"tts\":900") ","
+	       EV("E", "z", 41, ",\"tts\":900") "]", want, NULL);
+}
+
+/* J case 'i' (thread scope): thread_ts = tts. The protobuf import sets
+ * thread_dur = 0 on every instant with thread time (TE
+ * ParseThreadInstantEvent), where the JSON import leaves it NULL: a
+ * documented difference (docs/convert.md). Process-scoped instants and
+ * async events ignore tts (J). */
+Test(fidelity_thread, instants_with_tts)
+{
+	static const char *const want[] = {
+		"5000 0 i c 0 2 1 main 700000 0",
+	};
+	EXPECT("tt_i", "[" EV("i", "i", 5, ",\"s\":\"t\",\"tts\":700") ","
+	       "{\"name\":\"p\",\"ph\":\"i\",\"s\":\"p\",\"pid\":1,\"tid\":2,"
+	       "\"ts\":6,\"tts\":9}]", want, NULL);
+}
+
+/* --to-json writes thread time back as tts / tdur (not as a thread_time
+ * counter), so JSON -> proto -> JSON -> proto keeps the rows, the
+ * overlap track included. */
+Test(fidelity_thread, thread_time_and_spill_survive_the_json_round_trip)
+{
+	static const char *const want[] = {
+		"0 10000 A c 0 2 1 main 300000 2000",
+		"5000 10000 B c 0 2 1 ovl0 310000 4500",
+		"20000 10000 b c 0 2 1 main 100000 30000",
+	};
+	const char *json = "[" XT("A", 0, 10, ",\"tts\":300,\"tdur\":2") ","
+		XT("B", 5, 10, ",\"tts\":310,\"tdur\":4.5") ","
+		EV("B", "b", 20, ",\"tts\":100") ","
+		EV("E", "b", 30, ",\"tts\":130") "]";
+	char p1[256], j2[256];
+	ptw_test_tmp_path(p1, sizeof(p1), "rt1");
+	ptw_test_tmp_path(j2, sizeof(j2), "rt2");
+	convert_json(p1, json, NULL);
+	FILE *f = fopen(j2, "w");
+	cr_assert_not_null(f);
+	struct ptw_error err = {0};
+	cr_assert_eq(ptw_cv_export_json(p1, f, &err), 0, "%s", err.msg);
+	cr_assert_eq(fclose(f), 0);
+	size_t n;
+	char *back = (char *)ptw_test_read_file_or_fail(j2, &n);
+	char *z = realloc(back, n + 1);
+	cr_assert_not_null(z);
+	z[n] = '\0';
+	cr_expect_null(strstr(z, "thread_time"), "%s", z);
+	expect_rows("rt3", z, want, sizeof(want) / sizeof(want[0]), NULL);
+	free(z);
+	unlink(p1);
+	unlink(j2);
+}
