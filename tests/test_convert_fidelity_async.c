@@ -370,3 +370,62 @@ Test(fidelity_async, global_and_process_instants_on_unnamed_tracks)
 	       "slice|4000|0|pi|NULL|0|p1|NULL",
 	       "slice|0|10000|x|NULL|0|t2|-");
 }
+
+/* ---- the writer flags these rely on ---------------------------------- */
+
+/* PTW_EV_NAMED_END writes the END's name and category and is accepted
+ * without an open slice; PTW_EV_GLOBAL_INSTANT / _PROCESS_INSTANT write a
+ * legacy_event scope, refused on other event types or (PROCESS) on a
+ * track that is not a process track. */
+Test(fidelity_async, writer_named_end_and_instant_scopes)
+{
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "fid_async_w");
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	uint64_t pr = ptw_writer_add_process_track(w, 1, "p");
+	uint64_t tr = ptw_writer_add_track(w, NULL, 0, -1);
+	cr_assert(pr && tr);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct ptw_event b = {.track = tr, .ts = 1, .name = "a", .category = "c"};
+	cr_assert_eq(ptw_seq_slice_begin(s, &b), 0);
+	struct ptw_event e = {.track = tr, .ts = 2, .name = "z",
+			      .flags = PTW_EV_NAMED_END};
+	cr_assert_eq(ptw_seq_slice_end(s, &e), 0); /* matches nothing */
+	e.ts = 3;
+	cr_assert_eq(ptw_seq_slice_end(s, &e), 0); /* count is 0: accepted */
+	e.name = "a";
+	e.category = "c";
+	e.ts = 4;
+	cr_assert_eq(ptw_seq_slice_end(s, &e), 0);
+	struct ptw_event plain_end = {.track = tr, .ts = 5};
+	cr_assert_eq(ptw_seq_slice_end(s, &plain_end), PTW_ERR_INVALID);
+	struct ptw_event gi = {.track = tr, .ts = 6, .name = "g",
+			       .flags = PTW_EV_GLOBAL_INSTANT};
+	cr_assert_eq(ptw_seq_instant(s, &gi), 0);
+	cr_assert_eq(ptw_seq_slice_begin(s, &gi), PTW_ERR_INVALID);
+	struct ptw_event pi = {.track = tr, .ts = 7, .name = "p",
+			       .flags = PTW_EV_PROCESS_INSTANT};
+	cr_assert_eq(ptw_seq_instant(s, &pi), PTW_ERR_INVALID);
+	pi.track = pr;
+	cr_assert_eq(ptw_seq_instant(s, &pi), 0);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+
+	struct ptw_trace *t = ptw_test_load_or_fail(out);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+	cr_assert_eq(m->n_slices, 3);
+	/* "a" closed by the END named "a" at 4, not by the one named "z" */
+	cr_expect_str_eq(m->slices[0].name, "a");
+	cr_expect_eq(m->slices[0].dur, 3);
+	cr_expect_str_eq(m->slices[0].track_name, "a"); /* after its event */
+	cr_expect_eq(m->slices[1].begin->legacy_scope, 'g');
+	cr_expect_eq(m->slices[1].owner.owner, PTW_TP_OWNER_GLOBAL);
+	cr_expect_null(m->slices[1].track_name);
+	cr_expect_eq(m->slices[2].begin->legacy_scope, 'p');
+	cr_expect_eq(m->slices[2].owner.owner, PTW_TP_OWNER_PROCESS);
+	cr_expect_null(m->slices[2].track_name);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+	unlink(out);
+}
