@@ -34,16 +34,6 @@
 
 #include "json_internal.h"
 
-struct ptw_cv_json_parser {
-	char *scratch;      /* decoded strings of the current parse */
-	size_t scratch_cap;
-	char *num;          /* NUL-terminated number text for strtod_l */
-	size_t num_cap;
-	locale_t c_locale;  /* strtod must not follow the program's LC_NUMERIC */
-	struct ptw_cv_json_lines lines; /* of the last successful event */
-	struct ptw_cv_arg args[PTW_CV_MAX_ARGS];
-};
-
 /* A scalar value, or the span of a skipped object/array. */
 struct val {
 	enum ptw_cv_val_type t;
@@ -52,6 +42,17 @@ struct val {
 	double d;
 	struct ptw_cv_str s;   /* STRING: decoded; JSON: raw text */
 	struct ptw_cv_str raw; /* raw text of a number */
+};
+
+struct ptw_cv_json_parser {
+	char *scratch;      /* decoded strings of the current parse */
+	size_t scratch_cap;
+	char *num;          /* NUL-terminated number text for strtod_l */
+	size_t num_cap;
+	locale_t c_locale;  /* strtod must not follow the program's LC_NUMERIC */
+	struct ptw_cv_json_lines lines; /* of the last successful event */
+	struct ptw_cv_arg args[PTW_CV_MAX_ARGS];
+	struct val id2_vals[2]; /* "id2" global / local (struct pctx) */
 };
 
 /* One parse: the input, the cursor, and where decoded strings go. */
@@ -67,8 +68,7 @@ struct pctx {
 	 * ParseId2: each later member replaces the earlier one, a value that
 	 * is neither a string nor an int64 clears it); applied once the
 	 * event is read, global first, only if no valid "id" came. */
-	struct val *id2_global, *id2_local;
-	struct val id2_vals[2];
+	struct val *id2_global, *id2_local; /* into jp->id2_vals */
 	size_t name_at; /* the '"' of the last member name (next_member) */
 	uint64_t nl;    /* LFs skipped as whitespace */
 	size_t last_nl; /* offset of the last of them */
@@ -966,8 +966,8 @@ static int parse_id2(struct pctx *c)
 							 : NULL;
 		if (!slot)
 			continue;
-		struct val *keep = slot == &c->id2_global ? &c->id2_vals[0]
-							  : &c->id2_vals[1];
+		struct val *keep = slot == &c->id2_global ? &c->jp->id2_vals[0]
+							  : &c->jp->id2_vals[1];
 		*keep = v;
 		*slot = is_id ? keep : NULL;
 	}
