@@ -87,7 +87,6 @@ void ptw_emit_destroy(struct ptw_emit *em)
 	for (size_t i = 0; i < em->n_threads; i++)
 		ptw_em_thread_free(em->threads[i]);
 	free(em->threads);
-	free(em->asyncs);
 	for (size_t i = 0; i < em->n_cli; i++)
 		free(em->cli_names[i]);
 	free(em->cli_names);
@@ -95,7 +94,6 @@ void ptw_emit_destroy(struct ptw_emit *em)
 	ptw_map_free(&em->pid_owner);
 	ptw_map_free(&em->thread_map);
 	ptw_map_free(&em->async_map);
-	ptw_map_free(&em->async_free);
 	ptw_map_free(&em->counter_map);
 	ptw_map_free(&em->cli_proc);
 	ptw_map_free(&em->cli_thread);
@@ -250,14 +248,15 @@ int ptw_emit_finish(struct ptw_emit *em, struct ptw_error *err)
 							  err);
 		}
 	}
+	/* Every thread an event named is a thread row (see
+	 * ptw_em_general_event), with or without events of its own. */
 	for (size_t i = 0; i < em->n_threads; i++) {
 		struct ptw_em_thread *th = em->threads[i];
-		if (!th->name)
-			continue;
 		if (!th->uuid) {
-			if (!ptw_em_thread_track(em, th, err))
+			if (!ptw_em_thread_descriptor(em, th, err))
 				return err ? err->code : PTW_ERR_INVALID;
-		} else if (!th->written || strcmp(th->name, th->written) != 0) {
+		} else if (th->name && (!th->written ||
+					strcmp(th->name, th->written) != 0)) {
 			if (ptw_writer_rename_track(em->w, th->uuid, th->name))
 				return ptw_em_writer_fail(em, PTW_ERR_INVALID,
 							  err);
@@ -563,6 +562,19 @@ int ptw_emit_sort_index_event(void *ctx, const struct ptw_cv_event *ev,
 	return ptw_em_sort_index(em, ev, pid, tid, err);
 }
 
+/* json_trace_parser.cc ParseJsonPacket runs procs->UpdateThread(tid, pid)
+ * for every event that reaches it (tid already the pid when it was 0):
+ * the thread exists from then on, a row of the thread table even if no
+ * event lands on its track; ptw_emit_finish() writes its descriptor.
+ * (0, 0) is trace_processor's swapper thread, which always exists. */
+static int ptw_em_touch_thread(struct ptw_emit *em, uint32_t pid,
+			       uint32_t tid, struct ptw_error *err)
+{
+	if ((pid || tid) && !ptw_em_thread_get(em, pid, tid, err))
+		return err ? err->code : PTW_ERR_NOMEM;
+	return 0;
+}
+
 /* Every event the short path (emit_fast.c, which holds ptw_emit_event)
  * does not take. */
 int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
@@ -571,6 +583,10 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	em->epoch++;
 	em->st.events_in++;
 	em->st.by_phase[(unsigned char)ev->ph & 127u]++;
+	if (!ev->ph) {
+		em->st.dropped++; /* the tokenizer drops it: no row at all */
+		return 0;
+	}
 
 	if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
 	    ev->ph != 'M' && !(ev->flags & PTW_CV_HAS_TS)) {
@@ -588,6 +604,8 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	if (ev->ph == 'M') {
 		if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
 		    (rc = ptw_em_string_names(em, ev, pid, tid, err)))
+			return rc;
+		if ((rc = ptw_em_touch_thread(em, pid, tid, err)))
 			return rc;
 		return ptw_em_metadata(em, ev, pid, tid, err);
 	}
@@ -609,12 +627,11 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
 	    (rc = ptw_em_string_names(em, ev, pid, tid, err)))
 		return rc;
-	/* Every pid is a process, whatever the event (thread events make it
-	 * with their thread). */
+	/* Every pid is a process and every (pid, tid) a thread, whatever
+	 * the event (thread events make them with their thread). */
 	int thread_ev = ptw_em_is_thread_event(ev);
-	if (!thread_ev && (ev->flags & PTW_CV_HAS_PID) &&
-	    !ptw_em_proc_get(em, pid, NULL, err))
-		return err ? err->code : PTW_ERR_NOMEM;
+	if (!thread_ev && (rc = ptw_em_touch_thread(em, pid, tid, err)))
+		return rc;
 
 	switch (thread_ev ? 0 : ev->ph) {
 	case 'C':
@@ -626,7 +643,7 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	case 'i':
 	case 'I':
 	case 'R': /* scope g or p (t is a thread event) */
-		return ptw_em_scoped_instant(em, ev, pid, ts, err);
+		return ptw_em_scoped_instant(em, ev, pid, tid, ts, err);
 	case 0:
 		break;
 	default:

@@ -662,12 +662,18 @@ static inline int ptw_em_ctr_key_is(const struct ptw_emit *em, const char *key,
  * nothing. */
 static inline __attribute__((always_inline)) int
 ptw_em_short_counter_core(struct ptw_emit *em, int batch, uint32_t pid,
-			  int64_t ts_ns, int has_name, uint64_t name_sym,
-			  int key_ok, int is_int, int64_t iv, double dv,
-			  int *rc, struct ptw_error *err)
+			  uint32_t tid, int64_t ts_ns, int has_name,
+			  uint64_t name_sym, int key_ok, int is_int, int64_t iv,
+			  double dv, int *rc, struct ptw_error *err)
 {
 	if (!key_ok || ts_ns < 0 || ts_ns > em->ts_in_max || !em->last_proc ||
 	    em->last_pid != pid)
+		return 0;
+	/* Its thread must exist already (a thread row, see
+	 * ptw_em_touch_thread): else the general path makes it. */
+	tid = tid ? tid : pid;
+	const struct ptw_em_thread *th = em->th_cache[ptw_em_th_slot(tid)];
+	if (!th || th->pid != pid || th->tid != tid)
 		return 0;
 	int64_t ts = ts_ns + em->shift_ns;
 	uint64_t parent = em->procs[em->last_proc - 1].uuid;
@@ -697,7 +703,8 @@ static inline int ptw_em_short_counter(struct ptw_emit *em,
 	    (a->type != PTW_CV_VAL_INT && a->type != PTW_CV_VAL_DOUBLE))
 		return 0;
 	return ptw_em_short_counter_core(
-		em, 0, ev->pid, ev->ts_ns, ev->name.p != NULL, ev->name_sym,
+		em, 0, ev->pid, ev->tid, ev->ts_ns, ev->name.p != NULL,
+		ev->name_sym,
 		ptw_em_ctr_key_is(em, a->key.p ? a->key.p : "",
 				  a->key.p ? a->key.n : 0),
 		a->type == PTW_CV_VAL_INT, a->i, a->d, rc, err);
@@ -777,8 +784,8 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			int64_t iv;
 			int is_int = ptw_cv_double_is_int(e->d, &iv);
 			took = ptw_em_short_counter_core(
-				em, 1, c->pid, e->ts_ns, 1, e->name_sym, key_ok,
-				is_int, iv, e->d, &rc, err);
+				em, 1, c->pid, e->tid, e->ts_ns, 1, e->name_sym,
+				key_ok, is_int, iv, e->d, &rc, err);
 			goto inline_done;
 		}
 		uint32_t tid = e->tid ? e->tid : c->pid;

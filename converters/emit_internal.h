@@ -186,13 +186,6 @@ struct ptw_em_thread {
 	size_t n_ovl;
 };
 
-struct ptw_em_async {
-	uint64_t uuid;
-	uint64_t name_key;  /* hash(name, parent): its free list */
-	uint64_t next_free; /* index + 1 of the next idle track; 0: end */
-	int64_t last_end;   /* latest ts written on it */
-	uint32_t open;      /* slices open on it (mapped from its id) */
-};
 
 /* Stable copies of the names and categories that repeat, so queued
  * events carry a pointer instead of a copy and the writer interns them by
@@ -290,13 +283,13 @@ struct ptw_emit {
 	struct ptw_em_thread **threads;
 	size_t n_threads, threads_cap;
 	struct ptw_map thread_map; /* hash(gen, pid, tid) -> index */
-	struct ptw_em_async *asyncs;
-	size_t n_asyncs, asyncs_cap;
-	struct ptw_map async_map;  /* hash(name, cat, id, scope) -> index,
-				       * while a slice is open */
-	struct ptw_map async_free; /* hash(name, parent) -> idle index + 1 */
+	/* Async tracks: one per trace_processor cookie, hash(cat, id) for
+	 * "id" and id2.global, hash(cat, id, process) for id2.local (see
+	 * emit_track_events.c) -> track uuid. */
+	struct ptw_map async_map;
 	struct ptw_map counter_map;/* hash(process uuid, name) -> uuid */
-	uint64_t global_track;
+	uint64_t global_track;     /* carries global instants without a
+				    * thread (see ptw_em_scoped_instant) */
 	/* default names from the command line */
 	char **cli_names;
 	size_t n_cli, cli_cap;
@@ -386,6 +379,11 @@ uint64_t ptw_em_proc_track(struct ptw_emit *em, struct ptw_em_proc *pr,
 			   struct ptw_error *err);
 uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 			     struct ptw_error *err);
+/* The same without giving the thread a sequence of its own (for a thread
+ * that has no events: its row only). */
+uint64_t ptw_em_thread_descriptor(struct ptw_emit *em,
+				  struct ptw_em_thread *th,
+				  struct ptw_error *err);
 /* The thread (pid, tid) of the current input, created on first use. */
 struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em, uint32_t pid,
 					uint32_t tid, struct ptw_error *err);
@@ -419,7 +417,8 @@ int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		 uint32_t pid, int64_t ts, struct ptw_error *err);
 /* An instant of scope p or g, on its process track or the global one. */
 int ptw_em_scoped_instant(struct ptw_emit *em, const struct ptw_cv_event *ev,
-			  uint32_t pid, int64_t ts, struct ptw_error *err);
+			  uint32_t pid, uint32_t tid, int64_t ts,
+			  struct ptw_error *err);
 
 /* ---- emit.c --------------------------------------------------------------- */
 

@@ -151,6 +151,26 @@ uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 {
 	if (th->uuid)
 		return th->uuid;
+	if (!ptw_em_thread_descriptor(em, th, err))
+		return 0;
+	if (em->n_thread_seqs < PTW_EM_THREAD_SEQS) {
+		th->seq = ptw_writer_add_seq(em->w, th->uuid);
+		if (!th->seq) {
+			ptw_em_writer_fail(em, PTW_ERR_NOMEM, err);
+			return 0;
+		}
+		th->own_seq = 1;
+		em->n_thread_seqs++;
+	}
+	return th->uuid;
+}
+
+uint64_t ptw_em_thread_descriptor(struct ptw_emit *em,
+				  struct ptw_em_thread *th,
+				  struct ptw_error *err)
+{
+	if (th->uuid)
+		return th->uuid;
 	if (!ptw_em_proc_track(em, &em->procs[th->proc], err))
 		return 0;
 	th->uuid = ptw_writer_add_thread_track(em->w, (int32_t)th->pid,
@@ -165,15 +185,6 @@ uint64_t ptw_em_thread_track(struct ptw_emit *em, struct ptw_em_thread *th,
 		return 0;
 	}
 	th->seq = em->seq;
-	if (em->n_thread_seqs < PTW_EM_THREAD_SEQS) {
-		th->seq = ptw_writer_add_seq(em->w, th->uuid);
-		if (!th->seq) {
-			ptw_em_writer_fail(em, PTW_ERR_NOMEM, err);
-			return 0;
-		}
-		th->own_seq = 1;
-		em->n_thread_seqs++;
-	}
 	return th->uuid;
 }
 

@@ -22,14 +22,17 @@ void ptw_em_display_name(const struct ptw_cv_event *ev, const char **p,
 	}
 }
 
-/* Writes an instant or slice edge on a non-thread track now. */
+/* Writes an instant or slice edge on a non-thread track now: 'name' /
+ * 'cat' (NULL or empty: none), the event's args, writer flags 'flags'
+ * (PTW_EV_NAMED_END, PTW_EV_*_INSTANT). */
 static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 			    int64_t ts, const char *name, size_t name_len,
+			    struct ptw_cv_str cat, uint32_t flags,
 			    const struct ptw_cv_event *ev, struct ptw_error *err)
 {
 	em->tmp.len = 0;
-	size_t off = ptw_em_pack(&em->tmp, name, name_len, ev->cat.p,
-				 ev->cat.n, ev, NULL, 0, NULL, 0, NULL);
+	size_t off = ptw_em_pack(&em->tmp, name, name_len, cat.p, cat.n, ev,
+				 NULL, 0, NULL, 0, NULL);
 	if (em->tmp.oom)
 		return ptw_em_nomem(err);
 	struct ptw_em_payload pl;
@@ -38,16 +41,15 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 	memset(&e, 0, sizeof(e));
 	e.track = track;
 	e.ts = (uint64_t)ts;
-	e.name = name ? pl.name : NULL;
+	e.name = name && name_len ? pl.name : NULL;
 	e.category = pl.cat;
 	e.args = pl.args;
 	e.n_args = pl.n_args;
+	e.flags = flags;
 	int rc;
 	if (kind == PTW_EM_BEGIN) {
 		rc = ptw_seq_slice_begin(em->seq, &e);
 	} else if (kind == PTW_EM_END) {
-		e.name = NULL;
-		e.category = NULL;
 		rc = ptw_seq_slice_end(em->seq, &e);
 	} else {
 		rc = ptw_seq_instant(em->seq, &e);
@@ -56,6 +58,9 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 	return rc ? ptw_em_writer_fail(em, rc, err) : 0;
 }
 
+/* The event's id as trace_processor tells ids apart: a string by its
+ * text, an integer by its value, never equal to each other ("1", "0x1"
+ * and 1 are three ids). */
 static uint64_t ptw_em_id_hash(uint64_t h, const struct ptw_cv_event *ev)
 {
 	if (ev->flags & PTW_CV_ID_IS_STRING) {
@@ -64,6 +69,15 @@ static uint64_t ptw_em_id_hash(uint64_t h, const struct ptw_cv_event *ev)
 	}
 	h = ptw_fnv1a(h, "n", 1);
 	return ptw_fnv1a(h, &ev->id_num, sizeof(ev->id_num));
+}
+
+/* An empty string is no string for trace_processor's tokenizer (the
+ * JSON "cat" and "name" are interned as kNullStringId when empty). */
+static struct ptw_cv_str ptw_em_nonempty(struct ptw_cv_str s)
+{
+	if (!s.n)
+		s.p = NULL;
+	return s;
 }
 
 uint64_t ptw_em_str_key(uint64_t h, struct ptw_cv_str s)
@@ -97,8 +111,13 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		return err ? err->code : PTW_ERR_INVALID;
 	const char *nm = ev->name.p ? ev->name.p : "";
 	size_t nn = ev->name.p ? ev->name.n : 0;
-	int with_id = (ev->flags & PTW_CV_HAS_ID) &&
-		      (ev->flags & PTW_CV_ID_IS_STRING);
+	/* json_trace_parser.cc case 'C': " id: <id>" only for a non-empty
+	 * string "id" (id2 is never a counter id, an integer id adds
+	 * nothing). */
+	int with_id = (ev->flags & (PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
+				    PTW_CV_ID_FROM_ID2)) ==
+			      (PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING) &&
+		      ev->id_str.n;
 	for (uint32_t i = 0; i < ev->n_args; i++) {
 		const struct ptw_cv_arg *a = &ev->args[i];
 		int is_int = 0;
@@ -188,133 +207,136 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	return 0;
 }
 
+/* The async track of an event's cookie, created on first use. TP
+ * (json_trace_tokenizer.cc, end of ParseTraceEventContents) makes the
+ * cookie hash(cat, id) for "id" and id2.global, and json_trace_parser.cc
+ * keys id2.local cookies by process as well (InternLegacyAsyncTrack with
+ * source_id_is_process_scoped). TrackCompressor::InternLegacyAsyncTrack
+ * then spreads the cookies over tracks: those whose first event had the
+ * same name (and process, for local ids) form a set, and a cookie takes
+ * its own track, else the first of the set with nothing open, else a new
+ * one. trace_processor's protobuf import does exactly that with the
+ * tracks of a descriptor's parent and name and the uuid as cookie
+ * (track_event_tracker.h InternDescriptorTrackBegin/End/Instant), so one
+ * named track per cookie, under the process for local ids, gives the
+ * same tracks, names and nesting. Returns the uuid, or 0 with *err. */
+static uint64_t ptw_em_async_track(struct ptw_emit *em,
+				   const struct ptw_cv_event *ev, uint32_t pid,
+				   struct ptw_error *err)
+{
+	uint64_t key = ptw_em_str_key(PTW_FNV_INIT, ptw_em_nonempty(ev->cat));
+	key = ptw_em_id_hash(key, ev);
+	uint64_t parent = 0;
+	if (ev->flags & PTW_CV_ID2_LOCAL) {
+		size_t pi;
+		if (!ptw_em_proc_get(em, pid, &pi, err))
+			return 0;
+		key = ptw_fnv1a(ptw_fnv1a(key, "l", 1), &pi, sizeof(pi));
+		if (!(parent = ptw_em_proc_track(em, &em->procs[pi], err)))
+			return 0;
+	}
+	uint64_t uuid;
+	if (ptw_map_get(&em->async_map, key, &uuid))
+		return uuid;
+	/* Named after the cookie's first event (NULL for an empty name). */
+	const char *t = NULL;
+	if (ev->name.n) {
+		size_t nn = ev->name.n < PTW_MAX_STRING_LEN ? ev->name.n
+							   : PTW_MAX_STRING_LEN - 1;
+		char *b = ptw_em_strbuf(em, nn + 1);
+		if (!b) {
+			ptw_em_nomem(err);
+			return 0;
+		}
+		memcpy(b, ev->name.p, nn);
+		b[nn] = '\0';
+		t = b;
+	}
+	uuid = ptw_writer_add_track(em->w, t, parent, -1);
+	if (!uuid) {
+		ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
+		return 0;
+	}
+	if (ptw_map_put(&em->async_map, key, uuid)) {
+		ptw_em_nomem(err);
+		return 0;
+	}
+	return uuid;
+}
+
 int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		 uint32_t pid, int64_t ts, struct ptw_error *err)
 {
-	if (!(ev->flags & PTW_CV_HAS_ID)) {
-		em->st.dropped++; /* trace_processor needs an id */
+	/* json_trace_parser.cc case 'b'/'e'/'n': json_parser_failure */
+	if (!(ev->flags & PTW_CV_HAS_PID) || !(ev->flags & PTW_CV_HAS_ID)) {
+		em->st.dropped++;
 		return 0;
 	}
-	int local = (ev->flags & PTW_CV_ID2_LOCAL) != 0;
-	const char *nm;
-	size_t nn;
-	ptw_em_display_name(ev, &nm, &nn);
-	uint64_t key = ptw_em_str_key(PTW_FNV_INIT, ev->name);
-	key = ptw_em_str_key(key, ev->cat);
-	key = ptw_em_id_hash(key, ev);
-	uint64_t parent = 0;
-	if (local) {
-		struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, NULL, err);
-		if (!pr || !(parent = ptw_em_proc_track(em, pr, err)))
-			return err ? err->code : PTW_ERR_NOMEM;
-		key = ptw_fnv1a(key, &parent, sizeof(parent));
-	}
-	uint64_t idx;
-	if (!ptw_map_get(&em->async_map, key, &idx)) {
-		if (ev->ph == 'e') {
-			em->st.dropped++; /* ends nothing */
-			return 0;
-		}
-		/* An idle track of the same name and parent is reused, so
-		 * tracks are bounded by the concurrency per name, not by the
-		 * number of ids (trace_processor merges same-name tracks
-		 * anyway). */
-		uint64_t nkey = ptw_fnv1a(PTW_FNV_INIT, nm, nn);
-		nkey = ptw_fnv1a(nkey, &parent, sizeof(parent));
-		uint64_t head;
-		/* Reuse only a track idle in time too (input order is not
-		 * time order), else its slices could overlap. */
-		if (ptw_map_get(&em->async_free, nkey, &head) && head &&
-		    em->asyncs[head - 1].last_end <= ts) {
-			idx = head - 1;
-			if (ptw_map_put(&em->async_free, nkey,
-					   em->asyncs[idx].next_free))
-				return ptw_em_nomem(err);
-		} else {
-			if (em->n_asyncs == em->asyncs_cap) {
-				size_t nc = em->asyncs_cap ? em->asyncs_cap * 2 : 16;
-				void *p = realloc(em->asyncs, nc * sizeof(*em->asyncs));
-				if (!p)
-					return ptw_em_nomem(err);
-				em->asyncs = p;
-				em->asyncs_cap = nc;
-			}
-			char *t = ptw_em_strbuf(em, nn + 1);
-			if (!t)
-				return ptw_em_nomem(err);
-			memcpy(t, nm, nn);
-			t[nn] = '\0';
-			if (strlen(t) >= PTW_MAX_STRING_LEN)
-				t[PTW_MAX_STRING_LEN - 1] = '\0';
-			uint64_t uuid = ptw_writer_add_track(em->w, t, parent, -1);
-			if (!uuid)
-				return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
-			idx = em->n_asyncs++;
-			em->asyncs[idx].uuid = uuid;
-			em->asyncs[idx].last_end = 0;
-			em->asyncs[idx].name_key = nkey;
-		}
-		em->asyncs[idx].open = 0;
-		em->asyncs[idx].next_free = 0;
-		if (ptw_map_put(&em->async_map, key, idx))
-			return ptw_em_nomem(err);
-	}
-	struct ptw_em_async *as = &em->asyncs[idx];
-	int rc;
+	uint64_t track = ptw_em_async_track(em, ev, pid, err);
+	if (!track)
+		return err ? err->code : PTW_ERR_NOMEM;
+	struct ptw_cv_str cat = ptw_em_nonempty(ev->cat);
 	if (ev->ph == 'b') {
-		as->open++;
-		if (as->last_end < ts)
-			as->last_end = ts;
-		return ptw_em_immediate(em, PTW_EM_BEGIN, as->uuid, ts, nm, nn,
-					ev, err);
+		/* Begin with the slice name: "[No name]" for an empty one */
+		const char *nm;
+		size_t nn;
+		ptw_em_display_name(ev, &nm, &nn);
+		return ptw_em_immediate(em, PTW_EM_BEGIN, track, ts, nm, nn, cat,
+					0, ev, err);
 	}
+	/* End and Scoped with event.name: NULL for an empty one, and End
+	 * closes the innermost open slice of that name and category (none:
+	 * any), or nothing. */
+	struct ptw_cv_str nm = ptw_em_nonempty(ev->name);
 	if (ev->ph == 'e') {
-		as->open--; /* > 0: the key is only mapped while open */
 		em->st.slices++;
-		rc = ptw_em_immediate(em, PTW_EM_END, as->uuid, ts, nm, nn, ev,
-				      err);
-	} else {
-		rc = ptw_em_immediate(em, PTW_EM_INSTANT, as->uuid, ts, nm, nn,
-				      ev, err);
+		return ptw_em_immediate(em, PTW_EM_END, track, ts, nm.p, nm.n,
+					cat, PTW_EV_NAMED_END, ev, err);
 	}
-	if (as->last_end < ts)
-		as->last_end = ts;
-	if (!rc && as->open == 0) {
-		/* Idle: forget the id, keep the track for reuse. */
-		uint64_t head = 0;
-		ptw_map_del(&em->async_map, key);
-		(void)ptw_map_get(&em->async_free, as->name_key, &head);
-		as->next_free = head;
-		if (ptw_map_put(&em->async_free, as->name_key, idx + 1))
-			return ptw_em_nomem(err);
-	}
-	return rc;
+	return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts, nm.p, nm.n, cat,
+				0, ev, err);
 }
 
-/* An instant on the global track (scope g) or its process (scope p). */
+/* An instant of scope g or p. JSON puts it on trace_processor's legacy
+ * global instant track (one, no name) or its process's legacy instant
+ * track (no name); a legacy_event with that scope puts a protobuf
+ * instant there too (PTW_EV_GLOBAL_INSTANT / _PROCESS_INSTANT), whatever
+ * track carries it: the thread's own track (which the event makes a
+ * thread row anyway) for g, the process track for p. A g instant
+ * without pid and tid rides on a track of its own. */
 int ptw_em_scoped_instant(struct ptw_emit *em,
 			  const struct ptw_cv_event *ev, uint32_t pid,
-			  int64_t ts, struct ptw_error *err)
+			  uint32_t tid, int64_t ts, struct ptw_error *err)
 {
 	uint64_t track;
+	uint32_t flags;
 	if (ev->scope == 'g') {
-		if (!em->global_track) {
-			em->global_track = ptw_writer_add_track(
-				em->w, "Global instants", 0, -1);
-			if (!em->global_track)
+		flags = PTW_EV_GLOBAL_INSTANT;
+		if (pid || tid) {
+			struct ptw_em_thread *th =
+				ptw_em_thread_get(em, pid, tid, err);
+			if (!th || !(track = ptw_em_thread_track(em, th, err)))
+				return err ? err->code : PTW_ERR_NOMEM;
+		} else {
+			if (!em->global_track &&
+			    !(em->global_track = ptw_writer_add_track(
+				      em->w, "Global instants", 0, -1)))
 				return ptw_em_writer_fail(em, PTW_ERR_INVALID,
 							  err);
+			track = em->global_track;
 		}
-		track = em->global_track;
 	} else {
+		flags = PTW_EV_PROCESS_INSTANT;
+		if (!(ev->flags & PTW_CV_HAS_PID)) {
+			em->st.dropped++; /* json_parser_failure */
+			return 0;
+		}
 		struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, NULL, err);
 		if (!pr || !(track = ptw_em_proc_track(em, pr, err)))
 			return err ? err->code : PTW_ERR_NOMEM;
 	}
-	/* Process and global instants keep a NULL name when theirs is
-	 * empty. */
-	int named = ev->name.p && ev->name.n;
-	return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts,
-				named ? ev->name.p : NULL,
-				named ? ev->name.n : 0, ev, err);
+	/* Scoped(..., event.name, ...): NULL for an empty name */
+	struct ptw_cv_str nm = ptw_em_nonempty(ev->name);
+	return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts, nm.p, nm.n,
+				ptw_em_nonempty(ev->cat), flags, ev, err);
 }

@@ -340,9 +340,11 @@ static void extra_flows(struct ctx *c, const struct ptw_tp_slice *s,
 static int slice_is_async(const struct ctx *c, const struct ptw_tp_slice *s,
 			  struct ptw_tp_track_owner *ow)
 {
-	*ow = ptw_tp_model_owner(c->t, s->track_uuid);
+	*ow = s->owner;
 	if (ow->owner == PTW_TP_OWNER_THREAD)
 		return 0;
+	if (s->is_instant && s->begin->legacy_scope)
+		return 0; /* a global / process instant of a legacy scope */
 	const struct ptw_trace_track *tr = ptw_trace_find_track(c->t,
 								s->track_uuid);
 	if (tr && tr->kind == PTW_TRACE_TRACK_PROCESS && s->is_instant)
@@ -645,8 +647,7 @@ int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 			export_counter(&c, &m->counters[it[i].seq - m->n_slices]);
 		} else if (it[i].what == 1) {
 			const struct ptw_tp_slice *s = &m->slices[it[i].seq];
-			struct ptw_tp_track_owner ow =
-				ptw_tp_model_owner(t, s->track_uuid);
+			struct ptw_tp_track_owner ow = s->owner;
 			async_end(&c, s, &ow);
 		} else {
 			export_slice(&c, &m->slices[it[i].seq]);

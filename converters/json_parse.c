@@ -34,6 +34,16 @@
 
 #include "json_internal.h"
 
+/* A scalar value, or the span of a skipped object/array. */
+struct val {
+	enum ptw_cv_val_type t;
+	int b;
+	int64_t i;
+	double d;
+	struct ptw_cv_str s;   /* STRING: decoded; JSON: raw text */
+	struct ptw_cv_str raw; /* raw text of a number */
+};
+
 struct ptw_cv_json_parser {
 	char *scratch;      /* decoded strings of the current parse */
 	size_t scratch_cap;
@@ -42,6 +52,7 @@ struct ptw_cv_json_parser {
 	locale_t c_locale;  /* strtod must not follow the program's LC_NUMERIC */
 	struct ptw_cv_json_lines lines; /* of the last successful event */
 	struct ptw_cv_arg args[PTW_CV_MAX_ARGS];
+	struct val id2_vals[2]; /* "id2" global / local (struct pctx) */
 };
 
 /* One parse: the input, the cursor, and where decoded strings go. */
@@ -53,20 +64,16 @@ struct pctx {
 	char *out; /* next free byte of jp->scratch */
 	struct ptw_error *err;
 	int id_set; /* a valid "id" was seen: "id2" no longer counts */
+	/* The last "id2" "global" / "local" members (trace_processor's
+	 * ParseId2: each later member replaces the earlier one, a value that
+	 * is neither a string nor an int64 clears it); applied once the
+	 * event is read, global first, only if no valid "id" came. */
+	struct val *id2_global, *id2_local; /* into jp->id2_vals */
 	size_t name_at; /* the '"' of the last member name (next_member) */
 	uint64_t nl;    /* LFs skipped as whitespace */
 	size_t last_nl; /* offset of the last of them */
 };
 
-/* A scalar value, or the span of a skipped object/array. */
-struct val {
-	enum ptw_cv_val_type t;
-	int b;
-	int64_t i;
-	double d;
-	struct ptw_cv_str s;   /* STRING: decoded; JSON: raw text */
-	struct ptw_cv_str raw; /* raw text of a number */
-};
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -941,7 +948,10 @@ static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 	return 0;
 }
 
-static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
+/* An "id2" object: remembers its last "global" and "local" members (see
+ * struct pctx); a member that is not an id (double, bool, null, object,
+ * array) clears the earlier one, as ExtractId's nullopt does. */
+static int parse_id2(struct pctx *c)
 {
 	int rc;
 	struct ptw_cv_str k;
@@ -951,15 +961,30 @@ static int parse_id2(struct pctx *c, struct ptw_cv_event *ev)
 			return rc == MEMBERS_END ? 0 : rc;
 		if ((rc = parse_value(c, 3, &v)))
 			return rc;
-		/* trace_processor takes only string values here, and only
-		 * when the event has no "id" */
-		if (!c->id_set && v.t == PTW_CV_VAL_STRING) {
-			if (KEY_IS(k, "local") && set_id(ev, &v, 1))
-				ev->flags |= PTW_CV_ID_FROM_ID2;
-			else if (KEY_IS(k, "global") && set_id(ev, &v, 0))
-				ev->flags |= PTW_CV_ID_FROM_ID2;
-		}
+		int is_id = v.t == PTW_CV_VAL_STRING || v.t == PTW_CV_VAL_INT;
+		struct val **slot = KEY_IS(k, "global") ? &c->id2_global
+				    : KEY_IS(k, "local") ? &c->id2_local
+							 : NULL;
+		if (!slot)
+			continue;
+		struct val *keep = slot == &c->id2_global ? &c->jp->id2_vals[0]
+							  : &c->jp->id2_vals[1];
+		*keep = v;
+		*slot = is_id ? keep : NULL;
 	}
+}
+
+/* After the event's members: "id2" gives the id when no valid "id" did,
+ * global before local (json_trace_tokenizer.cc, the async cookie at the
+ * end of ParseTraceEventContents). */
+static void apply_id2(struct pctx *c, struct ptw_cv_event *ev)
+{
+	if (c->id_set)
+		return;
+	if (c->id2_global && set_id(ev, c->id2_global, 0))
+		ev->flags |= PTW_CV_ID_FROM_ID2;
+	else if (c->id2_local && set_id(ev, c->id2_local, 1))
+		ev->flags |= PTW_CV_ID_FROM_ID2;
 }
 
 /* A value's meaning for the event member 'key' (trace_processor's
@@ -1180,7 +1205,7 @@ static int event_member(struct pctx *c, enum key key, struct ptw_cv_event *ev)
 		break;
 	case K_ID2:
 		if (p[0] == '{')
-			return parse_id2(c, ev);
+			return parse_id2(c);
 		break;
 	default:
 		break;
@@ -1199,9 +1224,15 @@ static int parse_event(struct pctx *c, struct ptw_cv_event *ev)
 	enum key key = K_OTHER;
 	int rc;
 	*ev = zero_ev; /* vector moves; memset compiled to a slow rep stos */
+	c->id2_global = c->id2_local = NULL;
 	for (int first = 1;; first = 0) {
-		if ((rc = next_member(c, first, &k, &key)))
-			return rc == MEMBERS_END ? 0 : rc;
+		if ((rc = next_member(c, first, &k, &key))) {
+			if (rc != MEMBERS_END)
+				return rc;
+			if (__builtin_expect(c->id2_global || c->id2_local, 0))
+				apply_id2(c, ev);
+			return 0;
+		}
 		if ((rc = event_member(c, key, ev)))
 			return rc;
 	}

@@ -80,7 +80,8 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 {
 	struct ptw_writer *w = s->w;
 	int is_static = (ev->flags & PTW_EV_STATIC_STRINGS) != 0;
-	if (p->type == PTW_TE_TYPE_SLICE_END) {
+	if (p->type == PTW_TE_TYPE_SLICE_END &&
+	    !(ev->flags & PTW_EV_NAMED_END)) {
 		p->name.s = p->cat.s = NULL;
 		if (!p->tr->depth)
 			return ptw_i_writer_fail(w, PTW_ERR_INVALID, 0,
@@ -94,6 +95,15 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 		    ptw_ev_check_str(&p->cat, ev->category, s->cats, is_static))
 			return ptw_ev_fail(w, "event category too long");
 	}
+	uint32_t scope = ev->flags & (PTW_EV_GLOBAL_INSTANT |
+				      PTW_EV_PROCESS_INSTANT);
+	if (scope && (p->type != PTW_TE_TYPE_INSTANT ||
+		      scope == (PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT)))
+		return ptw_ev_fail(w, "instant scope flags on a non-instant "
+				   "event, or both scopes");
+	if (scope == PTW_EV_PROCESS_INSTANT && p->tr->kind != PTW_TRACK_PROCESS)
+		return ptw_ev_fail(w, "process-scoped instant on a track "
+				   "that is not a process track");
 	if (ev->n_args > PTW_MAX_ANNOTATIONS)
 		return ptw_ev_fail(w, "too many annotations");
 	if (ev->n_flow_ids > PTW_MAX_FLOWS || ev->n_terminating_flow_ids > PTW_MAX_FLOWS)
@@ -337,6 +347,16 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		q = ptw_pb_write_varint_field(q, PTW_F_TE_CATEGORY_IIDS, p->cat.iid);
 	if (p->name.s)
 		q = ptw_pb_write_varint_field(q, PTW_F_TE_NAME_IID, p->name.iid);
+	if (ev && (ev->flags & (PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT))) {
+		/* LegacyEvent { phase: 'I', instant_event_scope }: 4 bytes */
+		q = ptw_pb_write_len_tag(q, PTW_F_TE_LEGACY_EVENT);
+		*q++ = 4;
+		q = ptw_pb_write_varint_field(q, PTW_F_LE_PHASE, 'I');
+		q = ptw_pb_write_varint_field(
+			q, PTW_F_LE_INSTANT_EVENT_SCOPE,
+			(ev->flags & PTW_EV_GLOBAL_INSTANT) ? PTW_LE_SCOPE_GLOBAL
+							    : PTW_LE_SCOPE_PROCESS);
+	}
 	if (p->type == PTW_TE_TYPE_COUNTER) {
 		if (is_double) {
 			uint64_t bits;
@@ -411,8 +431,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	w->stats.events++;
 	if (p->type == PTW_TE_TYPE_SLICE_BEGIN)
 		p->tr->depth++;
-	else if (p->type == PTW_TE_TYPE_SLICE_END)
-		p->tr->depth--;
+	else if (p->type == PTW_TE_TYPE_SLICE_END && p->tr->depth)
+		p->tr->depth--; /* 0 only with PTW_EV_NAMED_END */
 	return 0;
 nomem:
 	return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0, "intern table: out of memory");
@@ -474,8 +494,9 @@ static inline __attribute__((always_inline)) int
 ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev, int type, int *rc)
 {
 	if (__builtin_expect(!ev, 0) ||
-	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids |
-	     (ev->flags & PTW_EV_THREAD_TIME)) ||
+	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
+	    (ev->flags & (PTW_EV_THREAD_TIME | PTW_EV_NAMED_END |
+			  PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT)) ||
 	    (type != PTW_TE_TYPE_SLICE_END &&
 	     !(ev->flags & PTW_EV_STATIC_STRINGS)))
 		return 0;

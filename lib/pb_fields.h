@@ -72,6 +72,12 @@
 #define PTW_F_TE_DOUBLE_COUNTER_VALUE 44   /* TrackEvent.double_counter_value */
 #define PTW_F_TE_FLOW_IDS 47               /* TrackEvent.flow_ids */
 #define PTW_F_TE_TERMINATING_FLOW_IDS 48   /* TrackEvent.terminating_flow_ids */
+#define PTW_F_TE_LEGACY_EVENT 6            /* TrackEvent.legacy_event */
+/* TrackEvent.LegacyEvent */
+#define PTW_F_LE_PHASE 2                   /* LegacyEvent.phase */
+#define PTW_F_LE_INSTANT_EVENT_SCOPE 14    /* LegacyEvent.instant_event_scope */
+#define PTW_LE_SCOPE_GLOBAL 1              /* InstantEventScope.SCOPE_GLOBAL */
+#define PTW_LE_SCOPE_PROCESS 2             /* InstantEventScope.SCOPE_PROCESS */
 /* TrackEvent.Type */
 #define PTW_TE_TYPE_SLICE_BEGIN 1 /* TYPE_SLICE_BEGIN */
 #define PTW_TE_TYPE_SLICE_END 2   /* TYPE_SLICE_END */

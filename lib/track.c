@@ -352,7 +352,7 @@ uint64_t ptw_writer_add_thread_track(struct ptw_writer *w, int32_t pid,
 uint64_t ptw_writer_add_track(struct ptw_writer *w, const char *name,
 			      uint64_t parent_uuid, int32_t rank)
 {
-	if (!w || w->sticky || ptw_track_check_str(w, name, 1, "name") ||
+	if (!w || w->sticky || ptw_track_check_str(w, name, 0, "name") ||
 	    ptw_track_check_parent(w, parent_uuid))
 		return 0;
 	struct ptw_track_desc d = {.parent = parent_uuid, .name = name,

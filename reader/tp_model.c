@@ -22,9 +22,27 @@ struct stack {
 	size_t n, cap;
 };
 
+/* track_compressor.cc: one merge set (parent, name) and its tracks. */
+struct cstate {
+	uint64_t cookie;   /* the uuid the track is associated with */
+	uint32_t nest;     /* Begins not yet Ended for that cookie */
+	uint64_t tp_track; /* its key in 'stacks' */
+};
+
+struct cset {
+	const char *name;
+	struct cstate *v;
+	size_t n, cap;
+};
+
 struct priv {
 	struct ptw_arena arena;
-	struct ptw_u64map stacks; /* track uuid -> struct stack * */
+	struct ptw_u64map stacks; /* tp track -> struct stack * */
+	struct ptw_u64map sets;   /* hash(parent, name) -> struct cset * */
+	struct ptw_u64map uuid_set; /* uuid -> its struct cset * */
+	struct cset **all_sets;
+	size_t n_sets, cap_sets;
+	uint64_t next_tp_track;
 	struct ptw_u64map flows;  /* flow id -> slice id + 1 */
 	struct stack **all_stacks;
 	size_t n_stacks, cap_stacks;
@@ -147,6 +165,120 @@ static long match_open(const struct ptw_tp_model *m, const struct stack *st,
 	return -1;
 }
 
+/* Keys of trace_processor tracks that are not a uuid's own track. */
+#define TP_LEGACY_GLOBAL (1ull << 63)
+#define TP_LEGACY_PROCESS (1ull << 62) /* | the process track's uuid */
+#define TP_MERGED (3ull << 62)         /* | a counter */
+
+/* Does trace_processor merge this track with its same-name siblings?
+ * (not a process, thread or counter track; undescribed uuids get a
+ * reservation with no parent and no name, so they are merged too) */
+static int mergeable(const struct ptw_trace_track *tr)
+{
+	return !tr || tr->kind == PTW_TRACE_TRACK_PLAIN;
+}
+
+/* The merge set of a mergeable uuid, found on its first event (whose
+ * name names the set when the descriptor has none, as
+ * InternDescriptorTrackImpl's event_name does). NULL out of memory. */
+static struct cset *uuid_set(struct ptw_tp_model *m,
+			     const struct ptw_trace_track *tr, uint64_t uuid,
+			     const char *event_name)
+{
+	struct priv *pv = m->priv_;
+	struct cset *cs = ptw_u64map_get(&pv->uuid_set, uuid);
+	if (cs)
+		return cs;
+	const char *name = tr ? tr->name : NULL;
+	if (!name)
+		name = uuid == 0 ? "Default Track" : event_name;
+	uint64_t parent = tr && tr->has_parent ? tr->parent_uuid : 0;
+	uint64_t h = ptw_fnv1a(PTW_FNV_INIT, &parent, sizeof(parent));
+	h = name ? ptw_fnv1a(ptw_fnv1a(h, "s", 1), name, strlen(name))
+		 : ptw_fnv1a(h, "n", 1);
+	cs = ptw_u64map_get(&pv->sets, h);
+	if (!cs) {
+		cs = calloc(1, sizeof(*cs));
+		if (!cs ||
+		    ptw_i_trace_grow((void **)&pv->all_sets, &pv->cap_sets,
+				     pv->n_sets, sizeof(*pv->all_sets)) ||
+		    ptw_u64map_put(&pv->sets, h, cs) < 0) {
+			free(cs);
+			return NULL;
+		}
+		pv->all_sets[pv->n_sets++] = cs;
+		cs->name = name;
+	}
+	if (ptw_u64map_put(&pv->uuid_set, uuid, cs) < 0)
+		return NULL;
+	return cs;
+}
+
+/* GetOrCreateTrackForCookie: the cookie's track, else the first track
+ * without an open Begin (adopted for the cookie), else a new one.
+ * Returns its index, or -1 out of memory. */
+static long cookie_track(struct ptw_tp_model *m, struct cset *cs,
+			 uint64_t cookie)
+{
+	struct priv *pv = m->priv_;
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->v[i].cookie == cookie)
+			return (long)i;
+	for (size_t i = 0; i < cs->n; i++) {
+		if (cs->v[i].nest == 0) {
+			cs->v[i].cookie = cookie;
+			return (long)i;
+		}
+	}
+	if (ptw_i_trace_grow((void **)&cs->v, &cs->cap, cs->n, sizeof(*cs->v)))
+		return -1;
+	cs->v[cs->n].cookie = cookie;
+	cs->v[cs->n].nest = 0;
+	cs->v[cs->n].tp_track = TP_MERGED | pv->next_tp_track++;
+	return (long)cs->n++;
+}
+
+/* The trace_processor track of a slice event, with its name and owner
+ * (see tp_model.h). Returns 0, or -1 out of memory. */
+static int tp_track_of(struct ptw_tp_model *m, const struct ptw_trace *t,
+		       const struct ptw_trace_event *ev, uint64_t *key,
+		       const char **name, struct ptw_tp_track_owner *owner)
+{
+	const struct ptw_trace_track *tr =
+		ptw_trace_find_track(t, ev->track_uuid);
+	*key = ev->track_uuid;
+	*name = tr ? tr->name : NULL;
+	*owner = ptw_tp_model_owner(t, ev->track_uuid);
+	if (mergeable(tr)) {
+		struct cset *cs = uuid_set(m, tr, ev->track_uuid, ev->name);
+		if (!cs)
+			return -1;
+		long i = cookie_track(m, cs, ev->track_uuid);
+		if (i < 0)
+			return -1;
+		if (ev->type == PTW_TRACE_SLICE_BEGIN)
+			cs->v[i].nest++;
+		else if (ev->type == PTW_TRACE_SLICE_END && cs->v[i].nest)
+			cs->v[i].nest--;
+		*key = cs->v[i].tp_track;
+		*name = cs->name;
+	}
+	if (ev->type == PTW_TRACE_INSTANT && ev->legacy_scope == 'g') {
+		*key = TP_LEGACY_GLOBAL;
+		*name = NULL;
+		memset(owner, 0, sizeof(*owner));
+		owner->uuid = ev->track_uuid;
+	} else if (ev->type == PTW_TRACE_INSTANT && ev->legacy_scope == 'p' &&
+		   owner->owner != PTW_TP_OWNER_GLOBAL) {
+		/* kChromeProcessInstantBlueprint: one per process */
+		owner->owner = PTW_TP_OWNER_PROCESS;
+		owner->tid = 0;
+		*key = TP_LEGACY_PROCESS | (uint32_t)owner->pid;
+		*name = NULL;
+	}
+	return 0;
+}
+
 static int add_flow(struct ptw_tp_model *m, uint32_t a, uint32_t b, uint64_t id)
 {
 	struct priv *pv = m->priv_;
@@ -246,11 +378,15 @@ static int thread_time(const struct ptw_trace *t,
 }
 
 static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
-		       const struct ptw_trace_event *ev, int64_t dur,
-		       int on_thread)
+		       const struct ptw_trace_event *ev, int64_t dur)
 {
 	struct priv *pv = m->priv_;
-	struct stack *st = get_stack(m, ev->track_uuid);
+	uint64_t key;
+	const char *tname;
+	struct ptw_tp_track_owner owner;
+	if (tp_track_of(m, t, ev, &key, &tname, &owner))
+		return -1;
+	struct stack *st = get_stack(m, key);
 	if (!st)
 		return -1;
 	maybe_close_stack(m, st, ev->ts, dur);
@@ -268,13 +404,17 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 	s->ts = ev->ts;
 	s->dur = dur;
 	s->track_uuid = ev->track_uuid;
+	s->tp_track = key;
+	s->track_name = tname;
+	s->owner = owner;
 	s->name = ev->name;
 	s->category = ev->category;
 	s->depth = (uint32_t)st->n;
 	s->parent_id = st->n ? (int64_t)st->ids[st->n - 1] : -1;
 	s->is_instant = ev->type == PTW_TRACE_INSTANT;
 	/* ParseThreadBeginEvent / ParseThreadInstantEvent (utid_ set) */
-	if (on_thread && thread_time(t, ev, &s->thread_ts)) {
+	if (owner.owner == PTW_TP_OWNER_THREAD &&
+	    thread_time(t, ev, &s->thread_ts)) {
 		s->has_thread_ts = 1;
 		s->has_thread_dur = s->is_instant; /* thread_dur 0 */
 	}
@@ -288,7 +428,12 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 static int end_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 		     const struct ptw_trace_event *ev)
 {
-	struct stack *st = get_stack(m, ev->track_uuid);
+	uint64_t key;
+	const char *tname;
+	struct ptw_tp_track_owner owner;
+	if (tp_track_of(m, t, ev, &key, &tname, &owner))
+		return -1;
+	struct stack *st = get_stack(m, key);
 	if (!st)
 		return -1;
 	maybe_close_stack(m, st, ev->ts, -1);
@@ -382,12 +527,10 @@ static int build(struct ptw_tp_model *m, const struct ptw_trace *t)
 		}
 		switch (ev->type) {
 		case PTW_TRACE_SLICE_BEGIN:
-			rc = start_slice(m, t, ev, -1,
-					 o.owner == PTW_TP_OWNER_THREAD);
+			rc = start_slice(m, t, ev, -1);
 			break;
 		case PTW_TRACE_INSTANT:
-			rc = start_slice(m, t, ev, 0,
-					 o.owner == PTW_TP_OWNER_THREAD);
+			rc = start_slice(m, t, ev, 0);
 			break;
 		case PTW_TRACE_SLICE_END:
 			rc = end_slice(m, t, ev);
@@ -468,6 +611,13 @@ void ptw_tp_model_free(struct ptw_tp_model *m)
 			free(pv->all_stacks[i]);
 		}
 		free(pv->all_stacks);
+		for (size_t i = 0; i < pv->n_sets; i++) {
+			free(pv->all_sets[i]->v);
+			free(pv->all_sets[i]);
+		}
+		free(pv->all_sets);
+		ptw_u64map_free(&pv->sets);
+		ptw_u64map_free(&pv->uuid_set);
 		ptw_u64map_free(&pv->stacks);
 		ptw_u64map_free(&pv->flows);
 		ptw_arena_free(&pv->arena);

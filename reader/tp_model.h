@@ -20,6 +20,18 @@
  * Thread and process rows come from the descriptors. Each track resolves
  * its owner (thread, process or global) through its parent chain.
  *
+ * Tracks that are neither process, thread nor counter tracks (and
+ * undescribed uuids) are merged as trace_processor merges them by default
+ * (SIBLING_MERGE_BEHAVIOR_BY_TRACK_NAME, track_event_tracker.cc
+ * InternDescriptorTrackImpl): siblings with the same parent and name form
+ * a set (the name is the descriptor's, or the first event's), and
+ * track_compressor.cc spreads the set's uuids over as few tracks as it
+ * can: BEGIN / END / INSTANT on a uuid are Begin / End / Begin+End with
+ * the uuid as cookie (GetOrCreateTrackForCookie: the cookie's track, else
+ * the first track with no open Begin, else a new one). An instant with
+ * a legacy_event of scope GLOBAL / PROCESS goes to the one legacy global
+ * instant track / its process's legacy instant track (no name).
+ *
  * Events on a track whose parent chain is broken are dropped
  * (track_hierarchy_missing_uuid). Events on an undescribed uuid go to a
  * global track named after the first such event. */
@@ -38,11 +50,26 @@ enum ptw_tp_owner {
 	PTW_TP_OWNER_PROCESS, /* process track or descendant of one */
 };
 
+/* Owner of a track, resolved through parent_uuid. */
+struct ptw_tp_track_owner {
+	uint64_t uuid;
+	enum ptw_tp_owner owner;
+	int32_t pid;          /* process/thread owner */
+	int64_t tid;          /* thread owner */
+	int broken;           /* parent chain missing, looping or too deep */
+};
+
 struct ptw_tp_slice {
 	uint32_t id;          /* index in the slice array */
 	int64_t ts;
 	int64_t dur;          /* -1: never ended */
-	uint64_t track_uuid;
+	uint64_t track_uuid;  /* the event's track (descriptor uuid) */
+	/* trace_processor's track of the slice: the uuid's own track, one of
+	 * the tracks its merge set was split into, or a legacy instant
+	 * track (see ptw_tp_model_build); slices nest per tp_track. */
+	uint64_t tp_track;
+	const char *track_name; /* that track's name (NULL: none) */
+	struct ptw_tp_track_owner owner; /* that track's owner */
 	const char *name;     /* may be NULL */
 	const char *category; /* may be NULL */
 	uint32_t depth;
@@ -87,14 +114,6 @@ struct ptw_tp_process {
 	uint64_t track_uuid;
 };
 
-/* Owner of a track, resolved through parent_uuid. */
-struct ptw_tp_track_owner {
-	uint64_t uuid;
-	enum ptw_tp_owner owner;
-	int32_t pid;          /* process/thread owner */
-	int64_t tid;          /* thread owner */
-	int broken;           /* parent chain missing, looping or too deep */
-};
 
 /* An END that closed nothing, or that closed a slice while slices inside
  * it were still open (improper nesting): for the checker. */

@@ -492,6 +492,22 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 		return 0;
 	}
 
+	if (te->legacy_event && te->legacy_event->has_phase) {
+		const Perfetto__Protos__TrackEvent__LegacyEvent *le =
+			te->legacy_event;
+		ev.legacy_phase = (char)le->phase;
+		if ((le->phase == 'i' || le->phase == 'I') &&
+		    le->has_instant_event_scope)
+			ev.legacy_scope =
+				le->instant_event_scope ==
+						PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_GLOBAL
+					? 'g'
+				: le->instant_event_scope ==
+						PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_PROCESS
+					? 'p'
+					: 0;
+	}
+
 	/* TP reads the deprecated varint flow ids only when the fixed64
 	 * ones are absent */
 	if (te->n_flow_ids) {

@@ -118,6 +118,12 @@ struct ptw_trace_event {
 	const uint64_t *terminating_flow_ids;
 	const struct ptw_trace_arg *args;
 	uint32_t n_args;
+	/* legacy_event.phase (0: none) and, for an instant phase ('i'/'I'),
+	 * its instant_event_scope: 'g' global, 'p' process, 0 otherwise
+	 * (trace_processor then puts the instant on its legacy global /
+	 * process instant track, track_event_event_importer.h) */
+	char legacy_phase;
+	char legacy_scope;
 	enum ptw_trace_counter_kind counter_kind;
 	int64_t counter_int;   /* raw value as written (counter_value) */
 	double counter_double; /* raw value (double_counter_value) */

@@ -264,9 +264,38 @@ Test(json_parse, ids_numeric_string_hex_and_id2)
 	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
 				       PTW_CV_ID_FROM_ID2);
 	cr_assert_eq(ev.id_num, 9);
-	/* numeric id2 values are not ids for trace_processor */
+	/* integer id2 values are ids too (json_trace_tokenizer.cc ParseId2
+	 * -> ExtractId: a string or an int64), other values are not */
 	ev = parse_ok("{\"id2\":{\"global\":9}}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_FROM_ID2);
+	cr_assert_eq(ev.id_num, 9);
+	ev = parse_ok("{\"id2\":{\"local\":-2}}");
+	cr_assert_eq(ev.flags,
+		     PTW_CV_HAS_ID | PTW_CV_ID2_LOCAL | PTW_CV_ID_FROM_ID2);
+	cr_assert_eq(ev.id_num, (uint64_t)-2);
+	ev = parse_ok("{\"id2\":{\"global\":1.5,\"local\":true}}");
 	cr_assert_eq(ev.flags, 0);
+	/* global before local, whatever their order */
+	ev = parse_ok("{\"id2\":{\"local\":\"1\",\"global\":2}}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_FROM_ID2);
+	cr_assert_eq(ev.id_num, 2);
+	/* a later member replaces an earlier one; one that is no id clears
+	 * it (id2_global = ExtractId(...) = nullopt), so local counts */
+	ev = parse_ok("{\"id2\":{\"global\":2,\"local\":3,"
+		      "\"global\":null}}");
+	cr_assert_eq(ev.flags,
+		     PTW_CV_HAS_ID | PTW_CV_ID2_LOCAL | PTW_CV_ID_FROM_ID2);
+	cr_assert_eq(ev.id_num, 3);
+	/* two id2 objects: each sets only the members it has */
+	ev = parse_ok("{\"id2\":{\"local\":\"a\"},\"id2\":{\"global\":\"b\"}}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_ID | PTW_CV_ID_IS_STRING |
+				       PTW_CV_ID_FROM_ID2);
+	cr_assert(str_is(ev.id_str, "b"));
+	/* an "id" that is no id leaves id2 in charge */
+	ev = parse_ok("{\"id2\":{\"local\":5},\"id\":1.5}");
+	cr_assert_eq(ev.flags,
+		     PTW_CV_HAS_ID | PTW_CV_ID2_LOCAL | PTW_CV_ID_FROM_ID2);
+	cr_assert_eq(ev.id_num, 5);
 	/* "id" wins over "id2", in either order */
 	ev = parse_ok("{\"id2\":{\"local\":\"3\"},\"id\":4}");
 	cr_assert_eq(ev.flags, PTW_CV_HAS_ID);

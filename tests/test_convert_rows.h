@@ -105,7 +105,7 @@ static inline void rows_from_trace(const struct ptw_trace *t,
 	struct sbuf b = {0};
 	for (size_t i = 0; i < m->n_slices; i++) {
 		const struct ptw_tp_slice *s = &m->slices[i];
-		struct ptw_tp_track_owner o = ptw_tp_model_owner(t, s->track_uuid);
+		struct ptw_tp_track_owner o = s->owner;
 		b.len = 0;
 		if (o.owner == PTW_TP_OWNER_THREAD) {
 			if (s->dur != 0) {

@@ -87,7 +87,7 @@ static void rows_of(const char *pf, struct rows *rs)
 	memset(rs, 0, sizeof(*rs));
 	for (size_t i = 0; i < m->n_slices; i++) {
 		const struct ptw_tp_slice *s = &m->slices[i];
-		struct ptw_tp_track_owner o = ptw_tp_model_owner(t, s->track_uuid);
+		struct ptw_tp_track_owner o = s->owner;
 		const char *nm = s->name ? s->name : "[No name]";
 		if (o.owner == PTW_TP_OWNER_THREAD)
 			add_row(rs, "%s|%lld|%lld|%s|%s|%u|%lld|%d",

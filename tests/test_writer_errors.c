@@ -107,7 +107,7 @@ Test(writer_errors, misuse_returns_invalid_and_writes_nothing)
 	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, tr, 1, NULL, huge),
 		     PTW_ERR_INVALID);
 	/* Tracks. */
-	cr_assert_eq(ptw_writer_add_track(w, NULL, 0, -1), 0);
+	cr_assert_eq(ptw_writer_add_track(w, huge, 0, -1), 0);
 	cr_assert_eq(ptw_writer_add_track(w, "y", 12345, -1), 0);
 	cr_assert_eq(ptw_writer_add_track(w, "y", ctr, -1), 0);
 	cr_assert_eq(ptw_writer_add_counter_track(w, huge, NULL, 0, -1), 0);

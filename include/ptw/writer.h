@@ -92,6 +92,23 @@ struct ptw_arg {
 			       * trace_processor shows as the slice's
 			       * thread_ts (BEGIN, INSTANT) or uses for its
 			       * thread_dur (END) */
+/* ptw_seq_slice_end only: write the END's name and category too (NULL:
+ * none), so that trace_processor closes the innermost open slice on the
+ * track whose name and category match them (an END without a name or
+ * category matches any), as Chrome JSON 'e' events do; and accept an END
+ * when no slice is open on the track (trace_processor ignores an END
+ * that matches nothing; the writer's count of open slices stays 0, as
+ * trace_processor's count of open slices per track uuid does). */
+#define PTW_EV_NAMED_END 8u
+/* ptw_seq_instant only: the instant is written with a legacy_event of
+ * phase 'I' and instant_event_scope GLOBAL / PROCESS, which
+ * trace_processor shows on its legacy global instant track (one per
+ * trace, no name) / on the process's legacy instant track (no name), as
+ * it shows Chrome JSON "s":"g" / "s":"p" instants, whatever track the
+ * event names. For PROCESS the track must be a process track. At most
+ * one of the two. */
+#define PTW_EV_GLOBAL_INSTANT 16u
+#define PTW_EV_PROCESS_INSTANT 32u
 
 /* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
  * before the call returns. */
@@ -191,7 +208,11 @@ uint64_t ptw_writer_add_thread_track(struct ptw_writer *w, int32_t pid,
  * sibling_order_rank (and makes the parent's child ordering EXPLICIT, see
  * above), < 0 means none. Ranks order tracks only under a parent made by
  * ptw_writer_add_track: trace_processor and its UI order root tracks, and
- * tracks under process or thread tracks, by name (docs/writer.md). */
+ * tracks under process or thread tracks, by name (docs/writer.md). 'name'
+ * may be NULL: the descriptor then has no name and trace_processor names
+ * the track after the first event it sees on it (NULL if that event has no
+ * name). trace_processor merges sibling tracks of the same name (same
+ * parent) into as few tracks as their overlapping slices allow. */
 uint64_t ptw_writer_add_track(struct ptw_writer *w, const char *name,
 			      uint64_t parent_uuid, int32_t rank);
 /* A counter track; 'unit_name' may be NULL. */
@@ -275,7 +296,8 @@ void ptw_seq_mark_dropped(struct ptw_seq *s, uint64_t n);
 
 int ptw_seq_slice_begin(struct ptw_seq *s, const struct ptw_event *ev);
 /* Closes the innermost open slice on 'track' (0: default track). The
- * event's name/category are ignored; args and flows are written. */
+ * event's name/category are ignored (unless PTW_EV_NAMED_END); args and
+ * flows are written. */
 int ptw_seq_slice_end(struct ptw_seq *s, const struct ptw_event *ev);
 /* BEGIN at ev->ts and END at ev->ts + dur. */
 int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
