@@ -233,6 +233,33 @@ static void bench_disabled_16sites(unsigned runs)
 		printf("# %llu\n", (unsigned long long)sink);
 }
 
+/* One thread logging n BEGIN/END events in a tight loop into a
+ * default-size ring, lossless (PTW_OVERFLOW_WAIT): the producer runs at
+ * the backend's pace once the ring is full, so this is the sustained cost
+ * per event, from the first event until ptw_stop returns. */
+static void bench_sustained(uint32_t n)
+{
+	start_overflow = PTW_OVERFLOW_WAIT;
+	start("sustained", PTW_CLOCK_FASTEST, 0, 0);
+	start_overflow = PTW_OVERFLOW_DROP;
+	PTW_INSTANT("bench", "warm-up"); /* registers the ring */
+	ptw_flush();
+	uint64_t t0 = now_ns();
+	for (uint32_t i = 0; i < n / 2; i++) {
+		PTW_BEGIN("bench", "sustained");
+		PTW_END("bench");
+	}
+	stop();
+	uint64_t t1 = now_ns();
+	struct ptw_stats st;
+	ptw_stats(&st);
+	printf("producer_ns_per_event_1t_sustained %.2f ns\n",
+	       (double)(t1 - t0) / (double)n);
+	if (st.dropped)
+		printf("bench_dropped_events_sustained %llu events\n",
+		       (unsigned long long)st.dropped);
+}
+
 /* Two threads logging begin/end pairs at once, for the trace size. */
 struct size2 {
 	pthread_barrier_t *bar;
@@ -440,12 +467,13 @@ int main(void)
 			printf("bench_dropped_events %llu events\n",
 			       (unsigned long long)st.dropped);
 	}
+	bench_sustained(quick ? (1u << 18) : (1u << 23));
 	bench_size_2t(quick ? (1u << 18) : (1u << 25));
 	bench_json(runs);
 
 	char path[128];
 	const char *tags[] = {"disabled", "tsc", "mono", "2t", "size", "size_deflate",
-			      "size_2t", "disabled16"};
+			      "size_2t", "disabled16", "sustained"};
 	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s.pftrace", out_dir, tags[i]);
 		unlink(path);

@@ -39,6 +39,15 @@ static int ptw_tr_check(struct ptw_tracer *tr, int rc)
 	return 0;
 }
 
+static void ptw_tr_count_events(struct ptw_tracer *tr, uint64_t n)
+{
+	/* Only the backend writes; relaxed load + store is exact. */
+	atomic_store_explicit(&tr->events,
+			      atomic_load_explicit(&tr->events,
+						   memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
 static void ptw_tr_count_event(struct ptw_tracer *tr)
 {
 	/* Only the backend writes; relaxed load + store is exact. */
@@ -435,6 +444,40 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	}
 }
 
+/* A one-slot BEGIN, END or INSTANT through ptw_seq_simple, as
+ * ptw_tr_process would write it (names and categories are literals).
+ * Returns 1 if the event was written, -1 if the writer refused it (counted
+ * as ptw_tr_process counts it), 0 to take the general path (an END with
+ * no open slice: that path counts it as invalid). */
+static inline int ptw_tr_fast_event(struct ptw_tracer *tr,
+				    struct ptw_tr_thread *th,
+				    const struct ptw_i_rec *rec)
+{
+	static const enum ptw_simple_type type[] = {
+		[PTW_I_K_BEGIN] = PTW_SIMPLE_BEGIN,
+		[PTW_I_K_END] = PTW_SIMPLE_END,
+		[PTW_I_K_INSTANT] = PTW_SIMPLE_INSTANT,
+	};
+	unsigned k = rec->kind;
+	if (k == PTW_I_K_END && !th->depth)
+		return 0;
+	const char *cat = rec->v.cat;
+	if (cat && !*cat)
+		cat = NULL;
+	int rc = ptw_seq_simple(th->seq, type[k], 0, ptw_tr_ts(tr, rec->ts),
+				cat, rec->name);
+	/* depth as ptw_tr_process keeps it: a refused BEGIN does not open,
+	 * an END closes whatever happened */
+	th->depth += (k == PTW_I_K_BEGIN && rc == 0) - (k == PTW_I_K_END);
+	if (rc != 0) {
+		ptw_tr_check(tr, rc);
+		return -1;
+	}
+	return 1;
+}
+
+int ptw_tr_general_only;
+
 /* Drains what the thread has committed. Returns the slots consumed. */
 static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 {
@@ -443,7 +486,23 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 		th->seq = NULL;
 	uint64_t h, n = ptw_ring_peek(r, &h), done = 0;
 	uint64_t end = h + n, released = h;
+	uint64_t fast = 0; /* events of the fast path, counted once */
 	while (h < end) {
+		/* One-slot BEGIN, END and INSTANT (most of a trace) go to the
+		 * writer's scalar entry without decoding a whole record. */
+		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
+		int f;
+		if (rec->extra == 0 && rec->kind <= PTW_I_K_INSTANT && th->seq &&
+		    !ptw_tr_general_only &&
+		    (f = ptw_tr_fast_event(tr, th, rec)) != 0) {
+			fast += f > 0;
+			h++;
+			if (h - released >= PTW_TR_RELEASE_EVERY) {
+				ptw_ring_release(r, h);
+				released = h;
+			}
+			continue;
+		}
 		struct ptw_tr_ev e;
 		ptw_tr_decode(tr, r, h, &e);
 		if (th->seq)
@@ -456,6 +515,7 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	}
 	if (h != released)
 		ptw_ring_release(r, h);
+	ptw_tr_count_events(tr, fast);
 	done = n;
 	return done;
 }

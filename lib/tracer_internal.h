@@ -46,6 +46,11 @@ struct ptw_tr_thread {
 };
 
 
+/* Tests only: non-zero makes the backend skip its fast path for one-slot
+ * BEGIN/END/INSTANT records (tracer_backend.c), so both paths can be
+ * compared. Set it before ptw_start. */
+extern int ptw_tr_general_only;
+
 /* Async ids and their tracks (tracer_async.c). */
 struct ptw_tr_async_ent {
 	uint64_t id;
