@@ -70,6 +70,13 @@
 #define PTW_F_TE_DOUBLE_COUNTER_VALUE 44   /* TrackEvent.double_counter_value */
 #define PTW_F_TE_FLOW_IDS 47               /* TrackEvent.flow_ids */
 #define PTW_F_TE_TERMINATING_FLOW_IDS 48   /* TrackEvent.terminating_flow_ids */
+#define PTW_F_TE_LEGACY_EVENT 6            /* TrackEvent.legacy_event */
+/* TrackEvent.LegacyEvent */
+#define PTW_F_LE_PHASE 2                   /* LegacyEvent.phase */
+#define PTW_F_LE_UNSCOPED_ID 6             /* LegacyEvent.unscoped_id */
+#define PTW_F_LE_BIND_ID 8                 /* LegacyEvent.bind_id */
+#define PTW_F_LE_BIND_TO_ENCLOSING 12      /* LegacyEvent.bind_to_enclosing */
+#define PTW_F_LE_FLOW_DIRECTION 13         /* LegacyEvent.flow_direction */
 /* TrackEvent.Type */
 #define PTW_TE_TYPE_SLICE_BEGIN 1 /* TYPE_SLICE_BEGIN */
 #define PTW_TE_TYPE_SLICE_END 2   /* TYPE_SLICE_END */
