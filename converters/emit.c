@@ -317,26 +317,24 @@ static int ptw_em_hex_id(struct ptw_cv_str s, uint64_t *out)
 	return 1;
 }
 
-static void ptw_em_v2_flows(const struct ptw_cv_event *ev, uint64_t *out,
-			    uint32_t *n_out, uint64_t *in, uint32_t *n_in)
+/* The v2 flow of a B or X event (JSON MaybeAddFlow): its direction
+ * (PTW_FLOW_NONE: none) and bind id, written as the slice's legacy_event,
+ * which trace_processor reads with the same rules (out: Begin, in and
+ * out: Step, in: End without closing, all on the event's slice). A
+ * bind_id that is no number, or one without flow_in/flow_out (TP:
+ * flow_without_direction), makes no flow. */
+uint8_t ptw_em_v2_flow(const struct ptw_cv_event *ev, uint64_t *bind)
 {
-	*n_out = *n_in = 0;
+	*bind = 0;
 	if (!(ev->flags & PTW_CV_HAS_BIND_ID) ||
 	    !(ev->flags & (PTW_CV_FLOW_IN | PTW_CV_FLOW_OUT)))
-		return;
-	uint64_t num;
+		return PTW_FLOW_NONE;
 	if (ev->flags & PTW_CV_BIND_ID_IS_NUM)
-		num = ev->bind_num;
-	else if (!ptw_em_hex_id(ev->bind_id, &num))
-		return; /* trace_processor: no flow */
-	uint64_t id = ptw_fnv1a(PTW_FNV_INIT, "v2", 2);
-	id = ptw_fnv1a(id, &num, sizeof(num));
-	/* flow_in + flow_out on one slice is a step: in protobuf an id in
-	 * flow_ids both continues an active flow and starts a new one. */
-	if (ev->flags & PTW_CV_FLOW_OUT)
-		out[(*n_out)++] = id;
-	else
-		in[(*n_in)++] = id;
+		*bind = ev->bind_num;
+	else if (!ptw_em_hex_id(ev->bind_id, bind))
+		return PTW_FLOW_NONE; /* trace_processor: no flow */
+	return (uint8_t)(((ev->flags & PTW_CV_FLOW_IN) ? PTW_FLOW_IN : 0) |
+			 ((ev->flags & PTW_CV_FLOW_OUT) ? PTW_FLOW_OUT : 0));
 }
 
 static int ptw_em_thread_event(struct ptw_emit *em,
@@ -352,8 +350,8 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	ptw_em_display_name(ev, &nm, &nn);
 	const char *cat = ev->cat.p;
 	size_t catn = ev->cat.n;
-	uint64_t out[1], in[1];
-	uint32_t n_out = 0, n_in = 0;
+	uint64_t bind = 0;
+	uint8_t fdir = PTW_FLOW_NONE;
 	struct ptw_em_item it;
 	memset(&it, 0, sizeof(it));
 	it.ts = ts;
@@ -365,12 +363,12 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	switch (ev->ph) {
 	case 'B':
 		it.kind = PTW_EM_BEGIN;
-		ptw_em_v2_flows(ev, out, &n_out, in, &n_in);
+		fdir = ptw_em_v2_flow(ev, &bind);
 		if (em->mode == PTW_EMIT_XFORM) {
 			uint64_t id;
 			it.state = PTW_EM_UNRESOLVED;
 			rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev,
-					  out, n_out, in, n_in, tts, &id);
+					  fdir, bind, tts, &id);
 			if (rc)
 				return ptw_em_nomem(err);
 			struct ptw_em_lifo *l = &th->lifo[raw_tid0];
@@ -432,13 +430,13 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 			em->st.dropped++;
 			return 0;
 		}
-		ptw_em_v2_flows(ev, out, &n_out, in, &n_in);
+		fdir = ptw_em_v2_flow(ev, &bind);
 		it.kind = PTW_EM_BEGIN;
 		it.state = PTW_EM_COMPLETE;
 		it.dur = dur;
 		it.is_x = 1;
-		rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev, out,
-				  n_out, in, n_in, tts, NULL);
+		rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev, fdir,
+				  bind, tts, NULL);
 		if (rc || dur == 0)
 			return rc ? ptw_em_nomem(err) : 0;
 		it.kind = PTW_EM_END;
@@ -452,15 +450,17 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 			tte = &tend;
 		/* queued right after the BEGIN: its id is the BEGIN's + 1
 		 * (ptw_em_spill finds it so) */
-		rc = ptw_em_queue(em, th, &it, "", 0, NULL, 0, NULL, NULL, 0,
-				  NULL, 0, tte, NULL);
+		rc = ptw_em_queue(em, th, &it, "", 0, NULL, 0, NULL,
+				  PTW_FLOW_NONE, 0, tte, NULL);
 		return rc ? ptw_em_nomem(err) : 0;
 	}
 	case 's':
 	case 't':
 	case 'f': {
-		/* v1 flows are identified by (id, cat, name); only "id"
-		 * counts (not id2), a string is read as hex. */
+		/* v1 flows: only "id" counts (not id2), a string is read
+		 * as hex. The event is written as it is (ptw_em_write_flow):
+		 * trace_processor scopes the id by (id, cat, name) and binds
+		 * it to a slice when it reads it. */
 		uint64_t num = ev->id_num;
 		if (!(ev->flags & PTW_CV_HAS_ID) ||
 		    (ev->flags & PTW_CV_ID_FROM_ID2) ||
@@ -469,24 +469,21 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 			em->st.dropped++; /* trace_processor: flow_invalid_id */
 			return 0;
 		}
-		uint64_t h = ptw_fnv1a(PTW_FNV_INIT, "v1", 2);
-		h = ptw_fnv1a(h, &num, sizeof(num));
-		h = ptw_em_str_key(h, ev->cat);
-		h = ptw_em_str_key(h, ev->name);
 		it.kind = PTW_EM_FLOW;
-		it.flow_id = h;
+		it.flow_id = num;
 		it.flow_ph = (uint8_t)(ev->ph != 'f' ? ev->ph
 				       : ev->bp == 'e' ? 'f' : 'n');
-		rc = ptw_em_queue(em, th, &it, "", 0, NULL, 0, NULL, NULL, 0,
-				  NULL, 0, NULL, NULL);
+		rc = ptw_em_queue(em, th, &it, ev->name.p ? ev->name.p : "",
+				  ev->name.p ? ev->name.n : 0, cat, catn, NULL,
+				  PTW_FLOW_NONE, 0, NULL, NULL);
 		return rc ? ptw_em_nomem(err) : 0;
 	}
 	default: /* thread-scoped instant */
 		it.kind = PTW_EM_INSTANT;
 		break;
 	}
-	rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev, out, n_out, in,
-			  n_in, tts, NULL);
+	rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev, fdir, bind,
+			  tts, NULL);
 	return rc ? ptw_em_nomem(err) : 0;
 }
 

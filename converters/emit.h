@@ -94,7 +94,8 @@ struct ptw_emit_stats {
 	uint64_t open_slices;        /* B's left open */
 	uint64_t instants;
 	uint64_t counters;
-	uint64_t flows;
+	uint64_t flows;              /* flow events written: v1 s/t/f, and
+				      * slices carrying a v2 bind_id */
 	uint64_t pid_collisions;     /* pids kept apart across inputs */
 	uint64_t forced_releases;    /* queues released at max_held */
 	uint64_t max_queue;          /* longest thread queue seen */

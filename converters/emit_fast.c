@@ -115,7 +115,7 @@ ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
 	pp->id = 0;
 	/* what ptw_em_write_simple requires of the thread, fixed until
 	 * the epoch changes */
-	if (!th->own_seq || !th->uuid || th->n_next_in)
+	if (!th->own_seq || !th->uuid)
 		return;
 	struct ptw_seq *s = th->seq;
 	uint64_t ci = 0, ni = 0;
@@ -161,15 +161,11 @@ ptw_em_prep_ok(const struct ptw_emit *em, const struct ptw_em_thread *th,
 	size_t mn = th->model_n;
 	if (__builtin_expect(mn == th->model_cap, 0))
 		return 0;
-	/* An end must close an open slice without flows. Tested without a
-	 * branch on the item's kind: the kinds come in random order, and
-	 * such a branch mispredicts. model[0] is set once the model has
-	 * room (its first push). */
+	/* An end must close an open slice. Tested without a branch on the
+	 * item's kind: the kinds come in random order, and such a branch
+	 * mispredicts. */
 	const struct ptw_track *tr = &s->w->tracks.v[th->uuid - 1];
-	const struct ptw_em_open *top = &th->model[mn - (mn != 0)];
-	uint64_t flows;
-	memcpy(&flows, &top->n_out, sizeof(flows)); /* n_out and n_in */
-	unsigned end_bad = (tr->depth == 0) | (mn == 0) | (flows != 0);
+	unsigned end_bad = (tr->depth == 0) | (mn == 0);
 	return !__builtin_expect((pp->depth_d < 0) & end_bad, 0);
 }
 
@@ -188,10 +184,10 @@ ptw_em_prep_write(struct ptw_emit *em, struct ptw_em_thread *th,
 	s->w->tracks.v[th->uuid - 1].depth += (uint32_t)d;
 	struct ptw_em_open *o = &th->model[mn]; /* a begin's, else unused */
 	o->name_h = o->cat_h = 0;
-	o->n_out = o->n_in = 0;
 	th->model_n = mn + (size_t)d;
 	if (__builtin_expect(r != 0, 0))
 		th->model_n -= d > 0; /* as ptw_em_write_simple: no push */
+	ptw_em_fl_note(th, q->ts, d < 0); /* where v1 flows bind */
 	return r;
 }
 
@@ -361,7 +357,7 @@ ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
  * chosen by kind without a branch (kinds come in random order). It does
  * what ptw_em_short_core does for each event, and stops, having changed
  * nothing for it, at the first event it cannot take that way (a name
- * without a slot, an end whose slice has flows or is not open, or the
+ * without a slot, an end whose slice is not open, or the
  * bounds of the call: a checkpoint or a flush due): the caller gives that
  * one to the short core.
  *
@@ -372,7 +368,7 @@ ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
  * sequence (the thread's own: nothing else writes on it) has not been
  * checkpointed between an item's preparation and its release (fast_left
  * covers the release itself), and q[0] holds an item whose constant
- * fields (no payload, flows or duration, stable names) the short core or
+ * fields (no payload or duration, stable names) the short core or
  * the lane set: only the varying ones are written.
  *
  * 'ev' and 'nxt' give the run: event *jp first, each next one at nxt[j],
@@ -427,18 +423,15 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	if (!n)
 		return 0;
 
-	/* The model's top entries without flows, and the track's depth,
-	 * bound the ends that may be written (as ptw_em_prep_ok: an end
-	 * closes an open slice without flows): e_room. Each begin written
-	 * adds one (the lane's model entries are plain), each end takes
-	 * one. The entries the lane leaves pushed are written at the end,
-	 * from the lowest level it reached. */
+	/* The model's top entries (at most n + 1 count), and the track's
+	 * depth, bound the ends that may be written (as ptw_em_prep_ok: an
+	 * end closes an open slice): e_room. Each begin written adds one
+	 * (the lane's model entries are plain), each end takes one. The
+	 * entries the lane leaves pushed are written at the end, from the
+	 * lowest level it reached. */
 	struct ptw_track *tr = &w->tracks.v[th->uuid - 1];
-	const struct ptw_em_open *model = th->model;
-	size_t mn0 = th->model_n, e_room = 0;
-	while (e_room < mn0 && e_room <= n &&
-	       !(model[mn0 - 1 - e_room].n_out | model[mn0 - 1 - e_room].n_in))
-		e_room++;
+	size_t mn0 = th->model_n;
+	size_t e_room = mn0 < (size_t)n + 1 ? mn0 : (size_t)n + 1;
 	if (e_room > tr->depth)
 		e_room = tr->depth;
 	/* e_room moves with the model's level: none is left at e_floor */
@@ -548,9 +541,12 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	for (size_t i = low; i < mn; i++) {
 		struct ptw_em_open *o = &th->model[i];
 		o->name_h = o->cat_h = 0;
-		o->n_out = o->n_in = 0;
 	}
 	th->model_n = mn;
+	/* (the lane keeps no state for v1 flows: ptw_em_flow_ts; what it
+	 * wrote is at most at the last ts it took) */
+	th->fl_unknown = 1;
+	th->fl_max = ts > th->fl_max ? ts : th->fl_max;
 	tr->depth += (uint32_t)(mn - mn0); /* as the model, in X form */
 
 	/* the counts: the held items written are the queued one and the

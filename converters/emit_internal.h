@@ -37,10 +37,10 @@ struct ptw_em_payload {
 	const char *cat;      /* NULL: no category */
 	struct ptw_arg args[PTW_MAX_ANNOTATIONS];
 	uint32_t n_args;
-	uint64_t out[PTW_MAX_FLOWS];  /* flows leaving this slice */
-	uint32_t n_out;
-	uint64_t in[PTW_MAX_FLOWS];   /* flows ending here */
-	uint32_t n_in;
+	/* a v2 flow (JSON bind_id, flow_in/flow_out) on this slice: written
+	 * as the event's legacy_event; flow_dir PTW_FLOW_NONE: none */
+	uint8_t flow_dir;
+	uint64_t bind_id;
 	int has_tts;                  /* thread time (JSON tts), ns */
 	int64_t tts;
 };
@@ -67,7 +67,7 @@ struct ptw_em_item {
 	int64_t dur;       /* PTW_EM_COMPLETE begins */
 	uint64_t seq;      /* position in the (X-form) event list */
 	uint64_t id;       /* unique, to find an unresolved B */
-	uint64_t flow_id;  /* PTW_EM_FLOW */
+	uint64_t flow_id;  /* PTW_EM_FLOW: the JSON id (its number) */
 	uint32_t data;     /* payload offset in the thread's arena */
 	uint32_t data_len;
 	uint8_t kind;      /* enum ptw_em_kind */
@@ -81,13 +81,10 @@ struct ptw_em_item {
 			    * ptw_em_spill) */
 };
 
-/* A slice open on the thread, in trace_processor's order (for flows and
- * Chrome E matching). */
+/* A slice open on the thread, in trace_processor's order (for Chrome E
+ * matching). */
 struct ptw_em_open {
 	uint64_t name_h, cat_h; /* 0: none (wildcard) */
-	uint32_t n_out, n_in;   /* side by side: tested as one word */
-	uint64_t out[PTW_MAX_FLOWS];
-	uint64_t in[PTW_MAX_FLOWS];
 };
 
 struct ptw_em_proc {
@@ -163,8 +160,6 @@ struct ptw_em_thread {
 	} lifo[2];
 	struct ptw_em_open *model;
 	size_t model_n, model_cap;
-	uint64_t next_in[PTW_MAX_FLOWS]; /* f flows waiting for a slice */
-	uint32_t n_next_in;
 	uint64_t tt_uuid;  /* thread-time counter track; 0 until needed */
 	/* Chrome X slices open on the thread's track, as trace_processor's
 	 * JSON importer keeps them on its stack: the model level of the
@@ -184,6 +179,17 @@ struct ptw_em_thread {
 		size_t n, cap;
 	} *ovl;
 	size_t n_ovl;
+	/* Where a v1 flow event binds (ptw_em_flow_ts): the ts of the last
+	 * slice event written (a begin, an instant or a Chrome E), and the
+	 * ts + 1 of the first end of a complete slice (X, or an X-form pair)
+	 * written after it (0: none); the latest ts of both written. Unknown
+	 * (fl_unknown) after a write that went back in time (trace_processor
+	 * reads it earlier than the ones before it) or by the lane (which
+	 * keeps no such state), until the next slice event in time order. */
+	int64_t fl_ts;
+	int64_t fl_end1;
+	int64_t fl_max;
+	int fl_unknown;
 };
 
 
@@ -333,12 +339,12 @@ struct ptw_emit {
 
 /* Packs a payload into 'b'; returns its offset (check b->oom). 'name' is
  * stored as given (callers substitute "[No name]"); cat NULL/empty: none.
- * Arguments and v2 flows come from 'ev' (may be NULL). */
+ * Arguments come from 'ev' (may be NULL); a v2 flow is flow_dir
+ * (PTW_FLOW_NONE: none) with bind_id. */
 size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
 		   const char *cat, size_t cat_len,
-		   const struct ptw_cv_event *ev, const uint64_t *out,
-		   uint32_t n_out, const uint64_t *in, uint32_t n_in,
-		   const int64_t *tts);
+		   const struct ptw_cv_event *ev, uint8_t flow_dir,
+		   uint64_t bind_id, const int64_t *tts);
 void ptw_em_unpack(const struct ptw_em_buf *b, size_t off,
 		   struct ptw_em_payload *pl);
 void ptw_em_buf_free(struct ptw_em_buf *b);
@@ -349,9 +355,8 @@ void ptw_em_buf_free(struct ptw_em_buf *b);
 int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 		 const struct ptw_em_item *it, const char *name,
 		 size_t name_len, const char *cat, size_t cat_len,
-		 const struct ptw_cv_event *ev, const uint64_t *out,
-		 uint32_t n_out, const uint64_t *in, uint32_t n_in,
-		 const int64_t *tts, uint64_t *id_out);
+		 const struct ptw_cv_event *ev, uint8_t flow_dir,
+		 uint64_t bind_id, const int64_t *tts, uint64_t *id_out);
 /* The stable empty string (no stored hash in front of it). */
 extern const char ptw_em_empty[];
 /* Writes one released item to the writer. */
@@ -428,6 +433,9 @@ int ptw_em_nomem(struct ptw_error *err);
 int ptw_em_lifo_grow(struct ptw_em_lifo *l);
 /* s[0, n) as a NUL-terminated copy (malloc), or NULL. */
 char *ptw_em_strndup(const char *s, size_t n);
+/* The v2 flow of an event (bind_id with flow_in / flow_out): its
+ * direction (enum ptw_flow_dir; PTW_FLOW_NONE: none) and *bind. */
+uint8_t ptw_em_v2_flow(const struct ptw_cv_event *ev, uint64_t *bind);
 /* An event of the current input, on the general path (ptw_emit_event
  * without the short path). */
 int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
@@ -471,38 +479,53 @@ static inline int ptw_em_push_model_plain(struct ptw_em_thread *th)
 		return ptw_em_push_model(th, NULL, 0, 1); /* grows it */
 	struct ptw_em_open *o = &th->model[th->model_n++];
 	o->name_h = o->cat_h = 0;
-	o->n_out = o->n_in = 0;
 	return 0;
 }
 
-/* The common item - stable names, no payload, no flows, on a thread
- * whose track is written: an X-form B, an end closing a slice without
- * flows, or an instant - written without unpacking a payload or building
- * flow lists (a quarter of such an event's cost). Returns 0 (nothing
- * done) for any other item; *rc is a writer code (see
- * ptw_em_writer_fail). Inline: the short path (emit_fast.c) calls it
- * first, and ptw_em_write_item() for anything else. */
+/* Where v1 flows bind (ptw_em_flow_ts): a slice event (a begin, an
+ * instant or a Chrome E; is_end 0) or the end of a complete slice
+ * (is_end 1) was written at ts. With selects: kinds come in random
+ * order. */
+static inline void ptw_em_fl_note(struct ptw_em_thread *th, int64_t ts,
+				  int is_end)
+{
+	int back = ts < th->fl_max;
+	int64_t end1 = th->fl_end1 ? th->fl_end1 : ts + 1;
+	th->fl_end1 = back ? th->fl_end1 : is_end ? end1 : 0;
+	th->fl_ts = back | is_end ? th->fl_ts : ts;
+	th->fl_unknown = back | (is_end & th->fl_unknown);
+	th->fl_max = back ? th->fl_max : ts;
+}
+
+/* The common item - stable names, no payload, on a thread whose track is
+ * written: an X-form B, an end of a complete slice, or an instant -
+ * written without unpacking a payload (a quarter of such an event's
+ * cost). Returns 0 (nothing done) for any other item; *rc is a writer
+ * code (see ptw_em_writer_fail). Inline: the short path (emit_fast.c)
+ * calls it first, and ptw_em_write_item() for anything else. */
 static inline __attribute__((always_inline)) int
 ptw_em_write_simple(struct ptw_emit *em, struct ptw_em_thread *th,
 		    const struct ptw_em_item *it, int *rc)
 {
-	if (!it->stable || it->data_len || !th->uuid || th->n_next_in ||
-	    it->raw_end || it->kind >= PTW_EM_FLOW)
+	if (!it->stable || it->data_len || !th->uuid || it->raw_end ||
+	    it->kind >= PTW_EM_FLOW)
 		return 0;
 	if (it->kind == PTW_EM_END) {
-		if (!th->model_n || th->model[th->model_n - 1].n_out ||
-		    th->model[th->model_n - 1].n_in)
+		if (!th->model_n)
 			return 0;
 		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_END, th->uuid,
 				     (uint64_t)it->ts, NULL, NULL);
 		th->model_n--;
+		ptw_em_fl_note(th, it->ts, 1);
 	} else if (it->kind == PTW_EM_INSTANT) {
 		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_INSTANT, th->uuid,
 				     (uint64_t)it->ts, it->scat, it->sname);
 		em->st.instants++;
+		ptw_em_fl_note(th, it->ts, 0);
 	} else if (it->state == PTW_EM_UNRESOLVED) {
 		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_BEGIN, th->uuid,
 				     (uint64_t)it->ts, it->scat, it->sname);
+		ptw_em_fl_note(th, it->ts, 0);
 		/* X form: the model needs no names (its ends are nameless) */
 		if (!*rc)
 			*rc = ptw_em_push_model_plain(th);

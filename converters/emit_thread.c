@@ -9,7 +9,7 @@
  *   u8 has_cat [u32 cat_len, cat bytes, NUL]
  *   u8 n_args, each: u32 key_len, key, NUL, u8 type, value
  *       (bool/int/double: 8 bytes; string: u32 len, bytes, NUL)
- *   u8 n_out, u8 n_in, (n_out + n_in) x u64 flow ids
+ *   u8 flow_dir (enum ptw_flow_dir), [u64 bind_id if flow_dir]
  *   u8 has_tts [i64 tts] */
 #include <stdlib.h>
 #include <string.h>
@@ -85,9 +85,8 @@ static void ptw_em_put_str(struct ptw_em_buf *b, const char *s, size_t n)
 
 size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
 		   const char *cat, size_t cat_len,
-		   const struct ptw_cv_event *ev, const uint64_t *out,
-		   uint32_t n_out, const uint64_t *in, uint32_t n_in,
-		   const int64_t *tts)
+		   const struct ptw_cv_event *ev, uint8_t flow_dir,
+		   uint64_t bind_id, const int64_t *tts)
 {
 	size_t off = b->len;
 	ptw_em_put_str(b, name ? name : "", name ? name_len : 0);
@@ -135,14 +134,9 @@ size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
 	}
 	if (!b->oom)
 		b->p[na_at] = (char)na;
-	if (n_out > PTW_MAX_FLOWS)
-		n_out = PTW_MAX_FLOWS;
-	if (n_in > PTW_MAX_FLOWS)
-		n_in = PTW_MAX_FLOWS;
-	ptw_em_put_u8(b, n_out);
-	ptw_em_put_u8(b, n_in);
-	ptw_em_put(b, out, 8u * n_out);
-	ptw_em_put(b, in, 8u * n_in);
+	ptw_em_put_u8(b, flow_dir);
+	if (flow_dir)
+		ptw_em_put(b, &bind_id, 8);
 	ptw_em_put_u8(b, tts != NULL);
 	if (tts)
 		ptw_em_put(b, tts, 8);
@@ -188,12 +182,12 @@ void ptw_em_unpack(const struct ptw_em_buf *b, size_t off,
 				memcpy(&a->v.d, &v, 8);
 		}
 	}
-	pl->n_out = (uint8_t)p[pos++];
-	pl->n_in = (uint8_t)p[pos++];
-	memcpy(pl->out, p + pos, 8u * pl->n_out);
-	pos += 8u * pl->n_out;
-	memcpy(pl->in, p + pos, 8u * pl->n_in);
-	pos += 8u * pl->n_in;
+	pl->flow_dir = (uint8_t)p[pos++];
+	pl->bind_id = 0;
+	if (pl->flow_dir) {
+		memcpy(&pl->bind_id, p + pos, 8);
+		pos += 8;
+	}
 	pl->has_tts = p[pos++] != 0;
 	if (pl->has_tts)
 		memcpy(&pl->tts, p + pos, 8);
@@ -340,9 +334,8 @@ static int ptw_em_compact(struct ptw_em_thread *th)
 int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 		 const struct ptw_em_item *it, const char *name,
 		 size_t name_len, const char *cat, size_t cat_len,
-		 const struct ptw_cv_event *ev, const uint64_t *out,
-		 uint32_t n_out, const uint64_t *in, uint32_t n_in,
-		 const int64_t *tts, uint64_t *id_out)
+		 const struct ptw_cv_event *ev, uint8_t flow_dir,
+		 uint64_t bind_id, const int64_t *tts, uint64_t *id_out)
 {
 	if (th->head == th->n) {
 		th->head = th->n = 0;
@@ -371,7 +364,7 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 	}
 	struct ptw_em_item x = *it;
 	/* Repeated names and categories travel as stable pointers; only
-	 * args and flows (if any) are copied. */
+	 * args and a v2 flow (if any) are copied. */
 	uint64_t nsym = 0, csym = 0;
 	if (ev) {
 		/* the reader's numbers hold for its own strings only */
@@ -389,10 +382,10 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 	size_t off = th->arena.len;
 	if (!x.stable)
 		off = ptw_em_pack(&th->arena, name, name_len, cat, cat_len, ev,
-				  out, n_out, in, n_in, tts);
-	else if ((ev && ev->n_args) || n_out || n_in || tts)
-		off = ptw_em_pack(&th->arena, "", 0, NULL, 0, ev, out, n_out,
-				  in, n_in, tts);
+				  flow_dir, bind_id, tts);
+	else if ((ev && ev->n_args) || flow_dir || tts)
+		off = ptw_em_pack(&th->arena, "", 0, NULL, 0, ev, flow_dir,
+				  bind_id, tts);
 	if (th->arena.oom || th->arena.len > UINT32_MAX)
 		return PTW_ERR_NOMEM;
 	x.data = (uint32_t)off;
@@ -456,15 +449,6 @@ static uint64_t ptw_em_stable_hash(const char *s)
 	return h;
 }
 
-static void ptw_em_add_flow(uint64_t *v, uint32_t *n, uint64_t id)
-{
-	for (uint32_t i = 0; i < *n; i++)
-		if (v[i] == id)
-			return;
-	if (*n < PTW_MAX_FLOWS)
-		v[(*n)++] = id;
-}
-
 int ptw_em_model_reserve(struct ptw_em_thread *th, size_t n)
 {
 	size_t nc = th->model_cap ? th->model_cap : 16;
@@ -488,7 +472,6 @@ int ptw_em_push_model(struct ptw_em_thread *th,
 		return PTW_ERR_NOMEM;
 	struct ptw_em_open *o = &th->model[th->model_n++];
 	o->name_h = o->cat_h = 0;
-	o->n_out = o->n_in = 0; /* the flow arrays are read up to these */
 	/* Names only matter to Chrome E events (X-form ends are nameless). */
 	if (hash) {
 		if (stable) {
@@ -585,14 +568,13 @@ static long ptw_em_ovl_pick(struct ptw_em_thread *th, int64_t ts, int64_t end)
 	return (long)i;
 }
 
-/* Writes X item 'it' (ev and pl made by ptw_em_write_full) on an overlap
- * lane and sends its END item there. Flows bound to the next slice of
- * the thread's track stay waiting (trace_processor binds them per
- * track). */
+/* Writes X item 'it' (ev made by ptw_em_write_full, with its v2 flow)
+ * on an overlap lane and sends its END item there. Flows bound to the
+ * next slice of the thread's track stay waiting (trace_processor binds
+ * them per track). */
 static int ptw_em_spill(struct ptw_emit *em, struct ptw_em_thread *th,
 			const struct ptw_em_item *it, struct ptw_event *ev,
-			const struct ptw_em_payload *pl, int64_t end,
-			struct ptw_error *err)
+			int64_t end, struct ptw_error *err)
 {
 	long k = ptw_em_ovl_pick(th, it->ts, end);
 	if (k < 0)
@@ -604,10 +586,6 @@ static int ptw_em_spill(struct ptw_emit *em, struct ptw_em_thread *th,
 			return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
 	}
 	ev->track = l->uuid;
-	ev->flow_ids = pl->out;
-	ev->n_flow_ids = pl->n_out;
-	ev->terminating_flow_ids = pl->in;
-	ev->n_terminating_flow_ids = pl->n_in;
 	int rc = ptw_seq_slice_begin(th->seq, ev);
 	if (rc)
 		return ptw_em_writer_fail(em, rc, err);
@@ -617,7 +595,7 @@ static int ptw_em_spill(struct ptw_emit *em, struct ptw_em_thread *th,
 		e->kind = PTW_EM_OVL_END;
 		e->flow_id = (uint64_t)k;
 	}
-	em->st.flows += pl->n_out;
+	em->st.flows += ev->legacy != NULL;
 	em->st.slices++;
 	em->st.spilled++;
 	return 0;
@@ -635,8 +613,60 @@ static uint64_t ptw_em_tt_track(struct ptw_emit *em, struct ptw_em_thread *th,
 	return th->tt_uuid;
 }
 
-/* Any other item. Kept out of line: its frame (a payload with argument
- * and flow arrays) would otherwise be set up for the common item too. */
+/* When trace_processor reads a v1 flow event at ts T, it binds it to the
+ * slice on top of the thread track's stack. The JSON import's stack pops
+ * a complete slice (X) only when a later slice event comes (MaybeCloseStack
+ * in SliceTracker::StartSlice and End), while the protobuf import pops it
+ * at its END. So after such an END, the JSON top is still the slice the
+ * protobuf import popped (or an instant inside it): the flow event is
+ * then written just before that END, at its ts - 1 (or at the last slice
+ * event's ts, if that is later), where the protobuf stack is still the
+ * JSON one. Only the flow's own time moves (no table shows it); other
+ * flow events on the same id between the two times are then read in
+ * another order (docs/convert.md). An 'f' without "bp":"e" binds to the
+ * next slice and keeps its ts. */
+static int64_t ptw_em_flow_ts(const struct ptw_em_thread *th,
+			      const struct ptw_em_item *it)
+{
+	if (it->flow_ph == 'n' || th->fl_unknown || !th->fl_end1 ||
+	    it->ts < th->fl_max)
+		return it->ts;
+	int64_t end = th->fl_end1 - 1;
+	return end > th->fl_ts ? end - 1 : th->fl_ts;
+}
+
+/* A v1 flow event (s, t, f): a typeless TrackEvent whose legacy_event
+ * carries the phase and the JSON id, with the event's own name and
+ * category (trace_processor scopes the id by them; an empty one is none,
+ * as in JSON). */
+static int ptw_em_write_flow(struct ptw_emit *em, struct ptw_em_thread *th,
+			     const struct ptw_em_item *it,
+			     const struct ptw_em_payload *pl, struct ptw_event *ev,
+			     struct ptw_error *err)
+{
+	uint64_t track = ptw_em_thread_track(em, th, err);
+	if (!track)
+		return err ? err->code : PTW_ERR_NOMEM;
+	struct ptw_legacy lg;
+	memset(&lg, 0, sizeof(lg));
+	lg.phase = (char)(it->flow_ph == 'n' ? 'f' : it->flow_ph);
+	lg.bind_to_enclosing = it->flow_ph == 'f';
+	lg.id = it->flow_id;
+	ev->track = track;
+	ev->ts = (uint64_t)ptw_em_flow_ts(th, it);
+	ev->name = pl->name && pl->name[0] ? pl->name : NULL;
+	ev->category = pl->cat && pl->cat[0] ? pl->cat : NULL;
+	ev->n_args = 0;
+	ev->legacy = &lg;
+	int rc = ptw_seq_legacy_flow(th->seq, ev);
+	if (rc)
+		return ptw_em_writer_fail(em, rc, err);
+	em->st.flows++;
+	return 0;
+}
+
+/* Any other item. Kept out of line: its frame (a payload with an
+ * argument array) would otherwise be set up for the common item too. */
 __attribute__((noinline)) static int
 ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 		  const struct ptw_em_item *it, struct ptw_error *err)
@@ -648,7 +678,7 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (!it->stable || it->data_len)
 		ptw_em_unpack(&th->arena, it->data, &pl);
 	else
-		pl.n_args = pl.n_out = pl.n_in = pl.has_tts = 0;
+		pl.n_args = pl.flow_dir = pl.has_tts = 0;
 	if (it->stable) {
 		pl.name = it->sname;
 		pl.name_len = 0; /* unused: hashes come from the store */
@@ -662,19 +692,8 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	ev.n_args = pl.n_args;
 	rc = 0;
 
-	if (it->kind == PTW_EM_FLOW) {
-		struct ptw_em_open *top = th->model_n ? &th->model[th->model_n - 1]
-						       : NULL;
-		if (it->flow_ph == 'n')
-			ptw_em_add_flow(th->next_in, &th->n_next_in, it->flow_id);
-		else if (!top)
-			em->st.dropped++; /* no enclosing slice */
-		else if (it->flow_ph == 'f')
-			ptw_em_add_flow(top->in, &top->n_in, it->flow_id);
-		else
-			ptw_em_add_flow(top->out, &top->n_out, it->flow_id);
-		return 0;
-	}
+	if (it->kind == PTW_EM_FLOW)
+		return ptw_em_write_flow(em, th, it, &pl, &ev, err);
 	if (it->kind == PTW_EM_BEGIN && it->state == PTW_EM_DEAD)
 		return 0;
 	uint64_t track = ptw_em_thread_track(em, th, err);
@@ -730,37 +749,34 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 				return 0;
 			}
 		}
-		struct ptw_em_open *top = &th->model[th->model_n - 1];
 		ev.name = NULL;
 		ev.category = NULL;
-		ev.flow_ids = top->out;
-		ev.n_flow_ids = top->n_out;
-		ev.terminating_flow_ids = top->in;
-		ev.n_terminating_flow_ids = top->n_in;
 		rc = ptw_seq_slice_end(th->seq, &ev);
 		th->model_n--;
 		if (rc)
 			return ptw_em_writer_fail(em, rc, err);
+		ptw_em_fl_note(th, it->ts, !it->raw_end); /* raw: a JSON E */
 		return 0;
 	}
 
+	/* BEGIN or INSTANT, with its v2 flow (if any) */
+	struct ptw_legacy lg;
+	if (pl.flow_dir) {
+		memset(&lg, 0, sizeof(lg));
+		lg.flow_dir = (enum ptw_flow_dir)pl.flow_dir;
+		lg.bind_id = pl.bind_id;
+		ev.legacy = &lg;
+	}
 	int64_t x_end = 0;
 	if (it->is_x && it->dur > 0) {
 		if (__builtin_add_overflow(it->ts, it->dur, &x_end))
 			x_end = INT64_MAX;
 		int64_t top = ptw_em_x_top_end(th, it->ts);
 		if (top != INT64_MIN && x_end > top)
-			return ptw_em_spill(em, th, it, &ev, &pl, x_end, err);
+			return ptw_em_spill(em, th, it, &ev, x_end, err);
 	}
-	/* BEGIN or INSTANT: pending "next slice" flows end here. */
-	for (uint32_t i = 0; i < th->n_next_in; i++)
-		ptw_em_add_flow(pl.in, &pl.n_in, th->next_in[i]);
-	th->n_next_in = 0;
-	ev.flow_ids = pl.out;
-	ev.n_flow_ids = pl.n_out;
-	ev.terminating_flow_ids = pl.in;
-	ev.n_terminating_flow_ids = pl.n_in;
-	em->st.flows += pl.n_out;
+	em->st.flows += pl.flow_dir != 0;
+	ptw_em_fl_note(th, it->ts, 0);
 	if (it->kind == PTW_EM_INSTANT ||
 	    (it->state == PTW_EM_COMPLETE && it->dur == 0)) {
 		rc = ptw_seq_instant(th->seq, &ev);

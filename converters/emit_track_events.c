@@ -32,7 +32,7 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 {
 	em->tmp.len = 0;
 	size_t off = ptw_em_pack(&em->tmp, name, name_len, cat.p, cat.n, ev,
-				 NULL, 0, NULL, 0, NULL);
+				 PTW_FLOW_NONE, 0, NULL);
 	if (em->tmp.oom)
 		return ptw_em_nomem(err);
 	struct ptw_em_payload pl;
@@ -46,6 +46,15 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 	e.args = pl.args;
 	e.n_args = pl.n_args;
 	e.flags = flags;
+	/* JSON 'b' and 'n' take v2 flows (json_trace_parser.cc MaybeAddFlow) */
+	struct ptw_legacy lg;
+	memset(&lg, 0, sizeof(lg));
+	if (ev->ph == 'b' || ev->ph == 'n')
+		lg.flow_dir = (enum ptw_flow_dir)ptw_em_v2_flow(ev, &lg.bind_id);
+	if (lg.flow_dir) {
+		e.legacy = &lg;
+		em->st.flows++;
+	}
 	int rc;
 	if (kind == PTW_EM_BEGIN) {
 		rc = ptw_seq_slice_begin(em->seq, &e);

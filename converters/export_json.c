@@ -27,7 +27,11 @@
  *                           flow_in (v2) on both slices' events; a link
  *                           whose slice already carries another id goes
  *                           as v1 s / f ("bp":"e") events at both ends
- *                           (thread slices only)
+ *                           (thread slices only). Each flow id is
+ *                           renumbered from 2^63 up: trace_processor
+ *                           numbers v1 flows 0, 1, 2, ... in the same
+ *                           space as v2 bind ids, so small ids would
+ *                           merge flows on import
  *
  * Times are printed exactly: ns / 1000 with up to three decimals. The
  * output is streamed through one buffer; the trace itself is held in
@@ -41,6 +45,7 @@
 #include <string.h>
 
 #include "chrome_json.h"
+#include "hashmap.h"
 #include "tp_model.h"
 #include "trace_read.h"
 
@@ -293,6 +298,7 @@ struct ctx {
 	struct slice_flows *sf;
 	uint8_t *async_track; /* per slice: its track has non-instant slices */
 	uint8_t *link_v1;     /* per flow link: written as v1 s/f events */
+	uint64_t *link_id;    /* per flow link: the id it is written with */
 	struct out *o;
 };
 
@@ -328,7 +334,7 @@ static void extra_flows(struct ctx *c, const struct ptw_tp_slice *s,
 			begin_event(c->o);
 			put_common(c->o, pass ? "s" : "f", "flow", "ptw", ow->pid,
 				   ow->tid, 1, s->ts);
-			putf(c->o, ",\"id\":\"0x%" PRIx64 "\"", f->flow_id);
+			putf(c->o, ",\"id\":\"0x%" PRIx64 "\"", c->link_id[i]);
 			if (pass == 0)
 				puts_(c->o, ",\"bp\":\"e\"");
 			put(c->o, "}", 1);
@@ -513,8 +519,22 @@ static int prepare(struct ctx *c)
 	if (!c->sf || !c->async_track)
 		return -1;
 	c->link_v1 = calloc(m->n_flows ? m->n_flows : 1, 1);
-	if (!c->link_v1)
+	c->link_id = calloc(m->n_flows ? m->n_flows : 1, sizeof(uint64_t));
+	if (!c->link_v1 || !c->link_id)
 		return -1;
+	struct ptw_map ids = {0};
+	for (size_t i = 0; i < m->n_flows; i++) {
+		uint64_t v;
+		if (!ptw_map_get(&ids, m->flows[i].flow_id, &v)) {
+			v = (1ull << 63) + ids.count;
+			if (ptw_map_put(&ids, m->flows[i].flow_id, v)) {
+				ptw_map_free(&ids);
+				return -1;
+			}
+		}
+		c->link_id[i] = v;
+	}
+	ptw_map_free(&ids);
 	/* Each link goes as v2 (bind_id on both slices' events) when both
 	 * ends are free or already carry that id (a step); else as v1 s/f
 	 * events at both ends (thread slices only: v1 binds to threads). */
@@ -524,10 +544,11 @@ static int prepare(struct ctx *c)
 			continue;
 		struct slice_flows *so = &c->sf[f->slice_out];
 		struct slice_flows *si = &c->sf[f->slice_in];
-		int free_o = !(so->in || so->out) || so->id == f->flow_id;
-		int free_i = !(si->in || si->out) || si->id == f->flow_id;
+		uint64_t id = c->link_id[i];
+		int free_o = !(so->in || so->out) || so->id == id;
+		int free_i = !(si->in || si->out) || si->id == id;
 		if (free_o && free_i) {
-			so->id = si->id = f->flow_id;
+			so->id = si->id = id;
 			so->out = 1;
 			si->in = 1;
 		} else {
@@ -663,6 +684,7 @@ done:
 	free(c.sf);
 	free(c.async_track);
 	free(c.link_v1);
+	free(c.link_id);
 	free(o);
 	ptw_tp_model_free(m);
 	ptw_trace_free(t);

@@ -118,6 +118,14 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 	if ((ev->n_args && !ev->args) || (ev->n_flow_ids && !ev->flow_ids) ||
 	    (ev->n_terminating_flow_ids && !ev->terminating_flow_ids))
 		return ptw_ev_fail(w, "NULL array with a non-zero count");
+	if (ev->legacy && (unsigned)ev->legacy->flow_dir > PTW_FLOW_INOUT)
+		return ptw_ev_fail(w, "unknown flow direction");
+	if (ev->legacy && ev->legacy->phase && p->type)
+		return ptw_ev_fail(w, "legacy phase on a typed event");
+	/* one legacy_event per TrackEvent (trace_processor keeps the last) */
+	if (ev->legacy &&
+	    (ev->flags & (PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT)))
+		return ptw_ev_fail(w, "legacy flow fields on a scoped instant");
 	for (uint32_t i = 0; i < ev->n_args; i++) {
 		const struct ptw_arg *a = &ev->args[i];
 		if (!a->name)
@@ -216,6 +224,29 @@ static inline uint8_t *ptw_ev_end_nested(uint8_t *mark, uint8_t *p)
 #define PTW_EV_BASE_MAX 128u
 /* Upper bound of one DebugAnnotation besides an inline string value. */
 #define PTW_EV_ARG_MAX 48u
+/* Upper bound of a TrackEvent.legacy_event field. */
+#define PTW_EV_LEGACY_MAX 48u
+
+/* Writes TrackEvent.legacy_event (the room is reserved). */
+static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l)
+{
+	q = ptw_pb_write_len_tag(q, PTW_F_TE_LEGACY_EVENT);
+	uint8_t *le = q++;
+	if (l->phase) {
+		q = ptw_pb_write_varint_field(q, PTW_F_LE_PHASE,
+					      (uint64_t)(unsigned char)l->phase);
+		q = ptw_pb_write_varint_field(q, PTW_F_LE_UNSCOPED_ID, l->id);
+		if (l->bind_to_enclosing)
+			q = ptw_pb_write_varint_field(
+				q, PTW_F_LE_BIND_TO_ENCLOSING, 1);
+	}
+	if (l->flow_dir != PTW_FLOW_NONE) {
+		q = ptw_pb_write_varint_field(q, PTW_F_LE_BIND_ID, l->bind_id);
+		q = ptw_pb_write_varint_field(q, PTW_F_LE_FLOW_DIRECTION,
+					      (uint64_t)l->flow_dir);
+	}
+	return ptw_ev_end_nested(le, q);
+}
 
 /* Interns, then writes one TrackEvent packet. 'ev' may be NULL for
  * events without strings, args or flows (counters, bare ENDs). */
@@ -287,7 +318,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 			need += p->svals[i].len;
 	if (ev)
 		need += ((size_t)ev->n_flow_ids + ev->n_terminating_flow_ids) *
-			(PTW_PB_VARINT_MAX + 8);
+			(PTW_PB_VARINT_MAX + 8) +
+			(ev->legacy ? PTW_EV_LEGACY_MAX : 0);
 	if (ev && (ev->flags & PTW_EV_THREAD_TIME))
 		need += 2 * (2 + PTW_PB_VARINT_MAX);
 
@@ -340,7 +372,9 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 
 	q = ptw_pb_write_len_tag(q, PTW_F_PKT_TRACK_EVENT);
 	uint8_t *te = q++;
-	q = ptw_pb_write_varint_field(q, PTW_F_TE_TYPE, (uint64_t)p->type);
+	if (p->type) /* none: a legacy phase gives the event's kind */
+		q = ptw_pb_write_varint_field(q, PTW_F_TE_TYPE,
+					      (uint64_t)p->type);
 	if (p->track != s->default_track)
 		q = ptw_pb_write_varint_field(q, PTW_F_TE_TRACK_UUID, p->track);
 	if (p->cat.s)
@@ -421,6 +455,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		for (uint32_t i = 0; i < ev->n_terminating_flow_ids; i++)
 			q = ptw_pb_write_fixed64_field(q, PTW_F_TE_TERMINATING_FLOW_IDS,
 						       ev->terminating_flow_ids[i]);
+		if (ev->legacy)
+			q = ptw_ev_put_legacy(q, ev->legacy);
 	}
 	q = ptw_ev_end_nested(te, q);
 	b->len = (size_t)(q - b->data);
@@ -497,6 +533,7 @@ ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev, int type, int *rc)
 	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
 	    (ev->flags & (PTW_EV_THREAD_TIME | PTW_EV_NAMED_END |
 			  PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT)) ||
+	    ev->legacy ||
 	    (type != PTW_TE_TYPE_SLICE_END &&
 	     !(ev->flags & PTW_EV_STATIC_STRINGS)))
 		return 0;
@@ -526,6 +563,19 @@ int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev)
 	if (ptw_ev_fast(s, ev, PTW_TE_TYPE_INSTANT, &rc))
 		return rc;
 	return ptw_ev_track_event(s, ev, PTW_TE_TYPE_INSTANT);
+}
+
+int ptw_seq_legacy_flow(struct ptw_seq *s, const struct ptw_event *ev)
+{
+	int rc = ptw_ev_enter(s);
+	if (rc)
+		return rc;
+	if (!ev)
+		return ptw_ev_fail(s->w, "event is NULL");
+	const struct ptw_legacy *l = ev->legacy;
+	if (!l || (l->phase != 's' && l->phase != 't' && l->phase != 'f'))
+		return ptw_ev_fail(s->w, "legacy flow without phase s, t or f");
+	return ptw_ev_track_event(s, ev, 0);
 }
 
 /* The simple event's slow path: the full call with the same event. Out

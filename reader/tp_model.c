@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "hashmap.h"
 #include "trace_internal.h"
 #include "u64map.h"
 
@@ -35,6 +36,22 @@ struct cset {
 	size_t n, cap;
 };
 
+/* A v1 flow key (id, category, name) and the flow id it was given
+ * (flow_tracker.cc GetFlowIdForV1Event), chained by hash. */
+struct v1key {
+	uint64_t id;
+	const char *cat, *name;
+	uint64_t flow_id;
+	struct v1key *next;
+};
+
+/* Flow ids of 'f' events without bind_to_enclosing waiting for the next
+ * slice on a track (flow_tracker.cc pending_flow_ids_map_). */
+struct pending {
+	uint64_t *ids;
+	size_t n, cap;
+};
+
 struct priv {
 	struct ptw_arena arena;
 	struct ptw_u64map stacks; /* tp track -> struct stack * */
@@ -43,7 +60,12 @@ struct priv {
 	struct cset **all_sets;
 	size_t n_sets, cap_sets;
 	uint64_t next_tp_track;
-	struct ptw_u64map flows;  /* flow id -> slice id + 1 */
+	struct ptw_u64map flows;  /* flow id -> slice id + 1; NULL: inactive */
+	struct ptw_u64map v1keys; /* hash -> struct v1key * chain */
+	struct ptw_u64map pending;/* tp track -> struct pending * */
+	struct pending **all_pending;
+	size_t n_pending, cap_pending;
+	uint64_t v1_counter;      /* next v1 flow id */
 	struct stack **all_stacks;
 	size_t n_stacks, cap_stacks;
 	size_t cap_slices, cap_counters, cap_flows, cap_unmatched;
@@ -171,11 +193,13 @@ static long match_open(const struct ptw_tp_model *m, const struct stack *st,
 #define TP_MERGED (3ull << 62)         /* | a counter */
 
 /* Does trace_processor merge this track with its same-name siblings?
- * (not a process, thread or counter track; undescribed uuids get a
- * reservation with no parent and no name, so they are merged too) */
+ * (not a process, thread or counter track, nor one with
+ * sibling_merge_behavior NONE (track_event_tracker.cc); undescribed uuids
+ * get a reservation with no parent and no name, so they are merged too) */
 static int mergeable(const struct ptw_trace_track *tr)
 {
-	return !tr || tr->kind == PTW_TRACE_TRACK_PLAIN;
+	return !tr || (tr->kind == PTW_TRACE_TRACK_PLAIN &&
+		       tr->merge_behavior != 2);
 }
 
 /* The merge set of a mergeable uuid, found on its first event (whose
@@ -279,15 +303,14 @@ static int tp_track_of(struct ptw_tp_model *m, const struct ptw_trace *t,
 	return 0;
 }
 
-static int add_flow(struct ptw_tp_model *m, uint32_t a, uint32_t b, uint64_t id)
+/* flow_tracker.cc InsertFlow: a flow row. */
+static int insert_flow(struct ptw_tp_model *m, uint32_t out, uint32_t in,
+		       uint64_t id)
 {
 	struct priv *pv = m->priv_;
 	if (ptw_i_trace_grow((void **)&m->flows, &pv->cap_flows, m->n_flows,
 			     sizeof(*m->flows)))
 		return -1;
-	/* direction by timestamps (flow_tracker.cc Step/End) */
-	uint32_t out = m->slices[a].ts > m->slices[b].ts ? b : a;
-	uint32_t in = m->slices[a].ts <= m->slices[b].ts ? b : a;
 	m->flows[m->n_flows].slice_out = out;
 	m->flows[m->n_flows].slice_in = in;
 	m->flows[m->n_flows].flow_id = id;
@@ -295,31 +318,242 @@ static int add_flow(struct ptw_tp_model *m, uint32_t a, uint32_t b, uint64_t id)
 	return 0;
 }
 
+/* A row between the flow's current slice and 'slice', the earlier one
+ * (by ts) as the source (flow_tracker.cc Step and End). */
+static int link_by_ts(struct ptw_tp_model *m, uint32_t prev, uint32_t slice,
+		      uint64_t id)
+{
+	int64_t pts = m->slices[prev].ts, nts = m->slices[slice].ts;
+	return insert_flow(m, pts > nts ? slice : prev,
+			   pts <= nts ? slice : prev, id);
+}
+
+/* The slice a flow id points at (+1), 0 if the id is not active. */
+static uint32_t flow_get(const struct ptw_tp_model *m, uint64_t id)
+{
+	const struct priv *pv = m->priv_;
+	return (uint32_t)(uintptr_t)ptw_u64map_get(&pv->flows, id);
+}
+
+static int flow_set(struct ptw_tp_model *m, uint64_t id, uint32_t plus1)
+{
+	struct priv *pv = m->priv_;
+	return ptw_u64map_put(&pv->flows, id, (void *)(uintptr_t)plus1) < 0
+		       ? -1
+		       : 0;
+}
+
+/* flow_tracker.cc Begin(SliceId): a second Begin on an active id is
+ * ignored (flow_duplicate_id), the id keeps its slice. */
+static int flow_begin(struct ptw_tp_model *m, uint32_t slice, uint64_t id)
+{
+	if (flow_get(m, id)) {
+		m->flow_duplicate_id++;
+		return 0;
+	}
+	return flow_set(m, id, slice + 1);
+}
+
+/* Step(SliceId): links the id's slice to this one, which it moves to. */
+static int flow_step(struct ptw_tp_model *m, uint32_t slice, uint64_t id)
+{
+	uint32_t prev = flow_get(m, id);
+	if (!prev) {
+		m->flow_step_without_start++;
+		return 0;
+	}
+	if (link_by_ts(m, prev - 1, slice, id))
+		return -1;
+	return flow_set(m, id, slice + 1);
+}
+
+/* End(SliceId, close): links the id's slice to this one; the id stays
+ * where it was (and active) unless 'close'. */
+static int flow_end(struct ptw_tp_model *m, uint32_t slice, uint64_t id,
+		    int close)
+{
+	uint32_t prev = flow_get(m, id);
+	if (!prev) {
+		m->flow_end_without_start++;
+		return 0;
+	}
+	if (close && flow_set(m, id, 0))
+		return -1;
+	return link_by_ts(m, prev - 1, slice, id);
+}
+
+/* The slice on top of a track's stack (SliceTracker::
+ * GetTopmostSliceOnTrack: the last one pushed and not popped, which may
+ * have ended already), or -1. */
+static long topmost(struct ptw_tp_model *m, uint64_t track)
+{
+	struct priv *pv = m->priv_;
+	const struct stack *st = ptw_u64map_get(&pv->stacks, track);
+	return st && st->n ? (long)st->ids[st->n - 1] : -1;
+}
+
+static int str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static uint64_t str_hash(uint64_t h, const char *s)
+{
+	if (!s)
+		return ptw_fnv1a(h, "\xff", 1); /* NULL differs from "" */
+	return ptw_fnv1a(ptw_fnv1a(h, s, strlen(s)), "", 1);
+}
+
+/* flow_tracker.cc GetFlowIdForV1Event: (id, category, name) get flow ids
+ * 0, 1, 2, ... in the order they are first seen; the same space as v2
+ * bind ids and flow_ids. */
+static int v1_flow_id(struct ptw_tp_model *m, uint64_t id, const char *cat,
+		      const char *name, uint64_t *out)
+{
+	struct priv *pv = m->priv_;
+	uint64_t h = ptw_fnv1a(PTW_FNV_INIT, &id, sizeof(id));
+	h = str_hash(str_hash(h, cat), name);
+	struct v1key *head = ptw_u64map_get(&pv->v1keys, h);
+	for (struct v1key *k = head; k; k = k->next) {
+		if (k->id == id && str_same(k->cat, cat) &&
+		    str_same(k->name, name)) {
+			*out = k->flow_id;
+			return 0;
+		}
+	}
+	struct v1key *k = ptw_arena_alloc(&pv->arena, sizeof(*k));
+	if (!k)
+		return -1;
+	k->id = id;
+	k->cat = cat;
+	k->name = name;
+	k->flow_id = pv->v1_counter++;
+	k->next = head;
+	*out = k->flow_id;
+	return ptw_u64map_put(&pv->v1keys, h, k) < 0 ? -1 : 0;
+}
+
+/* End(TrackId, id, bind_enclosing = false): waits for the next slice
+ * that begins on the track. */
+static int pend_flow(struct ptw_tp_model *m, uint64_t track, uint64_t id)
+{
+	struct priv *pv = m->priv_;
+	struct pending *p = ptw_u64map_get(&pv->pending, track);
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p ||
+		    ptw_i_trace_grow((void **)&pv->all_pending,
+				     &pv->cap_pending, pv->n_pending,
+				     sizeof(*pv->all_pending)) ||
+		    ptw_u64map_put(&pv->pending, track, p) < 0) {
+			free(p);
+			return -1;
+		}
+		pv->all_pending[pv->n_pending++] = p;
+	}
+	if (ptw_i_trace_grow((void **)&p->ids, &p->cap, p->n, sizeof(*p->ids)))
+		return -1;
+	p->ids[p->n++] = id;
+	return 0;
+}
+
+/* flow_tracker.cc ClosePendingEventsOnTrack, run when a slice is pushed
+ * on a track: each waiting id links its slice to the new one (no ts
+ * ordering). The id's slice is read with FlatHashMap::operator[], which
+ * makes an inactive id active at slice 0 (a value-initialised SliceId):
+ * the row then leaves the trace's first slice. */
+static int close_pending(struct ptw_tp_model *m, uint64_t track,
+			 uint32_t slice)
+{
+	struct priv *pv = m->priv_;
+	struct pending *p = ptw_u64map_get(&pv->pending, track);
+	if (!p)
+		return 0;
+	for (size_t i = 0; i < p->n; i++) {
+		uint32_t prev = flow_get(m, p->ids[i]);
+		if (!prev) {
+			prev = 1;
+			if (flow_set(m, p->ids[i], prev))
+				return -1;
+		}
+		if (insert_flow(m, prev - 1, slice, p->ids[i]))
+			return -1;
+	}
+	p->n = 0;
+	return 0;
+}
+
+/* track_event_event_importer.h MaybeParseFlowEventV2: the event's
+ * legacy bind_id, bound to its slice. */
+static int flows_v2(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
+		    uint32_t slice)
+{
+	if (!ev->has_bind_id)
+		return 0;
+	switch (ev->flow_direction) {
+	case 2: /* FLOW_OUT */
+		return flow_begin(m, slice, ev->bind_id);
+	case 3: /* FLOW_INOUT */
+		return flow_step(m, slice, ev->bind_id);
+	case 1: /* FLOW_IN */
+		return flow_end(m, slice, ev->bind_id, 0);
+	default:
+		m->flow_without_direction++;
+		return 0;
+	}
+}
+
+/* MaybeParseFlowEvents: v2 first, then flow_ids (an active id steps,
+ * another begins), then terminating_flow_ids (an active id ends and is
+ * freed; an inactive one is ignored). */
 static int do_flows(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 		    uint32_t slice)
 {
-	struct priv *pv = m->priv_;
+	if (flows_v2(m, ev, slice))
+		return -1;
 	for (uint32_t i = 0; i < ev->n_flow_ids; i++) {
 		uint64_t id = ev->flow_ids[i];
-		uintptr_t prev = (uintptr_t)ptw_u64map_get(&pv->flows, id);
-		if (prev && add_flow(m, (uint32_t)(prev - 1), slice, id))
-			return -1;
-		if (ptw_u64map_put(&pv->flows, id,
-				   (void *)(uintptr_t)(slice + 1)) < 0)
+		int rc = flow_get(m, id) ? flow_step(m, slice, id)
+					 : flow_begin(m, slice, id);
+		if (rc)
 			return -1;
 	}
 	for (uint32_t i = 0; i < ev->n_terminating_flow_ids; i++) {
 		uint64_t id = ev->terminating_flow_ids[i];
-		uintptr_t prev = (uintptr_t)ptw_u64map_get(&pv->flows, id);
-		if (!prev)
-			continue; /* never started: ignored */
-		if (add_flow(m, (uint32_t)(prev - 1), slice, id))
-			return -1;
-		/* free the id for reuse (no erase in u64map: mark 0) */
-		if (ptw_u64map_put(&pv->flows, id, NULL) < 0)
+		if (flow_get(m, id) && flow_end(m, slice, id, 1))
 			return -1;
 	}
 	return 0;
+}
+
+/* track_event_event_importer.h ParseFlowEventV1: a typeless event with
+ * legacy phase s, t or f, bound to the top of its track's stack when
+ * trace_processor reads it (f without bind_to_enclosing: to the next
+ * slice pushed there). */
+static int legacy_flow(struct ptw_tp_model *m, const struct ptw_trace_event *ev)
+{
+	if (!ev->has_legacy_id) {
+		m->flow_invalid_id++;
+		return 0;
+	}
+	uint64_t id;
+	if (v1_flow_id(m, ev->legacy_id, ev->category, ev->name, &id))
+		return -1;
+	if (ev->legacy_phase == 'f' && !ev->bind_to_enclosing)
+		return pend_flow(m, ev->track_uuid, id);
+	long top = topmost(m, ev->track_uuid);
+	if (top < 0) {
+		m->flow_no_enclosing_slice++;
+		return 0;
+	}
+	switch (ev->legacy_phase) {
+	case 's':
+		return flow_begin(m, (uint32_t)top, id);
+	case 't':
+		return flow_step(m, (uint32_t)top, id);
+	default:
+		return flow_end(m, (uint32_t)top, id, 0);
+	}
 }
 
 static int set_args(struct ptw_tp_model *m, struct ptw_tp_slice *s)
@@ -421,6 +655,9 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 	s->begin = ev;
 	st->ids[st->n++] = id;
 	if (set_args(m, s))
+		return -1;
+	/* StackPush's callback first, then the event's own flows */
+	if (close_pending(m, ev->track_uuid, id))
 		return -1;
 	return do_flows(m, ev, id);
 }
@@ -539,6 +776,9 @@ static int build(struct ptw_tp_model *m, const struct ptw_trace *t)
 			rc = add_counter(m, ev, ev->track_uuid,
 					 ev->counter_value);
 			break;
+		case PTW_TRACE_LEGACY_FLOW:
+			rc = legacy_flow(m, ev);
+			break;
 		default:
 			break;
 		}
@@ -620,6 +860,13 @@ void ptw_tp_model_free(struct ptw_tp_model *m)
 		ptw_u64map_free(&pv->uuid_set);
 		ptw_u64map_free(&pv->stacks);
 		ptw_u64map_free(&pv->flows);
+		ptw_u64map_free(&pv->v1keys);
+		ptw_u64map_free(&pv->pending);
+		for (size_t i = 0; i < pv->n_pending; i++) {
+			free(pv->all_pending[i]->ids);
+			free(pv->all_pending[i]);
+		}
+		free(pv->all_pending);
 		ptw_arena_free(&pv->arena);
 		free(pv);
 	}

@@ -13,8 +13,15 @@
  *     end (slice_tracker.cc MaybeCloseStack), so depths match TP;
  *   - slices still open at the end keep dur -1.
  * Counter samples become counter rows (value as double, after the
- * descriptor's multiplier/incremental handling). flow_ids link the
- * previous slice carrying the id to this one; terminating ids end it.
+ * descriptor's multiplier/incremental handling). Flows follow
+ * flow_tracker.cc as trace_processor's protobuf importer drives it: on a
+ * slice's event, legacy bind_id (v2: out begins, in+out steps, in ends
+ * without closing), then flow_ids (an active id steps from its slice to
+ * this one, another begins), then terminating_flow_ids (link and free);
+ * typeless legacy s/t/f events (v1, ids scoped by (id, category, name))
+ * bind to the top of their track's stack, 'f' without bind_to_enclosing
+ * to the next slice pushed there. Step and End rows go from the earlier
+ * slice (by ts) to the later one.
  * Thread time (extra counter values on a "thread_time" counter track)
  * sets slice.thread_ts / thread_dur on thread tracks.
  * Thread and process rows come from the descriptors. Each track resolves
@@ -132,7 +139,13 @@ struct ptw_tp_model {
 	struct ptw_tp_problem *unmatched_ends; size_t n_unmatched_ends;
 	uint64_t misplaced_end_event;    /* TP stat */
 	uint64_t track_hierarchy_missing_uuid; /* events dropped */
+	/* flow_tracker.cc stats */
 	uint64_t flow_end_without_start;
+	uint64_t flow_step_without_start;
+	uint64_t flow_duplicate_id;
+	uint64_t flow_no_enclosing_slice;
+	uint64_t flow_without_direction;
+	uint64_t flow_invalid_id;        /* legacy s/t/f without unscoped_id */
 	void *priv_;                     /* internal allocations */
 };
 

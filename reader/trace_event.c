@@ -13,6 +13,7 @@
 /* Short names for protobuf-c's oneof case constants. */
 #define DA(x) PERFETTO__PROTOS__DEBUG_ANNOTATION__##x
 #define TE(x) PERFETTO__PROTOS__TRACK_EVENT__##x
+#define LE(x) PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__##x
 
 /* ---- track events ------------------------------------------------------- */
 
@@ -405,14 +406,47 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 			"repeated fields unpacked only",
 			pf);
 	}
-	if (!te->has_type || te->type == 0) {
-		t->stats.track_event_parser_errors++;
-		ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
-				 "TrackEvent without type is dropped");
-		*why = "no type";
-		return 0;
+	const Perfetto__Protos__TrackEvent__LegacyEvent *le = te->legacy_event;
+	if (le) {
+		ev.legacy_phase = le->has_phase ? (char)le->phase : 0;
+		ev.has_legacy_id = le->id_case == LE(ID_UNSCOPED_ID);
+		ev.legacy_id = ev.has_legacy_id ? le->unscoped_id : 0;
+		ev.bind_to_enclosing = le->has_bind_to_enclosing &&
+				       le->bind_to_enclosing;
+		ev.has_bind_id = le->has_bind_id;
+		ev.bind_id = le->bind_id;
+		ev.flow_direction = le->has_flow_direction
+					    ? (int)le->flow_direction
+					    : 0;
+		if ((le->phase == 'i' || le->phase == 'I') &&
+		    le->has_instant_event_scope)
+			ev.legacy_scope =
+				le->instant_event_scope ==
+						PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_GLOBAL
+					? 'g'
+				: le->instant_event_scope ==
+						PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_PROCESS
+					? 'p'
+					: 0;
 	}
-	ev.type = (enum ptw_trace_event_type)te->type;
+	if (!te->has_type || te->type == 0) {
+		/* a legacy phase gives the kind (TP ParsePhaseOrType); of
+		 * those, only v1 flow events are modelled */
+		char ph = ev.legacy_phase;
+		if (ph != 's' && ph != 't' && ph != 'f') {
+			t->stats.track_event_parser_errors++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
+					 ph ? "TrackEvent with legacy phase "
+					      "other than s, t, f: not read"
+					    : "TrackEvent without type is "
+					      "dropped");
+			*why = ph ? "legacy phase not read" : "no type";
+			return 0;
+		}
+		ev.type = PTW_TRACE_LEGACY_FLOW;
+	} else {
+		ev.type = (enum ptw_trace_event_type)te->type;
+	}
 
 	int has_track = 1;
 	if (te->has_track_uuid) {
@@ -490,22 +524,6 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 		}
 		*why = xwhy ? xwhy : "out of memory";
 		return 0;
-	}
-
-	if (te->legacy_event && te->legacy_event->has_phase) {
-		const Perfetto__Protos__TrackEvent__LegacyEvent *le =
-			te->legacy_event;
-		ev.legacy_phase = (char)le->phase;
-		if ((le->phase == 'i' || le->phase == 'I') &&
-		    le->has_instant_event_scope)
-			ev.legacy_scope =
-				le->instant_event_scope ==
-						PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_GLOBAL
-					? 'g'
-				: le->instant_event_scope ==
-						PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_PROCESS
-					? 'p'
-					: 0;
 	}
 
 	/* TP reads the deprecated varint flow ids only when the fixed64

@@ -1318,6 +1318,8 @@ const char *ptw_trace_name(const struct ptw_trace *t)
 const char *ptw_trace_event_type_name(int type)
 {
 	switch (type) {
+	case PTW_TRACE_LEGACY_FLOW:
+		return "LEGACY_FLOW";
 	case PTW_TRACE_SLICE_BEGIN:
 		return "SLICE_BEGIN";
 	case PTW_TRACE_SLICE_END:

@@ -58,6 +58,9 @@
 
 /* Values of TrackEvent.Type (perfetto track_event.proto). */
 enum ptw_trace_event_type {
+	/* No type: a v1 flow event given by legacy_event.phase 's', 't' or
+	 * 'f' (ptw_trace_event.legacy_phase); the only typeless events kept */
+	PTW_TRACE_LEGACY_FLOW = 0,
 	PTW_TRACE_SLICE_BEGIN = 1,
 	PTW_TRACE_SLICE_END = 2,
 	PTW_TRACE_INSTANT = 3,
@@ -136,6 +139,18 @@ struct ptw_trace_event {
 	const uint64_t *extra_counter_tracks;
 	const double *extra_counter_values;
 	uint32_t n_extra_counters;
+	/* TrackEvent.legacy_event, the fields trace_processor's flow import
+	 * reads: a v1 flow event (legacy_phase, its unscoped_id, and for 'f'
+	 * bind_to_enclosing) or a v2 flow on a slice (bind_id with
+	 * flow_direction: 1 in, 2 out, 3 in and out; 0 none); legacy_phase
+	 * and legacy_scope are above. */
+	int has_legacy_id;     /* unscoped_id present (global/local ids are
+				* not flow ids for trace_processor) */
+	uint64_t legacy_id;
+	int bind_to_enclosing;
+	int has_bind_id;
+	uint64_t bind_id;
+	int flow_direction;
 };
 
 /* ---- tracks ---------------------------------------------------------- */
@@ -169,6 +184,8 @@ struct ptw_trace_track {
 	int has_rank;
 	int32_t rank;          /* sibling_order_rank */
 	int child_ordering;    /* ChildTracksOrdering value */
+	int merge_behavior;    /* SiblingMergeBehavior value (2: NONE, the
+				* track is never merged with its siblings) */
 	uint64_t offset;       /* first accepted descriptor */
 	uint32_t seq_id;       /* sequence of that descriptor (0: none) */
 	uint32_t n_descriptors;/* descriptors seen for this uuid */

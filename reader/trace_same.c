@@ -67,7 +67,12 @@ static int same_event(const struct ptw_trace_event *a,
 		   sizeof(double)) != 0 ||
 	    a->n_flow_ids != b->n_flow_ids ||
 	    a->n_terminating_flow_ids != b->n_terminating_flow_ids ||
-	    a->n_args != b->n_args)
+	    a->n_args != b->n_args || a->legacy_phase != b->legacy_phase ||
+	    a->has_legacy_id != b->has_legacy_id ||
+	    a->legacy_id != b->legacy_id ||
+	    a->bind_to_enclosing != b->bind_to_enclosing ||
+	    a->has_bind_id != b->has_bind_id || a->bind_id != b->bind_id ||
+	    a->flow_direction != b->flow_direction)
 		return 0;
 	for (uint32_t i = 0; i < a->n_flow_ids; i++)
 		if (a->flow_ids[i] != b->flow_ids[i])

@@ -126,6 +126,9 @@ void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,
 	nt.has_rank = d->has_sibling_order_rank;
 	nt.rank = d->sibling_order_rank;
 	nt.child_ordering = d->has_child_ordering ? (int)d->child_ordering : 0;
+	nt.merge_behavior = d->has_sibling_merge_behavior
+				    ? (int)d->sibling_merge_behavior
+				    : 0;
 	nt.offset = at->offset;
 	nt.seq_id = seq_id;
 	nt.n_descriptors = 1;

@@ -387,6 +387,10 @@ Test(emit_fast, write_failure_stops_the_lane_as_the_general_path)
 static const char *const cnames[] = {"a", "b", "c", "", NULL};
 static const char *const ccats[] = {"x", "y", NULL};
 
+static const char *const v2_dirs[] = {",\"flow_out\":true",
+				      ",\"flow_in\":true",
+				      ",\"flow_in\":true,\"flow_out\":true"};
+
 /* One random Chrome event on one of 4 threads of 2 processes. */
 static void chrome_event(FILE *f, struct gen *g)
 {
@@ -427,8 +431,8 @@ static void chrome_event(FILE *f, struct gen *g)
 	else if (ph < 96)
 		fputs(",\"ph\":\"B\",\"args\":{\"k\":1}", f);
 	else if (ph < 98)
-		fprintf(f, ",\"ph\":\"B\",\"bind_id\":%llu,\"flow_out\":true",
-			(unsigned long long)rnd(g, 3));
+		fprintf(f, ",\"ph\":\"B\",\"bind_id\":%llu%s",
+			(unsigned long long)rnd(g, 3), v2_dirs[rnd(g, 3)]);
 	else
 		fputs(",\"ph\":\"M\",\"args\":{\"name\":\"n\"}", f);
 	fputs("}", f);

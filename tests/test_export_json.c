@@ -225,15 +225,16 @@ static void check_export(const struct jevs *j)
 	cr_assert_eq(x->args[3].type, PTW_CV_VAL_BOOL);
 	cr_assert_eq(x->args[3].b, 1);
 
-	/* flows: v2 bind_id on both slices */
+	/* flows: v2 bind_id on both slices, renumbered from 2^63 (the
+	 * JSON import numbers v1 flows 0, 1, ... in the bind id space) */
 	x = find(j, 'X', "inner");
 	cr_assert_eq(x->dur, 500000);
-	cr_assert_str_eq(x->bind_id, "0x5");
+	cr_assert_str_eq(x->bind_id, "0x8000000000000000");
 	cr_assert_eq(x->flags & (PTW_CV_FLOW_OUT | PTW_CV_FLOW_IN),
 		     PTW_CV_FLOW_OUT);
 	x = find(j, 'X', "recv");
 	cr_assert_eq(x->tid, 10);
-	cr_assert_str_eq(x->bind_id, "0x5");
+	cr_assert_str_eq(x->bind_id, "0x8000000000000000");
 	cr_assert_eq(x->flags & (PTW_CV_FLOW_OUT | PTW_CV_FLOW_IN),
 		     PTW_CV_FLOW_IN);
 	x = find(j, 'X', "zero");

@@ -771,3 +771,226 @@ Test(model, deprecated_flow_ids_are_read_when_new_ones_are_absent)
 	cr_assert_eq(f.m->flows[0].flow_id, 5);
 	fx_free(&f);
 }
+
+/* ---- flows as flow_tracker.cc makes them --------------------------------- */
+
+#define LEGACY 6      /* TrackEvent.legacy_event */
+#define LE_PHASE 2
+#define LE_UNSCOPED_ID 6
+#define LE_GLOBAL_ID 11
+#define LE_BIND_ID 8
+#define LE_BIND_ENCLOSING 12
+#define LE_FLOW_DIR 13
+#define CATS 22
+
+/* A typeless TrackEvent with legacy phase s/t/f (a v1 flow event);
+ * id_field LE_UNSCOPED_ID (or another id field) with 'id'. */
+static void v1(struct ptw_tb *b, uint64_t delta, uint64_t track, char ph,
+	       uint32_t id_field, uint64_t id, int bp, const char *cat,
+	       const char *name)
+{
+	ptw_tb_begin_on(b, 2, delta);
+	ptw_tb_open(b, EVENT);
+	ptw_tb_varint(b, TRACK, track);
+	if (name)
+		ptw_tb_string(b, NAME, name);
+	if (cat)
+		ptw_tb_string(b, CATS, cat);
+	ptw_tb_open(b, LEGACY);
+	ptw_tb_varint(b, LE_PHASE, (uint64_t)ph);
+	ptw_tb_varint(b, id_field, id);
+	if (bp)
+		ptw_tb_varint(b, LE_BIND_ENCLOSING, 1);
+	ptw_tb_close(b);
+	done(b);
+}
+
+/* A BEGIN / INSTANT / END with a v2 flow (legacy bind_id, direction). */
+static void v2(struct ptw_tb *b, uint64_t delta, int type, uint64_t track,
+	       const char *name, uint64_t bind, int dir)
+{
+	ev_open(b, delta, type, track, name);
+	ptw_tb_open(b, LEGACY);
+	ptw_tb_varint(b, LE_BIND_ID, bind);
+	if (dir >= 0)
+		ptw_tb_varint(b, LE_FLOW_DIR, (uint64_t)dir);
+	ptw_tb_close(b);
+	done(b);
+}
+
+/* Whether the model has a flow row out -> in (by slice names). */
+static int has_flow(const struct ptw_tp_model *m, const char *out,
+		    const char *in)
+{
+	for (size_t i = 0; i < m->n_flows; i++)
+		if (strcmp(m->slices[m->flows[i].slice_out].name, out) == 0 &&
+		    strcmp(m->slices[m->flows[i].slice_in].name, in) == 0)
+			return 1;
+	return 0;
+}
+
+Test(model, v1_flow_events_begin_step_end_on_the_topmost_slice)
+{
+	/* track 2: S [10, 20], s at 12; track 4: T [30, ...) with t at 31,
+	 * then ends at 40 and 42 with bp: End(close = false) leaves the id
+	 * at T, so both link T (flow_tracker.cc 107-121) */
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 2, "S");                      /* 10 */
+	v1(&b, 2, 2, 's', LE_UNSCOPED_ID, 5, 0, "c", "f"); /* 12 */
+	ev(&b, 8, END, 2, NULL);                        /* 20 */
+	ev(&b, 10, BEGIN, 4, "T");                      /* 30 */
+	v1(&b, 1, 4, 't', LE_UNSCOPED_ID, 5, 0, "c", "f"); /* 31 */
+	ev(&b, 4, INSTANT, 4, "U");                     /* 35 */
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 5, 1, "c", "f"); /* 36: binds U */
+	ev(&b, 4, BEGIN, 4, "V");                       /* 40 */
+	v1(&b, 2, 4, 'f', LE_UNSCOPED_ID, 5, 1, "c", "f"); /* 42 */
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 3);
+	cr_assert(has_flow(f.m, "S", "T"));
+	cr_assert(has_flow(f.m, "T", "U"));
+	cr_assert(has_flow(f.m, "T", "V"));
+	/* the first v1 (id, cat, name) is flow id 0 (v1_id_counter_) */
+	cr_assert_eq(f.m->flows[0].flow_id, 0);
+	fx_free(&f);
+}
+
+Test(model, v1_ids_are_scoped_by_category_and_name)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 2, "S");
+	v1(&b, 1, 2, 's', LE_UNSCOPED_ID, 5, 0, "c", "f");
+	ev(&b, 10, BEGIN, 4, "A");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 5, 1, "other", "f");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 5, 1, "c", "g");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 5, 1, NULL, "f");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 6, 1, "c", "f");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 5, 1, "c", "f");
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 1);
+	cr_assert(has_flow(f.m, "S", "A"));
+	cr_assert_eq(f.m->flow_end_without_start, 4);
+	fx_free(&f);
+}
+
+Test(model, v1_stats_duplicate_step_without_start_no_slice_invalid_id)
+{
+	struct ptw_tb b;
+	base(&b);
+	v1(&b, 5, 2, 's', LE_UNSCOPED_ID, 1, 0, "c", "f"); /* no slice */
+	ev(&b, 5, BEGIN, 2, "S1");
+	v1(&b, 1, 2, 's', LE_UNSCOPED_ID, 1, 0, "c", "f");
+	v1(&b, 1, 2, 's', LE_UNSCOPED_ID, 1, 0, "c", "f"); /* duplicate */
+	v1(&b, 1, 2, 't', LE_UNSCOPED_ID, 2, 0, "c", "f"); /* no start */
+	v1(&b, 1, 2, 's', LE_GLOBAL_ID, 3, 0, "c", "f");   /* not a flow id */
+	ev(&b, 5, BEGIN, 4, "D");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 1, 1, "c", "f");
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->flow_no_enclosing_slice, 1);
+	cr_assert_eq(f.m->flow_duplicate_id, 1);
+	cr_assert_eq(f.m->flow_step_without_start, 1);
+	cr_assert_eq(f.m->flow_invalid_id, 1);
+	cr_assert_eq(f.m->n_flows, 1);
+	cr_assert(has_flow(f.m, "S1", "D"));
+	fx_free(&f);
+}
+
+Test(model, v1_end_without_bind_waits_for_the_next_slice_on_its_track)
+{
+	/* pending (flow_tracker.cc 94-96), linked when the next slice is
+	 * pushed on the track (140-152), before the slice's own flows; the
+	 * slice open when the f came is not it. An inactive id links slice
+	 * 0 (operator[] inserts a value-initialised SliceId) and stays
+	 * active there. */
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, INSTANT, 4, "first");                   /* slice 0 */
+	ev(&b, 1, BEGIN, 2, "S");
+	v1(&b, 1, 2, 's', LE_UNSCOPED_ID, 1, 0, "c", "f");
+	ev(&b, 1, BEGIN, 4, "P");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 1, 0, "c", "f");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 9, 0, "c", "f"); /* inactive */
+	ev(&b, 1, INSTANT, 4, "N");
+	ev(&b, 1, INSTANT, 4, "N2");
+	ev(&b, 1, BEGIN, 2, "S2");
+	v1(&b, 1, 2, 's', LE_UNSCOPED_ID, 9, 0, "c", "f"); /* duplicate */
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 2);
+	cr_assert(has_flow(f.m, "S", "N"));
+	cr_assert(has_flow(f.m, "first", "N"));
+	cr_assert_eq(f.m->flow_duplicate_id, 1);
+	fx_free(&f);
+}
+
+Test(model, flows_go_from_the_earlier_slice_whatever_the_reading_order)
+{
+	/* End binds the enclosing E (began at 10) after the start S (at
+	 * 20) was read: the row is E -> S (flow_tracker.cc 113-116). */
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 4, "E");
+	ev(&b, 10, BEGIN, 2, "S");
+	v1(&b, 1, 2, 's', LE_UNSCOPED_ID, 1, 0, "c", "f");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 1, 1, "c", "f");
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 1);
+	cr_assert(has_flow(f.m, "E", "S"));
+	fx_free(&f);
+}
+
+Test(model, v2_bind_ids_out_inout_in_and_without_direction)
+{
+	struct ptw_tb b;
+	base(&b);
+	v2(&b, 10, BEGIN, 2, "a", 3, 2);    /* out: Begin */
+	ev(&b, 1, END, 2, NULL);
+	v2(&b, 10, INSTANT, 4, "b", 3, 3);  /* in + out: Step */
+	v2(&b, 10, BEGIN, 2, "c", 3, 1);    /* in: End, id stays at b */
+	v2(&b, 10, INSTANT, 4, "d", 3, 1);
+	v2(&b, 10, INSTANT, 4, "e", 4, -1); /* no direction */
+	v2(&b, 10, INSTANT, 4, "g", 4, 0);  /* FLOW_UNSPECIFIED */
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 3);
+	cr_assert(has_flow(f.m, "a", "b"));
+	cr_assert(has_flow(f.m, "b", "c"));
+	cr_assert(has_flow(f.m, "b", "d"));
+	cr_assert_eq(f.m->flow_without_direction, 2);
+	fx_free(&f);
+}
+
+Test(model, v1_flow_ids_share_the_space_of_bind_ids_and_flow_ids)
+{
+	/* the first v1 flow gets id 0; a bind_id 0 in and a flow_ids 0 on
+	 * later slices continue it */
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 2, "S");
+	v1(&b, 1, 2, 's', LE_UNSCOPED_ID, 777, 0, "c", "f");
+	v2(&b, 10, INSTANT, 4, "b", 0, 1);
+	ev_open(&b, 10, INSTANT, 4, "c");
+	ptw_tb_fixed64(&b, TFLOWS, 0);
+	done(&b);
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 2);
+	cr_assert(has_flow(f.m, "S", "b"));
+	cr_assert(has_flow(f.m, "S", "c"));
+	fx_free(&f);
+}
+
+Test(model, the_topmost_slice_may_have_ended_until_a_slice_event_pops_it)
+{
+	/* an instant stays on the stack (dur 0) until a later slice event:
+	 * s after it binds it (GetTopmostSliceOnTrack reads the stack) */
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, BEGIN, 2, "P");
+	ev(&b, 5, INSTANT, 2, "mark");
+	v1(&b, 5, 2, 's', LE_UNSCOPED_ID, 1, 0, "c", "f");
+	ev(&b, 5, BEGIN, 4, "D");
+	v1(&b, 1, 4, 'f', LE_UNSCOPED_ID, 1, 1, "c", "f");
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_flows, 1);
+	cr_assert(has_flow(f.m, "mark", "D"));
+	fx_free(&f);
+}

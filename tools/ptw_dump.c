@@ -122,6 +122,12 @@ static void print_event(const struct ptw_trace_event *e)
 	print_ids("flows", e->flow_ids, e->n_flow_ids);
 	print_ids("terminating_flows", e->terminating_flow_ids,
 		  e->n_terminating_flow_ids);
+	if (e->legacy_phase)
+		printf(" phase=%c id=%" PRIu64 "%s", e->legacy_phase,
+		       e->legacy_id, e->bind_to_enclosing ? " bp=e" : "");
+	if (e->has_bind_id)
+		printf(" bind_id=%" PRIu64 " flow_direction=%d", e->bind_id,
+		       e->flow_direction);
 	for (uint32_t i = 0; i < e->n_extra_counters; i++)
 		printf(" extra[%" PRIu64 "]=%.17g", e->extra_counter_tracks[i],
 		       e->extra_counter_values[i]);

@@ -110,6 +110,29 @@ struct ptw_arg {
 #define PTW_EV_GLOBAL_INSTANT 16u
 #define PTW_EV_PROCESS_INSTANT 32u
 
+/* Direction of a Chrome JSON v2 flow (LegacyEvent.FlowDirection). */
+enum ptw_flow_dir {
+	PTW_FLOW_NONE = 0,  /* no bind_id */
+	PTW_FLOW_IN = 1,    /* "flow_in": the flow ends here */
+	PTW_FLOW_OUT = 2,   /* "flow_out": the flow starts here */
+	PTW_FLOW_INOUT = 3, /* both: a step */
+};
+
+/* TrackEvent.legacy_event, for Chrome JSON flows: trace_processor gives
+ * it the JSON import's flow semantics (track_event_event_importer.h
+ * ParseFlowEventV1, MaybeParseFlowEventV2). On a BEGIN, INSTANT or END:
+ * a v2 flow (bind_id and its direction) bound to that event's slice.
+ * With ptw_seq_legacy_flow(): a v1 flow event (phase 's', 't' or 'f',
+ * the JSON "id" as unscoped_id; the event's name and category scope the
+ * id, as in JSON). */
+struct ptw_legacy {
+	char phase;              /* 's', 't', 'f' (ptw_seq_legacy_flow); else 0 */
+	int bind_to_enclosing;   /* 'f' with "bp":"e" */
+	uint64_t id;             /* phase s/t/f: LegacyEvent.unscoped_id */
+	enum ptw_flow_dir flow_dir; /* PTW_FLOW_NONE: no bind_id written */
+	uint64_t bind_id;
+};
+
 /* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
  * before the call returns. */
 struct ptw_event {
@@ -128,6 +151,7 @@ struct ptw_event {
 	 * ns, on a track of ptw_writer_add_thread_time_track(). */
 	int64_t thread_time;
 	uint64_t thread_time_track;
+	const struct ptw_legacy *legacy;     /* NULL: none */
 };
 
 struct ptw_writer_stats {
@@ -303,6 +327,11 @@ int ptw_seq_slice_end(struct ptw_seq *s, const struct ptw_event *ev);
 int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 			   uint64_t dur);
 int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev);
+/* A TrackEvent without a type whose legacy_event (ev->legacy, phase 's',
+ * 't' or 'f') makes it a Chrome JSON v1 flow event: trace_processor binds
+ * it to the slice open on the event's track when it reads it (or, for
+ * 'f' without bind_to_enclosing, to the next slice that begins there). */
+int ptw_seq_legacy_flow(struct ptw_seq *s, const struct ptw_event *ev);
 int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,
 			int64_t value);
 int ptw_seq_counter_double(struct ptw_seq *s, uint64_t track, uint64_t ts,
