@@ -71,7 +71,7 @@ struct ptw_cv_event {
 	uint64_t name_sym, cat_sym;
 	uint32_t pid, tid;       /* as trace_processor coerces them (uint32) */
 	struct ptw_cv_str pid_str, tid_str;
-	int64_t ts_ns;           /* ts in ns: integral us * 1000, else llround */
+	int64_t ts_ns;           /* ts in ns, as trace_processor's CoerceToTs */
 	int64_t dur_ns;
 	int64_t tts_ns;          /* thread time, as ts_ns (PTW_CV_HAS_TTS) */
 	int64_t tdur_ns;         /* thread duration (PTW_CV_HAS_TDUR) */

@@ -25,6 +25,45 @@ int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
 			      size_t n, size_t *end, struct ptw_cv_event *ev,
 			      struct ptw_error *err);
 
+/* Returned (positive) by ptw_cv_json_i_parse_event() in trace_processor
+ * mode: the event has a "dur", "tts" or "tdur" that trace_processor's
+ * CoerceToTs cannot read (not a number, nor a string holding exactly
+ * one), where its JSON tokenizer stops reading the file for good
+ * (json_parse.c set_time). ptw_cv_json_i_info() says which member. */
+#define PTW_CV_JSON_STOP 3
+
+/* Parser modes (both off after ptw_cv_json_parser_create(), and always
+ * off for ptw_cv_json_parse_object()):
+ *  - lenient: accept what trace_processor's JSON parser accepts beyond
+ *    RFC 8259 (chrome_json.h lists it), counting each place as a repair;
+ *  - tp: trace_processor's tokenizer rules for an event of a Chrome JSON
+ *    file: PTW_CV_JSON_STOP, and an error for a member number its parser
+ *    rejects (infinite or NaN). */
+void ptw_cv_json_i_set_mode(struct ptw_cv_json_parser *jp, int lenient,
+			    int tp);
+
+/* About the last ptw_cv_json_i_parse_event() / _parse_string() call. */
+struct ptw_cv_json_info {
+	uint64_t repairs;        /* lenient repairs in it */
+	size_t repair_at;        /* the first one: offset relative to p */
+	const char *repair_what; /* ... and what it was (static text) */
+	const char *stop_member; /* PTW_CV_JSON_STOP: "dur", "tts", "tdur" */
+	size_t stop_at, stop_end; /* ... its value's text, relative to p */
+};
+const struct ptw_cv_json_info *
+ptw_cv_json_i_info(const struct ptw_cv_json_parser *jp);
+
+/* trace_processor's conversion of a JSON number's text (already valid
+ * RFC 8259 number grammar) to a double (util/json_parser.h
+ * StringToDouble, operation for operation). Returns 0, or -1 where it
+ * gives inf or NaN (trace_processor rejects the number). */
+int ptw_cv_json_i_tp_double(const char *text, size_t n, double *out);
+
+/* trace_processor's CoerceToTs of a double number of microseconds to
+ * nanoseconds (d == trunc(d) ? (int64)d * 1000 : llround(d * 1000)),
+ * without undefined behaviour: products wrap as int64 on its machines. */
+int64_t ptw_cv_json_i_tp_double_to_ns(double us);
+
 /* LFs inside the last event parsed by ptw_cv_json_i_parse_event() (they
  * can only be whitespace), so the reader needs no second pass for line
  * numbers. */

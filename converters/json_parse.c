@@ -42,6 +42,8 @@ struct val {
 	double d;
 	struct ptw_cv_str s;   /* STRING: decoded; JSON: raw text */
 	struct ptw_cv_str raw; /* raw text of a number */
+	uint8_t tp_bad;        /* a number trace_processor rejects (inf/NaN) */
+	uint8_t int_overflow;  /* an integer that does not fit int64 */
 };
 
 struct ptw_cv_json_parser {
@@ -51,6 +53,8 @@ struct ptw_cv_json_parser {
 	size_t num_cap;
 	locale_t c_locale;  /* strtod must not follow the program's LC_NUMERIC */
 	struct ptw_cv_json_lines lines; /* of the last successful event */
+	struct ptw_cv_json_info info;   /* of the last parse */
+	uint8_t lenient, tp;            /* ptw_cv_json_i_set_mode() */
 	struct ptw_cv_arg args[PTW_CV_MAX_ARGS];
 	struct val id2_vals[2]; /* "id2" global / local (struct pctx) */
 };
@@ -72,6 +76,14 @@ struct pctx {
 	size_t name_at; /* the '"' of the last member name (next_member) */
 	uint64_t nl;    /* LFs skipped as whitespace */
 	size_t last_nl; /* offset of the last of them */
+	uint8_t lenient;      /* accept what trace_processor accepts */
+	uint8_t tp;           /* trace_processor's tokenizer rules (reader) */
+	uint8_t int_overflow; /* an event member was an integer beyond int64 */
+	uint64_t repairs;     /* lenient repairs in this parse */
+	size_t repair_at;     /* the first one */
+	const char *repair_what;
+	const char *stop_member; /* PTW_CV_JSON_STOP: "dur", "tts" or "tdur" */
+	size_t stop_at, stop_end; /* ... and its value's text */
 };
 
 
@@ -117,6 +129,8 @@ static int bad_byte(struct pctx *c, size_t at, const char *what)
 }
 
 /* ---- lexical helpers ------------------------------------------------- */
+
+#define IS_DIGIT(ch) ((unsigned)((ch) - '0') < 10)
 
 static inline void skip_ws(struct pctx *c)
 {
@@ -247,6 +261,16 @@ static char *put_utf8(char *o, unsigned cp)
 	return o;
 }
 
+/* Counts one lenient repair (trace_processor accepts what RFC 8259 does
+ * not); the first one's place and kind are kept for the summary. */
+static void repair(struct pctx *c, size_t at, const char *what)
+{
+	if (!c->repairs++) {
+		c->repair_at = at;
+		c->repair_what = what;
+	}
+}
+
 /* Decodes an escape whose backslash is at p[*pi]; writes to *po. */
 static int escape(struct pctx *c, size_t *pi, char **po)
 {
@@ -303,6 +327,13 @@ static int escape(struct pctx *c, size_t *pi, char **po)
 		return 0;
 	}
 	default:
+		if (c->lenient) {
+			/* trace_processor's UnescapeString drops an unknown
+			 * escape, backslash and character both */
+			repair(c, *pi, "an unknown escape (dropped)");
+			*pi = i + 1;
+			return 0;
+		}
 		return bad_byte(c, i, "an escape character (one of \"\\/bfnrtu) "
 				"after '\\'");
 	}
@@ -311,13 +342,36 @@ static int escape(struct pctx *c, size_t *pi, char **po)
 	return 0;
 }
 
+/* A byte a strict string refuses at p[i] (a control character or the
+ * start of invalid UTF-8), taken as it is in lenient mode, as
+ * trace_processor's ScanString takes any byte but '"'. Returns 1 if it
+ * was taken (then i moves past it), else 0. One repair per string. */
+static int lenient_byte(struct pctx *c, size_t *pi, int *repaired)
+{
+	if (!c->lenient)
+		return 0;
+	size_t i = *pi;
+	if (!*repaired) {
+		*repaired = 1;
+		repair(c, i, c->p[i] < 0x20 ? "a raw control character in a "
+					       "string"
+					     : "invalid UTF-8 in a string");
+	}
+	if (c->p[i] == '\n') {
+		c->nl++; /* a raw LF: still a new line in the file */
+		c->last_nl = i;
+	}
+	*pi = i + 1;
+	return 1;
+}
+
 /* Parses the string whose opening quote is at c->i. */
 static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 {
 	const unsigned char *p = c->p;
 	size_t n = c->n;
 	size_t start = c->i + 1, i = start;
-	int rc;
+	int rc, repaired = 0;
 	for (;;) {
 #if defined(__SSE2__)
 		/* 16 bytes at a time: '"', '\\', and (signed compare) bytes
@@ -372,10 +426,16 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 		}
 		if (ch == '\\')
 			break;
-		if (ch < 0x20)
+		if (ch < 0x20) {
+			if (lenient_byte(c, &i, &repaired))
+				continue;
 			goto ctrl;
-		if ((rc = utf8_seq(c, &i)))
-			return rc;
+		}
+		if ((rc = utf8_seq(c, &i))) {
+			if (rc != PTW_ERR_FORMAT ||
+			    !lenient_byte(c, &i, &repaired))
+				return rc;
+		}
 	}
 	/* Slow path: copy what was scanned, then decode escapes. */
 	char *o0 = c->out, *o = o0;
@@ -396,11 +456,16 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 			if ((rc = escape(c, &i, &o)))
 				return rc;
 		} else if (ch < 0x20) {
-			goto ctrl;
+			if (!lenient_byte(c, &i, &repaired))
+				goto ctrl;
+			*o++ = (char)ch;
 		} else if (ch >= 0x80) {
 			size_t s = i;
-			if ((rc = utf8_seq(c, &i)))
-				return rc;
+			if ((rc = utf8_seq(c, &i))) {
+				if (rc != PTW_ERR_FORMAT ||
+				    !lenient_byte(c, &i, &repaired))
+					return rc;
+			}
 			memcpy(o, p + s, i - s);
 			o += i - s;
 		} else {
@@ -473,7 +538,9 @@ static inline enum key fast_key(struct pctx *c)
 	case 'n': FK("\"name\":", K_NAME) break;
 	case 'c': FK("\"cat\":", K_CAT) break;
 	case 'p': FK("\"ph\":", K_PH) FK("\"pid\":", K_PID) break;
-	case 't': FK("\"ts\":", K_TS) FK("\"tid\":", K_TID) break;
+	case 't':
+		FK("\"ts\":", K_TS) FK("\"tid\":", K_TID) FK("\"tts\":", K_TTS)
+		FK("\"tdur\":", K_TDUR) break;
 	case 'd': FK("\"dur\":", K_DUR) break;
 	case 'a': FK("\"args\":", K_ARGS) break;
 	case 'i': FK("\"id\":", K_ID) FK("\"id2\":", K_ID2) break;
@@ -526,6 +593,11 @@ static inline ALWAYS_INLINE int next_member(struct pctx *c, int first,
 		skip_ws(c);
 		if (c->i >= c->n)
 			return incomplete(c, "'\"' starting a member name");
+		if (c->p[c->i] == '}' && c->lenient) {
+			repair(c, c->i, "a trailing comma before '}'");
+			c->i++;
+			return MEMBERS_END;
+		}
 	}
 	if (c->p[c->i] != '"')
 		return bad_byte(c, c->i, "'\"' starting a member name");
@@ -550,12 +622,9 @@ static inline ALWAYS_INLINE int next_member(struct pctx *c, int first,
 
 /* ---- values ---------------------------------------------------------- */
 
-static const double pow10_tab[23] = {
-	1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-};
-
-/* Converts a validated number's text with strtod in the C locale. */
+/* Converts a validated number's text with strtod in the C locale (only
+ * for a number trace_processor's own conversion cannot give, see
+ * parse_num). */
 static int slow_double(struct pctx *c, size_t s, size_t e, double *d)
 {
 	struct ptw_cv_json_parser *jp = c->jp;
@@ -576,9 +645,69 @@ static int slow_double(struct pctx *c, size_t s, size_t e, double *d)
 	return 0;
 }
 
-/* Parses a number at c->i (first byte '-' or a digit). JSON integers that
- * fit int64 become INT, everything else DOUBLE (Clinger's exact fast path
- * when it applies, else strtod). */
+/* trace_processor's int64 arithmetic on number text wraps around (signed
+ * overflow, undefined in C++, is two's complement on the machines it
+ * runs on); ours is done in uint64 and mapped back without overflow. */
+static inline int64_t wrap_i64(uint64_t u)
+{
+	return u <= (uint64_t)INT64_MAX ? (int64_t)u
+					: -(int64_t)(UINT64_MAX - u) - 1;
+}
+
+int ptw_cv_json_i_tp_double(const char *text, size_t n, double *out)
+{
+	/* trace_processor v58.2 util/json_parser.h StringToDouble, operation
+	 * for operation (so every rounding is the same): the integer part
+	 * as int64, the fraction as int64 fract_int / uint64 divisor (both
+	 * wrap past 19 digits; divisor is 0 from 64 decimals on), then
+	 * int_part + fraction, then * or / pow(10, exponent as an int64),
+	 * inf or NaN rejected, the sign applied last. Not correctly rounded. */
+	const unsigned char *p = (const unsigned char *)text;
+	size_t i = 0;
+	int neg = 0;
+	if (i < n && p[i] == '-') {
+		neg = 1;
+		i++;
+	}
+	uint64_t int_part = 0;
+	for (; i < n && IS_DIGIT(p[i]); i++)
+		int_part = int_part * 10 + (unsigned)(p[i] - '0');
+	double fraction = 0;
+	if (i < n && p[i] == '.') {
+		uint64_t fract_int = 0, divisor = 1;
+		for (i++; i < n && IS_DIGIT(p[i]); i++) {
+			fract_int = (unsigned)(p[i] - '0') + fract_int * 10;
+			divisor *= 10;
+		}
+		fraction = (double)wrap_i64(fract_int) / (double)divisor;
+	}
+	uint64_t exponent_part = 0;
+	int exp_neg = 0;
+	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+		i++;
+		if (i < n && (p[i] == '+' || p[i] == '-'))
+			exp_neg = p[i++] == '-';
+		for (; i < n && IS_DIGIT(p[i]); i++)
+			exponent_part = exponent_part * 10 + (unsigned)(p[i] - '0');
+	}
+	double d = (double)wrap_i64(int_part) + fraction;
+	int64_t e = wrap_i64(exponent_part);
+	if (exp_neg)
+		d /= pow(10, (double)e);
+	else if (e > 0)
+		d *= pow(10, (double)e);
+	if (isinf(d) || isnan(d))
+		return -1;
+	*out = neg ? -d : d;
+	return 0;
+}
+
+/* Parses a number at c->i (first byte '-' or a digit), with RFC 8259's
+ * grammar, which is also trace_processor's (ParseNumber). Integers that
+ * fit int64 become INT; everything else DOUBLE, with the value
+ * trace_processor computes (ptw_cv_json_i_tp_double). If that is inf or
+ * NaN (trace_processor rejects the number), v->tp_bad is set and the
+ * value is strtod's. */
 static int parse_num(struct pctx *c, struct val *v)
 {
 	const unsigned char *p = c->p;
@@ -594,7 +723,6 @@ static int parse_num(struct pctx *c, struct val *v)
 	uint64_t m = 0;
 	unsigned nd = 0;  /* significant digits accumulated in m */
 	int drop = 0;     /* digits not accumulated (m would overflow) */
-	int frac = 0;     /* digits after '.' accumulated */
 	if (p[i] == '0') {
 		i++;
 		if (i < n && p[i] >= '0' && p[i] <= '9')
@@ -604,10 +732,9 @@ static int parse_num(struct pctx *c, struct val *v)
 		while (i < n && p[i] >= '0' && p[i] <= '9') {
 			if (nd < 19) {
 				m = m * 10 + (p[i] - '0');
-				if (m)
-					nd++;
+				nd++;
 			} else {
-				drop++;
+				drop = 1;
 			}
 			i++;
 		}
@@ -619,40 +746,27 @@ static int parse_num(struct pctx *c, struct val *v)
 			return incomplete(c, "a digit after '.'");
 		if (p[i] < '0' || p[i] > '9')
 			return bad_byte(c, i, "a digit after '.'");
-		while (i < n && p[i] >= '0' && p[i] <= '9') {
-			if (nd < 19) {
-				m = m * 10 + (p[i] - '0');
-				if (m)
-					nd++;
-				frac++;
-			}
+		while (i < n && p[i] >= '0' && p[i] <= '9')
 			i++;
-		}
 	}
-	long ex = 0;
 	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
 		is_int = 0;
 		if (++i >= n)
 			return incomplete(c, "a digit or sign after the exponent mark");
-		int eneg = 0;
 		if (p[i] == '+' || p[i] == '-') {
-			eneg = p[i] == '-';
 			if (++i >= n)
 				return incomplete(c, "a digit in the exponent");
 		}
 		if (p[i] < '0' || p[i] > '9')
 			return bad_byte(c, i, "a digit in the exponent");
-		while (i < n && p[i] >= '0' && p[i] <= '9') {
-			if (ex < 100000)
-				ex = ex * 10 + (p[i] - '0');
+		while (i < n && p[i] >= '0' && p[i] <= '9')
 			i++;
-		}
-		if (eneg)
-			ex = -ex;
 	}
 	c->i = i;
 	v->raw.p = (const char *)p + s;
 	v->raw.n = i - s;
+	v->tp_bad = 0;
+	v->int_overflow = 0;
 	if (is_int && !drop) {
 		/* m <= 9999999999999999999 < 2^64 */
 		if (!neg && m <= (uint64_t)INT64_MAX) {
@@ -667,14 +781,13 @@ static int parse_num(struct pctx *c, struct val *v)
 			return 0;
 		}
 	}
+	/* an integer beyond int64: trace_processor's StringToInt64 fails
+	 * (leaving its parser's error status set) and it takes a double */
+	v->int_overflow = (uint8_t)is_int;
 	v->t = PTW_CV_VAL_DOUBLE;
-	long e10 = ex - frac + drop;
-	if (!drop && m < (1ull << 53) && e10 >= -22 && e10 <= 22) {
-		double d = (double)m;
-		d = e10 < 0 ? d / pow10_tab[-e10] : d * pow10_tab[e10];
-		v->d = neg ? -d : d;
+	if (ptw_cv_json_i_tp_double(v->raw.p, v->raw.n, &v->d) == 0)
 		return 0;
-	}
+	v->tp_bad = 1;
 	return slow_double(c, s, i, &v->d);
 }
 
@@ -736,7 +849,70 @@ static int skip_container(struct pctx *c, unsigned depth)
 		skip_ws(c);
 		if (c->i >= c->n)
 			return incomplete(c, "a value");
+		if (c->p[c->i] == ']' && c->lenient) {
+			repair(c, c->i, "a trailing comma before ']'");
+			c->i++;
+			return 0;
+		}
 	}
+}
+
+/* trace_processor's ScanToEndOfDelimitedBlock: the object or array at
+ * 'from' ends at the closer that balances its opener, counting only that
+ * pair of brackets and skipping strings (to the first '"' after an even
+ * run of backslashes); nothing else is looked at. This is all its
+ * tokenizer checks of an event member's object or array value. Counts
+ * the block's LFs anew. Sets c->i past the closer, or returns
+ * PTW_CV_JSON_INCOMPLETE. */
+static int tp_scan_block(struct pctx *c, size_t from, uint64_t nl0,
+			 size_t last_nl0)
+{
+	const unsigned char *p = c->p;
+	unsigned char open = p[from], close = open == '{' ? '}' : ']';
+	uint64_t bal = 1, nl = nl0;
+	size_t last_nl = last_nl0;
+	int in_str = 0;
+	for (size_t i = from + 1; i < c->n; i++) {
+		unsigned char ch = p[i];
+		if (ch == '\n') {
+			nl++;
+			last_nl = i;
+		}
+		if (in_str) {
+			if (ch == '\\' && i + 1 < c->n) {
+				if (p[++i] == '\n') {
+					nl++;
+					last_nl = i;
+				}
+			} else if (ch == '"')
+				in_str = 0;
+		} else if (ch == '"') {
+			in_str = 1;
+		} else if (ch == open) {
+			bal++;
+		} else if (ch == close && --bal == 0) {
+			c->i = i + 1;
+			c->nl = nl;
+			c->last_nl = last_nl;
+			return 0;
+		}
+	}
+	return incomplete(c, "the end of an object or array");
+}
+
+/* Lenient mode, after the strict parse of the event member's object or
+ * array at 'from' failed with rc: if trace_processor's tokenizer takes
+ * it (tp_scan_block), so do we, as a repair. */
+static int tp_take_block(struct pctx *c, int rc, size_t from, uint64_t nl0,
+			 size_t last_nl0)
+{
+	if (rc != PTW_ERR_FORMAT || !c->lenient)
+		return rc;
+	if ((rc = tp_scan_block(c, from, nl0, last_nl0)))
+		return rc;
+	repair(c, from, "an object or array trace_processor does not parse "
+			"(kept as text)");
+	return 0;
 }
 
 /* Any value at c->i (after whitespace). Objects and arrays are returned as
@@ -752,13 +928,18 @@ static int parse_value(struct pctx *c, unsigned depth, struct val *v)
 		v->t = PTW_CV_VAL_STRING;
 		return parse_str(c, &v->s);
 	case '{':
-	case '[':
-		if ((rc = skip_container(c, depth)))
+	case '[': {
+		uint64_t nl0 = c->nl;
+		size_t last_nl0 = c->last_nl;
+		if ((rc = skip_container(c, depth)) && depth == 2)
+			rc = tp_take_block(c, rc, s, nl0, last_nl0);
+		if (rc)
 			return rc;
 		v->t = PTW_CV_VAL_JSON;
 		v->s.p = (const char *)c->p + s;
 		v->s.n = c->i - s;
 		return 0;
+	}
 	case 't':
 		v->t = PTW_CV_VAL_BOOL;
 		v->b = 1;
@@ -782,29 +963,49 @@ static int parse_value(struct pctx *c, unsigned depth, struct val *v)
 
 /* ---- member semantics (trace_processor's coercions) ------------------ */
 
-/* A number given as a JSON string ("12.5"): the whole string must be a
- * JSON number. Returns 1 and fills *v, or 0. */
+/* A number given as a JSON string ("12.5"): trace_processor's CoerceToTs
+ * parses the string's (decoded) text with ParseValue, which must take
+ * all of it as one number (no sign but '-', no spaces, no trailing
+ * characters, no number it rejects). Returns 1 and fills *v, or 0. */
 static int numeric_string(struct pctx *c, struct ptw_cv_str s, struct val *v)
 {
 	if (s.n == 0 || !(s.p[0] == '-' || (s.p[0] >= '0' && s.p[0] <= '9')))
 		return 0;
 	struct pctx sc = { .jp = c->jp, .p = (const unsigned char *)s.p,
 			   .n = s.n, .i = 0, .out = NULL, .err = NULL };
-	if (parse_num(&sc, v) != 0 || sc.i != s.n)
+	if (parse_num(&sc, v) != 0 || sc.i != s.n || v->tp_bad)
 		return 0;
 	return 1;
 }
 
-/* An integral ts/dur: microseconds -> ns. Returns 1 if it fits. */
-static inline int int_to_ns(int64_t us, int64_t *ns)
+/* trace_processor's CoerceToTs (json_trace_tokenizer.cc) of microseconds
+ * to nanoseconds. An int64: us * 1000, an int64 product that wraps
+ * around past +-9.2e18 (two's complement; computed here in uint64). */
+static inline int64_t int_us_to_ns(int64_t us)
 {
-	if (us > INT64_MAX / 1000 || us < INT64_MIN / 1000)
-		return 0;
-	*ns = us * 1000;
-	return 1;
+	return wrap_i64((uint64_t)us * 1000u);
 }
 
-/* ts/dur: microseconds -> ns. Returns 1 if valid. */
+/* A double d: d == trunc(d) ? (int64_t)d * 1000 : llround(d * 1000.0).
+ * An integral d beyond int64 converts (on x86-64, cvttsd2si) to INT64_MIN,
+ * whose product wraps to 0; a non-integral d is below 2^52, so llround
+ * always fits. */
+static inline int64_t double_us_to_ns(double d)
+{
+	if (d == trunc(d)) {
+		int64_t i = d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : INT64_MIN;
+		return int_us_to_ns(i);
+	}
+	return (int64_t)llround(d * 1000.0);
+}
+
+int64_t ptw_cv_json_i_tp_double_to_ns(double us)
+{
+	return double_us_to_ns(us);
+}
+
+/* ts/dur/tts/tdur: microseconds -> ns as CoerceToTs does. Returns 1, or
+ * 0 where it fails: not a number, nor a string holding exactly one. */
 static int to_ns(struct pctx *c, const struct val *v0, int64_t *ns)
 {
 	struct val tmp;
@@ -814,19 +1015,21 @@ static int to_ns(struct pctx *c, const struct val *v0, int64_t *ns)
 			return 0;
 		v = &tmp;
 	}
-	if (v->t == PTW_CV_VAL_INT)
-		return int_to_ns(v->i, ns);
-	if (v->t == PTW_CV_VAL_DOUBLE) {
-		double x = v->d * 1000.0;
-		if (!(x > -9.2e18 && x < 9.2e18))
-			return 0;
-		*ns = (int64_t)llround(x);
+	if (v->t == PTW_CV_VAL_INT) {
+		*ns = int_us_to_ns(v->i);
+		return 1;
+	}
+	if (v->t == PTW_CV_VAL_DOUBLE && !v->tp_bad) {
+		*ns = double_us_to_ns(v->d);
 		return 1;
 	}
 	return 0;
 }
 
-/* pid/tid: uint32 coercion; strings are kept as strings. */
+/* pid/tid: trace_processor's CoerceToUint32: an int64 outside
+ * [0, 2^32-1] is 0; a double is first truncated to int64 (beyond int64:
+ * INT64_MIN, see double_us_to_ns), so (-1, 2^32) keeps its integer part.
+ * Strings are kept as strings. */
 static int to_u32(const struct val *v, uint32_t *out, struct ptw_cv_str *str,
 		  uint32_t *flags, uint32_t has, uint32_t is_string)
 {
@@ -834,7 +1037,9 @@ static int to_u32(const struct val *v, uint32_t *out, struct ptw_cv_str *str,
 		*out = v->i >= 0 && v->i <= (int64_t)UINT32_MAX ? (uint32_t)v->i
 								 : 0;
 	} else if (v->t == PTW_CV_VAL_DOUBLE) {
-		*out = v->d >= 0 && v->d <= 4294967295.0 ? (uint32_t)v->d : 0;
+		*out = v->d > -1.0 && v->d < 4294967296.0
+			       ? (uint32_t)(int64_t)v->d
+			       : 0;
 	} else if (v->t == PTW_CV_VAL_STRING) {
 		*out = 0;
 		*str = v->s;
@@ -907,22 +1112,32 @@ static int set_id(struct ptw_cv_event *ev, const struct val *v, int local)
 	return 1;
 }
 
-/* "args": each member in order into jp->args. */
+/* "args": each member in order into jp->args. trace_processor's args
+ * parser (json_args.cc AddJsonValueToArgs) stops at the first value it
+ * cannot parse and keeps the args before it: so do we at a number it
+ * rejects, and in lenient mode at any text its tokenizer lets through
+ * (tp_take_block). */
 static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 {
 	struct ptw_cv_json_parser *jp = c->jp;
+	size_t from = c->i, last_nl0 = c->last_nl;
+	uint64_t nl0 = c->nl;
 	uint32_t na = 0;
-	int rc;
+	int rc, stop = 0;
 	struct ptw_cv_str k;
 	struct val v;
 	for (int first = 1;; first = 0) {
 		if ((rc = next_member(c, first, &k, NULL))) {
 			if (rc != MEMBERS_END)
-				return rc;
+				goto failed;
 			break;
 		}
 		if ((rc = parse_value(c, 3, &v)))
-			return rc;
+			goto failed;
+		if (v.t == PTW_CV_VAL_DOUBLE && v.tp_bad && c->tp)
+			stop = 1;
+		if (stop)
+			continue;
 		if (na == PTW_CV_MAX_ARGS)
 			return fail(c, c->name_at, PTW_ERR_LIMIT,
 				    "more than %d members in \"args\"",
@@ -946,21 +1161,30 @@ static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 	ev->args = jp->args;
 	ev->n_args = na;
 	return 0;
+failed:
+	if ((rc = tp_take_block(c, rc, from, nl0, last_nl0)))
+		return rc;
+	ev->args = jp->args;
+	ev->n_args = na;
+	return 0;
 }
 
 /* An "id2" object: remembers its last "global" and "local" members (see
  * struct pctx); a member that is not an id (double, bool, null, object,
- * array) clears the earlier one, as ExtractId's nullopt does. */
+ * array) clears the earlier one, as ExtractId's nullopt does. In lenient
+ * mode, text ParseId2 stops at keeps what came before (tp_take_block). */
 static int parse_id2(struct pctx *c)
 {
+	size_t from = c->i, last_nl0 = c->last_nl;
+	uint64_t nl0 = c->nl;
 	int rc;
 	struct ptw_cv_str k;
 	struct val v;
 	for (int first = 1;; first = 0) {
 		if ((rc = next_member(c, first, &k, NULL)))
-			return rc == MEMBERS_END ? 0 : rc;
+			break;
 		if ((rc = parse_value(c, 3, &v)))
-			return rc;
+			break;
 		int is_id = v.t == PTW_CV_VAL_STRING || v.t == PTW_CV_VAL_INT;
 		struct val **slot = KEY_IS(k, "global") ? &c->id2_global
 				    : KEY_IS(k, "local") ? &c->id2_local
@@ -972,6 +1196,73 @@ static int parse_id2(struct pctx *c)
 		*keep = v;
 		*slot = is_id ? keep : NULL;
 	}
+	return rc == MEMBERS_END ? 0
+				 : tp_take_block(c, rc, from, nl0, last_nl0);
+}
+
+/* Sets a time member (already in ns). */
+static inline void put_time(struct ptw_cv_event *ev, enum key key,
+			    int64_t ns)
+{
+	switch (key) {
+	case K_TS:
+		ev->ts_ns = ns;
+		ev->flags |= PTW_CV_HAS_TS;
+		break;
+	case K_DUR:
+		ev->dur_ns = ns;
+		ev->flags |= PTW_CV_HAS_DUR;
+		break;
+	case K_TTS:
+		ev->tts_ns = ns;
+		ev->flags |= PTW_CV_HAS_TTS;
+		break;
+	default:
+		ev->tdur_ns = ns;
+		ev->flags |= PTW_CV_HAS_TDUR;
+		break;
+	}
+}
+
+/* ts, dur, tts or tdur whose value 'v' (text from 'at' to c->i) is
+ * parsed. A ts that CoerceToTs fails on is ignored (an earlier valid ts
+ * stays, as in trace_processor; none: the event is dropped, except M).
+ * A dur, tts or tdur it fails on makes ParseTraceEventContents return
+ * false with its iterator's status OK, so HandleTraceEvent returns with
+ * the event unconsumed, waiting for more input that never changes the
+ * answer: the tokenizer stops there for good. In reader mode (c->tp)
+ * that is PTW_CV_JSON_STOP, unless an integer beyond int64 came earlier
+ * in the event: its StringToInt64 error is still in the iterator's
+ * status, and trace_processor fails with it instead. Elsewhere the
+ * member is left absent. */
+static int set_time(struct pctx *c, enum key key, const struct val *v,
+		    size_t at, struct ptw_cv_event *ev)
+{
+	int64_t ns;
+	if (to_ns(c, v, &ns)) {
+		put_time(ev, key, ns);
+		return 0;
+	}
+	if (key == K_TS)
+		return 0;
+	const char *member = key == K_DUR ? "dur" : key == K_TTS ? "tts"
+								 : "tdur";
+	if (!c->tp) {
+		ev->flags &= ~(key == K_DUR ? PTW_CV_HAS_DUR
+			       : key == K_TTS ? PTW_CV_HAS_TTS
+					      : PTW_CV_HAS_TDUR);
+		return 0;
+	}
+	if (c->int_overflow)
+		return fail(c, at, PTW_ERR_FORMAT,
+			    "\"%s\" is not a number, after an integer beyond "
+			    "int64 in the same event: trace_processor fails to "
+			    "load the file here (its 'Integer overflow' error)",
+			    member);
+	c->stop_member = member;
+	c->stop_at = at;
+	c->stop_end = c->i;
+	return PTW_CV_JSON_STOP;
 }
 
 /* After the event's members: "id2" gives the id when no valid "id" did,
@@ -988,9 +1279,10 @@ static void apply_id2(struct pctx *c, struct ptw_cv_event *ev)
 }
 
 /* A value's meaning for the event member 'key' (trace_processor's
- * coercions); 'v' was parsed by parse_value(). */
-static void apply_member(struct pctx *c, enum key key, const struct val *v,
-			 struct ptw_cv_event *ev)
+ * coercions); 'v' was parsed by parse_value() from offset 'at'. Returns
+ * 0, or PTW_CV_JSON_STOP / an error from set_time(). */
+static int apply_member(struct pctx *c, enum key key, const struct val *v,
+			size_t at, struct ptw_cv_event *ev)
 {
 	switch (key) {
 	case K_S:
@@ -1003,25 +1295,10 @@ static void apply_member(struct pctx *c, enum key key, const struct val *v,
 		ev->ph = v->t == PTW_CV_VAL_STRING && v->s.n ? v->s.p[0] : 0;
 		break;
 	case K_TS:
-		ev->flags &= ~PTW_CV_HAS_TS;
-		if (to_ns(c, v, &ev->ts_ns))
-			ev->flags |= PTW_CV_HAS_TS;
-		break;
 	case K_DUR:
-		ev->flags &= ~PTW_CV_HAS_DUR;
-		if (to_ns(c, v, &ev->dur_ns))
-			ev->flags |= PTW_CV_HAS_DUR;
-		break;
-	case K_TTS: /* thread time: CoerceToTs, as ts */
-		ev->flags &= ~PTW_CV_HAS_TTS;
-		if (to_ns(c, v, &ev->tts_ns))
-			ev->flags |= PTW_CV_HAS_TTS;
-		break;
+	case K_TTS:
 	case K_TDUR:
-		ev->flags &= ~PTW_CV_HAS_TDUR;
-		if (to_ns(c, v, &ev->tdur_ns))
-			ev->flags |= PTW_CV_HAS_TDUR;
-		break;
+		return set_time(c, key, v, at, ev);
 	case K_ID:
 		if (set_id(ev, v, 0))
 			c->id_set = 1;
@@ -1055,8 +1332,8 @@ static void apply_member(struct pctx *c, enum key key, const struct val *v,
 			ev->name.p = NULL, ev->name.n = 0;
 		break;
 	case K_ARGS:
-		ev->args = NULL; /* not an object: ignored */
-		ev->n_args = 0;
+		/* not an object: ignored (trace_processor keeps any earlier
+		 * "args" object) */
 		break;
 	case K_BIND_ID:
 		ev->flags &= ~PTW_CV_BIND_ID_IS_NUM;
@@ -1083,9 +1360,8 @@ static void apply_member(struct pctx *c, enum key key, const struct val *v,
 	case K_OTHER:
 		break;
 	}
+	return 0;
 }
-
-#define IS_DIGIT(ch) ((unsigned)((ch) - '0') < 10)
 
 /* The common number of pid/tid: at most 17 digits, no sign, fraction,
  * exponent or leading zero, and a byte after it. Returns 1 with its value
@@ -1106,14 +1382,18 @@ static inline int fast_uint(struct pctx *c, uint64_t *out)
 	return 1;
 }
 
-/* The common ts/dur: a number as fast_uint() takes it, or one with up to
- * 15 integer digits and 1 to 3 decimals ("1234.125") whose exact value in
- * ns is below 2^50. That exact value is what the general path computes,
- * llround(double(text) * 1000): both roundings together err by at most
- * ns * 2^-52 < 0.25. Returns 1 with c->i past the number and *ok telling
- * whether *ns was set (an integer too large for ns is not), or 0 as
+/* The common ts/dur/tts/tdur: a number as fast_uint() takes it (an int64
+ * for trace_processor: us * 1000, wrapping as int_us_to_ns does), or one
+ * with up to 15 integer digits and 1 to 3 decimals ("1234.125") whose
+ * exact value in ns, N, is below 2^50. trace_processor computes
+ * d = I + F / 10^k (the fraction rounded once, the sum once), then
+ * llround(d * 1000.0) unless F == 0 (then I * 1000 = N exactly). With
+ * d < 2^40 the sum errs by at most 2^-13 + 2^-53, so d * 1000 by 0.123,
+ * and rounding that product (below 2^50) adds at most 0.125: llround
+ * gives N. (test_chrome_json_parse.c checks this against the reference
+ * algorithm.) Returns 1 with *ns and c->i past the number, or 0 as
  * fast_uint() does. */
-static inline int fast_us(struct pctx *c, int64_t *ns, int *ok)
+static inline int fast_us(struct pctx *c, int64_t *ns)
 {
 	const unsigned char *p = c->p;
 	size_t s = c->i, n = c->n, i = s, end = n - s > 18 ? s + 18 : n;
@@ -1125,7 +1405,7 @@ static inline int fast_us(struct pctx *c, int64_t *ns, int *ok)
 		return 0;
 	if (p[i] != '.') {
 		c->i = i;
-		*ok = int_to_ns((int64_t)v, ns);
+		*ns = int_us_to_ns((int64_t)v); /* v < 10^17 */
 		return 1;
 	}
 	size_t f = ++i; /* the first decimal */
@@ -1140,7 +1420,6 @@ static inline int fast_us(struct pctx *c, int64_t *ns, int *ok)
 		return 0;
 	c->i = i;
 	*ns = (int64_t)(v * scale);
-	*ok = 1;
 	return 1;
 }
 
@@ -1150,10 +1429,12 @@ static int event_member(struct pctx *c, enum key key, struct ptw_cv_event *ev)
 {
 	struct val v;
 	uint64_t u;
-	int rc, ok;
+	int64_t ns;
+	int rc;
 	if (c->i >= c->n)
 		return incomplete(c, "a value");
-	const unsigned char *p = c->p + c->i;
+	size_t at = c->i;
+	const unsigned char *p = c->p + at;
 	switch (key) {
 	case K_NAME:
 		if (p[0] == '"')
@@ -1173,11 +1454,10 @@ static int event_member(struct pctx *c, enum key key, struct ptw_cv_event *ev)
 		break;
 	case K_TS:
 	case K_DUR:
-		if (fast_us(c, key == K_TS ? &ev->ts_ns : &ev->dur_ns, &ok)) {
-			uint32_t has = key == K_TS ? PTW_CV_HAS_TS : PTW_CV_HAS_DUR;
-			ev->flags &= ~has;
-			if (ok)
-				ev->flags |= has;
+	case K_TTS:
+	case K_TDUR:
+		if (fast_us(c, &ns)) {
+			put_time(ev, key, ns);
 			return 0;
 		}
 		break;
@@ -1210,10 +1490,21 @@ static int event_member(struct pctx *c, enum key key, struct ptw_cv_event *ev)
 	default:
 		break;
 	}
+	v.tp_bad = 0;
+	v.int_overflow = 0;
 	if ((rc = parse_value(c, 2, &v)))
 		return rc;
-	apply_member(c, key, &v, ev);
-	return 0;
+	if (v.t == PTW_CV_VAL_DOUBLE) {
+		/* trace_processor's tokenizer parses every member's number */
+		if (v.tp_bad && c->tp)
+			return fail(c, at, PTW_ERR_FORMAT,
+				    "number %.*s: trace_processor's parser makes "
+				    "it infinite or NaN and fails to load the "
+				    "file here", (int)(v.raw.n > 40 ? 40 : v.raw.n),
+				    v.raw.p);
+		c->int_overflow |= v.int_overflow;
+	}
+	return apply_member(c, key, &v, at, ev);
 }
 
 /* The event object at c->i (which holds '{'). */
@@ -1290,16 +1581,29 @@ static int reserve_scratch(struct ptw_cv_json_parser *jp, size_t n,
 	return 0;
 }
 
+/* What the caller may want to know about the parse that just ended. */
+static void keep_info(struct ptw_cv_json_parser *jp, const struct pctx *c)
+{
+	jp->info.repairs = c->repairs;
+	jp->info.repair_at = c->repair_at;
+	jp->info.repair_what = c->repair_what;
+	jp->info.stop_member = c->stop_member;
+	jp->info.stop_at = c->stop_at;
+	jp->info.stop_end = c->stop_end;
+}
+
 /* Sets up a parse of p[0, n) that must begin with 'open' (what: its
  * description for the messages). */
 static int start(struct pctx *c, struct ptw_cv_json_parser *jp, const char *p,
 		 size_t n, char open, const char *what, struct ptw_error *err)
 {
+	*c = (struct pctx){ .jp = jp };
 	int rc = reserve_scratch(jp, n, err);
 	if (rc)
 		return rc;
 	*c = (struct pctx){ .jp = jp, .p = (const unsigned char *)p, .n = n,
-			    .i = 0, .out = jp->scratch, .err = err };
+			    .i = 0, .out = jp->scratch, .err = err,
+			    .lenient = jp->lenient, .tp = jp->tp };
 	if (n == 0)
 		return incomplete(c, what);
 	if (p[0] != open)
@@ -1315,12 +1619,26 @@ int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
 	int rc = start(&c, jp, p, n, '{', "'{' starting an event object", err);
 	if (!rc)
 		rc = parse_event(&c, ev);
+	keep_info(jp, &c);
 	if (rc)
 		return rc;
 	*end = c.i;
 	jp->lines.nl = c.nl;
 	jp->lines.last_nl = c.last_nl;
 	return 0;
+}
+
+const struct ptw_cv_json_info *
+ptw_cv_json_i_info(const struct ptw_cv_json_parser *jp)
+{
+	return &jp->info;
+}
+
+void ptw_cv_json_i_set_mode(struct ptw_cv_json_parser *jp, int lenient,
+			    int tp)
+{
+	jp->lenient = lenient != 0;
+	jp->tp = tp != 0;
 }
 
 const struct ptw_cv_json_lines *
@@ -1337,6 +1655,7 @@ int ptw_cv_json_i_parse_string(struct ptw_cv_json_parser *jp, const char *p,
 	int rc = start(&c, jp, p, n, '"', "'\"' starting a string", err);
 	if (!rc)
 		rc = parse_str(&c, out);
+	keep_info(jp, &c);
 	if (rc)
 		return rc;
 	*end = c.i;

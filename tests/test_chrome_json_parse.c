@@ -38,6 +38,94 @@ static int str_is(struct ptw_cv_str s, const char *want)
 	return s.p && s.n == strlen(want) && memcmp(s.p, want, s.n) == 0;
 }
 
+/* ---- trace_processor's number conversion, transcribed ----------------
+ * An independent, line-by-line transcription of trace_processor v58.2's
+ * util/json_parser.h (StringToInt64, StringToDouble, ParseNumber) and
+ * json_trace_tokenizer.cc CoerceToTs, to check the parser (its fast
+ * paths and its general path) against. Its int64 arithmetic wraps on the
+ * machines it runs on: done here in uint64. */
+
+static int64_t ref_wrap(uint64_t u)
+{
+	int64_t v;
+	memcpy(&v, &u, sizeof(v)); /* two's complement */
+	return v;
+}
+
+/* StringToDouble: [start, end) is a valid JSON number. */
+static int ref_string_to_double(const char *start, size_t n, double *out)
+{
+	const char *cur = start, *end = start + n;
+	int negative = 0;
+	if (*cur == '-') {
+		negative = 1;
+		++cur;
+	}
+	uint64_t int_part = 0;
+	for (; cur != end && *cur >= '0' && *cur <= '9'; ++cur)
+		int_part = int_part * 10 + (uint64_t)(*cur - '0');
+	double fraction = 0;
+	if (cur != end && *cur == '.') {
+		++cur;
+		uint64_t fract_int = 0, divisor = 1;
+		for (; cur != end && *cur >= '0' && *cur <= '9'; ++cur) {
+			fract_int = (uint64_t)(*cur - '0') + fract_int * 10;
+			divisor *= 10;
+		}
+		fraction = (double)ref_wrap(fract_int) / (double)divisor;
+	}
+	uint64_t exponent_part = 0;
+	int exp_neg = 0;
+	if (cur != end && (*cur == 'e' || *cur == 'E')) {
+		++cur;
+		if (cur != end && (*cur == '+' || *cur == '-'))
+			exp_neg = *cur++ == '-';
+		for (; cur != end && *cur >= '0' && *cur <= '9'; ++cur)
+			exponent_part = exponent_part * 10 + (uint64_t)(*cur - '0');
+	}
+	*out = (double)ref_wrap(int_part) + fraction;
+	if (exp_neg)
+		*out /= pow(10, (double)ref_wrap(exponent_part));
+	else if (ref_wrap(exponent_part) > 0)
+		*out *= pow(10, (double)ref_wrap(exponent_part));
+	if (isinf(*out) || isnan(*out))
+		return -1;
+	*out = negative ? -*out : *out;
+	return 0;
+}
+
+/* CoerceToTs of a number's text: 1 with *ns, or 0 (trace_processor
+ * rejects the number). ParseNumber: no '.' or 'e' and StringToInt64
+ * fits -> int64 * 1000; else a double. */
+static int ref_ts_ns(const char *text, int64_t *ns)
+{
+	size_t n = strlen(text);
+	if (!strpbrk(text, ".eE")) {
+		__int128 v = 0;
+		const char *d = text + (text[0] == '-');
+		for (; *d; d++)
+			if ((v = v * 10 + (*d - '0')) > (__int128)INT64_MAX + 1)
+				break;
+		if (text[0] == '-')
+			v = -v;
+		if (!*d && v >= INT64_MIN && v <= INT64_MAX) {
+			*ns = ref_wrap((uint64_t)(int64_t)v * 1000u);
+			return 1;
+		}
+	}
+	double d;
+	if (ref_string_to_double(text, n, &d))
+		return 0;
+	if (d == trunc(d)) {
+		/* static_cast<int64_t>: cvttsd2si, INT64_MIN out of range */
+		int64_t i = d >= -0x1p63 && d < 0x1p63 ? (int64_t)d : INT64_MIN;
+		*ns = ref_wrap((uint64_t)i * 1000u);
+	} else {
+		*ns = (int64_t)llround(d * 1000.0);
+	}
+	return 1;
+}
+
 /* Parses n bytes expecting failure with 'code' at 'offset' and a message
  * containing 'needle'. */
 static void parse_bad_n(const char *s, size_t n, int code, size_t offset,
@@ -125,16 +213,26 @@ Test(json_parse, ts_and_dur_to_nanoseconds)
 	cr_assert_eq(ev.ts_ns, 12500);
 	cr_assert_eq(ev.dur_ns, 7000);
 	cr_assert_eq(ev.flags, PTW_CV_HAS_TS | PTW_CV_HAS_DUR);
-	/* not numbers, or out of range: the flag stays clear */
+	/* not numbers: the flag stays clear (the reader, in
+	 * trace_processor mode, stops at such a dur: test_chrome_json_read) */
 	ev = parse_ok("{\"ts\":\"abc\",\"dur\":\"12x\"}");
-	cr_assert_eq(ev.flags, 0);
-	ev = parse_ok("{\"ts\":9223372036854776,\"dur\":1e300}");
 	cr_assert_eq(ev.flags, 0);
 	ev = parse_ok("{\"ts\":null,\"dur\":\" 1\"}");
 	cr_assert_eq(ev.flags, 0);
-	/* the last occurrence wins */
+	/* out of range: CoerceToTs's int64 product wraps (json_trace_
+	 * tokenizer.cc: value * 1000), and a double beyond int64 converts
+	 * to INT64_MIN (x86-64 cvttsd2si), whose product wraps to 0 */
+	ev = parse_ok("{\"ts\":9223372036854776,\"dur\":1e300}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_TS | PTW_CV_HAS_DUR);
+	cr_assert_eq(ev.ts_ns, (int64_t)(9223372036854776000ull -
+					 18446744073709551615ull - 1));
+	cr_assert_eq(ev.dur_ns, 0);
+	/* a ts CoerceToTs fails on leaves an earlier one (ParseTraceEvent-
+	 * Contents: "On failure, ts remains" what it was); a later valid
+	 * one wins */
 	ev = parse_ok("{\"ts\":1,\"ts\":\"bad\"}");
-	cr_assert_eq(ev.flags, 0);
+	cr_assert_eq(ev.flags, PTW_CV_HAS_TS);
+	cr_assert_eq(ev.ts_ns, 1000);
 	ev = parse_ok("{\"ts\":\"bad\",\"ts\":2}");
 	cr_assert_eq(ev.ts_ns, 2000);
 }
@@ -203,6 +301,110 @@ Test(json_parse, plain_ts_dur_pid_match_the_general_number_path)
 	}
 }
 
+/* "ts":X (the fast path for plain numbers, else the general one), and
+ * "ts":"X", "dur":X, "tts":X, "tdur":X must all give ref_ts_ns(X). */
+static void ts_is_reference(const char *num)
+{
+	char a[512];
+	int64_t want;
+	int ok = ref_ts_ns(num, &want);
+	static const char *const keys[] = {"ts", "dur", "tts", "tdur"};
+	static const uint32_t has[] = {PTW_CV_HAS_TS, PTW_CV_HAS_DUR,
+				       PTW_CV_HAS_TTS, PTW_CV_HAS_TDUR};
+	for (int k = 0; k < 4; k++) {
+		for (int quoted = 0; quoted < 2; quoted++) {
+			snprintf(a, sizeof(a), quoted ? "{\"%s\":\"%s\"}"
+						      : "{\"%s\":%s}",
+				 keys[k], num);
+			struct ptw_cv_event ev = parse_ok(a);
+			int64_t got = k == 0 ? ev.ts_ns : k == 1 ? ev.dur_ns
+				      : k == 2 ? ev.tts_ns : ev.tdur_ns;
+			cr_assert_eq(!!(ev.flags & has[k]), ok, "%s: flags %x",
+				     a, ev.flags);
+			if (ok)
+				cr_assert_eq(got, want, "%s: %lld, want %lld", a,
+					     (long long)got, (long long)want);
+		}
+	}
+}
+
+Test(json_parse, times_are_trace_processors_coerce_to_ts)
+{
+	/* the issue's example: an integral double is (int64)d * 1000, not
+	 * d * 1000.0 (which rounds to ...5120) */
+	struct ptw_cv_event ev = parse_ok("{\"ts\":1850244461563845.0}");
+	cr_assert_eq(ev.ts_ns, 1850244461563845000LL);
+	ev = parse_ok("{\"ts\":\"1850244461563845.0\",\"dur\":1.5e1,"
+		      "\"tts\":-2.5,\"tdur\":\"0.001\"}");
+	cr_assert_eq(ev.ts_ns, 1850244461563845000LL);
+	cr_assert_eq(ev.dur_ns, 15000);   /* (1 + 0.5) * pow(10, 1) = 15 */
+	cr_assert_eq(ev.tts_ns, -2500);   /* llround(-2500.0) */
+	cr_assert_eq(ev.tdur_ns, 1);      /* llround(0.001 * 1000.0) */
+	cr_assert_eq(ev.flags, PTW_CV_HAS_TS | PTW_CV_HAS_DUR |
+				       PTW_CV_HAS_TTS | PTW_CV_HAS_TDUR);
+	/* a string must hold exactly one number (ParseValue, then
+	 * "Unexpected trailing characters") */
+	ev = parse_ok("{\"ts\":\"5 \",\"dur\":\"+5\",\"tts\":\"0x10\","
+		      "\"tdur\":\"\"}");
+	cr_assert_eq(ev.flags, 0);
+	ev = parse_ok("{\"ts\":\"\\u0035\"}"); /* decoded: "5" */
+	cr_assert_eq(ev.ts_ns, 5000);
+
+	static const char *edges[] = {
+		"0", "-0", "-0.0", "1", "0.5", "0.0005", "1.0004", "1000.125",
+		"-1.5", "-1000.125", "1e3", "1E3", "1.5e-3", "2.5e+2", "1e-400",
+		"1e400", "0e400", "1e22", "1e23", "123456789012.345678",
+		"1850244461563845.0", "1850244461563845.5", "9007199254740993",
+		"9007199254740993.0", "9223372036854775", "9223372036854776",
+		"9223372036854775807", "9223372036854775808",
+		"-9223372036854775808", "-9223372036854775809",
+		"18446744073709551616", "99999999999999999999999",
+		"1125899906842.623", "1125899906842.624", "1125899906842.625",
+		"999999999999999.9", "9999999999999999.9", "0.1000000000000000055"
+		"511151231257827021181583404541015625",
+		"1.0000000000000000000000000000000000000000000000000000000000000001",
+		"0.00000000000000000000000000000000000000000000000000000000000000001",
+		"3.14159265358979323846", "1e9999999999999999999",
+		"1e-9999999999999999999", "12345678901234567890123e-5",
+	};
+	for (size_t k = 0; k < sizeof(edges) / sizeof(edges[0]); k++)
+		ts_is_reference(edges[k]);
+}
+
+Test(json_parse, fast_paths_match_the_reference_on_random_numbers)
+{
+	/* random numbers of every shape: sign, 1 to 21 integer digits, 0 to
+	 * 20 decimals, an exponent; and the fast path's own shapes (up to 17
+	 * digits, up to 3 decimals) often */
+	uint64_t x = 0x243F6A8885A308D3ull;
+	for (int r = 0; r < 60000; r++) {
+		char num[80];
+		size_t n = 0;
+		uint64_t shape = xorshift(&x);
+		int fast = shape % 3 != 0;
+		unsigned ni = 1 + (unsigned)(xorshift(&x) % (fast ? 17 : 21));
+		unsigned nf = (unsigned)(xorshift(&x) % (fast ? 4 : 21));
+		if (!fast && (shape >> 8) % 4 == 0)
+			num[n++] = '-';
+		size_t d0 = n;
+		for (unsigned d = 0; d < ni; d++)
+			num[n++] = (char)('0' + xorshift(&x) % 10);
+		if (num[d0] == '0')
+			n = d0 + 1; /* no leading zeros */
+		if (nf) {
+			num[n++] = '.';
+			for (unsigned d = 0; d < nf; d++)
+				num[n++] = (char)('0' + xorshift(&x) % 10);
+		}
+		if (!fast && (shape >> 12) % 3 == 0)
+			n += (size_t)snprintf(num + n, sizeof(num) - n, "e%s%u",
+					      (shape >> 16) & 1 ? "-" : "",
+					      (unsigned)((shape >> 20) % 40));
+		num[n] = '\0';
+		ts_is_reference(num);
+	}
+}
+
 Test(json_parse, pid_tid_coercion)
 {
 	struct ptw_cv_event ev = parse_ok("{\"pid\":4294967295,\"tid\":0}");
@@ -219,6 +421,14 @@ Test(json_parse, pid_tid_coercion)
 	ev = parse_ok("{\"pid\":-0.5,\"tid\":1e3}");
 	cr_assert_eq(ev.pid, 0);
 	cr_assert_eq(ev.tid, 1000);
+	/* CoerceToUint32(double): static_cast<int64_t> first, so a fraction
+	 * above 2^32-1 still fits, and -1 does not */
+	ev = parse_ok("{\"pid\":4294967295.5,\"tid\":-1.0}");
+	cr_assert_eq(ev.pid, 4294967295u);
+	cr_assert_eq(ev.tid, 0);
+	ev = parse_ok("{\"pid\":4294967296.0,\"tid\":-0.99}");
+	cr_assert_eq(ev.pid, 0);
+	cr_assert_eq(ev.tid, 0);
 	ev = parse_ok("{\"pid\":\"Browser\",\"tid\":\"CrRendererMain\"}");
 	cr_assert_eq(ev.flags, PTW_CV_HAS_PID | PTW_CV_HAS_TID |
 				       PTW_CV_PID_IS_STRING |
@@ -365,8 +575,10 @@ Test(json_parse, args_of_every_type_in_order)
 	cr_assert(str_is(a[6].s, "{\"x\":[1, {}]}"));
 	cr_assert_eq(a[7].type, PTW_CV_VAL_JSON);
 	cr_assert(str_is(a[7].s, "[ ]"));
+	/* beyond int64: StringToInt64 fails, and StringToDouble's int64
+	 * int_part wraps (trace_processor shows this value) */
 	cr_assert_eq(a[8].type, PTW_CV_VAL_DOUBLE);
-	cr_assert_eq(a[8].d, 12345678901234567890.0);
+	cr_assert_eq(a[8].d, (double)(int64_t)-6101065172474983726LL);
 	cr_assert(str_is(a[9].key, "i"));
 	cr_assert_eq(a[9].i, 3);
 	/* counter values: integral vs fractional */
@@ -376,8 +588,11 @@ Test(json_parse, args_of_every_type_in_order)
 	cr_assert_eq(ev.args[1].type, PTW_CV_VAL_DOUBLE);
 	cr_assert_eq(ev.args[1].d, 60.0);
 	cr_assert_eq(ev.args[2].d, -125.0);
-	/* a non-object args is ignored */
+	/* a non-object args is ignored: an earlier object stays (the
+	 * tokenizer copies "args" only when GetObjectValue is not empty) */
 	ev = parse_ok("{\"args\":{\"a\":1},\"args\":[1]}");
+	cr_assert_eq(ev.n_args, 1);
+	ev = parse_ok("{\"args\":[1]}");
 	cr_assert_eq(ev.n_args, 0);
 	ev = parse_ok("{\"args\":{}}");
 	cr_assert_eq(ev.n_args, 0);
@@ -395,13 +610,23 @@ Test(json_parse, int64_edges_and_doubles)
 	cr_assert_eq(ev.args[0].i, INT64_MAX);
 	cr_assert_eq(ev.args[1].type, PTW_CV_VAL_INT);
 	cr_assert_eq(ev.args[1].i, INT64_MIN);
+	/* doubles are trace_processor's StringToDouble values (what its
+	 * args table shows), not correctly rounded: 2^63 wraps to -2^63 in
+	 * its int64 int_part; 1e-320 is 1 / pow(10, 320) = 1 / inf = 0; long
+	 * fractions wrap its int64 fract_int and uint64 divisor */
 	cr_assert_eq(ev.args[2].type, PTW_CV_VAL_DOUBLE);
-	cr_assert_eq(ev.args[2].d, 9223372036854775808.0);
+	cr_assert_eq(ev.args[2].d, -9223372036854775808.0);
 	cr_assert_eq(ev.args[3].type, PTW_CV_VAL_INT);
 	cr_assert_eq(ev.args[3].i, 0);
-	cr_assert_eq(ev.args[4].d, 1e-320);
-	cr_assert_eq(ev.args[5].d, 0.1);
-	cr_assert_eq(ev.args[6].d, 3.14159265358979323846);
+	cr_assert_eq(ev.args[4].d, 0.0);
+	double want;
+	cr_assert_eq(ref_string_to_double(ev.args[5].s.p, ev.args[5].s.n,
+					  &want), 0);
+	cr_assert_eq(ev.args[5].d, want);
+	cr_assert_neq(want, 0.1);
+	cr_assert_eq(ref_string_to_double(ev.args[6].s.p, ev.args[6].s.n,
+					  &want), 0);
+	cr_assert_eq(ev.args[6].d, want);
 	cr_assert(str_is(ev.args[6].s, "3.14159265358979323846"));
 }
 
