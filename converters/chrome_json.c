@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -64,6 +65,11 @@ struct rd {
 	struct ptw_error *err;
 	ptw_cv_event_fn fn;
 	void *ctx;
+	int lenient;     /* not opts->strict: trace_processor's leniency */
+	unsigned keys;   /* KEY_*: top-level members of the object form */
+	int stopped;     /* stopped where trace_processor stops (array form) */
+	uint64_t events; /* events parsed (delivered or not) */
+	uint64_t repairs;
 	unsigned char skip_stack[SKIP_MAX_DEPTH];
 };
 
@@ -132,6 +138,40 @@ static int relocate(struct rd *r, int code)
 	r->err->sys_errno = 0;
 	place(r, r->base + r->pos + r->err->offset, 1);
 	return code;
+}
+
+/* Counts n lenient repairs, the first at absolute offset 'at' on line
+ * 'line' (0: the line of 'at', which must be in the buffer). */
+static void rd_repair(struct rd *r, uint64_t at, uint64_t line, uint64_t n,
+		      const char *what)
+{
+	if (!n)
+		return;
+	if (!r->repairs && r->st) {
+		if (!line) {
+			advance_lines(r, at);
+			line = r->line;
+		}
+		r->st->repair_offset = at;
+		r->st->repair_line = line;
+		r->st->repair_what = what;
+	}
+	r->repairs += n;
+	if (r->st)
+		r->st->repairs = r->repairs;
+}
+
+/* The repairs the parser made in the event at buf[pos] (line r->line). */
+static void event_repairs(struct rd *r, const struct ptw_cv_json_info *in)
+{
+	uint64_t line = r->line;
+	if (!r->repairs) { /* the first: count its line */
+		const char *e = r->buf + r->pos;
+		for (size_t k = 0; k < in->repair_at; k++)
+			line += e[k] == '\n';
+	}
+	rd_repair(r, r->base + r->pos + in->repair_at, line, in->repairs,
+		  in->repair_what);
 }
 
 /* ---- input ---------------------------------------------------------- */
@@ -369,6 +409,64 @@ static int widen(struct rd *r)
 	return 0;
 }
 
+/* The event at buf[pos] has a "dur", "tts" or "tdur" trace_processor
+ * cannot read: its tokenizer stops there (json_parse.c set_time). In the
+ * array form it then imports the events before it, which is all we
+ * deliver: the rest is not parsed, only measured. In the object form it
+ * fails at the end of the file, its "traceEvents" array never closed
+ * (OnPushDataToSorter: "JSON trace file is incomplete"): an error. */
+static int stop_here(struct rd *r, int array_form)
+{
+	const struct ptw_cv_json_info *in = ptw_cv_json_i_info(r->jp);
+	uint64_t at = r->base + r->pos;
+	char val[48];
+	size_t vn = in->stop_end - in->stop_at, k, o = 0;
+	const char *v = r->buf + r->pos + in->stop_at;
+	for (k = 0; k < vn && o + 4 < sizeof(val); k++)
+		val[o++] = v[k] >= 0x20 && v[k] < 0x7f ? v[k] : '?';
+	if (k < vn)
+		val[o++] = '.', val[o++] = '.', val[o++] = '.';
+	val[o] = '\0';
+	advance_lines(r, at);
+	if (!array_form)
+		return rd_fail(r, at, PTW_ERR_FORMAT,
+			       "\"%s\": %s is not a number of microseconds: "
+			       "trace_processor stops reading the JSON at this "
+			       "event and then fails to load the file (the "
+			       "object form's \"traceEvents\" array is never "
+			       "closed: 'JSON trace file is incomplete')",
+			       in->stop_member, val);
+	r->stopped = 1;
+	if (r->st) {
+		r->st->stopped = 1;
+		r->st->stop_offset = at;
+		r->st->stop_line = r->line;
+		r->st->stop_member = in->stop_member;
+		memcpy(r->st->stop_value, val, o + 1);
+	}
+	/* What trace_processor does not read: measured, not parsed. */
+	struct stat sb;
+	uint64_t total;
+	if (!r->gz && r->fd >= 0 && fstat(r->fd, &sb) == 0 &&
+	    S_ISREG(sb.st_mode) && (uint64_t)sb.st_size >= at) {
+		total = (uint64_t)sb.st_size;
+	} else {
+		struct ptw_error keep;
+		if (r->err)
+			keep = *r->err;
+		r->pos = r->len;
+		while (!r->eof && fill(r) == 0)
+			r->pos = r->len;
+		if (r->err) /* a read error past the stop is not ours */
+			*r->err = keep;
+		total = r->base + r->len;
+	}
+	r->pos = r->len;
+	if (r->st)
+		r->st->stop_bytes_left = total - at;
+	return 0;
+}
+
 /* Parses the event whose '{' is at pos and calls the callback. Sets *cut
  * if the text ended inside it. */
 static int one_event(struct rd *r, int cut_ok, int *cut)
@@ -407,6 +505,8 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 		if ((rc = fill(r)))
 			return rc;
 	}
+	if (rc == PTW_CV_JSON_STOP)
+		return stop_here(r, cut_ok);
 	if (rc)
 		return relocate(r, rc);
 	uint64_t at = r->base + r->pos;
@@ -415,6 +515,9 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 			       "an event (or member name) larger than %zu bytes",
 			       r->max_event);
 	advance_lines(r, at);
+	const struct ptw_cv_json_info *in = ptw_cv_json_i_info(r->jp);
+	if (in->repairs)
+		event_repairs(r, in);
 	ev.input = r->name;
 	ev.line = r->line;
 	ev.offset = at;
@@ -432,6 +535,20 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 		r->st->events++;
 	r->pos += end;
 	return 0;
+}
+
+/* What a JSON value starting with 'ch' is, for messages: "string",
+ * "number", "boolean", "null", "array", or NULL (not JSON). */
+static const char *value_kind(int ch)
+{
+	switch (ch) {
+	case '"': return "string";
+	case '[': return "array";
+	case 't': case 'f': return "boolean";
+	case 'n': return "null";
+	default:
+		return ch == '-' || (ch >= '0' && ch <= '9') ? "number" : NULL;
+	}
 }
 
 /* The event array, after its '['. cut_ok: the array form may end early. */
@@ -460,18 +577,36 @@ static int read_array(struct rd *r, int cut_ok)
 			need_comma = 0;
 			break;
 		case '{':
-			if (need_comma)
-				return rd_fail(r, r->base + r->pos,
-					       PTW_ERR_FORMAT,
-					       "expected ',' or ']' after an "
-					       "event, found '{'");
+			if (need_comma) {
+				/* trace_processor's HandleTraceEvent needs no
+				 * comma between events */
+				if (!r->lenient)
+					return rd_fail(r, r->base + r->pos,
+						       PTW_ERR_FORMAT,
+						       "expected ',' or ']' after "
+						       "an event, found '{'");
+				rd_repair(r, r->base + r->pos, 0, 1,
+					  "a missing ',' between events");
+			}
 			if ((rc = one_event(r, cut_ok, &cut)))
 				return rc;
-			if (cut)
+			if (cut || r->stopped)
 				return 0;
+			r->events++;
 			need_comma = 1;
 			break;
 		default:
+			if (!need_comma && !r->events && cut_ok)
+				return rd_fail(r, r->base + r->pos,
+					       PTW_ERR_FORMAT,
+					       "not a Chrome JSON trace: an array "
+					       "whose first element is %s%s, not "
+					       "an event object",
+					       !value_kind(ch) ? "not JSON"
+					       : ch == 'n' ? "" : ch == '[' ? "an "
+					       : "a ",
+					       value_kind(ch) ? value_kind(ch)
+							      : "");
 			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
 				       need_comma ? "expected ',' or ']' after an "
 						    "event"
@@ -483,11 +618,150 @@ static int read_array(struct rd *r, int cut_ok)
 
 /* ---- object form ---------------------------------------------------- */
 
+/* Members of a top-level object that tell what the file is. */
+enum {
+	KEY_EVENTS = 1u << 0,    /* traceEvents */
+	KEY_META = 1u << 1,      /* Gecko: meta */
+	KEY_THREADS = 1u << 2,   /* Gecko: threads */
+	KEY_PROCESSES = 1u << 3, /* Gecko: processes */
+	KEY_NODES = 1u << 4,     /* V8 .cpuprofile: nodes */
+	KEY_SAMPLES = 1u << 5,   /* .cpuprofile: samples (Chrome JSON too) */
+	KEY_SYSTEM = 1u << 6,    /* Chrome: systemTraceEvents */
+};
+
+static unsigned key_bit(struct ptw_cv_str k)
+{
+	static const struct { const char *s; unsigned bit; } tab[] = {
+		{"traceEvents", KEY_EVENTS}, {"meta", KEY_META},
+		{"threads", KEY_THREADS}, {"processes", KEY_PROCESSES},
+		{"nodes", KEY_NODES}, {"samples", KEY_SAMPLES},
+		{"systemTraceEvents", KEY_SYSTEM},
+	};
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (k.n == strlen(tab[i].s) && memcmp(k.p, tab[i].s, k.n) == 0)
+			return tab[i].bit;
+	return 0;
+}
+
+/* An object without "traceEvents" (at its end, or cut short): not a
+ * Chrome JSON trace; the message names what it looks like. */
+static int not_chrome_object(struct rd *r, uint64_t at)
+{
+	unsigned k = r->keys;
+	const char *what =
+		(k & KEY_META) && (k & (KEY_THREADS | KEY_PROCESSES))
+			? "Gecko profiler JSON (Firefox Profiler: an object "
+			  "with \"meta\" and \"threads\" or \"processes\")"
+		: (k & KEY_NODES) && (k & KEY_SAMPLES)
+			? "a V8 CPU profile (.cpuprofile: an object with "
+			  "\"nodes\" and \"samples\")"
+		: (k & KEY_SYSTEM)
+			? "a Chrome JSON object with only \"systemTraceEvents\" "
+			  "(ftrace text, which ptw-convert does not convert)"
+			: "a JSON object without \"traceEvents\"";
+	return rd_fail(r, at, PTW_ERR_FORMAT,
+		       "not a Chrome JSON trace: %s; ptw-convert converts the "
+		       "Chrome Trace Event Format: an array of events, or an "
+		       "object with a \"traceEvents\" array", what);
+}
+
 static int eof_in_object(struct rd *r)
 {
+	if (!(r->keys & KEY_EVENTS) &&
+	    (r->keys & (KEY_META | KEY_NODES | KEY_SYSTEM)))
+		return not_chrome_object(r, r->base + r->pos);
 	return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
 		       "unexpected end of input inside the trace object (the "
 		       "object form must be complete)");
+}
+
+/* Lenient mode: one member value of the object form, skipped as
+ * trace_processor's SkipOneJsonValue skips it: up to the ',' or '}'
+ * outside any bracket, strings skipped whole (a raw control character
+ * in one is an error, as there), '[' ']' and '{' '}' counted apart (a
+ * closer with nothing open is an error), anything else taken. It must
+ * start as a JSON value does. Counts one repair if the text was not
+ * valid JSON (as far as a typed bracket stack and a scalar's bytes
+ * tell). */
+static int tp_skip_value(struct rd *r)
+{
+	uint64_t at = r->base + r->pos;
+	uint32_t braces = 0, brackets = 0;
+	unsigned depth = 0; /* typed stack in r->skip_stack */
+	int ch, rc, odd = 0, ws = 0, closed = 0;
+	if ((rc = peek(r, &ch)))
+		return rc;
+	if (ch == -1)
+		return eof_in_object(r);
+	if (!(ch == '[' || ch == '{' || ch == '-' || ch == '"' ||
+	      (ch >= '0' && ch <= '9') || ch == 't' || ch == 'f' || ch == 'n'))
+		return rd_fail(r, at, PTW_ERR_FORMAT, "expected a value");
+	for (;;) {
+		if ((rc = peek(r, &ch)))
+			return rc;
+		if (ch == -1)
+			return eof_in_object(r);
+		int top = !braces && !brackets;
+		if (top && (ch == ',' || ch == '}'))
+			break;
+		if (top && (ws || closed) && ch != ' ' && ch != '\n' &&
+		    ch != '\r' && ch != '\t')
+			odd = 1; /* a second value where one was expected */
+		r->pos++;
+		if (ch == '"') {
+			int esc = 0;
+			for (;;) {
+				if ((rc = peek(r, &ch)))
+					return rc;
+				if (ch == -1)
+					return eof_in_object(r);
+				if (ch < 0x20)
+					return rd_fail(r, r->base + r->pos,
+						       PTW_ERR_FORMAT,
+						       "control character 0x%02x "
+						       "inside a string", ch);
+				r->pos++;
+				if (esc)
+					esc = 0;
+				else if (ch == '\\')
+					esc = 1;
+				else if (ch == '"')
+					break;
+			}
+			closed = top;
+		} else if (ch == '{' || ch == '[') {
+			if (ch == '{')
+				braces++;
+			else
+				brackets++;
+			if (depth < SKIP_MAX_DEPTH)
+				r->skip_stack[depth] = (unsigned char)ch;
+			depth++;
+		} else if (ch == '}' || ch == ']') {
+			uint32_t *cnt = ch == '}' ? &braces : &brackets;
+			if (!*cnt)
+				return rd_fail(r, r->base + r->pos - 1,
+					       PTW_ERR_FORMAT, "unbalanced '%c'", ch);
+			(*cnt)--;
+			if (!depth || (depth <= SKIP_MAX_DEPTH &&
+				       r->skip_stack[depth - 1] !=
+					       (ch == '}' ? '{' : '[')))
+				odd = 1;
+			depth -= depth > 0;
+			closed = !braces && !brackets;
+		} else if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t') {
+			ws = top;
+		} else if (top && !((ch >= '0' && ch <= '9') ||
+				    (ch >= 'a' && ch <= 'z') ||
+				    (ch >= 'A' && ch <= 'Z') || ch == '-' ||
+				    ch == '+' || ch == '.')) {
+			odd = 1;
+		}
+	}
+	if (odd)
+		rd_repair(r, at, 0, 1, "a member value of the trace object "
+				       "that is not valid JSON");
+	return 0;
 }
 
 /* Skips one member value of the object form, streaming (it may be far
@@ -590,18 +864,66 @@ static int member_name(struct rd *r, struct ptw_cv_str *key)
 	}
 }
 
+/* After a member of the object form: its ',' (lenient mode: any number
+ * of them, or none, as trace_processor's ReadOneJsonKey skips commas)
+ * and the next member name, or the closing '}'. Returns 0 with *ch the
+ * next byte ('"' or '}'). */
+static int object_next(struct rd *r, int *ch)
+{
+	int rc, commas = 0;
+	for (;;) {
+		if ((rc = skip_ws(r, ch)))
+			return rc;
+		if (*ch != ',')
+			break;
+		r->pos++;
+		if (commas++ && !r->lenient)
+			return rd_fail(r, r->base + r->pos - 1, PTW_ERR_FORMAT,
+				       "expected '\"' starting a member name");
+		if (commas > 1)
+			rd_repair(r, r->base + r->pos - 1, 0, 1,
+				  "an extra ',' in the trace object");
+	}
+	if (*ch == -1)
+		return eof_in_object(r);
+	if (*ch == '}') {
+		if (commas && !r->lenient)
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "expected '\"' starting a member name");
+		if (commas)
+			rd_repair(r, r->base + r->pos, 0, 1,
+				  "a trailing comma before '}'");
+		return 0;
+	}
+	if (*ch == '"' && !commas) {
+		if (!r->lenient)
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "expected ',' or '}' after a member of "
+				       "the trace object");
+		rd_repair(r, r->base + r->pos, 0, 1,
+			  "a missing ',' in the trace object");
+	}
+	if (*ch != '"')
+		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+			       commas ? "expected '\"' starting a member name"
+				      : "expected ',' or '}' after a member of "
+					"the trace object");
+	return 0;
+}
+
 static int read_object(struct rd *r)
 {
 	int ch, rc;
+	uint64_t at0 = r->base + r->pos;
 	r->pos++; /* '{' */
 	if ((rc = skip_ws(r, &ch)))
 		return rc;
-	if (ch == '}') {
-		r->pos++;
-		return 0;
-	}
+	if (ch == ',' && r->lenient && (rc = object_next(r, &ch)))
+		return rc;
 	for (;;) {
 		struct ptw_cv_str key;
+		if (ch == '}')
+			break;
 		if (ch == -1)
 			return eof_in_object(r);
 		if (ch != '"')
@@ -609,7 +931,8 @@ static int read_object(struct rd *r)
 				       "expected '\"' starting a member name");
 		if ((rc = member_name(r, &key)))
 			return rc;
-		int events = key.n == 11 && memcmp(key.p, "traceEvents", 11) == 0;
+		unsigned bit = key_bit(key);
+		r->keys |= bit;
 		if ((rc = skip_ws(r, &ch)))
 			return rc;
 		if (ch == -1)
@@ -620,7 +943,7 @@ static int read_object(struct rd *r)
 		r->pos++;
 		if ((rc = skip_ws(r, &ch)))
 			return rc;
-		if (events) {
+		if (bit == KEY_EVENTS) {
 			/* trace_processor rejects a non-array traceEvents */
 			if (ch == -1)
 				return eof_in_object(r);
@@ -631,26 +954,17 @@ static int read_object(struct rd *r)
 			r->pos++;
 			rc = read_array(r, 0);
 		} else {
-			rc = skip_member(r);
+			rc = r->lenient ? tp_skip_value(r) : skip_member(r);
 		}
 		if (rc)
 			return rc;
-		if ((rc = skip_ws(r, &ch)))
-			return rc;
-		if (ch == '}') {
-			r->pos++;
-			return 0;
-		}
-		if (ch == -1)
-			return eof_in_object(r);
-		if (ch != ',')
-			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-				       "expected ',' or '}' after a member of "
-				       "the trace object");
-		r->pos++;
-		if ((rc = skip_ws(r, &ch)))
+		if ((rc = object_next(r, &ch)))
 			return rc;
 	}
+	r->pos++; /* '}' */
+	if (!(r->keys & KEY_EVENTS))
+		return not_chrome_object(r, at0);
+	return 0;
 }
 
 /* ---- driver --------------------------------------------------------- */
@@ -727,16 +1041,36 @@ static int run(struct rd *r)
 			       "empty input: expected '[' or '{' starting a "
 			       "Chrome JSON trace");
 	} else {
+		const char *k = value_kind(ch);
+		if (!k) {
+			char shown[8] = "";
+			if (ch >= 0x20 && ch < 0x7f)
+				snprintf(shown, sizeof(shown), " '%c'", ch);
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "not a Chrome JSON trace: not JSON at all "
+				       "(expected '[' or '{' starting a Chrome "
+				       "JSON trace, found byte 0x%02x%s)", ch,
+				       shown);
+		}
 		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-			       "expected '[' or '{' starting a Chrome JSON trace");
+			       "not a Chrome JSON trace: the input is a JSON %s "
+			       "(expected '[' or '{' starting a Chrome JSON "
+			       "trace)", k);
 	}
-	if (rc)
+	if (rc || r->stopped)
 		return rc;
 	if ((rc = skip_ws(r, &ch)))
 		return rc;
-	if (ch != -1)
-		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-			       "expected the end of the input after the trace");
+	if (ch != -1) {
+		/* trace_processor ignores what follows the trace in the
+		 * same read (it fails on a later read: rare) */
+		if (!r->lenient)
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "expected the end of the input after the "
+				       "trace");
+		rd_repair(r, r->base + r->pos, 0, 1,
+			  "text after the end of the trace (ignored)");
+	}
 	return 0;
 }
 
@@ -768,6 +1102,8 @@ static int start(struct rd *r, const struct ptw_cv_json_read_opts *opts,
 	r->jp = ptw_cv_json_parser_create(err);
 	if (!r->jp)
 		return PTW_ERR_NOMEM;
+	r->lenient = !(opts && opts->strict);
+	ptw_cv_json_i_set_mode(r->jp, r->lenient, 1);
 	return 0;
 }
 

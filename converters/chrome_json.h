@@ -143,6 +143,9 @@ struct ptw_cv_json_read_opts {
 				 * the path ("-" for stdin), or "<memory>" */
 	size_t max_event_bytes; /* 0: PTW_CV_JSON_DEFAULT_MAX_EVENT */
 	size_t chunk_bytes;     /* read size; 0: 1 MiB */
+	int strict;             /* non-zero: RFC 8259 only, none of
+				 * trace_processor's leniencies (see
+				 * ptw_cv_json_read) */
 };
 
 /* What a read saw; filled on success and on error (as far as it got). */
@@ -156,6 +159,19 @@ struct ptw_cv_json_read_stats {
 	uint64_t cut_offset;    /* for CUT_MID_EVENT: byte offset of the
 				 * dropped event's '{' */
 	uint64_t cut_line;      /* ... and its 1-based line */
+	/* Lenient repairs: places that are not RFC 8259 JSON, accepted as
+	 * trace_processor accepts them (0 with opts->strict). */
+	uint64_t repairs;
+	uint64_t repair_offset, repair_line; /* the first one */
+	const char *repair_what;             /* ... what it was (static) */
+	/* Array form: reading stopped at an event whose "dur", "tts" or
+	 * "tdur" trace_processor cannot read, as its tokenizer does. */
+	int stopped;
+	uint64_t stop_offset, stop_line;     /* that event's '{' */
+	const char *stop_member;             /* "dur", "tts" or "tdur" */
+	char stop_value[48];                 /* its value as written (cut) */
+	uint64_t stop_bytes_left;            /* JSON bytes from its '{' on,
+					      * not converted */
 };
 
 /* Reads the Chrome JSON file at 'path' ("-": standard input) and calls

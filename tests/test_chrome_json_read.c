@@ -67,6 +67,15 @@ static int read_str(const char *s, struct coll *c,
 	return ptw_cv_json_read_mem(s, strlen(s), NULL, collect, c, st, err);
 }
 
+static int read_str_strict(const char *s, struct coll *c,
+			   struct ptw_cv_json_read_stats *st,
+			   struct ptw_error *err)
+{
+	struct ptw_cv_json_read_opts o = {.strict = 1};
+	memset(c, 0, sizeof(*c));
+	return ptw_cv_json_read_mem(s, strlen(s), &o, collect, c, st, err);
+}
+
 static char *tmp_file(const void *data, size_t n)
 {
 	char *path = strdup("/tmp/test_chrome_json_XXXXXX");
@@ -182,10 +191,16 @@ Test(json_read, object_form_skips_other_members)
 	cr_assert_eq(c.r[0].dur_ns, 2500);
 	cr_assert_eq(c.r[0].line, 2);
 	free(c.r);
-	/* no traceEvents: no events, not an error */
-	cr_assert_eq(read_str("{\"metadata\":{}}", &c, &st, &err), 0);
+	/* an empty traceEvents is a trace without events */
+	cr_assert_eq(read_str("{\"metadata\":{},\"traceEvents\":[]}", &c, &st,
+			      &err), 0, "%s", err.msg);
 	cr_assert_eq(c.n, 0);
-	cr_assert_eq(read_str("{}", &c, &st, &err), 0);
+	/* no traceEvents at all: not a Chrome JSON trace (issue 13) */
+	cr_assert_eq(read_str("{\"metadata\":{}}", &c, &st, &err),
+		     PTW_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "a JSON object without \"traceEvents\""),
+		  "%s", err.msg);
+	cr_assert_eq(read_str("{}", &c, &st, &err), PTW_ERR_FORMAT);
 	/* traceEvents that is not an array is an error, as in trace_processor */
 	cr_assert_eq(read_str("{\"traceEvents\":null}", &c, &st, &err),
 		     PTW_ERR_FORMAT);
@@ -394,8 +409,10 @@ Test(json_read, structural_errors)
 		{ "x", 0, "expected '[' or '{'" },
 		{ "[{}{}]", 3, "expected ',' or ']' after an event" },
 		{ "[{} {}]", 4, "expected ',' or ']' after an event" },
-		{ "[1]", 1, "expected '{' starting an event" },
-		{ "[[]]", 1, "expected '{' starting an event" },
+		{ "[1]", 1, "not a Chrome JSON trace: an array whose first "
+			    "element is a number" },
+		{ "[[]]", 1, "first element is an array" },
+		{ "[{},1]", 4, "expected '{' starting an event" },
 		{ "[{}] x", 5, "end of the input after the trace" },
 		{ "[{}]]", 4, "end of the input after the trace" },
 		{ "[{\"a\":1,}]", 8, "member name" },
@@ -413,7 +430,7 @@ Test(json_read, structural_errors)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct coll c;
 		struct ptw_error err = { 0 };
-		int rc = read_str(cases[i].s, &c, NULL, &err);
+		int rc = read_str_strict(cases[i].s, &c, NULL, &err);
 		cr_assert_eq(rc, PTW_ERR_FORMAT, "'%s' accepted", cases[i].s);
 		cr_assert_eq(err.offset, cases[i].offset, "'%s': offset %llu: %s",
 			     cases[i].s, (unsigned long long)err.offset, err.msg);
