@@ -424,8 +424,15 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 		nn = ev->name.p ? ev->name.n : 0;
 		break;
 	case 'X': {
-		int64_t dur = (ev->flags & PTW_CV_HAS_DUR) ? ev->dur_ns : 0;
+		int64_t dur = ev->dur_ns;
 		em->seen_x = 1;
+		if (!(ev->flags & PTW_CV_HAS_DUR)) {
+			/* trace_processor's parser: json_parser_failure (its
+			 * thread exists, as here) */
+			em->st.dropped++;
+			em->st.x_without_dur++;
+			return 0;
+		}
 		if (dur < 0) {
 			em->st.dropped++;
 			return 0;
@@ -588,6 +595,12 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	if ((ev->flags & (PTW_CV_PID_IS_STRING | PTW_CV_TID_IS_STRING)) &&
 	    ev->ph != 'M' && !(ev->flags & PTW_CV_HAS_TS)) {
 		em->st.dropped++; /* dropped before it names anything */
+		return 0;
+	}
+	if (!ev->ph && em->mode == PTW_EMIT_CHROME) {
+		/* trace_processor's tokenizer skips an event without a
+		 * phase ("{}" included) before anything else */
+		em->st.dropped++;
 		return 0;
 	}
 	uint32_t pid, tid;

@@ -115,6 +115,9 @@ struct ptw_emit_stats {
 	uint64_t thread_times;       /* events written with thread time (tts):
 				      * each is also a thread_time counter
 				      * row in trace_processor */
+	uint64_t x_without_dur;      /* X events without a "dur": dropped
+				      * (also in 'dropped'), as
+				      * trace_processor drops them */
 };
 
 struct ptw_emit;
