@@ -15,6 +15,9 @@ DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libdeflate-dev \
        libcriterion-dev libjson-c-dev
 
+# The version: include/ptw/version.h's three numbers (their only copy).
+VERSION := $(shell sed -n 's/^\#define PTW_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\).*/\2/p' include/ptw/version.h | paste -sd.)
+
 .PHONY: all deps build test test-reset test-plain test-asan test-tsan test-fuzz test-bench \
         check-symbols check-headers bench demo install fuzz clean
 
@@ -86,11 +89,12 @@ demo: build
 	@sh examples/demo.sh $(B)
 
 install: build
+	@test -n "$(VERSION)" || { echo "install: no version in include/ptw/version.h" >&2; exit 1; }
 	install -d $(DESTDIR)$(PREFIX)/include/ptw $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/ptw/*.h $(DESTDIR)$(PREFIX)/include/ptw/
 	install -m 644 $(B)/lib/libptw.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(B)/lib/libptw.so $(DESTDIR)$(PREFIX)/lib/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' tools/ptw.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ptw.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tools/ptw.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ptw.pc
 	@if ls $(B)/bin/ptw-* >/dev/null 2>&1; then \
 	  install -d $(DESTDIR)$(PREFIX)/bin && install -m 755 $(B)/bin/ptw-* $(DESTDIR)$(PREFIX)/bin/; fi
 

@@ -24,6 +24,7 @@
 #include "appletrace.h"
 #include "chrome_json.h"
 #include "emit.h"
+#include "ptw/version.h"
 #include "ptw/writer.h"
 
 #define PROG "ptw-convert"
@@ -40,7 +41,7 @@ struct input_opt {
 struct cli {
 	const char *out;
 	int compress, level;
-	int keep_going, quiet, stats, to_json;
+	int keep_going, quiet, stats, to_json, strict;
 	struct input_opt opts[MAX_INPUTS + 1]; /* by 1-based input number */
 	int progress;
 	uint64_t events;
@@ -48,6 +49,11 @@ struct cli {
 	struct ptw_emit *em;
 	uint64_t bytes_in;
 	uint64_t warnings;
+	uint64_t repairs;       /* lenient repairs over all JSON inputs */
+	const char *repair_in;  /* the first one: input, line, what */
+	uint64_t repair_line;
+	const char *repair_what;
+	uint64_t json_stops;    /* JSON inputs read up to a stop */
 	const char *cur_dir; /* run directory being read (messages) */
 	int max_input_opt;   /* highest input number an option names */
 	int reported_failures; /* inputs whose problems were reported */
@@ -75,6 +81,10 @@ static void usage(FILE *f)
 		"                             each failing input, exit 1 at the end\n"
 		"  -q, --quiet                no progress, notices or warnings\n"
 		"  -s, --stats                print event counts, bytes and time\n"
+		"      --strict               Chrome JSON must be strict RFC 8259\n"
+		"                             (default: accept what trace_processor\n"
+		"                             accepts, e.g. trailing commas, raw\n"
+		"                             control characters in strings)\n"
 		"      --shift N:US           add US microseconds to input N's times\n"
 		"      --remap-pid N:OLD=NEW  in input N, pid OLD becomes NEW\n"
 		"      --remap-tid N:OLD=NEW  in input N, tid OLD (any pid) becomes NEW\n"
@@ -82,6 +92,7 @@ static void usage(FILE *f)
 		"      --thread-name PID:TID=NAME   name a thread (trace M events win)\n"
 		"      --to-json              write Chrome JSON from a .pftrace\n"
 		"  -h, --help\n"
+		"      --version              print \"" PROG " VERSION\" and exit\n"
 		"Inputs are numbered from 1 in command-line order. Equal pids in\n"
 		"different inputs stay separate processes unless remapped.\n");
 }
@@ -266,6 +277,60 @@ static int mentions_sort_index(const char *path)
 	return found;
 }
 
+/* After a JSON input: the warning for a stop where trace_processor stops
+ * reading, and the repairs for the summary at the end. */
+static void json_read_notes(struct cli *c, const char *path,
+			    const struct ptw_cv_json_read_stats *js)
+{
+	if (js->repairs) {
+		if (!c->repairs) {
+			c->repair_in = path;
+			c->repair_line = js->repair_line;
+			c->repair_what = js->repair_what;
+		}
+		c->repairs += js->repairs;
+	}
+	if (!js->stopped)
+		return;
+	c->json_stops++;
+	c->warnings++;
+	if (!c->quiet)
+		fprintf(stderr, PROG ": warning: %s:%llu (byte %llu): \"%s\": %s "
+			"is not a number of microseconds; trace_processor stops "
+			"reading the JSON at this event, so it and the rest of "
+			"the file (%llu bytes) were not converted "
+			"(json_stopped)\n",
+			path, (unsigned long long)js->stop_line,
+			(unsigned long long)js->stop_offset, js->stop_member,
+			js->stop_value, (unsigned long long)js->stop_bytes_left);
+}
+
+/* The warnings that sum up the whole run (one line each). */
+static void end_warnings(struct cli *c)
+{
+	struct ptw_emit_stats es;
+	ptw_emit_get_stats(c->em, &es);
+	if (es.x_without_dur) {
+		c->warnings++;
+		if (!c->quiet)
+			fprintf(stderr, PROG ": warning: %llu complete event(s) "
+				"(ph X) without a \"dur\" were dropped, as "
+				"trace_processor drops them (x_without_dur)\n",
+				(unsigned long long)es.x_without_dur);
+	}
+	if (c->repairs) {
+		c->warnings++;
+		if (!c->quiet)
+			fprintf(stderr, PROG ": warning: %llu lenient repairs: "
+				"JSON that is not RFC 8259 was read as "
+				"trace_processor reads it (the first: %s:%llu: "
+				"%s); --strict refuses it (lenient_repairs)\n",
+				(unsigned long long)c->repairs, c->repair_in,
+				(unsigned long long)c->repair_line,
+				c->repair_what ? c->repair_what : "?");
+	}
+}
+
 static int convert_input(struct cli *c, const char *path, int no,
 			 struct ptw_error *err)
 {
@@ -337,21 +402,23 @@ static int convert_input(struct cli *c, const char *path, int no,
 		ptw_appletrace_run_destroy(r);
 	} else {
 		struct ptw_cv_json_read_stats js;
+		struct ptw_cv_json_read_opts jo = {.strict = c->strict};
 		memset(&js, 0, sizeof(js));
 		/* Chrome writes its M events last, after the tracks they
 		 * rank were written: read those first. */
 		if (mentions_sort_index(path))
-			rc = ptw_cv_json_read(path, NULL,
+			rc = ptw_cv_json_read(path, &jo,
 					      ptw_emit_sort_index_event, c->em,
 					      NULL, err);
 		if (!rc)
-			rc = ptw_cv_json_read(path, NULL, fn, ctx, &js,
+			rc = ptw_cv_json_read(path, &jo, fn, ctx, &js,
 					      err);
 		c->bytes_in += js.bytes_in;
 		if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet)
 			fprintf(stderr, PROG ": notice: %s: array cut inside "
 				"its last event (line %llu), which was dropped\n",
 				path, (unsigned long long)js.cut_line);
+		json_read_notes(c, path, &js);
 		if (rc && err)
 			err->input = NULL;
 	}
@@ -538,7 +605,8 @@ static int run_to_json(struct cli *c, const char *in)
 int main(int argc, char **argv)
 {
 	static struct cli c;
-	enum { O_SHIFT = 256, O_RPID, O_RTID, O_PNAME, O_TNAME, O_TOJSON };
+	enum { O_SHIFT = 256, O_RPID, O_RTID, O_PNAME, O_TNAME, O_TOJSON,
+	       O_STRICT, O_VERSION };
 	static const struct option lo[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"compress", optional_argument, NULL, 'z'},
@@ -551,7 +619,9 @@ int main(int argc, char **argv)
 		{"process-name", required_argument, NULL, O_PNAME},
 		{"thread-name", required_argument, NULL, O_TNAME},
 		{"to-json", no_argument, NULL, O_TOJSON},
+		{"strict", no_argument, NULL, O_STRICT},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, O_VERSION},
 		{NULL, 0, NULL, 0},
 	};
 	struct pname { uint32_t pid, tid; int is_thread; const char *name; };
@@ -597,7 +667,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		case O_TOJSON: c.to_json = 1; break;
-		case 'h': usage(stdout); return 0;
+		case O_STRICT: c.strict = 1; break;
+		case 'h': usage(stdout); free(names); return 0;
+		case O_VERSION: puts(PROG " " PTW_VERSION); free(names); return 0;
 		default: usage(stderr); return 2;
 		}
 		if (bad) {
@@ -732,6 +804,7 @@ int main(int argc, char **argv)
 	}
 	if (c.progress)
 		fputc('\n', stderr);
+	end_warnings(&c);
 	if (c.stats) {
 		struct ptw_emit_stats es;
 		ptw_emit_get_stats(c.em, &es);
@@ -757,6 +830,11 @@ int main(int argc, char **argv)
 			(unsigned long long)es.dropped,
 			(unsigned long long)es.pid_collisions,
 			(unsigned long long)c.warnings);
+		fprintf(stderr, "dropped_x_without_dur %llu\n"
+			"json_stopped %llu\nlenient_repairs %llu\n",
+			(unsigned long long)es.x_without_dur,
+			(unsigned long long)c.json_stops,
+			(unsigned long long)c.repairs);
 		fprintf(stderr, "short_path %llu\n",
 			(unsigned long long)es.short_path);
 		fprintf(stderr, "batched %llu\n",

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptw/version.h"
 #include "ptw_trace.pb-c.h"
 #include "tp_model.h"
 #include "trace_check.h"
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 "      --complete    --check: a truncated final record is an error\n"
 "      --allow-loss  --check: previous_packet_dropped is not an error\n"
 "  -h, --help        this text\n"
+"      --version     print \"ptw-dump VERSION\" and exit\n"
 "\n"
 "Exit status: 0 ok, 1 check failed or the trace is malformed, 2 usage or\n"
 "I/O error.\n");
@@ -434,7 +436,7 @@ static void print_diags(const struct ptw_trace *t)
 int main(int argc, char **argv)
 {
 	enum { O_COUNTERS = 256, O_FLOWS, O_STATS, O_ALLOW_OPEN, O_COMPLETE,
-	       O_ALLOW_LOSS };
+	       O_ALLOW_LOSS, O_VERSION };
 	static const struct option longopts[] = {
 		{ "check", no_argument, NULL, 'c' },
 		{ "events", no_argument, NULL, 'e' },
@@ -448,6 +450,7 @@ int main(int argc, char **argv)
 		{ "complete", no_argument, NULL, O_COMPLETE },
 		{ "allow-loss", no_argument, NULL, O_ALLOW_LOSS },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum mode mode = M_PACKETS;
@@ -468,6 +471,7 @@ int main(int argc, char **argv)
 		case O_COMPLETE: flags |= PTW_CHECK_COMPLETE; break;
 		case O_ALLOW_LOSS: flags |= PTW_CHECK_ALLOW_DATA_LOSS; break;
 		case 'h': usage(stdout); return 0;
+		case O_VERSION: puts("ptw-dump " PTW_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
