@@ -430,11 +430,10 @@ static int stop_here(struct rd *r, int array_form)
 	advance_lines(r, at);
 	if (!array_form)
 		return rd_fail(r, at, PTW_ERR_FORMAT,
-			       "\"%s\": %s is not a number of microseconds: "
-			       "trace_processor stops reading the JSON at this "
-			       "event and then fails to load the file (the "
-			       "object form's \"traceEvents\" array is never "
-			       "closed: 'JSON trace file is incomplete')",
+			       "\"%s\": %s is not a number: trace_processor "
+			       "stops reading the JSON here, then fails to load "
+			       "it ('JSON trace file is incomplete': "
+			       "\"traceEvents\" is never closed)",
 			       in->stop_member, val);
 	r->stopped = 1;
 	if (r->st) {
@@ -650,19 +649,18 @@ static int not_chrome_object(struct rd *r, uint64_t at)
 	unsigned k = r->keys;
 	const char *what =
 		(k & KEY_META) && (k & (KEY_THREADS | KEY_PROCESSES))
-			? "Gecko profiler JSON (Firefox Profiler: an object "
-			  "with \"meta\" and \"threads\" or \"processes\")"
+			? "Gecko profiler JSON (Firefox Profiler: \"meta\" and "
+			  "\"threads\" or \"processes\")"
 		: (k & KEY_NODES) && (k & KEY_SAMPLES)
-			? "a V8 CPU profile (.cpuprofile: an object with "
-			  "\"nodes\" and \"samples\")"
+			? "a V8 CPU profile (.cpuprofile: \"nodes\" and "
+			  "\"samples\")"
 		: (k & KEY_SYSTEM)
 			? "a Chrome JSON object with only \"systemTraceEvents\" "
 			  "(ftrace text, which ptw-convert does not convert)"
 			: "a JSON object without \"traceEvents\"";
 	return rd_fail(r, at, PTW_ERR_FORMAT,
-		       "not a Chrome JSON trace: %s; ptw-convert converts the "
-		       "Chrome Trace Event Format: an array of events, or an "
-		       "object with a \"traceEvents\" array", what);
+		       "not a Chrome JSON trace: %s (expected an array of "
+		       "events, or an object with \"traceEvents\")", what);
 }
 
 static int eof_in_object(struct rd *r)
@@ -918,8 +916,12 @@ static int read_object(struct rd *r)
 	r->pos++; /* '{' */
 	if ((rc = skip_ws(r, &ch)))
 		return rc;
-	if (ch == ',' && r->lenient && (rc = object_next(r, &ch)))
-		return rc;
+	if (ch == ',' && r->lenient) {
+		rd_repair(r, r->base + r->pos, 0, 1,
+			  "a ',' before the first member of the trace object");
+		if ((rc = object_next(r, &ch)))
+			return rc;
+	}
 	for (;;) {
 		struct ptw_cv_str key;
 		if (ch == '}')

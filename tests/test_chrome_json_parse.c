@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "chrome_json.h"
+#include "json_internal.h"
 
 static struct ptw_cv_json_parser *jp;
 
@@ -875,4 +876,21 @@ Test(json_parse, every_prefix_of_a_valid_object_is_invalid)
 	}
 	cr_assert_eq(ptw_cv_json_parse_object(jp, s, n, &ev, &err), 0);
 	cr_assert_eq(ev.ts_ns, -1500000);
+}
+
+/* AppleTrace text lines are judged by this parser (corpus README section
+ * 3): trace_processor's leniency is for Chrome JSON files only, so
+ * ptw_cv_json_parse_object stays strict whatever mode the reader put a
+ * parser in. */
+Test(json_parse, the_object_parser_stays_strict_in_every_mode)
+{
+	ptw_cv_json_i_set_mode(jp, 1, 1);
+	parse_bad("{\"a\":1,}", 7, "member name");
+	parse_bad("{\"a\":\"x\ty\"}", 7, "control character");
+	parse_bad("{\"a\":\"\\q\"}", 7, "escape character");
+	parse_bad("{\"a\":{\"b\":1,}}", 12, "member name");
+	parse_bad("{\"a\":[1,]}", 8, "a value");
+	/* and a dur it cannot read is just absent (no stop) */
+	struct ptw_cv_event ev = parse_ok("{\"ph\":\"X\",\"dur\":\"x\",\"ts\":1}");
+	cr_assert_eq(ev.flags, PTW_CV_HAS_TS);
 }

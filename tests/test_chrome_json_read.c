@@ -744,3 +744,287 @@ Test(json_read, corpus_chrome_cases_match_their_merged_json)
 	closedir(d);
 	cr_assert(cases >= 1);
 }
+
+/* ---- trace_processor's tokenizer stop (issue 13 item 3) ----------------
+ * json_trace_tokenizer.cc ParseTraceEventContents: a "dur", "tts" or
+ * "tdur" that CoerceToTs fails on makes it return false with the
+ * iterator's status OK; HandleTraceEvent then returns with the event
+ * unconsumed ("need more data"), and every later Parse() call fails the
+ * same way: nothing from that event on is imported. At the end of the
+ * file, OnPushDataToSorter accepts that in the array form
+ * (kInsideTraceEventsArray with kOnlyTraceEvents) and fails in the object
+ * form ("JSON trace file is incomplete"). */
+
+Test(json_read, array_form_stops_at_an_unreadable_dur_tts_or_tdur)
+{
+	static const char *bad[] = {
+		"\"dur\":\"abc\"", "\"dur\":null", "\"dur\":true", "\"dur\":{}",
+		"\"dur\":[1]", "\"dur\":\"1.\"", "\"dur\":\" 1\"",
+		"\"tts\":\"x\"", "\"tdur\":false", "\"dur\":\"1e400\"",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char s[512];
+		/* what follows the stop is never parsed: even garbage */
+		snprintf(s, sizeof(s),
+			 "[{\"ph\":\"B\",\"ts\":1,\"pid\":1,\"tid\":1},\n"
+			 "{\"ph\":\"X\",\"ts\":2,\"name\":\"x\",%s,\"pid\":1},\n"
+			 "{\"ph\":\"E\",\"ts\":3,\"pid\":1,\"tid\":1}, garbage",
+			 bad[i]);
+		struct coll c;
+		struct ptw_cv_json_read_stats st;
+		struct ptw_error err = {0};
+		cr_assert_eq(read_str(s, &c, &st, &err), 0, "%s: %s", bad[i],
+			     err.msg);
+		cr_assert_eq(c.n, 1, "%s: %zu events", bad[i], c.n);
+		cr_assert_eq(c.r[0].ph, 'B');
+		cr_assert_eq(st.stopped, 1);
+		cr_assert_eq(st.stop_line, 2);
+		cr_assert_eq(st.stop_offset, 36);
+		cr_assert_eq(st.stop_bytes_left, strlen(s) - 36);
+		cr_assert_str_eq(st.stop_member, bad[i][1] == 'd' ? "dur"
+						 : bad[i][2] == 't' ? "tts"
+								    : "tdur");
+		cr_assert(strchr(bad[i], ':') &&
+			  strcmp(st.stop_value, strchr(bad[i], ':') + 1) == 0,
+			  "%s: value '%s'", bad[i], st.stop_value);
+		free(c.r);
+		/* strict mode stops the same way (a rule of the tokenizer, not
+		 * of the grammar) */
+		cr_assert_eq(read_str_strict(s, &c, &st, &err), 0);
+		cr_assert_eq(c.n, 1);
+		free(c.r);
+	}
+	/* a numeric string, or a member before the bad one that is fine,
+	 * does not stop it; a bad ts only drops its event (ts stays at
+	 * max(), "Don't check ts for metadata events") */
+	struct coll c;
+	struct ptw_cv_json_read_stats st;
+	struct ptw_error err = {0};
+	cr_assert_eq(read_str("[{\"ph\":\"X\",\"ts\":\"1\",\"dur\":\"2.5\"},"
+			      "{\"ph\":\"i\",\"ts\":\"x\"},{\"ph\":\"i\",\"ts\":3}]",
+			      &c, &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(st.stopped, 0);
+	cr_assert_eq(c.r[0].dur_ns, 2500);
+	cr_assert_eq(c.r[1].flags & PTW_CV_HAS_TS, 0);
+	free(c.r);
+}
+
+Test(json_read, object_form_stop_is_an_error_as_in_trace_processor)
+{
+	struct coll c;
+	struct ptw_error err = {0};
+	cr_assert_eq(read_str("{\"traceEvents\":[{\"ph\":\"i\",\"ts\":1},\n"
+			      "{\"ph\":\"X\",\"ts\":2,\"dur\":\"?\"}]}", &c, NULL,
+			      &err), PTW_ERR_FORMAT);
+	cr_assert_eq(c.n, 1); /* delivered before the stop */
+	cr_assert_eq(err.offset, 35);
+	cr_assert(strstr(err.msg, "<memory>:2:1 (byte 35): \"dur\": \"?\" is not "
+			 "a number") && strstr(err.msg, "JSON trace file is "
+						"incomplete"), "%s", err.msg);
+	free(c.r);
+}
+
+Test(json_read, an_integer_beyond_int64_before_the_stop_is_trace_processors_error)
+{
+	/* StringToInt64 sets the iterator's status and ParseNumber goes on
+	 * with a double; the stop then finds !it_.status().ok() and fails */
+	struct coll c;
+	struct ptw_error err = {0};
+	cr_assert_eq(read_str("[{\"ph\":\"X\",\"id\":99999999999999999999,"
+			      "\"dur\":\"x\"}]", &c, NULL, &err), PTW_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "Integer overflow"), "%s", err.msg);
+	/* after the dur, or nested in args (not parsed by the tokenizer):
+	 * the usual stop */
+	struct ptw_cv_json_read_stats st;
+	cr_assert_eq(read_str("[{\"ph\":\"X\",\"args\":{\"a\":99999999999999999999},"
+			      "\"dur\":\"x\",\"id\":99999999999999999999}]", &c,
+			      &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(st.stopped, 1);
+}
+
+Test(json_read, numbers_trace_processor_rejects)
+{
+	/* StringToDouble: inf or NaN is an error; in an event member its
+	 * tokenizer fails the load ("Failure parsing JSON") */
+	struct coll c;
+	struct ptw_error err = {0};
+	cr_assert_eq(read_str("[{\"ph\":\"i\",\"ts\":1e400}]", &c, NULL, &err),
+		     PTW_ERR_FORMAT);
+	cr_assert(strstr(err.msg, "number 1e400") &&
+		  strstr(err.msg, "(byte 16)"), "%s", err.msg);
+	cr_assert_eq(read_str("[{\"ph\":\"i\",\"x\":0e400}]", &c, NULL, &err),
+		     PTW_ERR_FORMAT);
+	/* in args its args parser stops there and keeps the args before */
+	cr_assert_eq(read_str("[{\"ph\":\"i\",\"ts\":1,\"args\":{\"a\":1,"
+			      "\"b\":1e999,\"c\":2}}]", &c, NULL, &err), 0,
+		     "%s", err.msg);
+	cr_assert_eq(c.n, 1);
+	cr_assert_eq(c.r[0].n_args, 1);
+	free(c.r);
+}
+
+/* ---- leniency (issue 13 item 9) ----------------------------------------
+ * What trace_processor's JSON reader accepts beyond RFC 8259: its
+ * Iterator (util/json_parser.h) takes a ',' before '}' (OnPostValue
+ * consumes it, then '}' ends the scope) and before ']'; ScanString takes
+ * any byte but '"' (raw control characters, invalid UTF-8); UnescapeString
+ * drops an unknown escape; HandleTraceEvent needs no ',' between events;
+ * ReadOneJsonKey skips any commas between the trace object's members;
+ * an event member's object or array is only bracket-balanced
+ * (ScanToEndOfDelimitedBlock). Each lenient text must read as its strict
+ * twin does. */
+
+struct twin {
+	const char *lenient, *strict;
+	uint64_t repairs;
+};
+
+static void same_events(const struct coll *a, const struct coll *b,
+			const char *what)
+{
+	cr_assert_eq(a->n, b->n, "%s: %zu vs %zu events", what, a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		cr_assert_eq(a->r[i].ph, b->r[i].ph, "%s: event %zu", what, i);
+		cr_assert_str_eq(a->r[i].name, b->r[i].name, "%s", what);
+		cr_assert_eq(a->r[i].flags, b->r[i].flags, "%s", what);
+		cr_assert_eq(a->r[i].ts_ns, b->r[i].ts_ns, "%s", what);
+		cr_assert_eq(a->r[i].dur_ns, b->r[i].dur_ns, "%s", what);
+		cr_assert_eq(a->r[i].pid, b->r[i].pid, "%s", what);
+		cr_assert_eq(a->r[i].tid, b->r[i].tid, "%s", what);
+		cr_assert_eq(a->r[i].n_args, b->r[i].n_args, "%s", what);
+		cr_assert_eq(a->r[i].line, b->r[i].line, "%s: event %zu line",
+			     what, i);
+	}
+}
+
+Test(json_read, lenient_input_reads_as_its_strict_twin)
+{
+	static const struct twin tw[] = {
+		{"[{\"ph\":\"i\",\"ts\":1,},\n{\"ph\":\"i\",\"ts\":2}]",
+		 "[{\"ph\":\"i\",\"ts\":1},\n{\"ph\":\"i\",\"ts\":2}]", 1},
+		{"[{\"ph\":\"i\",\"ts\":1,\"args\":{\"a\":[1,2,],\"b\":{\"c\":1,},}}]",
+		 "[{\"ph\":\"i\",\"ts\":1,\"args\":{\"a\":[1,2],\"b\":{\"c\":1}}}]",
+		 3},
+		{"[{\"ph\":\"i\",\"ts\":1}\n{\"ph\":\"i\",\"ts\":2} {\"ph\":\"B\",\"ts\":3}]",
+		 "[{\"ph\":\"i\",\"ts\":1},\n{\"ph\":\"i\",\"ts\":2},{\"ph\":\"B\",\"ts\":3}]",
+		 2},
+		{"{,\"traceEvents\":[{\"ph\":\"i\",\"ts\":1}] \"x\":1,,\"y\":2,}",
+		 "{\"traceEvents\":[{\"ph\":\"i\",\"ts\":1}],\"x\":1,\"y\":2}", 4},
+		{"[{\"ph\":\"i\",\"name\":\"a\tb\",\"ts\":1}]",
+		 "[{\"ph\":\"i\",\"name\":\"a\\tb\",\"ts\":1}]", 1},
+		{"[{\"ph\":\"i\",\"name\":\"\\x\\qab\",\"ts\":1}]",
+		 "[{\"ph\":\"i\",\"name\":\"ab\",\"ts\":1}]", 2},
+		{"[{\"ph\":\"i\",\"ts\":1}] trailing",
+		 "[{\"ph\":\"i\",\"ts\":1}]", 1},
+		/* args: trace_processor's args parser stops at the first value
+		 * it cannot parse (NaN from Python's json.dumps), keeping the
+		 * args before it */
+		{"[{\"ph\":\"i\",\"ts\":1,\"args\":{\"a\":1,\"b\":NaN,\"c\":2}}]",
+		 "[{\"ph\":\"i\",\"ts\":1,\"args\":{\"a\":1}}]", 1},
+		{"[{\"ph\":\"i\",\"other\":{ not json [ } ,\"ts\":1}]",
+		 "[{\"ph\":\"i\",\"other\":{},\"ts\":1}]", 1},
+	};
+	for (size_t i = 0; i < sizeof(tw) / sizeof(tw[0]); i++) {
+		struct coll a, b;
+		struct ptw_cv_json_read_stats st;
+		struct ptw_error err = {0};
+		cr_assert_eq(read_str(tw[i].lenient, &a, &st, &err), 0, "%s: %s",
+			     tw[i].lenient, err.msg);
+		cr_assert_eq(st.repairs, tw[i].repairs, "%s: %llu repairs",
+			     tw[i].lenient, (unsigned long long)st.repairs);
+		cr_assert_not_null(st.repair_what);
+		cr_assert_eq(read_str_strict(tw[i].strict, &b, NULL, &err), 0,
+			     "%s: %s", tw[i].strict, err.msg);
+		same_events(&a, &b, tw[i].lenient);
+		free(b.r);
+		/* --strict refuses the lenient text, saying where */
+		cr_assert_eq(read_str_strict(tw[i].lenient, &b, NULL, &err),
+			     PTW_ERR_FORMAT, "%s accepted by --strict",
+			     tw[i].lenient);
+		cr_assert(strncmp(err.msg, "<memory>:", 9) == 0 &&
+			  strstr(err.msg, "expected") ? 1
+			  : strstr(err.msg, "inside a string") != NULL,
+			  "%s", err.msg);
+		free(a.r);
+		free(b.r);
+	}
+}
+
+Test(json_read, lenient_repairs_keep_line_numbers_and_the_first_place)
+{
+	/* a raw LF inside a string is a new line of the file */
+	struct coll c;
+	struct ptw_cv_json_read_stats st;
+	struct ptw_error err = {0};
+	cr_assert_eq(read_str("[{\"ph\":\"i\",\"ts\":1},\n{\"ph\":\"i\",\"name\":\"a\nb\","
+			      "\"ts\":2},\n{\"ph\":\"i\",\"ts\":3,}]", &c, &st, &err),
+		     0, "%s", err.msg);
+	cr_assert_eq(c.n, 3);
+	cr_assert_eq(c.r[2].line, 4);
+	cr_assert_eq(st.repairs, 2);
+	cr_assert_eq(st.repair_line, 2);
+	cr_assert_eq(st.repair_offset, 39);
+	cr_assert(strstr(st.repair_what, "control character"), "%s",
+		  st.repair_what);
+	free(c.r);
+	/* what trace_processor rejects stays an error: a lone surrogate, a
+	 * bad \u, two commas in an event, a missing comma in an event */
+	static const char *bad[] = {
+		"[{\"ph\":\"i\",\"name\":\"\\ud800\"}]",
+		"[{\"ph\":\"i\",\"name\":\"\\u12g4\"}]",
+		"[{\"ph\":\"i\",,\"ts\":1}]",
+		"[{\"ph\":\"i\" \"ts\":1}]",
+		"[{\"ph\":\"i\",\"ts\":01}]",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(read_str(bad[i], &c, NULL, &err), PTW_ERR_FORMAT,
+			     "%s accepted", bad[i]);
+		free(c.r);
+	}
+}
+
+/* ---- not Chrome JSON (issue 13 item 10) -------------------------------- */
+
+Test(json_read, json_that_is_not_a_chrome_trace_is_named)
+{
+	static const struct {
+		const char *s, *needle;
+	} cases[] = {
+		{"{\"meta\":{\"version\":24},\"libs\":[],\"threads\":[{\"samples\":{}}]}",
+		 "Gecko profiler JSON"},
+		{"{\"meta\":{},\"processes\":[]}", "Gecko profiler JSON"},
+		{"{\"nodes\":[],\"startTime\":0,\"samples\":[]}", "V8 CPU profile"},
+		{"{\"systemTraceEvents\":\"# tracer: nop\\n\"}",
+		 "only \"systemTraceEvents\""},
+		{"{\"displayTimeUnit\":\"ns\",\"metadata\":{}}",
+		 "a JSON object without \"traceEvents\""},
+		{"{}", "a JSON object without \"traceEvents\""},
+		{"\"trace\"", "the input is a JSON string"},
+		{"42", "the input is a JSON number"},
+		{"true", "the input is a JSON boolean"},
+		{"null", "the input is a JSON null"},
+		{"<html>", "not JSON at all"},
+		{"[\"a\"]", "an array whose first element is a string"},
+		/* cut short, but already recognisable */
+		{"{\"meta\":{},\"threads\":[", "Gecko profiler JSON"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int strict = 0; strict < 2; strict++) {
+			struct coll c;
+			struct ptw_error err = {0};
+			int rc = strict ? read_str_strict(cases[i].s, &c, NULL, &err)
+					: read_str(cases[i].s, &c, NULL, &err);
+			cr_assert_eq(rc, PTW_ERR_FORMAT, "%s accepted", cases[i].s);
+			cr_assert(strstr(err.msg, "not a Chrome JSON trace") &&
+				  strstr(err.msg, cases[i].needle), "%s: %s",
+				  cases[i].s, err.msg);
+			free(c.r);
+		}
+	}
+	/* the empty forms are fine */
+	struct coll c;
+	struct ptw_error err = {0};
+	cr_assert_eq(read_str("[]", &c, NULL, &err), 0);
+	cr_assert_eq(read_str("{\"traceEvents\":[]}", &c, NULL, &err), 0);
+}

@@ -15,6 +15,7 @@
 #include "appletrace.h"
 #include "chrome_json.h"
 #include "emit.h"
+#include "ptw/version.h"
 #include "support/ptw_test.h"
 #include "test_convert_rows.h"
 
@@ -1028,5 +1029,153 @@ Test(convert, command_line_applies_sort_indexes_written_last)
 		p, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
 	cr_expect_not(pt_track(t, 1, 2)->has_rank);
 	ptw_trace_free(t);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}
+
+/* ---- issue 13: times, X without dur, the tokenizer stop, leniency,
+ * inputs that are not Chrome JSON, --version ----------------------------- */
+
+Test(convert, times_are_trace_processors_and_x_without_dur_is_dropped)
+{
+	static const char j[] =
+		"[{\"ph\":\"X\",\"ts\":1850244461563845.0,\"dur\":1.5,\"pid\":1,"
+		"\"tid\":2,\"name\":\"big\"},\n"
+		"{\"ph\":\"X\",\"ts\":10,\"pid\":1,\"tid\":3,\"name\":\"nodur\"},\n"
+		"{\"ph\":\"X\",\"ts\":\"20\",\"dur\":\"0.25\",\"pid\":1,\"tid\":2,"
+		"\"name\":\"str\"},\n"
+		"{\"ph\":\"X\",\"ts\":-5,\"dur\":1,\"pid\":1,\"tid\":2,\"name\":\"neg\"},\n"
+		"{\"ts\":50,\"pid\":4,\"tid\":4,\"name\":\"nophase\"},\n"
+		"{\"ph\":\"X\",\"ts\":30,\"dur\":\"bad\",\"pid\":1,\"tid\":2,"
+		"\"name\":\"stop\"},\n"
+		"{\"ph\":\"X\",\"ts\":40,\"dur\":1,\"pid\":1,\"tid\":2,\"name\":\"after\"}]";
+	/* CoerceToTs: 1850244461563845.0 is integral -> (int64)d * 1000;
+	 * "20" / "0.25" are strings holding one number; json_trace_parser.cc
+	 * case 'X': event.dur == max() (no "dur") -> json_parser_failure, no
+	 * slice; an event without "ph" is skipped by the tokenizer (no
+	 * process 4); "dur":"bad" stops the tokenizer: neither "stop" nor
+	 * "after" is imported (array form: the file still loads). A negative
+	 * ts is dropped by the converter as before (not this test's rule). */
+	static const char *const want[] = {
+		"process\t1\tnull",
+		"thread_slice\t1850244461563845000\t1500\t\"big\"\tnull\t0\t2\t1",
+		"thread_slice\t20000\t250\t\"str\"\tnull\t0\t2\t1",
+	};
+	char out[256];
+	ptw_test_tmp_path(out, sizeof(out), "x-nodur");
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME};
+	struct ptw_cv_json_read_stats st;
+	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
+	cr_assert_eq(ptw_cv_json_read_mem(j, strlen(j), NULL, ptw_emit_event, em,
+					  &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_end_input(em, &err), 0);
+	cr_assert_eq(ptw_emit_finish(em, &err), 0);
+	struct ptw_emit_stats es;
+	ptw_emit_get_stats(em, &es);
+	cr_assert_eq(es.x_without_dur, 1);
+	cr_assert_eq(es.events_in, 5);
+	cr_assert_eq(st.stopped, 1);
+	cr_assert_eq(st.stop_line, 6);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+	expect_rows(out, want, sizeof(want) / sizeof(want[0]));
+	unlink(out);
+}
+
+Test(convert, a_repaired_input_converts_to_its_strict_twins_rows)
+{
+	/* trailing commas in an event and in args, a raw TAB in a name, an
+	 * unknown escape (dropped by UnescapeString), no comma between two
+	 * events: trace_processor reads this as the strict text below */
+	static const char lenient[] =
+		"[{\"ph\":\"B\",\"ts\":1,\"pid\":1,\"tid\":2,\"name\":\"a\tb\",},\n"
+		"{\"ph\":\"X\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":2,\"name\":\"\\q\","
+		"\"args\":{\"k\":[1,],},}\n"
+		"{\"ph\":\"E\",\"ts\":5,\"pid\":1,\"tid\":2,},]";
+	static const char strict[] =
+		"[{\"ph\":\"B\",\"ts\":1,\"pid\":1,\"tid\":2,\"name\":\"a\\tb\"},\n"
+		"{\"ph\":\"X\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":2,\"name\":\"\","
+		"\"args\":{\"k\":[1]}},\n"
+		"{\"ph\":\"E\",\"ts\":5,\"pid\":1,\"tid\":2}]";
+	static const char *const want[] = {
+		"process\t1\tnull",
+		"thread_slice\t1000\t4000\t\"a\\tb\"\tnull\t0\t2\t1",
+		"thread_slice\t2000\t1000\t\"[No name]\"\tnull\t1\t2\t1",
+	};
+	EXPECT_JSON_ROWS("lenient", lenient, want);
+	EXPECT_JSON_ROWS("strict", strict, want);
+}
+
+Test(convert, command_line_strict_not_chrome_stop_and_version)
+{
+	char tool[PATH_MAX];
+	tool_path(tool, sizeof(tool));
+	char d[] = "/tmp/ptw-cli13-XXXXXX";
+	cr_assert(mkdtemp(d));
+	/* --version: "ptw-convert VERSION", the header's string */
+	cr_assert_eq(sh("test \"$('%s' --version)\" = 'ptw-convert " PTW_VERSION
+			"'", tool), 0);
+	char dump[PATH_MAX + 16];
+	snprintf(dump, sizeof(dump), "%.*s/ptw-dump",
+		 (int)(strrchr(tool, '/') - tool), tool);
+	cr_assert_eq(sh("test \"$('%s' --version)\" = 'ptw-dump " PTW_VERSION "'",
+			dump), 0);
+	char v[32];
+	snprintf(v, sizeof(v), "%d.%d.%d", PTW_VERSION_MAJOR, PTW_VERSION_MINOR,
+		 PTW_VERSION_PATCH);
+	cr_assert_str_eq(v, PTW_VERSION);
+	/* a repaired input: converted, one summary warning, counted */
+	cr_assert_eq(sh("printf '[{\"ph\":\"i\",\"ts\":1,\"pid\":1,},]' > '%s/l.json'",
+			d), 0);
+	cr_assert_eq(sh("'%s' -s -o '%s/l.pftrace' '%s/l.json' 2>'%s/err'", tool, d,
+			d, d), 0);
+	cr_assert_eq(sh("grep -q '^ptw-convert: warning: 1 lenient repairs: .*l.json:1: "
+			"a trailing comma' '%s/err' && grep -q '^lenient_repairs 1$' "
+			"'%s/err' && test -s '%s/l.pftrace'", d, d, d), 0);
+	/* --strict: an error naming the place, no file */
+	cr_assert_eq(sh("'%s' --strict -o '%s/s.pftrace' '%s/l.json' 2>'%s/err'",
+			tool, d, d, d), 1);
+	cr_assert_eq(sh("grep -q \"l.json:1:27 (byte 26): expected '\\\"' starting "
+			"a member name\" '%s/err' && test ! -e '%s/s.pftrace'", d, d),
+		     0);
+	cr_assert_eq(sh("'%s' --help | grep -q -- '--strict'", tool), 0);
+	/* not Chrome JSON: named, status 1, nothing left */
+	cr_assert_eq(sh("printf '{\"meta\":{\"version\":24},\"threads\":[]}' > "
+			"'%s/g.json'", d), 0);
+	cr_assert_eq(sh("'%s' -o '%s/g.pftrace' '%s/g.json' 2>'%s/err'", tool, d, d,
+			d), 1);
+	cr_assert_eq(sh("grep -q 'g.json:1:1 (byte 0): not a Chrome JSON trace: "
+			"Gecko profiler JSON' '%s/err' && ! ls '%s' | grep -q "
+			"'^g.pftrace'", d, d), 0);
+	cr_assert_eq(sh("printf '\"x\"' > '%s/s.json' && ! '%s' -o '%s/x.pftrace' "
+			"'%s/s.json' 2>'%s/err' && grep -q 'a JSON string' '%s/err' "
+			"&& ! ls '%s' | grep -q '^x.pftrace'", d, tool, d, d, d, d,
+			d), 0);
+	/* the tokenizer stop: a warning, counted, status 0 (a conversion
+	 * with warnings); in the object form an error */
+	cr_assert_eq(sh("printf '[{\"ph\":\"i\",\"ts\":1,\"pid\":1},\\n"
+			"{\"ph\":\"X\",\"ts\":2,\"dur\":\"x\"},{}]' > '%s/t.json'", d),
+		     0);
+	cr_assert_eq(sh("'%s' -s -o '%s/t.pftrace' '%s/t.json' 2>'%s/err'", tool, d,
+			d, d), 0);
+	cr_assert_eq(sh("grep -q 'warning: .*t.json:2 (byte 28): \"dur\": \"x\" is "
+			"not a number.*stops reading.*(31 bytes) were not converted' "
+			"'%s/err' && grep -q '^json_stopped 1$' '%s/err' && grep -q "
+			"'^events_read 1$' '%s/err'", d, d, d), 0);
+	cr_assert_eq(sh("printf '{\"traceEvents\":[{\"ph\":\"X\",\"dur\":\"x\"}]}' > "
+			"'%s/o.json' && ! '%s' -o '%s/o.pftrace' '%s/o.json' "
+			"2>'%s/err' && grep -q 'JSON trace file is incomplete' "
+			"'%s/err' && ! ls '%s' | grep -q '^o.pftrace'", d, tool, d,
+			d, d, d, d), 0);
+	/* an X without dur: one warning line, counted */
+	cr_assert_eq(sh("printf '[{\"ph\":\"X\",\"ts\":1,\"pid\":1},{\"ph\":\"X\","
+			"\"ts\":2,\"pid\":1}]' > '%s/x.json' && '%s' -s -o "
+			"'%s/x.pftrace' '%s/x.json' 2>'%s/err' && test \"$(grep -c "
+			"'without a \"dur\" were dropped' '%s/err')\" = 1 && grep -q "
+			"'^dropped_x_without_dur 2$' '%s/err'", d, tool, d, d, d, d,
+			d), 0);
 	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }
