@@ -514,14 +514,13 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 			       "an event (or member name) larger than %zu bytes",
 			       r->max_event);
 	advance_lines(r, at);
-	const struct ptw_cv_json_info *in = ptw_cv_json_i_info(r->jp);
-	if (in->repairs)
-		event_repairs(r, in);
+	/* the parser counted the event's own LFs: skip past it */
+	const struct ptw_cv_json_lines *nl = ptw_cv_json_i_lines(r->jp);
+	if (nl->repairs)
+		event_repairs(r, ptw_cv_json_i_info(r->jp));
 	ev.input = r->name;
 	ev.line = r->line;
 	ev.offset = at;
-	/* the parser counted the event's own LFs: skip past it */
-	const struct ptw_cv_json_lines *nl = ptw_cv_json_i_lines(r->jp);
 	if (nl->nl) {
 		r->line += nl->nl;
 		r->line_start = at + nl->last_nl + 1;

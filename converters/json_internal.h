@@ -64,12 +64,13 @@ int ptw_cv_json_i_tp_double(const char *text, size_t n, double *out);
  * without undefined behaviour: products wrap as int64 on its machines. */
 int64_t ptw_cv_json_i_tp_double_to_ns(double us);
 
-/* LFs inside the last event parsed by ptw_cv_json_i_parse_event() (they
- * can only be whitespace), so the reader needs no second pass for line
- * numbers. */
+/* LFs inside the last event parsed by ptw_cv_json_i_parse_event() (only
+ * whitespace, or in lenient mode raw LFs in strings), so the reader needs
+ * no second pass for line numbers. */
 struct ptw_cv_json_lines {
 	uint64_t nl;    /* number of LFs */
 	size_t last_nl; /* offset of the last one (relative to p), if nl */
+	uint64_t repairs; /* lenient repairs (ptw_cv_json_i_info() for more) */
 };
 const struct ptw_cv_json_lines *
 ptw_cv_json_i_lines(const struct ptw_cv_json_parser *jp);

@@ -1581,9 +1581,15 @@ static int reserve_scratch(struct ptw_cv_json_parser *jp, size_t n,
 	return 0;
 }
 
-/* What the caller may want to know about the parse that just ended. */
-static void keep_info(struct ptw_cv_json_parser *jp, const struct pctx *c)
+/* What the caller may want to know about the parse that just ended
+ * (copied only when there is something to say: this runs per event). */
+static inline void keep_info(struct ptw_cv_json_parser *jp,
+			     const struct pctx *c, int rc)
 {
+	if (!c->repairs && rc != PTW_CV_JSON_STOP) {
+		jp->info.repairs = 0;
+		return;
+	}
 	jp->info.repairs = c->repairs;
 	jp->info.repair_at = c->repair_at;
 	jp->info.repair_what = c->repair_what;
@@ -1597,13 +1603,25 @@ static void keep_info(struct ptw_cv_json_parser *jp, const struct pctx *c)
 static int start(struct pctx *c, struct ptw_cv_json_parser *jp, const char *p,
 		 size_t n, char open, const char *what, struct ptw_error *err)
 {
-	*c = (struct pctx){ .jp = jp };
 	int rc = reserve_scratch(jp, n, err);
-	if (rc)
+	if (rc) {
+		c->repairs = 0; /* all keep_info() reads then */
 		return rc;
-	*c = (struct pctx){ .jp = jp, .p = (const unsigned char *)p, .n = n,
-			    .i = 0, .out = jp->scratch, .err = err,
-			    .lenient = jp->lenient, .tp = jp->tp };
+	}
+	/* field by field: zeroing the whole struct costs per event */
+	c->jp = jp;
+	c->p = (const unsigned char *)p;
+	c->n = n;
+	c->i = 0;
+	c->out = jp->scratch;
+	c->err = err;
+	c->id_set = 0;
+	c->nl = 0;
+	c->last_nl = 0;
+	c->lenient = jp->lenient;
+	c->tp = jp->tp;
+	c->int_overflow = 0;
+	c->repairs = 0;
 	if (n == 0)
 		return incomplete(c, what);
 	if (p[0] != open)
@@ -1619,12 +1637,13 @@ int ptw_cv_json_i_parse_event(struct ptw_cv_json_parser *jp, const char *p,
 	int rc = start(&c, jp, p, n, '{', "'{' starting an event object", err);
 	if (!rc)
 		rc = parse_event(&c, ev);
-	keep_info(jp, &c);
+	keep_info(jp, &c, rc);
 	if (rc)
 		return rc;
 	*end = c.i;
 	jp->lines.nl = c.nl;
 	jp->lines.last_nl = c.last_nl;
+	jp->lines.repairs = c.repairs;
 	return 0;
 }
 
@@ -1655,7 +1674,7 @@ int ptw_cv_json_i_parse_string(struct ptw_cv_json_parser *jp, const char *p,
 	int rc = start(&c, jp, p, n, '"', "'\"' starting a string", err);
 	if (!rc)
 		rc = parse_str(&c, out);
-	keep_info(jp, &c);
+	keep_info(jp, &c, rc);
 	if (rc)
 		return rc;
 	*end = c.i;
