@@ -4,7 +4,8 @@
  * Each input is given to:
  *  1. ptw_cv_json_parse_object() (one AppleTrace text line / one event);
  *  2. ptw_cv_json_read_mem() (the whole streaming reader, in place, through
- *     a parse window of a few bytes chosen by the second byte);
+ *     a parse window of a few bytes chosen by the second byte; strict or
+ *     lenient by the first byte's top bit);
  *  3. ptw_cv_json_read_fd() on a memfd with a tiny read size chosen by the
  *     first byte, so that every event straddles buffer refills.
  * 2 and 3 must agree exactly (return code, events, and a digest of every
@@ -54,6 +55,10 @@ static void digest_event(struct digest *d, const struct ptw_cv_event *ev)
 		mix(d, (uint64_t)ev->ts_ns);
 	if (ev->flags & PTW_CV_HAS_DUR)
 		mix(d, (uint64_t)ev->dur_ns);
+	if (ev->flags & PTW_CV_HAS_TTS)
+		mix(d, (uint64_t)ev->tts_ns);
+	if (ev->flags & PTW_CV_HAS_TDUR)
+		mix(d, (uint64_t)ev->tdur_ns);
 	mix(d, ev->id_num);
 	mix_str(d, ev->id_str);
 	mix_str(d, ev->bind_id);
@@ -106,8 +111,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct ptw_cv_json_read_stats sa, sb;
 	/* a small parse window, so that it widens inside events */
+	/* the top bit of the first byte: strict RFC 8259 or lenient (the
+	 * default, trace_processor's leniency) */
+	int strict = size && (data[0] & 0x80);
 	struct ptw_cv_json_read_opts mo = {
 		.chunk_bytes = 1 + (size > 1 ? data[1] % 29 : 0),
+		.strict = strict,
 	};
 	int ra = ptw_cv_json_read_mem(data, size, &mo, on_event, &a, &sa, &err);
 	if (ra != 0 && ra != PTW_ERR_FORMAT && ra != PTW_ERR_LIMIT)
@@ -123,11 +132,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lseek(fd, 0, SEEK_SET);
 	struct ptw_cv_json_read_opts o = {
 		.chunk_bytes = 1 + (size ? data[0] % 13 : 0),
+		.strict = strict,
 	};
 	int rb = ptw_cv_json_read_fd(fd, &o, on_event, &b, &sb, &err);
 	close(fd);
 	if (ra != rb || a.events != b.events || a.h != b.h || sa.cut != sb.cut ||
-	    sa.form != sb.form)
+	    sa.form != sb.form || sa.repairs != sb.repairs ||
+	    sa.stopped != sb.stopped || sa.stop_offset != sb.stop_offset ||
+	    sa.stop_bytes_left != sb.stop_bytes_left)
 		abort(); /* refilling changed the result */
+	if (strict && sa.repairs)
+		abort(); /* strict mode repairs nothing */
 	return 0;
 }
