@@ -18,10 +18,14 @@ DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
 # The version: include/ptw/version.h's three numbers (their only copy).
 VERSION := $(shell sed -n 's/^\#define PTW_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\).*/\2/p' include/ptw/version.h | paste -sd.)
 
-.PHONY: all deps build test test-reset test-plain test-asan test-tsan test-fuzz test-bench \
+.PHONY: all version deps build test test-reset test-plain test-asan test-tsan test-fuzz test-bench \
         check-symbols check-headers bench demo install fuzz clean
 
 all: build
+
+# Prints the version the install target writes into ptw.pc.
+version:
+	@echo $(VERSION)
 
 deps:
 	@sh tools/install-deps.sh $(DEBS)

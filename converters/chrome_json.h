@@ -13,19 +13,27 @@
  *  - ptw_cv_json_read*() streams a whole Chrome JSON file (array form,
  *    object form, gzip or not, possibly cut short by a crash) and calls a
  *    ptw_cv_event_fn for every event, holding one event in memory at a time.
+ *    Unless opts->strict, it also accepts what trace_processor's JSON
+ *    reader accepts beyond RFC 8259 (docs/json.md, "Leniency"), and it
+ *    stops where trace_processor's tokenizer stops.
  *  - ptw_cv_export_json() writes Chrome JSON (array form) from a protobuf
  *    trace, for the JSON -> proto -> JSON round trip.
  *
- * Units and coercions follow trace_processor's JSON importer (v58):
- *  - ts/dur are microseconds; ts_ns/dur_ns are nanoseconds: an integral JSON
- *    number (no fraction, no exponent) times 1000, any other number
- *    llround(value * 1000.0). A JSON string holding a number ("12.5") is
- *    accepted the same way. A ts/dur that is not a number (or a numeric
- *    string), or whose nanosecond value does not fit int64, leaves its
- *    PTW_CV_HAS_TS / PTW_CV_HAS_DUR flag clear (trace_processor drops such
- *    events, except M).
- *  - pid/tid numbers (integral or not; fractions truncated) become uint32:
- *    negative values or values above 2^32-1 read as 0. A string pid/tid
+ * Units and coercions follow trace_processor's JSON importer (v58.2):
+ *  - numbers: an integer that fits int64 is an int64, any other number the
+ *    double trace_processor's StringToDouble computes (not always the
+ *    correctly rounded one; docs/json.md "Numbers").
+ *  - ts/dur/tts/tdur are microseconds; ts_ns/dur_ns/tts_ns/tdur_ns are
+ *    nanoseconds as its CoerceToTs computes them: an int64 times 1000, a
+ *    double d: d == trunc(d) ? (int64)d * 1000 : llround(d * 1000.0), with
+ *    its int64 wrap-around reproduced (in uint64). A JSON string holding
+ *    exactly one number ("12.5") is accepted the same way. A ts that is
+ *    not one is ignored (PTW_CV_HAS_TS stays as an earlier ts left it:
+ *    trace_processor drops the event, except M). A dur/tts/tdur that is
+ *    not one leaves its PTW_CV_HAS_* flag clear here; the reader stops at
+ *    such an event (see ptw_cv_json_read).
+ *  - pid/tid numbers become uint32 as CoerceToUint32: an int64 outside
+ *    [0, 2^32-1] reads as 0, a double is truncated to int64 first. A string pid/tid
  *    sets PTW_CV_PID_IS_STRING / PTW_CV_TID_IS_STRING with the decoded
  *    string in pid_str / tid_str and pid/tid 0 (trace_processor interns the
  *    string and uses it as the process/thread name). A missing or zero tid
@@ -49,7 +57,8 @@
  *  - args: the members of the "args" object in input order (duplicates
  *    kept), each a null, bool, int64, double, decoded string, or (nested
  *    object or array) its raw JSON text. More than PTW_CV_MAX_ARGS members
- *    is PTW_ERR_LIMIT. A non-object "args" is ignored.
+ *    is PTW_ERR_LIMIT. A non-object "args" is ignored (an earlier "args"
+ *    object stays).
  *  - Unknown members are validated and ignored. A repeated member: the last
  *    one wins (args: see above).
  *
@@ -180,20 +189,37 @@ struct ptw_cv_json_read_stats {
  *
  * Accepted input (leading/trailing JSON whitespace allowed, and an optional
  * UTF-8 byte order mark):
- *  - the array form: '[' events ']'. Between events a comma is required;
- *    extra commas (",,", a trailing comma before ']') are tolerated as
- *    trace_processor does. Elements must be objects ("{}" included: it is
- *    passed on as an event with nothing set).
+ *  - the array form: '[' events ']'. Between events a comma is required
+ *    with opts->strict only; extra commas (",,", a trailing comma before
+ *    ']') are tolerated. Elements must be objects ("{}" included: it is
+ *    passed on as an event with nothing set); a first element that is not
+ *    is "not a Chrome JSON trace".
  *  - the object form: '{' members '}' with a "traceEvents" array member;
  *    every other member, before or after it, is skipped (its brackets,
  *    braces and strings are checked for balance, not fully validated).
- *    Must be complete. A missing "traceEvents" gives no events (not an
- *    error, as in trace_processor); a "traceEvents" that is not an array
- *    is an error (as in trace_processor).
+ *    Must be complete. A "traceEvents" that is not an array is an error
+ *    (as in trace_processor). An object without "traceEvents", or a JSON
+ *    string, number, boolean or null, is PTW_ERR_FORMAT "not a Chrome JSON
+ *    trace: ..." naming what it is (Gecko profiler JSON, a V8 CPU profile,
+ *    an object without "traceEvents", a JSON string, ...).
+ *  - an event whose "dur", "tts" or "tdur" trace_processor's CoerceToTs
+ *    cannot read: trace_processor's tokenizer stops there for good. In the
+ *    array form the events before it are delivered and stats->stopped
+ *    says where (nothing after it is parsed); in the object form it is
+ *    PTW_ERR_FORMAT (trace_processor then fails: "JSON trace file is
+ *    incomplete"). An event member number trace_processor rejects (inf or
+ *    NaN, "1e400") is PTW_ERR_FORMAT too.
+ *  - unless opts->strict, trace_processor's leniency: trailing commas in
+ *    events, raw control characters and invalid UTF-8 in strings, unknown
+ *    escapes dropped, no comma between events, loose commas between the
+ *    object form's members, an event member's object or array that only
+ *    balances its brackets, text after the trace; each counted in
+ *    stats->repairs.
  *  - an array-form file cut short: no ']' (after an event, a trailing comma
  *    or whitespace), or cut inside the last event, which is dropped. Every
  *    complete event is delivered; stats->cut says which case it was.
- * Each event is parsed with the rules of ptw_cv_json_parse_object(), and
+ * Each event is parsed with the rules of ptw_cv_json_parse_object() (plus
+ * the leniency above, and the stop), and
  * ev->input, ev->line, ev->offset give its file name, the 1-based line of
  * its '{', and the byte offset of that '{' in the (decompressed) JSON text.
  *

@@ -1127,6 +1127,7 @@ Test(convert, command_line_strict_not_chrome_stop_and_version)
 	snprintf(v, sizeof(v), "%d.%d.%d", PTW_VERSION_MAJOR, PTW_VERSION_MINOR,
 		 PTW_VERSION_PATCH);
 	cr_assert_str_eq(v, PTW_VERSION);
+	cr_assert_str_eq(ptw_version(), PTW_VERSION); /* the library's */
 	/* a repaired input: converted, one summary warning, counted */
 	cr_assert_eq(sh("printf '[{\"ph\":\"i\",\"ts\":1,\"pid\":1,},]' > '%s/l.json'",
 			d), 0);

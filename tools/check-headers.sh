@@ -11,4 +11,10 @@ for cc in gcc clang; do
 			{ echo "check-headers: $h does not compile alone with $cc" >&2; exit 1; }
 	done
 done
+# ptw.pc's Version (the Makefile reads version.h) is PTW_VERSION
+printf '#include "ptw/version.h"\nptw_version_is PTW_VERSION\n' > "$t/v.c"
+hv=$(gcc -E -P -Iinclude "$t/v.c" | sed -n 's/^ptw_version_is //p' | tr -d '" ')
+mv=$(make -s --no-print-directory version)
+[ -n "$hv" ] && [ "$hv" = "$mv" ] ||
+	{ echo "check-headers: version.h says '$hv', the Makefile '$mv'" >&2; exit 1; }
 echo "check-headers: ok"

@@ -20,4 +20,8 @@
 	PTW_VERSION_XSTR_(PTW_VERSION_MINOR) "."                 \
 	PTW_VERSION_XSTR_(PTW_VERSION_PATCH)
 
+/* The version libptw was built with (PTW_VERSION of its build), to
+ * compare with the header's at run time. */
+const char *ptw_version(void);
+
 #endif /* PTW_VERSION_H */
