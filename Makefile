@@ -13,13 +13,13 @@ FUZZ_SEED ?= 1
 # target) installs the missing ones with apt-get when running as root.
 DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libdeflate-dev \
-       libcriterion-dev libjson-c-dev
+       libcriterion-dev libjson-c-dev cmake
 
 # The version: include/ptw/version.h's three numbers (their only copy).
 VERSION := $(shell sed -n 's/^\#define PTW_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\).*/\2/p' include/ptw/version.h | paste -sd.)
 
 .PHONY: all version deps build test test-reset test-plain test-asan test-tsan test-fuzz test-bench \
-        check-symbols check-headers bench demo install fuzz clean
+        check-symbols check-headers check-install bench demo install fuzz clean
 
 all: build
 
@@ -45,7 +45,7 @@ export PTW_SHARED_DIR
 # `make test` is the sum over all variants.
 export PTW_TEST_SUMMARY = $(CURDIR)/$(B)/test-summary.txt
 
-test: build test-reset test-plain test-asan test-tsan check-symbols check-headers test-fuzz test-bench
+test: build test-reset test-plain test-asan test-tsan check-symbols check-headers check-install test-fuzz test-bench
 	@awk '{p += $$2; f += $$3} END {printf "tests: %d passed, %d failed\n", p, f}' $(PTW_TEST_SUMMARY)
 
 test-reset: build
@@ -92,15 +92,33 @@ test-bench: build
 demo: build
 	@sh examples/demo.sh $(B)
 
+MAJOR = $(word 1,$(subst ., ,$(VERSION)))
+MINOR = $(word 2,$(subst ., ,$(VERSION)))
+LIBDIR = $(DESTDIR)$(PREFIX)/lib
+# headers, both libraries (libptw.so.X.Y.Z with its libptw.so.X and
+# libptw.so links), ptw.pc, the CMake package, the man pages, the programs
 install: build
 	@test -n "$(VERSION)" || { echo "install: no version in include/ptw/version.h" >&2; exit 1; }
-	install -d $(DESTDIR)$(PREFIX)/include/ptw $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/include/ptw $(LIBDIR)/pkgconfig $(LIBDIR)/cmake/ptw \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/ptw/*.h $(DESTDIR)$(PREFIX)/include/ptw/
-	install -m 644 $(B)/lib/libptw.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(B)/lib/libptw.so $(DESTDIR)$(PREFIX)/lib/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tools/ptw.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/ptw.pc
-	@if ls $(B)/bin/ptw-* >/dev/null 2>&1; then \
-	  install -d $(DESTDIR)$(PREFIX)/bin && install -m 755 $(B)/bin/ptw-* $(DESTDIR)$(PREFIX)/bin/; fi
+	install -m 644 $(B)/lib/libptw.a $(LIBDIR)/
+	install -m 755 $(B)/lib/libptw.so.$(VERSION) $(LIBDIR)/
+	ln -sf libptw.so.$(VERSION) $(LIBDIR)/libptw.so.$(MAJOR)
+	ln -sf libptw.so.$(MAJOR) $(LIBDIR)/libptw.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tools/ptw.pc.in > $(LIBDIR)/pkgconfig/ptw.pc
+	for f in ptwConfig ptwConfigVersion; do \
+	  sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' \
+	    tools/cmake/$$f.cmake.in > $(LIBDIR)/cmake/ptw/$$f.cmake || exit 1; done
+	for m in docs/man/*.1; do \
+	  sed -e 's|@VERSION@|$(VERSION)|g' $$m > $(DESTDIR)$(PREFIX)/share/man/man1/$${m##*/} || exit 1; done
+	install -m 755 $(B)/bin/ptw-convert $(B)/bin/ptw-dump $(DESTDIR)$(PREFIX)/bin/
+
+# The install, built against three ways (tools/check-install.sh), and the
+# man pages against --help (tools/check-man.sh).
+check-install: build
+	@sh tools/check-man.sh $(B)/bin
+	@sh tools/check-install.sh $(B)
 
 clean:
 	rm -rf $(B)

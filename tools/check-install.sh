@@ -1,0 +1,110 @@
+#!/bin/sh
+# check-install.sh BUILDDIR - `make install` into a temporary DESTDIR, then
+# builds the README's writer and tracer examples against that install three
+# ways, as users would: pkg-config (shared), pkg-config with the static
+# library, and CMake find_package(ptw) (ptw::ptw and ptw::ptw_static). Each
+# program runs, and the installed ptw-dump --check accepts the trace it
+# wrote. A program linked against the shared library must need libptw.so.MAJOR
+# and run with only the installed library on its path.
+# SPDX-License-Identifier: Apache-2.0
+set -eu
+B=$1
+root=$(pwd)
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+prefix=/usr/local
+dest="$d/root"
+inst="$dest$prefix"
+make -s --no-print-directory install B="$B" PREFIX="$prefix" DESTDIR="$dest" >/dev/null
+major=$(make -s --no-print-directory version | cut -d. -f1)
+
+fail() { echo "check-install: $*" >&2; exit 1; }
+for f in include/ptw/writer.h include/ptw/tracer.h include/ptw/version.h \
+	 lib/libptw.a "lib/libptw.so.$major" lib/libptw.so lib/pkgconfig/ptw.pc \
+	 lib/cmake/ptw/ptwConfig.cmake lib/cmake/ptw/ptwConfigVersion.cmake \
+	 share/man/man1/ptw-convert.1 share/man/man1/ptw-dump.1 \
+	 bin/ptw-convert bin/ptw-dump; do
+	[ -e "$inst/$f" ] || fail "$prefix/$f not installed"
+done
+readelf -d "$inst/lib/libptw.so" | grep -q "SONAME.*\[libptw.so.$major\]" ||
+	fail "libptw.so has no SONAME libptw.so.$major"
+
+# the README's examples, as written there
+src="$d/src"
+mkdir -p "$src"
+example() { # example HEADING -> the first C block after that heading
+	awk -v h="$1" '$0 == h {f = 1} f && /^```c/ {p = 1; next}
+		       p && /^```/ {exit} p' README.md
+}
+example "## Writing a trace with the writer API" > "$src/writer.c"
+example "## Instrumenting a multi-threaded program" > "$src/tracer.c"
+[ -s "$src/writer.c" ] && [ -s "$src/tracer.c" ] || fail "README examples not found"
+
+# run PROGRAM TRACE: runs it in its folder with only the installed library
+# on the path, then checks the trace with the installed ptw-dump
+run() {
+	dir=$(dirname "$1")
+	(cd "$dir" && LD_LIBRARY_PATH="$inst/lib" "./$(basename "$1")") ||
+		fail "$1 failed"
+	"$inst/bin/ptw-dump" --check "$dir/$2" >/dev/null || fail "$dir/$2: check failed"
+	rm -f "$dir/$2"
+}
+needs_so() { # needs_so PROGRAM 1|0
+	if readelf -d "$1" | grep -q "NEEDED.*\[libptw.so.$major\]"; then n=1; else n=0; fi
+	[ "$n" = "$2" ] || fail "$1: NEEDED libptw.so.$major is $n, expected $2"
+}
+
+export PKG_CONFIG_PATH="$inst/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
+[ "$(pkg-config --modversion ptw)" = "$(make -s --no-print-directory version)" ] ||
+	fail "pkg-config --modversion ptw is not the version"
+cflags=$(pkg-config --cflags ptw)
+for p in writer tracer; do
+	out=example.pftrace
+	[ "$p" = tracer ] && out=app.pftrace
+	mkdir -p "$d/pc-shared" "$d/pc-static"
+	# shellcheck disable=SC2086
+	cc -std=c11 $cflags "$src/$p.c" -o "$d/pc-shared/$p" $(pkg-config --libs ptw) ||
+		fail "$p: pkg-config (shared) build failed"
+	needs_so "$d/pc-shared/$p" 1
+	run "$d/pc-shared/$p" "$out"
+	# shellcheck disable=SC2086
+	cc -std=c11 $cflags "$src/$p.c" -o "$d/pc-static/$p" \
+		-Wl,-Bstatic $(pkg-config --libs ptw) -Wl,-Bdynamic \
+		$(pkg-config --static --libs-only-l ptw | sed 's/-lptw//') ||
+		fail "$p: pkg-config --static build failed"
+	needs_so "$d/pc-static/$p" 0
+	run "$d/pc-static/$p" "$out"
+done
+
+# CMake: find_package(ptw 0.1 REQUIRED), both imported targets
+cm="$d/cmake"
+mkdir -p "$cm"
+cat > "$cm/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(ptw_install_test C)
+find_package(ptw 0.1 REQUIRED)
+foreach(p writer tracer)
+  add_executable(\${p}_shared "$src/\${p}.c")
+  target_link_libraries(\${p}_shared PRIVATE ptw::ptw)
+  add_executable(\${p}_static "$src/\${p}.c")
+  target_link_libraries(\${p}_static PRIVATE ptw::ptw_static)
+endforeach()
+CMAKE
+cmake -S "$cm" -B "$cm/build" -DCMAKE_PREFIX_PATH="$inst" \
+	-DCMAKE_SKIP_RPATH=ON >"$d/cmake.log" 2>&1 ||
+	{ cat "$d/cmake.log" >&2; fail "cmake configure failed"; }
+cmake --build "$cm/build" >>"$d/cmake.log" 2>&1 ||
+	{ cat "$d/cmake.log" >&2; fail "cmake build failed"; }
+needs_so "$cm/build/writer_shared" 1
+needs_so "$cm/build/writer_static" 0
+run "$cm/build/writer_shared" example.pftrace
+run "$cm/build/writer_static" example.pftrace
+run "$cm/build/tracer_shared" app.pftrace
+run "$cm/build/tracer_static" app.pftrace
+# a request for another major version must not be satisfied
+sed -i 's/find_package(ptw 0.1 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
+if cmake -S "$cm" -B "$cm/build2" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
+	fail "find_package(ptw 1.0) accepted version $(make -s --no-print-directory version)"
+fi
+cd "$root"
+echo "check-install: ok (pkg-config shared and static, CMake ptw::ptw and ptw::ptw_static)"
