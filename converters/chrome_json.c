@@ -672,6 +672,30 @@ static int eof_in_object(struct rd *r)
 		       "object form must be complete)");
 }
 
+/* Skips the rest of a string whose opening quote was read: up to and
+ * including its closing quote (a raw control character is an error). */
+static int skip_string_rest(struct rd *r)
+{
+	int ch, rc, esc = 0;
+	for (;;) {
+		if ((rc = peek(r, &ch)))
+			return rc;
+		if (ch == -1)
+			return eof_in_object(r);
+		if (ch < 0x20)
+			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+				       "control character 0x%02x inside a "
+				       "string", ch);
+		r->pos++;
+		if (esc)
+			esc = 0;
+		else if (ch == '\\')
+			esc = 1;
+		else if (ch == '"')
+			return 0;
+	}
+}
+
 /* Lenient mode: one member value of the object form, skipped as
  * trace_processor's SkipOneJsonValue skips it: up to the ',' or '}'
  * outside any bracket, strings skipped whole (a raw control character
@@ -706,25 +730,8 @@ static int tp_skip_value(struct rd *r)
 			odd = 1; /* a second value where one was expected */
 		r->pos++;
 		if (ch == '"') {
-			int esc = 0;
-			for (;;) {
-				if ((rc = peek(r, &ch)))
-					return rc;
-				if (ch == -1)
-					return eof_in_object(r);
-				if (ch < 0x20)
-					return rd_fail(r, r->base + r->pos,
-						       PTW_ERR_FORMAT,
-						       "control character 0x%02x "
-						       "inside a string", ch);
-				r->pos++;
-				if (esc)
-					esc = 0;
-				else if (ch == '\\')
-					esc = 1;
-				else if (ch == '"')
-					break;
-			}
+			if ((rc = skip_string_rest(r)))
+				return rc;
 			closed = top;
 		} else if (ch == '{' || ch == '[') {
 			if (ch == '{')
@@ -796,25 +803,8 @@ static int skip_member(struct rd *r)
 			return eof_in_object(r);
 		r->pos++;
 		if (ch == '"') {
-			int esc = 0;
-			for (;;) {
-				if ((rc = peek(r, &ch)))
-					return rc;
-				if (ch == -1)
-					return eof_in_object(r);
-				if (ch < 0x20)
-					return rd_fail(r, r->base + r->pos,
-						       PTW_ERR_FORMAT,
-						       "control character 0x%02x "
-						       "inside a string", ch);
-				r->pos++;
-				if (esc)
-					esc = 0;
-				else if (ch == '\\')
-					esc = 1;
-				else if (ch == '"')
-					break;
-			}
+			if ((rc = skip_string_rest(r)))
+				return rc;
 		} else if (ch == '{' || ch == '[') {
 			if (depth == SKIP_MAX_DEPTH)
 				return rd_fail(r, r->base + r->pos - 1,
