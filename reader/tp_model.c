@@ -57,16 +57,16 @@ struct priv {
 	struct ptw_u64map stacks; /* tp track -> struct stack * */
 	struct ptw_u64map sets;   /* hash(parent, name) -> struct cset * */
 	struct ptw_u64map uuid_set; /* uuid -> its struct cset * */
-	struct cset **all_sets;
+	void **all_sets;          /* struct cset *, to free */
 	size_t n_sets, cap_sets;
 	uint64_t next_tp_track;
 	struct ptw_u64map flows;  /* flow id -> slice id + 1; NULL: inactive */
 	struct ptw_u64map v1keys; /* hash -> struct v1key * chain */
 	struct ptw_u64map pending;/* tp track -> struct pending * */
-	struct pending **all_pending;
+	void **all_pending;       /* struct pending *, to free */
 	size_t n_pending, cap_pending;
 	uint64_t v1_counter;      /* next v1 flow id */
-	struct stack **all_stacks;
+	void **all_stacks;        /* struct stack *, to free */
 	size_t n_stacks, cap_stacks;
 	size_t cap_slices, cap_counters, cap_flows, cap_unmatched;
 };
@@ -111,22 +111,30 @@ struct ptw_tp_track_owner ptw_tp_model_owner(const struct ptw_trace *t,
 	return o;
 }
 
+/* The zeroed object of 'size' bytes that 'map' holds for 'key', made on
+ * first use and listed in *all (n, cap) to be freed. NULL out of memory. */
+static void *map_object(struct ptw_u64map *map, uint64_t key, size_t size,
+			void ***all, size_t *n, size_t *cap)
+{
+	void *o = ptw_u64map_get(map, key);
+	if (o)
+		return o;
+	o = calloc(1, size);
+	if (!o || ptw_i_trace_grow((void **)all, cap, *n, sizeof(**all)) ||
+	    ptw_u64map_put(map, key, o) < 0) {
+		free(o);
+		return NULL;
+	}
+	(*all)[(*n)++] = o;
+	return o;
+}
+
 static struct stack *get_stack(struct ptw_tp_model *m, uint64_t uuid)
 {
 	struct priv *pv = m->priv_;
-	struct stack *s = ptw_u64map_get(&pv->stacks, uuid);
-	if (s)
-		return s;
-	s = calloc(1, sizeof(*s));
-	if (!s ||
-	    ptw_i_trace_grow((void **)&pv->all_stacks, &pv->cap_stacks,
-			     pv->n_stacks, sizeof(*pv->all_stacks)) ||
-	    ptw_u64map_put(&pv->stacks, uuid, s) < 0) {
-		free(s);
-		return NULL;
-	}
-	pv->all_stacks[pv->n_stacks++] = s;
-	return s;
+	return map_object(&pv->stacks, uuid, sizeof(struct stack),
+			  &pv->all_stacks, &pv->n_stacks,
+			  &pv->cap_stacks);
 }
 
 /* slice_tracker.cc MaybeCloseStack: pops slices that ended before
@@ -220,19 +228,12 @@ static struct cset *uuid_set(struct ptw_tp_model *m,
 	uint64_t h = ptw_fnv1a(PTW_FNV_INIT, &parent, sizeof(parent));
 	h = name ? ptw_fnv1a(ptw_fnv1a(h, "s", 1), name, strlen(name))
 		 : ptw_fnv1a(h, "n", 1);
-	cs = ptw_u64map_get(&pv->sets, h);
-	if (!cs) {
-		cs = calloc(1, sizeof(*cs));
-		if (!cs ||
-		    ptw_i_trace_grow((void **)&pv->all_sets, &pv->cap_sets,
-				     pv->n_sets, sizeof(*pv->all_sets)) ||
-		    ptw_u64map_put(&pv->sets, h, cs) < 0) {
-			free(cs);
-			return NULL;
-		}
-		pv->all_sets[pv->n_sets++] = cs;
+	cs = map_object(&pv->sets, h, sizeof(*cs), &pv->all_sets,
+			&pv->n_sets, &pv->cap_sets);
+	if (!cs)
+		return NULL;
+	if (!cs->name)
 		cs->name = name;
-	}
 	if (ptw_u64map_put(&pv->uuid_set, uuid, cs) < 0)
 		return NULL;
 	return cs;
@@ -438,19 +439,11 @@ static int v1_flow_id(struct ptw_tp_model *m, uint64_t id, const char *cat,
 static int pend_flow(struct ptw_tp_model *m, uint64_t track, uint64_t id)
 {
 	struct priv *pv = m->priv_;
-	struct pending *p = ptw_u64map_get(&pv->pending, track);
-	if (!p) {
-		p = calloc(1, sizeof(*p));
-		if (!p ||
-		    ptw_i_trace_grow((void **)&pv->all_pending,
-				     &pv->cap_pending, pv->n_pending,
-				     sizeof(*pv->all_pending)) ||
-		    ptw_u64map_put(&pv->pending, track, p) < 0) {
-			free(p);
-			return -1;
-		}
-		pv->all_pending[pv->n_pending++] = p;
-	}
+	struct pending *p = map_object(&pv->pending, track, sizeof(*p),
+				       &pv->all_pending,
+				       &pv->n_pending, &pv->cap_pending);
+	if (!p)
+		return -1;
 	if (ptw_i_trace_grow((void **)&p->ids, &p->cap, p->n, sizeof(*p->ids)))
 		return -1;
 	p->ids[p->n++] = id;
@@ -847,12 +840,12 @@ void ptw_tp_model_free(struct ptw_tp_model *m)
 	struct priv *pv = m->priv_;
 	if (pv) {
 		for (size_t i = 0; i < pv->n_stacks; i++) {
-			free(pv->all_stacks[i]->ids);
+			free(((struct stack *)pv->all_stacks[i])->ids);
 			free(pv->all_stacks[i]);
 		}
 		free(pv->all_stacks);
 		for (size_t i = 0; i < pv->n_sets; i++) {
-			free(pv->all_sets[i]->v);
+			free(((struct cset *)pv->all_sets[i])->v);
 			free(pv->all_sets[i]);
 		}
 		free(pv->all_sets);
@@ -863,7 +856,7 @@ void ptw_tp_model_free(struct ptw_tp_model *m)
 		ptw_u64map_free(&pv->v1keys);
 		ptw_u64map_free(&pv->pending);
 		for (size_t i = 0; i < pv->n_pending; i++) {
-			free(pv->all_pending[i]->ids);
+			free(((struct pending *)pv->all_pending[i])->ids);
 			free(pv->all_pending[i]);
 		}
 		free(pv->all_pending);
