@@ -13,7 +13,7 @@ FUZZ_SEED ?= 1
 # target) installs the missing ones with apt-get when running as root.
 DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libdeflate-dev \
-       libcriterion-dev libjson-c-dev
+       libcriterion-dev libjson-c-dev libzstd-dev
 
 .PHONY: all deps build test test-reset test-plain test-asan test-tsan test-fuzz test-bench \
         check-symbols check-headers bench demo install fuzz clean

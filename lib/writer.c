@@ -64,12 +64,21 @@ static int ptw_w_resolve_options(const struct ptw_writer_options *in,
 		o->max_interned = PTW_DEFAULT_MAX_INTERNED;
 	if (!o->flush_bytes)
 		o->flush_bytes = PTW_DEFAULT_FLUSH_BYTES;
-	if (!o->compress_level)
-		o->compress_level = PTW_DEFAULT_COMPRESS_LEVEL;
-	if (o->compress_level < 1 || o->compress_level > 9)
+	if (o->compress != PTW_COMPRESS_NONE &&
+	    o->compress != PTW_COMPRESS_DEFLATE && o->compress != PTW_COMPRESS_ZSTD)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "compress_level %d is not in 1..9",
-				     o->compress_level);
+				     "compress %d is not 0 (none), 1 (deflate) "
+				     "or 2 (zstd)", o->compress);
+	int zstd = o->compress == PTW_COMPRESS_ZSTD;
+	int max_level = zstd ? 19 : 9;
+	if (!o->compress_level)
+		o->compress_level = zstd ? PTW_DEFAULT_ZSTD_LEVEL
+					 : PTW_DEFAULT_COMPRESS_LEVEL;
+	if (o->compress_level < 1 || o->compress_level > max_level)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "%s compress_level %d is not in 1..%d",
+				     zstd ? "zstd" : "deflate",
+				     o->compress_level, max_level);
 	return 0;
 }
 
@@ -102,7 +111,7 @@ struct ptw_writer *ptw_writer_open_fd(int fd,
 	int ok = ptw_pb_buf_init(&w->pend, init + 64 * 1024) == 0 &&
 		 ptw_pb_buf_init(&w->dbuf, 1024) == 0;
 	if (ok && o.compress) {
-		w->defl = ptw_deflate_create(o.compress_level);
+		w->defl = ptw_deflate_create(o.compress, o.compress_level);
 		ok = w->defl != NULL;
 	}
 	if (ok) {
@@ -188,7 +197,7 @@ static int ptw_w_write_batch(struct ptw_writer *w, const uint8_t *p, size_t n)
 	int rc = ptw_deflate_batch(w->defl, p, n, &out, &out_len);
 	if (rc)
 		return ptw_i_writer_fail(w, rc == PTW_ERR_NOMEM ? rc : PTW_ERR_IO,
-					 0, "deflate failed");
+					 0, "compression failed");
 	rc = ptw_w_write(w, out, out_len);
 	if (!rc)
 		w->stats.compressed_batches++;
