@@ -107,6 +107,13 @@ struct ptw_tr_tsc {
 	uint64_t mult;
 };
 
+/* A ptw_snapshot_fd() request, on the caller's stack until 'done'. */
+struct ptw_tr_snap_req {
+	int fd;
+	int done;
+	int rc;
+};
+
 /* One tracing session, from ptw_start to ptw_stop. */
 struct ptw_tracer {
 	uint64_t session;
@@ -119,8 +126,14 @@ struct ptw_tracer {
 	uint32_t clock_bits;          /* PTW_I_GEN_TSC / PTW_I_GEN_BOOT / 0 */
 	struct ptw_tr_tsc tsc;
 	int32_t pid;
+	int ring;                     /* PTW_MODE_RING */
+	char *out_path;               /* ring mode: output at stop, owned */
+	int out_fd;                   /* ring mode: output fd at stop, or -1 */
+	int out_close;                /* close out_fd at stop */
 
 	/* under ctl mutex */
+	struct ptw_tr_snap_req *snap_req; /* pending snapshot (one at a time) */
+	int snap_busy;                /* a snapshot call is in progress */
 	struct ptw_tr_thread **threads;
 	size_t n_threads, cap_threads;
 	int stop_req;
@@ -135,6 +148,7 @@ struct ptw_tracer {
 	_Atomic uint64_t events;
 	_Atomic uint64_t invalid;
 	_Atomic uint64_t bytes;
+	_Atomic uint64_t drops_announced; /* drops in the trace so far */
 	uint64_t proc_track;
 	struct ptw_seq *ctl_seq;
 	struct ptw_map counters;   /* name pointer -> counter track */

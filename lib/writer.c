@@ -82,15 +82,53 @@ static int ptw_w_resolve_options(const struct ptw_writer_options *in,
 	return 0;
 }
 
+static struct ptw_writer *ptw_w_open(int fd,
+				     const struct ptw_writer_options *opt,
+				     struct ptw_error *err);
+
 struct ptw_writer *ptw_writer_open_fd(int fd,
 				      const struct ptw_writer_options *opt,
 				      struct ptw_error *err)
 {
-	struct ptw_writer_options o;
 	if (fd < 0) {
 		ptw_error_set(err, PTW_ERR_INVALID, 0, "invalid fd %d", fd);
 		return NULL;
 	}
+	return ptw_w_open(fd, opt, err);
+}
+
+struct ptw_writer *ptw_i_writer_open_ring(const struct ptw_writer_options *opt,
+					  uint64_t ring_bytes,
+					  struct ptw_error *err)
+{
+	struct ptw_writer_options o;
+	if (opt)
+		o = *opt;
+	else
+		memset(&o, 0, sizeof(o));
+	o.close_fd = 0;
+	struct ptw_writer *w = ptw_w_open(-1, &o, err);
+	if (!w)
+		return NULL;
+	int rc = ptw_i_writer_ring_enable(w, ring_bytes);
+	if (rc) {
+		ptw_error_set(err, rc, 0,
+			      rc == PTW_ERR_NOMEM ? "flight recorder: cannot "
+						    "allocate %llu bytes"
+						  : "flight recorder: ring_bytes "
+						    "%llu is below 64 KiB",
+			      (unsigned long long)ring_bytes);
+		ptw_writer_close(w, NULL);
+		return NULL;
+	}
+	return w;
+}
+
+static struct ptw_writer *ptw_w_open(int fd,
+				     const struct ptw_writer_options *opt,
+				     struct ptw_error *err)
+{
+	struct ptw_writer_options o;
 	if (ptw_w_resolve_options(opt, &o, err) != 0)
 		return NULL;
 	struct ptw_writer *w = calloc(1, sizeof(*w));
@@ -176,6 +214,8 @@ int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event)
 
 static int ptw_w_write(struct ptw_writer *w, const void *p, size_t n)
 {
+	if (w->rs)
+		return ptw_w_ring_write(w, p, n);
 	if (ptw_sink_write(&w->sink, p, n) != 0)
 		return ptw_i_writer_fail(w, PTW_ERR_IO, w->sink.failed_errno,
 					 "trace write failed after %llu bytes",
@@ -228,7 +268,8 @@ int ptw_w_flush(struct ptw_writer *w)
 	if (w->tracks.n_pend)
 		rc = ptw_w_flush_tracks(w);
 	if (!w->pend.len)
-		return rc;
+		return !rc && w->rs && w->ring_cut_due ? ptw_w_ring_after_flush(w)
+							: rc;
 	if (!rc)
 		rc = ptw_w_emit(w, w->pend.data, w->pend.len, w->last_pkt);
 	if (!rc && w->pend_has_event && !w->stats.first_output_ns) {
@@ -241,6 +282,8 @@ int ptw_w_flush(struct ptw_writer *w)
 	w->pend.len = 0;
 	w->last_pkt = 0;
 	w->pend_has_event = 0;
+	if (!rc && w->rs)
+		rc = ptw_w_ring_after_flush(w);
 	return rc;
 }
 
@@ -313,6 +356,8 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_deflate_destroy(w->defl);
 	ptw_pb_buf_free(&w->pend);
 	ptw_pb_buf_free(&w->dbuf);
+	ptw_rstore_destroy(w->rs);
+	free(w->ring_open);
 	free(w);
 	return rc;
 }
