@@ -42,6 +42,7 @@ static void ptw_tr_atfork_child(void)
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	c->tr = NULL;
 	c->stopping = 0;
+	ptw_tr_crash_atfork_child();
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	atomic_store(&ptw_i_gen, c->gen);
 	/* The forking thread's ring belonged to the parent's session: do
@@ -329,6 +330,16 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 		free(tr);
 		return rc;
 	}
+	rc = ptw_tr_crash_install(tr, cfg->crash_path);
+	if (rc) {
+		ptw_writer_close(tr->w, NULL);
+		ptw_tr_backend_free(tr);
+		pthread_mutex_unlock(&c->mu);
+		free(tr);
+		return ptw_error_set(err, rc, errno,
+				     "ptw_start: cannot install the crash "
+				     "handler (crash_path too long?)");
+	}
 	tr->session = ++c->next_session;
 	c->tr = tr;
 	c->stopping = 0;
@@ -337,6 +348,7 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 	rc = pthread_create(&tr->thread, NULL, ptw_tr_backend_main, tr);
 	if (rc) {
 		c->tr = NULL;
+		ptw_tr_crash_uninstall();
 		pthread_mutex_unlock(&c->mu);
 		ptw_writer_close(tr->w, NULL);
 		ptw_tr_backend_free(tr);
@@ -423,6 +435,7 @@ int ptw_stop_ex(struct ptw_error *err)
 	pthread_mutex_unlock(&c->mu);
 
 	pthread_join(tr->thread, NULL);
+	ptw_tr_crash_uninstall();
 
 	pthread_mutex_lock(&c->mu);
 	ptw_tr_stats_locked(tr, &c->last);

@@ -661,7 +661,10 @@ void *ptw_tr_backend_main(void *arg)
 	struct ptw_tracer *tr = arg;
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
+	ptw_tr_backend_tid();
 	for (;;) {
+		/* The writer is touched only inside a pass (tracer_crash.c). */
+		ptw_tr_pass_begin();
 		pthread_mutex_lock(&c->mu);
 		size_t n = ptw_tr_snapshot_locked(tr);
 		int stop = tr->stop_req;
@@ -711,6 +714,9 @@ void *ptw_tr_backend_main(void *arg)
 				pthread_mutex_unlock(&c->mu);
 			}
 		}
+		if (tr->ring && !tr->rc)
+			ptw_tr_check(tr, ptw_i_writer_ring_refresh(tr->w));
+		ptw_tr_pass_end();
 		if (work) {
 			sleep_us = PTW_TR_MIN_SLEEP_US;
 			continue;
@@ -769,6 +775,8 @@ void *ptw_tr_backend_main(void *arg)
 	}
 	/* everything was flushed before close: the figure is final */
 	atomic_store_explicit(&tr->bytes, ws.bytes_written, memory_order_relaxed);
+
+	ptw_tr_pass_end();
 
 	pthread_mutex_lock(&c->mu);
 	tr->flush_done = tr->flush_req;

@@ -197,6 +197,14 @@ void *ptw_tr_backend_main(void *arg);
 int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name);
 void ptw_tr_backend_free(struct ptw_tracer *tr);
 
+/* tracer_crash.c: the backend's pass lock and the crash handler */
+int ptw_tr_pass_begin(void);
+void ptw_tr_pass_end(void);
+void ptw_tr_backend_tid(void);
+int ptw_tr_crash_install(struct ptw_tracer *tr, const char *path);
+void ptw_tr_crash_uninstall(void);
+void ptw_tr_crash_atfork_child(void);
+
 /* tsc.c */
 int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c);
 uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c, uint64_t ticks);

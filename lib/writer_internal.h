@@ -65,6 +65,13 @@ int ptw_i_writer_ring_prepare(struct ptw_writer *w);
  * the crash handler while the writer is not in use. 0 or PTW_ERR_IO. */
 int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
 			      const struct ptw_i_trace_stats *st, int pend);
+/* Stream mode: writes the packets not yet written (and a TraceStats
+ * packet) to fd, with write() only (the crash handler). */
+int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
+			       const struct ptw_i_trace_stats *st);
+/* Ring mode, between passes of the backend: brings the snapshot prefix
+ * up to date for the crash handler. */
+int ptw_i_writer_ring_refresh(struct ptw_writer *w);
 /* ptw_i_writer_ring_prepare + ptw_i_writer_write_window (no error in the
  * writer's record when the fd fails: the ring goes on). */
 int ptw_i_writer_snapshot(struct ptw_writer *w, int fd,

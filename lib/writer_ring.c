@@ -359,3 +359,21 @@ int ptw_i_writer_snapshot(struct ptw_writer *w, int fd,
 		return ptw_error_set(NULL, PTW_ERR_IO, errno, "snapshot write");
 	return rc;
 }
+
+int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
+			       const struct ptw_i_trace_stats *st)
+{
+	if (w->pend.len && ptw_rs_write_all(fd, w->pend.data, w->pend.len))
+		return PTW_ERR_IO;
+	return st ? ptw_i_writer_put_trace_stats(w, st, fd, NULL) : 0;
+}
+
+int ptw_i_writer_ring_refresh(struct ptw_writer *w)
+{
+	if (!w || !w->rs || w->sticky)
+		return 0;
+	int rc = ptw_w_ring_prefix(w);
+	if (rc)
+		return ptw_i_writer_fail(w, rc, 0, "flight recorder: out of memory");
+	return 0;
+}
