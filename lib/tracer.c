@@ -267,6 +267,7 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 				     "ptw_start: out of memory");
 	tr->ring_slots = slots;
 	tr->ring = ring;
+	tr->crash = cfg->crash_path != NULL;
 	tr->out_fd = -1;
 	if (ring && cfg->output_path) {
 		tr->out_path = strdup(cfg->output_path);

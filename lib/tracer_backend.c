@@ -497,10 +497,12 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	uint64_t h, n = ptw_ring_peek(r, &h), done = 0;
 	uint64_t end = h + n, released = h;
 	uint64_t fast = 0; /* events of the fast path, counted once */
+	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
 	while (h < end) {
 		/* One-slot BEGIN, END and INSTANT (most of a trace) go to the
 		 * writer's scalar entry without decoding a whole record. */
 		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
+		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 		int f;
 		if (rec->extra == 0 && rec->kind <= PTW_I_K_INSTANT && th->seq &&
 		    !ptw_tr_general_only &&
@@ -526,6 +528,10 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	if (h != released)
 		ptw_ring_release(r, h);
 	ptw_tr_count_events(tr, fast);
+	/* A lagging ring may hold events older than anything else in the
+	 * ring's current piece: the snapshot prefix must begin before them. */
+	if (tr->ring && min_raw != UINT64_MAX)
+		ptw_i_writer_ring_note_ts(tr->w, ptw_tr_ts(tr, min_raw));
 	done = n;
 	return done;
 }
@@ -714,8 +720,8 @@ void *ptw_tr_backend_main(void *arg)
 				pthread_mutex_unlock(&c->mu);
 			}
 		}
-		if (tr->ring && !tr->rc)
-			ptw_tr_check(tr, ptw_i_writer_ring_refresh(tr->w));
+		if (tr->crash && !tr->rc)
+			ptw_tr_check(tr, ptw_i_writer_crash_ready(tr->w));
 		ptw_tr_pass_end();
 		if (work) {
 			sleep_us = PTW_TR_MIN_SLEEP_US;

@@ -127,6 +127,7 @@ struct ptw_tracer {
 	struct ptw_tr_tsc tsc;
 	int32_t pid;
 	int ring;                     /* PTW_MODE_RING */
+	int crash;                    /* cfg.crash_path set */
 	char *out_path;               /* ring mode: output at stop, owned */
 	int out_fd;                   /* ring mode: output fd at stop, or -1 */
 	int out_close;                /* close out_fd at stop */

@@ -69,9 +69,13 @@ int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
  * packet) to fd, with write() only (the crash handler). */
 int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
 			       const struct ptw_i_trace_stats *st);
-/* Ring mode, between passes of the backend: brings the snapshot prefix
- * up to date for the crash handler. */
-int ptw_i_writer_ring_refresh(struct ptw_writer *w);
+/* Between passes of the backend, with a crash handler installed: writes
+ * the queued track descriptors and (ring mode) brings the snapshot prefix
+ * up to date, so that the handler only has bytes to write. */
+int ptw_i_writer_crash_ready(struct ptw_writer *w);
+/* Ring mode: events as early as 'ts' were just written (the snapshot
+ * prefix begins open slices no later than the earliest event held). */
+void ptw_i_writer_ring_note_ts(struct ptw_writer *w, uint64_t ts);
 /* ptw_i_writer_ring_prepare + ptw_i_writer_write_window (no error in the
  * writer's record when the fd fails: the ring goes on). */
 int ptw_i_writer_snapshot(struct ptw_writer *w, int fd,

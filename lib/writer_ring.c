@@ -10,7 +10,7 @@
  * its first event in the piece, so the oldest piece can always be dropped.
  * A slice open when a piece starts has its BEGIN in an older piece: a
  * snapshot starts with a prefix, on a sequence of its own, that begins
- * each such slice again at the earliest time of the piece (name "ptw:
+ * each such slice again at the earliest time of the window (name "ptw:
  * begun before the window"), so no END in the window lacks its BEGIN. */
 #include <errno.h>
 #include <stdlib.h>
@@ -63,6 +63,12 @@ void ptw_w_ring_note_checkpoint(struct ptw_writer *w, uint64_t ts)
 	struct ptw_rs_piece *pc = ptw_rstore_cur(w->rs);
 	if (ts < pc->min_ts)
 		pc->min_ts = ts;
+}
+
+void ptw_i_writer_ring_note_ts(struct ptw_writer *w, uint64_t ts)
+{
+	if (w && w->rs)
+		ptw_w_ring_note_checkpoint(w, ts);
 }
 
 void ptw_w_ring_note_open(struct ptw_writer *w)
@@ -153,7 +159,18 @@ static int ptw_w_ring_prefix(struct ptw_writer *w)
 		ptw_w_ring_note_open(w);
 	uint32_t ix;
 	struct ptw_rs_piece *pc = ptw_w_ring_base(rs, &ix);
-	uint64_t t = pc->min_ts != UINT64_MAX ? pc->min_ts : pc->cut_snapshot;
+	/* The earliest checkpoint of the whole window: a thread whose ring
+	 * lags may write, in a later piece, events older than anything in
+	 * the base piece; its first event in each piece is a checkpoint, and
+	 * a thread's events are in time order, so none is older than this. */
+	uint64_t t = pc->cut_snapshot;
+	uint32_t f = atomic_load_explicit(&rs->first, memory_order_relaxed);
+	uint32_t n = atomic_load_explicit(&rs->n, memory_order_relaxed);
+	for (uint32_t i = ix - f; i < n; i++) {
+		uint64_t m = rs->p[(f + i) % PTW_RS_MAX_PIECES].min_ts;
+		if (m < t)
+			t = m;
+	}
 	if (rs->prefix_valid && rs->prefix_first == ix && rs->prefix_ts == t)
 		return 0;
 	struct ptw_pb_buf b;
@@ -368,9 +385,18 @@ int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
 	return st ? ptw_i_writer_put_trace_stats(w, st, fd, NULL) : 0;
 }
 
-int ptw_i_writer_ring_refresh(struct ptw_writer *w)
+int ptw_i_writer_crash_ready(struct ptw_writer *w)
 {
-	if (!w || !w->rs || w->sticky)
+	if (!w || w->sticky)
+		return 0;
+	/* The crash handler cannot encode: descriptors still queued are
+	 * written now (a flush when new tracks appeared, rare). */
+	if (w->tracks.n_pend) {
+		int rc = ptw_w_flush(w);
+		if (rc)
+			return rc;
+	}
+	if (!w->rs)
 		return 0;
 	int rc = ptw_w_ring_prefix(w);
 	if (rc)
