@@ -50,6 +50,7 @@ static int flight(const char *path)
 	cfg.mode = PTW_MODE_RING;
 	cfg.ring_bytes = 1u << 20;
 	cfg.writer.compress = PTW_COMPRESS_DEFLATE;
+	cfg.overflow = PTW_OVERFLOW_WAIT; /* a demo without data loss */
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {
 		fprintf(stderr, "demo-flight: %s\n", err.msg);
@@ -87,6 +88,7 @@ static int crash(const char *path)
 		cfg.mode = PTW_MODE_RING;
 		cfg.ring_bytes = 1u << 20;
 		cfg.crash_path = path;
+		cfg.overflow = PTW_OVERFLOW_WAIT;
 		if (ptw_start(&cfg) != 0)
 			_exit(3);
 		pthread_t th[2];

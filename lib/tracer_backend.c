@@ -596,6 +596,8 @@ static void ptw_tr_announce_all(struct ptw_tracer *tr, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct ptw_tr_thread *th = tr->snap[i];
+		if (!th)
+			continue; /* retired in this pass */
 		uint64_t total = atomic_load_explicit(&th->pub.dropped,
 						      memory_order_acquire);
 		if (total > th->drops_announced)
@@ -694,6 +696,7 @@ void *ptw_tr_backend_main(void *arg)
 						 memory_order_acquire)) {
 				ptw_tr_finish_thread(tr, th);
 				ptw_tr_retire(tr, th);
+				tr->snap[i] = NULL; /* freed: a snapshot skips it */
 				work++;
 				continue;
 			}

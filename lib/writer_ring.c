@@ -270,9 +270,6 @@ int ptw_i_writer_put_trace_stats(const struct ptw_writer *w,
 		bl += ptw_ts_field(bs + bl, PTW_F_BS_BYTES_WRITTEN, rs->bytes_written);
 		bl += ptw_ts_field(bs + bl, PTW_F_BS_BYTES_OVERWRITTEN,
 				   rs->bytes_overwritten);
-	} else {
-		bl += ptw_ts_field(bs + bl, PTW_F_BS_BYTES_WRITTEN,
-				   w->sink.bytes_written);
 	}
 	bl += ptw_ts_field(bs + bl, PTW_F_BS_TRACE_WRITER_PACKET_LOSS,
 			   st->packet_loss);

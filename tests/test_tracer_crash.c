@@ -35,10 +35,13 @@
 
 static int died_of(int status, int sig)
 {
-	if (WIFSIGNALED(status))
-		return WTERMSIG(status) == sig;
-	return SAN_BUILD && WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
-	       (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE);
+	if (WIFSIGNALED(status) && WTERMSIG(status) == sig)
+		return 1;
+	/* the sanitizer's report ends in exit(non-zero), or in abort()
+	 * with abort_on_error=1 */
+	return SAN_BUILD && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE) &&
+	       ((WIFEXITED(status) && WEXITSTATUS(status) != 0) ||
+		(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT));
 }
 
 static void child(int sig, int ring, const char *out, const char *crash)
