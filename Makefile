@@ -13,7 +13,7 @@ FUZZ_SEED ?= 1
 # target) installs the missing ones with apt-get when running as root.
 DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libdeflate-dev \
-       libcriterion-dev libjson-c-dev cmake
+       libcriterion-dev libjson-c-dev libzstd-dev cmake
 
 # The version: include/ptw/version.h's three numbers (their only copy).
 VERSION := $(shell sed -n 's/^\#define PTW_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\).*/\2/p' include/ptw/version.h | paste -sd.)

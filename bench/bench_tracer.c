@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +69,8 @@ static char out_dir[64];
 
 static enum ptw_overflow start_overflow = PTW_OVERFLOW_DROP;
 
+static enum ptw_mode start_mode = PTW_MODE_STREAM;
+
 static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
 		  int compress)
 {
@@ -75,7 +78,8 @@ static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
 	snprintf(path, sizeof(path), "%s/%s.pftrace", out_dir, tag);
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.output_path = path;
+	cfg.mode = start_mode;
+	cfg.output_path = start_mode == PTW_MODE_RING ? NULL : path;
 	cfg.clock = clock;
 	cfg.ring_slots = slots;
 	cfg.writer.compress = compress;
@@ -397,6 +401,40 @@ int main(void)
 		printf("tracer_clock_is_tsc %d bool\n", st.clock == PTW_CLOCK_TSC);
 		if (st.tsc_hz)
 			printf("tsc_hz %llu Hz\n", (unsigned long long)st.tsc_hz);
+	}
+	/* one thread, flight recorder (64 MiB ring): the producer's cost is
+	 * the same; then the time of a snapshot of the full ring */
+	{
+		start_mode = PTW_MODE_RING;
+		start("ring", PTW_CLOCK_FASTEST, slots, 0);
+		start_mode = PTW_MODE_STREAM;
+		struct kinds k;
+		memset(&k, 0, sizeof(k));
+		run_kinds(&k, runs, 0);
+		dist_print(&k.pair, "producer_ns_per_event_1t_ring");
+		/* fill the ring (and wrap it) before timing a snapshot */
+		uint64_t fill = quick ? 200000 : 12000000;
+		for (uint64_t i = 0; i < fill; i++) {
+			PTW_BEGIN("bench", "fill");
+			PTW_END("bench");
+			if ((i & 16383) == 16383)
+				ptw_flush();
+		}
+		ptw_flush();
+		char path[160];
+		snprintf(path, sizeof(path), "%s/snapshot.pftrace", out_dir);
+		uint64_t t0 = now_ns();
+		int rc = ptw_snapshot(path);
+		uint64_t t1 = now_ns();
+		struct stat sb;
+		if (rc || stat(path, &sb) != 0) {
+			fprintf(stderr, "bench_tracer: snapshot failed (%d)\n", rc);
+			exit(1);
+		}
+		stop();
+		printf("snapshot_ms_64mib %.2f ms\n", (double)(t1 - t0) / 1e6);
+		printf("snapshot_bytes %lld bytes\n", (long long)sb.st_size);
+		unlink(path);
 	}
 	/* one thread, CLOCK_MONOTONIC */
 	{

@@ -284,6 +284,12 @@ int main(void)
 	print_speed("deflate6", &r);
 	printf("writer_bytes_per_event_deflate6 %.2f bytes\n",
 	       (double)r.bytes / (double)r.events);
+	/* zstd at its default level (3): zstd_compressed_packets */
+	if (best(W_NESTED, PTW_COMPRESS_ZSTD, 0, n / 4, reps, &r))
+		return 1;
+	print_speed("zstd", &r);
+	printf("writer_bytes_per_event_zstd %.2f bytes\n",
+	       (double)r.bytes / (double)r.events);
 
 	static const struct {
 		enum workload wl;

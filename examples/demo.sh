@@ -18,6 +18,18 @@ echo "ptw demo traces:"
 run demo-threads "$B/demo-threads.pftrace" "multi-threaded tracer:"
 run demo-clocks "$B/demo-clocks.pftrace" "clock streams (3 domains):"
 run demo "$out" "writer API, every feature:"
+# The flight recorder: a snapshot of a wrapped ring, and a crash dump.
+if [ -x "$B/bin/demo-flight" ]; then
+	"$B/bin/demo-flight" "$B/demo-flight.pftrace" "$B/demo-crash.pftrace"
+	for f in "$B/demo-flight.pftrace" "$B/demo-crash.pftrace"; do
+		"$B/bin/ptw-dump" --check --allow-open "$f" >/dev/null ||
+			{ echo "demo: $f fails ptw-dump --check" >&2; exit 1; }
+	done
+	printf '  %-28s %s (%s bytes)\n' "flight recorder snapshot:" \
+		"$B/demo-flight.pftrace" "$(wc -c < "$B/demo-flight.pftrace")"
+	printf '  %-28s %s (%s bytes)\n' "crash dump (SIGABRT):" \
+		"$B/demo-crash.pftrace" "$(wc -c < "$B/demo-crash.pftrace")"
+fi
 # The converter on the legacy examples (examples/legacy/).
 convert() { # convert INPUT OUTPUT WHAT
 	if [ -x "$B/bin/ptw-convert" ]; then

@@ -14,6 +14,8 @@
 #define PTW_F_PKT_CLOCK_SNAPSHOT 6             /* TracePacket.clock_snapshot */
 #define PTW_F_PKT_TRACK_EVENT 11               /* TracePacket.track_event */
 #define PTW_F_PKT_COMPRESSED_PACKETS 50        /* TracePacket.compressed_packets */
+#define PTW_F_PKT_ZSTD_COMPRESSED_PACKETS 133  /* TracePacket.zstd_compressed_packets */
+#define PTW_F_PKT_TRACE_STATS 35               /* TracePacket.trace_stats */
 #define PTW_F_PKT_TRACK_DESCRIPTOR 60          /* TracePacket.track_descriptor */
 #define PTW_F_PKT_SEQUENCE_ID 10               /* TracePacket.trusted_packet_sequence_id */
 #define PTW_F_PKT_INTERNED_DATA 12             /* TracePacket.interned_data */
@@ -132,5 +134,17 @@
 #define PTW_CD_TYPE_THREAD_TIME_NS 1       /* COUNTER_THREAD_TIME_NS */
 #define PTW_F_CD_UNIT 3                    /* CounterDescriptor.unit */
 #define PTW_F_CD_UNIT_NAME 6               /* CounterDescriptor.unit_name */
+
+/* TraceStats (what the tracer reports: loss, ring-buffer figures) */
+#define PTW_F_TS_BUFFER_STATS 1                /* TraceStats.buffer_stats */
+#define PTW_F_TS_WRITER_STATS 18               /* TraceStats.writer_stats */
+#define PTW_F_BS_BUFFER_SIZE 12                /* BufferStats.buffer_size */
+#define PTW_F_BS_BYTES_WRITTEN 1               /* BufferStats.bytes_written */
+#define PTW_F_BS_BYTES_OVERWRITTEN 13          /* BufferStats.bytes_overwritten */
+#define PTW_F_BS_CHUNKS_WRITTEN 2              /* BufferStats.chunks_written */
+#define PTW_F_BS_CHUNKS_OVERWRITTEN 3          /* BufferStats.chunks_overwritten */
+#define PTW_F_BS_TRACE_WRITER_PACKET_LOSS 19   /* BufferStats.trace_writer_packet_loss */
+#define PTW_F_WS_SEQUENCE_ID 1                 /* WriterStats.sequence_id */
+#define PTW_F_WS_BUFFER 4                      /* WriterStats.buffer */
 
 #endif /* PTW_PB_FIELDS_H */

@@ -144,31 +144,22 @@ static void ptw_w_append_clock(struct ptw_pb_buf *b, uint32_t id, uint64_t ts,
 	ptw_pb_end_nested(b, m);
 }
 
-/* Writes CLEARED + defaults + clock snapshot as one packet (a packet with
- * a snapshot carries nothing else that trace_processor would read) and
- * starts a new interning generation. */
-static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
+void ptw_w_encode_checkpoint(struct ptw_pb_buf *b, uint32_t seq_id, int first,
+			     int dropped, uint64_t default_track, uint64_t x)
 {
-	struct ptw_writer *w = s->w;
-	/* The snapshot's BOOTTIME reading must not go below any earlier
-	 * snapshot in the file, whichever sequence wrote it. */
-	uint64_t x = ts > w->last_snapshot ? ts : w->last_snapshot;
-	struct ptw_pb_buf *b = &w->pend;
-	size_t mark = ptw_w_packet_begin(w);
-	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID, s->id);
+	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID, seq_id);
 	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_FLAGS,
 				   PTW_SEQ_INCREMENTAL_STATE_CLEARED);
-	if (!s->started)
+	if (first)
 		ptw_pb_append_varint_field(b, PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE, 1);
-	if (s->dropped)
+	if (dropped)
 		ptw_pb_append_varint_field(b, PTW_F_PKT_PREVIOUS_PACKET_DROPPED, 1);
 	size_t d = ptw_pb_begin_nested(b, PTW_F_PKT_DEFAULTS);
 	ptw_pb_append_varint_field(b, PTW_F_DEF_TIMESTAMP_CLOCK_ID,
 				   PTW_CLOCK_SEQ_INCR);
-	if (s->default_track) {
+	if (default_track) {
 		size_t t = ptw_pb_begin_nested(b, PTW_F_DEF_TRACK_EVENT_DEFAULTS);
-		ptw_pb_append_varint_field(b, PTW_F_TED_TRACK_UUID,
-					   s->default_track);
+		ptw_pb_append_varint_field(b, PTW_F_TED_TRACK_UUID, default_track);
 		ptw_pb_end_nested(b, t);
 	}
 	ptw_pb_end_nested(b, d);
@@ -179,10 +170,25 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	ptw_pb_append_varint_field(b, PTW_F_CS_PRIMARY_TRACE_CLOCK,
 				   PTW_CLOCK_BOOTTIME);
 	ptw_pb_end_nested(b, c);
+}
 
-	int rc = ptw_w_packet_end(w, mark, 0);
-	if (rc)
-		return rc;
+/* Writes CLEARED + defaults + clock snapshot as one packet (a packet with
+ * a snapshot carries nothing else that trace_processor would read) and
+ * starts a new interning generation. */
+static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
+{
+	struct ptw_writer *w = s->w;
+	/* The snapshot's BOOTTIME reading must not go below any earlier
+	 * snapshot in the file, whichever sequence wrote it. */
+	uint64_t x = ts > w->last_snapshot ? ts : w->last_snapshot;
+	size_t mark = ptw_w_packet_begin(w);
+	ptw_w_encode_checkpoint(&w->pend, s->id, !s->started, s->dropped != 0,
+				s->default_track, x);
+	if (w->rs)
+		ptw_w_ring_note_checkpoint(w, ts);
+	/* The new state is set before the packet ends: ending it may flush,
+	 * and in flight-recorder mode a flush may start a new piece, which
+	 * asks every sequence for a checkpoint again (writer_ring.c). */
 	w->last_snapshot = x;
 	w->stats.checkpoints++;
 	s->base = x;
@@ -196,7 +202,7 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	ptw_intern_reset(s->svals);
 	s->cp_gen++;
 	ptw_seq_fast_update(s);
-	return 0;
+	return ptw_w_packet_end(w, mark, 0);
 }
 
 /* A checkpoint due only by its packet count waits while the sequence's
@@ -222,6 +228,8 @@ int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts)
 		return 0;
 	if (ptw_w_seq_cp_can_wait(s, ts))
 		return 0;
+	if (w->rs && w->ring_open_pending)
+		ptw_w_ring_note_open(w);
 	if (!s->started && !s->is_clock) {
 		int rc = ptw_i_writer_set_mode(w, PTW_I_MODE_HOST);
 		if (rc)

@@ -4,6 +4,9 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "tracer_internal.h"
 
+#include "ring_store.h"
+#include "writer_internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -39,6 +42,7 @@ static void ptw_tr_atfork_child(void)
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	c->tr = NULL;
 	c->stopping = 0;
+	ptw_tr_crash_atfork_child();
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	atomic_store(&ptw_i_gen, c->gen);
 	/* The forking thread's ring belonged to the parent's session: do
@@ -239,7 +243,18 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 	    cfg->clock != PTW_CLOCK_FASTEST && cfg->clock != PTW_CLOCK_BOOT)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_start: unknown clock %d", (int)cfg->clock);
-	if (!cfg->output_path && cfg->output_fd < 0)
+	if (cfg->mode != PTW_MODE_STREAM && cfg->mode != PTW_MODE_RING)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: unknown mode %d", (int)cfg->mode);
+	int ring = cfg->mode == PTW_MODE_RING;
+	uint64_t ring_bytes = cfg->ring_bytes ? cfg->ring_bytes
+					      : PTW_DEFAULT_RING_BYTES;
+	if (ring && ring_bytes < PTW_RS_MIN_BYTES)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: ring_bytes %llu is below %u",
+				     (unsigned long long)ring_bytes,
+				     PTW_RS_MIN_BYTES);
+	if (!ring && !cfg->output_path && cfg->output_fd < 0)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_start: no output_path and output_fd %d",
 				     cfg->output_fd);
@@ -251,6 +266,20 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
 				     "ptw_start: out of memory");
 	tr->ring_slots = slots;
+	tr->ring = ring;
+	tr->crash = cfg->crash_path != NULL;
+	tr->out_fd = -1;
+	if (ring && cfg->output_path) {
+		tr->out_path = strdup(cfg->output_path);
+		if (!tr->out_path) {
+			free(tr);
+			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+					     "ptw_start: out of memory");
+		}
+	} else if (ring && cfg->output_fd > 0) {
+		tr->out_fd = cfg->output_fd;
+		tr->out_close = cfg->close_fd;
+	}
 	tr->wait = cfg->overflow == PTW_OVERFLOW_WAIT;
 	tr->drain_us = cfg->drain_interval_us ? cfg->drain_interval_us
 					      : PTW_DEFAULT_DRAIN_US;
@@ -263,6 +292,7 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 	pthread_mutex_lock(&c->mu);
 	if (c->tr) {
 		pthread_mutex_unlock(&c->mu);
+		free(tr->out_path);
 		free(tr);
 		return ptw_error_set(err, PTW_ERR_STATE, 0,
 				     "ptw_start: tracing is already running");
@@ -270,17 +300,21 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 	int rc = ptw_tr_parse_categories_locked(cfg->disabled_categories);
 	if (rc) {
 		pthread_mutex_unlock(&c->mu);
+		free(tr->out_path);
 		free(tr);
 		return ptw_error_set(err, rc, 0, "ptw_start: out of memory");
 	}
 	struct ptw_writer_options wo = cfg->writer;
 	wo.close_fd = cfg->close_fd;
-	if (cfg->output_path)
+	if (ring)
+		tr->w = ptw_i_writer_open_ring(&wo, ring_bytes, err);
+	else if (cfg->output_path)
 		tr->w = ptw_writer_open(cfg->output_path, &wo, err);
 	else
 		tr->w = ptw_writer_open_fd(cfg->output_fd, &wo, err);
 	if (!tr->w) {
 		pthread_mutex_unlock(&c->mu);
+		free(tr->out_path);
 		free(tr);
 		return err ? err->code : PTW_ERR_IO;
 	}
@@ -297,6 +331,16 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 		free(tr);
 		return rc;
 	}
+	rc = ptw_tr_crash_install(tr, cfg->crash_path);
+	if (rc) {
+		ptw_writer_close(tr->w, NULL);
+		ptw_tr_backend_free(tr);
+		pthread_mutex_unlock(&c->mu);
+		free(tr);
+		return ptw_error_set(err, rc, errno,
+				     "ptw_start: cannot install the crash "
+				     "handler (crash_path too long?)");
+	}
 	tr->session = ++c->next_session;
 	c->tr = tr;
 	c->stopping = 0;
@@ -305,6 +349,7 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 	rc = pthread_create(&tr->thread, NULL, ptw_tr_backend_main, tr);
 	if (rc) {
 		c->tr = NULL;
+		ptw_tr_crash_uninstall();
 		pthread_mutex_unlock(&c->mu);
 		ptw_writer_close(tr->w, NULL);
 		ptw_tr_backend_free(tr);
@@ -391,6 +436,7 @@ int ptw_stop_ex(struct ptw_error *err)
 	pthread_mutex_unlock(&c->mu);
 
 	pthread_join(tr->thread, NULL);
+	ptw_tr_crash_uninstall();
 
 	pthread_mutex_lock(&c->mu);
 	ptw_tr_stats_locked(tr, &c->last);
@@ -414,6 +460,56 @@ int ptw_stop_ex(struct ptw_error *err)
 }
 
 int ptw_stop(void) { return ptw_stop_ex(NULL); }
+
+/* ---- snapshots (flight recorder) --------------------------------------- */
+
+int ptw_snapshot_fd(int fd)
+{
+	if (fd < 0)
+		return PTW_ERR_INVALID;
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	struct ptw_tracer *tr = c->tr;
+	if (!tr || c->stopping || !tr->ring) {
+		pthread_mutex_unlock(&c->mu);
+		return PTW_ERR_STATE;
+	}
+	uint64_t session = tr->session;
+	/* one at a time: the backend holds one request */
+	while (c->tr && c->tr->session == session && !c->stopping &&
+	       tr->snap_busy)
+		pthread_cond_wait(&c->done, &c->mu);
+	if (!c->tr || c->tr->session != session || c->stopping) {
+		pthread_mutex_unlock(&c->mu);
+		return PTW_ERR_STATE;
+	}
+	struct ptw_tr_snap_req req = {.fd = fd, .done = 0, .rc = 0};
+	tr->snap_busy = 1;
+	tr->snap_req = &req;
+	pthread_cond_signal(&c->wake);
+	/* The backend completes every request before it exits (also when
+	 * ptw_stop() races with this call), so 'req' is always answered. */
+	while (!req.done)
+		pthread_cond_wait(&c->done, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	return req.rc;
+}
+
+int ptw_snapshot(const char *path)
+{
+	if (!path)
+		return PTW_ERR_INVALID;
+	if (!ptw_is_running())
+		return PTW_ERR_STATE;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return PTW_ERR_IO;
+	int rc = ptw_snapshot_fd(fd);
+	if (close(fd) != 0 && !rc)
+		rc = PTW_ERR_IO;
+	return rc;
+}
 
 void ptw_stop_atexit(void) { (void)ptw_stop_ex(NULL); }
 

@@ -4,6 +4,11 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "tracer_internal.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "writer_internal.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +134,8 @@ void ptw_tr_backend_free(struct ptw_tracer *tr)
 	free(tr->snap);
 	free(tr->threads);
 	free(tr->new_process_name);
+	free(tr->out_path);
+	tr->out_path = NULL;
 	tr->scratch = NULL;
 	tr->snap = NULL;
 	tr->threads = NULL;
@@ -304,6 +311,9 @@ static void ptw_tr_announce_drops(struct ptw_tracer *tr, struct ptw_tr_thread *t
 	if (total <= th->drops_announced || !th->seq)
 		return;
 	ptw_seq_mark_dropped(th->seq, total - th->drops_announced);
+	atomic_fetch_add_explicit(&tr->drops_announced,
+				  total - th->drops_announced,
+				  memory_order_relaxed);
 	th->drops_announced = total;
 	if (!th->drop_track) {
 		th->drop_track = ptw_writer_add_counter_track(
@@ -487,10 +497,12 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	uint64_t h, n = ptw_ring_peek(r, &h), done = 0;
 	uint64_t end = h + n, released = h;
 	uint64_t fast = 0; /* events of the fast path, counted once */
+	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
 	while (h < end) {
 		/* One-slot BEGIN, END and INSTANT (most of a trace) go to the
 		 * writer's scalar entry without decoding a whole record. */
 		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
+		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 		int f;
 		if (rec->extra == 0 && rec->kind <= PTW_I_K_INSTANT && th->seq &&
 		    !ptw_tr_general_only &&
@@ -516,6 +528,10 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	if (h != released)
 		ptw_ring_release(r, h);
 	ptw_tr_count_events(tr, fast);
+	/* A lagging ring may hold events older than anything else in the
+	 * ring's current piece: the snapshot prefix must begin before them. */
+	if (tr->ring && min_raw != UINT64_MAX)
+		ptw_i_writer_ring_note_ts(tr->w, ptw_tr_ts(tr, min_raw));
 	done = n;
 	return done;
 }
@@ -575,16 +591,93 @@ static void ptw_tr_publish_bytes(struct ptw_tracer *tr)
 			      memory_order_relaxed);
 }
 
+/* Every drop counted so far goes into the trace (snapshot, stop). */
+static void ptw_tr_announce_all(struct ptw_tracer *tr, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ptw_tr_thread *th = tr->snap[i];
+		if (!th)
+			continue; /* retired in this pass */
+		uint64_t total = atomic_load_explicit(&th->pub.dropped,
+						      memory_order_acquire);
+		if (total > th->drops_announced)
+			ptw_tr_announce_drops(
+				tr, th, total,
+				ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits)));
+	}
+}
+
+/* Writes a requested snapshot (after a drain pass) and answers it. */
+static void ptw_tr_serve_snapshot(struct ptw_tracer *tr,
+				  struct ptw_tr_snap_req *sr, size_t n)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	ptw_tr_announce_all(tr, n);
+	struct ptw_i_trace_stats st = {
+		.packet_loss = atomic_load_explicit(&tr->drops_announced,
+						    memory_order_relaxed)};
+	int rc = tr->rc ? tr->rc : ptw_i_writer_snapshot(tr->w, sr->fd, &st);
+	if (rc == PTW_ERR_NOMEM)
+		ptw_tr_check(tr, rc);
+	pthread_mutex_lock(&c->mu);
+	sr->rc = rc;
+	sr->done = 1;
+	tr->snap_req = NULL;
+	tr->snap_busy = 0;
+	pthread_cond_broadcast(&c->done);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Stop: the session's end in the output. Stream mode: a TraceStats packet
+ * after everything else; ring mode: the window, if an output was named. */
+static void ptw_tr_final_output(struct ptw_tracer *tr)
+{
+	struct ptw_i_trace_stats st = {
+		.packet_loss = atomic_load_explicit(&tr->drops_announced,
+						    memory_order_relaxed)};
+	if (tr->rc)
+		return;
+	if (!tr->ring) {
+		ptw_tr_check(tr, ptw_i_writer_trace_stats(tr->w, &st));
+		return;
+	}
+	int fd = tr->out_fd;
+	if (tr->out_path) {
+		fd = open(tr->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			  0666);
+		if (fd < 0) {
+			tr->rc = ptw_error_set(&tr->err, PTW_ERR_IO, errno,
+					       "cannot create %s", tr->out_path);
+			return;
+		}
+	}
+	if (fd < 0)
+		return; /* nothing named: the window goes with the session */
+	int rc = ptw_i_writer_snapshot(tr->w, fd, &st);
+	int e = errno;
+	if (rc && !tr->rc)
+		tr->rc = ptw_error_set(&tr->err, rc, rc == PTW_ERR_IO ? e : 0,
+				       "writing the flight recorder's window "
+				       "failed");
+	if ((tr->out_path || tr->out_close) && close(fd) != 0 && !tr->rc)
+		tr->rc = ptw_error_set(&tr->err, PTW_ERR_IO, errno,
+				       "closing the trace failed");
+}
+
 void *ptw_tr_backend_main(void *arg)
 {
 	struct ptw_tracer *tr = arg;
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
+	ptw_tr_backend_tid();
 	for (;;) {
+		/* The writer is touched only inside a pass (tracer_crash.c). */
+		ptw_tr_pass_begin();
 		pthread_mutex_lock(&c->mu);
 		size_t n = ptw_tr_snapshot_locked(tr);
 		int stop = tr->stop_req;
 		uint64_t freq = tr->flush_req;
+		struct ptw_tr_snap_req *sreq = tr->snap_req;
 		char *rename = tr->new_process_name;
 		tr->new_process_name = NULL;
 		pthread_mutex_unlock(&c->mu);
@@ -603,6 +696,7 @@ void *ptw_tr_backend_main(void *arg)
 						 memory_order_acquire)) {
 				ptw_tr_finish_thread(tr, th);
 				ptw_tr_retire(tr, th);
+				tr->snap[i] = NULL; /* freed: a snapshot skips it */
 				work++;
 				continue;
 			}
@@ -611,6 +705,8 @@ void *ptw_tr_backend_main(void *arg)
 		ptw_tr_async_pass(&tr->async);
 		if (stop)
 			break;
+		if (sreq)
+			ptw_tr_serve_snapshot(tr, sreq, n);
 		ptw_tr_publish_bytes(tr);
 		if (freq) {
 			pthread_mutex_lock(&c->mu);
@@ -627,6 +723,9 @@ void *ptw_tr_backend_main(void *arg)
 				pthread_mutex_unlock(&c->mu);
 			}
 		}
+		if (tr->crash && !tr->rc)
+			ptw_tr_check(tr, ptw_i_writer_crash_ready(tr->w));
+		ptw_tr_pass_end();
 		if (work) {
 			sleep_us = PTW_TR_MIN_SLEEP_US;
 			continue;
@@ -635,7 +734,7 @@ void *ptw_tr_backend_main(void *arg)
 		 * flush, rename and waiting producers signal 'wake'. */
 		pthread_mutex_lock(&c->mu);
 		if (!tr->stop_req && tr->flush_req == tr->flush_done &&
-		    !tr->new_process_name) {
+		    !tr->new_process_name && !tr->snap_req) {
 			struct timespec dl;
 			clock_gettime(CLOCK_MONOTONIC, &dl);
 			dl.tv_nsec += (long)sleep_us * 1000;
@@ -654,6 +753,15 @@ void *ptw_tr_backend_main(void *arg)
 	pthread_mutex_lock(&c->mu);
 	size_t n = ptw_tr_snapshot_locked(tr);
 	pthread_mutex_unlock(&c->mu);
+	/* a snapshot asked before the stop is written with every event */
+	pthread_mutex_lock(&c->mu);
+	struct ptw_tr_snap_req *sreq = tr->snap_req;
+	pthread_mutex_unlock(&c->mu);
+	if (sreq) {
+		for (size_t i = 0; i < n; i++)
+			ptw_tr_drain(tr, tr->snap[i]);
+		ptw_tr_serve_snapshot(tr, sreq, n);
+	}
 	for (size_t i = 0; i < n; i++) {
 		ptw_tr_finish_thread(tr, tr->snap[i]);
 		ptw_tr_retire(tr, tr->snap[i]);
@@ -662,6 +770,7 @@ void *ptw_tr_backend_main(void *arg)
 	atomic_fetch_add_explicit(&tr->invalid,
 				  ptw_tr_async_unmatched(&tr->async),
 				  memory_order_relaxed);
+	ptw_tr_final_output(tr);
 	ptw_tr_check(tr, ptw_writer_flush(tr->w));
 	struct ptw_writer_stats ws;
 	ptw_writer_get_stats(tr->w, &ws);
@@ -675,6 +784,8 @@ void *ptw_tr_backend_main(void *arg)
 	}
 	/* everything was flushed before close: the figure is final */
 	atomic_store_explicit(&tr->bytes, ws.bytes_written, memory_order_relaxed);
+
+	ptw_tr_pass_end();
 
 	pthread_mutex_lock(&c->mu);
 	tr->flush_done = tr->flush_req;

@@ -107,6 +107,13 @@ struct ptw_tr_tsc {
 	uint64_t mult;
 };
 
+/* A ptw_snapshot_fd() request, on the caller's stack until 'done'. */
+struct ptw_tr_snap_req {
+	int fd;
+	int done;
+	int rc;
+};
+
 /* One tracing session, from ptw_start to ptw_stop. */
 struct ptw_tracer {
 	uint64_t session;
@@ -119,8 +126,15 @@ struct ptw_tracer {
 	uint32_t clock_bits;          /* PTW_I_GEN_TSC / PTW_I_GEN_BOOT / 0 */
 	struct ptw_tr_tsc tsc;
 	int32_t pid;
+	int ring;                     /* PTW_MODE_RING */
+	int crash;                    /* cfg.crash_path set */
+	char *out_path;               /* ring mode: output at stop, owned */
+	int out_fd;                   /* ring mode: output fd at stop, or -1 */
+	int out_close;                /* close out_fd at stop */
 
 	/* under ctl mutex */
+	struct ptw_tr_snap_req *snap_req; /* pending snapshot (one at a time) */
+	int snap_busy;                /* a snapshot call is in progress */
 	struct ptw_tr_thread **threads;
 	size_t n_threads, cap_threads;
 	int stop_req;
@@ -135,6 +149,7 @@ struct ptw_tracer {
 	_Atomic uint64_t events;
 	_Atomic uint64_t invalid;
 	_Atomic uint64_t bytes;
+	_Atomic uint64_t drops_announced; /* drops in the trace so far */
 	uint64_t proc_track;
 	struct ptw_seq *ctl_seq;
 	struct ptw_map counters;   /* name pointer -> counter track */
@@ -182,6 +197,14 @@ void ptw_tr_thread_key_destructor(void *p);
 void *ptw_tr_backend_main(void *arg);
 int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name);
 void ptw_tr_backend_free(struct ptw_tracer *tr);
+
+/* tracer_crash.c: the backend's pass lock and the crash handler */
+int ptw_tr_pass_begin(void);
+void ptw_tr_pass_end(void);
+void ptw_tr_backend_tid(void);
+int ptw_tr_crash_install(struct ptw_tracer *tr, const char *path);
+void ptw_tr_crash_uninstall(void);
+void ptw_tr_crash_atfork_child(void);
 
 /* tsc.c */
 int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c);

@@ -28,6 +28,8 @@
 
 void ptw_tracks_free(struct ptw_tracks *t)
 {
+	free(t->last);
+	free(t->keep);
 	free(t->v);
 	free(t->pend);
 	free(t->str);
@@ -85,30 +87,122 @@ struct ptw_track_desc {
  * estimate used to bound the queue. */
 #define PTW_TRACK_REC_BYTES 32u
 
-/* Copies 'str' into the pending-string arena; returns 0 or -1. */
-static int ptw_track_put_str(struct ptw_tracks *t, const char *str,
-			     size_t *off, uint32_t *len)
+/* Copies n bytes into an arena; returns 0 or -1. */
+static int ptw_track_arena_put(char **arena, size_t *alen, size_t *acap,
+			       const char *str, size_t n, size_t *off,
+			       uint32_t *len)
 {
-	size_t n = strlen(str); /* checked <= PTW_MAX_STRING_LEN */
-	if (t->str_cap - t->str_len < n) {
-		size_t cap = t->str_cap ? t->str_cap : 1024;
-		while (cap - t->str_len < n) {
+	if (*acap - *alen < n) {
+		size_t cap = *acap ? *acap : 1024;
+		while (cap - *alen < n) {
 			if (cap > SIZE_MAX / 2)
 				return -1;
 			cap *= 2;
 		}
-		char *p = realloc(t->str, cap);
+		char *p = realloc(*arena, cap);
 		if (!p)
 			return -1;
-		t->str = p;
-		t->str_cap = cap;
+		*arena = p;
+		*acap = cap;
 	}
-	if (n) /* an empty first name leaves t->str NULL: no memcpy from/to NULL */
-		memcpy(t->str + t->str_len, str, n);
-	*off = t->str_len;
+	if (n) /* an empty first name leaves the arena NULL: no memcpy from/to NULL */
+		memcpy(*arena + *alen, str, n);
+	*off = *alen;
 	*len = (uint32_t)n;
-	t->str_len += n;
+	*alen += n;
 	return 0;
+}
+
+/* Copies 'str' into the pending-string arena; returns 0 or -1. */
+static int ptw_track_put_str(struct ptw_tracks *t, const char *str,
+			     size_t *off, uint32_t *len)
+{
+	/* strlen checked <= PTW_MAX_STRING_LEN */
+	return ptw_track_arena_put(&t->str, &t->str_len, &t->str_cap, str,
+				   strlen(str), off, len);
+}
+
+/* Flight recorder: remembers the descriptor just queued as the track's
+ * current one. Returns 0 or -1. */
+static int ptw_track_keep(struct ptw_tracks *t, const struct ptw_track_rec *r)
+{
+	if (r->uuid > t->last_cap) {
+		uint64_t cap = t->last_cap ? t->last_cap : 64;
+		while (cap < r->uuid)
+			cap *= 2;
+		if (cap > SIZE_MAX / sizeof(*t->last))
+			return -1;
+		struct ptw_track_rec *p = realloc(t->last, (size_t)cap * sizeof(*p));
+		if (!p)
+			return -1;
+		memset(p + t->last_cap, 0, (size_t)(cap - t->last_cap) * sizeof(*p));
+		t->last = p;
+		t->last_cap = cap;
+	}
+	struct ptw_track_rec *k = &t->last[r->uuid - 1];
+	uint64_t parent = k->uuid ? k->parent : r->parent; /* renames: none */
+	struct ptw_track_rec n = *r;
+	n.parent = parent;
+	if (r->has_name &&
+	    ptw_track_arena_put(&t->keep, &t->keep_len, &t->keep_cap,
+				t->str ? t->str + r->name_off : "", r->name_len,
+				&n.name_off, &n.name_len))
+		return -1;
+	if (!r->has_unit && k->uuid) {
+		n.has_unit = k->has_unit;
+		n.unit_off = k->unit_off;
+		n.unit_len = k->unit_len;
+	} else if (r->has_unit &&
+		   ptw_track_arena_put(&t->keep, &t->keep_len, &t->keep_cap,
+				       t->str ? t->str + r->unit_off : "",
+				       r->unit_len, &n.unit_off, &n.unit_len)) {
+		return -1;
+	}
+	*k = n;
+	return 0;
+}
+
+int ptw_w_requeue_tracks(struct ptw_writer *w)
+{
+	struct ptw_tracks *t = &w->tracks;
+	for (uint64_t i = 0; i < t->n && i < t->last_cap; i++) {
+		const struct ptw_track_rec *k = &t->last[i];
+		if (!k->uuid)
+			continue;
+		/* Bounded like ptw_track_defer: flush a full queue first. */
+		if (t->n_pend * PTW_TRACK_REC_BYTES + t->str_len >= w->flush_at) {
+			int rc = ptw_w_flush(w);
+			if (rc)
+				return rc;
+		}
+		if (t->n_pend == t->pend_cap) {
+			size_t cap = t->pend_cap ? t->pend_cap * 2 : 16;
+			void *p = cap <= SIZE_MAX / sizeof(*t->pend)
+					  ? realloc(t->pend, cap * sizeof(*t->pend))
+					  : NULL;
+			if (!p)
+				goto nomem;
+			t->pend = p;
+			t->pend_cap = cap;
+		}
+		struct ptw_track_rec *r = &t->pend[t->n_pend];
+		*r = *k;
+		if (k->has_name &&
+		    ptw_track_arena_put(&t->str, &t->str_len, &t->str_cap,
+					t->keep ? t->keep + k->name_off : "",
+					k->name_len, &r->name_off, &r->name_len))
+			goto nomem;
+		if (k->has_unit &&
+		    ptw_track_arena_put(&t->str, &t->str_len, &t->str_cap,
+					t->keep ? t->keep + k->unit_off : "",
+					k->unit_len, &r->unit_off, &r->unit_len))
+			goto nomem;
+		t->n_pend++;
+		w->stats.packets++;
+	}
+	return 0;
+nomem:
+	return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0, "track table: out of memory");
 }
 
 /* Queues a descriptor for the next flush. Returns 0 or NOMEM (sticky). */
@@ -152,6 +246,8 @@ static int ptw_track_defer(struct ptw_writer *w, const struct ptw_track_desc *d)
 			goto nomem;
 		r->has_unit = 1;
 	}
+	if (w->rs && ptw_track_keep(t, r))
+		goto nomem;
 	t->n_pend++;
 	w->stats.packets++; /* counted when queued: it will be written */
 	return 0;

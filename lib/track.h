@@ -55,6 +55,13 @@ struct ptw_tracks {
 	/* PTW_TRACK_ORDER_* bits: process / thread tracks have a rank
 	 * (want), the uuid-0 descriptor saying so was written (done). */
 	uint8_t order_want, order_done;
+	/* Flight-recorder mode only (writer_ring.c): every track's current
+	 * descriptor, to describe it again at the start of each piece
+	 * (strings are offsets into 'keep'; renames append). */
+	struct ptw_track_rec *last; /* last[uuid - 1]; has_name etc. as queued */
+	uint64_t last_cap;
+	char *keep;
+	size_t keep_len, keep_cap;
 };
 
 #define PTW_TRACK_ORDER_PROCESS 1u

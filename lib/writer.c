@@ -64,24 +64,71 @@ static int ptw_w_resolve_options(const struct ptw_writer_options *in,
 		o->max_interned = PTW_DEFAULT_MAX_INTERNED;
 	if (!o->flush_bytes)
 		o->flush_bytes = PTW_DEFAULT_FLUSH_BYTES;
-	if (!o->compress_level)
-		o->compress_level = PTW_DEFAULT_COMPRESS_LEVEL;
-	if (o->compress_level < 1 || o->compress_level > 9)
+	if (o->compress != PTW_COMPRESS_NONE &&
+	    o->compress != PTW_COMPRESS_DEFLATE && o->compress != PTW_COMPRESS_ZSTD)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "compress_level %d is not in 1..9",
-				     o->compress_level);
+				     "compress %d is not 0 (none), 1 (deflate) "
+				     "or 2 (zstd)", o->compress);
+	int zstd = o->compress == PTW_COMPRESS_ZSTD;
+	int max_level = zstd ? 19 : 9;
+	if (!o->compress_level)
+		o->compress_level = zstd ? PTW_DEFAULT_ZSTD_LEVEL
+					 : PTW_DEFAULT_COMPRESS_LEVEL;
+	if (o->compress_level < 1 || o->compress_level > max_level)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "%s compress_level %d is not in 1..%d",
+				     zstd ? "zstd" : "deflate",
+				     o->compress_level, max_level);
 	return 0;
 }
+
+static struct ptw_writer *ptw_w_open(int fd,
+				     const struct ptw_writer_options *opt,
+				     struct ptw_error *err);
 
 struct ptw_writer *ptw_writer_open_fd(int fd,
 				      const struct ptw_writer_options *opt,
 				      struct ptw_error *err)
 {
-	struct ptw_writer_options o;
 	if (fd < 0) {
 		ptw_error_set(err, PTW_ERR_INVALID, 0, "invalid fd %d", fd);
 		return NULL;
 	}
+	return ptw_w_open(fd, opt, err);
+}
+
+struct ptw_writer *ptw_i_writer_open_ring(const struct ptw_writer_options *opt,
+					  uint64_t ring_bytes,
+					  struct ptw_error *err)
+{
+	struct ptw_writer_options o;
+	if (opt)
+		o = *opt;
+	else
+		memset(&o, 0, sizeof(o));
+	o.close_fd = 0;
+	struct ptw_writer *w = ptw_w_open(-1, &o, err);
+	if (!w)
+		return NULL;
+	int rc = ptw_i_writer_ring_enable(w, ring_bytes);
+	if (rc) {
+		ptw_error_set(err, rc, 0,
+			      rc == PTW_ERR_NOMEM ? "flight recorder: cannot "
+						    "allocate %llu bytes"
+						  : "flight recorder: ring_bytes "
+						    "%llu is below 64 KiB",
+			      (unsigned long long)ring_bytes);
+		ptw_writer_close(w, NULL);
+		return NULL;
+	}
+	return w;
+}
+
+static struct ptw_writer *ptw_w_open(int fd,
+				     const struct ptw_writer_options *opt,
+				     struct ptw_error *err)
+{
+	struct ptw_writer_options o;
 	if (ptw_w_resolve_options(opt, &o, err) != 0)
 		return NULL;
 	struct ptw_writer *w = calloc(1, sizeof(*w));
@@ -102,7 +149,7 @@ struct ptw_writer *ptw_writer_open_fd(int fd,
 	int ok = ptw_pb_buf_init(&w->pend, init + 64 * 1024) == 0 &&
 		 ptw_pb_buf_init(&w->dbuf, 1024) == 0;
 	if (ok && o.compress) {
-		w->defl = ptw_deflate_create(o.compress_level);
+		w->defl = ptw_deflate_create(o.compress, o.compress_level);
 		ok = w->defl != NULL;
 	}
 	if (ok) {
@@ -167,6 +214,8 @@ int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event)
 
 static int ptw_w_write(struct ptw_writer *w, const void *p, size_t n)
 {
+	if (w->rs)
+		return ptw_w_ring_write(w, p, n);
 	if (ptw_sink_write(&w->sink, p, n) != 0)
 		return ptw_i_writer_fail(w, PTW_ERR_IO, w->sink.failed_errno,
 					 "trace write failed after %llu bytes",
@@ -188,7 +237,7 @@ static int ptw_w_write_batch(struct ptw_writer *w, const uint8_t *p, size_t n)
 	int rc = ptw_deflate_batch(w->defl, p, n, &out, &out_len);
 	if (rc)
 		return ptw_i_writer_fail(w, rc == PTW_ERR_NOMEM ? rc : PTW_ERR_IO,
-					 0, "deflate failed");
+					 0, "compression failed");
 	rc = ptw_w_write(w, out, out_len);
 	if (!rc)
 		w->stats.compressed_batches++;
@@ -219,7 +268,8 @@ int ptw_w_flush(struct ptw_writer *w)
 	if (w->tracks.n_pend)
 		rc = ptw_w_flush_tracks(w);
 	if (!w->pend.len)
-		return rc;
+		return !rc && w->rs && w->ring_cut_due ? ptw_w_ring_after_flush(w)
+							: rc;
 	if (!rc)
 		rc = ptw_w_emit(w, w->pend.data, w->pend.len, w->last_pkt);
 	if (!rc && w->pend_has_event && !w->stats.first_output_ns) {
@@ -232,6 +282,8 @@ int ptw_w_flush(struct ptw_writer *w)
 	w->pend.len = 0;
 	w->last_pkt = 0;
 	w->pend_has_event = 0;
+	if (!rc && w->rs)
+		rc = ptw_w_ring_after_flush(w);
 	return rc;
 }
 
@@ -304,6 +356,8 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_deflate_destroy(w->defl);
 	ptw_pb_buf_free(&w->pend);
 	ptw_pb_buf_free(&w->dbuf);
+	ptw_rstore_destroy(w->rs);
+	free(w->ring_open);
 	free(w);
 	return rc;
 }

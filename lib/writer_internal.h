@@ -4,6 +4,8 @@
 #ifndef PTW_WRITER_INTERNAL_H
 #define PTW_WRITER_INTERNAL_H
 
+#include <stdint.h>
+
 #include "ptw/writer.h"
 
 /* Which kind of timestamps a writer carries. Host-time events (the sim and
@@ -36,6 +38,57 @@ int ptw_i_writer_set_close_hook(struct ptw_writer *w,
 /* Clock-stream buffering figures, reported by ptw_writer_get_stats(). */
 void ptw_i_writer_note_clock_peak(struct ptw_writer *w, uint64_t records,
 				  uint64_t bytes);
+
+/* ---- flight-recorder mode and TraceStats (writer_ring.c) ------------ */
+
+struct ptw_pb_buf;
+
+/* What a TraceStats packet reports besides the writer's own figures. */
+struct ptw_i_trace_stats {
+	uint64_t packet_loss; /* events lost (BufferStats.trace_writer_packet_loss) */
+};
+
+/* Turns a freshly opened writer (no tracks, no events yet) into a flight
+ * recorder: output goes into a ring of 'ring_bytes' (>= 64 KiB) instead of
+ * the fd. Returns 0, PTW_ERR_STATE, PTW_ERR_INVALID or PTW_ERR_NOMEM. */
+int ptw_i_writer_ring_enable(struct ptw_writer *w, uint64_t ring_bytes);
+/* A writer without an fd, in flight-recorder mode from the start. NULL
+ * with *err filled on failure. */
+struct ptw_writer *ptw_i_writer_open_ring(const struct ptw_writer_options *opt,
+					  uint64_t ring_bytes,
+					  struct ptw_error *err);
+int ptw_i_writer_is_ring(const struct ptw_writer *w);
+/* Flushes into the ring and prepares the snapshot prefix. */
+int ptw_i_writer_ring_prepare(struct ptw_writer *w);
+/* Writes the window (prefix, pieces, with 'pend' the pending packets, and
+ * a TraceStats packet if 'st') to fd, with write() only: callable from
+ * the crash handler while the writer is not in use. 0 or PTW_ERR_IO. */
+int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
+			      const struct ptw_i_trace_stats *st, int pend);
+/* Stream mode: writes the packets not yet written (and a TraceStats
+ * packet) to fd, with write() only (the crash handler). */
+int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
+			       const struct ptw_i_trace_stats *st);
+/* Between passes of the backend, with a crash handler installed: writes
+ * the queued track descriptors and (ring mode) brings the snapshot prefix
+ * up to date, so that the handler only has bytes to write. */
+int ptw_i_writer_crash_ready(struct ptw_writer *w);
+/* Ring mode: events as early as 'ts' were just written (the snapshot
+ * prefix begins open slices no later than the earliest event held). */
+void ptw_i_writer_ring_note_ts(struct ptw_writer *w, uint64_t ts);
+/* ptw_i_writer_ring_prepare + ptw_i_writer_write_window (no error in the
+ * writer's record when the fd fails: the ring goes on). */
+int ptw_i_writer_snapshot(struct ptw_writer *w, int fd,
+			  const struct ptw_i_trace_stats *st);
+/* Appends a TraceStats packet (loss, buffer figures, one WriterStats per
+ * sequence, so that trace_processor counts each sequence's loss flags) to
+ * the pending packets. */
+int ptw_i_writer_trace_stats(struct ptw_writer *w,
+			     const struct ptw_i_trace_stats *st);
+/* The same packet into 'b', or (b NULL) to fd with write() only. */
+int ptw_i_writer_put_trace_stats(const struct ptw_writer *w,
+				 const struct ptw_i_trace_stats *st, int fd,
+				 struct ptw_pb_buf *b);
 
 /* Records an error in the writer's error record (code, errno, message) and
  * returns code; NOMEM and IO become sticky. */

@@ -11,6 +11,7 @@
 #include "intern.h"
 #include "ptw/pb.h"
 #include "ptw/writer.h"
+#include "ring_store.h"
 #include "sink.h"
 #include "track.h"
 #include "writer_internal.h"
@@ -88,6 +89,17 @@ struct ptw_writer {
 	 * processor rejects a snapshot whose trace-clock reading is lower. */
 	uint64_t last_snapshot;
 
+	/* Flight-recorder mode (writer_ring.c): output goes into this store
+	 * instead of the sink. NULL: stream to the fd. */
+	struct ptw_rstore *rs;
+	uint32_t prefix_seq_id;        /* sequence of the snapshot prefix */
+	int ring_discard;              /* drop output until the next cut */
+	int ring_cut_due;              /* start a new piece after this flush */
+	int ring_open_pending;         /* the new piece's open slices are
+					* noted at its first checkpoint */
+	struct ptw_rs_open *ring_open; /* scratch for cuts */
+	size_t ring_open_cap;
+
 	enum ptw_i_mode mode;
 	int (*close_fn)(void *ctx);
 	void (*free_fn)(void *ctx);
@@ -121,11 +133,25 @@ int ptw_w_flush(struct ptw_writer *w);
 int ptw_w_emit(struct ptw_writer *w, const uint8_t *data, size_t len,
 	       size_t last);
 
+/* ---- writer_ring.c: flight-recorder mode ----------------------------- */
+
+/* Stores 'n' output bytes in the ring (instead of writing them). */
+int ptw_w_ring_write(struct ptw_writer *w, const uint8_t *p, size_t n);
+/* After each flush: starts a new piece when the current one is full. */
+int ptw_w_ring_after_flush(struct ptw_writer *w);
+/* A checkpoint for an event at 'ts' goes into the current piece. */
+void ptw_w_ring_note_checkpoint(struct ptw_writer *w, uint64_t ts);
+/* Notes the slices open at the start of the current piece. */
+void ptw_w_ring_note_open(struct ptw_writer *w);
+
 /* ---- track.c: descriptors ------------------------------------------- */
 
 /* Encodes and writes the queued descriptors (called first by
  * ptw_w_flush). Returns 0 or the sticky error. */
 int ptw_w_flush_tracks(struct ptw_writer *w);
+/* Flight recorder: queues the current descriptor of every track again
+ * (a new piece describes every track). Returns 0 or the sticky error. */
+int ptw_w_requeue_tracks(struct ptw_writer *w);
 
 /* ---- seq.c: sequence state ------------------------------------------ */
 
@@ -135,5 +161,9 @@ void ptw_w_seq_free(struct ptw_seq *s);
 /* Writes the sequence's first packet or a due checkpoint before an event
  * at 'ts'. Returns 0 or an error (nothing written on INVALID). */
 int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts);
+/* The body of a checkpoint packet (CLEARED, defaults, clock snapshot at
+ * x), appended to 'b' inside an open packet. */
+void ptw_w_encode_checkpoint(struct ptw_pb_buf *b, uint32_t seq_id, int first,
+			     int dropped, uint64_t default_track, uint64_t x);
 
 #endif /* PTW_WRITER_STATE_H */

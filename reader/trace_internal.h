@@ -37,6 +37,9 @@ struct seq {
 	int has_thread_track;   /* thread descriptor seen on this sequence */
 	uint64_t thread_track;
 	struct ptw_u64map incr;/* counter uuid -> double* running sum */
+	/* packets with previous_packet_dropped after the sequence's first
+	 * packet (TP's SequenceScopedState.previous_packet_dropped_count) */
+	uint64_t loss_count;
 };
 
 /* An event whose iids did not all resolve at tokenization: resolved again
@@ -79,6 +82,7 @@ struct ptw_trace {
 	struct ptw_trace_options opt;
 	uint64_t packet_index;
 	uint32_t batch_no;
+	int codec;              /* 0: no batch yet, 1: deflate, 2: zstd */
 	int nomem;
 	int stopped;            /* the on_packet callback asked to stop */
 	size_t n_notes;         /* informational diagnostics recorded */

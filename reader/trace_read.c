@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "pb_wire.h"
 
@@ -263,7 +264,11 @@ static int scan_packet(const uint8_t *data, size_t len, struct raw_scan *r)
 			r->n_payloads++;
 			break;
 		case F_ZSTD:
+			if (f.wt != 2)
+				return -1;
 			r->has_zstd = 1;
+			r->compressed = f.data;
+			r->compressed_len = f.len;
 			r->n_payloads++;
 			break;
 		case F_TRACK_DESCRIPTOR:
@@ -295,6 +300,7 @@ struct pkt {
 	struct seq *s;	 /* NULL when seq_id is 0 */
 	uint32_t flags;	 /* sequence_flags */
 	int cleared;	 /* CLEARED flag or deprecated bool */
+	int seq_new;	 /* the sequence's first packet */
 	struct ptw_trace_packet_info *info;
 };
 
@@ -333,6 +339,7 @@ static int step_sequence(struct ptw_trace *t, struct pkt *k)
 		k->s = get_seq(t, k->seq_id, &is_new);
 		if (!k->s)
 			return STEP_STOP;
+		k->seq_new = is_new;
 		if (is_new && !k->cleared)
 			ptw_i_trace_diag(t, PTW_TRACE_DIAG_FIRST_NOT_CLEARED,
 					 k->at, k->seq_id,
@@ -344,6 +351,10 @@ static int step_sequence(struct ptw_trace *t, struct pkt *k)
 	int loss = p->has_previous_packet_dropped && p->previous_packet_dropped;
 	if (loss)
 		t->stats.previous_packet_dropped++;
+	/* proto_trace_reader.cc: the flag counts for the sequence's packet
+	 * loss only on a packet after its first one */
+	if (loss && s && !k->seq_new)
+		s->loss_count++;
 	if (k->cleared) {
 		t->stats.checkpoints++;
 		if (!s) {
@@ -656,6 +667,53 @@ static int step_payload(struct ptw_trace *t, struct pkt *k)
 	return t->nomem ? STEP_STOP : STEP_DONE;
 }
 
+/* TraceStats (after the clock snapshot, before the NEEDS check, as in
+ * ProtoTraceReader::ParsePacket): the buffer figures, and per buffer the
+ * loss flags counted so far on the sequences its WriterStats name
+ * (ParseTraceStats). */
+static int step_trace_stats(struct ptw_trace *t, struct pkt *k)
+{
+	const Perfetto__Protos__TracePacket *p = k->p;
+	if (p->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS ||
+	    !p->trace_stats)
+		return STEP_NEXT;
+	const Perfetto__Protos__TraceStats *ts = p->trace_stats;
+	struct ptw_trace_stats *st = &t->stats;
+	st->trace_stats_packets++;
+	st->n_buffers = ts->n_buffer_stats < PTW_TRACE_MAX_BUFFERS
+				? (uint32_t)ts->n_buffer_stats
+				: PTW_TRACE_MAX_BUFFERS;
+	for (size_t i = 0; i < st->n_buffers; i++) {
+		const Perfetto__Protos__TraceStats__BufferStats *b =
+			ts->buffer_stats[i];
+		struct ptw_trace_buf_stats *o = &st->buf[i];
+		o->buffer_size = b->buffer_size;
+		o->bytes_written = b->bytes_written;
+		o->bytes_overwritten = b->bytes_overwritten;
+		o->chunks_written = b->chunks_written;
+		o->chunks_overwritten = b->chunks_overwritten;
+		o->trace_writer_packet_loss = b->trace_writer_packet_loss;
+	}
+	uint64_t loss[PTW_TRACE_MAX_BUFFERS] = {0};
+	int named[PTW_TRACE_MAX_BUFFERS] = {0};
+	for (size_t i = 0; i < ts->n_writer_stats; i++) {
+		const Perfetto__Protos__TraceStats__WriterStats *w =
+			ts->writer_stats[i];
+		struct seq *s = ptw_u64map_get(&t->seqs, (uint32_t)w->sequence_id);
+		if (!s || w->buffer >= PTW_TRACE_MAX_BUFFERS)
+			continue;
+		loss[w->buffer] += s->loss_count;
+		named[w->buffer] = 1;
+	}
+	for (size_t i = 0; i < PTW_TRACE_MAX_BUFFERS; i++) {
+		if (!named[i])
+			continue;
+		st->buf[i].sequence_packet_loss = loss[i];
+		st->buf[i].has_sequence_stats = 1;
+	}
+	return STEP_DONE;
+}
+
 /* Tokenizes one (non-batch) TracePacket in the order of
  * ProtoTraceReader::ParsePacket (perfetto-wire.md 3.1). Returns 0, or -1
  * to stop the walk (fatal, out of memory, or the callback asked). */
@@ -664,8 +722,9 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 			  const struct raw_scan *raw)
 {
 	static int (*const steps[])(struct ptw_trace *, struct pkt *) = {
-		step_sequence, step_defaults,  step_interned, step_snapshot,
-		step_needs,    step_timestamp, step_payload,
+		step_sequence, step_defaults,	 step_interned,
+		step_snapshot, step_trace_stats, step_needs,
+		step_timestamp, step_payload,
 	};
 	struct ptw_trace_packet_info info;
 	memset(&info, 0, sizeof(info));
@@ -841,6 +900,79 @@ static int inflate_batch(struct ptw_trace *t, const struct pos *at,
 	return -1;
 }
 
+/* Decompresses one zstd_compressed_packets field: exactly one complete
+ * zstd frame, nothing after it (util::FrameMode::kSingleFrame). Returns
+ * 0 and a malloc'd buffer, or -1 (fatal set) / -2 (out of memory). */
+static int unzstd_batch(struct ptw_trace *t, const struct pos *at,
+			const uint8_t *in, size_t in_len, uint8_t **out,
+			size_t *out_len)
+{
+	*out = NULL;
+	*out_len = 0;
+	if (in_len == 0) {
+		ptw_i_trace_set_fatal(t, at,
+				      "empty zstd_compressed_packets field");
+		return -1;
+	}
+	ZSTD_DCtx *z = ZSTD_createDCtx();
+	if (!z)
+		return -2;
+	size_t cap = in_len * 4 < 65536 ? 65536 : in_len * 4;
+	uint8_t *buf = malloc(cap);
+	if (!buf) {
+		ZSTD_freeDCtx(z);
+		return -2;
+	}
+	ZSTD_inBuffer ib = {in, in_len, 0};
+	ZSTD_outBuffer ob = {buf, cap, 0};
+	const char *why = NULL;
+	for (;;) {
+		size_t r = ZSTD_decompressStream(z, &ob, &ib);
+		if (ZSTD_isError(r)) {
+			why = ZSTD_getErrorName(r);
+			break;
+		}
+		if (r == 0) { /* the frame is complete */
+			if (ib.pos != ib.size)
+				why = "bytes after the zstd frame";
+			break;
+		}
+		if (ob.pos == ob.size) {
+			if (cap >= MAX_INFLATED) {
+				why = "the batch decompresses to more than 1 GiB";
+				break;
+			}
+			size_t nc = cap * 2;
+			uint8_t *nb = realloc(buf, nc);
+			if (!nb) {
+				free(buf);
+				ZSTD_freeDCtx(z);
+				return -2;
+			}
+			buf = nb;
+			cap = nc;
+			ob.dst = buf;
+			ob.size = cap;
+		} else if (ib.pos == ib.size) {
+			why = "the zstd frame is cut short";
+			break;
+		}
+	}
+	ZSTD_freeDCtx(z);
+	if (why) {
+		free(buf);
+		ptw_i_trace_set_fatal(t, at,
+				      "zstd_compressed_packets does not "
+				      "decompress (one complete frame "
+				      "expected): %s",
+				      why);
+		return -1;
+	}
+	*out = buf;
+	*out_len = ob.pos;
+	return 0;
+}
+
 static int process_batch(struct ptw_trace *t, const struct pos *at,
 			 const uint8_t *pkt, size_t pkt_len,
 			 const struct raw_scan *raw)
@@ -852,17 +984,27 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 			"batch");
 		return -1;
 	}
-	if (raw->has_zstd) {
-		ptw_i_trace_set_fatal(
-			t, at,
-			"zstd_compressed_packets is not supported by "
-			"ptw (and must not be mixed with deflate)");
+	/* proto_trace_tokenizer.cc: one codec per trace */
+	int codec = raw->has_zstd ? 2 : 1;
+	if (raw->has_zstd && raw->has_compressed) {
+		ptw_i_trace_set_fatal(t, at,
+				      "a packet carries both compressed_packets "
+				      "and zstd_compressed_packets");
 		return -1;
 	}
+	if (t->codec && t->codec != codec) {
+		ptw_i_trace_set_fatal(t, at,
+				      "a trace must not mix compressed_packets "
+				      "and zstd_compressed_packets");
+		return -1;
+	}
+	t->codec = codec;
 	uint8_t *buf = NULL;
 	size_t n = 0;
-	int r = inflate_batch(t, at, raw->compressed, raw->compressed_len, &buf,
-			      &n);
+	int r = raw->has_zstd ? unzstd_batch(t, at, raw->compressed,
+					     raw->compressed_len, &buf, &n)
+			      : inflate_batch(t, at, raw->compressed,
+					      raw->compressed_len, &buf, &n);
 	if (r == -2) {
 		t->nomem = 1;
 		return -1;
@@ -871,6 +1013,7 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 		return -1;
 	t->batch_no++;
 	t->stats.batches++;
+	t->stats.zstd_batches += raw->has_zstd;
 	t->stats.inflated_bytes += n;
 
 	struct ptw_trace_packet_info info;

@@ -193,6 +193,8 @@ struct ptw_trace_track {
 
 /* ---- statistics ------------------------------------------------------ */
 
+#define PTW_TRACE_MAX_BUFFERS 8
+
 /* Counts of the whole file. The second block carries trace_processor's
  * stat names (perfetto-wire.md 3.13): a trace ptw writes keeps them all 0. */
 struct ptw_trace_stats {
@@ -201,7 +203,9 @@ struct ptw_trace_stats {
 				     * the file was not gzip */
 	uint64_t records;           /* top-level Trace.packet records */
 	uint64_t packets;           /* TracePackets, inner ones included */
-	uint64_t batches;           /* compressed_packets records */
+	uint64_t batches;           /* compressed_packets and
+				     * zstd_compressed_packets records */
+	uint64_t zstd_batches;      /* of which zstd_compressed_packets */
 	uint64_t batch_packets;     /* packets inside batches */
 	uint64_t inflated_bytes;    /* sum of inflated batch sizes */
 	uint64_t skipped_fields;    /* top-level non-packet fields skipped */
@@ -244,6 +248,28 @@ struct ptw_trace_stats {
 	uint64_t trace_sorter_negative_timestamp_dropped;
 	uint64_t packed_repeated_fields; /* ptw: packed encoding of a repeated
 					  * field TP reads unpacked */
+
+	/* TraceStats packets, read as ProtoTraceReader::ParseTraceStats
+	 * reads them (each packet sets the values again: the last wins).
+	 * Index = buffer number (buffer_stats order, WriterStats.buffer);
+	 * buffers past PTW_TRACE_MAX_BUFFERS are not modelled. */
+	uint64_t trace_stats_packets;
+	uint32_t n_buffers;         /* buffer_stats entries of the last one */
+	struct ptw_trace_buf_stats {
+		uint64_t buffer_size;
+		uint64_t bytes_written;
+		uint64_t bytes_overwritten;
+		uint64_t chunks_written;
+		uint64_t chunks_overwritten;
+		/* traced_buf_trace_writer_packet_loss (severity data_loss) */
+		uint64_t trace_writer_packet_loss;
+		/* traced_buf_sequence_packet_loss (data_loss): the loss
+		 * flags seen so far, in file order, on the sequences the
+		 * WriterStats name for this buffer, each sequence's first
+		 * packet not counted */
+		uint64_t sequence_packet_loss;
+		int has_sequence_stats; /* a WriterStats named this buffer */
+	} buf[PTW_TRACE_MAX_BUFFERS];
 };
 
 /* ---- diagnostics ----------------------------------------------------- */

@@ -38,6 +38,18 @@ Test(pb_fields, field_numbers_match_the_proto)
 	FIELD(trace_packet, "clock_snapshot", PTW_F_PKT_CLOCK_SNAPSHOT);
 	FIELD(trace_packet, "track_event", PTW_F_PKT_TRACK_EVENT);
 	FIELD(trace_packet, "compressed_packets", PTW_F_PKT_COMPRESSED_PACKETS);
+	FIELD(trace_packet, "zstd_compressed_packets", PTW_F_PKT_ZSTD_COMPRESSED_PACKETS);
+	FIELD(trace_packet, "trace_stats", PTW_F_PKT_TRACE_STATS);
+	FIELD(trace_stats, "buffer_stats", PTW_F_TS_BUFFER_STATS);
+	FIELD(trace_stats, "writer_stats", PTW_F_TS_WRITER_STATS);
+	FIELD(trace_stats__buffer_stats, "buffer_size", PTW_F_BS_BUFFER_SIZE);
+	FIELD(trace_stats__buffer_stats, "bytes_written", PTW_F_BS_BYTES_WRITTEN);
+	FIELD(trace_stats__buffer_stats, "bytes_overwritten", PTW_F_BS_BYTES_OVERWRITTEN);
+	FIELD(trace_stats__buffer_stats, "chunks_written", PTW_F_BS_CHUNKS_WRITTEN);
+	FIELD(trace_stats__buffer_stats, "chunks_overwritten", PTW_F_BS_CHUNKS_OVERWRITTEN);
+	FIELD(trace_stats__buffer_stats, "trace_writer_packet_loss", PTW_F_BS_TRACE_WRITER_PACKET_LOSS);
+	FIELD(trace_stats__writer_stats, "sequence_id", PTW_F_WS_SEQUENCE_ID);
+	FIELD(trace_stats__writer_stats, "buffer", PTW_F_WS_BUFFER);
 	FIELD(trace_packet, "track_descriptor", PTW_F_PKT_TRACK_DESCRIPTOR);
 	FIELD(trace_packet, "trusted_packet_sequence_id", PTW_F_PKT_SEQUENCE_ID);
 	FIELD(trace_packet, "interned_data", PTW_F_PKT_INTERNED_DATA);

@@ -215,3 +215,109 @@ Test(writer_deflate, large_trace_cut_at_many_offsets_decodes_a_prefix)
 		free(b);
 	}
 }
+
+/* ---- zstd ------------------------------------------------------------ */
+
+#include "trace_check.h"
+#include "trace_read.h"
+
+Test(writer_zstd, batches_decode_to_the_same_events_and_pass_the_checker)
+{
+	int n = small_scale() ? 200 : 2000;
+	size_t raw_len, z_len, d_len;
+	uint8_t *raw = write_workload(NULL, n, &raw_len, NULL);
+	struct ptw_writer_options o = {.compress = PTW_COMPRESS_ZSTD,
+				       .flush_bytes = 16 * 1024,
+				       .checkpoint_packets = 1000};
+	struct ptw_writer_stats st;
+	uint8_t *z = write_workload(&o, n, &z_len, &st);
+	o.compress = PTW_COMPRESS_DEFLATE;
+	uint8_t *d = write_workload(&o, n, &d_len, NULL);
+	struct tw_trace a, b;
+	cr_assert_eq(tw_decode(&a, raw, raw_len), 0, "%s", a.err);
+	cr_assert_eq(tw_decode(&b, z, z_len), 0, "%s", b.err);
+	cr_assert_gt(b.n_zstd, 1);
+	cr_assert_eq(b.n_zstd, b.n_compressed);
+	cr_assert_eq(b.n_compressed, st.compressed_batches);
+	cr_assert_lt(z_len, d_len, "zstd %zu bytes, deflate %zu", z_len, d_len);
+	expect_same_events(&a, &b);
+	/* the reader library decodes it too, and the checker passes it */
+	struct ptw_error err;
+	struct ptw_trace *t = ptw_trace_load_mem(z, z_len, "zstd", NULL, &err);
+	cr_assert_not_null(t, "%s", err.msg);
+	cr_assert_eq(ptw_trace_check(t, PTW_CHECK_COMPLETE, &err), 0, "%s", err.msg);
+	const struct ptw_trace_stats *ts = ptw_trace_stats(t);
+	cr_assert_eq(ts->zstd_batches, b.n_zstd);
+	cr_assert_eq(ts->events, a.n_ev);
+	ptw_trace_free(t);
+	tw_trace_free(&a);
+	tw_trace_free(&b);
+	free(raw);
+	free(z);
+	free(d);
+}
+
+Test(writer_zstd, levels_are_checked_per_codec)
+{
+	struct ptw_error err;
+	struct ptw_writer_options o = {.compress = PTW_COMPRESS_ZSTD,
+				       .compress_level = 19};
+	struct ptw_writer *w = ptw_writer_open("/dev/null", &o, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	cr_assert_eq(ptw_writer_close(w, NULL), 0);
+	o.compress_level = 20;
+	cr_assert_null(ptw_writer_open("/dev/null", &o, &err));
+	cr_assert_eq(err.code, PTW_ERR_INVALID);
+	o.compress = PTW_COMPRESS_DEFLATE;
+	o.compress_level = 10;
+	cr_assert_null(ptw_writer_open("/dev/null", &o, &err));
+	o.compress = 3;
+	o.compress_level = 0;
+	cr_assert_null(ptw_writer_open("/dev/null", &o, &err));
+	cr_assert_eq(err.code, PTW_ERR_INVALID);
+}
+
+Test(writer_zstd, batches_stay_under_512_kb_and_a_cut_file_decodes_a_prefix)
+{
+	int n = small_scale() ? 1500 : 6000;
+	size_t z_len;
+	struct ptw_writer_options o = {.compress = PTW_COMPRESS_ZSTD,
+				       .compress_level = 1,
+				       .flush_bytes = 8u << 20,
+				       .checkpoint_packets = 64};
+	uint8_t *z = write_workload(&o, n, &z_len, NULL);
+	struct tw_trace full;
+	cr_assert_eq(tw_decode(&full, z, z_len), 0, "%s", full.err);
+	cr_assert_eq(full.n_ev, (size_t)n * 7);
+	cr_assert_gt(full.n_zstd, 1);
+	cr_assert_lt(full.max_compressed_record, 512u * 1000u);
+	size_t step = z_len / 25 + 1;
+	for (size_t cut = 0; cut <= z_len; cut += step)
+		check_prefix(z, cut, &full);
+	tw_trace_free(&full);
+	free(z);
+}
+
+Test(writer_zstd, the_reader_refuses_deflate_and_zstd_in_one_file)
+{
+	size_t z_len, d_len;
+	struct ptw_writer_options o = {.compress = PTW_COMPRESS_ZSTD};
+	uint8_t *z = write_workload(&o, 50, &z_len, NULL);
+	o.compress = PTW_COMPRESS_DEFLATE;
+	uint8_t *d = write_workload(&o, 50, &d_len, NULL);
+	uint8_t *both = malloc(z_len + d_len);
+	cr_assert_not_null(both);
+	memcpy(both, d, d_len);
+	memcpy(both + d_len, z, z_len);
+	struct ptw_error err;
+	struct ptw_trace *t = ptw_trace_load_mem(both, z_len + d_len, "mixed",
+						 NULL, &err);
+	cr_assert_not_null(t, "%s", err.msg);
+	cr_assert_not_null(ptw_trace_fatal(t));
+	cr_assert(strstr(ptw_trace_fatal(t)->msg, "mix") != NULL, "%s",
+		  ptw_trace_fatal(t)->msg);
+	ptw_trace_free(t);
+	free(both);
+	free(z);
+	free(d);
+}

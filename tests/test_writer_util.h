@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "ptw_trace.pb-c.h"
 
@@ -88,7 +89,10 @@ struct tw_trace {
 	size_t n_cleared;
 	size_t n_dropped_marks;
 	size_t n_compressed;
+	size_t n_zstd;        /* of which zstd_compressed_packets */
 	size_t max_compressed_record; /* bytes incl. tag+len */
+	size_t n_trace_stats; /* TraceStats packets */
+	uint64_t writer_packet_loss; /* last TraceStats, buffer 0 */
 	size_t n_snapshots;
 	uint64_t last_snapshot;
 	size_t consumed;      /* bytes of complete records */
@@ -257,6 +261,29 @@ static inline int tw_inflate(struct tw_trace *t, const uint8_t *p, size_t n)
 		return tw_fail(t, "bytes after the compressed stream");
 	}
 	int rc = tw_records(t, out, len, 1);
+	free(out);
+	return rc;
+}
+
+/* One complete zstd frame, nothing after it (as trace_processor). */
+static inline int tw_unzstd(struct tw_trace *t, const uint8_t *p, size_t n)
+{
+	unsigned long long sz = ZSTD_getFrameContentSize(p, n);
+	if (sz == ZSTD_CONTENTSIZE_ERROR || sz == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    sz > (1u << 30))
+		return tw_fail(t, "zstd frame without a usable content size");
+	size_t fsz = ZSTD_findFrameCompressedSize(p, n);
+	if (ZSTD_isError(fsz) || fsz != n)
+		return tw_fail(t, "not exactly one zstd frame");
+	uint8_t *out = malloc(sz ? (size_t)sz : 1);
+	if (!out)
+		return tw_fail(t, "out of memory");
+	size_t got = ZSTD_decompress(out, (size_t)sz, p, n);
+	if (ZSTD_isError(got) || got != sz) {
+		free(out);
+		return tw_fail(t, "zstd decompression failed");
+	}
+	int rc = tw_records(t, out, got, 1);
 	free(out);
 	return rc;
 }
@@ -455,10 +482,17 @@ static inline int tw_packet(struct tw_trace *t, const uint8_t *p, size_t n)
 		return tw_fail(t, "packet %zu does not decode", t->n_packets);
 	int rc = 0;
 	t->n_packets++;
-	if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_COMPRESSED_PACKETS) {
+	if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_COMPRESSED_PACKETS ||
+	    pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_ZSTD_COMPRESSED_PACKETS) {
 		t->n_compressed++;
-		rc = tw_inflate(t, pk->compressed_packets.data,
-				pk->compressed_packets.len);
+		if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_ZSTD_COMPRESSED_PACKETS) {
+			t->n_zstd++;
+			rc = tw_unzstd(t, pk->zstd_compressed_packets.data,
+				       pk->zstd_compressed_packets.len);
+		} else {
+			rc = tw_inflate(t, pk->compressed_packets.data,
+					pk->compressed_packets.len);
+		}
 		size_t rec = n + 1 + (n < 128 ? 1 : n < 16384 ? 2 : n < (1u << 21) ? 3 : 4);
 		if (rec > t->max_compressed_record)
 			t->max_compressed_record = rec;
@@ -555,7 +589,12 @@ static inline int tw_packet(struct tw_trace *t, const uint8_t *p, size_t n)
 			ts = pk->timestamp;
 		}
 	}
-	if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR) {
+	if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACE_STATS) {
+		t->n_trace_stats++;
+		const Perfetto__Protos__TraceStats *st = pk->trace_stats;
+		t->writer_packet_loss =
+			st->n_buffer_stats ? st->buffer_stats[0]->trace_writer_packet_loss : 0;
+	} else if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR) {
 		rc = tw_descriptor(t, pk->track_descriptor);
 	} else if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT) {
 		if (!pk->has_timestamp) {

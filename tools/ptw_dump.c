@@ -411,7 +411,25 @@ static void print_stats(const struct ptw_trace *t)
 	S(clock_sync_failure_no_path);
 	S(trace_sorter_negative_timestamp_dropped);
 	S(packed_repeated_fields);
+	S(zstd_batches);
+	S(trace_stats_packets);
 #undef S
+	/* TraceStats, as trace_processor's stats table shows them */
+	for (uint32_t i = 0; i < PTW_TRACE_MAX_BUFFERS; i++) {
+		const struct ptw_trace_buf_stats *b = &s->buf[i];
+		if (i >= s->n_buffers && !b->has_sequence_stats)
+			continue;
+		char n[80];
+#define B(f) snprintf(n, sizeof(n), "traced_buf_" #f "[%u]", i), \
+	     printf("%-52s %" PRIu64 "\n", n, b->f)
+		if (i < s->n_buffers) {
+			B(buffer_size); B(bytes_written); B(bytes_overwritten);
+			B(trace_writer_packet_loss);
+		}
+		if (b->has_sequence_stats)
+			B(sequence_packet_loss);
+#undef B
+	}
 	uint64_t off;
 	if (ptw_trace_truncated(t, &off))
 		printf("%-52s %" PRIu64 "\n", "truncated_at", off);

@@ -60,6 +60,19 @@
 					 * characters */
 #define PTW_TRACER_SLOT_SIZE 32u        /* bytes per ring slot */
 
+#define PTW_DEFAULT_RING_BYTES (64u << 20) /* flight recorder: 64 MiB */
+
+/* Where the encoded trace goes. */
+enum ptw_mode {
+	/* Written to the output as tracing goes (default). */
+	PTW_MODE_STREAM = 0,
+	/* Flight recorder: only the most recent ring_bytes of encoded trace
+	 * are kept, in memory; ptw_snapshot() writes them as a complete
+	 * trace while tracing goes on; ptw_stop() writes them to the output
+	 * only if one was named (output_path, or output_fd > 0). */
+	PTW_MODE_RING = 1,
+};
+
 /* What a producer does when its ring is full. */
 enum ptw_overflow {
 	/* Drop the event and count it (default). The END of a slice whose
@@ -117,6 +130,17 @@ struct ptw_config {
 	uint32_t drain_interval_us;
 	/* Non-zero: register ptw_stop() with atexit() (once per process). */
 	int stop_at_exit;
+	/* PTW_MODE_STREAM (0, default) or PTW_MODE_RING. */
+	enum ptw_mode mode;
+	/* PTW_MODE_RING: bytes of encoded trace kept (>= 64 KiB). 0: 64 MiB.
+	 * Allocated at ptw_start(), touched as the ring fills. */
+	uint64_t ring_bytes;
+	/* Non-NULL: on SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT write what
+	 * can be written to this file (ring mode: the window; stream mode:
+	 * the encoded packets not yet written to the output), with
+	 * async-signal-safe calls only, then restore the previous handler
+	 * and re-raise the signal (docs/tracer.md, "Crash dump"). Copied. */
+	const char *crash_path;
 };
 
 /* Figures of the running session, or of the last one after ptw_stop(). */
@@ -159,6 +183,14 @@ int ptw_stop_ex(struct ptw_error *err);
 int ptw_stop(void);
 /* Same, with the void(void) signature atexit() needs. */
 void ptw_stop_atexit(void);
+
+/* PTW_MODE_RING: writes the window held now (plus every event logged on
+ * any thread before the call) as a complete trace to 'path' (created,
+ * truncated) or to 'fd' (left open), while tracing goes on. Returns 0,
+ * PTW_ERR_STATE (not running, stopping, or stream mode), PTW_ERR_IO
+ * (errno kept) or PTW_ERR_NOMEM. Snapshots are serialised. */
+int ptw_snapshot(const char *path);
+int ptw_snapshot_fd(int fd);
 
 /* Fills *out (see struct ptw_stats). Returns 0, or PTW_ERR_STATE if no
  * session ever ran. */

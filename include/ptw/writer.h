@@ -6,8 +6,8 @@
  * names (InternedData), incremental sequence clocks (ClockSnapshot +
  * TracePacketDefaults, varint deltas), periodic checkpoints
  * (SEQ_INCREMENTAL_STATE_CLEARED) and optional zlib deflate
- * (TracePacket.compressed_packets). The output opens in ui.perfetto.dev and
- * trace_processor; it needs no footer, so a file cut by a crash stays
+ * (TracePacket.compressed_packets) or zstd (zstd_compressed_packets).
+ * The output opens in ui.perfetto.dev and trace_processor; it needs no footer, so a file cut by a crash stays
  * readable up to the last complete packet or batch.
  *
  * Events go to a *sequence* (struct ptw_seq): a packet stream with its own
@@ -32,7 +32,8 @@
 #define PTW_DEFAULT_CHECKPOINT_PACKETS 16384u /* packets per sequence */
 #define PTW_DEFAULT_MAX_INTERNED 4096u        /* strings per table */
 #define PTW_DEFAULT_FLUSH_BYTES (256u * 1024u)
-#define PTW_DEFAULT_COMPRESS_LEVEL 6
+#define PTW_DEFAULT_COMPRESS_LEVEL 6       /* deflate */
+#define PTW_DEFAULT_ZSTD_LEVEL 3           /* zstd (libzstd's own default) */
 #define PTW_MAX_STRING_LEN (64u * 1024u)      /* longest name/value, bytes */
 #define PTW_MAX_ANNOTATIONS 16u               /* per event */
 #define PTW_MAX_FLOWS 8u                      /* flow ids per event, each list */
@@ -51,13 +52,23 @@ struct ptw_writer_options {
 	 * 0: default 256 KiB. With compression each flushed batch becomes one
 	 * compressed_packets packet; batches are split to stay under 512 KB. */
 	uint32_t flush_bytes;
-	/* 0: write plain packets; non-zero: zlib-deflate each batch. */
+	/* PTW_COMPRESS_NONE (0): plain packets; PTW_COMPRESS_DEFLATE (1):
+	 * each batch zlib-deflated into compressed_packets (every Perfetto
+	 * version reads it); PTW_COMPRESS_ZSTD (2): each batch one zstd
+	 * frame in zstd_compressed_packets (trace_processor and UI v58 and
+	 * later only; smaller and faster). Other values: PTW_ERR_INVALID. */
 	int compress;
-	/* zlib level 1..9 when compress is set. 0: default 6. */
+	/* Level when compress is set: deflate 1..9 (as zlib's; 0: default
+	 * 6), zstd 1..19 (0: default 3). */
 	int compress_level;
 	/* With ptw_writer_open_fd: non-zero to close the fd on writer close. */
 	int close_fd;
 };
+
+/* Values of struct ptw_writer_options.compress. */
+#define PTW_COMPRESS_NONE 0
+#define PTW_COMPRESS_DEFLATE 1
+#define PTW_COMPRESS_ZSTD 2
 
 /* Annotation value types (DebugAnnotation). */
 enum ptw_arg_type {
