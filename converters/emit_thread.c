@@ -217,6 +217,7 @@ static void ptw_em_pack_value(struct ptw_em_buf *b, struct ptw_em_nest *nx,
 		return;
 	}
 	uint32_t n = 0;
+	uint64_t dropped = nx->em->st.args_dropped;
 	struct ptw_cv_arg m;
 	while (ptw_cv_json_walk_next(&w, &m) > 0) {
 		if (m.type == PTW_CV_VAL_NULL)
@@ -247,8 +248,8 @@ static void ptw_em_pack_value(struct ptw_em_buf *b, struct ptw_em_nest *nx,
 			ptw_em_put_u8(b, PTW_ARG_DICT);
 			ptw_em_put_u32(b, 0);
 			n = 1;
-		} else {
-			nx->em->st.args_dropped++;
+		} else if (nx->em->st.args_dropped == dropped) {
+			nx->em->st.args_dropped++; /* its index is lost */
 		}
 	}
 	if (!b->oom)
