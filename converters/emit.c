@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chrome_json.h"
 #include "emit_internal.h"
 
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err)
@@ -87,6 +88,7 @@ void ptw_emit_destroy(struct ptw_emit *em)
 	for (size_t i = 0; i < em->n_threads; i++)
 		ptw_em_thread_free(em->threads[i]);
 	free(em->threads);
+	ptw_cv_json_parser_destroy(em->jp);
 	for (size_t i = 0; i < em->n_cli; i++)
 		free(em->cli_names[i]);
 	free(em->cli_names);

@@ -112,6 +112,11 @@ struct ptw_emit_stats {
 				      * their thread, written on an overlap
 				      * track (trace_processor's stat
 				      * slice_spill_overlapping_complete_event) */
+	uint64_t args_renamed;       /* args whose key has a '[' or ']':
+				      * trace_processor's protobuf import
+				      * shows them with '_' instead */
+	uint64_t args_dropped;       /* nested arg values beyond the writer's
+				      * PTW_MAX_ARG_NODES / _DEPTH: left out */
 	uint64_t thread_times;       /* events written with thread time (tts):
 				      * each is also a thread_time counter
 				      * row in trace_processor */

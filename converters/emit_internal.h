@@ -322,6 +322,11 @@ struct ptw_emit {
 	uint32_t last_pid;
 	size_t last_proc;             /* index + 1; 0: none */
 	struct ptw_em_buf tmp;        /* payload of an immediate event */
+	/* Nested args: the parser that walks their JSON text (created on
+	 * first use) and the annotations of the payload being written
+	 * (ptw_em_unpack). */
+	struct ptw_cv_json_parser *jp;
+	struct ptw_arg nest_pool[PTW_MAX_ARG_NODES];
 	/* string pids/tids: each distinct string gets a number
 	 * (PTW_EM_STR_ID_BASE + index), shared by pids and tids */
 	struct ptw_map str_ids;    /* hash(string) -> index (probed) */
@@ -339,14 +344,19 @@ struct ptw_emit {
 
 /* Packs a payload into 'b'; returns its offset (check b->oom). 'name' is
  * stored as given (callers substitute "[No name]"); cat NULL/empty: none.
- * Arguments come from 'ev' (may be NULL); a v2 flow is flow_dir
- * (PTW_FLOW_NONE: none) with bind_id. */
-size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
+ * Arguments come from 'ev' (may be NULL): each JSON arg becomes a debug
+ * annotation whose rows in trace_processor's args table are those of its
+ * JSON import (see emit_thread.c); a v2 flow is flow_dir (PTW_FLOW_NONE:
+ * none) with bind_id. */
+size_t ptw_em_pack(struct ptw_emit *em, struct ptw_em_buf *b,
+		   const char *name, size_t name_len,
 		   const char *cat, size_t cat_len,
 		   const struct ptw_cv_event *ev, uint8_t flow_dir,
 		   uint64_t bind_id, const int64_t *tts);
-void ptw_em_unpack(const struct ptw_em_buf *b, size_t off,
-		   struct ptw_em_payload *pl);
+/* Unpacks a payload; nested annotations go to em->nest_pool (valid until
+ * the next unpack). */
+void ptw_em_unpack(struct ptw_emit *em, const struct ptw_em_buf *b,
+		   size_t off, struct ptw_em_payload *pl);
 void ptw_em_buf_free(struct ptw_em_buf *b);
 
 /* Adds an item with a payload to the thread's queue; *id_out (may be NULL)

@@ -8,13 +8,16 @@
  *   u32 name_len, name bytes, NUL
  *   u8 has_cat [u32 cat_len, cat bytes, NUL]
  *   u8 n_args, each: u32 key_len, key, NUL, u8 type, value
- *       (bool/int/double: 8 bytes; string: u32 len, bytes, NUL)
+ *       (bool/int/double: 8 bytes; string: u32 len, bytes, NUL;
+ *       dict/array: u32 n, then n entries/values in the same form,
+ *       array values with an empty key)
  *   u8 flow_dir (enum ptw_flow_dir), [u64 bind_id if flow_dir]
  *   u8 has_tts [i64 tts] */
 #include <stdlib.h>
 #include <string.h>
 
 #include "emit_internal.h"
+#include "json_internal.h"
 
 /* ---- payloads ------------------------------------------------------- */
 
@@ -83,7 +86,178 @@ static void ptw_em_put_str(struct ptw_em_buf *b, const char *s, size_t n)
 	ptw_em_put_u8(b, 0);
 }
 
-size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
+static void ptw_em_put_u32(struct ptw_em_buf *b, uint32_t v)
+{
+	ptw_em_put(b, &v, 4);
+}
+
+/* ---- nested args --------------------------------------------------------
+ * A JSON arg whose value is an object or an array becomes a debug
+ * annotation with dict entries / array values whose rows in
+ * trace_processor's args table are those its JSON import gives (v58.2:
+ * util/json_args.cc AddJsonValueToArgs for the JSON, util/
+ * proto_to_args_parser.cc StepDebugAnnotation for the protobuf):
+ *   - null values give no row and use up no array index on either side:
+ *     they are left out;
+ *   - a key is appended to its parent's with '.', so "a.b" is written as
+ *     a dict "a" with an entry "b" (the protobuf import would show a
+ *     name's '.' as '_'), at every level;
+ *   - an object or array that is an array value uses up an index in the
+ *     JSON import even when it adds no row; in the protobuf import only a
+ *     value that added a row, or a dict with entries, does: such a value
+ *     that would be written without entries is written as a dict whose
+ *     one entry (named "") is an empty dict (no row);
+ *   - '[' and ']' in keys cannot be kept (the protobuf import shows them
+ *     as '_'): counted in args_renamed;
+ *   - values beyond the writer's PTW_MAX_ARG_NODES / PTW_MAX_ARG_DEPTH are
+ *     left out: counted in args_dropped. */
+
+struct ptw_em_nest {
+	struct ptw_emit *em;
+	uint32_t nodes; /* nested annotations packed for the event */
+};
+
+static void ptw_em_pack_value(struct ptw_em_buf *b, struct ptw_em_nest *nx,
+			      const struct ptw_cv_json_walk *parent,
+			      const struct ptw_cv_arg *v, uint32_t level,
+			      int in_array);
+
+/* Packs member 'v' under key k[0, kn) (split on '.') whose first part is
+ * at nesting level 'level' (0: a top-level annotation). Returns 1, or 0
+ * if it does not fit the limits (nothing packed). */
+static int ptw_em_pack_member(struct ptw_em_buf *b, struct ptw_em_nest *nx,
+			      const struct ptw_cv_json_walk *parent,
+			      const char *k, size_t kn,
+			      const struct ptw_cv_arg *v, uint32_t level)
+{
+	uint32_t dots = 0;
+	int brackets = 0;
+	for (size_t i = 0; i < kn; i++) {
+		dots += k[i] == '.';
+		brackets |= k[i] == '[' || k[i] == ']';
+	}
+	uint32_t need = dots + (level > 0);
+	if (need > PTW_MAX_ARG_NODES - nx->nodes ||
+	    level + dots > PTW_MAX_ARG_DEPTH) {
+		nx->em->st.args_dropped++;
+		return 0;
+	}
+	nx->nodes += need;
+	if (brackets)
+		nx->em->st.args_renamed++;
+	for (;;) {
+		const char *dot = memchr(k, '.', kn);
+		size_t part = dot ? (size_t)(dot - k) : kn;
+		ptw_em_put_str(b, k, part);
+		if (!dot)
+			break;
+		ptw_em_put_u8(b, PTW_ARG_DICT);
+		ptw_em_put_u32(b, 1);
+		k += part + 1;
+		kn -= part + 1;
+		level++;
+	}
+	ptw_em_pack_value(b, nx, parent, v, level, 0);
+	return 1;
+}
+
+/* The walk of a container value: a child of 'parent', or a new one. */
+static int ptw_em_walk(struct ptw_em_nest *nx,
+		       const struct ptw_cv_json_walk *parent,
+		       const struct ptw_cv_arg *v, struct ptw_cv_json_walk *w)
+{
+	if (parent) {
+		ptw_cv_json_walk_child(parent, w, v);
+		return 0;
+	}
+	struct ptw_emit *em = nx->em;
+	if (!em->jp && !(em->jp = ptw_cv_json_parser_create(NULL)))
+		return PTW_ERR_NOMEM;
+	return ptw_cv_json_walk_start(em->jp, w, v->s.p, v->s.n);
+}
+
+/* Packs the type and value of non-null 'v' at nesting level 'level';
+ * 'in_array': v is an array value. Recursion is bounded by
+ * PTW_MAX_ARG_DEPTH. */
+static void ptw_em_pack_value(struct ptw_em_buf *b, struct ptw_em_nest *nx,
+			      const struct ptw_cv_json_walk *parent,
+			      const struct ptw_cv_arg *v, uint32_t level,
+			      int in_array)
+{
+	uint64_t x = 0;
+	switch (v->type) {
+	case PTW_CV_VAL_BOOL:
+		ptw_em_put_u8(b, PTW_ARG_BOOL);
+		x = v->b != 0;
+		ptw_em_put(b, &x, 8);
+		return;
+	case PTW_CV_VAL_INT:
+		ptw_em_put_u8(b, PTW_ARG_INT);
+		ptw_em_put(b, &v->i, 8);
+		return;
+	case PTW_CV_VAL_DOUBLE:
+		ptw_em_put_u8(b, PTW_ARG_DOUBLE);
+		ptw_em_put(b, &v->d, 8);
+		return;
+	case PTW_CV_VAL_STRING:
+		ptw_em_put_u8(b, PTW_ARG_STRING);
+		ptw_em_put_str(b, v->s.p ? v->s.p : "", v->s.p ? v->s.n : 0);
+		return;
+	default: /* JSON; null is never packed */
+		break;
+	}
+	struct ptw_cv_json_walk w;
+	int is_obj = v->s.n && v->s.p[0] == '{';
+	size_t type_at = b->len;
+	ptw_em_put_u8(b, is_obj ? PTW_ARG_DICT : PTW_ARG_ARRAY);
+	size_t count_at = b->len;
+	ptw_em_put_u32(b, 0);
+	if (ptw_em_walk(nx, parent, v, &w)) {
+		b->oom = 1;
+		return;
+	}
+	uint32_t n = 0;
+	uint64_t dropped = nx->em->st.args_dropped;
+	struct ptw_cv_arg m;
+	while (ptw_cv_json_walk_next(&w, &m) > 0) {
+		if (m.type == PTW_CV_VAL_NULL)
+			continue;
+		if (is_obj) {
+			n += (uint32_t)ptw_em_pack_member(
+				b, nx, &w, m.key.p, m.key.n, &m, level + 1);
+		} else if (nx->nodes < PTW_MAX_ARG_NODES &&
+			   level + 1 <= PTW_MAX_ARG_DEPTH) {
+			nx->nodes++;
+			ptw_em_put_str(b, "", 0);
+			ptw_em_pack_value(b, nx, &w, &m, level + 1, 1);
+			n++;
+		} else {
+			nx->em->st.args_dropped++;
+		}
+	}
+	if (!n && in_array) {
+		/* uses up its index, as in the JSON import: a dict with one
+		 * empty dict entry (an empty container needs no deeper
+		 * level) */
+		if (nx->nodes < PTW_MAX_ARG_NODES &&
+		    level + 1 <= PTW_MAX_ARG_DEPTH) {
+			nx->nodes++;
+			if (!b->oom)
+				b->p[type_at] = PTW_ARG_DICT;
+			ptw_em_put_str(b, "", 0);
+			ptw_em_put_u8(b, PTW_ARG_DICT);
+			ptw_em_put_u32(b, 0);
+			n = 1;
+		} else if (nx->em->st.args_dropped == dropped) {
+			nx->em->st.args_dropped++; /* its index is lost */
+		}
+	}
+	if (!b->oom)
+		memcpy(b->p + count_at, &n, 4);
+}
+
+size_t ptw_em_pack(struct ptw_emit *em, struct ptw_em_buf *b,
+		   const char *name, size_t name_len,
 		   const char *cat, size_t cat_len,
 		   const struct ptw_cv_event *ev, uint8_t flow_dir,
 		   uint64_t bind_id, const int64_t *tts)
@@ -99,38 +273,15 @@ size_t ptw_em_pack(struct ptw_em_buf *b, const char *name, size_t name_len,
 	uint32_t na = 0;
 	size_t na_at = b->len;
 	ptw_em_put_u8(b, 0);
+	struct ptw_em_nest nx = { .em = em };
 	for (uint32_t i = 0; ev && i < ev->n_args && na < PTW_MAX_ANNOTATIONS;
 	     i++) {
 		const struct ptw_cv_arg *a = &ev->args[i];
-		uint64_t v = 0;
-		uint8_t type;
-		switch (a->type) {
-		case PTW_CV_VAL_BOOL:
-			type = PTW_ARG_BOOL;
-			v = a->b != 0;
-			break;
-		case PTW_CV_VAL_INT:
-			type = PTW_ARG_INT;
-			memcpy(&v, &a->i, 8);
-			break;
-		case PTW_CV_VAL_DOUBLE:
-			type = PTW_ARG_DOUBLE;
-			memcpy(&v, &a->d, 8);
-			break;
-		case PTW_CV_VAL_STRING:
-		case PTW_CV_VAL_JSON:
-			type = PTW_ARG_STRING;
-			break;
-		default:
-			continue; /* null: nothing to show */
-		}
-		ptw_em_put_str(b, a->key.p ? a->key.p : "", a->key.p ? a->key.n : 0);
-		ptw_em_put_u8(b, type);
-		if (type == PTW_ARG_STRING)
-			ptw_em_put_str(b, a->s.p ? a->s.p : "", a->s.p ? a->s.n : 0);
-		else
-			ptw_em_put(b, &v, 8);
-		na++;
+		if (a->type == PTW_CV_VAL_NULL)
+			continue; /* nothing to show */
+		na += (uint32_t)ptw_em_pack_member(
+			b, &nx, NULL, a->key.p ? a->key.p : "",
+			a->key.p ? a->key.n : 0, a, 0);
 	}
 	if (!b->oom)
 		b->p[na_at] = (char)na;
@@ -154,34 +305,51 @@ static const char *ptw_em_get_str(const char *p, size_t *pos, size_t *len)
 	return s;
 }
 
-void ptw_em_unpack(const struct ptw_em_buf *b, size_t off,
-		   struct ptw_em_payload *pl)
+/* Unpacks one arg at *pos into a; nested ones take places in the pool
+ * (which the packing's PTW_MAX_ARG_NODES bound keeps in range). */
+static void ptw_em_unpack_arg(const char *p, size_t *pos, struct ptw_arg *a,
+			      struct ptw_arg *pool, uint32_t *used)
+{
+	a->name = ptw_em_get_str(p, pos, NULL);
+	a->type = (enum ptw_arg_type)(uint8_t)p[(*pos)++];
+	if (a->type == PTW_ARG_STRING) {
+		a->v.s = ptw_em_get_str(p, pos, NULL);
+	} else if (a->type == PTW_ARG_DICT || a->type == PTW_ARG_ARRAY) {
+		uint32_t n;
+		memcpy(&n, p + *pos, 4);
+		*pos += 4;
+		struct ptw_arg *items = pool + *used;
+		*used += n;
+		a->v.nested.items = items;
+		a->v.nested.n = n;
+		for (uint32_t i = 0; i < n; i++)
+			ptw_em_unpack_arg(p, pos, &items[i], pool, used);
+	} else {
+		uint64_t v;
+		memcpy(&v, p + *pos, 8);
+		*pos += 8;
+		if (a->type == PTW_ARG_BOOL)
+			a->v.b = v != 0;
+		else if (a->type == PTW_ARG_INT)
+			memcpy(&a->v.i, &v, 8);
+		else
+			memcpy(&a->v.d, &v, 8);
+	}
+}
+
+void ptw_em_unpack(struct ptw_emit *em, const struct ptw_em_buf *b,
+		   size_t off, struct ptw_em_payload *pl)
 {
 	const char *p = b->p;
 	size_t pos = off;
+	uint32_t used = 0;
 	pl->name = ptw_em_get_str(p, &pos, &pl->name_len);
 	pl->cat = NULL;
 	if (p[pos++])
 		pl->cat = ptw_em_get_str(p, &pos, NULL);
 	pl->n_args = (uint8_t)p[pos++];
-	for (uint32_t i = 0; i < pl->n_args; i++) {
-		struct ptw_arg *a = &pl->args[i];
-		a->name = ptw_em_get_str(p, &pos, NULL);
-		a->type = (enum ptw_arg_type)(uint8_t)p[pos++];
-		if (a->type == PTW_ARG_STRING) {
-			a->v.s = ptw_em_get_str(p, &pos, NULL);
-		} else {
-			uint64_t v;
-			memcpy(&v, p + pos, 8);
-			pos += 8;
-			if (a->type == PTW_ARG_BOOL)
-				a->v.b = v != 0;
-			else if (a->type == PTW_ARG_INT)
-				memcpy(&a->v.i, &v, 8);
-			else
-				memcpy(&a->v.d, &v, 8);
-		}
-	}
+	for (uint32_t i = 0; i < pl->n_args; i++)
+		ptw_em_unpack_arg(p, &pos, &pl->args[i], em->nest_pool, &used);
 	pl->flow_dir = (uint8_t)p[pos++];
 	pl->bind_id = 0;
 	if (pl->flow_dir) {
@@ -381,10 +549,10 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 	x.stable = x.sname != NULL;
 	size_t off = th->arena.len;
 	if (!x.stable)
-		off = ptw_em_pack(&th->arena, name, name_len, cat, cat_len, ev,
-				  flow_dir, bind_id, tts);
+		off = ptw_em_pack(em, &th->arena, name, name_len, cat, cat_len,
+				  ev, flow_dir, bind_id, tts);
 	else if ((ev && ev->n_args) || flow_dir || tts)
-		off = ptw_em_pack(&th->arena, "", 0, NULL, 0, ev, flow_dir,
+		off = ptw_em_pack(em, &th->arena, "", 0, NULL, 0, ev, flow_dir,
 				  bind_id, tts);
 	if (th->arena.oom || th->arena.len > UINT32_MAX)
 		return PTW_ERR_NOMEM;
@@ -676,7 +844,7 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	struct ptw_event ev;
 	memset(&ev, 0, sizeof(ev));
 	if (!it->stable || it->data_len)
-		ptw_em_unpack(&th->arena, it->data, &pl);
+		ptw_em_unpack(em, &th->arena, it->data, &pl);
 	else
 		pl.n_args = pl.flow_dir = pl.has_tts = 0;
 	if (it->stable) {

@@ -31,12 +31,12 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 			    const struct ptw_cv_event *ev, struct ptw_error *err)
 {
 	em->tmp.len = 0;
-	size_t off = ptw_em_pack(&em->tmp, name, name_len, cat.p, cat.n, ev,
+	size_t off = ptw_em_pack(em, &em->tmp, name, name_len, cat.p, cat.n, ev,
 				 PTW_FLOW_NONE, 0, NULL);
 	if (em->tmp.oom)
 		return ptw_em_nomem(err);
 	struct ptw_em_payload pl;
-	ptw_em_unpack(&em->tmp, off, &pl);
+	ptw_em_unpack(em, &em->tmp, off, &pl);
 	struct ptw_event e;
 	memset(&e, 0, sizeof(e));
 	e.track = track;

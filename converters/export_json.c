@@ -46,6 +46,7 @@
 
 #include "chrome_json.h"
 #include "hashmap.h"
+#include "json_internal.h"
 #include "tp_model.h"
 #include "trace_read.h"
 
@@ -223,6 +224,100 @@ static void begin_event(struct out *o)
 	o->first = 0;
 }
 
+/* An arg's double, in a form trace_processor's JSON parser reads back as
+ * a double (a '.' or an exponent) and, where one of the candidate forms
+ * allows, as the same double (its StringToDouble is not strtod). */
+static void put_arg_double(struct out *o, double d)
+{
+	if (!isfinite(d)) {
+		puts_(o, "null");
+		return;
+	}
+	char tmp[48];
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+		if (!strpbrk(tmp, ".e"))
+			strcat(tmp, ".0");
+		double back;
+		if (ptw_cv_json_i_tp_double(tmp, strlen(tmp), &back) == 0 &&
+		    back == d)
+			break;
+	}
+	puts_(o, tmp);
+}
+
+/* A name as trace_processor's protobuf import shows it ('.', '[' and
+ * ']' -> '_'), so that its JSON import makes the same key. */
+static void put_arg_name(struct out *o, const char *name)
+{
+	if (!name)
+		name = "";
+	size_t n = strlen(name);
+	if (!strpbrk(name, ".[]")) {
+		put_str_n(o, name, n);
+		return;
+	}
+	char *s = malloc(n + 1); /* rare: names with '.', '[' or ']' */
+	if (!s) {
+		o->failed = 1;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		s[i] = name[i] == '.' || name[i] == '[' || name[i] == ']'
+			       ? '_' : name[i];
+	put_str_n(o, s, n);
+	free(s);
+}
+
+/* An arg's value; dicts and arrays as JSON objects and arrays (the JSON
+ * import adds their members as "args.<name>.<entry>" / "[i]" rows, as
+ * the protobuf import adds "debug.<name>..."). Recursion is bounded by
+ * the reader's PTW_TRACE_ARG_MAX_DEPTH. */
+static void put_arg_value(struct out *o, const struct ptw_trace_arg *a)
+{
+	switch (a->type) {
+	case PTW_TRACE_ARG_BOOL:
+		puts_(o, a->v.b ? "true" : "false");
+		break;
+	case PTW_TRACE_ARG_INT:
+		putf(o, "%" PRId64, a->v.i);
+		break;
+	case PTW_TRACE_ARG_UINT:
+		putf(o, "%" PRIu64, a->v.u);
+		break;
+	case PTW_TRACE_ARG_DOUBLE:
+		put_arg_double(o, a->v.d);
+		break;
+	case PTW_TRACE_ARG_POINTER:
+		putf(o, "\"0x%" PRIx64 "\"", a->v.u);
+		break;
+	case PTW_TRACE_ARG_STRING:
+	case PTW_TRACE_ARG_JSON:
+		put_str(o, a->v.s ? a->v.s : "");
+		break;
+	case PTW_TRACE_ARG_DICT:
+	case PTW_TRACE_ARG_ARRAY: {
+		int dict = a->type == PTW_TRACE_ARG_DICT;
+		put(o, dict ? "{" : "[", 1);
+		for (uint32_t i = 0; i < a->v.nested.n; i++) {
+			const struct ptw_trace_arg *e = &a->v.nested.items[i];
+			if (i)
+				put(o, ",", 1);
+			if (dict) {
+				put_arg_name(o, e->name);
+				put(o, ":", 1);
+			}
+			put_arg_value(o, e);
+		}
+		put(o, dict ? "}" : "]", 1);
+		break;
+	}
+	default: /* no value: no row */
+		puts_(o, "null");
+		break;
+	}
+}
+
 static void put_args(struct out *o, const struct ptw_trace_arg *const *args,
 		     uint32_t n)
 {
@@ -230,35 +325,11 @@ static void put_args(struct out *o, const struct ptw_trace_arg *const *args,
 		return;
 	puts_(o, ",\"args\":{");
 	for (uint32_t i = 0; i < n; i++) {
-		const struct ptw_trace_arg *a = args[i];
 		if (i)
 			put(o, ",", 1);
-		put_str(o, a->name ? a->name : "");
+		put_arg_name(o, args[i]->name);
 		put(o, ":", 1);
-		switch (a->type) {
-		case PTW_TRACE_ARG_BOOL:
-			puts_(o, a->v.b ? "true" : "false");
-			break;
-		case PTW_TRACE_ARG_INT:
-			putf(o, "%" PRId64, a->v.i);
-			break;
-		case PTW_TRACE_ARG_UINT:
-			putf(o, "%" PRIu64, a->v.u);
-			break;
-		case PTW_TRACE_ARG_DOUBLE:
-			put_double(o, a->v.d);
-			break;
-		case PTW_TRACE_ARG_POINTER:
-			putf(o, "\"0x%" PRIx64 "\"", a->v.u);
-			break;
-		case PTW_TRACE_ARG_STRING:
-		case PTW_TRACE_ARG_JSON:
-			put_str(o, a->v.s ? a->v.s : "");
-			break;
-		default:
-			puts_(o, "null");
-			break;
-		}
+		put_arg_value(o, args[i]);
 	}
 	put(o, "}", 1);
 }

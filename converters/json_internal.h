@@ -94,4 +94,34 @@ void ptw_cv_json_i_error_at(struct ptw_error *err, int replace,
 			    const char *input, uint64_t line, uint64_t col,
 			    uint64_t off);
 
+/* Walks the members (object) or values (array) of JSON text a reader has
+ * validated (a PTW_CV_VAL_JSON value), one per call, as "args" members
+ * are read: the key decoded (array values: key.p NULL), a scalar value,
+ * or a nested object or array as its raw text (PTW_CV_VAL_JSON) to walk
+ * with a child walk. Doubles are trace_processor's (ptw_cv_json_i_tp_double).
+ * Escaped strings are decoded into the parser's scratch buffer: a value
+ * stays valid until the next call on this walk (a child walk started
+ * after it keeps it valid). Not thread-safe on one parser. */
+struct ptw_cv_json_walk {
+	struct ptw_cv_json_parser *jp;
+	const char *p;
+	size_t n, i;
+	char *base, *out; /* scratch: this walk's start, next free byte */
+	int is_obj, first;
+};
+
+/* Starts a walk of the top-level text p[0, n) ('{' or '['). Returns 0 or
+ * PTW_ERR_NOMEM / PTW_ERR_FORMAT. */
+int ptw_cv_json_walk_start(struct ptw_cv_json_parser *jp,
+			   struct ptw_cv_json_walk *w, const char *p,
+			   size_t n);
+/* Starts a walk of 'a' (PTW_CV_VAL_JSON), the value 'parent' returned
+ * last. */
+void ptw_cv_json_walk_child(const struct ptw_cv_json_walk *parent,
+			    struct ptw_cv_json_walk *w,
+			    const struct ptw_cv_arg *a);
+/* Returns 1 with *a set, 0 at the end, or a negative PTW_ERR_* (text that
+ * is not valid JSON). */
+int ptw_cv_json_walk_next(struct ptw_cv_json_walk *w, struct ptw_cv_arg *a);
+
 #endif /* PTW_JSON_INTERNAL_H */

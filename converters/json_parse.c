@@ -1147,8 +1147,11 @@ static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 		a->type = v.t;
 		a->b = v.t == PTW_CV_VAL_BOOL ? v.b : 0;
 		a->i = v.t == PTW_CV_VAL_INT ? v.i : 0;
-		a->d = v.t == PTW_CV_VAL_DOUBLE ? v.d
-		       : v.t == PTW_CV_VAL_INT ? (double)v.i : 0;
+		/* a double is already the one trace_processor's JSON import
+		 * shows (and its C counters use), see parse_num */
+		a->d = v.t == PTW_CV_VAL_INT      ? (double)v.i
+		       : v.t == PTW_CV_VAL_DOUBLE ? v.d
+						  : 0;
 		if (v.t == PTW_CV_VAL_STRING || v.t == PTW_CV_VAL_JSON) {
 			a->s = v.s;
 		} else if (v.t == PTW_CV_VAL_INT || v.t == PTW_CV_VAL_DOUBLE) {
@@ -1763,4 +1766,117 @@ void ptw_cv_json_error_locate(struct ptw_error *err, const char *input,
 	ptw_cv_json_i_error_at(err, 1, input, line,
 			       clamp_u32(err->offset + 1),
 			       base_offset + err->offset);
+}
+
+/* ---- walks of nested values ------------------------------------------- */
+
+int ptw_cv_json_walk_start(struct ptw_cv_json_parser *jp,
+			   struct ptw_cv_json_walk *w, const char *p,
+			   size_t n)
+{
+	if (n == 0 || (p[0] != '{' && p[0] != '['))
+		return PTW_ERR_FORMAT;
+	if (reserve_scratch(jp, n, NULL))
+		return PTW_ERR_NOMEM;
+	*w = (struct ptw_cv_json_walk){ .jp = jp, .p = p, .n = n,
+					.base = jp->scratch,
+					.out = jp->scratch,
+					.is_obj = p[0] == '{', .first = 1 };
+	return 0;
+}
+
+void ptw_cv_json_walk_child(const struct ptw_cv_json_walk *parent,
+			    struct ptw_cv_json_walk *w,
+			    const struct ptw_cv_arg *a)
+{
+	/* The child decodes after what the parent's last value holds; the
+	 * keys on the path are disjoint parts of the text, so the whole
+	 * tree fits the n bytes of scratch. */
+	*w = (struct ptw_cv_json_walk){ .jp = parent->jp, .p = a->s.p,
+					.n = a->s.n, .base = parent->out,
+					.out = parent->out,
+					.is_obj = a->s.p[0] == '{',
+					.first = 1 };
+}
+
+/* The next array element at c->i ('[' when first): 0, or MEMBERS_END
+ * after the closing ']'. */
+static int next_element(struct pctx *c, int first)
+{
+	c->i++; /* '[' or ',' */
+	skip_ws(c);
+	if (c->i >= c->n)
+		return incomplete(c, "a value or ']'");
+	if (c->p[c->i] == ']') {
+		if (!first)
+			return bad_byte(c, c->i, "a value");
+		c->i++;
+		return MEMBERS_END;
+	}
+	return 0;
+}
+
+/* After an element: at ',' (more) or past ']' (MEMBERS_END). */
+static int after_element(struct pctx *c)
+{
+	skip_ws(c);
+	if (c->i >= c->n)
+		return incomplete(c, "',' or ']'");
+	if (c->p[c->i] == ']') {
+		c->i++;
+		return MEMBERS_END;
+	}
+	if (c->p[c->i] != ',')
+		return bad_byte(c, c->i, "',' or ']' after an element");
+	return 0;
+}
+
+int ptw_cv_json_walk_next(struct ptw_cv_json_walk *w, struct ptw_cv_arg *a)
+{
+	if (w->first < 0)
+		return 0; /* ended */
+	struct pctx c = { .jp = w->jp, .p = (const unsigned char *)w->p,
+			  .n = w->n, .i = w->i, .out = w->base, .err = NULL };
+	struct val v;
+	int rc;
+	a->key.p = NULL;
+	a->key.n = 0;
+	if (w->is_obj) {
+		rc = next_member(&c, w->first, &a->key, NULL);
+	} else {
+		if (!w->first && (rc = after_element(&c)) != 0)
+			goto out;
+		rc = next_element(&c, w->first);
+	}
+	if (rc)
+		goto out;
+	char *after_key = c.out;
+	if ((rc = parse_value(&c, 0, &v)))
+		goto out;
+	if (v.t == PTW_CV_VAL_JSON)
+		c.out = after_key; /* what skipping decoded is not needed */
+	a->type = v.t;
+	a->b = v.t == PTW_CV_VAL_BOOL ? v.b : 0;
+	a->i = v.t == PTW_CV_VAL_INT ? v.i : 0;
+	a->d = 0;
+	a->s.p = NULL;
+	a->s.n = 0;
+	if (v.t == PTW_CV_VAL_DOUBLE) {
+		a->d = v.d; /* trace_processor's double, see parse_num */
+		a->s = v.raw;
+	} else if (v.t == PTW_CV_VAL_INT) {
+		a->d = (double)v.i;
+		a->s = v.raw;
+	} else if (v.t == PTW_CV_VAL_STRING || v.t == PTW_CV_VAL_JSON) {
+		a->s = v.s;
+	}
+	w->first = 0;
+	w->i = c.i;
+	w->out = c.out;
+	return 1;
+out:
+	w->first = -1;
+	if (rc == MEMBERS_END)
+		return 0;
+	return rc == PTW_CV_JSON_INCOMPLETE ? PTW_ERR_FORMAT : rc;
 }

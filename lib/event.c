@@ -23,7 +23,12 @@ struct ptw_ev_plan {
 	struct ptw_ev_str name, cat;
 	struct ptw_ev_str anames[PTW_MAX_ANNOTATIONS];
 	struct ptw_ev_str svals[PTW_MAX_ANNOTATIONS]; /* s == NULL: inline */
+	size_t nested_need; /* bytes' bound of nested annotations */
 };
+
+/* Upper bound of one nested DebugAnnotation besides its inline name and
+ * string value: tag, length, name tag and length, value tag and value. */
+#define PTW_EV_NODE_MAX 32u
 
 static int ptw_ev_fail(struct ptw_writer *w, const char *what)
 {
@@ -72,6 +77,57 @@ static inline int ptw_ev_check_str(struct ptw_ev_str *e, const char *s,
 	e->iid = 0;
 	e->len = strnlen(s, PTW_MAX_STRING_LEN + 1);
 	return e->len > PTW_MAX_STRING_LEN ? -1 : 0;
+}
+
+/* Validates the entries (PTW_ARG_DICT) or values (PTW_ARG_ARRAY) of 'a',
+ * 'depth' levels below a top-level annotation, adding their number to
+ * *nodes and their bytes' bound to *need. Returns NULL, or what is wrong.
+ * Recursion is bounded by PTW_MAX_ARG_DEPTH. */
+static const char *ptw_ev_check_nested(const struct ptw_arg *a,
+				       uint32_t depth, uint32_t *nodes,
+				       size_t *need)
+{
+	uint32_t n = a->v.nested.n;
+	if (n && depth > PTW_MAX_ARG_DEPTH)
+		return "annotations nested deeper than PTW_MAX_ARG_DEPTH";
+	if (n && !a->v.nested.items)
+		return "NULL nested annotations with a non-zero count";
+	if (n > PTW_MAX_ARG_NODES - *nodes)
+		return "more than PTW_MAX_ARG_NODES nested annotations";
+	*nodes += n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ptw_arg *e = &a->v.nested.items[i];
+		size_t len = 0;
+		if (a->type == PTW_ARG_DICT) {
+			if (!e->name)
+				return "annotation without a name";
+			len = strnlen(e->name, PTW_MAX_STRING_LEN + 1);
+			if (len > PTW_MAX_STRING_LEN)
+				return "annotation name too long";
+		}
+		*need += PTW_EV_NODE_MAX + len;
+		const char *why;
+		switch (e->type) {
+		case PTW_ARG_BOOL: case PTW_ARG_INT: case PTW_ARG_UINT:
+		case PTW_ARG_DOUBLE: case PTW_ARG_POINTER:
+			break;
+		case PTW_ARG_STRING:
+			if (!e->v.s)
+				return "NULL string annotation value";
+			len = strnlen(e->v.s, PTW_MAX_STRING_LEN + 1);
+			if (len > PTW_MAX_STRING_LEN)
+				return "annotation value too long";
+			*need += len;
+			break;
+		case PTW_ARG_DICT: case PTW_ARG_ARRAY:
+			if ((why = ptw_ev_check_nested(e, depth + 1, nodes, need)))
+				return why;
+			break;
+		default:
+			return "unknown annotation type";
+		}
+	}
+	return NULL;
 }
 
 /* Validates everything about 'ev' before anything is written. */
@@ -126,8 +182,11 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 	if (ev->legacy &&
 	    (ev->flags & (PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT)))
 		return ptw_ev_fail(w, "legacy flow fields on a scoped instant");
+	uint32_t nodes = 0;
+	p->nested_need = 0;
 	for (uint32_t i = 0; i < ev->n_args; i++) {
 		const struct ptw_arg *a = &ev->args[i];
+		const char *why;
 		if (!a->name)
 			return ptw_ev_fail(w, "annotation without a name");
 		if (ptw_ev_check_str(&p->anames[i], a->name, s->anames,
@@ -145,6 +204,11 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 				return ptw_ev_fail(w, "annotation value too long");
 			if (p->svals[i].len > PTW_INTERN_VALUE_MAX)
 				p->svals[i].iid = UINT64_MAX; /* inline */
+			break;
+		case PTW_ARG_DICT: case PTW_ARG_ARRAY:
+			if ((why = ptw_ev_check_nested(a, 1, &nodes,
+						       &p->nested_need)))
+				return ptw_ev_fail(w, why);
 			break;
 		default:
 			return ptw_ev_fail(w, "unknown annotation type");
@@ -215,6 +279,66 @@ static inline uint8_t *ptw_ev_end_nested(uint8_t *mark, uint8_t *p)
 	memmove(mark + 1 + extra, mark + 1, body);
 	ptw_pb_write_varint(mark, body);
 	return p + extra;
+}
+
+/* Writes a length-delimited string field. */
+static inline uint8_t *ptw_ev_put_str(uint8_t *q, uint32_t field,
+				      const char *s)
+{
+	size_t len = strlen(s);
+	q = ptw_pb_write_len_tag(q, field);
+	q = ptw_pb_write_varint(q, len);
+	memcpy(q, s, len);
+	return q + len;
+}
+
+/* Writes the entries (dict_entries, each with its name inline) or values
+ * (array_values) of a validated PTW_ARG_DICT / PTW_ARG_ARRAY; string
+ * values inline. Recursion is bounded by PTW_MAX_ARG_DEPTH. */
+static uint8_t *ptw_ev_put_nested(uint8_t *q, const struct ptw_arg *a)
+{
+	int dict = a->type == PTW_ARG_DICT;
+	uint32_t field = dict ? PTW_F_DA_DICT_ENTRIES : PTW_F_DA_ARRAY_VALUES;
+	for (uint32_t i = 0; i < a->v.nested.n; i++) {
+		const struct ptw_arg *e = &a->v.nested.items[i];
+		q = ptw_pb_write_len_tag(q, field);
+		uint8_t *da = q++;
+		if (dict)
+			q = ptw_ev_put_str(q, PTW_F_DA_NAME, e->name);
+		switch (e->type) {
+		case PTW_ARG_BOOL:
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_BOOL_VALUE,
+						      e->v.b != 0);
+			break;
+		case PTW_ARG_INT:
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_INT_VALUE,
+						      (uint64_t)e->v.i);
+			break;
+		case PTW_ARG_UINT:
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_UINT_VALUE,
+						      e->v.u);
+			break;
+		case PTW_ARG_DOUBLE: {
+			uint64_t bits;
+			memcpy(&bits, &e->v.d, sizeof(bits));
+			q = ptw_pb_write_fixed64_field(q, PTW_F_DA_DOUBLE_VALUE,
+						       bits);
+			break;
+		}
+		case PTW_ARG_POINTER:
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_POINTER_VALUE,
+						      e->v.u);
+			break;
+		case PTW_ARG_STRING:
+			q = ptw_ev_put_str(q, PTW_F_DA_STRING_VALUE, e->v.s);
+			break;
+		case PTW_ARG_DICT: case PTW_ARG_ARRAY:
+			q = ptw_ev_put_nested(q, e);
+			break;
+		}
+		q = ptw_ev_end_nested(da, q);
+	}
+	return q;
 }
 
 /* Upper bound of a packet's bytes besides the interned data, strings of
@@ -313,6 +437,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		need += ptw_ev_field_size(PTW_F_PKT_INTERNED_DATA, id_body);
 	}
 	need += (size_t)n_args * PTW_EV_ARG_MAX;
+	if (n_args)
+		need += p->nested_need;
 	for (uint32_t i = 0; i < n_args; i++)
 		if (p->svals[i].s && p->svals[i].iid == UINT64_MAX)
 			need += p->svals[i].len;
@@ -437,6 +563,9 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 				memcpy(q, a->v.s, p->svals[i].len);
 				q += p->svals[i].len;
 			}
+			break;
+		case PTW_ARG_DICT: case PTW_ARG_ARRAY:
+			q = ptw_ev_put_nested(q, a);
 			break;
 		}
 		q = ptw_ev_end_nested(da, q);

@@ -99,6 +99,8 @@
 #define PTW_F_DA_STRING_VALUE 6            /* DebugAnnotation.string_value */
 #define PTW_F_DA_POINTER_VALUE 7           /* DebugAnnotation.pointer_value */
 #define PTW_F_DA_NAME 10                   /* DebugAnnotation.name */
+#define PTW_F_DA_DICT_ENTRIES 11           /* DebugAnnotation.dict_entries */
+#define PTW_F_DA_ARRAY_VALUES 12           /* DebugAnnotation.array_values */
 #define PTW_F_DA_STRING_VALUE_IID 17       /* DebugAnnotation.string_value_iid */
 
 /* TrackDescriptor */

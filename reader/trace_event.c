@@ -116,6 +116,128 @@ static int resolve_category(struct ptw_trace *t, struct gen *g,
 	return 0;
 }
 
+static int decode_value(struct ptw_trace *t, struct gen *g,
+			const Perfetto__Protos__DebugAnnotation *a,
+			struct ptw_trace_arg *o, unsigned depth, int *failed,
+			const char **what, uint64_t *what_iid);
+
+/* Decodes the dict entries (with names) or array values of 'a' into
+ * o->v.nested. Returns 0 or -1 out of memory. */
+static int decode_nested(struct ptw_trace *t, struct gen *g,
+			 Perfetto__Protos__DebugAnnotation *const *items,
+			 size_t n, int dict, struct ptw_trace_arg *o,
+			 unsigned depth, int *failed, const char **what,
+			 uint64_t *what_iid)
+{
+	struct ptw_trace_arg *v = ptw_arena_alloc(&t->arena, n * sizeof(*v));
+	if (!v)
+		return -1;
+	o->type = dict ? PTW_TRACE_ARG_DICT : PTW_TRACE_ARG_ARRAY;
+	o->v.nested.items = v;
+	o->v.nested.n = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		const Perfetto__Protos__DebugAnnotation *a = items[i];
+		memset(&v[i], 0, sizeof(v[i]));
+		int bad = 0;
+		if (dict) {
+			/* ParseDebugAnnotationName: name_iid, else name */
+			if (a->name_field_case == DA(NAME_FIELD_NAME_IID) &&
+			    a->name_iid != 0) {
+				v[i].name = lookup(g, tab_ann_names,
+						   a->name_iid, &bad);
+				if (bad) {
+					*failed = 1;
+					*what = "debug annotation name";
+					*what_iid = a->name_iid;
+				}
+			} else if (a->name_field_case == DA(NAME_FIELD_NAME)) {
+				v[i].name = ptw_arena_strdup(&t->arena, a->name);
+				if (!v[i].name)
+					return -1;
+			} else {
+				bad = 1;
+			}
+		}
+		int rc = bad ? 1 : decode_value(t, g, a, &v[i], depth + 1,
+						failed, what, what_iid);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			v[i].type = PTW_TRACE_ARG_BAD;
+	}
+	return 0;
+}
+
+/* Decodes the value of annotation 'a' into o (in trace_processor's order
+ * of precedence, StepDebugAnnotation: dict entries, array values, then
+ * the value). Returns 0; 1 if an interned string value does not resolve
+ * (or the nesting is too deep); -1 out of memory. */
+static int decode_value(struct ptw_trace *t, struct gen *g,
+			const Perfetto__Protos__DebugAnnotation *a,
+			struct ptw_trace_arg *o, unsigned depth, int *failed,
+			const char **what, uint64_t *what_iid)
+{
+	if ((a->n_dict_entries || a->n_array_values) &&
+	    depth >= PTW_TRACE_ARG_MAX_DEPTH)
+		return 1;
+	if (a->n_dict_entries)
+		return decode_nested(t, g, a->dict_entries, a->n_dict_entries,
+				     1, o, depth, failed, what, what_iid);
+	if (a->n_array_values)
+		return decode_nested(t, g, a->array_values, a->n_array_values,
+				     0, o, depth, failed, what, what_iid);
+	switch (a->value_case) {
+	case DA(VALUE_BOOL_VALUE):
+		o->type = PTW_TRACE_ARG_BOOL;
+		o->v.b = a->bool_value ? 1 : 0;
+		break;
+	case DA(VALUE_UINT_VALUE):
+		o->type = PTW_TRACE_ARG_UINT;
+		o->v.u = a->uint_value;
+		break;
+	case DA(VALUE_INT_VALUE):
+		o->type = PTW_TRACE_ARG_INT;
+		o->v.i = a->int_value;
+		break;
+	case DA(VALUE_DOUBLE_VALUE):
+		o->type = PTW_TRACE_ARG_DOUBLE;
+		o->v.d = a->double_value;
+		break;
+	case DA(VALUE_POINTER_VALUE):
+		o->type = PTW_TRACE_ARG_POINTER;
+		o->v.u = a->pointer_value;
+		break;
+	case DA(VALUE_STRING_VALUE):
+		o->type = PTW_TRACE_ARG_STRING;
+		o->v.s = ptw_arena_strdup(&t->arena, a->string_value);
+		if (!o->v.s)
+			return -1;
+		break;
+	case DA(VALUE_LEGACY_JSON_VALUE):
+		o->type = PTW_TRACE_ARG_JSON;
+		o->v.s = ptw_arena_strdup(&t->arena, a->legacy_json_value);
+		if (!o->v.s)
+			return -1;
+		break;
+	case DA(VALUE_STRING_VALUE_IID): {
+		int m2 = 0;
+		o->type = PTW_TRACE_ARG_STRING;
+		o->v.s = lookup(g, tab_ann_strings, a->string_value_iid, &m2);
+		if (m2) {
+			*failed = 1;
+			*what = "debug annotation string value";
+			*what_iid = a->string_value_iid;
+			return 1;
+		}
+		break;
+	}
+	default:
+		o->type = PTW_TRACE_ARG_NESTED;
+		break;
+	}
+	return 0;
+}
+
 /* Fills name, category and args of 'ev' from 'te'. With final == 0 a
  * failed lookup only reports (returns 1 so the caller records a fixup);
  * with final == 1 failures degrade as trace_processor does and are
@@ -179,58 +301,12 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 			} else {
 				miss = 1; /* neither name nor name_iid */
 			}
-			switch (a->value_case) {
-			case DA(VALUE_BOOL_VALUE):
-				o->type = PTW_TRACE_ARG_BOOL;
-				o->v.b = a->bool_value ? 1 : 0;
-				break;
-			case DA(VALUE_UINT_VALUE):
-				o->type = PTW_TRACE_ARG_UINT;
-				o->v.u = a->uint_value;
-				break;
-			case DA(VALUE_INT_VALUE):
-				o->type = PTW_TRACE_ARG_INT;
-				o->v.i = a->int_value;
-				break;
-			case DA(VALUE_DOUBLE_VALUE):
-				o->type = PTW_TRACE_ARG_DOUBLE;
-				o->v.d = a->double_value;
-				break;
-			case DA(VALUE_POINTER_VALUE):
-				o->type = PTW_TRACE_ARG_POINTER;
-				o->v.u = a->pointer_value;
-				break;
-			case DA(VALUE_STRING_VALUE):
-				o->type = PTW_TRACE_ARG_STRING;
-				o->v.s = ptw_arena_strdup(&t->arena,
-							  a->string_value);
-				if (!o->v.s)
-					return -1;
-				break;
-			case DA(VALUE_LEGACY_JSON_VALUE):
-				o->type = PTW_TRACE_ARG_JSON;
-				o->v.s = ptw_arena_strdup(&t->arena,
-							  a->legacy_json_value);
-				if (!o->v.s)
-					return -1;
-				break;
-			case DA(VALUE_STRING_VALUE_IID): {
-				int m2 = 0;
-				o->type = PTW_TRACE_ARG_STRING;
-				o->v.s = lookup(g, tab_ann_strings,
-						a->string_value_iid, &m2);
-				if (m2) {
-					failed = 1;
-					*what = "debug annotation string value";
-					*what_iid = a->string_value_iid;
-					miss = 1;
-				}
-				break;
-			}
-			default:
-				o->type = PTW_TRACE_ARG_NESTED;
-				break;
-			}
+			int rc = decode_value(t, g, a, o, 0, &failed, what,
+					      what_iid);
+			if (rc < 0)
+				return -1;
+			if (rc > 0)
+				miss = 1; /* unresolved string value */
 			if (miss) {
 				/* proto_to_args_parser.cc: the annotation is
 				 * dropped. A missing name is counted on the

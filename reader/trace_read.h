@@ -76,14 +76,24 @@ enum ptw_trace_arg_type {
 	PTW_TRACE_ARG_STRING,   /* v.s (also interned string values) */
 	PTW_TRACE_ARG_POINTER,  /* v.u */
 	PTW_TRACE_ARG_JSON,     /* v.s, legacy_json_value */
-	PTW_TRACE_ARG_NESTED,   /* dict/array value: not decoded further */
+	PTW_TRACE_ARG_NESTED,   /* no value this reader decodes (none,
+				 * proto_value, nested_value): no row */
+	PTW_TRACE_ARG_DICT,     /* v.nested: dict_entries, named */
+	PTW_TRACE_ARG_ARRAY,    /* v.nested: array_values (names NULL) */
+	PTW_TRACE_ARG_BAD,      /* a nested annotation whose name or
+				 * interned string value does not resolve:
+				 * trace_processor stops parsing its
+				 * top-level annotation there */
 };
 
-/* One top-level debug annotation with its name resolved. Annotations whose
- * name (or interned string value) does not resolve are dropped, as
- * trace_processor does (stat track_event_parser_errors). */
+/* One debug annotation with its name resolved. Top-level annotations
+ * whose name (or interned string value) does not resolve are dropped, as
+ * trace_processor does (stat track_event_parser_errors). Dict entries and
+ * array values are decoded too (v.nested), up to PTW_TRACE_ARG_MAX_DEPTH
+ * levels (deeper ones are PTW_TRACE_ARG_BAD). */
 struct ptw_trace_arg {
-	const char *name; /* as written: not yet "debug."-prefixed */
+	const char *name; /* as written: not yet "debug."-prefixed; NULL
+			   * for array values */
 	enum ptw_trace_arg_type type;
 	union {
 		int b;
@@ -91,8 +101,57 @@ struct ptw_trace_arg {
 		uint64_t u;
 		double d;
 		const char *s;
+		struct {
+			const struct ptw_trace_arg *items;
+			uint32_t n;
+		} nested;
 	} v;
 };
+
+#define PTW_TRACE_ARG_MAX_DEPTH 64
+
+/* ---- args table ---------------------------------------------------------
+ * The rows trace_processor's args table gets from debug annotations
+ * (track_event_event_importer.h ParseTrackEventArgs: a "debug" dictionary;
+ * proto_to_args_parser.cc ParseDebugAnnotation): key "debug.<name>", dict
+ * entries ".<entry>", array values "[i]" (flat_key leaves out the
+ * "[i]"), '.', '[' and ']' in every name replaced by '_'. An array's index
+ * is kept per key for the whole table and advances only past a value that
+ * added a row (or is a dict with entries). A key seen again replaces the
+ * earlier row's value in place (ArgsInserter::AddArg, kAddOrUpdate). A
+ * legacy_json_value is one PTW_TRACE_ARG_JSON row (trace_processor would
+ * parse the JSON into rows; this reader has no JSON parser). */
+struct ptw_trace_arg_row {
+	char *flat_key;
+	char *key;
+	enum ptw_trace_arg_type type; /* BOOL .. JSON */
+	union {
+		int b;
+		int64_t i;
+		uint64_t u;
+		double d;
+		const char *s; /* owned by the annotations' owner */
+	} v;
+};
+
+struct ptw_trace_args_table {
+	struct ptw_trace_arg_row *rows;
+	size_t n, cap;
+	struct ptw_trace_args_index *idx; /* next index per array key */
+	size_t n_idx, idx_cap;
+};
+
+/* Zeroed is empty; free with ptw_trace_args_free(). */
+/* Adds one event's annotations. For a slice, add its BEGIN's, then its
+ * END's: trace_processor adds both through the slice's one inserter
+ * (slice_tracker.cc GetArgsInserter), so indexes go on and keys merge.
+ * Returns 0 or PTW_ERR_NOMEM (the table then holds part of the rows). */
+int ptw_trace_args_add(struct ptw_trace_args_table *t,
+		       const struct ptw_trace_arg *args, uint32_t n);
+/* The row with this key, or NULL. */
+const struct ptw_trace_arg_row *
+ptw_trace_args_find(const struct ptw_trace_args_table *t, const char *key);
+void ptw_trace_args_free(struct ptw_trace_args_table *t);
 
 enum ptw_trace_counter_kind {
 	PTW_TRACE_COUNTER_NONE = 0,

@@ -50,7 +50,19 @@ static int same_arg(const struct ptw_trace_arg *x, const struct ptw_trace_arg *y
 		return x->v.i == y->v.i;
 	case PTW_TRACE_ARG_DOUBLE:
 		return memcmp(&x->v.d, &y->v.d, sizeof(double)) == 0;
-	default: /* UINT, POINTER; NESTED: not decoded */
+	case PTW_TRACE_ARG_DICT:
+	case PTW_TRACE_ARG_ARRAY:
+		if (x->v.nested.n != y->v.nested.n)
+			return 0;
+		for (uint32_t i = 0; i < x->v.nested.n; i++)
+			if (!same_arg(&x->v.nested.items[i],
+				      &y->v.nested.items[i]))
+				return 0;
+		return 1;
+	case PTW_TRACE_ARG_NESTED:
+	case PTW_TRACE_ARG_BAD:
+		return 1; /* no value */
+	default: /* UINT, POINTER */
 		return x->v.u == y->v.u;
 	}
 }

@@ -97,6 +97,8 @@ Test(pb_fields, field_numbers_match_the_proto)
 	FIELD(debug_annotation, "pointer_value", PTW_F_DA_POINTER_VALUE);
 	FIELD(debug_annotation, "name", PTW_F_DA_NAME);
 	FIELD(debug_annotation, "string_value_iid", PTW_F_DA_STRING_VALUE_IID);
+	FIELD(debug_annotation, "dict_entries", PTW_F_DA_DICT_ENTRIES);
+	FIELD(debug_annotation, "array_values", PTW_F_DA_ARRAY_VALUES);
 	FIELD(track_descriptor, "uuid", PTW_F_TD_UUID);
 	FIELD(track_descriptor, "name", PTW_F_TD_NAME);
 	FIELD(track_descriptor, "process", PTW_F_TD_PROCESS);

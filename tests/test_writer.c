@@ -52,6 +52,7 @@ static void rec_extras(struct tw_event *e, const struct ptw_event *ev)
 		case PTW_ARG_DOUBLE: a->type = 4; a->d = s->v.d; break;
 		case PTW_ARG_STRING: a->type = 5; tw_copy(a->s, sizeof(a->s), s->v.s); break;
 		case PTW_ARG_POINTER: a->type = 6; a->u = s->v.u; break;
+		case PTW_ARG_DICT: case PTW_ARG_ARRAY: break; /* not used here */
 		}
 	}
 	e->n_flows = ev->n_flow_ids;

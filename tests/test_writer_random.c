@@ -171,6 +171,7 @@ static void run_one(uint64_t seed)
 			case PTW_ARG_DOUBLE: x->type = 4; x->d = args[a].v.d; break;
 			case PTW_ARG_STRING: x->type = 5; tw_copy(x->s, sizeof(x->s), args[a].v.s); break;
 			case PTW_ARG_POINTER: x->type = 6; x->u = args[a].v.u; break;
+			case PTW_ARG_DICT: case PTW_ARG_ARRAY: break; /* not used here */
 			}
 		}
 		e->n_flows = ev.n_flow_ids;

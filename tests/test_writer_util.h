@@ -404,7 +404,7 @@ static inline int tw_track_event(struct tw_trace *t, struct tw_seq *s,
 		e->has_cat = 1;
 		tw_copy(e->cat, sizeof(e->cat), c);
 	}
-	if (te->n_debug_annotations > 16)
+	if (te->n_debug_annotations > PTW_MAX_ANNOTATIONS)
 		return tw_fail(t, "too many annotations");
 	if (te->n_debug_annotations)
 		e->args = calloc(te->n_debug_annotations, sizeof(*e->args));

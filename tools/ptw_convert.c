@@ -868,6 +868,9 @@ int main(int argc, char **argv)
 			(unsigned long long)es.spilled);
 		fprintf(stderr, "thread_times %llu\n",
 			(unsigned long long)es.thread_times);
+		fprintf(stderr, "args_renamed %llu\nargs_dropped %llu\n",
+			(unsigned long long)es.args_renamed,
+			(unsigned long long)es.args_dropped);
 		fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
 			(unsigned long long)c.bytes_in,
 			(unsigned long long)out_bytes, t);
@@ -894,6 +897,18 @@ int main(int argc, char **argv)
 				"slice_spill_overlapping_complete_event, which "
 				"a protobuf trace cannot carry\n",
 				(unsigned long long)es.spilled);
+		if (es.args_renamed)
+			fprintf(stderr, PROG ": warning: %llu arg key(s) "
+				"contain '[' or ']', which trace_processor "
+				"shows as '_' for a protobuf trace (debug.a_0_ "
+				"where its JSON import shows args.a[0])\n",
+				(unsigned long long)es.args_renamed);
+		if (es.args_dropped)
+			fprintf(stderr, PROG ": warning: %llu nested arg "
+				"value(s) left out: more than %u levels deep or "
+				"more than %u nested values in one event\n",
+				(unsigned long long)es.args_dropped,
+				PTW_MAX_ARG_DEPTH, PTW_MAX_ARG_NODES);
 		if (es.thread_times)
 			fprintf(stderr, PROG ": notice: %llu event(s) carry "
 				"thread time (tts): trace_processor shows it "

@@ -65,34 +65,64 @@ static void print_str(const char *s)
 	putchar('"');
 }
 
+static void print_value(const struct ptw_trace_arg *a);
+
+/* Dict entries as {name=value ...}, array values as [value ...]. */
+static void print_nested(const struct ptw_trace_arg *a)
+{
+	int dict = a->type == PTW_TRACE_ARG_DICT;
+	putchar(dict ? '{' : '[');
+	for (uint32_t i = 0; i < a->v.nested.n; i++) {
+		const struct ptw_trace_arg *e = &a->v.nested.items[i];
+		if (i)
+			putchar(' ');
+		if (dict)
+			printf("%s=", e->name ? e->name : "?");
+		print_value(e);
+	}
+	putchar(dict ? '}' : ']');
+}
+
+static void print_value(const struct ptw_trace_arg *a)
+{
+	switch (a->type) {
+	case PTW_TRACE_ARG_BOOL:
+		fputs(a->v.b ? "true" : "false", stdout);
+		break;
+	case PTW_TRACE_ARG_INT:
+		printf("%" PRId64, a->v.i);
+		break;
+	case PTW_TRACE_ARG_UINT:
+		printf("%" PRIu64 "u", a->v.u);
+		break;
+	case PTW_TRACE_ARG_POINTER:
+		printf("0x%" PRIx64, a->v.u);
+		break;
+	case PTW_TRACE_ARG_DOUBLE:
+		printf("%.17g", a->v.d);
+		break;
+	case PTW_TRACE_ARG_STRING:
+	case PTW_TRACE_ARG_JSON:
+		print_str(a->v.s);
+		break;
+	case PTW_TRACE_ARG_DICT:
+	case PTW_TRACE_ARG_ARRAY:
+		print_nested(a);
+		break;
+	case PTW_TRACE_ARG_BAD:
+		fputs("<unresolved>", stdout);
+		break;
+	default:
+		fputs("<none>", stdout);
+		break;
+	}
+}
+
 static void print_args(const struct ptw_trace_arg *a, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		printf(" %s=", a[i].name);
-		switch (a[i].type) {
-		case PTW_TRACE_ARG_BOOL:
-			fputs(a[i].v.b ? "true" : "false", stdout);
-			break;
-		case PTW_TRACE_ARG_INT:
-			printf("%" PRId64, a[i].v.i);
-			break;
-		case PTW_TRACE_ARG_UINT:
-			printf("%" PRIu64 "u", a[i].v.u);
-			break;
-		case PTW_TRACE_ARG_POINTER:
-			printf("0x%" PRIx64, a[i].v.u);
-			break;
-		case PTW_TRACE_ARG_DOUBLE:
-			printf("%.17g", a[i].v.d);
-			break;
-		case PTW_TRACE_ARG_STRING:
-		case PTW_TRACE_ARG_JSON:
-			print_str(a[i].v.s);
-			break;
-		default:
-			fputs("{...}", stdout);
-			break;
-		}
+		print_value(&a[i]);
 	}
 }
 
@@ -327,6 +357,25 @@ static void print_events(const struct ptw_trace *t)
 	}
 }
 
+/* The slice's rows of trace_processor's args table (BEGIN's then END's
+ * annotations through one inserter), as " key=value". */
+static void print_arg_rows(const struct ptw_tp_slice *s)
+{
+	struct ptw_trace_args_table tab = { 0 };
+	int rc = 0;
+	for (uint32_t k = 0; k < s->n_args && !rc; k++)
+		rc = ptw_trace_args_add(&tab, s->args[k], 1);
+	for (size_t r = 0; r < tab.n; r++) {
+		struct ptw_trace_arg v = { .type = tab.rows[r].type };
+		memcpy(&v.v, &tab.rows[r].v, sizeof(tab.rows[r].v));
+		printf(" %s=", tab.rows[r].key);
+		print_value(&v);
+	}
+	if (rc)
+		fputs(" <out of memory>", stdout);
+	ptw_trace_args_free(&tab);
+}
+
 static void print_slices(const struct ptw_tp_model *m)
 {
 	for (size_t i = 0; i < m->n_slices; i++) {
@@ -337,8 +386,7 @@ static void print_slices(const struct ptw_tp_model *m)
 		print_str(s->name);
 		fputs(" cat=", stdout);
 		print_str(s->category);
-		for (uint32_t k = 0; k < s->n_args; k++)
-			print_args(s->args[k], 1);
+		print_arg_rows(s);
 		putchar('\n');
 	}
 }

@@ -35,7 +35,10 @@
 #define PTW_DEFAULT_COMPRESS_LEVEL 6       /* deflate */
 #define PTW_DEFAULT_ZSTD_LEVEL 3           /* zstd (libzstd's own default) */
 #define PTW_MAX_STRING_LEN (64u * 1024u)      /* longest name/value, bytes */
-#define PTW_MAX_ANNOTATIONS 16u               /* per event */
+#define PTW_MAX_ANNOTATIONS 64u               /* per event (top level) */
+#define PTW_MAX_ARG_DEPTH 16u  /* levels of non-empty dicts/arrays below
+				* a top-level annotation */
+#define PTW_MAX_ARG_NODES 1024u /* dict entries + array values, per event */
 #define PTW_MAX_FLOWS 8u                      /* flow ids per event, each list */
 
 struct ptw_writer;
@@ -78,11 +81,25 @@ enum ptw_arg_type {
 	PTW_ARG_DOUBLE, /* double   v.d */
 	PTW_ARG_STRING, /* const char *v.s, NUL-terminated, copied */
 	PTW_ARG_POINTER,/* uint64_t v.u, shown as hex */
+	PTW_ARG_DICT,   /* v.nested: named entries (DebugAnnotation
+			 * dict_entries) */
+	PTW_ARG_ARRAY,  /* v.nested: values, names ignored (array_values) */
 };
 
-/* A typed debug annotation; the name is interned per sequence. */
+/* A typed debug annotation. A top-level annotation's name is interned per
+ * sequence; the names and string values of nested ones (the entries of a
+ * PTW_ARG_DICT, the values of a PTW_ARG_ARRAY, at any depth) are written
+ * inline. trace_processor shows a dict entry as "debug.<name>.<entry>"
+ * and an array value as "debug.<name>[i]" in its args table, replacing
+ * '.', '[' and ']' in every name with '_'. An array value that shows no
+ * row (an empty dict or array, or one holding only such) uses up no index
+ * i. Limits per event: PTW_MAX_ARG_DEPTH levels below a top-level
+ * annotation and PTW_MAX_ARG_NODES nested annotations in all (more:
+ * PTW_ERR_INVALID). The tracer (tracer.h) and clock streams do not carry
+ * nested annotations: the tracer drops them (counted in
+ * ptw_stats().invalid), clock streams refuse them. */
 struct ptw_arg {
-	const char *name;
+	const char *name; /* NULL allowed only for array values */
 	enum ptw_arg_type type;
 	union {
 		int b;
@@ -90,6 +107,10 @@ struct ptw_arg {
 		uint64_t u;
 		double d;
 		const char *s;
+		struct {
+			const struct ptw_arg *items; /* n entries/values */
+			uint32_t n;                  /* 0: shows nothing */
+		} nested;
 	} v;
 };
 
