@@ -162,6 +162,35 @@ static int ptw_track_keep(struct ptw_tracks *t, const struct ptw_track_rec *r)
 	return 0;
 }
 
+/* The next free record of the pending descriptor queue (n_pend not yet
+ * counted), or NULL with *rc (a flush error, or NOMEM, sticky). Bounded
+ * like the event packets: a program that creates many tracks before any
+ * event flushes once they would fill a batch. Checked before queuing, so
+ * that a new track stays queued until the caller's next write
+ * (ptw_writer_set_track_rank right after creating it always works). */
+static struct ptw_track_rec *ptw_track_pend_slot(struct ptw_writer *w, int *rc)
+{
+	struct ptw_tracks *t = &w->tracks;
+	if (__builtin_expect(t->n_pend * PTW_TRACK_REC_BYTES + t->str_len >=
+				     w->flush_at, 0) &&
+	    (*rc = ptw_w_flush(w)) != 0)
+		return NULL;
+	if (t->n_pend == t->pend_cap) {
+		size_t cap = t->pend_cap ? t->pend_cap * 2 : 16;
+		void *p = cap <= SIZE_MAX / sizeof(*t->pend)
+				  ? realloc(t->pend, cap * sizeof(*t->pend))
+				  : NULL;
+		if (!p) {
+			*rc = ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
+						"track table: out of memory");
+			return NULL;
+		}
+		t->pend = p;
+		t->pend_cap = cap;
+	}
+	return &t->pend[t->n_pend];
+}
+
 int ptw_w_requeue_tracks(struct ptw_writer *w)
 {
 	struct ptw_tracks *t = &w->tracks;
@@ -169,23 +198,10 @@ int ptw_w_requeue_tracks(struct ptw_writer *w)
 		const struct ptw_track_rec *k = &t->last[i];
 		if (!k->uuid)
 			continue;
-		/* Bounded like ptw_track_defer: flush a full queue first. */
-		if (t->n_pend * PTW_TRACK_REC_BYTES + t->str_len >= w->flush_at) {
-			int rc = ptw_w_flush(w);
-			if (rc)
-				return rc;
-		}
-		if (t->n_pend == t->pend_cap) {
-			size_t cap = t->pend_cap ? t->pend_cap * 2 : 16;
-			void *p = cap <= SIZE_MAX / sizeof(*t->pend)
-					  ? realloc(t->pend, cap * sizeof(*t->pend))
-					  : NULL;
-			if (!p)
-				goto nomem;
-			t->pend = p;
-			t->pend_cap = cap;
-		}
-		struct ptw_track_rec *r = &t->pend[t->n_pend];
+		int rc;
+		struct ptw_track_rec *r = ptw_track_pend_slot(w, &rc);
+		if (!r)
+			return rc;
 		*r = *k;
 		if (k->has_name &&
 		    ptw_track_arena_put(&t->str, &t->str_len, &t->str_cap,
@@ -211,28 +227,10 @@ static int ptw_track_defer(struct ptw_writer *w, const struct ptw_track_desc *d)
 	if (w->sticky)
 		return w->sticky;
 	struct ptw_tracks *t = &w->tracks;
-	/* Bounded like the event packets: a program that creates many
-	 * tracks before any event flushes once they would fill a batch.
-	 * Checked before queuing, so that a new track stays queued until
-	 * the caller's next write (ptw_writer_set_track_rank right after
-	 * creating it always works). */
-	if (__builtin_expect(t->n_pend * PTW_TRACK_REC_BYTES + t->str_len >=
-				     w->flush_at, 0)) {
-		int rc = ptw_w_flush(w);
-		if (rc)
-			return rc;
-	}
-	if (t->n_pend == t->pend_cap) {
-		size_t cap = t->pend_cap ? t->pend_cap * 2 : 16;
-		void *p = cap <= SIZE_MAX / sizeof(*t->pend)
-				  ? realloc(t->pend, cap * sizeof(*t->pend))
-				  : NULL;
-		if (!p)
-			goto nomem;
-		t->pend = p;
-		t->pend_cap = cap;
-	}
-	struct ptw_track_rec *r = &t->pend[t->n_pend];
+	int rc;
+	struct ptw_track_rec *r = ptw_track_pend_slot(w, &rc);
+	if (!r)
+		return rc;
 	memset(r, 0, sizeof(*r));
 	r->uuid = d->uuid;
 	r->parent = d->parent;
