@@ -1289,9 +1289,13 @@ static int apply_member(struct pctx *c, enum key key, const struct val *v,
 {
 	switch (key) {
 	case K_S:
-		ev->scope = 0;
-		if (v->t == PTW_CV_VAL_STRING && v->s.n == 1 &&
-		    (v->s.p[0] == 't' || v->s.p[0] == 'p' || v->s.p[0] == 'g'))
+		/* json_trace_tokenizer.cc: "p", "t", "g" set the scope, a
+		 * value that is not a string clears it, any other string
+		 * leaves it as an earlier "s" of the event set it */
+		if (v->t != PTW_CV_VAL_STRING)
+			ev->scope = 0;
+		else if (v->s.n == 1 && (v->s.p[0] == 't' || v->s.p[0] == 'p' ||
+					 v->s.p[0] == 'g'))
 			ev->scope = v->s.p[0];
 		break;
 	case K_PH:

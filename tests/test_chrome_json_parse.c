@@ -546,6 +546,12 @@ Test(json_parse, scope_bp_and_flows)
 	cr_assert_eq(ev.scope, 0);
 	ev = parse_ok("{\"s\":\"tt\"}");
 	cr_assert_eq(ev.scope, 0);
+	/* json_trace_tokenizer.cc: another string keeps an earlier "s",
+	 * a value that is not a string clears it */
+	ev = parse_ok("{\"s\":\"g\",\"s\":\"x\"}");
+	cr_assert_eq(ev.scope, 'g');
+	ev = parse_ok("{\"s\":\"g\",\"s\":1}");
+	cr_assert_eq(ev.scope, 0);
 	ev = parse_ok("{\"ph\":\"Xyz\"}");
 	cr_assert_eq(ev.ph, 'X');
 	ev = parse_ok("{\"ph\":\"\"}");
