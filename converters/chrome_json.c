@@ -1027,6 +1027,8 @@ static int run(struct rd *r)
 		if (r->st)
 			r->st->form = PTW_CV_JSON_FORM_OBJECT;
 		rc = read_object(r);
+		if (r->st && (r->keys & KEY_SYSTEM))
+			r->st->system_trace_events = 1;
 	} else if (ch == -1) {
 		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
 			       "empty input: expected '[' or '{' starting a "

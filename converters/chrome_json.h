@@ -181,6 +181,9 @@ struct ptw_cv_json_read_stats {
 	char stop_value[48];                 /* its value as written (cut) */
 	uint64_t stop_bytes_left;            /* JSON bytes from its '{' on,
 					      * not converted */
+	/* Object form: it also had "systemTraceEvents" (ftrace text), which
+	 * trace_processor imports and the reader skips. */
+	int system_trace_events;
 };
 
 /* Reads the Chrome JSON file at 'path' ("-": standard input) and calls

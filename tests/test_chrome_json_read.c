@@ -190,11 +190,14 @@ Test(json_read, object_form_skips_other_members)
 	cr_assert_eq(c.r[0].ph, 'X');
 	cr_assert_eq(c.r[0].dur_ns, 2500);
 	cr_assert_eq(c.r[0].line, 2);
+	/* systemTraceEvents is skipped, and said so (ptw-convert warns) */
+	cr_assert_eq(st.system_trace_events, 1);
 	free(c.r);
 	/* an empty traceEvents is a trace without events */
 	cr_assert_eq(read_str("{\"metadata\":{},\"traceEvents\":[]}", &c, &st,
 			      &err), 0, "%s", err.msg);
 	cr_assert_eq(c.n, 0);
+	cr_assert_eq(st.system_trace_events, 0);
 	/* no traceEvents at all: not a Chrome JSON trace (issue 13) */
 	cr_assert_eq(read_str("{\"metadata\":{}}", &c, &st, &err),
 		     PTW_ERR_FORMAT);

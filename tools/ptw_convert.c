@@ -293,6 +293,13 @@ static void json_read_notes(struct cli *c, const char *path,
 		}
 		c->repairs += js->repairs;
 	}
+	if (js->system_trace_events) {
+		c->warnings++;
+		if (!c->quiet)
+			fprintf(stderr, PROG ": warning: %s: \"systemTraceEvents\" "
+				"(ftrace text, which trace_processor imports as "
+				"ftrace events) was not converted\n", path);
+	}
 	if (!js->stopped)
 		return;
 	c->json_stops++;
