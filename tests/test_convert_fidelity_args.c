@@ -29,29 +29,8 @@
 #include "chrome_json.h"
 #include "emit.h"
 #include "support/ptw_test.h"
+#include "test_convert_json.h"
 #include "test_convert_rows.h"
-
-/* Converts a Chrome JSON text into 'out'; *st gets the emitter's stats. */
-static void convert_json(const char *out, const char *json,
-			 struct ptw_emit_stats *st)
-{
-	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
-	cr_assert(w, "%s", err.msg);
-	struct ptw_emit *em = ptw_emit_create(w, &err);
-	cr_assert(em, "%s", err.msg);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME};
-	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
-	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
-					  ptw_emit_event, em, NULL, &err),
-		     0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
-	if (st)
-		ptw_emit_get_stats(em, st);
-	ptw_emit_destroy(em);
-	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
-}
 
 /* One args row as "<slice> <key> <type> <value>", types named as in
  * trace_processor's args.value_type. */
@@ -117,7 +96,7 @@ static void expect_rows(const char *tag, const char *json,
 {
 	char out[256];
 	ptw_test_tmp_path(out, sizeof(out), tag);
-	convert_json(out, json, st);
+	ptw_test_convert_json(out, json, 0, st);
 	struct rows got = {0}, exp = {0};
 	args_rows(out, &got);
 	for (size_t i = 0; i < n; i++)

@@ -16,26 +16,9 @@
 #include "chrome_json.h"
 #include "emit.h"
 #include "support/ptw_test.h"
+#include "test_convert_json.h"
 
 /* ---- converting and rows ------------------------------------------------ */
-
-static void convert_json(const char *json, const char *out)
-{
-	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
-	cr_assert(w, "%s", err.msg);
-	struct ptw_emit *em = ptw_emit_create(w, &err);
-	cr_assert(em, "%s", err.msg);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME};
-	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
-					  ptw_emit_event, em, NULL, &err),
-		     0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
-	ptw_emit_destroy(em);
-	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
-}
 
 struct rows {
 	char **v;
@@ -112,7 +95,7 @@ static void expect(const char *json, const char *kinds,
 {
 	char out[256];
 	ptw_test_tmp_path(out, sizeof(out), "fid_async");
-	convert_json(json, out);
+	ptw_test_convert_json(out, json, 0, NULL);
 	struct rows got = {0};
 	rows_of(out, kinds, &got);
 	unlink(out);
@@ -281,7 +264,8 @@ Test(fidelity_async, overlapping_slices_on_one_key_and_across_keys)
 {
 	char out[256];
 	ptw_test_tmp_path(out, sizeof(out), "fid_async_ov");
-	convert_json("[{\"ph\":\"b\",\"name\":\"K\",\"id\":9,\"pid\":1,\"ts\":1},"
+	ptw_test_convert_json(out,
+		     "[{\"ph\":\"b\",\"name\":\"K\",\"id\":9,\"pid\":1,\"ts\":1},"
 		     "{\"ph\":\"b\",\"name\":\"K\",\"id\":9,\"pid\":1,\"ts\":2},"
 		     "{\"ph\":\"e\",\"name\":\"K\",\"id\":9,\"pid\":1,\"ts\":3},"
 		     "{\"ph\":\"e\",\"name\":\"K\",\"id\":9,\"pid\":1,\"ts\":4},"
@@ -291,7 +275,7 @@ Test(fidelity_async, overlapping_slices_on_one_key_and_across_keys)
 		     "{\"ph\":\"b\",\"name\":\"R\",\"id\":3,\"pid\":1,\"ts\":13},"
 		     "{\"ph\":\"e\",\"name\":\"R\",\"id\":2,\"pid\":1,\"ts\":14},"
 		     "{\"ph\":\"e\",\"name\":\"R\",\"id\":3,\"pid\":1,\"ts\":15}]",
-		     out);
+		     0, NULL);
 	struct ptw_trace *t = ptw_test_load_or_fail(out);
 	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
 	cr_assert_eq(m->n_slices, 5);

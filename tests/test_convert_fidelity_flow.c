@@ -31,30 +31,8 @@
 #include "chrome_json.h"
 #include "emit.h"
 #include "support/ptw_test.h"
+#include "test_convert_json.h"
 #include "test_convert_rows.h"
-
-/* Converts a Chrome JSON text into 'out' (general path only if asked). */
-static void convert(const char *out, const char *json, int general,
-		    struct ptw_emit_stats *st)
-{
-	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
-	cr_assert(w, "%s", err.msg);
-	struct ptw_emit *em = ptw_emit_create(w, &err);
-	cr_assert(em, "%s", err.msg);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME,
-				    .general_path_only = general};
-	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
-	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
-					  ptw_emit_event, em, NULL, &err),
-		     0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
-	if (st)
-		ptw_emit_get_stats(em, st);
-	ptw_emit_destroy(em);
-	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
-}
 
 /* The flow rows of a converted trace. */
 static void flow_rows(const char *path, struct rows *r)
@@ -78,7 +56,7 @@ static void expect_flows(const char *tag, const char *json,
 	for (int general = 0; general < 2; general++) {
 		char out[256];
 		ptw_test_tmp_path(out, sizeof(out), tag);
-		convert(out, json, general, NULL);
+		ptw_test_convert_json(out, json, general, NULL);
 		struct rows got = {0}, exp = {0};
 		flow_rows(out, &got);
 		for (size_t i = 0; i < n; i++)
@@ -393,7 +371,7 @@ Test(flow, many_ends_on_one_id_stay_bounded_and_all_link)
 	char out[256];
 	ptw_test_tmp_path(out, sizeof(out), "fl_many");
 	struct ptw_emit_stats st;
-	convert(out, j, 0, &st);
+	ptw_test_convert_json(out, j, 0, &st);
 	struct rows got = {0};
 	flow_rows(out, &got);
 	cr_assert_eq(got.n, 300);

@@ -1,0 +1,39 @@
+/* test_convert_json.h - converts a Chrome JSON text with the library, as
+ * ptw-convert does, for the converter's test suites.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_TEST_CONVERT_JSON_H
+#define PTW_TEST_CONVERT_JSON_H
+
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "chrome_json.h"
+#include "emit.h"
+#include "ptw/writer.h"
+
+/* Converts 'json' into the trace file 'out' (the emitter's general path
+ * only if asked); the emitter's stats into *st if st is not NULL. */
+static inline void ptw_test_convert_json(const char *out, const char *json,
+					 int general_path_only,
+					 struct ptw_emit_stats *st)
+{
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	struct ptw_emit *em = ptw_emit_create(w, &err);
+	cr_assert(em, "%s", err.msg);
+	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME,
+				    .general_path_only = general_path_only};
+	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
+					  ptw_emit_event, em, NULL, &err),
+		     0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
+	if (st)
+		ptw_emit_get_stats(em, st);
+	ptw_emit_destroy(em);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+#endif /* PTW_TEST_CONVERT_JSON_H */
