@@ -12,6 +12,7 @@
 #include "emit.h"
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
+#include "test_convert_json.h"
 #include "trace_read.h"
 
 /* Appends 'k' bytes: ASCII 'a's, then "é" (C3 A9) pairs. */
@@ -39,21 +40,10 @@ Test(convert_utf8, names_and_strings_over_the_limit_end_between_characters)
 
 	char out[256];
 	ptw_test_tmp_path(out, sizeof(out), "utf8-cut");
-	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
-	cr_assert(w, "%s", err.msg);
-	struct ptw_emit *em = ptw_emit_create(w, &err);
-	cr_assert(em, "%s", err.msg);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME};
-	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
-	cr_assert_eq(ptw_cv_json_read_mem(j, len, NULL, ptw_emit_event, em,
-					  NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
-	ptw_emit_destroy(em);
-	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+	ptw_test_convert_json(out, j, 0, NULL); /* snprintf ended j */
 	free(j);
 
+	struct ptw_error err = {0};
 	struct ptw_trace *t = ptw_trace_load_file(out, NULL, &err);
 	cr_assert_not_null(t, "%s", err.msg);
 	size_t n;
