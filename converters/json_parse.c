@@ -84,6 +84,8 @@ struct pctx {
 	const char *repair_what;
 	const char *stop_member; /* PTW_CV_JSON_STOP: "dur", "tts" or "tdur" */
 	size_t stop_at, stop_end; /* ... and its value's text */
+	uint8_t num_text;     /* p[0, n) is one number's text (a numeric
+			       * string): a number may end at n */
 };
 
 
@@ -762,6 +764,11 @@ static int parse_num(struct pctx *c, struct val *v)
 		while (i < n && p[i] >= '0' && p[i] <= '9')
 			i++;
 	}
+	/* In JSON text a number is always followed by something (at least
+	 * the '}' of its event): one that reaches the end of the window was
+	 * cut by it and must not be read yet, whatever its digits say. */
+	if (i == n && !c->num_text)
+		return incomplete(c, "the rest of a number");
 	c->i = i;
 	v->raw.p = (const char *)p + s;
 	v->raw.n = i - s;
@@ -972,7 +979,8 @@ static int numeric_string(struct pctx *c, struct ptw_cv_str s, struct val *v)
 	if (s.n == 0 || !(s.p[0] == '-' || (s.p[0] >= '0' && s.p[0] <= '9')))
 		return 0;
 	struct pctx sc = { .jp = c->jp, .p = (const unsigned char *)s.p,
-			   .n = s.n, .i = 0, .out = NULL, .err = NULL };
+			   .n = s.n, .i = 0, .out = NULL, .err = NULL,
+			   .num_text = 1 };
 	if (parse_num(&sc, v) != 0 || sc.i != s.n || v->tp_bad)
 		return 0;
 	return 1;
@@ -1629,6 +1637,7 @@ static int start(struct pctx *c, struct ptw_cv_json_parser *jp, const char *p,
 	c->tp = jp->tp;
 	c->int_overflow = 0;
 	c->repairs = 0;
+	c->num_text = 0;
 	if (n == 0)
 		return incomplete(c, what);
 	if (p[0] != open)

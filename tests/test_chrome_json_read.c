@@ -1031,3 +1031,25 @@ Test(json_read, json_that_is_not_a_chrome_trace_is_named)
 	cr_assert_eq(read_str("[]", &c, NULL, &err), 0);
 	cr_assert_eq(read_str("{\"traceEvents\":[]}", &c, NULL, &err), 0);
 }
+
+/* A number cut by the parse window was read as if it ended there: with an
+ * exponent of many digits its value (finite or not, which decides whether
+ * trace_processor loads the file) then depended on the read size (found
+ * by fuzz_chrome_json). Every read size must give the same answer. */
+Test(json_read, a_number_cut_by_the_read_window_waits_for_its_end)
+{
+	const char *s = "[\n{\"name\":\"a\",\"cat\":\"c\",\"pj\":\"B\",\"pid\":"
+			"55555555555555555555e55555555555555555555555}\n]\n";
+	for (size_t chunk = 1; chunk <= 64; chunk++) {
+		struct ptw_cv_json_read_opts o = {.chunk_bytes = chunk};
+		struct coll c;
+		struct ptw_cv_json_read_stats st;
+		struct ptw_error err;
+		memset(&c, 0, sizeof(c));
+		int rc = ptw_cv_json_read_mem(s, strlen(s), &o, collect, &c, &st,
+					      &err);
+		cr_assert_eq(rc, 0, "chunk %zu: %s", chunk, err.msg);
+		cr_assert_eq(c.n, 1, "chunk %zu", chunk);
+		free(c.r);
+	}
+}
