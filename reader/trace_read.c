@@ -256,17 +256,13 @@ static int scan_packet(const uint8_t *data, size_t len, struct raw_scan *r)
 			r->n_payloads++;
 			break;
 		case F_COMPRESSED:
+		case F_ZSTD: /* one batch field, two codecs */
 			if (f.wt != 2)
 				return -1;
-			r->has_compressed = 1;
-			r->compressed = f.data;
-			r->compressed_len = f.len;
-			r->n_payloads++;
-			break;
-		case F_ZSTD:
-			if (f.wt != 2)
-				return -1;
-			r->has_zstd = 1;
+			if (f.num == F_ZSTD)
+				r->has_zstd = 1;
+			else
+				r->has_compressed = 1;
 			r->compressed = f.data;
 			r->compressed_len = f.len;
 			r->n_payloads++;

@@ -328,6 +328,24 @@ static void end_warnings(struct cli *c)
 				"trace_processor drops them (x_without_dur)\n",
 				(unsigned long long)es.x_without_dur);
 	}
+	if (es.args_renamed) {
+		c->warnings++;
+		if (!c->quiet)
+			fprintf(stderr, PROG ": warning: %llu arg key(s) "
+				"contain '[' or ']', which trace_processor "
+				"shows as '_' for a protobuf trace (debug.a_0_ "
+				"where its JSON import shows args.a[0])\n",
+				(unsigned long long)es.args_renamed);
+	}
+	if (es.args_dropped) {
+		c->warnings++;
+		if (!c->quiet)
+			fprintf(stderr, PROG ": warning: %llu nested arg "
+				"value(s) left out: more than %u levels deep or "
+				"more than %u nested values in one event\n",
+				(unsigned long long)es.args_dropped,
+				PTW_MAX_ARG_DEPTH, PTW_MAX_ARG_NODES);
+	}
 	if (c->repairs) {
 		c->warnings++;
 		if (!c->quiet)
@@ -904,18 +922,6 @@ int main(int argc, char **argv)
 				"slice_spill_overlapping_complete_event, which "
 				"a protobuf trace cannot carry\n",
 				(unsigned long long)es.spilled);
-		if (es.args_renamed)
-			fprintf(stderr, PROG ": warning: %llu arg key(s) "
-				"contain '[' or ']', which trace_processor "
-				"shows as '_' for a protobuf trace (debug.a_0_ "
-				"where its JSON import shows args.a[0])\n",
-				(unsigned long long)es.args_renamed);
-		if (es.args_dropped)
-			fprintf(stderr, PROG ": warning: %llu nested arg "
-				"value(s) left out: more than %u levels deep or "
-				"more than %u nested values in one event\n",
-				(unsigned long long)es.args_dropped,
-				PTW_MAX_ARG_DEPTH, PTW_MAX_ARG_NODES);
 		if (es.thread_times)
 			fprintf(stderr, PROG ": notice: %llu event(s) carry "
 				"thread time (tts): trace_processor shows it "
