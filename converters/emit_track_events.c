@@ -24,10 +24,11 @@ void ptw_em_display_name(const struct ptw_cv_event *ev, const char **p,
 
 /* Writes an instant or slice edge on a non-thread track now: 'name' /
  * 'cat' (NULL or empty: none), the event's args, writer flags 'flags'
- * (PTW_EV_NAMED_END, PTW_EV_*_INSTANT). */
+ * (PTW_EV_NAMED_END), an instant's legacy scope 'scope' ('g', 'p' or 0,
+ * struct ptw_legacy). */
 static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 			    int64_t ts, const char *name, size_t name_len,
-			    struct ptw_cv_str cat, uint32_t flags,
+			    struct ptw_cv_str cat, uint32_t flags, char scope,
 			    const struct ptw_cv_event *ev, struct ptw_error *err)
 {
 	em->tmp.len = 0;
@@ -51,10 +52,11 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 	memset(&lg, 0, sizeof(lg));
 	if (ev->ph == 'b' || ev->ph == 'n')
 		lg.flow_dir = (enum ptw_flow_dir)ptw_em_v2_flow(ev, &lg.bind_id);
-	if (lg.flow_dir) {
-		e.legacy = &lg;
+	if (lg.flow_dir)
 		em->st.flows++;
-	}
+	lg.instant_scope = scope;
+	if (lg.flow_dir || scope)
+		e.legacy = &lg;
 	int rc;
 	if (kind == PTW_EM_BEGIN) {
 		rc = ptw_seq_slice_begin(em->seq, &e);
@@ -291,7 +293,7 @@ int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		size_t nn;
 		ptw_em_display_name(ev, &nm, &nn);
 		return ptw_em_immediate(em, PTW_EM_BEGIN, track, ts, nm, nn, cat,
-					0, ev, err);
+					0, 0, ev, err);
 	}
 	/* End and Scoped with event.name: NULL for an empty one, and End
 	 * closes the innermost open slice of that name and category (none:
@@ -300,16 +302,16 @@ int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	if (ev->ph == 'e') {
 		em->st.slices++;
 		return ptw_em_immediate(em, PTW_EM_END, track, ts, nm.p, nm.n,
-					cat, PTW_EV_NAMED_END, ev, err);
+					cat, PTW_EV_NAMED_END, 0, ev, err);
 	}
 	return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts, nm.p, nm.n, cat,
-				0, ev, err);
+				0, 0, ev, err);
 }
 
 /* An instant of scope g or p. JSON puts it on trace_processor's legacy
  * global instant track (one, no name) or its process's legacy instant
  * track (no name); a legacy_event with that scope puts a protobuf
- * instant there too (PTW_EV_GLOBAL_INSTANT / _PROCESS_INSTANT), whatever
+ * instant there too (struct ptw_legacy instant_scope), whatever
  * track carries it: the thread's own track (which the event makes a
  * thread row anyway) for g, the process track for p. A g instant
  * without pid and tid rides on a track of its own. */
@@ -318,9 +320,7 @@ int ptw_em_scoped_instant(struct ptw_emit *em,
 			  uint32_t tid, int64_t ts, struct ptw_error *err)
 {
 	uint64_t track;
-	uint32_t flags;
 	if (ev->scope == 'g') {
-		flags = PTW_EV_GLOBAL_INSTANT;
 		if (pid || tid) {
 			struct ptw_em_thread *th =
 				ptw_em_thread_get(em, pid, tid, err);
@@ -335,7 +335,6 @@ int ptw_em_scoped_instant(struct ptw_emit *em,
 			track = em->global_track;
 		}
 	} else {
-		flags = PTW_EV_PROCESS_INSTANT;
 		if (!(ev->flags & PTW_CV_HAS_PID)) {
 			em->st.dropped++; /* json_parser_failure */
 			return 0;
@@ -347,5 +346,5 @@ int ptw_em_scoped_instant(struct ptw_emit *em,
 	/* Scoped(..., event.name, ...): NULL for an empty name */
 	struct ptw_cv_str nm = ptw_em_nonempty(ev->name);
 	return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts, nm.p, nm.n,
-				ptw_em_nonempty(ev->cat), flags, ev, err);
+				ptw_em_nonempty(ev->cat), 0, ev->scope, ev, err);
 }

@@ -151,15 +151,6 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 		    ptw_ev_check_str(&p->cat, ev->category, s->cats, is_static))
 			return ptw_ev_fail(w, "event category too long");
 	}
-	uint32_t scope = ev->flags & (PTW_EV_GLOBAL_INSTANT |
-				      PTW_EV_PROCESS_INSTANT);
-	if (scope && (p->type != PTW_TE_TYPE_INSTANT ||
-		      scope == (PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT)))
-		return ptw_ev_fail(w, "instant scope flags on a non-instant "
-				   "event, or both scopes");
-	if (scope == PTW_EV_PROCESS_INSTANT && p->tr->kind != PTW_TRACK_PROCESS)
-		return ptw_ev_fail(w, "process-scoped instant on a track "
-				   "that is not a process track");
 	if (ev->n_args > PTW_MAX_ANNOTATIONS)
 		return ptw_ev_fail(w, "too many annotations");
 	if (ev->n_flow_ids > PTW_MAX_FLOWS || ev->n_terminating_flow_ids > PTW_MAX_FLOWS)
@@ -178,10 +169,15 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 		return ptw_ev_fail(w, "unknown flow direction");
 	if (ev->legacy && ev->legacy->phase && p->type)
 		return ptw_ev_fail(w, "legacy phase on a typed event");
-	/* one legacy_event per TrackEvent (trace_processor keeps the last) */
-	if (ev->legacy &&
-	    (ev->flags & (PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT)))
-		return ptw_ev_fail(w, "legacy flow fields on a scoped instant");
+	if (ev->legacy && ev->legacy->instant_scope) {
+		char sc = ev->legacy->instant_scope;
+		if (p->type != PTW_TE_TYPE_INSTANT || (sc != 'g' && sc != 'p'))
+			return ptw_ev_fail(w, "instant scope on a non-instant "
+					   "event, or not 'g' or 'p'");
+		if (sc == 'p' && p->tr->kind != PTW_TRACK_PROCESS)
+			return ptw_ev_fail(w, "process-scoped instant on a "
+					   "track that is not a process track");
+	}
 	uint32_t nodes = 0;
 	p->nested_need = 0;
 	for (uint32_t i = 0; i < ev->n_args; i++) {
@@ -364,6 +360,13 @@ static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l)
 			q = ptw_pb_write_varint_field(
 				q, PTW_F_LE_BIND_TO_ENCLOSING, 1);
 	}
+	if (l->instant_scope) { /* an INSTANT (validated): phase 'I' */
+		q = ptw_pb_write_varint_field(q, PTW_F_LE_PHASE, 'I');
+		q = ptw_pb_write_varint_field(
+			q, PTW_F_LE_INSTANT_EVENT_SCOPE,
+			l->instant_scope == 'g' ? PTW_LE_SCOPE_GLOBAL
+						: PTW_LE_SCOPE_PROCESS);
+	}
 	if (l->flow_dir != PTW_FLOW_NONE) {
 		q = ptw_pb_write_varint_field(q, PTW_F_LE_BIND_ID, l->bind_id);
 		q = ptw_pb_write_varint_field(q, PTW_F_LE_FLOW_DIRECTION,
@@ -507,16 +510,6 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		q = ptw_pb_write_varint_field(q, PTW_F_TE_CATEGORY_IIDS, p->cat.iid);
 	if (p->name.s)
 		q = ptw_pb_write_varint_field(q, PTW_F_TE_NAME_IID, p->name.iid);
-	if (ev && (ev->flags & (PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT))) {
-		/* LegacyEvent { phase: 'I', instant_event_scope }: 4 bytes */
-		q = ptw_pb_write_len_tag(q, PTW_F_TE_LEGACY_EVENT);
-		*q++ = 4;
-		q = ptw_pb_write_varint_field(q, PTW_F_LE_PHASE, 'I');
-		q = ptw_pb_write_varint_field(
-			q, PTW_F_LE_INSTANT_EVENT_SCOPE,
-			(ev->flags & PTW_EV_GLOBAL_INSTANT) ? PTW_LE_SCOPE_GLOBAL
-							    : PTW_LE_SCOPE_PROCESS);
-	}
 	if (p->type == PTW_TE_TYPE_COUNTER) {
 		if (is_double) {
 			uint64_t bits;
@@ -660,8 +653,7 @@ ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev, int type, int *rc)
 {
 	if (__builtin_expect(!ev, 0) ||
 	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
-	    (ev->flags & (PTW_EV_THREAD_TIME | PTW_EV_NAMED_END |
-			  PTW_EV_GLOBAL_INSTANT | PTW_EV_PROCESS_INSTANT)) ||
+	    (ev->flags & (PTW_EV_THREAD_TIME | PTW_EV_NAMED_END)) ||
 	    ev->legacy ||
 	    (type != PTW_TE_TYPE_SLICE_END &&
 	     !(ev->flags & PTW_EV_STATIC_STRINGS)))

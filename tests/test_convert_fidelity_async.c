@@ -358,9 +358,9 @@ Test(fidelity_async, global_and_process_instants_on_unnamed_tracks)
 /* ---- the writer flags these rely on ---------------------------------- */
 
 /* PTW_EV_NAMED_END writes the END's name and category and is accepted
- * without an open slice; PTW_EV_GLOBAL_INSTANT / _PROCESS_INSTANT write a
- * legacy_event scope, refused on other event types or (PROCESS) on a
- * track that is not a process track. */
+ * without an open slice; a legacy instant_scope 'g' / 'p' writes a
+ * legacy_event scope, refused on other event types or ('p') on a track
+ * that is not a process track. */
 Test(fidelity_async, writer_named_end_and_instant_scopes)
 {
 	char out[256];
@@ -385,12 +385,14 @@ Test(fidelity_async, writer_named_end_and_instant_scopes)
 	cr_assert_eq(ptw_seq_slice_end(s, &e), 0);
 	struct ptw_event plain_end = {.track = tr, .ts = 5};
 	cr_assert_eq(ptw_seq_slice_end(s, &plain_end), PTW_ERR_INVALID);
+	static const struct ptw_legacy global = {.instant_scope = 'g'};
+	static const struct ptw_legacy process = {.instant_scope = 'p'};
 	struct ptw_event gi = {.track = tr, .ts = 6, .name = "g",
-			       .flags = PTW_EV_GLOBAL_INSTANT};
+			       .legacy = &global};
 	cr_assert_eq(ptw_seq_instant(s, &gi), 0);
 	cr_assert_eq(ptw_seq_slice_begin(s, &gi), PTW_ERR_INVALID);
 	struct ptw_event pi = {.track = tr, .ts = 7, .name = "p",
-			       .flags = PTW_EV_PROCESS_INSTANT};
+			       .legacy = &process};
 	cr_assert_eq(ptw_seq_instant(s, &pi), PTW_ERR_INVALID);
 	pi.track = pr;
 	cr_assert_eq(ptw_seq_instant(s, &pi), 0);

@@ -132,15 +132,6 @@ struct ptw_arg {
  * that matches nothing; the writer's count of open slices stays 0, as
  * trace_processor's count of open slices per track uuid does). */
 #define PTW_EV_NAMED_END 8u
-/* ptw_seq_instant only: the instant is written with a legacy_event of
- * phase 'I' and instant_event_scope GLOBAL / PROCESS, which
- * trace_processor shows on its legacy global instant track (one per
- * trace, no name) / on the process's legacy instant track (no name), as
- * it shows Chrome JSON "s":"g" / "s":"p" instants, whatever track the
- * event names. For PROCESS the track must be a process track. At most
- * one of the two. */
-#define PTW_EV_GLOBAL_INSTANT 16u
-#define PTW_EV_PROCESS_INSTANT 32u
 
 /* Direction of a Chrome JSON v2 flow (LegacyEvent.FlowDirection). */
 enum ptw_flow_dir {
@@ -150,19 +141,26 @@ enum ptw_flow_dir {
 	PTW_FLOW_INOUT = 3, /* both: a step */
 };
 
-/* TrackEvent.legacy_event, for Chrome JSON flows: trace_processor gives
- * it the JSON import's flow semantics (track_event_event_importer.h
- * ParseFlowEventV1, MaybeParseFlowEventV2). On a BEGIN, INSTANT or END:
- * a v2 flow (bind_id and its direction) bound to that event's slice.
- * With ptw_seq_legacy_flow(): a v1 flow event (phase 's', 't' or 'f',
- * the JSON "id" as unscoped_id; the event's name and category scope the
- * id, as in JSON). */
+/* TrackEvent.legacy_event, for events converted from Chrome JSON:
+ * trace_processor gives them the JSON import's semantics
+ * (track_event_event_importer.h). On a BEGIN, INSTANT or END: a v2 flow
+ * (bind_id and its direction) bound to that event's slice
+ * (MaybeParseFlowEventV2). With ptw_seq_legacy_flow(): a v1 flow event
+ * (phase 's', 't' or 'f', the JSON "id" as unscoped_id; the event's name
+ * and category scope the id, as in JSON; ParseFlowEventV1). On an
+ * INSTANT: instant_scope 'g' / 'p' writes phase 'I' with
+ * instant_event_scope GLOBAL / PROCESS, which trace_processor shows on
+ * its legacy global instant track (one per trace, no name) / on the
+ * process's legacy instant track (no name), as it shows Chrome JSON
+ * "s":"g" / "s":"p" instants, whatever track the event names ('p': the
+ * track must be a process track). */
 struct ptw_legacy {
 	char phase;              /* 's', 't', 'f' (ptw_seq_legacy_flow); else 0 */
 	int bind_to_enclosing;   /* 'f' with "bp":"e" */
 	uint64_t id;             /* phase s/t/f: LegacyEvent.unscoped_id */
 	enum ptw_flow_dir flow_dir; /* PTW_FLOW_NONE: no bind_id written */
 	uint64_t bind_id;
+	char instant_scope;      /* INSTANT only: 'g', 'p', or 0 (none) */
 };
 
 /* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
