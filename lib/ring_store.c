@@ -2,10 +2,10 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "ring_store.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "sink.h"
 
 struct ptw_rstore *ptw_rstore_create(uint64_t size)
 {
@@ -118,26 +118,6 @@ int ptw_rstore_cut(struct ptw_rstore *rs, const struct ptw_rs_open *open,
 	return 0;
 }
 
-int ptw_rs_write_all(int fd, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	while (n) {
-		ssize_t k = write(fd, c, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (k == 0) {
-			errno = EIO;
-			return -1;
-		}
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 int ptw_rstore_write_pieces(struct ptw_rstore *rs, int fd)
 {
 	uint32_t f = atomic_load_explicit(&rs->first, memory_order_acquire);
@@ -150,8 +130,8 @@ int ptw_rstore_write_pieces(struct ptw_rstore *rs, int fd)
 			return -1;
 		uint64_t off = start % rs->size;
 		uint64_t first = off + len > rs->size ? rs->size - off : len;
-		if (ptw_rs_write_all(fd, rs->mem + off, (size_t)first) ||
-		    ptw_rs_write_all(fd, rs->mem, (size_t)(len - first)))
+		if (ptw_fd_write_all(fd, rs->mem + off, (size_t)first) ||
+		    ptw_fd_write_all(fd, rs->mem, (size_t)(len - first)))
 			return -1;
 	}
 	return 0;

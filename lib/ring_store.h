@@ -77,7 +77,5 @@ int ptw_rstore_cut(struct ptw_rstore *rs, const struct ptw_rs_open *open,
 /* Writes every held piece, oldest first, to fd with write() only (also
  * from the crash handler). Returns 0 or -1 (errno set). */
 int ptw_rstore_write_pieces(struct ptw_rstore *rs, int fd);
-/* A full write() loop; async-signal-safe. 0 or -1. */
-int ptw_rs_write_all(int fd, const void *p, size_t n);
 
 #endif /* PTW_RING_STORE_H */

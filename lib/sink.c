@@ -13,26 +13,34 @@ void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd)
 	s->bytes_written = 0;
 }
 
+int ptw_fd_write_all(int fd, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	while (n) {
+		ssize_t k = write(fd, c, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno ? errno : EIO;
+		}
+		if (k == 0) { /* should not happen for regular fds */
+			errno = EIO;
+			return EIO;
+		}
+		c += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
 int ptw_sink_write(struct ptw_sink *s, const void *p, size_t n)
 {
 	if (s->failed_errno)
 		return -1;
-	const unsigned char *c = p;
-	size_t left = n;
-	while (left) {
-		ssize_t k = write(s->fd, c, left);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			s->failed_errno = errno ? errno : EIO;
-			return -1;
-		}
-		if (k == 0) { /* should not happen for regular fds */
-			s->failed_errno = EIO;
-			return -1;
-		}
-		c += k;
-		left -= (size_t)k;
+	int e = ptw_fd_write_all(s->fd, p, n);
+	if (e) {
+		s->failed_errno = e;
+		return -1;
 	}
 	s->bytes_written += n;
 	return 0;

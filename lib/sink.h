@@ -16,6 +16,11 @@ struct ptw_sink {
 
 void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd);
 
+/* Writes all 'n' bytes to fd, retrying EINTR and short writes. Returns 0
+ * or the errno of the failure (errno is set too). Async-signal-safe (the
+ * flight recorder's snapshots and the crash dump use it). */
+int ptw_fd_write_all(int fd, const void *p, size_t n);
+
 /* Writes all 'n' bytes (retrying EINTR and short writes). Returns 0, or
  * -1 with s->failed_errno set; after a failure nothing is ever written
  * again (a partial record at the end of the file is harmless to readers,

@@ -310,8 +310,8 @@ int ptw_i_writer_put_trace_stats(const struct ptw_writer *w,
 		return b->oom ? PTW_ERR_NOMEM : 0;
 	}
 	/* write() only: the crash handler uses this path */
-	if (ptw_rs_write_all(fd, rec, rl) || ptw_rs_write_all(fd, pk, pl) ||
-	    ptw_rs_write_all(fd, hdr, hl))
+	if (ptw_fd_write_all(fd, rec, rl) || ptw_fd_write_all(fd, pk, pl) ||
+	    ptw_fd_write_all(fd, hdr, hl))
 		return PTW_ERR_IO;
 	uint8_t chunk[512];
 	size_t cl = 0;
@@ -319,13 +319,13 @@ int ptw_i_writer_put_trace_stats(const struct ptw_writer *w,
 		if (!w->seqs[i]->started)
 			continue;
 		if (cl + 32 > sizeof(chunk)) {
-			if (ptw_rs_write_all(fd, chunk, cl))
+			if (ptw_fd_write_all(fd, chunk, cl))
 				return PTW_ERR_IO;
 			cl = 0;
 		}
 		cl += ptw_ts_writer(chunk + cl, w->seqs[i]->id);
 	}
-	if (cl && ptw_rs_write_all(fd, chunk, cl))
+	if (cl && ptw_fd_write_all(fd, chunk, cl))
 		return PTW_ERR_IO;
 	return 0;
 }
@@ -350,12 +350,12 @@ int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
 {
 	struct ptw_rstore *rs = w->rs;
 	size_t pl = atomic_load_explicit(&rs->prefix_len, memory_order_acquire);
-	if (pl && ptw_rs_write_all(fd, rs->prefix, pl))
+	if (pl && ptw_fd_write_all(fd, rs->prefix, pl))
 		return PTW_ERR_IO;
 	if (ptw_rstore_write_pieces(rs, fd))
 		return PTW_ERR_IO;
 	if (pend && w->pend.len && !w->ring_discard &&
-	    ptw_rs_write_all(fd, w->pend.data, w->pend.len))
+	    ptw_fd_write_all(fd, w->pend.data, w->pend.len))
 		return PTW_ERR_IO;
 	if (st)
 		return ptw_i_writer_put_trace_stats(w, st, fd, NULL);
@@ -377,7 +377,7 @@ int ptw_i_writer_snapshot(struct ptw_writer *w, int fd,
 int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
 			       const struct ptw_i_trace_stats *st)
 {
-	if (w->pend.len && ptw_rs_write_all(fd, w->pend.data, w->pend.len))
+	if (w->pend.len && ptw_fd_write_all(fd, w->pend.data, w->pend.len))
 		return PTW_ERR_IO;
 	return st ? ptw_i_writer_put_trace_stats(w, st, fd, NULL) : 0;
 }
