@@ -744,6 +744,47 @@ int ptw_seq_simple(struct ptw_seq *s, enum ptw_simple_type type,
 	}
 }
 
+int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
+		      const char *category, const char *name,
+		      struct ptw_seq_prep *p)
+{
+	static const int te_type[] = {
+		[PTW_SIMPLE_BEGIN] = PTW_TE_TYPE_SLICE_BEGIN,
+		[PTW_SIMPLE_END] = PTW_TE_TYPE_SLICE_END,
+		[PTW_SIMPLE_INSTANT] = PTW_TE_TYPE_INSTANT,
+	};
+	p->len = 0;
+	if (!s || type < PTW_SIMPLE_BEGIN || type > PTW_SIMPLE_INSTANT)
+		return 0;
+	struct ptw_track *tr = ptw_tracks_get(&s->w->tracks, s->default_track);
+	if (!tr || tr->kind == PTW_TRACK_COUNTER)
+		return 0;
+	uint64_t cat_iid = 0, name_iid = 0;
+	if (type != PTW_SIMPLE_END) {
+		if (category && !(cat_iid = ptw_intern_get_ptr(s->cats, category)))
+			return 0;
+		if (name && !(name_iid = ptw_intern_get_ptr(s->names, name)))
+			return 0;
+	}
+	/* the sequence's header, then the TrackEvent, as ptw_put_head()
+	 * and ptw_put_body_packet() write them after the timestamp */
+	uint8_t body[PTW_SEQ_BODY_MAX];
+	size_t n = ptw_seq_body_prepare(body, te_type[type], cat_iid, name_iid);
+	if (s->hdr_len + 2u + n > PTW_SEQ_PREP_TAIL)
+		return 0;
+	memset(p->tail, 0, sizeof(p->tail));
+	memcpy(p->tail, s->hdr, s->hdr_len);
+	uint8_t *q = ptw_pb_write_len_tag(p->tail + s->hdr_len,
+					  PTW_F_PKT_TRACK_EVENT);
+	*q++ = (uint8_t)n;
+	memcpy(q, body, n);
+	p->gen = s->cp_gen;
+	p->depth_d = (int8_t)(type == PTW_SIMPLE_BEGIN) -
+		     (int8_t)(type == PTW_SIMPLE_END);
+	p->len = (uint8_t)(q + n - p->tail);
+	return 1;
+}
+
 int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 			   uint64_t dur)
 {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "pb_fields.h"
+#include "writer_internal.h"
 #include "writer_state.h"
 
 #define PTW_EV_FAST_MAX 96u
@@ -258,6 +259,76 @@ ptw_seq_write_body(struct ptw_seq *s, uint64_t ts,
 	uint8_t *p = ptw_put_body_packet(b->data + at, ts, &s->base, s->hdr,
 					 s->hdr_len, body, n);
 	return ptw_seq_fast_commit(s, p, at, 1);
+}
+
+/* Writes a run of events prepared by ptw_i_seq_prepare() (ev[i].p at
+ * ev[i].ts), in order, while the fast path may take them: the same checks
+ * and bytes as ptw_seq_simple() one by one (ptw_ev_fast_simple, event.c),
+ * with the writer's state held in locals for the run. Each packet is
+ *   0A len 40 <ts delta> <prepared tail>
+ * as ptw_put_head() + ptw_put_body_packet() write it. Stops early at an
+ * event the run does not take (stale iids, END with no open slice, time
+ * going back, checkpoint due, buffer room) and after the packet that
+ * reaches the flush threshold (flushing then, as the single path does).
+ * Returns the events written, with *rc 0 or the flush's error. */
+static inline __attribute__((always_inline)) size_t
+ptw_seq_prep_run(struct ptw_seq *s, const struct ptw_seq_prep_ev *ev,
+		 size_t n, int *rc)
+{
+	*rc = 0;
+	if (!ptw_seq_fast_ready(s))
+		return 0;
+	struct ptw_writer *w = s->w;
+	struct ptw_pb_buf *b = &w->pend;
+	/* every packet of the run has PTW_EV_FAST_MAX bytes of room */
+	size_t room = (b->cap - b->len) / PTW_EV_FAST_MAX;
+	n = n < room ? n : room;
+	n = n < s->fast_left ? n : s->fast_left;
+	uint8_t *data = b->data;
+	size_t len = b->len, last = w->last_pkt, flush_at = w->flush_at;
+	uint64_t base = s->base;
+	uint32_t gen = s->cp_gen;
+	/* prepared only for a sequence whose default track exists */
+	struct ptw_track *tr = &w->tracks.v[s->default_track - 1];
+	uint32_t depth = tr->depth;
+	size_t i = 0;
+	while (i < n) {
+		const struct ptw_seq_prep *p = ev[i].p;
+		uint64_t ts = ev[i].ts;
+		if (__builtin_expect(p->gen != gen || !p->len, 0) ||
+		    ts < base || ts > (uint64_t)INT64_MAX ||
+		    (p->depth_d < 0 && !depth))
+			break;
+		uint8_t *q = data + len;
+		q[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
+		q[2] = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
+		size_t vlen = (size_t)(ptw_pb_write_varint_nb(q + 3, ts - base) -
+				       (q + 3));
+		/* < 128: 1 + at most 10 + PTW_SEQ_PREP_TAIL */
+		q[1] = (uint8_t)(1 + vlen + p->len);
+		memcpy(q + 3 + vlen, p->tail, PTW_SEQ_PREP_TAIL); /* room: FAST_MAX */
+		last = len;
+		len += 3 + vlen + p->len;
+		base = ts;
+		depth += (uint32_t)(int32_t)p->depth_d;
+		i++;
+		if (__builtin_expect(len >= flush_at, 0))
+			break;
+	}
+	if (!i)
+		return 0;
+	s->base = base;
+	tr->depth = depth;
+	w->last_pkt = last;
+	b->len = len;
+	s->since_cp += (uint32_t)i;
+	s->fast_left -= (uint32_t)i;
+	w->stats.packets += i;
+	w->stats.events += i;
+	w->pend_has_event = 1;
+	if (len >= flush_at)
+		*rc = ptw_w_flush(w);
+	return i;
 }
 
 #endif /* PTW_SEQ_FAST_H */

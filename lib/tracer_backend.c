@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "seq_fast.h"
 #include "writer_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -64,7 +66,7 @@ static void ptw_tr_count_event(struct ptw_tracer *tr)
 
 /* ---- setup --------------------------------------------------------------- */
 
-static uint64_t ptw_tr_ts(const struct ptw_tracer *tr, uint64_t raw)
+static inline uint64_t ptw_tr_ts(const struct ptw_tracer *tr, uint64_t raw)
 {
 	return tr->use_tsc ? ptw_tr_tsc_to_ns(&tr->tsc, raw) : raw;
 }
@@ -454,14 +456,112 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	}
 }
 
-/* A one-slot BEGIN, END or INSTANT through ptw_seq_simple, as
- * ptw_tr_process would write it (names and categories are literals).
- * Returns 1 if the event was written, -1 if the writer refused it (counted
- * as ptw_tr_process counts it), 0 to take the general path (an END with
- * no open slice: that path counts it as invalid). */
-static inline int ptw_tr_fast_event(struct ptw_tracer *tr,
-				    struct ptw_tr_thread *th,
-				    const struct ptw_i_rec *rec)
+/* One-slot BEGIN, END and INSTANT (most of a trace) take a way of their
+ * own: through the thread's prepared events (struct ptw_tr_prep) in runs,
+ * else one by one through ptw_seq_simple. Both write what ptw_tr_process
+ * would (names and categories are literals); ptw_tr_general_only turns
+ * both off so that tests compare the bytes. */
+#define PTW_TR_RUN 64u /* events gathered per run */
+
+static inline int ptw_tr_is_simple(const struct ptw_i_rec *rec)
+{
+	return rec->extra == 0 && rec->kind >= PTW_I_K_BEGIN &&
+	       rec->kind <= PTW_I_K_INSTANT;
+}
+
+/* A simple record's key: an END's strings are not written, an empty
+ * category is none. */
+static inline void ptw_tr_simple_key(const struct ptw_i_rec *rec,
+				     const char **name, const char **cat)
+{
+	*name = rec->name;
+	*cat = rec->v.cat;
+	if (rec->kind == PTW_I_K_END)
+		*name = *cat = NULL;
+	else if (*cat && !**cat)
+		*cat = NULL;
+}
+
+/* The record's kind, nargs, name_len and extra as one word: a simple
+ * record's word is its kind (1 to 3). */
+static inline uint64_t ptw_tr_rec_word(const struct ptw_i_rec *rec)
+{
+	uint64_t w;
+	memcpy(&w, &rec->kind, sizeof(w));
+	return w;
+}
+_Static_assert(offsetof(struct ptw_i_rec, extra) + sizeof(uint32_t) -
+			       offsetof(struct ptw_i_rec, kind) ==
+		       sizeof(uint64_t),
+	       "kind, nargs, name_len and extra make one word");
+
+/* The prepared-event slot of a record, keyed by its word, name and
+ * category pointers as the producer wrote them. */
+static inline struct ptw_tr_prep *ptw_tr_prep_slot(struct ptw_tr_thread *th,
+						    uint64_t word,
+						    const char *name,
+						    const char *cat)
+{
+	uint64_t k = ((uint64_t)(uintptr_t)name ^
+		      ((uint64_t)(uintptr_t)cat << 1) ^ word) *
+		     0x9E3779B97F4A7C15ull;
+	return &th->prep[k >> (64 - 6)]; /* PTW_TR_PREP_SLOTS = 64 */
+}
+
+/* Gathers the records from h on (at most PTW_TR_RUN, before 'end') that
+ * have a prepared event, with their times. Stops at the first other one,
+ * or at an END with no open slice (the general path counts that as
+ * invalid). Lowers *min_raw to the earliest raw time gathered. */
+static size_t ptw_tr_gather(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+			    const struct ptw_ring *r, uint64_t h, uint64_t end,
+			    struct ptw_seq_prep_ev *ev, uint64_t *min_raw)
+{
+	size_t m = 0, lim = end - h < PTW_TR_RUN ? (size_t)(end - h) : PTW_TR_RUN;
+	uint32_t depth = th->depth;
+	uint64_t lo = *min_raw;
+	for (; m < lim; m++) {
+		const struct ptw_i_rec *rec = ptw_ring_slot(r, h + m);
+		uint64_t word = ptw_tr_rec_word(rec);
+		const struct ptw_tr_prep *pe =
+			ptw_tr_prep_slot(th, word, rec->name, rec->v.cat);
+		/* an empty slot's word 0 matches no record */
+		if (pe->word != word || pe->name != rec->name ||
+		    pe->cat != rec->v.cat || (pe->p.depth_d < 0 && !depth))
+			break;
+		depth += (uint32_t)(int32_t)pe->p.depth_d;
+		lo = rec->ts < lo ? rec->ts : lo;
+		ev[m].ts = ptw_tr_ts(tr, rec->ts);
+		ev[m].p = &pe->p;
+	}
+	*min_raw = lo;
+	return m;
+}
+
+/* Writes a gathered run; returns the events taken (the rest go the
+ * single way). */
+static size_t ptw_tr_write_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+			       const struct ptw_seq_prep_ev *ev, size_t m,
+			       uint64_t *fast)
+{
+	int rc;
+	size_t i = ptw_seq_prep_run(th->seq, ev, m, &rc);
+	for (size_t j = 0; j < i; j++)
+		th->depth += (uint32_t)(int32_t)ev[j].p->depth_d;
+	/* a flush error after the last packet: that event is not counted,
+	 * as ptw_tr_fast_event would not count it */
+	*fast += i - (rc != 0 && i);
+	if (rc)
+		ptw_tr_check(tr, rc);
+	return i;
+}
+
+/* A simple record one by one: through ptw_seq_simple, after which the
+ * event is prepared for the runs. Returns 1 if the event was written, -1
+ * if the writer refused it (counted as ptw_tr_process counts it), 0 to
+ * take the general path (an END with no open slice: that path counts it
+ * as invalid). */
+static int ptw_tr_fast_event(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+			     const struct ptw_i_rec *rec)
 {
 	static const enum ptw_simple_type type[] = {
 		[PTW_I_K_BEGIN] = PTW_SIMPLE_BEGIN,
@@ -471,11 +571,18 @@ static inline int ptw_tr_fast_event(struct ptw_tracer *tr,
 	unsigned k = rec->kind;
 	if (k == PTW_I_K_END && !th->depth)
 		return 0;
-	const char *cat = rec->v.cat;
-	if (cat && !*cat)
-		cat = NULL;
+	const char *name, *cat;
+	ptw_tr_simple_key(rec, &name, &cat);
 	int rc = ptw_seq_simple(th->seq, type[k], 0, ptw_tr_ts(tr, rec->ts),
-				cat, rec->name);
+				cat, name);
+	uint64_t word = ptw_tr_rec_word(rec);
+	struct ptw_tr_prep *pe = ptw_tr_prep_slot(th, word, rec->name, rec->v.cat);
+	pe->word = 0;
+	if (rc == 0 && ptw_i_seq_prepare(th->seq, type[k], cat, name, &pe->p)) {
+		pe->word = word;
+		pe->name = rec->name;
+		pe->cat = rec->v.cat;
+	}
 	/* depth as ptw_tr_process keeps it: a refused BEGIN does not open,
 	 * an END closes whatever happened */
 	th->depth += (k == PTW_I_K_BEGIN && rc == 0) - (k == PTW_I_K_END);
@@ -494,36 +601,39 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	struct ptw_ring *r = &th->pub.ring;
 	if (!th->created && ptw_tr_thread_create(tr, th) != 0)
 		th->seq = NULL;
-	uint64_t h, n = ptw_ring_peek(r, &h), done = 0;
+	uint64_t h, n = ptw_ring_peek(r, &h);
 	uint64_t end = h + n, released = h;
-	uint64_t fast = 0; /* events of the fast path, counted once */
+	uint64_t fast = 0; /* events of the fast ways, counted once */
 	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
+	int simple = th->seq && !ptw_tr_general_only;
+	struct ptw_seq_prep_ev ev[PTW_TR_RUN];
 	while (h < end) {
-		/* One-slot BEGIN, END and INSTANT (most of a trace) go to the
-		 * writer's scalar entry without decoding a whole record. */
-		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
-		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
-		int f;
-		if (rec->extra == 0 && rec->kind <= PTW_I_K_INSTANT && th->seq &&
-		    !ptw_tr_general_only &&
-		    (f = ptw_tr_fast_event(tr, th, rec)) != 0) {
-			fast += f > 0;
-			h++;
-			if (h - released >= PTW_TR_RELEASE_EVERY) {
-				ptw_ring_release(r, h);
-				released = h;
-			}
-			continue;
+		if (h - released >= PTW_TR_RELEASE_EVERY) {
+			ptw_ring_release(r, h);
+			released = h;
 		}
+		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
+		if (simple && ptw_tr_is_simple(rec)) {
+			size_t m = ptw_tr_gather(tr, th, r, h, end, ev, &min_raw);
+			size_t i = m ? ptw_tr_write_run(tr, th, ev, m, &fast) : 0;
+			if (i) {
+				h += i;
+				continue;
+			}
+			int f = ptw_tr_fast_event(tr, th, rec);
+			if (f) {
+				min_raw = rec->ts < min_raw ? rec->ts : min_raw;
+				fast += f > 0;
+				h++;
+				continue;
+			}
+		}
+		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 		struct ptw_tr_ev e;
 		ptw_tr_decode(tr, r, h, &e);
 		if (th->seq)
 			ptw_tr_process(tr, th, &e);
 		h += 1 + (uint64_t)e.rec.extra;
-		if (h - released >= PTW_TR_RELEASE_EVERY) {
-			ptw_ring_release(r, h);
-			released = h;
-		}
 	}
 	if (h != released)
 		ptw_ring_release(r, h);
@@ -532,8 +642,7 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	 * ring's current piece: the snapshot prefix must begin before them. */
 	if (tr->ring && min_raw != UINT64_MAX)
 		ptw_i_writer_ring_note_ts(tr->w, ptw_tr_ts(tr, min_raw));
-	done = n;
-	return done;
+	return n;
 }
 
 /* Last words for a thread (exited, or the session ends): drops nobody

@@ -11,10 +11,23 @@
 #include "hashmap.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
+#include "writer_internal.h"
 
 #define PTW_TR_NAME_MAX 64u     /* thread name bytes incl. NUL */
 #define PTW_TR_MIN_SLOTS 64u
 #define PTW_TR_MAX_SLOTS (1u << 28)
+
+/* One-slot BEGIN, END and INSTANT records as the writer prepared them
+ * (struct ptw_seq_prep), per thread, looked up by the record's words as
+ * the producer wrote them (kind, name and category pointers, which are
+ * literals): most of a trace is a few such events. */
+#define PTW_TR_PREP_SLOTS 64u
+struct ptw_tr_prep {
+	uint64_t word;      /* kind, nargs, name_len, extra; 0: empty */
+	const char *name;
+	const char *cat;
+	struct ptw_seq_prep p;
+};
 
 /* A registered producer thread. The public head is what the inline
  * macros touch; 'refs' counts the owners (the thread itself until it exits
@@ -43,6 +56,7 @@ struct ptw_tr_thread {
 	uint64_t drops_announced;     /* DROPPED notes turned into trace marks */
 	uint32_t depth;               /* open slices written to the writer */
 	int created;                  /* track and sequence exist */
+	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
 };
 
 
@@ -208,6 +222,17 @@ void ptw_tr_crash_atfork_child(void);
 
 /* tsc.c */
 int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c);
-uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c, uint64_t ticks);
+
+/* Ticks to ns, inline: the backend converts every event. */
+static inline uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c,
+					uint64_t ticks)
+{
+	if (ticks >= c->tsc0)
+		return c->mono0 + (uint64_t)(((unsigned __int128)(ticks - c->tsc0) *
+					      c->mult) >> 32);
+	uint64_t back = (uint64_t)(((unsigned __int128)(c->tsc0 - ticks) *
+				    c->mult) >> 32);
+	return back < c->mono0 ? c->mono0 - back : 0;
+}
 
 #endif /* PTW_TRACER_INTERNAL_H */

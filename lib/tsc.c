@@ -68,13 +68,3 @@ int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c)
 	return PTW_ERR_INVALID;
 #endif
 }
-
-uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c, uint64_t ticks)
-{
-	if (ticks >= c->tsc0)
-		return c->mono0 + (uint64_t)(((unsigned __int128)(ticks - c->tsc0) *
-					      c->mult) >> 32);
-	uint64_t back = (uint64_t)(((unsigned __int128)(c->tsc0 - ticks) *
-				    c->mult) >> 32);
-	return back < c->mono0 ? c->mono0 - back : 0;
-}

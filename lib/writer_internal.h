@@ -90,6 +90,36 @@ int ptw_i_writer_put_trace_stats(const struct ptw_writer *w,
 				 const struct ptw_i_trace_stats *st, int fd,
 				 struct ptw_pb_buf *b);
 
+/* A simple event (BEGIN, END or INSTANT with static strings, no args) on
+ * the default track of its sequence, encoded ahead of time so that writing
+ * it again skips the track and string lookups (the tracer backend keeps
+ * these per thread): everything of its packet after the timestamp, the
+ * sequence's header and the TrackEvent with its iids. Valid while the
+ * sequence's cp_gen is 'gen': a checkpoint forgets the iids in it.
+ * len 0: nothing prepared. */
+#define PTW_SEQ_PREP_TAIL 32u
+struct ptw_seq_prep {
+	uint32_t gen;
+	int8_t depth_d;   /* +1 BEGIN, -1 END, 0 INSTANT */
+	uint8_t len;      /* bytes of tail used */
+	uint8_t tail[PTW_SEQ_PREP_TAIL];
+};
+
+/* One event of a run for ptw_seq_prep_run() (seq_fast.h). */
+struct ptw_seq_prep_ev {
+	uint64_t ts;
+	const struct ptw_seq_prep *p;
+};
+
+/* Prepares *p for events like one of 'type' (PTW_SIMPLE_*) with these
+ * strings, which ptw_seq_simple() wrote just before on 's' (so they are
+ * interned). Returns 1, or 0 if they cannot take the prepared way (no
+ * default track, strings not interned now). ptw_seq_prep_run()
+ * (seq_fast.h) writes it, byte for byte as ptw_seq_simple() would. */
+int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
+		      const char *category, const char *name,
+		      struct ptw_seq_prep *p);
+
 /* Records an error in the writer's error record (code, errno, message) and
  * returns code; NOMEM and IO become sticky. */
 int ptw_i_writer_fail(struct ptw_writer *w, int code, int sys_errno,

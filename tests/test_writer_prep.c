@@ -1,0 +1,229 @@
+/* test_writer_prep.c - prepared simple events (ptw_i_seq_prepare +
+ * ptw_seq_prep_run, the tracer backend's way for one-slot BEGIN, END and
+ * INSTANT records) write the same bytes as ptw_seq_simple one by one: the
+ * same pseudo-random workload goes to two writers, one each way, and the
+ * two files must be identical - across checkpoints (stale iids), flush
+ * thresholds, time going back, ENDs with no open slice, and with each
+ * compression.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptw/writer.h"
+#include "seq_fast.h"
+#include "support/ptw_test.h"
+#include "trace_read.h"
+
+#define N_EVENTS 60000u
+
+static const char *const names[] = {"alpha", "beta", "gamma", "delta",
+				    "a name long enough to take more bytes"};
+static const char *const cats[] = {NULL, "io", "render"};
+
+struct ev {
+	enum ptw_simple_type type;
+	uint64_t ts;
+	const char *cat, *name;
+};
+
+/* A reproducible workload: mostly nested BEGIN/END and INSTANTs with
+ * small time steps, some big steps, a few instants back in time and a
+ * few ENDs with no open slice; every slice ends. */
+static size_t workload(struct ev *v, size_t n)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ull, ts = 1000000;
+	uint32_t depth = 0;
+	size_t i;
+	for (i = 0; i + 20 < n; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(x >> 33);
+		uint32_t step = r % 100 < 90 ? r % 50 : r % 100 < 98 ? r % 40000 : 0;
+		ts += step;
+		v[i].cat = cats[(r >> 12) % 3];
+		v[i].name = names[(r >> 16) % 5];
+		if (r % 997 == 0) {
+			/* an instant back in time: written absolute */
+			v[i].type = PTW_SIMPLE_INSTANT;
+			v[i].ts = ts - 3000;
+			continue;
+		}
+		uint32_t k = (r >> 8) % 10;
+		v[i].ts = ts;
+		if (k < 4 && depth < 20) {
+			v[i].type = PTW_SIMPLE_BEGIN;
+			depth++;
+		} else if (k < 8 && (depth || r % 211 == 0)) {
+			v[i].type = PTW_SIMPLE_END; /* depth 0: refused both ways */
+			v[i].cat = v[i].name = NULL; /* not written */
+			depth -= depth > 0;
+		} else {
+			v[i].type = PTW_SIMPLE_INSTANT;
+		}
+	}
+	for (; depth; depth--, i++) /* every slice ends */
+		v[i] = (struct ev){PTW_SIMPLE_END, ts + 1, NULL, NULL};
+	return i;
+}
+
+static struct ptw_writer *open_writer(const char *path,
+				      const struct ptw_writer_options *o,
+				      struct ptw_seq **s)
+{
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_writer_open(path, o, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t t = ptw_writer_add_thread_track(w, 1, 2, "t");
+	cr_assert(t);
+	*s = ptw_writer_add_seq(w, t);
+	cr_assert_not_null(*s);
+	return w;
+}
+
+static void close_writer(struct ptw_writer *w)
+{
+	struct ptw_error err;
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+/* Prepared events of the test, looked up as the backend looks them up. */
+struct slot {
+	int used;
+	enum ptw_simple_type type;
+	const char *cat, *name;
+	struct ptw_seq_prep p;
+};
+
+static struct slot *find(struct slot *c, const struct ev *e)
+{
+	for (size_t i = 0; i < 64; i++)
+		if (!c[i].used || (c[i].type == e->type && c[i].cat == e->cat &&
+				   c[i].name == e->name))
+			return &c[i];
+	cr_assert_fail("prepared-event table full");
+	return NULL;
+}
+
+/* One event one by one, as the backend's single way: ptw_seq_simple,
+ * then prepared for the runs. Returns ptw_seq_simple's result. */
+static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
+		  uint64_t *prepared)
+{
+	int rc = ptw_seq_simple(s, e->type, 0, e->ts, e->cat, e->name);
+	struct slot *sl = find(c, e);
+	if (rc == 0 && ptw_i_seq_prepare(s, e->type, e->cat, e->name, &sl->p)) {
+		sl->used = 1;
+		sl->type = e->type;
+		sl->cat = e->cat;
+		sl->name = e->name;
+		(*prepared)++;
+	}
+	return rc;
+}
+
+static void write_both(const struct ev *v, size_t n,
+		       const struct ptw_writer_options *o, const char *tag)
+{
+	char pa[128], pb[128];
+	snprintf(pa, sizeof(pa), "/tmp/ptw_test_prep_%s_simple_%d.pftrace", tag,
+		 (int)getpid());
+	snprintf(pb, sizeof(pb), "/tmp/ptw_test_prep_%s_run_%d.pftrace", tag,
+		 (int)getpid());
+	struct ptw_seq *sa, *sb;
+	struct ptw_writer *wa = open_writer(pa, o, &sa);
+	struct ptw_writer *wb = open_writer(pb, o, &sb);
+
+	/* one by one */
+	int rc_a[N_EVENTS];
+	for (size_t i = 0; i < n; i++)
+		rc_a[i] = ptw_seq_simple(sa, v[i].type, 0, v[i].ts, v[i].cat,
+					 v[i].name);
+
+	/* in runs of up to 64 prepared events, as the backend gathers them */
+	struct slot cache[64];
+	memset(cache, 0, sizeof(cache));
+	uint64_t prepared = 0, in_runs = 0, runs_cut = 0;
+	size_t i = 0;
+	while (i < n) {
+		struct ptw_seq_prep_ev run[64];
+		size_t m = 0;
+		while (i + m < n && m < 64) {
+			struct slot *sl = find(cache, &v[i + m]);
+			if (!sl->used)
+				break;
+			run[m].ts = v[i + m].ts;
+			run[m].p = &sl->p;
+			m++;
+		}
+		int rc = 0;
+		size_t k = m ? ptw_seq_prep_run(sb, run, m, &rc) : 0;
+		cr_assert_eq(rc, 0, "flush failed");
+		in_runs += k;
+		runs_cut += m && k < m;
+		for (size_t j = 0; j < k; j++, i++)
+			cr_assert_eq(rc_a[i], 0, "event %zu: taken by a run but "
+				     "refused one by one", i);
+		if (k)
+			continue;
+		int r = single(sb, cache, &v[i], &prepared);
+		cr_assert_eq(r, rc_a[i], "event %zu: %d one by one, %d here", i,
+			     rc_a[i], r);
+		i++;
+	}
+	close_writer(wa);
+	close_writer(wb);
+
+	/* the runs did the bulk of the work and stopped where they must */
+	cr_assert_gt(in_runs, n / 2, "only %llu events in runs",
+		     (unsigned long long)in_runs);
+	cr_assert_gt(runs_cut, 0);
+	cr_assert_gt(prepared, 10);
+
+	size_t la, lb;
+	uint8_t *a = ptw_test_read_file_or_fail(pa, &la);
+	uint8_t *b = ptw_test_read_file_or_fail(pb, &lb);
+	cr_assert_gt(la, 1000);
+	cr_assert_eq(lb, la, "%s: %zu bytes in runs, %zu one by one", tag, lb,
+		     la);
+	size_t at = 0;
+	while (at < la && a[at] == b[at])
+		at++;
+	cr_assert_eq(at, la, "%s: files differ from byte %zu", tag, at);
+	/* and the file is a valid trace */
+	ptw_trace_free(ptw_test_load_checked_or_fail(pa, 0));
+	free(a);
+	free(b);
+	unlink(pa);
+	unlink(pb);
+}
+
+static struct ev events[N_EVENTS];
+
+Test(writer_prep, runs_write_the_bytes_of_single_events)
+{
+	size_t n = workload(events, N_EVENTS);
+	/* checkpoints often (iids go stale), flushes often */
+	struct ptw_writer_options o = {.checkpoint_packets = 700,
+				       .flush_bytes = 3000};
+	write_both(events, n, &o, "plain");
+}
+
+Test(writer_prep, runs_write_the_bytes_of_single_events_compressed)
+{
+	size_t n = workload(events, N_EVENTS);
+	struct ptw_writer_options o = {.checkpoint_packets = 1000,
+				       .flush_bytes = 5000,
+				       .compress = PTW_COMPRESS_DEFLATE};
+	write_both(events, n, &o, "deflate");
+	o.compress = PTW_COMPRESS_ZSTD;
+	write_both(events, n, &o, "zstd");
+}
+
+Test(writer_prep, runs_write_the_bytes_of_single_events_default_options)
+{
+	size_t n = workload(events, N_EVENTS);
+	write_both(events, n, NULL, "default");
+}
