@@ -302,7 +302,7 @@ ptw_seq_prep_run(struct ptw_seq *s, const struct ptw_seq_prep_ev *ev,
 		uint8_t *q = data + len;
 		q[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
 		q[2] = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-		size_t vlen = (size_t)(ptw_pb_write_varint_nb(q + 3, ts - base) -
+		size_t vlen = (size_t)(ptw_pb_write_varint_2b(q + 3, ts - base) -
 				       (q + 3));
 		/* < 128: 1 + at most 10 + PTW_SEQ_PREP_TAIL */
 		q[1] = (uint8_t)(1 + vlen + p->len);

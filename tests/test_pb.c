@@ -126,10 +126,36 @@ Test(pb, pointer_writers_match_buffer_appenders)
 	ptw_pb_buf_free(&b);
 }
 
-/* The branch-free varint writer encodes every value as the loop does,
- * around each length boundary and at random, and writes nothing beyond
- * PTW_PB_VARINT_MAX bytes. */
-Test(pb, branch_free_varint_matches_the_loop)
+/* A fast varint writer (fn) encodes v as the loop does and writes nothing
+ * beyond PTW_PB_VARINT_MAX bytes. */
+static void check_varint(uint8_t *(*fn)(uint8_t *, uint64_t), uint64_t v)
+{
+	uint8_t a[PTW_PB_VARINT_MAX + 8], b[PTW_PB_VARINT_MAX + 8];
+	memset(a, 0xEE, sizeof(a));
+	memset(b, 0xEE, sizeof(b));
+	size_t na = (size_t)(ptw_pb_write_varint(a, v) - a);
+	size_t nb = (size_t)(fn(b, v) - b);
+	cr_assert_eq(na, nb, "value %llu: %zu vs %zu bytes",
+		     (unsigned long long)v, na, nb);
+	cr_assert(memcmp(a, b, na) == 0, "value %llu", (unsigned long long)v);
+	for (size_t k = PTW_PB_VARINT_MAX; k < sizeof(b); k++)
+		cr_assert_eq(b[k], 0xEE);
+}
+
+static uint8_t *varint_nb(uint8_t *p, uint64_t v)
+{
+	return ptw_pb_write_varint_nb(p, v);
+}
+
+static uint8_t *varint_2b(uint8_t *p, uint64_t v)
+{
+	return ptw_pb_write_varint_2b(p, v);
+}
+
+/* The branch-free and the two-byte varint writers encode every value as
+ * the loop does, around each length boundary, at random, and (two-byte)
+ * every value below 2^16. */
+Test(pb, fast_varints_match_the_loop)
 {
 	uint64_t x = 0x9E3779B97F4A7C15ull;
 	for (int i = 0; i < 200000; i++) {
@@ -143,16 +169,9 @@ Test(pb, branch_free_varint_matches_the_loop)
 			x ^= x << 17;
 			v = x >> (x % 64);
 		}
-		uint8_t a[PTW_PB_VARINT_MAX + 8], b[PTW_PB_VARINT_MAX + 8];
-		memset(a, 0xEE, sizeof(a));
-		memset(b, 0xEE, sizeof(b));
-		size_t na = (size_t)(ptw_pb_write_varint(a, v) - a);
-		size_t nb = (size_t)(ptw_pb_write_varint_nb(b, v) - b);
-		cr_assert_eq(na, nb, "value %llu: %zu vs %zu bytes",
-			     (unsigned long long)v, na, nb);
-		cr_assert(memcmp(a, b, na) == 0, "value %llu",
-			  (unsigned long long)v);
-		for (size_t k = PTW_PB_VARINT_MAX; k < sizeof(b); k++)
-			cr_assert_eq(b[k], 0xEE);
+		check_varint(varint_nb, v);
+		check_varint(varint_2b, v);
 	}
+	for (uint64_t v = 0; v < (1u << 16); v++)
+		check_varint(varint_2b, v);
 }

@@ -106,6 +106,21 @@ ptw_pb_write_varint_nb(uint8_t *p, uint64_t v)
 	return ptw_pb_write_varint(p, v);
 }
 
+/* The same for values that are mostly below 2^14 (the tracer's time
+ * steps): those in two stores, others as ptw_pb_write_varint_nb. Also
+ * writes up to 4 bytes whatever the length. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_pb_write_varint_2b(uint8_t *p, uint64_t v)
+{
+	if (__builtin_expect(v < (1u << 14), 1)) {
+		uint32_t two = v >= 0x80u;
+		p[0] = (uint8_t)(v | two << 7);
+		p[1] = (uint8_t)(v >> 7);
+		return p + 1 + two;
+	}
+	return ptw_pb_write_varint_nb(p, v);
+}
+
 /* Pointer-form field writers for callers that reserved the space first
  * (ptw_pb_reserve): each writes tag + value at p and returns the end.
  * WARNING: no bounds check; at most 2 * PTW_PB_VARINT_MAX bytes
