@@ -65,6 +65,23 @@ static void dist_print(struct dist *d, const char *name)
 	memset(d, 0, sizeof(*d));
 }
 
+/* Median, min and max of a few whole runs (each long; the spread shows
+ * how busy the machine was). */
+static void dist_print_spread(struct dist *d, const char *name,
+			      const char *unit, const char *fmt)
+{
+	if (!d->n)
+		return;
+	qsort(d->v, d->n, sizeof(*d->v), cmp_double);
+	char f[64];
+	snprintf(f, sizeof(f), "%%s%%s %s %%s\n", fmt);
+	printf(f, name, "", d->v[d->n / 2], unit);
+	printf(f, name, "_min", d->v[0], unit);
+	printf(f, name, "_max", d->v[d->n - 1], unit);
+	free(d->v);
+	memset(d, 0, sizeof(*d));
+}
+
 static char out_dir[64];
 
 static enum ptw_overflow start_overflow = PTW_OVERFLOW_DROP;
@@ -240,28 +257,33 @@ static void bench_disabled_16sites(unsigned runs)
 /* One thread logging n BEGIN/END events in a tight loop into a
  * default-size ring, lossless (PTW_OVERFLOW_WAIT): the producer runs at
  * the backend's pace once the ring is full, so this is the sustained cost
- * per event, from the first event until ptw_stop returns. */
-static void bench_sustained(uint32_t n)
+ * per event, from the first event until ptw_stop returns. Median of
+ * 'runs' sessions. */
+static void bench_sustained(uint32_t n, unsigned runs)
 {
-	start_overflow = PTW_OVERFLOW_WAIT;
-	start("sustained", PTW_CLOCK_FASTEST, 0, 0);
-	start_overflow = PTW_OVERFLOW_DROP;
-	PTW_INSTANT("bench", "warm-up"); /* registers the ring */
-	ptw_flush();
-	uint64_t t0 = now_ns();
-	for (uint32_t i = 0; i < n / 2; i++) {
-		PTW_BEGIN("bench", "sustained");
-		PTW_END("bench");
+	struct dist d = {0};
+	for (unsigned r = 0; r < runs; r++) {
+		start_overflow = PTW_OVERFLOW_WAIT;
+		start("sustained", PTW_CLOCK_FASTEST, 0, 0);
+		start_overflow = PTW_OVERFLOW_DROP;
+		PTW_INSTANT("bench", "warm-up"); /* registers the ring */
+		ptw_flush();
+		uint64_t t0 = now_ns();
+		for (uint32_t i = 0; i < n / 2; i++) {
+			PTW_BEGIN("bench", "sustained");
+			PTW_END("bench");
+		}
+		stop();
+		uint64_t t1 = now_ns();
+		dist_add(&d, (double)(t1 - t0) / (double)n);
+		struct ptw_stats st;
+		ptw_stats(&st);
+		if (st.dropped)
+			printf("bench_dropped_events_sustained %llu events\n",
+			       (unsigned long long)st.dropped);
 	}
-	stop();
-	uint64_t t1 = now_ns();
-	struct ptw_stats st;
-	ptw_stats(&st);
-	printf("producer_ns_per_event_1t_sustained %.2f ns\n",
-	       (double)(t1 - t0) / (double)n);
-	if (st.dropped)
-		printf("bench_dropped_events_sustained %llu events\n",
-		       (unsigned long long)st.dropped);
+	dist_print_spread(&d, "producer_ns_per_event_1t_sustained", "ns",
+			  "%.2f");
 }
 
 /* Two threads logging begin/end pairs at once, for the trace size. */
@@ -476,27 +498,36 @@ int main(void)
 	}
 	/* backend throughput and trace size: N begin/end events logged as
 	 * fast as possible into a ring that holds them all; time until the
-	 * backend has written them (ptw_flush returns). */
+	 * backend has written them (ptw_flush returns). Throughput: median
+	 * of a few sessions; size: the last one's. */
 	for (int compress = 0; compress <= 1; compress++) {
 		uint32_t n = quick ? (1u << 18) : (1u << 21);
-		start(compress ? "size_deflate" : "size", PTW_CLOCK_FASTEST,
-		      n * 2, compress);
-		/* register the thread (allocates and touches its ring) and
-		 * let the backend create its track, outside the timing */
-		PTW_INSTANT("bench", "warm-up");
-		ptw_flush();
-		uint64_t t0 = now_ns();
-		for (uint32_t i = 0; i < n / 2; i++) {
-			PTW_BEGIN("bench", "drain");
-			PTW_END("bench");
+		struct dist d = {0};
+		unsigned bruns = compress || quick ? 1 : 5;
+		for (unsigned r = 0; r < bruns; r++) {
+			start(compress ? "size_deflate" : "size",
+			      PTW_CLOCK_FASTEST, n * 2, compress);
+			/* register the thread (allocates and touches its
+			 * ring) and let the backend create its track,
+			 * outside the timing */
+			PTW_INSTANT("bench", "warm-up");
+			ptw_flush();
+			uint64_t t0 = now_ns();
+			for (uint32_t i = 0; i < n / 2; i++) {
+				PTW_BEGIN("bench", "drain");
+				PTW_END("bench");
+			}
+			ptw_flush();
+			uint64_t t1 = now_ns();
+			stop();
+			dist_add(&d, (double)n * 1e9 / (double)(t1 - t0));
 		}
-		ptw_flush();
-		uint64_t t1 = now_ns();
-		stop();
 		ptw_stats(&st);
-		if (!compress)
-			printf("backend_events_per_s %.0f events/s\n",
-			       (double)n * 1e9 / (double)(t1 - t0));
+		if (compress)
+			free(d.v);
+		else
+			dist_print_spread(&d, "backend_events_per_s", "events/s",
+					  "%.0f");
 		printf("%s %.2f bytes\n",
 		       compress ? "tracer_bytes_per_event_deflate"
 				: "tracer_bytes_per_event",
@@ -505,7 +536,7 @@ int main(void)
 			printf("bench_dropped_events %llu events\n",
 			       (unsigned long long)st.dropped);
 	}
-	bench_sustained(quick ? (1u << 18) : (1u << 23));
+	bench_sustained(quick ? (1u << 18) : (1u << 23), quick ? 1 : 5);
 	bench_size_2t(quick ? (1u << 18) : (1u << 25));
 	bench_json(runs);
 
