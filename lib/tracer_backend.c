@@ -495,18 +495,59 @@ _Static_assert(offsetof(struct ptw_i_rec, extra) + sizeof(uint32_t) -
 		       sizeof(uint64_t),
 	       "kind, nargs, name_len and extra make one word");
 
-/* The prepared-event slot of a record, keyed by its word, name and
- * category pointers as the producer wrote them. */
-static inline struct ptw_tr_prep *ptw_tr_prep_slot(struct ptw_tr_thread *th,
-						    uint64_t word,
-						    const char *name,
-						    const char *cat)
+/* The prepared events of a record's key (its word, name and category
+ * pointers as the producer wrote them): a set of two slots, so that two
+ * busy keys of one set do not evict each other. */
+static inline struct ptw_tr_prep *ptw_tr_prep_set(struct ptw_tr_thread *th,
+						   uint64_t word,
+						   const char *name,
+						   const char *cat)
 {
 	uint64_t k = ((uint64_t)(uintptr_t)name ^
 		      ((uint64_t)(uintptr_t)cat << 1) ^ word) *
 		     0x9E3779B97F4A7C15ull;
-	return &th->prep[k >> (64 - 6)]; /* PTW_TR_PREP_SLOTS = 64 */
+	return &th->prep[2 * (k >> (64 - 5))]; /* 32 sets of PTW_TR_PREP_SLOTS */
 }
+
+static inline int ptw_tr_prep_is(const struct ptw_tr_prep *pe, uint64_t word,
+				 const struct ptw_i_rec *rec)
+{
+	/* an empty slot's word 0 matches no record */
+	return pe->word == word && pe->name == rec->name &&
+	       pe->cat == rec->v.cat;
+}
+
+/* The record's prepared event, or NULL. */
+static inline const struct ptw_tr_prep *
+ptw_tr_prep_find(struct ptw_tr_thread *th, const struct ptw_i_rec *rec)
+{
+	uint64_t word = ptw_tr_rec_word(rec);
+	const struct ptw_tr_prep *set =
+		ptw_tr_prep_set(th, word, rec->name, rec->v.cat);
+	if (ptw_tr_prep_is(&set[0], word, rec))
+		return &set[0];
+	if (ptw_tr_prep_is(&set[1], word, rec))
+		return &set[1];
+	return NULL;
+}
+
+/* The slot for (re)preparing the record's key: its own slot if it has
+ * one, else the set's first, whose key moves to the second. */
+static struct ptw_tr_prep *ptw_tr_prep_slot(struct ptw_tr_thread *th,
+					    const struct ptw_i_rec *rec)
+{
+	uint64_t word = ptw_tr_rec_word(rec);
+	struct ptw_tr_prep *set = ptw_tr_prep_set(th, word, rec->name, rec->v.cat);
+	if (ptw_tr_prep_is(&set[1], word, rec))
+		return &set[1];
+	if (!ptw_tr_prep_is(&set[0], word, rec))
+		set[1] = set[0];
+	set[0].word = word;
+	set[0].name = rec->name;
+	set[0].cat = rec->v.cat;
+	return &set[0];
+}
+_Static_assert(PTW_TR_PREP_SLOTS == 64, "32 sets of two");
 
 /* Gathers the records from h on (at most PTW_TR_RUN, before 'end') that
  * have a prepared event, with their times. Stops at the first other one,
@@ -521,12 +562,8 @@ static size_t ptw_tr_gather(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	uint64_t lo = *min_raw;
 	for (; m < lim; m++) {
 		const struct ptw_i_rec *rec = ptw_ring_slot(r, h + m);
-		uint64_t word = ptw_tr_rec_word(rec);
-		const struct ptw_tr_prep *pe =
-			ptw_tr_prep_slot(th, word, rec->name, rec->v.cat);
-		/* an empty slot's word 0 matches no record */
-		if (pe->word != word || pe->name != rec->name ||
-		    pe->cat != rec->v.cat || (pe->p.depth_d < 0 && !depth))
+		const struct ptw_tr_prep *pe = ptw_tr_prep_find(th, rec);
+		if (!pe || (pe->p.depth_d < 0 && !depth))
 			break;
 		depth += (uint32_t)(int32_t)pe->p.depth_d;
 		lo = rec->ts < lo ? rec->ts : lo;
@@ -575,14 +612,9 @@ static int ptw_tr_fast_event(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	ptw_tr_simple_key(rec, &name, &cat);
 	int rc = ptw_seq_simple(th->seq, type[k], 0, ptw_tr_ts(tr, rec->ts),
 				cat, name);
-	uint64_t word = ptw_tr_rec_word(rec);
-	struct ptw_tr_prep *pe = ptw_tr_prep_slot(th, word, rec->name, rec->v.cat);
-	pe->word = 0;
-	if (rc == 0 && ptw_i_seq_prepare(th->seq, type[k], cat, name, &pe->p)) {
-		pe->word = word;
-		pe->name = rec->name;
-		pe->cat = rec->v.cat;
-	}
+	struct ptw_tr_prep *pe = ptw_tr_prep_slot(th, rec);
+	if (rc != 0 || !ptw_i_seq_prepare(th->seq, type[k], cat, name, &pe->p))
+		pe->word = 0; /* nothing prepared */
 	/* depth as ptw_tr_process keeps it: a refused BEGIN does not open,
 	 * an END closes whatever happened */
 	th->depth += (k == PTW_I_K_BEGIN && rc == 0) - (k == PTW_I_K_END);

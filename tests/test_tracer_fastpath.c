@@ -1,8 +1,10 @@
-/* test_tracer_fastpath.c - the backend's fast path for one-slot BEGIN, END
- * and INSTANT records writes what its general path writes: the same
- * workload traced both ways (ptw_tr_general_only) decodes to the same
- * events (kind, name, category, track, arguments; timestamps differ run to
- * run, so they are checked for order only) and the same stats.
+/* test_tracer_fastpath.c - the backend's own ways for one-slot BEGIN, END
+ * and INSTANT records (prepared runs, ptw_seq_simple) write what its
+ * general path writes: the same workload traced both ways
+ * (ptw_tr_general_only) decodes to the same events (kind, name, category,
+ * track, arguments; timestamps differ run to run, so they are checked for
+ * order only) and the same stats. The writer's bytes of the prepared way
+ * are checked exactly in test_writer_prep.c.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -14,9 +16,31 @@
 #include "trace_read.h"
 #include "tracer_internal.h"
 
+/* 80 slices of their own names, more than the backend keeps prepared
+ * per thread (64): its table evicts and refills. */
+#define SITE(n)                                                              \
+	case n:                                                              \
+		PTW_BEGIN("site", "slice " #n);                              \
+		PTW_END("site");                                             \
+		break;
+#define SITE10(t)                                                            \
+	SITE(t##0) SITE(t##1) SITE(t##2) SITE(t##3) SITE(t##4) SITE(t##5)    \
+	SITE(t##6) SITE(t##7) SITE(t##8) SITE(t##9)
+
+static void many_sites(int i)
+{
+	switch (i % 80) {
+		SITE(0) SITE(1) SITE(2) SITE(3) SITE(4) SITE(5) SITE(6) SITE(7)
+		SITE(8) SITE(9) SITE10(1) SITE10(2) SITE10(3) SITE10(4)
+		SITE10(5) SITE10(6) SITE10(7)
+	}
+}
+
 static void workload(void)
 {
 	for (int i = 0; i < 3000; i++) {
+		many_sites(i);
+		many_sites(i * 7 + 3);
 		PTW_BEGIN("a", "outer");
 		PTW_INSTANT("b", "tick");
 		PTW_BEGIN("", "no category");
