@@ -12,6 +12,10 @@
 #include "utf8.h"
 
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
+/* A producer waiting for ring space yields for this long before it
+ * sleeps: the backend frees space every PTW_TR_RELEASE_EVERY slots (a few
+ * microseconds when it keeps up), and a sleep lasts tens of them. */
+#define PTW_TR_YIELD_NS 200000u
 
 static struct ptw_tr_thread *ptw_tr_me(void)
 {
@@ -195,6 +199,7 @@ int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 	struct ptw_ring *r = &t->ring;
 	uint64_t cap = r->p_mask + 1;
 	int waited = 0;
+	uint64_t wait_start = 0;
 	for (unsigned spin = 0;; spin++) {
 		uint64_t tail = atomic_load_explicit(&r->tail,
 						     memory_order_relaxed);
@@ -244,8 +249,10 @@ int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 			waited = 1;
 			atomic_fetch_add_explicit(&tt->waits, 1,
 						  memory_order_relaxed);
+			wait_start = ptw_i_now_slow(PTW_I_GEN_ON);
 		}
-		if (spin < 16)
+		if (spin < 16 || ptw_i_now_slow(PTW_I_GEN_ON) - wait_start <
+					 PTW_TR_YIELD_NS)
 			sched_yield();
 		else {
 			struct timespec ts = {0, 20000};
