@@ -460,7 +460,8 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
  * own: through the thread's prepared events (struct ptw_tr_prep) in runs,
  * else one by one through ptw_seq_simple. Both write what ptw_tr_process
  * would (names and categories are literals); ptw_tr_general_only turns
- * both off so that tests compare the bytes. */
+ * both off so that tests can compare (test_tracer_fastpath.c; the
+ * prepared way's bytes: test_writer_prep.c). */
 #define PTW_TR_RUN 64u /* events gathered per run */
 
 static inline int ptw_tr_is_simple(const struct ptw_i_rec *rec)

@@ -60,9 +60,10 @@ struct ptw_tr_thread {
 };
 
 
-/* Tests only: non-zero makes the backend skip its fast path for one-slot
- * BEGIN/END/INSTANT records (tracer_backend.c), so both paths can be
- * compared. Set it before ptw_start. */
+/* Tests only: non-zero makes the backend skip its own ways for one-slot
+ * BEGIN/END/INSTANT records (prepared runs and ptw_seq_simple,
+ * tracer_backend.c), so that they can be compared with the general path.
+ * Set it before ptw_start. */
 extern int ptw_tr_general_only;
 
 /* Async ids and their tracks (tracer_async.c). */
