@@ -3,8 +3,8 @@
  * INSTANT records) write the same bytes as ptw_seq_simple one by one: the
  * same pseudo-random workload goes to two writers, one each way, and the
  * two files must be identical - across checkpoints (stale iids), flush
- * thresholds, time going back, ENDs with no open slice, and with each
- * compression.
+ * thresholds, time going back, ENDs with no open slice, with each
+ * compression and in flight-recorder mode.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 
 #include "ptw/writer.h"
 #include "seq_fast.h"
+#include "writer_internal.h"
 #include "support/ptw_test.h"
 #include "trace_read.h"
 
@@ -69,12 +70,16 @@ static size_t workload(struct ev *v, size_t n)
 	return i;
 }
 
+/* ring_bytes > 0: a flight recorder of that size (its window is written
+ * to 'path' at the end), else a writer to 'path'. */
 static struct ptw_writer *open_writer(const char *path,
 				      const struct ptw_writer_options *o,
-				      struct ptw_seq **s)
+				      uint64_t ring_bytes, struct ptw_seq **s)
 {
 	struct ptw_error err;
-	struct ptw_writer *w = ptw_writer_open(path, o, &err);
+	struct ptw_writer *w = ring_bytes
+				       ? ptw_i_writer_open_ring(o, ring_bytes, &err)
+				       : ptw_writer_open(path, o, &err);
 	cr_assert_not_null(w, "%s", err.msg);
 	uint64_t t = ptw_writer_add_thread_track(w, 1, 2, "t");
 	cr_assert(t);
@@ -83,8 +88,16 @@ static struct ptw_writer *open_writer(const char *path,
 	return w;
 }
 
-static void close_writer(struct ptw_writer *w)
+static void close_writer(struct ptw_writer *w, const char *path,
+			 uint64_t ring_bytes)
 {
+	if (ring_bytes) {
+		FILE *f = fopen(path, "wb");
+		cr_assert_not_null(f);
+		struct ptw_i_trace_stats st = {0};
+		cr_assert_eq(ptw_i_writer_snapshot(w, fileno(f), &st), 0);
+		cr_assert_eq(fclose(f), 0);
+	}
 	struct ptw_error err;
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
 }
@@ -125,7 +138,8 @@ static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
 }
 
 static void write_both(const struct ev *v, size_t n,
-		       const struct ptw_writer_options *o, const char *tag)
+		       const struct ptw_writer_options *o, uint64_t ring_bytes,
+		       const char *tag)
 {
 	char pa[128], pb[128];
 	snprintf(pa, sizeof(pa), "/tmp/ptw_test_prep_%s_simple_%d.pftrace", tag,
@@ -133,8 +147,8 @@ static void write_both(const struct ev *v, size_t n,
 	snprintf(pb, sizeof(pb), "/tmp/ptw_test_prep_%s_run_%d.pftrace", tag,
 		 (int)getpid());
 	struct ptw_seq *sa, *sb;
-	struct ptw_writer *wa = open_writer(pa, o, &sa);
-	struct ptw_writer *wb = open_writer(pb, o, &sb);
+	struct ptw_writer *wa = open_writer(pa, o, ring_bytes, &sa);
+	struct ptw_writer *wb = open_writer(pb, o, ring_bytes, &sb);
 
 	/* one by one */
 	int rc_a[N_EVENTS];
@@ -173,8 +187,8 @@ static void write_both(const struct ev *v, size_t n,
 			     rc_a[i], r);
 		i++;
 	}
-	close_writer(wa);
-	close_writer(wb);
+	close_writer(wa, pa, ring_bytes);
+	close_writer(wb, pb, ring_bytes);
 
 	/* the runs did the bulk of the work and stopped where they must */
 	cr_assert_gt(in_runs, n / 2, "only %llu events in runs",
@@ -208,7 +222,7 @@ Test(writer_prep, runs_write_the_bytes_of_single_events)
 	/* checkpoints often (iids go stale), flushes often */
 	struct ptw_writer_options o = {.checkpoint_packets = 700,
 				       .flush_bytes = 3000};
-	write_both(events, n, &o, "plain");
+	write_both(events, n, &o, 0, "plain");
 }
 
 Test(writer_prep, runs_write_the_bytes_of_single_events_compressed)
@@ -217,13 +231,22 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_compressed)
 	struct ptw_writer_options o = {.checkpoint_packets = 1000,
 				       .flush_bytes = 5000,
 				       .compress = PTW_COMPRESS_DEFLATE};
-	write_both(events, n, &o, "deflate");
+	write_both(events, n, &o, 0, "deflate");
 	o.compress = PTW_COMPRESS_ZSTD;
-	write_both(events, n, &o, "zstd");
+	write_both(events, n, &o, 0, "zstd");
 }
 
 Test(writer_prep, runs_write_the_bytes_of_single_events_default_options)
 {
 	size_t n = workload(events, N_EVENTS);
-	write_both(events, n, NULL, "default");
+	write_both(events, n, NULL, 0, "default");
+}
+
+/* A flight recorder: each flush may start a new piece of the ring, which
+ * asks for a checkpoint; the window written at the end is the same. */
+Test(writer_prep, runs_write_the_bytes_of_single_events_flight_recorder)
+{
+	size_t n = workload(events, N_EVENTS);
+	struct ptw_writer_options o = {.flush_bytes = 4096};
+	write_both(events, n, &o, 64u << 10, "ring");
 }
