@@ -120,8 +120,10 @@ static void *map_object(struct ptw_u64map *map, uint64_t key, size_t size,
 	if (o)
 		return o;
 	o = calloc(1, size);
-	if (!o || ptw_i_trace_grow((void **)all, cap, *n, sizeof(**all)) ||
-	    ptw_u64map_put(map, key, o) < 0) {
+	void *grown = o ? ptw_i_trace_room(*all, cap, *n, sizeof(**all)) : NULL;
+	if (grown)
+		*all = grown;
+	if (!grown || ptw_u64map_put(map, key, o) < 0) {
 		free(o);
 		return NULL;
 	}
@@ -255,8 +257,10 @@ static long cookie_track(struct ptw_tp_model *m, struct cset *cs,
 			return (long)i;
 		}
 	}
-	if (ptw_i_trace_grow((void **)&cs->v, &cs->cap, cs->n, sizeof(*cs->v)))
+	void *grown = ptw_i_trace_room(cs->v, &cs->cap, cs->n, sizeof(*cs->v));
+	if (!grown)
 		return -1;
+	cs->v = grown;
 	cs->v[cs->n].cookie = cookie;
 	cs->v[cs->n].nest = 0;
 	cs->v[cs->n].tp_track = TP_MERGED | pv->next_tp_track++;
@@ -309,9 +313,11 @@ static int insert_flow(struct ptw_tp_model *m, uint32_t out, uint32_t in,
 		       uint64_t id)
 {
 	struct priv *pv = m->priv_;
-	if (ptw_i_trace_grow((void **)&m->flows, &pv->cap_flows, m->n_flows,
-			     sizeof(*m->flows)))
+	void *grown = ptw_i_trace_room(m->flows, &pv->cap_flows, m->n_flows,
+				       sizeof(*m->flows));
+	if (!grown)
 		return -1;
+	m->flows = grown;
 	m->flows[m->n_flows].slice_out = out;
 	m->flows[m->n_flows].slice_in = in;
 	m->flows[m->n_flows].flow_id = id;
@@ -444,8 +450,10 @@ static int pend_flow(struct ptw_tp_model *m, uint64_t track, uint64_t id)
 				       &pv->n_pending, &pv->cap_pending);
 	if (!p)
 		return -1;
-	if (ptw_i_trace_grow((void **)&p->ids, &p->cap, p->n, sizeof(*p->ids)))
+	void *grown = ptw_i_trace_room(p->ids, &p->cap, p->n, sizeof(*p->ids));
+	if (!grown)
 		return -1;
+	p->ids = grown;
 	p->ids[p->n++] = id;
 	return 0;
 }
@@ -574,9 +582,12 @@ static int add_problem(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 		       const char *msg)
 {
 	struct priv *pv = m->priv_;
-	if (ptw_i_trace_grow((void **)&m->unmatched_ends, &pv->cap_unmatched,
-			     m->n_unmatched_ends, sizeof(*m->unmatched_ends)))
+	void *grown = ptw_i_trace_room(m->unmatched_ends, &pv->cap_unmatched,
+				       m->n_unmatched_ends,
+				       sizeof(*m->unmatched_ends));
+	if (!grown)
 		return -1;
+	m->unmatched_ends = grown;
 	m->unmatched_ends[m->n_unmatched_ends].event = ev;
 	m->unmatched_ends[m->n_unmatched_ends].msg = msg;
 	m->n_unmatched_ends++;
@@ -619,11 +630,15 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 	maybe_close_stack(m, st, ev->ts, dur);
 	if (st->n >= MAX_SLICE_DEPTH)
 		return 0; /* slice_max_depth_exceeded: dropped */
-	if (ptw_i_trace_grow((void **)&m->slices, &pv->cap_slices, m->n_slices,
-			     sizeof(*m->slices)) ||
-	    ptw_i_trace_grow((void **)&st->ids, &st->cap, st->n,
-			     sizeof(*st->ids)))
+	void *grown = ptw_i_trace_room(m->slices, &pv->cap_slices, m->n_slices,
+				       sizeof(*m->slices));
+	if (!grown)
 		return -1;
+	m->slices = grown;
+	if (!(grown = ptw_i_trace_room(st->ids, &st->cap, st->n,
+				       sizeof(*st->ids))))
+		return -1;
+	st->ids = grown;
 	uint32_t id = (uint32_t)m->n_slices;
 	struct ptw_tp_slice *s = &m->slices[m->n_slices++];
 	memset(s, 0, sizeof(*s));
@@ -709,9 +724,11 @@ static int add_counter(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 		       uint64_t track, double v)
 {
 	struct priv *pv = m->priv_;
-	if (ptw_i_trace_grow((void **)&m->counters, &pv->cap_counters,
-			     m->n_counters, sizeof(*m->counters)))
+	void *grown = ptw_i_trace_room(m->counters, &pv->cap_counters,
+				       m->n_counters, sizeof(*m->counters));
+	if (!grown)
 		return -1;
+	m->counters = grown;
 	struct ptw_tp_counter *c = &m->counters[m->n_counters++];
 	c->ts = ev->ts;
 	c->track_uuid = track;

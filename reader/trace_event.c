@@ -635,22 +635,26 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 		t->nomem = 1;
 		return 0;
 	}
-	if (ptw_i_trace_grow((void **)&t->events, &t->cap_events, t->n_events,
-			     sizeof(*t->events))) {
+	void *grown = ptw_i_trace_room(t->events, &t->cap_events, t->n_events,
+				       sizeof(*t->events));
+	if (!grown) {
 		t->nomem = 1;
 		return 0;
 	}
+	t->events = grown;
 	if (r > 0) {
 		ptw_i_trace_diag(
 			t, PTW_TRACE_DIAG_UNKNOWN_IID, at, seq_id,
 			"%s iid %llu is not defined in the current generation "
 			"of sequence %u",
 			what, (unsigned long long)what_iid, seq_id);
-		if (ptw_i_trace_grow((void **)&t->fixups, &t->cap_fixups,
-				     t->n_fixups, sizeof(*t->fixups))) {
+		void *fx = ptw_i_trace_room(t->fixups, &t->cap_fixups,
+					    t->n_fixups, sizeof(*t->fixups));
+		if (!fx) {
 			t->nomem = 1;
 			return 0;
 		}
+		t->fixups = fx;
 		uint8_t *copy =
 			ptw_arena_alloc(&t->arena, raw_len ? raw_len : 1);
 		if (!copy) {

@@ -88,8 +88,12 @@ struct ptw_trace {
 	size_t n_notes;         /* informational diagnostics recorded */
 };
 
-/* Grows *arr (elements of 'elem' bytes) to hold more than n. 0 or -1. */
-int ptw_i_trace_grow(void **arr, size_t *cap, size_t n, size_t elem);
+/* The array 'arr' (*cap elements of 'elem' bytes) with room for element
+ * n: itself, or grown (doubling, *cap updated). NULL out of memory, arr
+ * unchanged. The caller stores the result back into its own typed
+ * pointer (no (void **) cast: writing a T * through a void * lvalue is
+ * undefined behaviour). */
+void *ptw_i_trace_room(void *arr, size_t *cap, size_t n, size_t elem);
 
 /* Records a diagnostic (formatted once, kept in the arena). */
 void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,

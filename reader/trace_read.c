@@ -42,19 +42,18 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-int ptw_i_trace_grow(void **arr, size_t *cap, size_t n, size_t elem)
+void *ptw_i_trace_room(void *arr, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)
-		return 0;
+		return arr;
 	size_t nc = *cap ? *cap * 2 : 64;
 	if (nc > SIZE_MAX / elem)
-		return -1;
-	void *p = realloc(*arr, nc * elem);
+		return NULL;
+	void *p = realloc(arr, nc * elem);
 	if (!p)
-		return -1;
-	*arr = p;
+		return NULL;
 	*cap = nc;
-	return 0;
+	return p;
 }
 
 void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
@@ -65,11 +64,13 @@ void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
 	/* informational notes must not crowd out rule violations */
 	if (kind > PTW_TRACE_DIAG_NOTE_ && t->n_notes++ >= MAX_NOTES)
 		return;
-	if (ptw_i_trace_grow((void **)&t->diags, &t->cap_diags, t->n_diags,
-			     sizeof(*t->diags))) {
+	void *grown = ptw_i_trace_room(t->diags, &t->cap_diags, t->n_diags,
+				       sizeof(*t->diags));
+	if (!grown) {
 		t->nomem = 1;
 		return;
 	}
+	t->diags = grown;
 	char buf[512];
 	va_list ap;
 	va_start(ap, fmt);
@@ -146,10 +147,12 @@ static struct seq *get_seq(struct ptw_trace *t, uint32_t id, int *is_new)
 	if (s)
 		return s;
 	s = calloc(1, sizeof(*s));
-	if (!s ||
-	    ptw_i_trace_grow((void **)&t->seq_list, &t->cap_seq_list,
-			     t->n_seq_list, sizeof(*t->seq_list)) ||
-	    ptw_u64map_put(&t->seqs, id, s) < 0) {
+	void *grown = s ? ptw_i_trace_room(t->seq_list, &t->cap_seq_list,
+					   t->n_seq_list, sizeof(*t->seq_list))
+			: NULL;
+	if (grown)
+		t->seq_list = grown;
+	if (!grown || ptw_u64map_put(&t->seqs, id, s) < 0) {
 		free(s);
 		t->nomem = 1;
 		return NULL;

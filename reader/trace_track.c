@@ -191,8 +191,11 @@ void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,
 			return;
 		}
 	}
-	if (ptw_i_trace_grow((void **)&t->tracks, &t->cap_tracks, t->n_tracks,
-			     sizeof(*t->tracks)) ||
+	void *grown = ptw_i_trace_room(t->tracks, &t->cap_tracks, t->n_tracks,
+				       sizeof(*t->tracks));
+	if (grown)
+		t->tracks = grown;
+	if (!grown ||
 	    ptw_u64map_put(&t->track_idx, nt.uuid,
 			   (void *)(uintptr_t)(t->n_tracks + 1)) < 0) {
 		t->nomem = 1;
