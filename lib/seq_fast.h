@@ -261,74 +261,113 @@ ptw_seq_write_body(struct ptw_seq *s, uint64_t ts,
 	return ptw_seq_fast_commit(s, p, at, 1);
 }
 
-/* Writes a run of events prepared by ptw_i_seq_prepare() (ev[i].p at
- * ev[i].ts), in order, while the fast path may take them: the same checks
- * and bytes as ptw_seq_simple() one by one (ptw_ev_fast_simple, event.c),
- * with the writer's state held in locals for the run. Each packet is
+/* A run of events prepared by ptw_i_seq_prepare(), written with the
+ * writer's state held in a struct ptw_seq_run (locals of the caller):
+ *
+ *     struct ptw_seq_run run;
+ *     if (ptw_seq_run_begin(s, &run)) {
+ *         while (more && !ptw_seq_run_full(&run) &&
+ *                ptw_seq_run_put(&run, ts, prep))
+ *             ...;
+ *         rc = ptw_seq_run_end(s, &run);
+ *     }
+ *
+ * Each event gets the same checks and bytes as ptw_seq_simple() one by one
+ * (ptw_ev_fast_simple, event.c); each packet is
  *   0A len 40 <ts delta> <prepared tail>
- * as ptw_put_head() + ptw_put_body_packet() write it. Stops early at an
- * event the run does not take (stale iids, END with no open slice, time
- * going back, checkpoint due, buffer room) and after the packet that
- * reaches the flush threshold (flushing then, as the single path does).
- * Returns the events written, with *rc 0 or the flush's error. */
-static inline __attribute__((always_inline)) size_t
-ptw_seq_prep_run(struct ptw_seq *s, const struct ptw_seq_prep_ev *ev,
-		 size_t n, int *rc)
+ * as ptw_put_head() + ptw_put_body_packet() write it. A run is full when
+ * a checkpoint is due, the buffer's room for a fast packet is used up or
+ * the last packet reached the flush threshold: end it (which flushes then,
+ * as the single path does) and begin another. */
+struct ptw_seq_run {
+	uint8_t *data;
+	size_t len, last, flush_at;
+	uint64_t base;
+	uint32_t gen;
+	uint32_t depth;          /* the default track's open slices */
+	uint32_t depth0;         /* ... when the run began */
+	uint32_t n, max;         /* events written, at most */
+	struct ptw_track *tr;
+};
+
+/* Begins a run on s; 0 if the fast path cannot take an event now (the
+ * single path then takes the next one). */
+static inline __attribute__((always_inline)) int
+ptw_seq_run_begin(struct ptw_seq *s, struct ptw_seq_run *r)
 {
-	*rc = 0;
 	if (!ptw_seq_fast_ready(s))
 		return 0;
 	struct ptw_writer *w = s->w;
 	struct ptw_pb_buf *b = &w->pend;
 	/* every packet of the run has PTW_EV_FAST_MAX bytes of room */
 	size_t room = (b->cap - b->len) / PTW_EV_FAST_MAX;
-	n = n < room ? n : room;
-	n = n < s->fast_left ? n : s->fast_left;
-	uint8_t *data = b->data;
-	size_t len = b->len, last = w->last_pkt, flush_at = w->flush_at;
-	uint64_t base = s->base;
-	uint32_t gen = s->cp_gen;
+	r->max = room < s->fast_left ? (uint32_t)room : s->fast_left;
+	r->n = 0;
+	r->data = b->data;
+	r->len = b->len;
+	r->last = w->last_pkt;
+	r->flush_at = w->flush_at;
+	r->base = s->base;
+	r->gen = s->cp_gen;
 	/* prepared only for a sequence whose default track exists */
-	struct ptw_track *tr = &w->tracks.v[s->default_track - 1];
-	uint32_t depth = tr->depth;
-	size_t i = 0;
-	while (i < n) {
-		const struct ptw_seq_prep *p = ev[i].p;
-		uint64_t ts = ev[i].ts;
-		if (__builtin_expect(p->gen != gen || !p->len, 0) ||
-		    ts < base || ts > (uint64_t)INT64_MAX ||
-		    (p->depth_d < 0 && !depth))
-			break;
-		uint8_t *q = data + len;
-		q[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
-		q[2] = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-		size_t vlen = (size_t)(ptw_pb_write_varint_2b(q + 3, ts - base) -
-				       (q + 3));
-		/* < 128: 1 + at most 10 + PTW_SEQ_PREP_TAIL */
-		q[1] = (uint8_t)(1 + vlen + p->len);
-		memcpy(q + 3 + vlen, p->tail, PTW_SEQ_PREP_TAIL); /* room: FAST_MAX */
-		last = len;
-		len += 3 + vlen + p->len;
-		base = ts;
-		depth += (uint32_t)(int32_t)p->depth_d;
-		i++;
-		if (__builtin_expect(len >= flush_at, 0))
-			break;
-	}
-	if (!i)
+	r->tr = &w->tracks.v[s->default_track - 1];
+	r->depth = r->depth0 = r->tr->depth;
+	return 1;
+}
+
+/* 1 when the run must end before its next event. */
+static inline __attribute__((always_inline)) int
+ptw_seq_run_full(const struct ptw_seq_run *r)
+{
+	return r->n == r->max || r->len >= r->flush_at;
+}
+
+/* Writes prepared event p at ts (the run is not full). Returns 1, or 0
+ * if the run does not take this event (stale iids, END with no open
+ * slice, time going back or past INT64_MAX): the single path takes it. */
+static inline __attribute__((always_inline)) int
+ptw_seq_run_put(struct ptw_seq_run *r, uint64_t ts,
+		const struct ptw_seq_prep *p)
+{
+	if (__builtin_expect(p->gen != r->gen || !p->len, 0) || ts < r->base ||
+	    ts > (uint64_t)INT64_MAX || (p->depth_d < 0 && !r->depth))
 		return 0;
-	s->base = base;
-	tr->depth = depth;
-	w->last_pkt = last;
-	b->len = len;
-	s->since_cp += (uint32_t)i;
-	s->fast_left -= (uint32_t)i;
-	w->stats.packets += i;
-	w->stats.events += i;
+	uint8_t *q = r->data + r->len;
+	q[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
+	q[2] = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
+	size_t vlen = (size_t)(ptw_pb_write_varint_2b(q + 3, ts - r->base) -
+			       (q + 3));
+	/* < 128: 1 + at most 10 + PTW_SEQ_PREP_TAIL */
+	q[1] = (uint8_t)(1 + vlen + p->len);
+	memcpy(q + 3 + vlen, p->tail, PTW_SEQ_PREP_TAIL); /* room: FAST_MAX */
+	r->last = r->len;
+	r->len += 3 + vlen + p->len;
+	r->base = ts;
+	r->depth += (uint32_t)(int32_t)p->depth_d;
+	r->n++;
+	return 1;
+}
+
+/* Ends a run: the writer's state and counts, and the flush the last
+ * packet called for. Returns 0 or the flush's error. */
+static inline __attribute__((always_inline)) int
+ptw_seq_run_end(struct ptw_seq *s, const struct ptw_seq_run *r)
+{
+	if (!r->n)
+		return 0;
+	struct ptw_writer *w = s->w;
+	s->base = r->base;
+	r->tr->depth = r->depth;
+	w->last_pkt = r->last;
+	w->pend.len = r->len;
+	s->since_cp += r->n;
+	s->fast_left -= r->n;
+	w->stats.packets += r->n;
+	w->stats.events += r->n;
 	w->pend_has_event = 1;
-	if (len >= flush_at)
-		*rc = ptw_w_flush(w);
-	return i;
+	if (r->len >= r->flush_at)
+		return ptw_w_flush(w);
+	return 0;
 }
 
 #endif /* PTW_SEQ_FAST_H */

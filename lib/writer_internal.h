@@ -105,16 +105,10 @@ struct ptw_seq_prep {
 	uint8_t tail[PTW_SEQ_PREP_TAIL];
 };
 
-/* One event of a run for ptw_seq_prep_run() (seq_fast.h). */
-struct ptw_seq_prep_ev {
-	uint64_t ts;
-	const struct ptw_seq_prep *p;
-};
-
 /* Prepares *p for events like one of 'type' (PTW_SIMPLE_*) with these
  * strings, which ptw_seq_simple() wrote just before on 's' (so they are
  * interned). Returns 1, or 0 if they cannot take the prepared way (no
- * default track, strings not interned now). ptw_seq_prep_run()
+ * default track, strings not interned now). ptw_seq_run_put()
  * (seq_fast.h) writes it, byte for byte as ptw_seq_simple() would. */
 int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 		      const char *category, const char *name,
