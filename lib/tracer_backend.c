@@ -601,7 +601,9 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		counted += run.n - (rc != 0 && run.n);
 		if (rc)
 			ptw_tr_check(tr, rc);
-		if (!full || rc)
+		/* a run that took nothing (not even when full) makes no
+		 * progress: the single way takes the record */
+		if (!full || rc || !run.n)
 			break;
 	}
 	*hp = h;
