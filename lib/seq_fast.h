@@ -285,19 +285,21 @@ struct ptw_seq_run {
 	uint64_t base;
 	uint32_t gen;
 	uint32_t depth;          /* the default track's open slices */
-	uint32_t depth0;         /* ... when the run began */
 	uint32_t n, max;         /* events written, at most */
 	struct ptw_track *tr;
 };
 
-/* Begins a run on s; 0 if the fast path cannot take an event now (the
- * single path then takes the next one). */
+/* Begins a run on s; 0 if the fast path cannot take an event now, or s
+ * has no default track (nothing was prepared for it): the single path
+ * then takes the next one. */
 static inline __attribute__((always_inline)) int
 ptw_seq_run_begin(struct ptw_seq *s, struct ptw_seq_run *r)
 {
 	if (!ptw_seq_fast_ready(s))
 		return 0;
 	struct ptw_writer *w = s->w;
+	if (!(r->tr = ptw_tracks_get(&w->tracks, s->default_track)))
+		return 0;
 	struct ptw_pb_buf *b = &w->pend;
 	/* every packet of the run has PTW_EV_FAST_MAX bytes of room */
 	size_t room = (b->cap - b->len) / PTW_EV_FAST_MAX;
@@ -309,9 +311,7 @@ ptw_seq_run_begin(struct ptw_seq *s, struct ptw_seq_run *r)
 	r->flush_at = w->flush_at;
 	r->base = s->base;
 	r->gen = s->cp_gen;
-	/* prepared only for a sequence whose default track exists */
-	r->tr = &w->tracks.v[s->default_track - 1];
-	r->depth = r->depth0 = r->tr->depth;
+	r->depth = r->tr->depth;
 	return 1;
 }
 
