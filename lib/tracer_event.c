@@ -4,6 +4,7 @@
  * caller's code small (bench_tracer: producer_ns_per_event_disabled_16sites).
  * SPDX-License-Identifier: Apache-2.0 */
 #include "ptw/tracer.h"
+#include "tracer_internal.h"
 
 /* Resolves site and thread, then writes one slot (see tracer.h). */
 int ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
@@ -18,14 +19,8 @@ int ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
 			return 0;
 	}
 	uint64_t ts = ptw_i_now(t->gen);
-	if (kind == PTW_I_K_END) {
-		if (t->depth)
-			t->depth--;
-		if (__builtin_expect(t->lost_levels != 0, 0) &&
-		    t->depth < 64 &&
-		    (t->lost_levels & ((uint64_t)1 << t->depth)))
-			return ptw_i_end_lost(t);
-	}
+	if (kind == PTW_I_K_END && ptw_tr_end_was_lost(t))
+		return 1;
 	struct ptw_ring *r = &t->ring;
 	/* Producer-only check against the cached head; the slow path also
 	 * handles pending drop notes, full rings and the overflow policy. */

@@ -206,6 +206,19 @@ int ptw_tr_category_enabled(const char *cat); /* under ctl mutex */
 
 /* tracer_thread.c */
 void ptw_tr_thread_unref(struct ptw_tr_thread *t);
+
+/* An END on thread t (producer side): closes t's innermost open level.
+ * Returns 1 if that level's BEGIN was dropped, in which case the END is
+ * dropped too (and counted): the caller writes nothing. Shared by the
+ * one-slot path (tracer_event.c) and ptw_tr_write_n. */
+static inline int ptw_tr_end_was_lost(struct ptw_i_thread *t)
+{
+	if (t->depth)
+		t->depth--;
+	return __builtin_expect(t->lost_levels != 0, 0) && t->depth < 64 &&
+	       (t->lost_levels & ((uint64_t)1 << t->depth)) &&
+	       ptw_i_end_lost(t);
+}
 void ptw_tr_thread_key_destructor(void *p);
 
 /* tracer_backend.c */

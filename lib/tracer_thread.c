@@ -325,11 +325,8 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 	}
 	struct ptw_ring *r = &t->ring;
 	if (kind == PTW_I_K_END) {
-		if (t->depth)
-			t->depth--;
-		if (t->lost_levels && t->depth < 64 &&
-		    (t->lost_levels & ((uint64_t)1 << t->depth)))
-			return ptw_i_end_lost(t);
+		if (ptw_tr_end_was_lost(t))
+			return 1;
 		if (total > r->p_mask + 1) {
 			/* An END never drops: without room for its arguments
 			 * it goes out bare. */
