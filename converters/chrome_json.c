@@ -161,6 +161,18 @@ static void rd_repair(struct rd *r, uint64_t at, uint64_t line, uint64_t n,
 		r->st->repairs = r->repairs;
 }
 
+/* Text at absolute offset 'at' (in the buffer) that is not JSON but that
+ * trace_processor reads: with --strict the error 'strict' (PTW_ERR_FORMAT),
+ * else one lenient repair 'what'. Returns 0 or the error. */
+static int rd_lenient(struct rd *r, uint64_t at, const char *strict,
+		      const char *what)
+{
+	if (!r->lenient)
+		return rd_fail(r, at, PTW_ERR_FORMAT, "%s", strict);
+	rd_repair(r, at, 0, 1, what);
+	return 0;
+}
+
 /* The repairs the parser made in the event at buf[pos] (line r->line). */
 static void event_repairs(struct rd *r, const struct ptw_cv_json_info *in)
 {
@@ -578,13 +590,12 @@ static int read_array(struct rd *r, int cut_ok)
 			if (need_comma) {
 				/* trace_processor's HandleTraceEvent needs no
 				 * comma between events */
-				if (!r->lenient)
-					return rd_fail(r, r->base + r->pos,
-						       PTW_ERR_FORMAT,
-						       "expected ',' or ']' after "
-						       "an event, found '{'");
-				rd_repair(r, r->base + r->pos, 0, 1,
-					  "a missing ',' between events");
+				if ((rc = rd_lenient(
+					     r, r->base + r->pos,
+					     "expected ',' or ']' after an "
+					     "event, found '{'",
+					     "a missing ',' between events")))
+					return rc;
 			}
 			if ((rc = one_event(r, cut_ok, &cut)))
 				return rc;
@@ -864,32 +875,25 @@ static int object_next(struct rd *r, int *ch)
 		if (*ch != ',')
 			break;
 		r->pos++;
-		if (commas++ && !r->lenient)
-			return rd_fail(r, r->base + r->pos - 1, PTW_ERR_FORMAT,
-				       "expected '\"' starting a member name");
-		if (commas > 1)
-			rd_repair(r, r->base + r->pos - 1, 0, 1,
-				  "an extra ',' in the trace object");
+		if (commas++ &&
+		    (rc = rd_lenient(r, r->base + r->pos - 1,
+				     "expected '\"' starting a member name",
+				     "an extra ',' in the trace object")))
+			return rc;
 	}
 	if (*ch == -1)
 		return eof_in_object(r);
-	if (*ch == '}') {
-		if (commas && !r->lenient)
-			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-				       "expected '\"' starting a member name");
-		if (commas)
-			rd_repair(r, r->base + r->pos, 0, 1,
-				  "a trailing comma before '}'");
-		return 0;
-	}
-	if (*ch == '"' && !commas) {
-		if (!r->lenient)
-			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-				       "expected ',' or '}' after a member of "
-				       "the trace object");
-		rd_repair(r, r->base + r->pos, 0, 1,
-			  "a missing ',' in the trace object");
-	}
+	if (*ch == '}')
+		return commas ? rd_lenient(r, r->base + r->pos,
+					   "expected '\"' starting a member name",
+					   "a trailing comma before '}'")
+			      : 0;
+	if (*ch == '"' && !commas &&
+	    (rc = rd_lenient(r, r->base + r->pos,
+			     "expected ',' or '}' after a member of the trace "
+			     "object",
+			     "a missing ',' in the trace object")))
+		return rc;
 	if (*ch != '"')
 		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
 			       commas ? "expected '\"' starting a member name"
@@ -1057,12 +1061,10 @@ static int run(struct rd *r)
 	if (ch != -1) {
 		/* trace_processor ignores what follows the trace in the
 		 * same read (it fails on a later read: rare) */
-		if (!r->lenient)
-			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-				       "expected the end of the input after the "
-				       "trace");
-		rd_repair(r, r->base + r->pos, 0, 1,
-			  "text after the end of the trace (ignored)");
+		return rd_lenient(r, r->base + r->pos,
+				  "expected the end of the input after the "
+				  "trace",
+				  "text after the end of the trace (ignored)");
 	}
 	return 0;
 }
