@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,15 +215,32 @@ static void on_fragment_error(void *ctx, const struct ptw_error *err)
 		c->cur_dir ? "/" : "", err->msg);
 }
 
+/* One warning: counted (--stats), printed unless --quiet. */
+static void warn(struct cli *c, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+static void warn(struct cli *c, const char *fmt, ...)
+{
+	c->warnings++;
+	if (c->quiet)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs(PROG ": warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
 static void on_warn(void *ctx, const char *file, uint64_t line,
 		    const char *msg)
 {
-	struct cli *c = ctx;
 	(void)file;
 	(void)line;
-	c->warnings++;
-	if (!c->quiet)
-		fprintf(stderr, PROG ": warning: %s\n", msg);
+	warn(ctx, "%s", msg);
 }
 
 /* ---- inputs ------------------------------------------------------------- */
@@ -293,26 +311,20 @@ static void json_read_notes(struct cli *c, const char *path,
 		}
 		c->repairs += js->repairs;
 	}
-	if (js->system_trace_events) {
-		c->warnings++;
-		if (!c->quiet)
-			fprintf(stderr, PROG ": warning: %s: \"systemTraceEvents\" "
-				"(ftrace text, which trace_processor imports as "
-				"ftrace events) was not converted\n", path);
-	}
+	if (js->system_trace_events)
+		warn(c, "%s: \"systemTraceEvents\" (ftrace text, which "
+			"trace_processor imports as ftrace events) was not "
+			"converted", path);
 	if (!js->stopped)
 		return;
 	c->json_stops++;
-	c->warnings++;
-	if (!c->quiet)
-		fprintf(stderr, PROG ": warning: %s:%llu (byte %llu): \"%s\": %s "
-			"is not a number of microseconds; trace_processor stops "
-			"reading the JSON at this event, so it and the rest of "
-			"the file (%llu bytes) were not converted "
-			"(json_stopped)\n",
-			path, (unsigned long long)js->stop_line,
-			(unsigned long long)js->stop_offset, js->stop_member,
-			js->stop_value, (unsigned long long)js->stop_bytes_left);
+	warn(c, "%s:%llu (byte %llu): \"%s\": %s is not a number of "
+		"microseconds; trace_processor stops reading the JSON at this "
+		"event, so it and the rest of the file (%llu bytes) were not "
+		"converted (json_stopped)",
+	     path, (unsigned long long)js->stop_line,
+	     (unsigned long long)js->stop_offset, js->stop_member,
+	     js->stop_value, (unsigned long long)js->stop_bytes_left);
 }
 
 /* The warnings that sum up the whole run (one line each). */
@@ -320,43 +332,27 @@ static void end_warnings(struct cli *c)
 {
 	struct ptw_emit_stats es;
 	ptw_emit_get_stats(c->em, &es);
-	if (es.x_without_dur) {
-		c->warnings++;
-		if (!c->quiet)
-			fprintf(stderr, PROG ": warning: %llu complete event(s) "
-				"(ph X) without a \"dur\" were dropped, as "
-				"trace_processor drops them (x_without_dur)\n",
-				(unsigned long long)es.x_without_dur);
-	}
-	if (es.args_renamed) {
-		c->warnings++;
-		if (!c->quiet)
-			fprintf(stderr, PROG ": warning: %llu arg key(s) "
-				"contain '[' or ']', which trace_processor "
-				"shows as '_' for a protobuf trace (debug.a_0_ "
-				"where its JSON import shows args.a[0])\n",
-				(unsigned long long)es.args_renamed);
-	}
-	if (es.args_dropped) {
-		c->warnings++;
-		if (!c->quiet)
-			fprintf(stderr, PROG ": warning: %llu nested arg "
-				"value(s) left out: more than %u levels deep or "
-				"more than %u nested values in one event\n",
-				(unsigned long long)es.args_dropped,
-				PTW_MAX_ARG_DEPTH, PTW_MAX_ARG_NODES);
-	}
-	if (c->repairs) {
-		c->warnings++;
-		if (!c->quiet)
-			fprintf(stderr, PROG ": warning: %llu lenient repairs: "
-				"JSON that is not RFC 8259 was read as "
-				"trace_processor reads it (the first: %s:%llu: "
-				"%s); --strict refuses it (lenient_repairs)\n",
-				(unsigned long long)c->repairs, c->repair_in,
-				(unsigned long long)c->repair_line,
-				c->repair_what ? c->repair_what : "?");
-	}
+	if (es.x_without_dur)
+		warn(c, "%llu complete event(s) (ph X) without a \"dur\" were "
+			"dropped, as trace_processor drops them (x_without_dur)",
+		     (unsigned long long)es.x_without_dur);
+	if (es.args_renamed)
+		warn(c, "%llu arg key(s) contain '[' or ']', which "
+			"trace_processor shows as '_' for a protobuf trace "
+			"(debug.a_0_ where its JSON import shows args.a[0])",
+		     (unsigned long long)es.args_renamed);
+	if (es.args_dropped)
+		warn(c, "%llu nested arg value(s) left out: more than %u levels "
+			"deep or more than %u nested values in one event",
+		     (unsigned long long)es.args_dropped, PTW_MAX_ARG_DEPTH,
+		     PTW_MAX_ARG_NODES);
+	if (c->repairs)
+		warn(c, "%llu lenient repairs: JSON that is not RFC 8259 was "
+			"read as trace_processor reads it (the first: %s:%llu: "
+			"%s); --strict refuses it (lenient_repairs)",
+		     (unsigned long long)c->repairs, c->repair_in,
+		     (unsigned long long)c->repair_line,
+		     c->repair_what ? c->repair_what : "?");
 }
 
 static int convert_input(struct cli *c, const char *path, int no,
