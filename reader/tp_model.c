@@ -615,6 +615,22 @@ static int thread_time(const struct ptw_trace *t,
 	return found;
 }
 
+/* The slice stack of ev's track as trace_processor keys it (with the
+ * track's name and owner), after the slices that ended before ev closed
+ * (dur: ev's duration, -1 for an END). NULL on error. */
+static struct stack *stack_at(struct ptw_tp_model *m, const struct ptw_trace *t,
+			      const struct ptw_trace_event *ev, int64_t dur,
+			      uint64_t *key, const char **tname,
+			      struct ptw_tp_track_owner *owner)
+{
+	if (tp_track_of(m, t, ev, key, tname, owner))
+		return NULL;
+	struct stack *st = get_stack(m, *key);
+	if (st)
+		maybe_close_stack(m, st, ev->ts, dur);
+	return st;
+}
+
 static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 		       const struct ptw_trace_event *ev, int64_t dur)
 {
@@ -622,12 +638,9 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 	uint64_t key;
 	const char *tname;
 	struct ptw_tp_track_owner owner;
-	if (tp_track_of(m, t, ev, &key, &tname, &owner))
-		return -1;
-	struct stack *st = get_stack(m, key);
+	struct stack *st = stack_at(m, t, ev, dur, &key, &tname, &owner);
 	if (!st)
 		return -1;
-	maybe_close_stack(m, st, ev->ts, dur);
 	if (st->n >= MAX_SLICE_DEPTH)
 		return 0; /* slice_max_depth_exceeded: dropped */
 	void *grown = ptw_i_trace_room(m->slices, &pv->cap_slices, m->n_slices,
@@ -676,12 +689,9 @@ static int end_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 	uint64_t key;
 	const char *tname;
 	struct ptw_tp_track_owner owner;
-	if (tp_track_of(m, t, ev, &key, &tname, &owner))
-		return -1;
-	struct stack *st = get_stack(m, key);
+	struct stack *st = stack_at(m, t, ev, -1, &key, &tname, &owner);
 	if (!st)
 		return -1;
-	maybe_close_stack(m, st, ev->ts, -1);
 	long i = st->n ? match_open(m, st, ev->name, ev->category) : -1;
 	if (i < 0) {
 		/* ignored by TP without any stat */
