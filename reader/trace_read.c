@@ -1082,6 +1082,23 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 	return rc;
 }
 
+/* Reads a record header's varint (its tag or length, 'what') at *p for
+ * the record at 'at' (avail bytes from there). Returns 1, 0 if it does
+ * not end within the data (a truncated tail), or -1 having set the fatal
+ * error: a header is at most 20 bytes, so with 20 bytes available a
+ * varint that does not end can only be corrupt. */
+static int header_varint(struct ptw_trace *t, const struct pos *at,
+			 const uint8_t **p, const uint8_t *end, size_t avail,
+			 uint64_t *v, const char *what)
+{
+	if (ptw_wire_varint(p, end, v))
+		return 1;
+	if (avail < 20)
+		return 0;
+	ptw_i_trace_set_fatal(t, at, "cannot parse %s", what);
+	return -1;
+}
+
 /* The top-level tokenizer loop (proto_trace_tokenizer.h Tokenize). */
 static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 {
@@ -1090,17 +1107,12 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 		struct pos at = {off, 0, 0};
 		const uint8_t *p = data + off, *end = data + len;
 		uint64_t tag;
-		/* a header is at most 20 bytes; a varint that does not end
-		 * within the available bytes is a truncated tail unless
-		 * there are enough bytes that it can only be corrupt */
-		if (!ptw_wire_varint(&p, end, &tag)) {
-			if (len - off >= 20) {
-				ptw_i_trace_set_fatal(
-					t, &at, "cannot parse a field tag");
-				return;
-			}
+		int h = header_varint(t, &at, &p, end, len - off, &tag,
+				      "a field tag");
+		if (h < 0)
+			return;
+		if (!h)
 			goto truncated;
-		}
 		if (tag != ((F_PACKET << 3) | 2)) {
 			uint64_t v;
 			switch (tag & 7) {
@@ -1144,14 +1156,12 @@ static void walk(struct ptw_trace *t, const uint8_t *data, size_t len)
 			continue;
 		}
 		uint64_t sz;
-		if (!ptw_wire_varint(&p, end, &sz)) {
-			if (len - off >= 20) {
-				ptw_i_trace_set_fatal(
-					t, &at, "cannot parse a packet length");
-				return;
-			}
+		h = header_varint(t, &at, &p, end, len - off, &sz,
+				  "a packet length");
+		if (h < 0)
+			return;
+		if (!h)
 			goto truncated;
-		}
 		if (sz == 0) {
 			t->stats.empty_records++;
 			off = (size_t)(p - data);
