@@ -29,8 +29,7 @@
 #include "chrome_json.h"
 #include "emit.h"
 #include "support/ptw_test.h"
-#include "test_convert_json.h"
-#include "test_convert_rows.h"
+#include "test_convert_expect.h"
 
 /* One args row as "<slice> <key> <type> <value>", types named as in
  * trace_processor's args.value_type. */
@@ -90,25 +89,9 @@ static void args_rows(const char *path, struct rows *out)
 	ptw_trace_free(t);
 }
 
-static void expect_rows(const char *tag, const char *json,
-			const char *const *want, size_t n,
-			struct ptw_emit_stats *st)
-{
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), tag);
-	ptw_test_convert_json(out, json, 0, st);
-	struct rows got = {0}, exp = {0};
-	args_rows(out, &got);
-	for (size_t i = 0; i < n; i++)
-		rows_add(&exp, want[i]);
-	cr_expect(rows_equal(tag, &exp, &got), "%s: rows differ (see stderr)",
-		  tag);
-	rows_free(&got);
-	rows_free(&exp);
-	unlink(out);
-}
-#define EXPECT(tag, json, want, st) \
-	expect_rows(tag, json, want, sizeof(want) / sizeof(want[0]), st)
+#define EXPECT(tag, json, want, st)                                          \
+	ptw_test_expect_json_rows(tag, json, want,                           \
+				  sizeof(want) / sizeof(want[0]), st, args_rows)
 
 #define X(name, ts, args) \
 	"{\"name\":\"" name "\",\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":" \
@@ -274,7 +257,7 @@ Test(convert_fidelity_args, more_than_sixteen_args)
 		want[i] = lines[i];
 	}
 	snprintf(json + n, sizeof(json) - n, "}}]");
-	expect_rows("args_many", json, want, 64, NULL);
+	ptw_test_expect_json_rows("args_many", json, want, 64, NULL, args_rows);
 }
 
 /* ---- phases ------------------------------------------------------------ */
@@ -349,6 +332,6 @@ Test(convert_fidelity_args, too_deep_values_are_counted)
 	snprintf(json + n, sizeof(json) - n, "}}]");
 	static const char *const want[] = { "s args.ok int 1" };
 	struct ptw_emit_stats st;
-	expect_rows("args_deep", json, want, 1, &st);
+	ptw_test_expect_json_rows("args_deep", json, want, 1, &st, args_rows);
 	cr_expect_eq(st.args_dropped, 1);
 }

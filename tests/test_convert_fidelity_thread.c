@@ -25,8 +25,7 @@
 #include "chrome_json.h"
 #include "emit.h"
 #include "support/ptw_test.h"
-#include "test_convert_json.h"
-#include "test_convert_rows.h"
+#include "test_convert_expect.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -83,25 +82,9 @@ static void thread_rows(const char *path, struct rows *r)
 	ptw_trace_free(t);
 }
 
-static void expect_rows(const char *tag, const char *json,
-			const char *const *want, size_t n,
-			struct ptw_emit_stats *st)
-{
-	char out[256];
-	ptw_test_tmp_path(out, sizeof(out), tag);
-	ptw_test_convert_json(out, json, 0, st);
-	struct rows got = {0}, exp = {0};
-	thread_rows(out, &got);
-	for (size_t i = 0; i < n; i++)
-		rows_add(&exp, want[i]);
-	cr_expect(rows_equal(tag, &exp, &got), "%s: rows differ (see stderr)",
-		  tag);
-	rows_free(&got);
-	rows_free(&exp);
-	unlink(out);
-}
-#define EXPECT(tag, json, want, st) \
-	expect_rows(tag, json, want, sizeof(want) / sizeof(want[0]), st)
+#define EXPECT(tag, json, want, st)                                          \
+	ptw_test_expect_json_rows(tag, json, want,                           \
+				  sizeof(want) / sizeof(want[0]), st, thread_rows)
 
 #define X(name, ts, dur) \
 	"{\"name\":\"" name "\",\"cat\":\"c\",\"ph\":\"X\",\"pid\":1," \
@@ -372,7 +355,7 @@ Test(fidelity_thread, thread_time_and_spill_survive_the_json_round_trip)
 	cr_assert_not_null(z);
 	z[n] = '\0';
 	cr_expect_null(strstr(z, "thread_time"), "%s", z);
-	expect_rows("rt3", z, want, sizeof(want) / sizeof(want[0]), NULL);
+	EXPECT("rt3", z, want, NULL);
 	free(z);
 	unlink(p1);
 	unlink(j2);
