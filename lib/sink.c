@@ -3,14 +3,73 @@
 #include "sink.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#endif
+
+/* 1 if space reserved ahead pays on fd's file system: on tmpfs,
+ * fallocate allocates and zeroes memory pages up front, which made
+ * writes slower there, not faster. */
+static int ptw_sink_fs_wants_prealloc(int fd)
+{
+#if defined(__linux__) && defined(FALLOC_FL_KEEP_SIZE)
+	struct statfs fs;
+	return fstatfs(fd, &fs) == 0 && fs.f_type != TMPFS_MAGIC;
+#else
+	(void)fd;
+	return 0;
+#endif
+}
 
 void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd)
 {
 	s->fd = fd;
 	s->own_fd = own_fd;
 	s->failed_errno = 0;
+	s->prealloc = 0;
 	s->bytes_written = 0;
+	s->pos = 0;
+	s->alloc_end = 0;
+	/* only a file of ours: the space is given back when we close it */
+	struct stat st;
+	off_t at;
+	if (own_fd && fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (at = lseek(fd, 0, SEEK_CUR)) >= 0 && ptw_sink_fs_wants_prealloc(fd)) {
+		s->prealloc = 1;
+		s->pos = (uint64_t)at;
+	}
+}
+
+/* Reserves space for the next write of n bytes and at least
+ * PTW_SINK_PREALLOC_STEP more. A file system that cannot (no support, no
+ * space left) turns reserving off: write() then reports a real
+ * shortage itself. */
+static __attribute__((noinline)) void ptw_sink_reserve(struct ptw_sink *s,
+						       size_t n)
+{
+#if defined(FALLOC_FL_KEEP_SIZE)
+	uint64_t from = s->alloc_end > s->pos ? s->alloc_end : s->pos;
+	uint64_t len = ((uint64_t)n + PTW_SINK_PREALLOC_STEP - 1) /
+		       PTW_SINK_PREALLOC_STEP * PTW_SINK_PREALLOC_STEP;
+	int saved = errno, rc;
+	do
+		rc = fallocate(s->fd, FALLOC_FL_KEEP_SIZE, (off_t)from,
+			       (off_t)len);
+	while (rc != 0 && errno == EINTR);
+	errno = saved;
+	if (rc != 0) {
+		s->prealloc = 0;
+		return;
+	}
+	s->alloc_end = from + len;
+#else
+	(void)n;
+	s->prealloc = 0;
+#endif
 }
 
 int ptw_fd_write_all(int fd, const void *p, size_t n)
@@ -37,18 +96,29 @@ int ptw_sink_write(struct ptw_sink *s, const void *p, size_t n)
 {
 	if (s->failed_errno)
 		return -1;
+	if (s->prealloc && s->pos + n > s->alloc_end)
+		ptw_sink_reserve(s, n);
 	int e = ptw_fd_write_all(s->fd, p, n);
 	if (e) {
 		s->failed_errno = e;
 		return -1;
 	}
 	s->bytes_written += n;
+	s->pos += n;
 	return 0;
 }
 
 int ptw_sink_close(struct ptw_sink *s)
 {
 	int rc = 0;
+	/* Truncating a file to its own size frees the blocks reserved past
+	 * its end (ext4, xfs, tmpfs) and changes nothing else. If it fails
+	 * the trace is still whole; only that space stays reserved until
+	 * the file is rewritten or deleted, so the error is not reported. */
+	struct stat st;
+	if (s->alloc_end && s->fd >= 0 && fstat(s->fd, &st) == 0 &&
+	    ftruncate(s->fd, st.st_size) != 0)
+		s->alloc_end = 0;
 	if (s->own_fd && s->fd >= 0) {
 		/* close() may report a deferred write error (NFS); EINTR after
 		 * close leaves the fd closed on Linux, so never retry. */

@@ -201,7 +201,10 @@ struct ptw_writer_stats {
 /* ---- open / close ---------------------------------------------------- */
 
 /* Creates (truncates) 'path' and returns a writer, or NULL with *err filled.
- * 'opt' may be NULL for defaults. Nothing is written until the first packet. */
+ * 'opt' may be NULL for defaults. Nothing is written until the first packet.
+ * A regular file of the writer's own has its disk space reserved ahead of
+ * the writes (its size is always what was written); closing gives back what
+ * was not used (docs/writer.md, Disk space). */
 struct ptw_writer *ptw_writer_open(const char *path,
 				   const struct ptw_writer_options *opt,
 				   struct ptw_error *err);
