@@ -4,7 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/magic.h>
@@ -34,13 +37,17 @@ void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd)
 	s->bytes_written = 0;
 	s->pos = 0;
 	s->alloc_end = 0;
-	/* only a file of ours: the space is given back when we close it */
+	s->carry = NULL;
+	s->carry_len = 0;
+	/* only a file of ours: the space is given back and what is held
+	 * back is written when we close it */
 	struct stat st;
 	off_t at;
 	if (own_fd && fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (at = lseek(fd, 0, SEEK_CUR)) >= 0 && ptw_sink_fs_wants_prealloc(fd)) {
 		s->prealloc = 1;
 		s->pos = (uint64_t)at;
+		s->carry = malloc(PTW_SINK_ALIGN); /* NULL: unaligned writes */
 	}
 }
 
@@ -92,25 +99,100 @@ int ptw_fd_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int ptw_sink_write(struct ptw_sink *s, const void *p, size_t n)
+/* writev() of every byte of iov[0..cnt), retrying EINTR and short
+ * writes (iov is consumed). Returns 0 or the errno of the failure. */
+static int ptw_fd_writev_all(int fd, struct iovec *iov, int cnt)
 {
-	if (s->failed_errno)
-		return -1;
-	if (s->prealloc && s->pos + n > s->alloc_end)
-		ptw_sink_reserve(s, n);
-	int e = ptw_fd_write_all(s->fd, p, n);
+	while (cnt) {
+		if (!iov->iov_len) {
+			iov++;
+			cnt--;
+			continue;
+		}
+		ssize_t k = writev(fd, iov, cnt);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno ? errno : EIO;
+		}
+		if (k == 0) { /* should not happen for regular fds */
+			errno = EIO;
+			return EIO;
+		}
+		size_t left = (size_t)k;
+		while (cnt && left >= iov->iov_len) {
+			left -= iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (unsigned char *)iov->iov_base + left;
+			iov->iov_len -= left;
+		}
+	}
+	return 0;
+}
+
+/* Writes a (an bytes) then b (bn bytes) at the file's end. */
+static int ptw_sink_out(struct ptw_sink *s, const void *a, size_t an,
+			const void *b, size_t bn)
+{
+	if (s->prealloc && s->pos + an + bn > s->alloc_end)
+		ptw_sink_reserve(s, an + bn);
+	struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
+	int e = ptw_fd_writev_all(s->fd, iov, 2);
 	if (e) {
 		s->failed_errno = e;
 		return -1;
 	}
-	s->bytes_written += n;
-	s->pos += n;
+	s->bytes_written += an + bn;
+	s->pos += an + bn;
+	return 0;
+}
+
+int ptw_sink_write(struct ptw_sink *s, const void *p, size_t n)
+{
+	if (s->failed_errno)
+		return -1;
+	/* A write smaller than the alignment goes out whole, with what was
+	 * held back: a small flush_bytes keeps the file as current as asked. */
+	if (!s->carry || n < PTW_SINK_ALIGN) {
+		if (ptw_sink_out(s, s->carry, s->carry_len, p, n) != 0)
+			return -1;
+		s->carry_len = 0;
+		return 0;
+	}
+	/* Held back: fewer bytes than reach the first boundary after pos,
+	 * so n >= PTW_SINK_ALIGN passes it and k > 0. */
+	uint64_t cut = (s->pos + s->carry_len + n) & ~(uint64_t)(PTW_SINK_ALIGN - 1);
+	size_t k = (size_t)(cut - s->pos - s->carry_len);
+	if (ptw_sink_out(s, s->carry, s->carry_len, p, k) != 0)
+		return -1;
+	s->carry_len = n - k;
+	memcpy(s->carry, (const unsigned char *)p + k, s->carry_len);
+	return 0;
+}
+
+int ptw_sink_sync(struct ptw_sink *s)
+{
+	if (s->failed_errno)
+		return -1;
+	if (!s->carry_len)
+		return 0;
+	if (ptw_sink_out(s, s->carry, s->carry_len, NULL, 0) != 0)
+		return -1;
+	s->carry_len = 0;
 	return 0;
 }
 
 int ptw_sink_close(struct ptw_sink *s)
 {
 	int rc = 0;
+	if (s->fd >= 0 && !s->failed_errno && ptw_sink_sync(s) != 0)
+		rc = s->failed_errno;
+	free(s->carry);
+	s->carry = NULL;
+	s->carry_len = 0;
 	/* Truncating a file to its own size frees the blocks reserved past
 	 * its end (ext4, xfs, tmpfs) and changes nothing else. If it fails
 	 * the trace is still whole; only that space stays reserved until
@@ -122,7 +204,7 @@ int ptw_sink_close(struct ptw_sink *s)
 	if (s->own_fd && s->fd >= 0) {
 		/* close() may report a deferred write error (NFS); EINTR after
 		 * close leaves the fd closed on Linux, so never retry. */
-		if (close(s->fd) != 0)
+		if (close(s->fd) != 0 && !rc)
 			rc = errno;
 	}
 	s->fd = -1;

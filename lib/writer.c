@@ -212,16 +212,31 @@ int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event)
 	return 0;
 }
 
-static int ptw_w_write(struct ptw_writer *w, const void *p, size_t n)
+/* The sink's result (0 or -1 after a failed write) as the writer's. */
+static int ptw_w_sink_result(struct ptw_writer *w, int rc)
 {
-	if (w->rs)
-		return ptw_w_ring_write(w, p, n);
-	if (ptw_sink_write(&w->sink, p, n) != 0)
+	if (rc != 0)
 		return ptw_i_writer_fail(w, PTW_ERR_IO, w->sink.failed_errno,
 					 "trace write failed after %llu bytes",
 					 (unsigned long long)w->sink.bytes_written);
 	w->stats.bytes_written = w->sink.bytes_written;
 	return 0;
+}
+
+static int ptw_w_write(struct ptw_writer *w, const void *p, size_t n)
+{
+	if (w->rs)
+		return ptw_w_ring_write(w, p, n);
+	return ptw_w_sink_result(w, ptw_sink_write(&w->sink, p, n));
+}
+
+/* Everything flushed is in the file after this (the sink may hold back
+ * the end of its last write, sink.h). 0 or the sticky error. */
+static int ptw_w_sync(struct ptw_writer *w)
+{
+	if (w->sticky)
+		return w->sticky;
+	return ptw_w_sink_result(w, ptw_sink_sync(&w->sink));
 }
 
 static int ptw_w_write_batch(struct ptw_writer *w, const uint8_t *p, size_t n)
@@ -291,7 +306,8 @@ int ptw_writer_flush(struct ptw_writer *w)
 {
 	if (!w)
 		return PTW_ERR_INVALID;
-	return ptw_w_flush(w);
+	int rc = ptw_w_flush(w);
+	return rc ? rc : ptw_w_sync(w);
 }
 
 /* ---- close ------------------------------------------------------------- */
@@ -322,6 +338,8 @@ int ptw_writer_finish(struct ptw_writer *w, struct ptw_error *err)
 			rc = hr;
 	}
 	int fr = ptw_w_flush(w);
+	if (!fr)
+		fr = ptw_w_sync(w);
 	if (fr && !rc)
 		rc = fr;
 	int ce = ptw_sink_close(&w->sink);

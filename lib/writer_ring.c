@@ -377,6 +377,10 @@ int ptw_i_writer_snapshot(struct ptw_writer *w, int fd,
 int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
 			       const struct ptw_i_trace_stats *st)
 {
+	/* what the sink held back of its last write comes first (sink.h) */
+	if (w->sink.carry_len && !w->sink.failed_errno &&
+	    ptw_fd_write_all(fd, w->sink.carry, w->sink.carry_len))
+		return PTW_ERR_IO;
 	if (w->pend.len && ptw_fd_write_all(fd, w->pend.data, w->pend.len))
 		return PTW_ERR_IO;
 	return st ? ptw_i_writer_put_trace_stats(w, st, fd, NULL) : 0;

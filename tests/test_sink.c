@@ -1,6 +1,7 @@
 /* test_sink.c - the writer's output sink: the bytes it writes, the disk
- * space it reserves ahead of them and gives back at close, and how it
- * carries on when reserving fails (no support, no space).
+ * space it reserves ahead of them and gives back at close, the writes
+ * that end on PTW_SINK_ALIGN boundaries (and what they hold back), and
+ * how it carries on when reserving fails (no support, no space).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 
 #include "ptw/writer.h"
 #include "sink.h"
+#include "writer_state.h"
 #include "test_writer_util.h"
 
 /* A scratch file in a directory whose file system reserves space the
@@ -113,14 +115,15 @@ Test(sink, reserves_ahead_and_gives_back_at_close)
 	struct ptw_sink s;
 	ptw_sink_init(&s, fd, 1);
 	cr_assert_eq(s.prealloc, 1);
+	cr_assert_not_null(s.carry);
 	/* 3 MiB in odd pieces: one reservation covers them all */
 	size_t total = (3u << 20) + 12345;
 	write_pattern(&s, 0, total, 70001);
-	cr_assert_eq(s.bytes_written, total);
-	cr_assert_eq(s.pos, total);
+	cr_assert_eq(s.pos + s.carry_len, total);
+	cr_assert_eq(s.bytes_written, s.pos);
 	cr_assert_eq(s.alloc_end, PTW_SINK_PREALLOC_STEP);
 	struct stat st = stat_of(path);
-	cr_assert_eq((size_t)st.st_size, total, "the size counts bytes written only");
+	cr_assert_eq((uint64_t)st.st_size, s.pos, "the size counts bytes written only");
 	cr_assert_geq(disk_bytes(&st), (long long)PTW_SINK_PREALLOC_STEP,
 		      "space reserved past the end: %lld bytes on disk",
 		      disk_bytes(&st));
@@ -129,11 +132,58 @@ Test(sink, reserves_ahead_and_gives_back_at_close)
 	cr_assert_eq(s.alloc_end, 2ull * PTW_SINK_PREALLOC_STEP);
 	total += PTW_SINK_PREALLOC_STEP;
 	cr_assert_eq(ptw_sink_close(&s), 0);
+	cr_assert_null(s.carry);
 	st = stat_of(path);
-	cr_assert_eq((size_t)st.st_size, total);
+	cr_assert_eq((size_t)st.st_size, total, "close wrote what was held back");
 	cr_assert_lt(disk_bytes(&st), (long long)total + (256 << 10),
 		     "the reserve was given back: %lld bytes on disk for %zu",
 		     disk_bytes(&st), total);
+	cr_assert(holds_pattern(path, 0, total));
+	unlink(path);
+	free(path);
+}
+
+Test(sink, large_writes_end_on_a_boundary_and_hold_back_the_rest)
+{
+	char *path = reserving_path();
+	if (!path)
+		cr_skip_test("no file system here reserves space (tmpfs only?)");
+	int fd = open(path, O_WRONLY | O_TRUNC);
+	cr_assert_geq(fd, 0);
+	struct ptw_sink s;
+	ptw_sink_init(&s, fd, 1);
+	const size_t a = PTW_SINK_ALIGN;
+	size_t total = 0;
+	/* pieces of PTW_SINK_ALIGN bytes and more: every write ends at a
+	 * boundary, the rest waits (fewer than PTW_SINK_ALIGN bytes) */
+	const size_t pieces[] = {a, a + 1, 3 * a - 1, 100000, a, 262150, 262150};
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+		write_pattern(&s, total, pieces[i], pieces[i]);
+		total += pieces[i];
+		cr_assert_eq(s.pos, total / a * a, "piece %zu", i);
+		cr_assert_eq(s.carry_len, total % a, "piece %zu", i);
+		cr_assert_eq((uint64_t)stat_of(path).st_size, s.pos);
+		cr_assert(holds_pattern(path, 0, (size_t)s.pos));
+	}
+	/* a smaller write goes out whole, after what was held back */
+	write_pattern(&s, total, 10, 10);
+	total += 10;
+	cr_assert_eq(s.carry_len, 0);
+	cr_assert_eq((size_t)stat_of(path).st_size, total);
+	/* sync writes what is held back, and the next boundary is absolute */
+	write_pattern(&s, total, 100000, 100000);
+	cr_assert_eq(s.pos % a, 0);
+	cr_assert_eq(ptw_sink_sync(&s), 0);
+	total += 100000;
+	cr_assert_eq(s.carry_len, 0);
+	cr_assert_eq(s.pos, total);
+	cr_assert_eq((size_t)stat_of(path).st_size, total);
+	cr_assert_eq(ptw_sink_sync(&s), 0, "nothing held back: no-op");
+	write_pattern(&s, total, 2 * a, 2 * a);
+	total += 2 * a;
+	cr_assert_eq(s.pos, total / a * a);
+	cr_assert_eq(ptw_sink_close(&s), 0);
+	cr_assert_eq((size_t)stat_of(path).st_size, total);
 	cr_assert(holds_pattern(path, 0, total));
 	unlink(path);
 	free(path);
@@ -148,8 +198,9 @@ Test(sink, a_write_larger_than_the_step_is_reserved_whole)
 	cr_assert_geq(fd, 0);
 	struct ptw_sink s;
 	ptw_sink_init(&s, fd, 1);
-	size_t big = PTW_SINK_PREALLOC_STEP + 1;
+	size_t big = PTW_SINK_PREALLOC_STEP + PTW_SINK_ALIGN + 1;
 	write_pattern(&s, 0, big, big);
+	cr_assert_eq(s.pos, PTW_SINK_PREALLOC_STEP + PTW_SINK_ALIGN);
 	cr_assert_eq(s.alloc_end, 2ull * PTW_SINK_PREALLOC_STEP);
 	cr_assert_eq(ptw_sink_close(&s), 0);
 	cr_assert(holds_pattern(path, 0, big));
@@ -172,9 +223,12 @@ Test(sink, starts_reserving_at_the_fds_offset)
 	cr_assert_eq(s.pos, sizeof(head));
 	write_pattern(&s, sizeof(head), 5000, 5000);
 	cr_assert_eq(s.alloc_end, sizeof(head) + PTW_SINK_PREALLOC_STEP);
+	/* boundaries are file offsets, not counts of bytes given */
+	write_pattern(&s, 6000, 100000, 100000);
+	cr_assert_eq(s.pos, PTW_SINK_ALIGN);
 	cr_assert_eq(ptw_sink_close(&s), 0);
-	cr_assert_eq(stat_of(path).st_size, 6000);
-	cr_assert(holds_pattern(path, 0, 6000));
+	cr_assert_eq(stat_of(path).st_size, 106000);
+	cr_assert(holds_pattern(path, 0, 106000));
 	unlink(path);
 	free(path);
 }
@@ -189,8 +243,10 @@ Test(sink, reserves_nothing_for_an_fd_it_does_not_own)
 	struct ptw_sink s;
 	ptw_sink_init(&s, fd, 0);
 	cr_assert_eq(s.prealloc, 0);
-	write_pattern(&s, 0, 100000, 4096);
+	cr_assert_null(s.carry);
+	write_pattern(&s, 0, 100000, 70000);
 	cr_assert_eq(s.alloc_end, 0);
+	cr_assert_eq(stat_of(path).st_size, 100000, "nothing held back");
 	cr_assert_eq(ptw_sink_close(&s), 0);
 	cr_assert_eq(close(fd), 0, "the caller's fd stays open");
 	cr_assert(holds_pattern(path, 0, 100000));
@@ -205,6 +261,7 @@ Test(sink, reserves_nothing_for_pipes_devices_and_tmpfs)
 	struct ptw_sink s;
 	ptw_sink_init(&s, p[1], 1);
 	cr_assert_eq(s.prealloc, 0, "a pipe");
+	cr_assert_null(s.carry);
 	cr_assert_eq(ptw_sink_write(&s, "abc", 3), 0);
 	cr_assert_eq(ptw_sink_close(&s), 0);
 	char got[4] = {0};
@@ -226,6 +283,7 @@ Test(sink, reserves_nothing_for_pipes_devices_and_tmpfs)
 	cr_assert_geq(fd, 0);
 	ptw_sink_init(&s, fd, 1);
 	cr_assert_eq(s.prealloc, 0, "tmpfs");
+	cr_assert_null(s.carry);
 	cr_assert_eq(ptw_sink_close(&s), 0);
 	unlink(shm);
 }
@@ -302,19 +360,64 @@ Test(sink, writer_trace_is_whole_and_gives_its_reserve_back)
 		struct ptw_event ev = {.track = tr, .ts = 1000 + i, .name = "e"};
 		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
 	}
-	cr_assert_eq(ptw_writer_flush(w), 0);
+	/* flushes at the threshold end on a boundary of the file */
+	struct ptw_writer_stats ws;
+	ptw_writer_get_stats(w, &ws);
 	struct stat st = stat_of(path);
 	cr_assert_gt(st.st_size, 256 << 10);
+	cr_assert_eq(st.st_size % PTW_SINK_ALIGN, 0);
+	cr_assert_eq((uint64_t)st.st_size, ws.bytes_written);
 	cr_assert_geq(disk_bytes(&st), (long long)PTW_SINK_PREALLOC_STEP);
+	/* an explicit flush puts every packet in the file */
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	ptw_writer_get_stats(w, &ws);
+	st = stat_of(path);
+	cr_assert_eq((uint64_t)st.st_size, ws.bytes_written);
+	struct tw_trace t;
+	cr_assert_eq(tw_decode_file(&t, path), 0, "%s", t.err);
+	cr_assert_eq(t.n_ev, n, "all events in the file after ptw_writer_flush");
+	tw_trace_free(&t);
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
 	st = stat_of(path);
 	cr_assert_lt(disk_bytes(&st), (long long)st.st_size + (256 << 10));
-	struct tw_trace t;
 	cr_assert_eq(tw_decode_file(&t, path), 0, "%s", t.err);
 	cr_assert_eq(t.n_ev, n);
 	for (uint32_t i = 0; i < n; i++)
 		cr_assert_eq(t.ev[i].ts, 1000 + i);
 	tw_trace_free(&t);
+	unlink(path);
+	free(path);
+}
+
+/* Writing what the sink held back can fail too (here the fd is turned
+ * into /dev/full behind the writer's back): ptw_writer_flush and close
+ * report it. */
+Test(sink, writer_reports_a_failed_write_of_what_was_held_back)
+{
+	char *path = reserving_path();
+	if (!path)
+		cr_skip_test("no file system here reserves space (tmpfs only?)");
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_writer_open(path, NULL, &err);
+	cr_assert_not_null(w, "open: %s", err.msg);
+	uint64_t tr = ptw_writer_add_track(w, "t", 0, -1);
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	for (uint32_t i = 0; i < 40000; i++) {
+		struct ptw_event ev = {.track = tr, .ts = 1000 + i, .name = "e"};
+		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+	}
+	cr_assert_gt(w->sink.pos, 0);
+	cr_assert_gt(w->sink.carry_len, 0, "this workload leaves bytes held back");
+	int full = open("/dev/full", O_WRONLY);
+	if (full < 0)
+		cr_skip_test("no /dev/full");
+	cr_assert_geq(dup2(full, w->sink.fd), 0);
+	close(full);
+	cr_assert_eq(ptw_writer_flush(w), PTW_ERR_IO);
+	cr_assert_eq(ptw_writer_error(w)->sys_errno, ENOSPC);
+	cr_assert(strstr(ptw_writer_error(w)->msg, "trace write failed"),
+		  "%s", ptw_writer_error(w)->msg);
+	cr_assert_eq(ptw_writer_close(w, &err), PTW_ERR_IO);
 	unlink(path);
 	free(path);
 }

@@ -202,9 +202,11 @@ struct ptw_writer_stats {
 
 /* Creates (truncates) 'path' and returns a writer, or NULL with *err filled.
  * 'opt' may be NULL for defaults. Nothing is written until the first packet.
- * A regular file of the writer's own has its disk space reserved ahead of
- * the writes (its size is always what was written); closing gives back what
- * was not used (docs/writer.md, Disk space). */
+ * A regular file of the writer's own on disk has its space reserved ahead of
+ * the writes (its size is always what was written) and its large writes end
+ * on 64 KiB boundaries, the rest waiting for the next write;
+ * ptw_writer_flush and close write everything and give back the space not
+ * used (docs/writer.md, "Output to a file on disk"). */
 struct ptw_writer *ptw_writer_open(const char *path,
 				   const struct ptw_writer_options *opt,
 				   struct ptw_error *err);
