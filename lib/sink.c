@@ -79,20 +79,27 @@ static __attribute__((noinline)) void ptw_sink_reserve(struct ptw_sink *s,
 #endif
 }
 
+/* One write()'s or writev()'s result k: the bytes it took (0 after
+ * EINTR: try again), or -1 with the errno to report in *err (EIO for a
+ * write that took nothing, which regular fds never do). */
+static ssize_t ptw_fd_took(ssize_t k, int *err)
+{
+	if (k > 0 || (k < 0 && errno == EINTR))
+		return k > 0 ? k : 0;
+	if (k == 0)
+		errno = EIO;
+	*err = errno ? errno : EIO;
+	return -1;
+}
+
 int ptw_fd_write_all(int fd, const void *p, size_t n)
 {
 	const unsigned char *c = p;
 	while (n) {
-		ssize_t k = write(fd, c, n);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno ? errno : EIO;
-		}
-		if (k == 0) { /* should not happen for regular fds */
-			errno = EIO;
-			return EIO;
-		}
+		int e;
+		ssize_t k = ptw_fd_took(write(fd, c, n), &e);
+		if (k < 0)
+			return e;
 		c += k;
 		n -= (size_t)k;
 	}
@@ -100,7 +107,9 @@ int ptw_fd_write_all(int fd, const void *p, size_t n)
 }
 
 /* writev() of every byte of iov[0..cnt), retrying EINTR and short
- * writes (iov is consumed). Returns 0 or the errno of the failure. */
+ * writes (iov is consumed). Returns 0 or the errno of the failure. Not
+ * for the crash handler: POSIX does not list writev() as
+ * async-signal-safe. */
 static int ptw_fd_writev_all(int fd, struct iovec *iov, int cnt)
 {
 	while (cnt) {
@@ -109,16 +118,10 @@ static int ptw_fd_writev_all(int fd, struct iovec *iov, int cnt)
 			cnt--;
 			continue;
 		}
-		ssize_t k = writev(fd, iov, cnt);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno ? errno : EIO;
-		}
-		if (k == 0) { /* should not happen for regular fds */
-			errno = EIO;
-			return EIO;
-		}
+		int e;
+		ssize_t k = ptw_fd_took(writev(fd, iov, cnt), &e);
+		if (k < 0)
+			return e;
 		size_t left = (size_t)k;
 		while (cnt && left >= iov->iov_len) {
 			left -= iov->iov_len;

@@ -53,6 +53,24 @@ static char *reserving_path(void)
 	return NULL;
 }
 
+/* reserving_path(), or the test is skipped. */
+static char *reserving_path_or_skip(void)
+{
+	char *path = reserving_path();
+	if (!path)
+		cr_skip_test("no file system here reserves space (tmpfs only?)");
+	return path;
+}
+
+/* reserving_path_or_skip() opened for writing. */
+static int open_reserving(char **path)
+{
+	*path = reserving_path_or_skip();
+	int fd = open(*path, O_WRONLY | O_TRUNC);
+	cr_assert_geq(fd, 0, "%s: %s", *path, strerror(errno));
+	return fd;
+}
+
 static struct stat stat_of(const char *path)
 {
 	struct stat st;
@@ -107,11 +125,8 @@ static void write_pattern(struct ptw_sink *s, size_t from, size_t total,
 
 Test(sink, reserves_ahead_and_gives_back_at_close)
 {
-	char *path = reserving_path();
-	if (!path)
-		cr_skip_test("no file system here reserves space (tmpfs only?)");
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	cr_assert_geq(fd, 0);
+	char *path;
+	int fd = open_reserving(&path);
 	struct ptw_sink s;
 	ptw_sink_init(&s, fd, 1);
 	cr_assert_eq(s.prealloc, 1);
@@ -145,11 +160,8 @@ Test(sink, reserves_ahead_and_gives_back_at_close)
 
 Test(sink, large_writes_end_on_a_boundary_and_hold_back_the_rest)
 {
-	char *path = reserving_path();
-	if (!path)
-		cr_skip_test("no file system here reserves space (tmpfs only?)");
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	cr_assert_geq(fd, 0);
+	char *path;
+	int fd = open_reserving(&path);
 	struct ptw_sink s;
 	ptw_sink_init(&s, fd, 1);
 	const size_t a = PTW_SINK_ALIGN;
@@ -191,11 +203,8 @@ Test(sink, large_writes_end_on_a_boundary_and_hold_back_the_rest)
 
 Test(sink, a_write_larger_than_the_step_is_reserved_whole)
 {
-	char *path = reserving_path();
-	if (!path)
-		cr_skip_test("no file system here reserves space (tmpfs only?)");
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	cr_assert_geq(fd, 0);
+	char *path;
+	int fd = open_reserving(&path);
 	struct ptw_sink s;
 	ptw_sink_init(&s, fd, 1);
 	size_t big = PTW_SINK_PREALLOC_STEP + PTW_SINK_ALIGN + 1;
@@ -210,11 +219,8 @@ Test(sink, a_write_larger_than_the_step_is_reserved_whole)
 
 Test(sink, starts_reserving_at_the_fds_offset)
 {
-	char *path = reserving_path();
-	if (!path)
-		cr_skip_test("no file system here reserves space (tmpfs only?)");
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	cr_assert_geq(fd, 0);
+	char *path;
+	int fd = open_reserving(&path);
 	unsigned char head[1000];
 	pattern(head, sizeof(head), 0);
 	cr_assert_eq(write(fd, head, sizeof(head)), (ssize_t)sizeof(head));
@@ -235,11 +241,8 @@ Test(sink, starts_reserving_at_the_fds_offset)
 
 Test(sink, reserves_nothing_for_an_fd_it_does_not_own)
 {
-	char *path = reserving_path();
-	if (!path)
-		cr_skip_test("no file system here reserves space (tmpfs only?)");
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	cr_assert_geq(fd, 0);
+	char *path;
+	int fd = open_reserving(&path);
 	struct ptw_sink s;
 	ptw_sink_init(&s, fd, 0);
 	cr_assert_eq(s.prealloc, 0);
@@ -310,13 +313,10 @@ static int fail_fallocate_with(int err)
  * writes on as before. */
 static void carries_on_when_reserving_fails(int err)
 {
-	char *path = reserving_path();
-	if (!path)
-		cr_skip_test("no file system here reserves space (tmpfs only?)");
+	char *path;
+	int fd = open_reserving(&path);
 	if (fail_fallocate_with(err) != 0)
 		cr_skip_test("cannot install a seccomp filter here");
-	int fd = open(path, O_WRONLY | O_TRUNC);
-	cr_assert_geq(fd, 0);
 	struct ptw_sink s;
 	ptw_sink_init(&s, fd, 1);
 	cr_assert_eq(s.prealloc, 1);
@@ -342,24 +342,32 @@ Test(sink, carries_on_when_no_space_is_left_to_reserve)
 	carries_on_when_reserving_fails(ENOSPC);
 }
 
-/* Through the writer: a trace file of its own reserves while it is
- * written, takes no more disk than its size once closed, and decodes. */
-Test(sink, writer_trace_is_whole_and_gives_its_reserve_back)
+/* A writer on a file of a reserving file system (the test is skipped
+ * without one) after n instants at 1000, 1001, ... on one track. */
+static struct ptw_writer *writer_with_instants(char **path, uint32_t n)
 {
-	char *path = reserving_path();
-	if (!path)
-		cr_skip_test("no file system here reserves space (tmpfs only?)");
+	*path = reserving_path_or_skip();
 	struct ptw_error err;
-	struct ptw_writer *w = ptw_writer_open(path, NULL, &err);
+	struct ptw_writer *w = ptw_writer_open(*path, NULL, &err);
 	cr_assert_not_null(w, "open: %s", err.msg);
 	uint64_t tr = ptw_writer_add_track(w, "t", 0, -1);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
 	cr_assert(tr && s);
-	const uint32_t n = 100000;
 	for (uint32_t i = 0; i < n; i++) {
 		struct ptw_event ev = {.track = tr, .ts = 1000 + i, .name = "e"};
 		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
 	}
+	return w;
+}
+
+/* Through the writer: a trace file of its own reserves while it is
+ * written, takes no more disk than its size once closed, and decodes. */
+Test(sink, writer_trace_is_whole_and_gives_its_reserve_back)
+{
+	char *path;
+	const uint32_t n = 100000;
+	struct ptw_writer *w = writer_with_instants(&path, n);
+	struct ptw_error err;
 	/* flushes at the threshold end on a boundary of the file */
 	struct ptw_writer_stats ws;
 	ptw_writer_get_stats(w, &ws);
@@ -394,18 +402,9 @@ Test(sink, writer_trace_is_whole_and_gives_its_reserve_back)
  * report it. */
 Test(sink, writer_reports_a_failed_write_of_what_was_held_back)
 {
-	char *path = reserving_path();
-	if (!path)
-		cr_skip_test("no file system here reserves space (tmpfs only?)");
+	char *path;
+	struct ptw_writer *w = writer_with_instants(&path, 40000);
 	struct ptw_error err;
-	struct ptw_writer *w = ptw_writer_open(path, NULL, &err);
-	cr_assert_not_null(w, "open: %s", err.msg);
-	uint64_t tr = ptw_writer_add_track(w, "t", 0, -1);
-	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	for (uint32_t i = 0; i < 40000; i++) {
-		struct ptw_event ev = {.track = tr, .ts = 1000 + i, .name = "e"};
-		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
-	}
 	cr_assert_gt(w->sink.pos, 0);
 	cr_assert_gt(w->sink.carry_len, 0, "this workload leaves bytes held back");
 	int full = open("/dev/full", O_WRONLY);
