@@ -278,7 +278,10 @@ ptw_seq_write_body(struct ptw_seq *s, uint64_t ts,
  * as ptw_put_head() + ptw_put_body_packet() write it. A run is full when
  * a checkpoint is due, the buffer's room for a fast packet is used up or
  * the last packet reached the flush threshold: end it (which flushes then,
- * as the single path does) and begin another. */
+ * as the single path does) and begin another. A loop may instead ask
+ * ptw_seq_run_sure() how many events the run takes before it can be full
+ * and check fullness once per that many. 'prep' must come from a
+ * ptw_i_seq_prepare() that returned 1. */
 struct ptw_seq_run {
 	uint8_t *data;
 	size_t len, last, flush_at;
@@ -322,6 +325,25 @@ ptw_seq_run_full(const struct ptw_seq_run *r)
 	return r->n == r->max || r->len >= r->flush_at;
 }
 
+/* The longest packet of a run: tags and length, the time step, the
+ * prepared tail. */
+#define PTW_SEQ_RUN_PKT_MAX (3u + PTW_PB_VARINT_MAX + PTW_SEQ_PREP_TAIL)
+_Static_assert(PTW_SEQ_RUN_PKT_MAX <= PTW_EV_FAST_MAX,
+	       "each packet of a run has its room");
+
+/* How many more events the run takes before ptw_seq_run_full() can be
+ * true (0: it is full): every packet is at most PTW_SEQ_RUN_PKT_MAX
+ * bytes, and one that starts below the flush threshold is written. */
+static inline uint32_t ptw_seq_run_sure(const struct ptw_seq_run *r)
+{
+	if (ptw_seq_run_full(r))
+		return 0;
+	size_t k = (r->flush_at - r->len + PTW_SEQ_RUN_PKT_MAX - 1) /
+		   PTW_SEQ_RUN_PKT_MAX;
+	uint32_t left = r->max - r->n;
+	return k < left ? (uint32_t)k : left;
+}
+
 /* Writes prepared event p at ts (the run is not full). Returns 1, or 0
  * if the run does not take this event (stale iids, END with no open
  * slice, time going back or past INT64_MAX): the single path takes it. */
@@ -329,7 +351,7 @@ static inline __attribute__((always_inline)) int
 ptw_seq_run_put(struct ptw_seq_run *r, uint64_t ts,
 		const struct ptw_seq_prep *p)
 {
-	if (__builtin_expect(p->gen != r->gen || !p->len, 0) || ts < r->base ||
+	if (__builtin_expect(p->gen != r->gen, 0) || ts < r->base ||
 	    ts > (uint64_t)INT64_MAX || (p->depth_d < 0 && !r->depth))
 		return 0;
 	uint8_t *q = r->data + r->len;

@@ -554,18 +554,17 @@ _Static_assert(PTW_TR_PREP_SLOTS == 64, "32 sets of two");
  * have a prepared event, in runs (struct ptw_seq_run), and moves *hp past
  * them. Stops at the first record without one, one the run does not take,
  * or an END with no open slice (the general path counts that as invalid).
- * Lowers *min_raw to the earliest raw time written (the flight recorder
- * needs it). Returns the events written and counted. Not inlined: on its
+ * The times it writes are in order (each run starts from the last one's
+ * time and refuses one before it), so the first record's is the
+ * earliest. Returns the events written and counted. Not inlined: on its
  * own the loop keeps its state in registers (about 10% fewer
  * instructions per event than inside ptw_tr_drain). */
 static __attribute__((noinline)) uint64_t
 ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
-	   const struct ptw_ring *r, uint64_t *hp, uint64_t end,
-	   uint64_t *min_raw)
+	   const struct ptw_ring *r, uint64_t *hp, uint64_t end)
 {
 	uint64_t h = *hp, lim = end - h < PTW_TR_RUN ? end : h + PTW_TR_RUN;
-	uint64_t lo = *min_raw, counted = 0;
-	int ring = tr->ring;
+	uint64_t counted = 0;
 	/* the ring and clock as locals (ptw_ring_slot, ptw_tr_ts), so that
 	 * the packet bytes the run stores cannot alias them: the compiler
 	 * would reload them for every event otherwise */
@@ -578,20 +577,25 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		struct ptw_seq_run run;
 		if (!ptw_seq_run_begin(th->seq, &run))
 			break;
-		uint32_t depth = th->depth;
-		while (h < lim && !ptw_seq_run_full(&run)) {
-			const struct ptw_i_rec *rec =
-				(const void *)(slots + ((h & mask) << shift));
-			const struct ptw_tr_prep *pe = ptw_tr_prep_find(th, rec);
-			uint64_t ts = use_tsc ? ptw_tr_tsc_to_ns(&tsc, rec->ts)
-					      : rec->ts;
-			if (!pe || (pe->p.depth_d < 0 && !depth) ||
-			    !ptw_seq_run_put(&run, ts, &pe->p))
-				break;
-			depth += (uint32_t)(int32_t)pe->p.depth_d;
-			if (ring)
-				lo = rec->ts < lo ? rec->ts : lo;
-			h++;
+		uint32_t depth = th->depth, sure;
+		/* fullness is checked once per 'sure' events, not per event */
+		while (h < lim && (sure = ptw_seq_run_sure(&run)) != 0) {
+			uint64_t stop = lim - h < sure ? lim : h + sure, h0 = h;
+			for (; h < stop; h++) {
+				const struct ptw_i_rec *rec = (const void *)(
+					slots + ((h & mask) << shift));
+				const struct ptw_tr_prep *pe =
+					ptw_tr_prep_find(th, rec);
+				uint64_t ts = use_tsc ? ptw_tr_tsc_to_ns(&tsc,
+									 rec->ts)
+						      : rec->ts;
+				if (!pe || (pe->p.depth_d < 0 && !depth) ||
+				    !ptw_seq_run_put(&run, ts, &pe->p))
+					break;
+				depth += (uint32_t)(int32_t)pe->p.depth_d;
+			}
+			if (h - h0 < sure && h < lim)
+				break; /* a record the run does not take */
 		}
 		int full = ptw_seq_run_full(&run);
 		int rc = ptw_seq_run_end(th->seq, &run);
@@ -607,7 +611,6 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 			break;
 	}
 	*hp = h;
-	*min_raw = lo;
 	return counted;
 }
 
@@ -665,9 +668,11 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
 		if (simple && ptw_tr_is_simple(rec)) {
 			uint64_t h0 = h;
-			fast += ptw_tr_run(tr, th, r, &h, end, &min_raw);
-			if (h != h0)
+			fast += ptw_tr_run(tr, th, r, &h, end);
+			if (h != h0) {
+				min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 				continue;
+			}
 			int f = ptw_tr_fast_event(tr, th, rec);
 			if (f) {
 				min_raw = rec->ts < min_raw ? rec->ts : min_raw;

@@ -127,8 +127,11 @@ static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
 {
 	int rc = ptw_seq_simple(s, e->type, 0, e->ts, e->cat, e->name);
 	struct slot *sl = find(c, e);
-	if (rc == 0 && ptw_i_seq_prepare(s, e->type, e->cat, e->name, &sl->p)) {
-		sl->used = 1;
+	if (rc != 0)
+		return rc;
+	/* a slot whose preparing failed must not be put (seq_fast.h) */
+	sl->used = ptw_i_seq_prepare(s, e->type, e->cat, e->name, &sl->p);
+	if (sl->used) {
 		sl->type = e->type;
 		sl->cat = e->cat;
 		sl->name = e->name;
@@ -137,15 +140,17 @@ static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
 	return rc;
 }
 
+/* chunked: check fullness once per ptw_seq_run_sure() events, as the
+ * tracer's backend does, instead of before each event. */
 static void write_both(const struct ev *v, size_t n,
 		       const struct ptw_writer_options *o, uint64_t ring_bytes,
-		       const char *tag)
+		       const char *tag, int chunked)
 {
 	char pa[128], pb[128];
-	snprintf(pa, sizeof(pa), "/tmp/ptw_test_prep_%s_simple_%d.pftrace", tag,
-		 (int)getpid());
-	snprintf(pb, sizeof(pb), "/tmp/ptw_test_prep_%s_run_%d.pftrace", tag,
-		 (int)getpid());
+	snprintf(pa, sizeof(pa), "/tmp/ptw_test_prep_%s_simple_%d_%d.pftrace",
+		 tag, chunked, (int)getpid());
+	snprintf(pb, sizeof(pb), "/tmp/ptw_test_prep_%s_run_%d_%d.pftrace", tag,
+		 chunked, (int)getpid());
 	struct ptw_seq *sa, *sb;
 	struct ptw_writer *wa = open_writer(pa, o, ring_bytes, &sa);
 	struct ptw_writer *wb = open_writer(pb, o, ring_bytes, &sb);
@@ -165,7 +170,11 @@ static void write_both(const struct ev *v, size_t n,
 		struct ptw_seq_run run;
 		size_t k = 0;
 		if (ptw_seq_run_begin(sb, &run)) {
-			while (i < n && !ptw_seq_run_full(&run)) {
+			uint32_t sure = chunked ? ptw_seq_run_sure(&run) : 0;
+			while (i < n && (chunked ? sure != 0
+						 : !ptw_seq_run_full(&run))) {
+				cr_assert(!ptw_seq_run_full(&run),
+					  "event %zu: the run was sure of more", i);
 				struct slot *sl = find(cache, &v[i]);
 				if (!sl->used ||
 				    !ptw_seq_run_put(&run, v[i].ts, &sl->p)) {
@@ -176,6 +185,8 @@ static void write_both(const struct ev *v, size_t n,
 					     "run but refused one by one", i);
 				i++;
 				k++;
+				if (chunked && --sure == 0)
+					sure = ptw_seq_run_sure(&run);
 			}
 			full_runs += ptw_seq_run_full(&run);
 			cr_assert_eq(ptw_seq_run_end(sb, &run), 0, "flush failed");
@@ -226,7 +237,8 @@ Test(writer_prep, runs_write_the_bytes_of_single_events)
 	/* checkpoints often (iids go stale), flushes often */
 	struct ptw_writer_options o = {.checkpoint_packets = 700,
 				       .flush_bytes = 3000};
-	write_both(events, n, &o, 0, "plain");
+	for (int c = 0; c <= 1; c++)
+		write_both(events, n, &o, 0, "plain", c);
 }
 
 Test(writer_prep, runs_write_the_bytes_of_single_events_compressed)
@@ -235,15 +247,19 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_compressed)
 	struct ptw_writer_options o = {.checkpoint_packets = 1000,
 				       .flush_bytes = 5000,
 				       .compress = PTW_COMPRESS_DEFLATE};
-	write_both(events, n, &o, 0, "deflate");
-	o.compress = PTW_COMPRESS_ZSTD;
-	write_both(events, n, &o, 0, "zstd");
+	for (int c = 0; c <= 1; c++) {
+		o.compress = PTW_COMPRESS_DEFLATE;
+		write_both(events, n, &o, 0, "deflate", c);
+		o.compress = PTW_COMPRESS_ZSTD;
+		write_both(events, n, &o, 0, "zstd", c);
+	}
 }
 
 Test(writer_prep, runs_write_the_bytes_of_single_events_default_options)
 {
 	size_t n = workload(events, N_EVENTS);
-	write_both(events, n, NULL, 0, "default");
+	for (int c = 0; c <= 1; c++)
+		write_both(events, n, NULL, 0, "default", c);
 }
 
 /* A flight recorder: each flush may start a new piece of the ring, which
@@ -252,5 +268,6 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_flight_recorder)
 {
 	size_t n = workload(events, N_EVENTS);
 	struct ptw_writer_options o = {.flush_bytes = 4096};
-	write_both(events, n, &o, 64u << 10, "ring");
+	for (int c = 0; c <= 1; c++)
+		write_both(events, n, &o, 64u << 10, "ring", c);
 }
