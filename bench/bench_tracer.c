@@ -254,6 +254,21 @@ static void bench_disabled_16sites(unsigned runs)
 		printf("# %llu\n", (unsigned long long)sink);
 }
 
+/* Registers the calling thread's ring and lets the backend create its
+ * track (outside the timing), then logs 'pairs' BEGIN/END pairs as fast
+ * as possible. Returns the time the logging began. */
+static uint64_t warm_then_log_pairs(uint32_t pairs)
+{
+	PTW_INSTANT("bench", "warm-up");
+	ptw_flush();
+	uint64_t t0 = now_ns();
+	for (uint32_t i = 0; i < pairs; i++) {
+		PTW_BEGIN("bench", "pair");
+		PTW_END("bench");
+	}
+	return t0;
+}
+
 /* One thread logging n BEGIN/END events in a tight loop into a
  * default-size ring, lossless (PTW_OVERFLOW_WAIT): the producer runs at
  * the backend's pace once the ring is full, so this is the sustained cost
@@ -266,13 +281,7 @@ static void bench_sustained(uint32_t n, unsigned runs)
 		start_overflow = PTW_OVERFLOW_WAIT;
 		start("sustained", PTW_CLOCK_FASTEST, 0, 0);
 		start_overflow = PTW_OVERFLOW_DROP;
-		PTW_INSTANT("bench", "warm-up"); /* registers the ring */
-		ptw_flush();
-		uint64_t t0 = now_ns();
-		for (uint32_t i = 0; i < n / 2; i++) {
-			PTW_BEGIN("bench", "sustained");
-			PTW_END("bench");
-		}
+		uint64_t t0 = warm_then_log_pairs(n / 2);
 		stop();
 		uint64_t t1 = now_ns();
 		dist_add(&d, (double)(t1 - t0) / (double)n);
@@ -507,16 +516,7 @@ int main(void)
 		for (unsigned r = 0; r < bruns; r++) {
 			start(compress ? "size_deflate" : "size",
 			      PTW_CLOCK_FASTEST, n * 2, compress);
-			/* register the thread (allocates and touches its
-			 * ring) and let the backend create its track,
-			 * outside the timing */
-			PTW_INSTANT("bench", "warm-up");
-			ptw_flush();
-			uint64_t t0 = now_ns();
-			for (uint32_t i = 0; i < n / 2; i++) {
-				PTW_BEGIN("bench", "drain");
-				PTW_END("bench");
-			}
+			uint64_t t0 = warm_then_log_pairs(n / 2);
 			ptw_flush();
 			uint64_t t1 = now_ns();
 			stop();

@@ -665,23 +665,22 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 			ptw_ring_release(r, h);
 			released = h;
 		}
+		/* each way below starts at rec, and a run's first record is
+		 * its earliest (ptw_tr_run) */
 		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
+		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 		if (simple && ptw_tr_is_simple(rec)) {
 			uint64_t h0 = h;
 			fast += ptw_tr_run(tr, th, r, &h, end);
-			if (h != h0) {
-				min_raw = rec->ts < min_raw ? rec->ts : min_raw;
+			if (h != h0)
 				continue;
-			}
 			int f = ptw_tr_fast_event(tr, th, rec);
 			if (f) {
-				min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 				fast += f > 0;
 				h++;
 				continue;
 			}
 		}
-		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 		struct ptw_tr_ev e;
 		ptw_tr_decode(tr, r, h, &e);
 		if (th->seq)

@@ -71,6 +71,14 @@ static int open_reserving(char **path)
 	return fd;
 }
 
+/* A sink on a fresh file of a reserving file system (owning the fd or
+ * not); the test is skipped without one. */
+static void sink_on_reserving_file(struct ptw_sink *s, char **path,
+				   int own_fd)
+{
+	ptw_sink_init(s, open_reserving(path), own_fd);
+}
+
 static struct stat stat_of(const char *path)
 {
 	struct stat st;
@@ -126,9 +134,8 @@ static void write_pattern(struct ptw_sink *s, size_t from, size_t total,
 Test(sink, reserves_ahead_and_gives_back_at_close)
 {
 	char *path;
-	int fd = open_reserving(&path);
 	struct ptw_sink s;
-	ptw_sink_init(&s, fd, 1);
+	sink_on_reserving_file(&s, &path, 1);
 	cr_assert_eq(s.prealloc, 1);
 	cr_assert_not_null(s.carry);
 	/* 3 MiB in odd pieces: one reservation covers them all */
@@ -161,9 +168,8 @@ Test(sink, reserves_ahead_and_gives_back_at_close)
 Test(sink, large_writes_end_on_a_boundary_and_hold_back_the_rest)
 {
 	char *path;
-	int fd = open_reserving(&path);
 	struct ptw_sink s;
-	ptw_sink_init(&s, fd, 1);
+	sink_on_reserving_file(&s, &path, 1);
 	const size_t a = PTW_SINK_ALIGN;
 	size_t total = 0;
 	/* pieces of PTW_SINK_ALIGN bytes and more: every write ends at a
@@ -204,9 +210,8 @@ Test(sink, large_writes_end_on_a_boundary_and_hold_back_the_rest)
 Test(sink, a_write_larger_than_the_step_is_reserved_whole)
 {
 	char *path;
-	int fd = open_reserving(&path);
 	struct ptw_sink s;
-	ptw_sink_init(&s, fd, 1);
+	sink_on_reserving_file(&s, &path, 1);
 	size_t big = PTW_SINK_PREALLOC_STEP + PTW_SINK_ALIGN + 1;
 	write_pattern(&s, 0, big, big);
 	cr_assert_eq(s.pos, PTW_SINK_PREALLOC_STEP + PTW_SINK_ALIGN);
@@ -242,14 +247,14 @@ Test(sink, starts_reserving_at_the_fds_offset)
 Test(sink, reserves_nothing_for_an_fd_it_does_not_own)
 {
 	char *path;
-	int fd = open_reserving(&path);
 	struct ptw_sink s;
-	ptw_sink_init(&s, fd, 0);
+	sink_on_reserving_file(&s, &path, 0);
 	cr_assert_eq(s.prealloc, 0);
 	cr_assert_null(s.carry);
 	write_pattern(&s, 0, 100000, 70000);
 	cr_assert_eq(s.alloc_end, 0);
 	cr_assert_eq(stat_of(path).st_size, 100000, "nothing held back");
+	int fd = s.fd;
 	cr_assert_eq(ptw_sink_close(&s), 0);
 	cr_assert_eq(close(fd), 0, "the caller's fd stays open");
 	cr_assert(holds_pattern(path, 0, 100000));
