@@ -23,6 +23,16 @@
 #define PTW_F_PKT_DEFAULTS 59                  /* TracePacket.trace_packet_defaults */
 #define PTW_F_PKT_PREVIOUS_PACKET_DROPPED 42   /* TracePacket.previous_packet_dropped */
 #define PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE 87  /* TracePacket.first_packet_on_sequence */
+#define PTW_F_PKT_MACHINE_ID 98                /* TracePacket.machine_id */
+#define PTW_F_PKT_SYSTEM_INFO 45               /* TracePacket.system_info */
+
+/* SystemInfo, Utsname */
+#define PTW_F_SI_UTSNAME 1                 /* SystemInfo.utsname */
+#define PTW_F_SI_MACHINE_NAME 17           /* SystemInfo.machine_name */
+#define PTW_F_UTS_SYSNAME 1                /* Utsname.sysname */
+#define PTW_F_UTS_VERSION 2                /* Utsname.version */
+#define PTW_F_UTS_RELEASE 3                /* Utsname.release */
+#define PTW_F_UTS_MACHINE 4                /* Utsname.machine */
 
 /* TracePacket.SequenceFlags */
 #define PTW_SEQ_INCREMENTAL_STATE_CLEARED 1 /* SEQ_INCREMENTAL_STATE_CLEARED */
@@ -44,6 +54,7 @@
 #define PTW_F_CLK_UNIT_MULTIPLIER_NS 4     /* ClockSnapshot.Clock.unit_multiplier_ns */
 
 /* BuiltinClock and the sequence-scoped clocks ptw declares */
+#define PTW_CLOCK_REALTIME 1    /* BUILTIN_CLOCK_REALTIME */
 #define PTW_CLOCK_BOOTTIME 6    /* BUILTIN_CLOCK_BOOTTIME */
 #define PTW_CLOCK_TRACE_FILE 11 /* BUILTIN_CLOCK_TRACE_FILE */
 #define PTW_CLOCK_SEQ_INCR 64   /* sequence clock, incremental (deltas) */

@@ -261,6 +261,7 @@ static size_t ptw_track_packet_begin(struct ptw_writer *w, struct ptw_pb_buf *b)
 	ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, 0);
 	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID,
 				   PTW_SEQ_ID_DESCRIPTORS);
+	ptw_w_put_mid(w, b);
 	if (!w->desc_started) {
 		ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_FLAGS,
 					   PTW_SEQ_INCREMENTAL_STATE_CLEARED);
@@ -359,6 +360,10 @@ int ptw_w_flush_tracks(struct ptw_writer *w)
 	size_t last = 0;
 	int rc = 0;
 	b->len = 0;
+	if (w->sysinfo_due) {
+		ptw_w_put_sysinfo(w, b);
+		w->sysinfo_due = 0;
+	}
 	if (t->order_want != t->order_done && t->n_pend)
 		ptw_track_encode_ordering(w, b);
 	for (size_t i = 0; i < t->n_pend && !rc; i++) {

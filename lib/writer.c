@@ -139,6 +139,8 @@ static struct ptw_writer *ptw_w_open(int fd,
 	w->opt = o;
 	ptw_sink_init(&w->sink, fd, o.close_fd);
 	w->open_ns = ptw_w_mono_ns();
+	int ok = ptw_w_machine_init(w) == 0;
+	w->sysinfo_due = w->sysinfo != NULL;
 	w->next_seq_id = PTW_SEQ_ID_FIRST_EVENT;
 	w->flush_at = o.flush_bytes;
 	if (o.compress && w->flush_at > PTW_DEFLATE_MAX_INPUT)
@@ -146,8 +148,8 @@ static struct ptw_writer *ptw_w_open(int fd,
 	/* The buffer holds up to flush_at bytes plus one packet; it starts at
 	 * most 4 MiB and doubles if a larger threshold needs it. */
 	size_t init = w->flush_at < (4u << 20) ? w->flush_at : (4u << 20);
-	int ok = ptw_pb_buf_init(&w->pend, init + 64 * 1024) == 0 &&
-		 ptw_pb_buf_init(&w->dbuf, 1024) == 0;
+	ok = ok && ptw_pb_buf_init(&w->pend, init + 64 * 1024) == 0 &&
+	     ptw_pb_buf_init(&w->dbuf, 1024) == 0;
 	if (ok && o.compress) {
 		w->defl = ptw_deflate_create(o.compress, o.compress_level);
 		ok = w->defl != NULL;
@@ -157,6 +159,8 @@ static struct ptw_writer *ptw_w_open(int fd,
 		w->wall = ptw_w_seq_create(w, 0, 0);
 		ok = w->sim && w->wall;
 	}
+	if (ok)
+		ok = ptw_w_realtime_snapshot(w, 1) == 0;
 	if (!ok) {
 		ptw_error_set(err, PTW_ERR_NOMEM, 0, "writer: out of memory");
 		w->sink.own_fd = 0; /* the caller still owns fd on failure */
@@ -279,8 +283,10 @@ int ptw_w_flush(struct ptw_writer *w)
 {
 	if (w->sticky)
 		return w->sticky;
-	int rc = 0;
-	if (w->tracks.n_pend)
+	int rc = w->rt_now ? ptw_w_realtime_snapshot(w, 0) : 0;
+	if (rc)
+		return rc;
+	if (w->tracks.n_pend || w->sysinfo_due)
 		rc = ptw_w_flush_tracks(w);
 	if (!w->pend.len)
 		return !rc && w->rs && w->ring_cut_due ? ptw_w_ring_after_flush(w)
@@ -375,6 +381,7 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_pb_buf_free(&w->pend);
 	ptw_pb_buf_free(&w->dbuf);
 	ptw_rstore_destroy(w->rs);
+	ptw_w_machine_free(w);
 	free(w->ring_open);
 	free(w);
 	return rc;

@@ -114,6 +114,14 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 		      const char *category, const char *name,
 		      struct ptw_seq_prep *p);
 
+/* REALTIME snapshots (writer_machine.c) on trace time read by 'now'
+ * (the tracer's event clock, in trace ns): writes one at once, then
+ * ptw_i_writer_realtime_tick() writes one when at least 50 ms of trace
+ * time went by (or 'force'); flushes also do. 0 or the sticky error. */
+int ptw_i_writer_set_realtime(struct ptw_writer *w,
+			      uint64_t (*now)(const void *ctx), const void *ctx);
+int ptw_i_writer_realtime_tick(struct ptw_writer *w, int force);
+
 /* Records an error in the writer's error record (code, errno, message) and
  * returns code; NOMEM and IO become sticky. */
 int ptw_i_writer_fail(struct ptw_writer *w, int code, int sys_errno,

@@ -118,6 +118,7 @@ static int ptw_w_ring_cut(struct ptw_writer *w)
 		}
 	}
 	w->desc_started = 0;
+	w->sysinfo_due = w->sysinfo != NULL;
 	w->tracks.order_done = 0;
 	return ptw_w_requeue_tracks(w);
 }
@@ -178,7 +179,7 @@ static int ptw_w_ring_prefix(struct ptw_writer *w)
 		return PTW_ERR_NOMEM;
 	if (pc->n_open) {
 		size_t m = ptw_pb_begin_nested(&b, PTW_F_TRACE_PACKET);
-		ptw_w_encode_checkpoint(&b, w->prefix_seq_id, 0, 0, 0, t);
+		ptw_w_encode_checkpoint(w, &b, w->prefix_seq_id, 0, 0, 0, t);
 		ptw_pb_end_nested(&b, m);
 		for (size_t i = 0; i < pc->n_open; i++) {
 			for (uint32_t d = 0; d < pc->open[i].depth; d++) {
@@ -186,6 +187,7 @@ static int ptw_w_ring_prefix(struct ptw_writer *w)
 				ptw_pb_append_varint_field(&b, PTW_F_PKT_TIMESTAMP, 0);
 				ptw_pb_append_varint_field(&b, PTW_F_PKT_SEQUENCE_ID,
 							   w->prefix_seq_id);
+				ptw_w_put_mid(w, &b);
 				ptw_pb_append_varint_field(
 					&b, PTW_F_PKT_SEQUENCE_FLAGS,
 					PTW_SEQ_NEEDS_INCREMENTAL_STATE);
@@ -290,6 +292,8 @@ int ptw_i_writer_put_trace_stats(const struct ptw_writer *w,
 	uint8_t pk[64];
 	size_t pl = 0;
 	pl += ptw_ts_field(pk + pl, PTW_F_PKT_SEQUENCE_ID, PTW_SEQ_ID_DESCRIPTORS);
+	memcpy(pk + pl, w->mid, w->mid_len);
+	pl += w->mid_len;
 	pl += ptw_ts_field(pk + pl, PTW_F_PKT_SEQUENCE_FLAGS,
 			   PTW_SEQ_INCREMENTAL_STATE_CLEARED);
 	pl += ptw_ts_varint(pk + pl, PTW_PB_TAG(PTW_F_PKT_TRACE_STATS, PTW_PB_WT_LEN));

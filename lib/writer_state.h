@@ -19,6 +19,7 @@
 /* Sequence ids: 1 is the tracing service's own; the writer's track
  * descriptors use 2, the simulation and wall-clock sequences 3 and 4,
  * ptw_writer_add_seq() sequences 5, 6, ... */
+#define PTW_SEQ_ID_SERVICE 1u
 #define PTW_SEQ_ID_DESCRIPTORS 2u
 #define PTW_SEQ_ID_FIRST_EVENT 3u
 
@@ -100,6 +101,22 @@ struct ptw_writer {
 	struct ptw_rs_open *ring_open; /* scratch for cuts */
 	size_t ring_open_cap;
 
+	/* Machine options (writer_machine.c): the encoded machine_id field
+	 * that every packet carries (mid_len 0: none), and the SystemInfo
+	 * message written whenever the descriptor sequence (re)starts
+	 * (sysinfo NULL: none). */
+	uint8_t mid[8];
+	uint8_t mid_len;
+	uint8_t *sysinfo;
+	size_t sysinfo_len;
+	int sysinfo_due;               /* written at the next flush */
+	/* REALTIME snapshots: the trace clock's reading now (NULL: none),
+	 * and the trace time of the newest snapshot written. */
+	uint64_t (*rt_now)(const void *ctx);
+	const void *rt_ctx;
+	uint64_t rt_last;
+	int rt_any;
+
 	enum ptw_i_mode mode;
 	int (*close_fn)(void *ctx);
 	void (*free_fn)(void *ctx);
@@ -163,7 +180,28 @@ void ptw_w_seq_free(struct ptw_seq *s);
 int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts);
 /* The body of a checkpoint packet (CLEARED, defaults, clock snapshot at
  * x), appended to 'b' inside an open packet. */
-void ptw_w_encode_checkpoint(struct ptw_pb_buf *b, uint32_t seq_id, int first,
-			     int dropped, uint64_t default_track, uint64_t x);
+void ptw_w_encode_checkpoint(const struct ptw_writer *w, struct ptw_pb_buf *b,
+			     uint32_t seq_id, int first, int dropped,
+			     uint64_t default_track, uint64_t x);
+
+/* ---- writer_machine.c: machine options -------------------------------- */
+
+/* Sets up w->mid, w->sysinfo and (wall_realtime) the REALTIME snapshots
+ * from w->opt. 0 or PTW_ERR_NOMEM. */
+int ptw_w_machine_init(struct ptw_writer *w);
+void ptw_w_machine_free(struct ptw_writer *w);
+/* Appends the machine_id field (if any) to an open packet in 'b'. */
+static inline void ptw_w_put_mid(const struct ptw_writer *w,
+				 struct ptw_pb_buf *b)
+{
+	ptw_pb_append_raw(b, w->mid, w->mid_len);
+}
+/* Appends the SystemInfo packet (if any) to 'b' (at the first flush, and
+ * in flight-recorder mode at each piece's). */
+void ptw_w_put_sysinfo(const struct ptw_writer *w, struct ptw_pb_buf *b);
+/* Appends a ClockSnapshot of trace time and CLOCK_REALTIME to the
+ * pending packets if REALTIME snapshots are on and 'force' or the last
+ * one is at least PTW_RT_PERIOD_NS old. 0 or the sticky error. */
+int ptw_w_realtime_snapshot(struct ptw_writer *w, int force);
 
 #endif /* PTW_WRITER_STATE_H */

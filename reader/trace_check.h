@@ -19,7 +19,8 @@
  *      order) order: every END closes an open BEGIN with the same name and
  *      category (or none), and no BEGIN is left open at the end (unless
  *      PTW_CHECK_ALLOW_OPEN);
- *   8. no packed repeated fields, no machine_id, one payload per packet,
+ *   8. no packed repeated fields, one machine_id (or none) on every
+ *      packet, one payload per packet,
  *      nothing next to a ClockSnapshot; previous_packet_dropped only
  *      together with CLEARED (how ptw reports ring-buffer loss) unless
  *      PTW_CHECK_ALLOW_DATA_LOSS.

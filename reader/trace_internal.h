@@ -86,6 +86,8 @@ struct ptw_trace {
 	int nomem;
 	int stopped;            /* the on_packet callback asked to stop */
 	size_t n_notes;         /* informational diagnostics recorded */
+	uint32_t machine_id;    /* the first packet's machine_id (0: none) */
+	int machine_seen;       /* a packet was looked at for it */
 };
 
 /* The array 'arr' (*cap elements of 'elem' bytes) with room for element

@@ -317,11 +317,21 @@ static int drop(struct pkt *k, const char *reason)
 static int step_sequence(struct ptw_trace *t, struct pkt *k)
 {
 	const Perfetto__Protos__TracePacket *p = k->p;
-	if (p->has_machine_id && p->machine_id != 0)
+	/* A trace of one machine (machine_id on every packet, or on none) is
+	 * kept on one machine by trace_processor; a packet whose machine_id
+	 * differs from the first packet's goes to another machine's
+	 * context (proto_trace_reader.cc, ParsePacket). */
+	uint32_t mid = p->has_machine_id ? p->machine_id : 0;
+	if (!t->machine_seen) {
+		t->machine_seen = 1;
+		t->machine_id = mid;
+	} else if (mid != t->machine_id) {
 		ptw_i_trace_diag(t, PTW_TRACE_DIAG_MACHINE_ID, k->at, k->seq_id,
-				 "machine_id %u routes this packet to a "
-				 "remote-machine context",
-				 p->machine_id);
+				 "machine_id %u differs from the first "
+				 "packet's (%u): trace_processor puts this "
+				 "packet on another machine",
+				 mid, t->machine_id);
+	}
 	if (k->raw->n_payloads > 1)
 		ptw_i_trace_diag(
 			t, PTW_TRACE_DIAG_PAYLOAD, k->at, k->seq_id, "%s",

@@ -357,7 +357,8 @@ enum ptw_trace_diag_kind {
 	PTW_TRACE_DIAG_DATA_LOSS,          /* previous_packet_dropped set */
 	PTW_TRACE_DIAG_PAYLOAD,            /* more than one payload in a packet,
 					    * or a payload next to a snapshot */
-	PTW_TRACE_DIAG_MACHINE_ID,         /* machine_id set */
+	PTW_TRACE_DIAG_MACHINE_ID,         /* machine_id differs from the
+					    * first packet's */
 	PTW_TRACE_DIAG_NOTE_,              /* ---- informational below ---- */
 	PTW_TRACE_DIAG_TRUNCATED,          /* partial final record */
 	PTW_TRACE_DIAG_SKIPPED_FIELD,      /* top-level non-packet field */

@@ -57,6 +57,14 @@ Test(pb_fields, field_numbers_match_the_proto)
 	FIELD(trace_packet, "trace_packet_defaults", PTW_F_PKT_DEFAULTS);
 	FIELD(trace_packet, "previous_packet_dropped", PTW_F_PKT_PREVIOUS_PACKET_DROPPED);
 	FIELD(trace_packet, "first_packet_on_sequence", PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE);
+	FIELD(trace_packet, "machine_id", PTW_F_PKT_MACHINE_ID);
+	FIELD(trace_packet, "system_info", PTW_F_PKT_SYSTEM_INFO);
+	FIELD(system_info, "utsname", PTW_F_SI_UTSNAME);
+	FIELD(system_info, "machine_name", PTW_F_SI_MACHINE_NAME);
+	FIELD(utsname, "sysname", PTW_F_UTS_SYSNAME);
+	FIELD(utsname, "version", PTW_F_UTS_VERSION);
+	FIELD(utsname, "release", PTW_F_UTS_RELEASE);
+	FIELD(utsname, "machine", PTW_F_UTS_MACHINE);
 	FIELD(trace_packet_defaults, "timestamp_clock_id", PTW_F_DEF_TIMESTAMP_CLOCK_ID);
 	FIELD(trace_packet_defaults, "track_event_defaults", PTW_F_DEF_TRACK_EVENT_DEFAULTS);
 	FIELD(track_event_defaults, "track_uuid", PTW_F_TED_TRACK_UUID);
@@ -133,6 +141,7 @@ Test(pb_fields, enum_values_match_the_proto)
 	ENUMV(track_descriptor__child_tracks_ordering, "EXPLICIT",
 	      PTW_CHILD_ORDERING_EXPLICIT);
 	ENUMV(builtin_clock, "BUILTIN_CLOCK_BOOTTIME", PTW_CLOCK_BOOTTIME);
+	ENUMV(builtin_clock, "BUILTIN_CLOCK_REALTIME", PTW_CLOCK_REALTIME);
 	ENUMV(builtin_clock, "BUILTIN_CLOCK_TRACE_FILE", PTW_CLOCK_TRACE_FILE);
 	ENUMV(track_event__type, "TYPE_SLICE_BEGIN", PTW_TE_TYPE_SLICE_BEGIN);
 	ENUMV(track_event__type, "TYPE_SLICE_END", PTW_TE_TYPE_SLICE_END);

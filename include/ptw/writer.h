@@ -66,6 +66,27 @@ struct ptw_writer_options {
 	int compress_level;
 	/* With ptw_writer_open_fd: non-zero to close the fd on writer close. */
 	int close_fd;
+	/* ---- machines (docs/writer.md, "Several machines") ----------------
+	 * Non-zero: every packet carries TracePacket.machine_id = machine_id,
+	 * so that trace_processor keeps this trace's processes, threads and
+	 * tracks on a machine of their own when several traces are opened
+	 * together (one TAR or ZIP). Give each machine its own id. 0: none
+	 * (nothing changes). */
+	uint32_t machine_id;
+	/* Non-NULL: a SystemInfo packet with machine_name (trace_processor's
+	 * machine.name). Copied at open. NULL: none. */
+	const char *machine_name;
+	/* Non-zero: that SystemInfo packet (written even without a name)
+	 * also carries utsname from uname(2): for traces of the host the
+	 * program runs on, not for converted ones. */
+	int machine_uname;
+	/* Non-zero: ClockSnapshot packets relate trace time to the host's
+	 * CLOCK_REALTIME, for the wall-clock sequence (trace time =
+	 * ptw_writer_now_ns): one at open and one at each flush at least
+	 * 50 ms after the previous one, so that traces of several machines
+	 * line up by wall-clock time. Leave 0 when trace time is not the
+	 * wall sequence's (simulation ticks, converted traces). */
+	int wall_realtime;
 };
 
 /* Values of struct ptw_writer_options.compress. */
