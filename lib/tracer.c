@@ -306,6 +306,13 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 	}
 	struct ptw_writer_options wo = cfg->writer;
 	wo.close_fd = cfg->close_fd;
+	if (cfg->machine_id)
+		wo.machine_id = cfg->machine_id;
+	if (cfg->machine_name)
+		wo.machine_name = cfg->machine_name;
+	/* a trace of this host: its uname; its own REALTIME snapshots */
+	wo.machine_uname = wo.machine_id || wo.machine_name;
+	wo.wall_realtime = 0;
 	if (ring)
 		tr->w = ptw_i_writer_open_ring(&wo, ring_bytes, err);
 	else if (cfg->output_path)

@@ -71,6 +71,14 @@ static inline uint64_t ptw_tr_ts(const struct ptw_tracer *tr, uint64_t raw)
 	return tr->use_tsc ? ptw_tr_tsc_to_ns(&tr->tsc, raw) : raw;
 }
 
+/* The event clock now, in trace ns: what REALTIME snapshots pair with
+ * CLOCK_REALTIME (writer_machine.c). */
+static uint64_t ptw_tr_rt_now(const void *ctx)
+{
+	const struct ptw_tracer *tr = ctx;
+	return ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits));
+}
+
 int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 {
 	tr->scratch_cap = PTW_TR_SCRATCH;
@@ -85,6 +93,14 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 	if (!tr->proc_track || !tr->ctl_seq) {
 		tr->err = *ptw_writer_error(tr->w);
 		return tr->err.code ? tr->err.code : PTW_ERR_NOMEM;
+	}
+	/* Relate the event clock to CLOCK_REALTIME now and every 50 ms
+	 * (backend passes, flushes), so that traces of several machines
+	 * line up by wall-clock time (docs/tracer.md, "Several machines"). */
+	int rc = ptw_i_writer_set_realtime(tr->w, ptw_tr_rt_now, tr);
+	if (rc) {
+		tr->err = *ptw_writer_error(tr->w);
+		return rc;
 	}
 	/* Declare the clock: an instant on the process track whose args say
 	 * how raw readings became trace time. */
@@ -116,7 +132,7 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 	ev.args = a;
 	ev.n_args = n;
 	ev.flags = PTW_EV_STATIC_STRINGS;
-	int rc = ptw_seq_instant(tr->ctl_seq, &ev);
+	rc = ptw_seq_instant(tr->ctl_seq, &ev);
 	if (rc) {
 		tr->err = *ptw_writer_error(tr->w);
 		return rc;
@@ -864,6 +880,7 @@ void *ptw_tr_backend_main(void *arg)
 			work += ptw_tr_drain(tr, th);
 		}
 		ptw_tr_async_pass(&tr->async);
+		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
 		if (stop)
 			break;
 		if (sreq)
@@ -932,6 +949,7 @@ void *ptw_tr_backend_main(void *arg)
 				  ptw_tr_async_unmatched(&tr->async),
 				  memory_order_relaxed);
 	ptw_tr_final_output(tr);
+	ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 1));
 	ptw_tr_check(tr, ptw_writer_flush(tr->w));
 	struct ptw_writer_stats ws;
 	ptw_writer_get_stats(tr->w, &ws);

@@ -34,7 +34,6 @@ struct domain {
 	int is_incremental;
 	int non_monotonic;  /* demoted to "target only" */
 	int64_t running_ns; /* incremental clocks: last absolute value */
-	int64_t last_ns;    /* last snapshot reading, for monotonicity */
 	int has_snapshot;
 	struct u32vec snaps; /* snapshots holding this clock, in order */
 	struct u32vec adj;   /* clocks sharing a snapshot with this one */
@@ -58,6 +57,13 @@ struct ptw_clocks {
 	struct snapshot *snaps;
 	uint32_t n_snaps, cap_snaps;
 	struct ptw_u64map idx;	/* (seq << 32 | id) -> domain index + 1 */
+	/* Last reading of a clock in the snapshots of one set of clocks:
+	 * trace_processor checks monotonicity per set (clock_synchronizer.cc
+	 * keeps one series per clock and snapshot hash). (set, domain) key
+	 * -> index + 1 into 'lasts'. */
+	struct ptw_u64map last_idx;
+	int64_t *lasts;
+	uint32_t n_lasts, cap_lasts;
 	uint64_t gen;		/* bumped by every accepted snapshot */
 	uint32_t trace_clock;	/* 0: TRACE_FILE, not chosen yet */
 	uint32_t default_clock; /* 0: none */
@@ -95,6 +101,8 @@ void ptw_clocks_free(struct ptw_clocks *c)
 	}
 	free(c->doms);
 	ptw_u64map_free(&c->idx);
+	ptw_u64map_free(&c->last_idx);
+	free(c->lasts);
 	free(c);
 }
 
@@ -148,6 +156,53 @@ int ptw_clocks_is_incremental(const struct ptw_clocks *c, uint32_t seq,
 	return i >= 0 && c->doms[i].has_snapshot && c->doms[i].is_incremental;
 }
 
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* The key of clock 'd' in snapshots of the set with hash 'h'. */
+static uint64_t set_key(uint64_t h, long d)
+{
+	return mix64(h ^ mix64((uint64_t)d + 1));
+}
+
+/* The last reading of 'key' in *out; 0 if none yet. */
+static int set_last(const struct ptw_clocks *c, uint64_t key, int64_t *out)
+{
+	uintptr_t i = (uintptr_t)ptw_u64map_get(&c->last_idx, key);
+	if (!i)
+		return 0;
+	*out = c->lasts[i - 1];
+	return 1;
+}
+
+static int set_last_put(struct ptw_clocks *c, uint64_t key, int64_t ns)
+{
+	uintptr_t i = (uintptr_t)ptw_u64map_get(&c->last_idx, key);
+	if (i) {
+		c->lasts[i - 1] = ns;
+		return 0;
+	}
+	if (c->n_lasts == c->cap_lasts) {
+		uint32_t cap = c->cap_lasts ? c->cap_lasts * 2 : 8;
+		int64_t *p = realloc(c->lasts, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		c->lasts = p;
+		c->cap_lasts = cap;
+	}
+	if (ptw_u64map_put(&c->last_idx, key,
+			   (void *)(uintptr_t)(c->n_lasts + 1)) < 0)
+		return -1;
+	c->lasts[c->n_lasts++] = ns;
+	return 0;
+}
+
 int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 			    const struct ptw_clock_reading *r, uint32_t n,
 			    uint32_t primary, const char **why)
@@ -172,6 +227,12 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 		if (!c->converted)
 			c->trace_clock = chosen;
 	}
+
+	/* The set of clocks (order-free), as trace_processor's hash. */
+	uint64_t h = 0;
+	for (uint32_t i = 0; i < n; i++)
+		h += mix64((uint64_t)(ptw_clock_is_seq(r[i].id) ? seq : 0) << 32 |
+			   r[i].id);
 
 	/* Validate everything first: a rejected snapshot adds nothing (TP
 	 * may have recorded the readings before the offending clock; a
@@ -203,8 +264,9 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 			*why = "the trace clock must have unit 1 ns";
 			return 1;
 		}
-		if (r[i].id == tc && d >= 0 && c->doms[d].has_snapshot &&
-		    wmul(r[i].timestamp, unit) < c->doms[d].last_ns) {
+		int64_t last;
+		if (r[i].id == tc && d >= 0 && set_last(c, set_key(h, d), &last) &&
+		    wmul(r[i].timestamp, unit) < last) {
 			*why = "the trace clock goes backwards between "
 			       "snapshots";
 			return 1;
@@ -223,12 +285,14 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 		struct domain *dm = &c->doms[d];
 		int64_t unit = r[i].unit_ns ? (int64_t)r[i].unit_ns : 1;
 		int64_t ns = wmul(r[i].timestamp, unit);
-		if (dm->has_snapshot && ns < dm->last_ns)
+		int64_t last;
+		if (set_last(c, set_key(h, d), &last) && ns < last)
 			dm->non_monotonic = 1;
+		if (set_last_put(c, set_key(h, d), ns))
+			goto nomem;
 		dm->has_snapshot = 1;
 		dm->unit_ns = unit;
 		dm->is_incremental = !!r[i].is_incremental;
-		dm->last_ns = ns;
 		/* clock_synchronizer.h ClockDomain: the snapshot resets the
 		 * running value of an incremental clock */
 		dm->running_ns = ns;

@@ -254,13 +254,27 @@ Test(check, snapshot_with_a_clock_twice)
 	expect_problem(&b, 0, off, "appears twice");
 }
 
+/* trace_processor checks the trace clock per set of clocks snapshotted
+ * together (clock_synchronizer.cc: one series per clock and snapshot
+ * hash): a second set may start below the first one's readings. */
 Test(check, trace_clock_going_backwards)
 {
 	struct ptw_tb b;
 	base(&b);
 	ev(&b, 10, INSTANT, "x");
-	uint64_t off = snapshot(&b, 6, 999, 3, 5);
+	snapshot(&b, 6, 2000000000, 3, 5);
+	uint64_t off = snapshot(&b, 6, 1999999999, 3, 6);
 	expect_problem(&b, 0, off, "goes backwards");
+}
+
+Test(check, trace_clock_per_set_of_clocks)
+{
+	struct ptw_tb b;
+	base(&b);
+	ev(&b, 10, INSTANT, "x");
+	snapshot(&b, 6, 999, 3, 5);
+	snapshot(&b, 6, 1000, 1, 5000);
+	expect_ok(&b, 0);
 }
 
 Test(check, counter_before_its_descriptor)
