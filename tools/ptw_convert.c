@@ -58,6 +58,8 @@ struct cli {
 	const char *cur_dir; /* run directory being read (messages) */
 	int max_input_opt;   /* highest input number an option names */
 	int reported_failures; /* inputs whose problems were reported */
+	uint32_t machine_id;      /* --machine-id (0: none) */
+	const char *machine_name; /* --machine-name (NULL: none) */
 };
 
 static double now_s(void)
@@ -94,6 +96,10 @@ static void usage(FILE *f)
 		"      --remap-tid N:OLD=NEW  in input N, tid OLD (any pid) becomes NEW\n"
 		"      --process-name PID=NAME      name a process (trace M events win)\n"
 		"      --thread-name PID:TID=NAME   name a thread (trace M events win)\n"
+		"      --machine-id N         every packet says machine N (1 to\n"
+		"                             4294967295), for merging traces of\n"
+		"                             several machines (docs/convert.md)\n"
+		"      --machine-name NAME    name the machine (SystemInfo)\n"
 		"      --to-json              write Chrome JSON from a .pftrace\n"
 		"  -h, --help\n"
 		"      --version              print \"" PROG " VERSION\" and exit\n"
@@ -630,7 +636,7 @@ int main(int argc, char **argv)
 {
 	static struct cli c;
 	enum { O_SHIFT = 256, O_RPID, O_RTID, O_PNAME, O_TNAME, O_TOJSON,
-	       O_STRICT, O_VERSION };
+	       O_STRICT, O_VERSION, O_MID, O_MNAME };
 	static const struct option lo[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"compress", optional_argument, NULL, 'z'},
@@ -646,6 +652,8 @@ int main(int argc, char **argv)
 		{"strict", no_argument, NULL, O_STRICT},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
+		{"machine-id", required_argument, NULL, O_MID},
+		{"machine-name", required_argument, NULL, O_MNAME},
 		{NULL, 0, NULL, 0},
 	};
 	struct pname { uint32_t pid, tid; int is_thread; const char *name; };
@@ -713,6 +721,17 @@ int main(int argc, char **argv)
 		}
 		case O_TOJSON: c.to_json = 1; break;
 		case O_STRICT: c.strict = 1; break;
+		case O_MID:
+			if (parse_u32(optarg, &e, &c.machine_id) || *e ||
+			    !c.machine_id) {
+				fprintf(stderr, PROG ": bad value for --machine-id: "
+					"'%s' (a number from 1 to 4294967295)\n",
+					optarg);
+				free(names);
+				return 2;
+			}
+			break;
+		case O_MNAME: c.machine_name = optarg; break;
 		case 'h': usage(stdout); free(names); return 0;
 		case O_VERSION: puts(PROG " " PTW_VERSION); free(names); return 0;
 		default: usage(stderr); return 2;
@@ -773,9 +792,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct ptw_error err = {0};
+	/* A converted trace names its machine (no uname: the input may come
+	 * from another host) and keeps its own clock (no REALTIME). */
 	struct ptw_writer_options wo = {.compress = c.compress,
 					.compress_level = c.level,
-					.close_fd = o.fd != STDOUT_FILENO};
+					.close_fd = o.fd != STDOUT_FILENO,
+					.machine_id = c.machine_id,
+					.machine_name = c.machine_name};
 	struct ptw_writer *w = ptw_writer_open_fd(o.fd, &wo, &err);
 	int status = 0;
 	if (!w) {
