@@ -9,7 +9,9 @@
  * fragments of one run at a point byte 0 also picks; 1: Chrome JSON). The
  * events are converted three times (short path with batches, short path
  * alone, general_path_only) into memory files; any difference in the
- * outputs (or in whether the conversion failed) aborts. */
+ * outputs (or in whether the conversion failed) aborts. An input of odd
+ * length is converted with a machine_id (on every packet, in the
+ * sequences' prepared headers). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,7 +38,8 @@ static int convert(const uint8_t *data, size_t size, int general, int batch,
 		return -1;
 	struct ptw_writer_options wo = {.max_interned = 64,
 					.flush_bytes = 4096,
-					.checkpoint_packets = 256};
+					.checkpoint_packets = 256,
+					.machine_id = size & 1 ? 4000000000u : 0};
 	struct ptw_writer *w = ptw_writer_open_fd(fd, &wo, NULL);
 	if (!w) {
 		close(fd);

@@ -321,6 +321,23 @@ Test(emit_fast, same_bytes_across_checkpoints)
 	g_wopts = NULL;
 }
 
+static void same_json_output(uint64_t seed, int events, int no_x);
+
+/* A machine_id of the longest encoding in every packet: the lane's
+ * prepared prefixes carry it as the general path writes it. */
+Test(emit_fast, same_bytes_with_a_machine_id)
+{
+	static const struct ptw_writer_options wo = {
+		.checkpoint_packets = 37, .max_interned = 16, .flush_bytes = 1000,
+		.machine_id = 4000000000u, .machine_name = "node-17"};
+	g_wopts = &wo;
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		same_output(seed * 0xD6E8FEB86659FD93ull, 600);
+		same_json_output(seed * 0xC2B2AE3D27D4EB4Full, 400, seed & 1);
+	}
+	g_wopts = NULL;
+}
+
 /* More threads than sequences of their own: the batches write the
  * others' events on the shared sequence in file order, between the runs
  * of the rest. */

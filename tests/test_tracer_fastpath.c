@@ -61,6 +61,8 @@ struct run {
 	struct ptw_stats st;
 };
 
+static uint32_t g_machine_id; /* the runs' machine_id (0: none) */
+
 static struct run trace_it(int general_only, const char *tag)
 {
 	char path[128];
@@ -70,6 +72,7 @@ static struct run trace_it(int general_only, const char *tag)
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.output_path = path;
+	cfg.machine_id = g_machine_id;
 	struct ptw_error err;
 	memset(&err, 0, sizeof(err));
 	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
@@ -89,7 +92,7 @@ static int str_eq(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-Test(tracer_fastpath, same_events_and_stats_as_the_general_path)
+static void same_as_the_general_path(void)
 {
 	struct run g = trace_it(1, "general"), f = trace_it(0, "fast");
 	cr_assert_eq(f.st.events, g.st.events);
@@ -116,4 +119,17 @@ Test(tracer_fastpath, same_events_and_stats_as_the_general_path)
 	}
 	ptw_trace_free(g.t);
 	ptw_trace_free(f.t);
+}
+
+Test(tracer_fastpath, same_events_and_stats_as_the_general_path)
+{
+	same_as_the_general_path();
+}
+
+/* machine_id in the prepared packet tails and the sequences' headers. */
+Test(tracer_fastpath, same_events_with_a_machine_id)
+{
+	g_machine_id = 4000000000u;
+	same_as_the_general_path();
+	g_machine_id = 0;
 }

@@ -262,6 +262,21 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_default_options)
 		write_both(events, n, NULL, 0, "default", c);
 }
 
+/* With a machine_id of the longest encoding in every packet's header:
+ * the prepared tails still hold it and the runs write the same bytes. */
+Test(writer_prep, runs_write_the_bytes_of_single_events_with_a_machine_id)
+{
+	size_t n = workload(events, N_EVENTS);
+	struct ptw_writer_options o = {.checkpoint_packets = 700,
+				       .flush_bytes = 3000,
+				       .machine_id = 4000000000u,
+				       .machine_name = "node-17"};
+	for (int c = 0; c <= 1; c++) {
+		write_both(events, n, &o, 0, "machine", c);
+		write_both(events, n, &o, 64u << 10, "machine-ring", c);
+	}
+}
+
 /* A flight recorder: each flush may start a new piece of the ring, which
  * asks for a checkpoint; the window written at the end is the same. */
 Test(writer_prep, runs_write_the_bytes_of_single_events_flight_recorder)
