@@ -279,13 +279,11 @@ int ptw_w_emit(struct ptw_writer *w, const uint8_t *data, size_t len,
 	return rc;
 }
 
-int ptw_w_flush(struct ptw_writer *w)
+static int ptw_w_flush_pending(struct ptw_writer *w)
 {
 	if (w->sticky)
 		return w->sticky;
-	int rc = w->rt_now ? ptw_w_realtime_snapshot(w, 0) : 0;
-	if (rc)
-		return rc;
+	int rc = 0;
 	if (w->tracks.n_pend || w->sysinfo_due)
 		rc = ptw_w_flush_tracks(w);
 	if (!w->pend.len)
@@ -305,6 +303,20 @@ int ptw_w_flush(struct ptw_writer *w)
 	w->pend_has_event = 0;
 	if (!rc && w->rs)
 		rc = ptw_w_ring_after_flush(w);
+	return rc;
+}
+
+int ptw_w_flush(struct ptw_writer *w)
+{
+	int rc = ptw_w_flush_pending(w);
+	/* A REALTIME snapshot when due goes out after the pending packets,
+	 * on its own: added to them it could push a full batch past the
+	 * compression limit (only the newest packet may, ptw_w_emit). */
+	if (!rc && w->rt_now && ptw_w_realtime_due(w)) {
+		rc = ptw_w_realtime_snapshot(w, 1);
+		if (!rc)
+			rc = ptw_w_flush_pending(w);
+	}
 	return rc;
 }
 

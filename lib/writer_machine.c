@@ -135,12 +135,17 @@ static void ptw_w_put_clock(struct ptw_pb_buf *b, uint32_t id, uint64_t ts)
 	ptw_pb_end_nested(b, m);
 }
 
+int ptw_w_realtime_due(const struct ptw_writer *w)
+{
+	return w->rt_now && (!w->rt_any || w->rt_now(w->rt_ctx) - w->rt_last >=
+						       PTW_RT_PERIOD_NS);
+}
+
 int ptw_w_realtime_snapshot(struct ptw_writer *w, int force)
 {
 	if (!w->rt_now || w->sticky)
 		return w->sticky;
-	if (!force && w->rt_any &&
-	    w->rt_now(w->rt_ctx) - w->rt_last < PTW_RT_PERIOD_NS)
+	if (!force && !ptw_w_realtime_due(w))
 		return 0;
 	uint64_t t, r;
 	/* Trace time in these snapshots never goes back: trace_processor

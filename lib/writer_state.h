@@ -200,8 +200,10 @@ static inline void ptw_w_put_mid(const struct ptw_writer *w,
  * in flight-recorder mode at each piece's). */
 void ptw_w_put_sysinfo(const struct ptw_writer *w, struct ptw_pb_buf *b);
 /* Appends a ClockSnapshot of trace time and CLOCK_REALTIME to the
- * pending packets if REALTIME snapshots are on and 'force' or the last
- * one is at least PTW_RT_PERIOD_NS old. 0 or the sticky error. */
+ * pending packets if REALTIME snapshots are on and 'force' or one is
+ * due (ptw_w_realtime_due: none yet, or the last one at least
+ * PTW_RT_PERIOD_NS old). 0 or the sticky error. */
 int ptw_w_realtime_snapshot(struct ptw_writer *w, int force);
+int ptw_w_realtime_due(const struct ptw_writer *w);
 
 #endif /* PTW_WRITER_STATE_H */

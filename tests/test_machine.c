@@ -266,3 +266,40 @@ static void tracer_run(enum ptw_clock clk, enum ptw_mode mode)
 Test(machine, tracer_monotonic) { tracer_run(PTW_CLOCK_MONOTONIC, PTW_MODE_STREAM); }
 Test(machine, tracer_tsc) { tracer_run(PTW_CLOCK_FASTEST, PTW_MODE_STREAM); }
 Test(machine, tracer_ring) { tracer_run(PTW_CLOCK_MONOTONIC, PTW_MODE_RING); }
+
+/* A REALTIME snapshot due at a flush goes out after the pending packets:
+ * put before the flush, it pushed a full batch past the compression limit
+ * and the batch went out uncompressed. */
+Test(machine, realtime_snapshots_keep_batches_whole)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "machine-rt-batches");
+	struct ptw_writer_options o = {.compress = PTW_COMPRESS_DEFLATE,
+				       .wall_realtime = 1};
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_writer_open(path, &o, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t t = ptw_writer_add_thread_track(w, 100, 101, "thr");
+	struct ptw_seq *s = ptw_writer_wall_seq(w);
+	for (int round = 0; round < 4; round++) {
+		/* more than a batch of events, then a pause past the period:
+		 * the next flush at the threshold finds a snapshot due */
+		for (int i = 0; i < 40000; i++) {
+			struct ptw_event ev = {.track = t, .name = "e",
+					       .ts = ptw_writer_now_ns(w),
+					       .flags = PTW_EV_STATIC_STRINGS};
+			ok(w, ptw_seq_instant(s, &ev));
+		}
+		usleep(60000);
+	}
+	ok(w, ptw_writer_close(w, &err));
+	struct seen sn;
+	scan(path, &sn, 0);
+	cr_assert_geq(sn.rt_snaps, 4);
+	struct ptw_trace *tr = ptw_trace_load_file(path, NULL, &err);
+	cr_assert_not_null(tr, "%s", err.msg);
+	cr_assert_eq(ptw_trace_stats(tr)->batch_packets,
+		     ptw_trace_stats(tr)->packets, "packets outside batches");
+	ptw_trace_free(tr);
+	unlink(path);
+}
