@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptw/clock_stream.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
 #include "ptw_trace.pb-c.h"
@@ -301,5 +302,39 @@ Test(machine, realtime_snapshots_keep_batches_whole)
 	cr_assert_eq(ptw_trace_stats(tr)->batch_packets,
 		     ptw_trace_stats(tr)->packets, "packets outside batches");
 	ptw_trace_free(tr);
+	unlink(path);
+}
+
+/* Clock streams write through the writer's sequences and checkpoints:
+ * the machine_id is on their packets too. */
+Test(machine, clock_streams_carry_the_machine_id)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "machine-clock");
+	struct ptw_writer_options o = {.machine_id = 9, .checkpoint_packets = 16,
+				       .compress = PTW_COMPRESS_ZSTD};
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_writer_open(path, &o, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	struct ptw_clock_streams *cs = ptw_clock_stream_attach(w, NULL, &err);
+	cr_assert_not_null(cs, "%s", err.msg);
+	struct ptw_clock_domain cpu = {.name = "cpu", .hz = 1000000000};
+	struct ptw_clock_domain acc = {.name = "acc", .hz = 1500000000};
+	uint32_t a, b;
+	ok(w, ptw_clock_stream_add(cs, &cpu, &a));
+	ok(w, ptw_clock_stream_add(cs, &acc, &b));
+	for (uint64_t i = 0; i < 300; i++) {
+		struct ptw_clock_event ev = {.cycle = 100 * i, .name = "run"};
+		ok(w, ptw_clock_stream_slice_begin(cs, a, &ev));
+		ev.cycle += 50;
+		ok(w, ptw_clock_stream_slice_end(cs, a, &ev));
+		ev.cycle = 150 * i + 3;
+		ok(w, ptw_clock_stream_instant(cs, b, &ev));
+	}
+	ok(w, ptw_writer_close(w, &err));
+	struct seen s;
+	scan(path, &s, 9);
+	cr_assert_gt(s.packets, 900);
+	cr_assert_eq(s.with_mid, s.packets);
 	unlink(path);
 }
