@@ -11,14 +11,16 @@
 #include "emit.h"
 #include "ptw/writer.h"
 
-/* Converts 'json' into the trace file 'out' (the emitter's general path
- * only if asked); the emitter's stats into *st if st is not NULL. */
-static inline void ptw_test_convert_json(const char *out, const char *json,
-					 int general_path_only,
-					 struct ptw_emit_stats *st)
+/* Converts 'json' into the trace file 'out' with writer options 'o' (NULL:
+ * defaults; the emitter's general path only if asked); the emitter's
+ * stats into *st if st is not NULL. */
+static inline void ptw_test_convert_json_with(const char *out, const char *json,
+					      int general_path_only,
+					      struct ptw_emit_stats *st,
+					      const struct ptw_writer_options *o)
 {
 	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	struct ptw_writer *w = ptw_writer_open(out, o, &err);
 	cr_assert(w, "%s", err.msg);
 	struct ptw_emit *em = ptw_emit_create(w, &err);
 	cr_assert(em, "%s", err.msg);
@@ -34,6 +36,13 @@ static inline void ptw_test_convert_json(const char *out, const char *json,
 		ptw_emit_get_stats(em, st);
 	ptw_emit_destroy(em);
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+static inline void ptw_test_convert_json(const char *out, const char *json,
+					 int general_path_only,
+					 struct ptw_emit_stats *st)
+{
+	ptw_test_convert_json_with(out, json, general_path_only, st, NULL);
 }
 
 #endif /* PTW_TEST_CONVERT_JSON_H */

@@ -14,11 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "chrome_json.h"
-#include "emit.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
+#include "test_convert_json.h"
 
 #define ROUNDS 200
 
@@ -90,28 +89,26 @@ static void expect_rows(const char *trace, const char *sql, const char *want)
 }
 
 /* The checks shared by every merge: the two machines by name, no error
- * or data loss, and every slice on a thread of the machine named in its
- * arg "m" (each side names its own machine in each event). */
+ * or data loss, and every slice (of those 'only' selects, an SQL condition
+ * on slice s) on a thread of the machine named in its arg "m" (each side
+ * names its own machine in each of its events). */
 static void expect_two_machines(const char *tar, const char *m1,
-				const char *m2)
+				const char *m2, const char *only)
 {
-	char want[256];
+	char want[256], sql[1024];
 	snprintf(want, sizeof(want), "\"%s\"\n\"%s\"\n", m1, m2);
 	expect_rows(tar, "select name from machine order by raw_id", want);
 	expect_rows(tar,
 		    "select count(*) from stats where value > 0 and "
 		    "severity in ('error', 'data_loss')",
 		    "0\n");
-	expect_rows(tar,
-		    "select count(*) from slice s join thread_track tt on "
-		    "s.track_id = tt.id join thread t using(utid) join machine "
-		    "m on t.machine_id = m.id where m.name != "
-		    "extract_arg(s.arg_set_id, 'debug.m')",
-		    "0\n");
-	expect_rows(tar,
-		    "select count(*) from slice where extract_arg(arg_set_id, "
-		    "'debug.m') is null",
-		    "0\n");
+	snprintf(sql, sizeof(sql),
+		 "select count(*) from slice s left join thread_track tt on "
+		 "s.track_id = tt.id left join thread t using(utid) left join "
+		 "machine m on t.machine_id = m.id where (%s) and (m.name is "
+		 "null or m.name is not extract_arg(s.arg_set_id, 'debug.m'))",
+		 only);
+	expect_rows(tar, sql, "0\n");
 }
 
 /* The ping-pong rounds: side A logs a_i, wakes B, waits; B logs b_i,
@@ -286,7 +283,7 @@ Test(machine_tp, writer_traces_with_colliding_pids)
 	char tar[300];
 	snprintf(tar, sizeof(tar), "%s.tar", ws.path[0]);
 	merge(tar, ws.path[0], ws.path[1]);
-	expect_two_machines(tar, "alpha", "beta");
+	expect_two_machines(tar, "alpha", "beta", "1");
 	expect_rows(tar,
 		    "select p.name, m.name from process p join machine m on "
 		    "p.machine_id = m.id where p.pid = 100 order by m.raw_id",
@@ -349,19 +346,8 @@ Test(machine_tp, tracer_traces_line_up)
 	char tar[300];
 	snprintf(tar, sizeof(tar), "%s.tar", path[0]);
 	merge(tar, path[0], path[1]);
-	/* the tracer's own instant (ptw.clock) has no "m": count ours only */
-	expect_rows(tar, "select name from machine order by raw_id",
-		    "\"mono-box\"\n\"tsc-box\"\n");
-	expect_rows(tar,
-		    "select count(*) from stats where value > 0 and "
-		    "severity in ('error', 'data_loss')",
-		    "0\n");
-	expect_rows(tar,
-		    "select count(*) from slice s join thread_track tt on "
-		    "s.track_id = tt.id join thread t using(utid) join machine "
-		    "m on t.machine_id = m.id where s.name in ('a', 'b') and "
-		    "m.name != extract_arg(s.arg_set_id, 'debug.m')",
-		    "0\n");
+	/* the tracer's own instant (ptw.clock) has no "m": ours only */
+	expect_two_machines(tar, "mono-box", "tsc-box", "s.name in ('a', 'b')");
 	expect_rows(tar,
 		    "select m.name, count(*) from process p join machine m on "
 		    "p.machine_id = m.id where p.name = 'app' group by m.id "
@@ -374,26 +360,6 @@ Test(machine_tp, tracer_traces_line_up)
 }
 
 /* ---- converted Chrome JSON ------------------------------------------------- */
-
-static void convert_json(const char *out, const char *json, uint32_t mid,
-			 const char *name)
-{
-	struct ptw_error err = {0};
-	struct ptw_writer_options o = {.machine_id = mid, .machine_name = name};
-	struct ptw_writer *w = ptw_writer_open(out, &o, &err);
-	cr_assert(w, "%s", err.msg);
-	struct ptw_emit *em = ptw_emit_create(w, &err);
-	cr_assert(em, "%s", err.msg);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME};
-	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
-					  ptw_emit_event, em, NULL, &err),
-		     0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
-	ptw_emit_destroy(em);
-	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
-}
 
 /* The same pid and tid in both; every event names its machine in "m". */
 #define JSON_EVENTS(M, P)                                                     \
@@ -413,11 +379,13 @@ Test(machine_tp, converted_json_traces_with_colliding_pids)
 	char a[256], b[256], tar[300];
 	ptw_test_tmp_path(a, sizeof(a), "machine-json-a");
 	ptw_test_tmp_path(b, sizeof(b), "machine-json-b");
-	convert_json(a, JSON_EVENTS("host-a", "server"), 1, "host-a");
-	convert_json(b, JSON_EVENTS("host-b", "client"), 2, "host-b");
+	struct ptw_writer_options oa = {.machine_id = 1, .machine_name = "host-a"};
+	struct ptw_writer_options ob = {.machine_id = 2, .machine_name = "host-b"};
+	ptw_test_convert_json_with(a, JSON_EVENTS("host-a", "server"), 0, NULL, &oa);
+	ptw_test_convert_json_with(b, JSON_EVENTS("host-b", "client"), 0, NULL, &ob);
 	snprintf(tar, sizeof(tar), "%s.tar", a);
 	merge(tar, a, b);
-	expect_two_machines(tar, "host-a", "host-b");
+	expect_two_machines(tar, "host-a", "host-b", "1");
 	expect_rows(tar,
 		    "select p.name, m.name from process p join machine m on "
 		    "p.machine_id = m.id where p.pid = 7 order by m.raw_id",
