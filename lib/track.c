@@ -258,7 +258,7 @@ nomem:
 static size_t ptw_track_packet_begin(struct ptw_writer *w, struct ptw_pb_buf *b)
 {
 	size_t mark = ptw_pb_begin_nested(b, PTW_F_TRACE_PACKET);
-	ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, 0);
+	ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, w->desc_ts);
 	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID,
 				   PTW_SEQ_ID_DESCRIPTORS);
 	ptw_w_put_mid(w, b);
@@ -278,9 +278,10 @@ static const char *ptw_track_str(const struct ptw_tracks *t, size_t off)
 	return t->str ? t->str + off : "";
 }
 
-/* One packet on the descriptor sequence: explicit timestamp 0 and no
- * clock id (trace default clock), so it never touches any sequence's
- * incremental clock and precedes every event in trace time. */
+/* One packet on the descriptor sequence: explicit timestamp 0 (w->desc_ts:
+ * with REALTIME snapshots, the first one's time) and no clock id (trace
+ * default clock), so it never touches any sequence's incremental clock
+ * and precedes every event in trace time. */
 static void ptw_track_encode(struct ptw_writer *w, struct ptw_pb_buf *b,
 			     const struct ptw_track_rec *r)
 {

@@ -135,6 +135,21 @@ static void ptw_w_put_clock(struct ptw_pb_buf *b, uint32_t id, uint64_t ts)
 	ptw_pb_end_nested(b, m);
 }
 
+void ptw_w_put_realtime_at(const struct ptw_writer *w, struct ptw_pb_buf *b,
+			   uint64_t t)
+{
+	uint64_t tn, r;
+	if (!w->rt_now || ptw_w_rt_pair(w, &tn, &r))
+		return;
+	size_t m = ptw_pb_begin_nested(b, PTW_F_TRACE_PACKET);
+	ptw_w_put_service_hdr(w, b);
+	size_t c = ptw_pb_begin_nested(b, PTW_F_PKT_CLOCK_SNAPSHOT);
+	ptw_w_put_clock(b, PTW_CLOCK_BOOTTIME, t);
+	ptw_w_put_clock(b, PTW_CLOCK_REALTIME, t + (r - tn));
+	ptw_pb_end_nested(b, c);
+	ptw_pb_end_nested(b, m);
+}
+
 int ptw_w_realtime_due(const struct ptw_writer *w)
 {
 	return w->rt_now && (!w->rt_any || w->rt_now(w->rt_ctx) - w->rt_last >=
@@ -153,6 +168,8 @@ int ptw_w_realtime_snapshot(struct ptw_writer *w, int force)
 	 * the same set of clocks. */
 	if (ptw_w_rt_pair(w, &t, &r) || (w->rt_any && t < w->rt_last))
 		return 0;
+	if (!w->rt_any)
+		w->desc_ts = t;
 	w->rt_last = t;
 	w->rt_any = 1;
 	/* On the service's sequence, like Perfetto's own snapshots: apart

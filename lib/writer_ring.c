@@ -177,6 +177,9 @@ static int ptw_w_ring_prefix(struct ptw_writer *w)
 	struct ptw_pb_buf b;
 	if (ptw_pb_buf_init(&b, 256))
 		return PTW_ERR_NOMEM;
+	/* t <= the cut's checkpoint time <= any REALTIME snapshot in the
+	 * window (all taken after the cut) */
+	ptw_w_put_realtime_at(w, &b, t);
 	if (pc->n_open) {
 		size_t m = ptw_pb_begin_nested(&b, PTW_F_TRACE_PACKET);
 		ptw_w_encode_checkpoint(w, &b, w->prefix_seq_id, 0, 0, 0, t);

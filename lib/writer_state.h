@@ -116,6 +116,11 @@ struct ptw_writer {
 	const void *rt_ctx;
 	uint64_t rt_last;
 	int rt_any;
+	/* Timestamp of descriptor packets: 0, or with REALTIME snapshots the
+	 * first one's trace time. Merged with a trace of another machine,
+	 * time 0 (its boot, for the tracer) may fall before the merged
+	 * timeline's start, and trace_processor drops what lies there. */
+	uint64_t desc_ts;
 
 	enum ptw_i_mode mode;
 	int (*close_fn)(void *ctx);
@@ -205,5 +210,12 @@ void ptw_w_put_sysinfo(const struct ptw_writer *w, struct ptw_pb_buf *b);
  * PTW_RT_PERIOD_NS old). 0 or the sticky error. */
 int ptw_w_realtime_snapshot(struct ptw_writer *w, int force);
 int ptw_w_realtime_due(const struct ptw_writer *w);
+/* Appends (if REALTIME snapshots are on) a REALTIME snapshot packet for
+ * trace time t, with the offset to REALTIME measured now, to 'b': the
+ * flight recorder's prefix, so that a window's events come after one in
+ * the file (trace_processor converts them as it reads them). t must not
+ * exceed any REALTIME snapshot after it in the file. */
+void ptw_w_put_realtime_at(const struct ptw_writer *w, struct ptw_pb_buf *b,
+			   uint64_t t);
 
 #endif /* PTW_WRITER_STATE_H */

@@ -405,3 +405,61 @@ Test(machine_tp, converted_json_traces_with_colliding_pids)
 	unlink(a);
 	unlink(b);
 }
+
+/* ---- a timeline that starts late ------------------------------------------ */
+
+/* The first file sets the merged timeline: here a writer trace, whose
+ * time 0 is its open. A tracer trace merged after it (flight recorder,
+ * its window starting with a REALTIME snapshot) keeps its track
+ * descriptors: they are not at its clock's 0 (boot), before the
+ * timeline's start, where trace_processor drops them. */
+Test(machine_tp, flight_recorder_after_a_late_timeline)
+{
+	need_tp();
+	char a[256], b[256], tar[300];
+	ptw_test_tmp_path(a, sizeof(a), "machine-late-a");
+	ptw_test_tmp_path(b, sizeof(b), "machine-late-b");
+	struct ptw_writer_options o = {.machine_id = 1, .machine_name = "late",
+				       .wall_realtime = 1};
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_writer_open(a, &o, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t t = ptw_writer_add_thread_track(w, 100, 101, "main");
+	struct ptw_event ev = {.track = t, .name = "w",
+			       .ts = ptw_writer_now_ns(w)};
+	cr_assert_eq(ptw_seq_instant(ptw_writer_wall_seq(w), &ev), 0);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = PTW_MODE_RING;
+	cfg.ring_bytes = 64 << 10;
+	cfg.machine_id = 2;
+	cfg.machine_name = "ringbox";
+	cfg.process_name = "ring-app";
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
+	for (int i = 0; i < 20000; i++) {
+		PTW_BEGIN("r", "step");
+		PTW_END("r");
+	}
+	cr_assert_eq(ptw_snapshot(b), 0);
+	cr_assert_eq(ptw_stop(), 0);
+
+	snprintf(tar, sizeof(tar), "%s.tar", a);
+	merge(tar, a, b);
+	expect_rows(tar,
+		    "select count(*) from stats where value > 0 and "
+		    "severity in ('error', 'data_loss')",
+		    "0\n");
+	expect_rows(tar,
+		    "select p.name, m.name from process p join machine m on "
+		    "p.machine_id = m.id where p.pid != 0 order by m.raw_id",
+		    "\"[NULL]\",\"late\"\n\"ring-app\",\"ringbox\"\n");
+	char *rows = query(tar, "select count(*) > 1000 from slice where "
+				"name = 'step'");
+	cr_assert_str_eq(rows, "1\n");
+	free(rows);
+	unlink(tar);
+	unlink(a);
+	unlink(b);
+}
