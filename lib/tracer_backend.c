@@ -447,8 +447,10 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 							  e->name));
 		break;
 	case PTW_I_K_DROPPED:
-		ptw_tr_announce_drops(tr, th, th->drops_announced + e->rec.v.u,
-				      e->ts);
+		/* the notes' running sum: a snapshot may have announced some
+		 * of these already (ptw_tr_announce_all) */
+		th->drops_noted += e->rec.v.u;
+		ptw_tr_announce_drops(tr, th, th->drops_noted, e->ts);
 		break;
 	default:
 		atomic_fetch_add_explicit(&tr->invalid, 1, memory_order_relaxed);
@@ -752,7 +754,16 @@ static void ptw_tr_publish_bytes(struct ptw_tracer *tr)
 			      memory_order_relaxed);
 }
 
-/* Every drop counted so far goes into the trace (snapshot, stop). */
+/* A snapshot, right after its drain: the drops of each thread up to its
+ * last event in the window are announced already (the DROPPED notes come
+ * before the next event in the ring). A thread whose ring is still empty
+ * may have lost events since that last event, with no note yet: its
+ * counted total is exact then. Read in this order, a total of 'dropped'
+ * that includes a drop after an event the drain did not take also shows
+ * that event's tail (the producer stores the tail before the later
+ * drop's count): then the notes alone are the exact figure. Announcing
+ * never lowers a total, and a later note only raises it past the
+ * announced one (no loss is counted twice). */
 static void ptw_tr_announce_all(struct ptw_tracer *tr, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -761,7 +772,11 @@ static void ptw_tr_announce_all(struct ptw_tracer *tr, size_t n)
 			continue; /* retired in this pass */
 		uint64_t total = atomic_load_explicit(&th->pub.dropped,
 						      memory_order_acquire);
-		if (total > th->drops_announced)
+		uint64_t tail = atomic_load_explicit(&th->pub.ring.tail,
+						     memory_order_acquire);
+		uint64_t head = atomic_load_explicit(&th->pub.ring.head,
+						     memory_order_relaxed);
+		if (tail == head && total > th->drops_announced)
 			ptw_tr_announce_drops(
 				tr, th, total,
 				ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits)));

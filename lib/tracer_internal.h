@@ -53,7 +53,10 @@ struct ptw_tr_thread {
 	struct ptw_seq *seq;
 	uint64_t track;
 	uint64_t drop_track;
-	uint64_t drops_announced;     /* DROPPED notes turned into trace marks */
+	uint64_t drops_noted;         /* sum of the DROPPED notes drained */
+	uint64_t drops_announced;     /* drops in the trace (never above the
+				       * notes, except a snapshot's or the
+				       * end's exact total, see announce) */
 	uint32_t depth;               /* open slices written to the writer */
 	int created;                  /* track and sequence exist */
 	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
