@@ -23,6 +23,11 @@
 #define PTW_F_PKT_DEFAULTS 59                  /* TracePacket.trace_packet_defaults */
 #define PTW_F_PKT_PREVIOUS_PACKET_DROPPED 42   /* TracePacket.previous_packet_dropped */
 #define PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE 87  /* TracePacket.first_packet_on_sequence */
+#define PTW_F_PKT_CHROME_EVENTS 5              /* TracePacket.chrome_events */
+#define PTW_F_CEB_METADATA 2                   /* ChromeEventBundle.metadata */
+#define PTW_F_CM_NAME 1                        /* ChromeMetadata.name */
+#define PTW_F_CM_STRING_VALUE 2                /* ChromeMetadata.string_value */
+#define PTW_F_CM_INT_VALUE 4                   /* ChromeMetadata.int_value */
 
 /* TracePacket.SequenceFlags */
 #define PTW_SEQ_INCREMENTAL_STATE_CLEARED 1 /* SEQ_INCREMENTAL_STATE_CLEARED */
@@ -68,6 +73,7 @@
 #define PTW_F_TE_NAME_IID 10               /* TrackEvent.name_iid */
 #define PTW_F_TE_TRACK_UUID 11             /* TrackEvent.track_uuid */
 #define PTW_F_TE_NAME 23                   /* TrackEvent.name */
+#define PTW_F_TE_CATEGORIES 22             /* TrackEvent.categories */
 #define PTW_F_TE_COUNTER_VALUE 30          /* TrackEvent.counter_value */
 #define PTW_F_TE_EXTRA_COUNTER_VALUES 12   /* TrackEvent.extra_counter_values */
 #define PTW_F_TE_EXTRA_COUNTER_TRACK_UUIDS 31 /* TrackEvent.extra_counter_track_uuids */

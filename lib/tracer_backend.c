@@ -86,37 +86,28 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 		tr->err = *ptw_writer_error(tr->w);
 		return tr->err.code ? tr->err.code : PTW_ERR_NOMEM;
 	}
-	/* Declare the clock: an instant on the process track whose args say
-	 * how raw readings became trace time. */
-	struct ptw_arg a[5];
-	uint32_t n = 0;
-	a[n].name = "clock";
-	a[n].type = PTW_ARG_STRING;
-	a[n++].v.s = tr->use_tsc ? "tsc"
-		     : (tr->clock_bits & PTW_I_GEN_BOOT) ? "boottime" : "monotonic";
+	/* Declare the clock in the trace's metadata (trace_processor's
+	 * metadata table: "cr-ptw.clock", ...), not as an event. */
+	struct ptw_i_meta m[5];
+	size_t n = 0;
+	m[n++] = (struct ptw_i_meta){
+		"ptw.clock",
+		tr->use_tsc ? "tsc"
+		: (tr->clock_bits & PTW_I_GEN_BOOT) ? "boottime" : "monotonic",
+		0};
 	if (tr->use_tsc) {
-		a[n].name = "tsc_hz";
-		a[n].type = PTW_ARG_UINT;
-		a[n++].v.u = tr->tsc.hz;
-		a[n].name = "ns_per_tick_q32";
-		a[n].type = PTW_ARG_UINT;
-		a[n++].v.u = tr->tsc.mult;
-		a[n].name = "tsc0";
-		a[n].type = PTW_ARG_UINT;
-		a[n++].v.u = tr->tsc.tsc0;
-		a[n].name = "mono0_ns";
-		a[n].type = PTW_ARG_UINT;
-		a[n++].v.u = tr->tsc.mono0;
+		m[n++] = (struct ptw_i_meta){"ptw.tsc_hz", NULL,
+					     (int64_t)tr->tsc.hz};
+		m[n++] = (struct ptw_i_meta){"ptw.ns_per_tick_q32", NULL,
+					     (int64_t)tr->tsc.mult};
+		m[n++] = (struct ptw_i_meta){"ptw.tsc0", NULL,
+					     (int64_t)tr->tsc.tsc0};
+		m[n++] = (struct ptw_i_meta){"ptw.mono0_ns", NULL,
+					     (int64_t)tr->tsc.mono0};
 	}
-	struct ptw_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.ts = ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits));
-	ev.name = "ptw.clock";
-	ev.category = "ptw";
-	ev.args = a;
-	ev.n_args = n;
-	ev.flags = PTW_EV_STATIC_STRINGS;
-	int rc = ptw_seq_instant(tr->ctl_seq, &ev);
+	int rc = ptw_i_writer_metadata(
+		tr->w, tr->ctl_seq, ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits)),
+		m, n);
 	if (rc) {
 		tr->err = *ptw_writer_error(tr->w);
 		return rc;

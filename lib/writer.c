@@ -375,7 +375,7 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_pb_buf_free(&w->pend);
 	ptw_pb_buf_free(&w->dbuf);
 	ptw_rstore_destroy(w->rs);
-	free(w->ring_open);
+	ptw_pb_buf_free(&w->ring_meta);
 	free(w);
 	return rc;
 }

@@ -97,8 +97,11 @@ struct ptw_writer {
 	int ring_cut_due;              /* start a new piece after this flush */
 	int ring_open_pending;         /* the new piece's open slices are
 					* noted at its first checkpoint */
-	struct ptw_rs_open *ring_open; /* scratch for cuts */
-	size_t ring_open_cap;
+	/* who describes the open slices of a new piece (the tracer), see
+	 * ptw_i_writer_ring_set_open_fn; NULL: a placeholder per slice */
+	int (*ring_open_fn)(void *ctx, struct ptw_pb_buf *b);
+	void *ring_open_ctx;
+	struct ptw_pb_buf ring_meta;   /* metadata packet for the prefix */
 
 	enum ptw_i_mode mode;
 	int (*close_fn)(void *ctx);

@@ -94,10 +94,21 @@ struct dev {
 	int nargs;
 };
 
+/* A ChromeEventBundle.metadata entry (trace_processor's metadata table,
+ * key "cr-<name>"): where the tracer declares its clock. */
+#define MAX_META 16
+struct dmeta {
+	char name[64];
+	char str[64];      /* "" for an int value */
+	int64_t i;
+};
+
 struct dec {
 	struct dseq seqs[MAX_SEQ];
 	struct dtrack tracks[MAX_TRACKS];
 	int n_tracks;
+	struct dmeta meta[MAX_META];
+	int n_meta, n_bundles;  /* entries, chrome_events packets */
 	uint64_t packets, events, bad;
 	void (*on_event)(struct dec *d, const struct dev *e, void *ctx);
 	void *ctx;
@@ -308,6 +319,99 @@ static int read_varint(const uint8_t *p, size_t n, size_t *pos, uint64_t *v)
 	return 0;
 }
 
+/* Skips one field of wire type 'wt' at *pos. */
+static int skip_field(const uint8_t *p, size_t n, size_t *pos, uint32_t wt)
+{
+	uint64_t v;
+	switch (wt) {
+	case 0: return read_varint(p, n, pos, &v);
+	case 1: *pos += 8; return *pos <= n;
+	case 2:
+		if (!read_varint(p, n, pos, &v) || v > n - *pos)
+			return 0;
+		*pos += v;
+		return 1;
+	case 5: *pos += 4; return *pos <= n;
+	default: return 0;
+	}
+}
+
+/* Calls fn(ctx, field, bytes, len) for every length-delimited field of a
+ * message (the test's proto has no ChromeEventBundle). */
+static void each_len_field(const uint8_t *p, size_t n,
+			   void (*fn)(void *ctx, uint32_t field,
+				      const uint8_t *b, size_t len),
+			   void *ctx)
+{
+	size_t pos = 0;
+	while (pos < n) {
+		uint64_t tag, len;
+		cr_assert(read_varint(p, n, &pos, &tag));
+		if ((tag & 7) != 2) {
+			cr_assert(skip_field(p, n, &pos, (uint32_t)(tag & 7)));
+			continue;
+		}
+		cr_assert(read_varint(p, n, &pos, &len) && len <= n - pos);
+		fn(ctx, (uint32_t)(tag >> 3), p + pos, (size_t)len);
+		pos += len;
+	}
+}
+
+static void meta_entry_field(void *ctx, uint32_t f, const uint8_t *b,
+			     size_t len)
+{
+	struct dmeta *m = ctx;
+	char *dst = f == 1 ? m->name : f == 2 ? m->str : NULL;
+	if (!dst)
+		return;
+	cr_assert_lt(len, sizeof(m->name));
+	memcpy(dst, b, len);
+	dst[len] = '\0';
+}
+
+static void meta_bundle_field(void *ctx, uint32_t f, const uint8_t *b,
+			      size_t len)
+{
+	struct dec *d = ctx;
+	if (f != 2) /* ChromeEventBundle.metadata */
+		return;
+	cr_assert_lt(d->n_meta, MAX_META);
+	struct dmeta *m = &d->meta[d->n_meta++];
+	memset(m, 0, sizeof(*m));
+	each_len_field(b, len, meta_entry_field, m);
+	/* int_value (4) is a varint: read it here */
+	size_t pos = 0;
+	while (pos < len) {
+		uint64_t tag, v;
+		cr_assert(read_varint(b, len, &pos, &tag));
+		if (tag == (4u << 3)) {
+			cr_assert(read_varint(b, len, &pos, &v));
+			m->i = (int64_t)v;
+		} else {
+			cr_assert(skip_field(b, len, &pos, (uint32_t)(tag & 7)));
+		}
+	}
+}
+
+static void meta_packet_field(void *ctx, uint32_t f, const uint8_t *b,
+			      size_t len)
+{
+	struct dec *d = ctx;
+	if (f != 5) /* TracePacket.chrome_events */
+		return;
+	d->n_bundles++;
+	each_len_field(b, len, meta_bundle_field, d);
+}
+
+/* The metadata entry 'name', or NULL. */
+static const struct dmeta *dec_meta(const struct dec *d, const char *name)
+{
+	for (int i = 0; i < d->n_meta; i++)
+		if (strcmp(d->meta[i].name, name) == 0)
+			return &d->meta[i];
+	return NULL;
+}
+
 /* protobuf-c allocations of one packet come from a bump arena that is
  * reset after the packet (16M packets: malloc/free would dominate). */
 struct bump {
@@ -370,6 +474,7 @@ static struct dec *decode_file(const char *path,
 		cr_assert_neq(pk->data_case,
 			      PERFETTO__PROTOS__TRACE_PACKET__DATA_COMPRESSED_PACKETS);
 		dec_packet(d, pk);
+		each_len_field(p + pos, (size_t)len, meta_packet_field, d);
 		perfetto__protos__trace_packet__free_unpacked(pk, &alloc);
 		b.used = 0;
 		pos += len;
@@ -394,12 +499,6 @@ static void dec_free(struct dec *d)
 	free(d);
 }
 
-/* The tracer's own "ptw.clock" instant on the process track. */
-static int is_clock_decl(const struct dev *e)
-{
-	return e->name && strcmp(e->name, "ptw.clock") == 0;
-}
-
 /* Per-sequence nesting checker: counts events and verifies END never
  * exceeds BEGIN on the sequence's default track. */
 struct nest {
@@ -418,7 +517,7 @@ static void nest_cb(struct dec *d, const struct dev *e, void *ctx)
 		n->counters++;
 		return;
 	}
-	if (e->explicit_track || is_clock_decl(e))
+	if (e->explicit_track)
 		return;
 	n->total++;
 	n->count[e->seq]++;
@@ -504,7 +603,7 @@ static void stress_cb(struct dec *d, const struct dev *e, void *ctx)
 {
 	(void)d;
 	struct stress_check *c = ctx;
-	if (e->explicit_track || e->seq >= MAX_SEQ || is_clock_decl(e))
+	if (e->explicit_track || e->seq >= MAX_SEQ)
 		return;
 	uint64_t i = c->pos[e->seq]++;
 	int k = c->seq_thread[e->seq] - 1;
@@ -641,8 +740,6 @@ static void drop_cb(struct dec *d, const struct dev *e, void *ctx)
 		c->last_drop_counter[e->seq] = (uint64_t)e->ival;
 		return;
 	}
-	if (is_clock_decl(e))
-		return;
 	c->present++;
 	if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN)
 		c->depth[e->seq]++;
@@ -1208,7 +1305,7 @@ struct stamp {
 	struct collect *c;
 	struct dec *d;
 	const struct dev *ev;     /* the instant */
-	const struct dev *clk;    /* the "ptw.clock" declaration */
+	const struct dmeta *clk;  /* the "ptw.clock" metadata entry */
 };
 
 static void stamp_with_clock(struct stamp *s, const char *tag,
@@ -1234,8 +1331,11 @@ static void stamp_with_clock(struct stamp *s, const char *tag,
 	s->ev = find_ev(s->c, "stamp",
 			PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
 	cr_assert_not_null(s->ev);
-	s->clk = find_ev(s->c, "ptw.clock",
-			 PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT);
+	/* the trace holds the user's one event, and the clock in its
+	 * metadata (one ChromeEventBundle), not as an event */
+	cr_assert_eq(s->c->n, 1, "%d events, the program logged 1", s->c->n);
+	cr_assert_eq(s->d->n_bundles, 1);
+	s->clk = dec_meta(s->d, "ptw.clock");
 	cr_assert_not_null(s->clk, "the clock is declared in the trace");
 }
 
@@ -1254,11 +1354,16 @@ Test(tracer, tsc_clock_maps_to_monotonic_nanoseconds)
 	 * not of timing) */
 	cr_assert_geq(s.ev->ts + 1000000, s.lo);
 	cr_assert_leq(s.ev->ts, s.hi + 1000000);
-	cr_assert_str_eq(s.clk->args[0].s,
+	cr_assert_str_eq(s.clk->str,
 			 s.st.clock == PTW_CLOCK_TSC ? "tsc" : "monotonic");
 	if (s.st.clock == PTW_CLOCK_TSC) {
 		cr_assert_gt(s.st.tsc_hz, 0);
-		cr_assert_eq(s.clk->args[1].u, s.st.tsc_hz);
+		const struct dmeta *hz = dec_meta(s.d, "ptw.tsc_hz");
+		cr_assert_not_null(hz);
+		cr_assert_eq((uint64_t)hz->i, s.st.tsc_hz);
+		cr_assert_not_null(dec_meta(s.d, "ptw.ns_per_tick_q32"));
+		cr_assert_not_null(dec_meta(s.d, "ptw.tsc0"));
+		cr_assert_not_null(dec_meta(s.d, "ptw.mono0_ns"));
 	}
 	stamp_free(&s);
 }
@@ -1436,7 +1541,7 @@ Test(tracer, boottime_clock_stamps_events_in_boottime_nanoseconds)
 	cr_assert_eq(s.st.clock, PTW_CLOCK_BOOT);
 	cr_assert_geq(s.ev->ts, s.lo);
 	cr_assert_leq(s.ev->ts, s.hi);
-	cr_assert_str_eq(s.clk->args[0].s, "boottime");
+	cr_assert_str_eq(s.clk->str, "boottime");
 	stamp_free(&s);
 }
 

@@ -672,3 +672,61 @@ Test(tracer_loss, snapshots_while_producers_drop_count_each_loss_once)
 		free((void *)p);
 	}
 }
+
+/* ---- only the user's slices; the clock in the metadata (issue 23) ---------- */
+
+/* A trace's events are exactly the 'pairs' BEGIN/END pairs logged, and
+ * trace_processor shows exactly those slices, with the clock in its
+ * metadata table. */
+static void only_user_slices(const char *p, int64_t pairs)
+{
+	struct ptw_trace *t = load_checked(p);
+	size_t n;
+	const struct ptw_trace_event *ev = ptw_trace_events(t, &n);
+	cr_assert_eq(n, (size_t)(2 * pairs), "%s: %zu events, the program "
+		     "logged %lld", p, n, (long long)(2 * pairs));
+	for (size_t i = 0; i < n; i++)
+		cr_assert(ev[i].type == PTW_TRACE_SLICE_END ||
+			  (ev[i].name && strcmp(ev[i].name, "user") == 0));
+	ptw_trace_free(t);
+	if (!tp_shell())
+		return;
+	double x[4];
+	cr_assert_eq(tp_numbers(p, "select count(*) from slice", x, 4), 1);
+	cr_assert_eq((int64_t)x[0], pairs, "%s: trace_processor shows %.0f "
+		     "slices, the program made %lld", p, x[0], (long long)pairs);
+	cr_assert_eq(tp_numbers(p, "select count(*) from metadata where name "
+				   "= 'cr-ptw.clock' and str_value in ('tsc', "
+				   "'monotonic')", x, 4), 1);
+	cr_assert_eq(x[0], 1, "%s: the clock is in the metadata table", p);
+}
+
+Test(tracer_meta, every_trace_shows_only_the_users_slices)
+{
+	const int64_t pairs = 1000;
+	for (int ring = 0; ring < 2; ring++) {
+		char *out = tmp_path("meta"), *snap = tmp_path("metasnap");
+		struct ptw_config cfg;
+		if (ring)
+			ring_cfg(&cfg, 1u << 20);
+		else
+			memset(&cfg, 0, sizeof(cfg));
+		cfg.output_path = out;
+		cfg.clock = PTW_CLOCK_FASTEST;
+		start_or_die(&cfg);
+		for (int64_t i = 0; i < pairs; i++) {
+			PTW_BEGIN("u", "user");
+			PTW_END("u");
+		}
+		if (ring)
+			cr_assert_eq(ptw_snapshot(snap), 0);
+		cr_assert_eq(ptw_stop(), 0);
+		only_user_slices(out, pairs);
+		if (ring)
+			only_user_slices(snap, pairs);
+		unlink(out);
+		unlink(snap);
+		free(out);
+		free(snap);
+	}
+}

@@ -92,8 +92,9 @@ enum ptw_clock {
 	/* The x86-64 time-stamp counter (rdtsc), calibrated against
 	 * CLOCK_MONOTONIC at ptw_start() and converted to nanoseconds by the
 	 * backend with a fixed-point multiplier; falls back to MONOTONIC if
-	 * the CPU has no invariant TSC. The frequency is declared in the
-	 * trace (args of the "ptw.clock" instant on the process track). */
+	 * the CPU has no invariant TSC. The clock and the frequency are
+	 * declared in the trace's metadata (trace_processor's metadata
+	 * table: "cr-ptw.clock", "cr-ptw.tsc_hz", ...), not as an event. */
 	PTW_CLOCK_TSC = 1,
 	/* The cheapest clock available: TSC if usable, else MONOTONIC. */
 	PTW_CLOCK_FASTEST = 2,
