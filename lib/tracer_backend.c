@@ -19,8 +19,6 @@
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 #define PTW_TR_MIN_SLEEP_US 50u
 #define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
-/* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
-#define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -64,6 +62,15 @@ static void ptw_tr_count_event(struct ptw_tracer *tr)
 			      memory_order_relaxed);
 }
 
+/* Keeping an open slice's description ran out of memory: the writer
+ * fails (a snapshot would miss the slice's BEGIN otherwise). */
+static void ptw_tr_open_failed(struct ptw_tracer *tr)
+{
+	ptw_tr_check(tr, ptw_i_writer_fail(tr->w, PTW_ERR_NOMEM, 0,
+					   "tracer: out of memory for the "
+					   "open slices"));
+}
+
 /* ---- setup --------------------------------------------------------------- */
 
 static inline uint64_t ptw_tr_ts(const struct ptw_tracer *tr, uint64_t raw)
@@ -78,6 +85,13 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 	if (!tr->scratch || ptw_tr_async_init(&tr->async))
 		return ptw_error_set(&tr->err, PTW_ERR_NOMEM, 0,
 				     "tracer: out of memory");
+	if (tr->ring) {
+		tr->oscratch = malloc(PTW_TR_SCRATCH);
+		if (!tr->oscratch)
+			return ptw_error_set(&tr->err, PTW_ERR_NOMEM, 0,
+					     "tracer: out of memory");
+		ptw_i_writer_ring_set_open_fn(tr->w, ptw_tr_open_fill, tr);
+	}
 	tr->proc_track = ptw_writer_add_process_track(tr->w, tr->pid,
 						      process_name);
 	if (tr->proc_track)
@@ -123,6 +137,7 @@ void ptw_tr_backend_free(struct ptw_tracer *tr)
 	tr->counter_names = NULL;
 	tr->counter_uuids = NULL;
 	ptw_tr_async_free(&tr->async);
+	ptw_tr_open_free(tr);
 	free(tr->scratch);
 	free(tr->snap);
 	free(tr->threads);
@@ -145,6 +160,10 @@ static int ptw_tr_thread_create(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 								 : NULL);
 	if (th->track)
 		th->seq = ptw_writer_add_seq(tr->w, th->track);
+	if (th->seq && tr->ring && ptw_tr_ostack_room(&th->open, 0)) {
+		ptw_tr_check(tr, PTW_ERR_NOMEM);
+		return -1;
+	}
 	if (!th->track || !th->seq) {
 		ptw_tr_check(tr, ptw_writer_error(tr->w)->code
 					 ? ptw_writer_error(tr->w)->code
@@ -209,28 +228,19 @@ static void ptw_tr_get_bytes(const struct ptw_ring *r, uint64_t *k, char *dst,
 	dst[len] = '\0';
 }
 
-/* A decoded record with its extra slots. */
-struct ptw_tr_ev {
-	struct ptw_i_rec rec;
-	uint64_t ts;
-	const char *name;
-	int static_name;
-	uint64_t id;
-	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
-	uint32_t nargs;
-};
-
-static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
-			  uint64_t h, struct ptw_tr_ev *e)
+void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
+		      uint64_t h, struct ptw_tr_ev *e, char *scratch,
+		      uint64_t *unknown)
 {
 	memcpy(&e->rec, ptw_ring_slot(r, h), sizeof(e->rec));
+	e->r = r;
+	e->h = h;
 	e->ts = ptw_tr_ts(tr, e->rec.ts);
 	e->name = e->rec.name;
 	e->static_name = 1;
 	e->id = 0;
 	e->nargs = 0;
 	uint64_t k = h + 1;
-	char *scratch = tr->scratch;
 	if (e->rec.name_len) {
 		size_t len = e->rec.name_len - 1u;
 		if (len > PTW_TRACER_MAX_NAME)
@@ -275,12 +285,21 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 		}
 		default: /* PTW_I_ARG_UNKNOWN: dropped, never written as 0 */
 			kept--;
-			atomic_fetch_add_explicit(&tr->invalid, 1,
-						  memory_order_relaxed);
+			(*unknown)++;
 			break;
 		}
 	}
 	e->nargs = kept;
+}
+
+static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
+			  uint64_t h, struct ptw_tr_ev *e)
+{
+	uint64_t unknown = 0;
+	ptw_tr_decode_at(tr, r, h, e, tr->scratch, &unknown);
+	if (unknown)
+		atomic_fetch_add_explicit(&tr->invalid, unknown,
+					  memory_order_relaxed);
 }
 
 static void ptw_tr_fill(const struct ptw_tr_ev *e, struct ptw_event *ev)
@@ -328,8 +347,11 @@ static void ptw_tr_async_write_end(struct ptw_tracer *tr, struct ptw_seq *seq,
 	memset(&ev, 0, sizeof(ev));
 	ev.track = track;
 	ev.ts = ts;
-	if (ptw_tr_check(tr, ptw_seq_slice_end(seq, &ev)))
+	if (ptw_tr_check(tr, ptw_seq_slice_end(seq, &ev))) {
 		ptw_tr_count_event(tr);
+		if (tr->ring)
+			ptw_tr_open_async_end(tr, track);
+	}
 }
 
 static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
@@ -342,6 +364,14 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	case PTW_I_K_BEGIN:
 		ptw_tr_fill(e, &ev);
 		if (ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev))) {
+			/* what the slice is, for a snapshot that cuts it */
+			if (tr->ring &&
+			    (e->rec.extra
+				     ? ptw_tr_open_copy(&th->open, th->depth, e)
+				     : ptw_tr_open_lit(&th->open, th->depth,
+						       e->rec.name,
+						       e->rec.v.cat)))
+				ptw_tr_open_failed(tr);
 			th->depth++;
 			ptw_tr_count_event(tr);
 		}
@@ -403,6 +433,8 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		if (!ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev)))
 			break;
 		ptw_tr_count_event(tr);
+		if (tr->ring && ptw_tr_open_async_begin(tr, track, e))
+			ptw_tr_open_failed(tr);
 		ptw_tr_async_begun(&tr->async, e->id, e->ts);
 		/* ENDs drained before this BEGIN (other threads' rings) */
 		uint64_t ts;
@@ -455,7 +487,7 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
  * would (names and categories are literals); ptw_tr_general_only turns
  * both off so that tests can compare (test_tracer_fastpath.c; the
  * prepared way's bytes: test_writer_prep.c). */
-#define PTW_TR_RUN 256u /* records per ptw_tr_run (then the release check) */
+#define PTW_TR_RUN 256u /* records per ptw_tr_run_gen (then the release check) */
 
 static inline int ptw_tr_is_simple(const struct ptw_i_rec *rec)
 {
@@ -549,12 +581,15 @@ _Static_assert(PTW_TR_PREP_SLOTS == 64, "32 sets of two");
  * or an END with no open slice (the general path counts that as invalid).
  * The times it writes are in order (each run starts from the last one's
  * time and refuses one before it), so the first record's is the
- * earliest. Returns the events written and counted. Not inlined: on its
- * own the loop keeps its state in registers (about 10% fewer
- * instructions per event than inside ptw_tr_drain). */
-static __attribute__((noinline)) uint64_t
-ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
-	   const struct ptw_ring *r, uint64_t *hp, uint64_t end)
+ * earliest. Returns the events written and counted. With 'keep_open'
+ * (ring mode) it also keeps what each BEGIN opens (tracer_open.c); the
+ * two versions are separate functions, so that stream mode pays nothing
+ * for it. Not inlined: on its own the loop keeps its state in registers
+ * (about 10% fewer instructions per event than inside ptw_tr_drain). */
+static inline __attribute__((always_inline)) uint64_t
+ptw_tr_run_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+	       const struct ptw_ring *r, uint64_t *hp, uint64_t end,
+	       const int keep_open)
 {
 	uint64_t h = *hp, lim = end - h < PTW_TR_RUN ? end : h + PTW_TR_RUN;
 	uint64_t counted = 0;
@@ -566,6 +601,16 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	uint32_t shift = r->c_shift;
 	const struct ptw_tr_tsc tsc = tr->tsc;
 	int use_tsc = tr->use_tsc;
+	/* keep_open: every event stores its record's name and category as
+	 * level 'depth' of the open slices: what a BEGIN opens (an END's or
+	 * an INSTANT's store is above the levels in use, harmless), with
+	 * room made for every event of this call to be a BEGIN: no check
+	 * per event */
+	if (keep_open &&
+	    __builtin_expect(th->open.cap < th->depth + PTW_TR_RUN + 2, 0) &&
+	    ptw_tr_ostack_room(&th->open, th->depth + PTW_TR_RUN))
+		return 0; /* the single way takes the record (and fails) */
+	struct ptw_tr_open *lv = th->open.lv;
 	while (h < lim) {
 		struct ptw_seq_run run;
 		if (!ptw_seq_run_begin(th->seq, &run))
@@ -585,6 +630,9 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 				if (!pe || (pe->p.depth_d < 0 && !depth) ||
 				    !ptw_seq_run_put(&run, ts, &pe->p))
 					break;
+				if (keep_open)
+					memcpy(&lv[depth], &rec->name,
+					       sizeof(*lv));
 				depth += (uint32_t)(int32_t)pe->p.depth_d;
 			}
 			if (h - h0 < sure && h < lim)
@@ -605,6 +653,20 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	}
 	*hp = h;
 	return counted;
+}
+
+static __attribute__((noinline)) uint64_t
+ptw_tr_run_stream(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+		  const struct ptw_ring *r, uint64_t *hp, uint64_t end)
+{
+	return ptw_tr_run_gen(tr, th, r, hp, end, 0);
+}
+
+static __attribute__((noinline)) uint64_t
+ptw_tr_run_ring(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+		const struct ptw_ring *r, uint64_t *hp, uint64_t end)
+{
+	return ptw_tr_run_gen(tr, th, r, hp, end, 1);
 }
 
 /* A simple record one by one: through ptw_seq_simple, after which the
@@ -630,6 +692,9 @@ static int ptw_tr_fast_event(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	struct ptw_tr_prep *pe = ptw_tr_prep_slot(th, rec);
 	if (rc != 0 || !ptw_i_seq_prepare(th->seq, type[k], cat, name, &pe->p))
 		pe->word = 0; /* nothing prepared */
+	if (tr->ring && k == PTW_I_K_BEGIN && rc == 0 &&
+	    ptw_tr_open_lit(&th->open, th->depth, rec->name, rec->v.cat))
+		ptw_tr_open_failed(tr);
 	/* depth as ptw_tr_process keeps it: a refused BEGIN does not open,
 	 * an END closes whatever happened */
 	th->depth += (k == PTW_I_K_BEGIN && rc == 0) - (k == PTW_I_K_END);
@@ -639,6 +704,12 @@ static int ptw_tr_fast_event(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	}
 	return 1;
 }
+
+_Static_assert(sizeof(struct ptw_tr_open) == 16 &&
+		       offsetof(struct ptw_i_rec, v) ==
+			       offsetof(struct ptw_i_rec, name) + 8 &&
+		       offsetof(struct ptw_tr_open, u) == 8,
+	       "a record's name and category are a level of open slices");
 
 int ptw_tr_general_only;
 
@@ -659,12 +730,13 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 			released = h;
 		}
 		/* each way below starts at rec, and a run's first record is
-		 * its earliest (ptw_tr_run) */
+		 * its earliest (ptw_tr_run_gen) */
 		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
 		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 		if (simple && ptw_tr_is_simple(rec)) {
 			uint64_t h0 = h;
-			fast += ptw_tr_run(tr, th, r, &h, end);
+			fast += tr->ring ? ptw_tr_run_ring(tr, th, r, &h, end)
+					 : ptw_tr_run_stream(tr, th, r, &h, end);
 			if (h != h0)
 				continue;
 			int f = ptw_tr_fast_event(tr, th, rec);
@@ -715,6 +787,8 @@ static void ptw_tr_retire(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	tr->dropped_gone += atomic_load(&th->pub.dropped);
 	tr->waits_gone += atomic_load(&th->waits);
 	pthread_mutex_unlock(&c->mu);
+	if (ptw_tr_open_retire(tr, th))
+		ptw_tr_open_failed(tr);
 	if (th->seq)
 		ptw_seq_destroy(th->seq);
 	th->seq = NULL;
@@ -734,6 +808,7 @@ static size_t ptw_tr_snapshot_locked(struct ptw_tracer *tr)
 	}
 	if (tr->n_threads)
 		memcpy(tr->snap, tr->threads, tr->n_threads * sizeof(*tr->snap));
+	tr->n_snap = tr->n_threads;
 	return tr->n_threads;
 }
 
@@ -932,6 +1007,7 @@ void *ptw_tr_backend_main(void *arg)
 	for (size_t i = 0; i < n; i++) {
 		ptw_tr_finish_thread(tr, tr->snap[i]);
 		ptw_tr_retire(tr, tr->snap[i]);
+		tr->snap[i] = NULL; /* freed: the open-slice hook skips it */
 	}
 	/* async ids never ended, ENDs whose BEGIN never came */
 	atomic_fetch_add_explicit(&tr->invalid,

@@ -29,6 +29,29 @@ struct ptw_tr_prep {
 	struct ptw_seq_prep p;
 };
 
+/* One open slice of a thread or an async track, kept for the flight
+ * recorder's snapshot prefix (tracer_open.c): a one-slot BEGIN keeps its
+ * literal name and category; any other BEGIN (arguments, run-time name)
+ * is copied whole, its ring slots, into the stack's 'buf' at 'off'. */
+struct ptw_tr_open {
+	const char *name;   /* NULL: copied at buf + u.off */
+	union {
+		const char *cat;
+		size_t off;
+	} u;
+};
+
+/* The open slices of one track, level d at lv[d]; grown as nesting
+ * deepens, reused. The backend's prepared runs store level 'depth' for
+ * every event without a check: each makes room for as many levels as it
+ * may open first (tracer_backend.c). */
+struct ptw_tr_ostack {
+	struct ptw_tr_open *lv;
+	uint32_t cap;
+	unsigned char *buf;
+	size_t buf_cap;
+};
+
 /* A registered producer thread. The public head is what the inline
  * macros touch; 'refs' counts the owners (the thread itself until it exits
  * or re-registers, the session until it has drained the ring). */
@@ -58,6 +81,7 @@ struct ptw_tr_thread {
 				       * notes, except a snapshot's or the
 				       * end's exact total, see announce) */
 	uint32_t depth;               /* open slices written to the writer */
+	struct ptw_tr_ostack open;    /* and what they are (ring mode) */
 	int created;                  /* track and sequence exist */
 	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
 };
@@ -132,6 +156,14 @@ struct ptw_tr_snap_req {
 	int rc;
 };
 
+/* The open slices of a track no live thread owns: an async track, or
+ * the track of a thread that exited with slices open (ring mode). */
+struct ptw_tr_otrack {
+	uint64_t track;
+	uint32_t depth;
+	struct ptw_tr_ostack st;
+};
+
 /* One tracing session, from ptw_start to ptw_stop. */
 struct ptw_tracer {
 	uint64_t session;
@@ -178,7 +210,11 @@ struct ptw_tracer {
 	char *scratch;                /* copied strings of one record */
 	size_t scratch_cap;
 	struct ptw_tr_thread **snap;  /* backend's copy of the thread list */
-	size_t cap_snap;
+	size_t cap_snap, n_snap;      /* NULL entries: retired this pass */
+	struct ptw_tr_otrack *otracks; /* ring mode (tracer_open.c) */
+	size_t n_otracks, cap_otracks;
+	struct ptw_map otrack_ix;     /* async track uuid -> index + 1 */
+	char *oscratch;               /* decoding a copied BEGIN */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
 };
@@ -225,9 +261,53 @@ static inline int ptw_tr_end_was_lost(struct ptw_i_thread *t)
 void ptw_tr_thread_key_destructor(void *p);
 
 /* tracer_backend.c */
+/* A decoded record with its extra slots. */
+struct ptw_tr_ev {
+	struct ptw_i_rec rec;
+	const struct ptw_ring *r;     /* where it was decoded from, at h */
+	uint64_t h;
+	uint64_t ts;
+	const char *name;
+	int static_name;
+	uint64_t id;
+	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
+	uint32_t nargs;
+};
+/* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
+#define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
+/* Decodes the record at slot h of r; its strings go to 'scratch'
+ * (PTW_TR_SCRATCH bytes), arguments of unknown type are left out and
+ * counted in *unknown. */
+void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
+		      uint64_t h, struct ptw_tr_ev *e, char *scratch,
+		      uint64_t *unknown);
 void *ptw_tr_backend_main(void *arg);
 int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name);
 void ptw_tr_backend_free(struct ptw_tracer *tr);
+
+/* tracer_open.c: the open slices of every track, for the snapshot
+ * prefix (ring mode) */
+/* Room for levels 0..d+1 (the prepared runs store level 'depth' for
+ * every event). 0 or PTW_ERR_NOMEM. */
+int ptw_tr_ostack_room(struct ptw_tr_ostack *st, uint32_t d);
+/* Level d of st is a one-slot BEGIN (literal name and category). 0 or
+ * PTW_ERR_NOMEM. */
+int ptw_tr_open_lit(struct ptw_tr_ostack *st, uint32_t d, const char *name,
+		    const char *cat);
+/* Level d of st is the BEGIN decoded as e (its slots are copied). */
+int ptw_tr_open_copy(struct ptw_tr_ostack *st, uint32_t d,
+		     const struct ptw_tr_ev *e);
+void ptw_tr_ostack_free(struct ptw_tr_ostack *st);
+/* An async BEGIN / END was written on 'track'. 0 or PTW_ERR_NOMEM. */
+int ptw_tr_open_async_begin(struct ptw_tracer *tr, uint64_t track,
+			    const struct ptw_tr_ev *e);
+void ptw_tr_open_async_end(struct ptw_tracer *tr, uint64_t track);
+/* A thread retires: its open slices stay described (ring mode) or are
+ * freed. 0 or PTW_ERR_NOMEM. */
+int ptw_tr_open_retire(struct ptw_tracer *tr, struct ptw_tr_thread *th);
+/* The writer's hook (ptw_i_writer_ring_set_open_fn): every open slice. */
+int ptw_tr_open_fill(void *ctx, struct ptw_pb_buf *b);
+void ptw_tr_open_free(struct ptw_tracer *tr);
 
 /* tracer_crash.c: the backend's pass lock and the crash handler */
 int ptw_tr_pass_begin(void);

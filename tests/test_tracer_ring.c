@@ -730,3 +730,163 @@ Test(tracer_meta, every_trace_shows_only_the_users_slices)
 		free(snap);
 	}
 }
+
+/* ---- slices begun before the window keep what they are (issue 23) --------- */
+
+static atomic_int opener_go;
+
+/* Begins a slice and exits with it open. */
+static void *opener(void *arg)
+{
+	(void)arg;
+	ptw_set_thread_name("opener");
+	PTW_BEGIN_ARGS("gone", "left open", PTW_ARG_I64("k", 7));
+	atomic_store(&opener_go, 1);
+	return NULL;
+}
+
+static const struct ptw_tp_slice *slice_named(const struct ptw_tp_model *m,
+					      const char *name)
+{
+	const struct ptw_tp_slice *found = NULL;
+	for (size_t i = 0; i < m->n_slices; i++)
+		if (m->slices[i].name && strcmp(m->slices[i].name, name) == 0) {
+			cr_assert_null(found, "one slice named %s", name);
+			found = &m->slices[i];
+		}
+	cr_assert_not_null(found, "a slice named %s", name);
+	return found;
+}
+
+static const struct ptw_trace_arg *slice_arg(const struct ptw_tp_slice *s,
+					     const char *name)
+{
+	for (uint32_t i = 0; i < s->n_args; i++)
+		if (s->args[i]->name && strcmp(s->args[i]->name, name) == 0)
+			return s->args[i];
+	cr_assert_fail("slice %s has no argument %s", s->name, name);
+	return NULL;
+}
+
+/* The slices open before the window, as the window shows them: begun at
+ * its start ('open': not ended in it) with their names, categories,
+ * arguments and depths; nothing is named as a placeholder. */
+static void check_cut_slices(const char *p, int open)
+{
+	struct ptw_trace *t = load_checked(p);
+	const struct ptw_trace_buf_stats *b = buf0(t);
+	cr_assert_gt(b->bytes_overwritten, 0, "%s: the window wrapped", p);
+	struct ptw_error err;
+	struct ptw_tp_model *m = ptw_tp_model_build(t, &err);
+	cr_assert_not_null(m);
+	cr_assert_eq(m->n_unmatched_ends, 0);
+	int64_t start = INT64_MAX;
+	for (size_t i = 0; i < m->n_slices; i++) {
+		cr_assert(!m->slices[i].name ||
+			  !strstr(m->slices[i].name, "before the window"),
+			  "%s: a placeholder slice", p);
+		start = m->slices[i].ts < start ? m->slices[i].ts : start;
+	}
+	static const struct {
+		const char *name, *cat;
+		uint32_t depth;
+	} want[] = {
+		{"whole run", "outer", 0},  {"with args", "args", 1},
+		{"dyn-1234", "dyn", 2},      {"async op", "async", 0},
+		{"left open", "gone", 0},
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct ptw_tp_slice *s = slice_named(m, want[i].name);
+		cr_assert_str_eq(s->category, want[i].cat, "%s", want[i].name);
+		cr_assert_eq(s->depth, want[i].depth, "%s", want[i].name);
+		cr_assert_eq(s->ts, start, "%s begins at the window's start",
+			     want[i].name);
+		int ended = s->dur >= 0;
+		/* the exited thread's slice is never ended */
+		cr_assert_eq(ended, !open && i != 4, "%s: dur %lld",
+			     want[i].name, (long long)s->dur);
+	}
+	const struct ptw_tp_slice *a = slice_named(m, "with args");
+	cr_assert_eq(slice_arg(a, "n")->v.i, 42);
+	cr_assert_str_eq(slice_arg(a, "s")->v.s, "a string value");
+	cr_assert_eq(slice_arg(a, "d")->v.d, 1.5);
+	cr_assert_eq(slice_arg(a, "b")->v.b, 1);
+	cr_assert_eq(slice_arg(slice_named(m, "left open"), "k")->v.i, 7);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+	if (!tp_shell())
+		return;
+	double x[8];
+	cr_assert_eq(tp_numbers(p, "select count(*) from slice where name in "
+				   "('whole run', 'with args', 'dyn-1234', "
+				   "'async op', 'left open') and ts = (select "
+				   "min(ts) from slice)", x, 8), 1);
+	cr_assert_eq(x[0], 5, "%s: trace_processor has the five slices at "
+		     "the window's start", p);
+	cr_assert_eq(tp_numbers(p, "select count(*) from slice where name like "
+				   "'%before the window%'", x, 8), 1);
+	cr_assert_eq(x[0], 0);
+	cr_assert_eq(tp_numbers(p, "select a.int_value from slice s join args "
+				   "a using (arg_set_id) where s.name = 'with "
+				   "args' and a.key = 'debug.n'", x, 8), 1);
+	cr_assert_eq(x[0], 42);
+	cr_assert_eq(tp_numbers(p, "select count(*) from slice s join args a "
+				   "using (arg_set_id) where s.name = 'with "
+				   "args' and a.key = 'debug.s' and "
+				   "a.string_value = 'a string value'", x, 8), 1);
+	cr_assert_eq(x[0], 1);
+}
+
+/* tracer_internal.h: the backend's general path only (test switch) */
+extern int ptw_tr_general_only;
+
+/* Slices of every kind open across many wraps: the snapshot and the
+ * trace of ptw_stop begin them at the window's start as they were begun
+ * (the backend's one-slot ways and its general path alike). */
+static void cut_slices_run(int general_only)
+{
+	char *out = tmp_path("cutfinal"), *snap = tmp_path("cutsnap");
+	struct ptw_config cfg;
+	ring_cfg(&cfg, 64u * 1024u);
+	cfg.output_path = out;
+	ptw_tr_general_only = general_only;
+	start_or_die(&cfg);
+	atomic_store(&opener_go, 0);
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, opener, NULL), 0);
+	pthread_join(th, NULL);
+	cr_assert(atomic_load(&opener_go));
+	char dyn[32];
+	snprintf(dyn, sizeof(dyn), "dyn-%d", 1234);
+	PTW_BEGIN("outer", "whole run");
+	PTW_BEGIN_ARGS("args", "with args", PTW_ARG_I64("n", 42),
+		       PTW_ARG_STR("s", "a string value"), PTW_ARG_DBL("d", 1.5),
+		       PTW_ARG_BOOL("b", 1));
+	PTW_BEGIN_DYN("dyn", dyn);
+	PTW_ASYNC_BEGIN("async", "async op", 77);
+	for (int64_t i = 0; i < 20000; i++) /* wraps the ring many times */
+		work(0, i);
+	cr_assert_eq(ptw_snapshot(snap), 0);
+	PTW_ASYNC_END("async", 77);
+	PTW_END("dyn");
+	PTW_END("args");
+	PTW_END("outer");
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_tr_general_only = 0;
+	check_cut_slices(snap, 1);
+	check_cut_slices(out, 0);
+	unlink(out);
+	unlink(snap);
+	free(out);
+	free(snap);
+}
+
+Test(tracer_ring, slices_begun_before_the_window_keep_name_category_and_args)
+{
+	cut_slices_run(0);
+}
+
+Test(tracer_ring, the_general_path_keeps_open_slices_alike)
+{
+	cut_slices_run(1);
+}
