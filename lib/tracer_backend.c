@@ -582,10 +582,11 @@ _Static_assert(PTW_TR_PREP_SLOTS == 64, "32 sets of two");
  * The times it writes are in order (each run starts from the last one's
  * time and refuses one before it), so the first record's is the
  * earliest. Returns the events written and counted. With 'keep_open'
- * (ring mode) it also keeps what each BEGIN opens (tracer_open.c); the
- * two versions are separate functions, so that stream mode pays nothing
- * for it. Not inlined: on its own the loop keeps its state in registers
- * (about 10% fewer instructions per event than inside ptw_tr_drain). */
+ * (ring mode) it also keeps what each BEGIN opens (tracer_open.c). Its
+ * two versions, ptw_tr_run_stream and ptw_tr_run_ring, are functions of
+ * their own, not inlined: stream mode pays nothing for keep_open, and on
+ * its own the loop keeps its state in registers (about 10% fewer
+ * instructions per event than inside ptw_tr_drain). */
 static inline __attribute__((always_inline)) uint64_t
 ptw_tr_run_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	       const struct ptw_ring *r, uint64_t *hp, uint64_t end,
