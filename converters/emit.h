@@ -120,6 +120,13 @@ struct ptw_emit_stats {
 	uint64_t thread_times;       /* events written with thread time (tts):
 				      * each is also a thread_time counter
 				      * row in trace_processor */
+	uint64_t out_of_order;       /* Chrome events earlier than an event
+				      * read before them on their thread (or,
+				      * for async events, than an async event
+				      * read before them): written in file
+				      * order, where trace_processor would
+				      * sort them (put them in order first:
+				      * cv_sort.h) */
 	uint64_t x_without_dur;      /* X events without a "dur": dropped
 				      * (also in 'dropped'), as
 				      * trace_processor drops them */

@@ -293,6 +293,7 @@ struct ptw_emit {
 	 * "id" and id2.global, hash(cat, id, process) for id2.local (see
 	 * emit_track_events.c) -> track uuid. */
 	struct ptw_map async_map;
+	int64_t async_last;          /* latest async (b/e/n) ts written */
 	struct ptw_map counter_map;/* hash(process uuid, name) -> uuid */
 	uint64_t global_track;     /* carries global instants without a
 				    * thread (see ptw_em_scoped_instant) */

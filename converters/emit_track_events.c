@@ -283,6 +283,11 @@ int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		em->st.dropped++;
 		return 0;
 	}
+	/* cookies share tracks in time order (see docs/convert.md) */
+	if (ts < em->async_last)
+		em->st.out_of_order++;
+	else
+		em->async_last = ts;
 	uint64_t track = ptw_em_async_track(em, ev, pid, err);
 	if (!track)
 		return err ? err->code : PTW_ERR_NOMEM;
