@@ -317,28 +317,23 @@ int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
  * global instant track (one, no name) or its process's legacy instant
  * track (no name); a legacy_event with that scope puts a protobuf
  * instant there too (struct ptw_legacy instant_scope), whatever
- * track carries it: the thread's own track (which the event makes a
- * thread row anyway) for g, the process track for p. A g instant
- * without pid and tid rides on a track of its own. */
+ * track carries it: a global track of its own for g (on the thread's
+ * track, trace_processor would add arg legacy_event.passthrough_utid),
+ * the process track for p. */
 int ptw_em_scoped_instant(struct ptw_emit *em,
 			  const struct ptw_cv_event *ev, uint32_t pid,
 			  uint32_t tid, int64_t ts, struct ptw_error *err)
 {
 	uint64_t track;
 	if (ev->scope == 'g') {
-		if (pid || tid) {
-			struct ptw_em_thread *th =
-				ptw_em_thread_get(em, pid, tid, err);
-			if (!th || !(track = ptw_em_thread_track(em, th, err)))
-				return err ? err->code : PTW_ERR_NOMEM;
-		} else {
-			if (!em->global_track &&
-			    !(em->global_track = ptw_writer_add_track(
-				      em->w, "Global instants", 0, -1)))
-				return ptw_em_writer_fail(em, PTW_ERR_INVALID,
-							  err);
-			track = em->global_track;
-		}
+		/* not on the thread's track: trace_processor would add the
+		 * thread as arg legacy_event.passthrough_utid, which the JSON
+		 * import does not show (the event made the thread already) */
+		if (!em->global_track &&
+		    !(em->global_track = ptw_writer_add_track(
+			      em->w, "Global instants", 0, -1)))
+			return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
+		track = em->global_track;
 	} else {
 		if (!(ev->flags & PTW_CV_HAS_PID)) {
 			em->st.dropped++; /* json_parser_failure */
