@@ -10,6 +10,7 @@
 
 #include "chrome_json.h"
 #include "emit_internal.h"
+#include "writer_state.h"
 
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err)
 {
@@ -265,6 +266,15 @@ int ptw_emit_finish(struct ptw_emit *em, struct ptw_error *err)
 							  err);
 		}
 	}
+	/* No event, process or thread ([] or a file trace_processor stops
+	 * reading at its first event): still a valid trace, one clock
+	 * snapshot, which trace_processor loads as it loads the JSON (its
+	 * swapper thread 0 and process 0 only) and ptw-dump --check passes. */
+	struct ptw_writer_stats ws;
+	ptw_writer_get_stats(em->w, &ws);
+	if (!ws.packets && !em->n_procs && !em->n_threads &&
+	    ptw_w_seq_prepare(em->seq, 0))
+		return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
 	return 0;
 }
 

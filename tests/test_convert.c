@@ -469,10 +469,10 @@ Test(convert, command_line_outputs_keep_going_stats_stdin_and_to_json)
 	/* bad option values are refused */
 	cr_assert_eq(sh("'%s' --shift x '%s/a.json' 2>/dev/null", tool, d), 2);
 	cr_assert_eq(sh("'%s' --remap-pid 0:1=2 '%s/a.json' 2>/dev/null", tool, d), 2);
-	/* no events: said, not silently an empty file */
+	/* no events: said, and still a valid trace (see below) */
 	cr_assert_eq(sh("printf '[]' > '%s/e.json' && '%s' -o '%s/e.pftrace' "
 			"'%s/e.json' 2>'%s/err4' && grep -q 'no events to write' "
-			"'%s/err4' && test ! -s '%s/e.pftrace'", d, tool, d, d, d,
+			"'%s/err4' && test -s '%s/e.pftrace'", d, tool, d, d, d,
 			d, d), 0);
 	/* an option for an input that is not there */
 	cr_assert_eq(sh("'%s' --shift 2:5 '%s/a.json' 2>'%s/err3'", tool, d, d), 2);
@@ -1213,5 +1213,41 @@ Test(convert, command_line_sorts_events_out_of_order_file_or_pipe)
 			"2>'%s/err' && grep -q '^out_of_order 1$' '%s/err' && grep -q "
 			"'warning: 1 event(s) came more than the reorder window (1 "
 			"events)' '%s/err'", tool, d, d, d, d, d), 0);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}
+
+/* [] or a file whose first event stops trace_processor's reading still
+ * gives a valid trace (one clock snapshot), which ptw-dump --check and
+ * trace_processor load (v58.2: thread 0 and process 0 only, as for the
+ * JSON). */
+Test(convert, inputs_without_events_give_a_valid_trace)
+{
+	char tool[PATH_MAX];
+	tool_path(tool, sizeof(tool));
+	char dump[PATH_MAX + 16];
+	snprintf(dump, sizeof(dump), "%.*s/ptw-dump",
+		 (int)(strrchr(tool, '/') - tool), tool);
+	char d[] = "/tmp/ptw-cli24e-XXXXXX";
+	cr_assert(mkdtemp(d));
+	cr_assert_eq(sh("printf '[]' > '%s/a.json' && printf '[{\"ph\":\"X\","
+			"\"ts\":1,\"dur\":\"x\",\"pid\":1}]' > '%s/b.json' && printf "
+			"'{\"traceEvents\":[]}' > '%s/c.json'", d, d, d), 0);
+	for (char f = 'a'; f <= 'c'; f++) {
+		cr_expect_eq(sh("'%s' -o '%s/%c.pftrace' '%s/%c.json' 2>'%s/err' "
+				"&& test -s '%s/%c.pftrace' && grep -q 'no events "
+				"to write: .*%c.pftrace is a trace without events'"
+				" '%s/err' && '%s' --check '%s/%c.pftrace' "
+				">/dev/null", tool, d, f, d, f, d, d, f, f, d,
+				dump, d, f), 0, "%c", f);
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/%c.pftrace", d, f);
+		struct ptw_trace *t = ptw_test_load_checked_or_fail(p, 0);
+		size_t n;
+		ptw_trace_events(t, &n);
+		cr_expect_eq(n, 0);
+		ptw_trace_tracks(t, &n);
+		cr_expect_eq(n, 0);
+		ptw_trace_free(t);
+	}
 	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }

@@ -982,9 +982,8 @@ int main(int argc, char **argv)
 	if (!c.quiet) {
 		if (!ws.events)
 			fprintf(stderr, PROG ": notice: no events to write: "
-				"%s is %s\n", output_name(&o),
-				ws.bytes_written ? "a trace with tracks only"
-						 : "empty (0 bytes)");
+				"%s is a trace without events\n",
+				output_name(&o));
 		if (es.pid_collisions)
 			fprintf(stderr, PROG ": notice: %llu pid(s) appear in "
 				"several inputs; kept as separate processes "
