@@ -1139,8 +1139,8 @@ Test(convert, command_line_strict_not_chrome_stop_and_version)
 			d), 0);
 	cr_assert_eq(sh("'%s' -s -o '%s/l.pftrace' '%s/l.json' 2>'%s/err'", tool, d,
 			d, d), 0);
-	cr_assert_eq(sh("grep -q '^ptw-convert: warning: 1 lenient repairs: .*l.json:1: "
-			"a trailing comma' '%s/err' && grep -q '^lenient_repairs 1$' "
+	cr_assert_eq(sh("grep -q '^ptw-convert: warning: 2 lenient repairs: .*l.json:1: "
+			"a trailing comma' '%s/err' && grep -q '^lenient_repairs 2$' "
 			"'%s/err' && test -s '%s/l.pftrace'", d, d, d), 0);
 	/* --strict: an error naming the place, no file */
 	cr_assert_eq(sh("'%s' --strict -o '%s/s.pftrace' '%s/l.json' 2>'%s/err'",
