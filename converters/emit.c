@@ -675,7 +675,9 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	case 0:
 		break;
 	default:
-		return 0; /* no table row (the process exists) */
+		/* no table row (the process exists) */
+		em->st.unwritten_by_phase[(unsigned char)ev->ph & 127u]++;
+		return 0;
 	}
 	struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
 	if (!th)

@@ -127,6 +127,9 @@ struct ptw_emit_stats {
 				      * order, where trace_processor would
 				      * sort them (put them in order first:
 				      * cv_sort.h) */
+	uint64_t unwritten_by_phase[128]; /* events of a phase the converter
+				      * does not write (e.g. "Q"): only their
+				      * process and thread exist */
 	uint64_t x_without_dur;      /* X events without a "dur": dropped
 				      * (also in 'dropped'), as
 				      * trace_processor drops them */

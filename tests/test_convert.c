@@ -1251,3 +1251,26 @@ Test(convert, inputs_without_events_give_a_valid_trace)
 	}
 	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }
+
+/* Events of a phase the converter does not write (trace_processor makes
+ * no row of them either, only their process and thread) are counted per
+ * phase and summed up in one warning, not dropped silently. */
+Test(convert, unwritten_phases_are_counted_and_warned)
+{
+	char tool[PATH_MAX];
+	tool_path(tool, sizeof(tool));
+	char d[] = "/tmp/ptw-cli24q-XXXXXX";
+	cr_assert(mkdtemp(d));
+	cr_assert_eq(sh("printf '[{\"ph\":\"Q\",\"ts\":1,\"pid\":1,\"tid\":2},"
+			"{\"ph\":\"Q\",\"ts\":1,\"pid\":1},{\"ph\":\"O\",\"ts\":1,"
+			"\"pid\":1},{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,"
+			"\"pid\":1}]' > '%s/q.json'", d), 0);
+	cr_assert_eq(sh("'%s' -s -o '%s/q.pftrace' '%s/q.json' 2>'%s/err'", tool,
+			d, d, d), 0);
+	cr_assert_eq(sh("grep -q 'warning: 3 event(s) of a phase that is not "
+			"converted were not written .*phase O (1), Q (2)' '%s/err'"
+			" && grep -q '^unwritten_phase_Q 2$' '%s/err' && grep -q "
+			"'^unwritten_phase_O 1$' '%s/err' && grep -q '^warnings 1$'"
+			" '%s/err'", d, d, d, d), 0);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}

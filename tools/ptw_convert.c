@@ -348,6 +348,25 @@ static void end_warnings(struct cli *c)
 		warn(c, "%llu complete event(s) (ph X) without a \"dur\" were "
 			"dropped, as trace_processor drops them (x_without_dur)",
 		     (unsigned long long)es.x_without_dur);
+	char ph[512];
+	size_t at = 0;
+	uint64_t unwritten = 0;
+	for (int p = 0; p < 128; p++) {
+		uint64_t k = es.unwritten_by_phase[p];
+		if (!k)
+			continue;
+		unwritten += k;
+		int n = snprintf(ph + at, sizeof(ph) - at, "%s%c (%llu)",
+				 at ? ", " : "", p > 32 && p < 127 ? p : '?',
+				 (unsigned long long)k);
+		if (n > 0 && (size_t)n < sizeof(ph) - at)
+			at += (size_t)n;
+	}
+	if (unwritten)
+		warn(c, "%llu event(s) of a phase that is not converted were "
+			"not written (only their process and thread were): "
+			"phase %s (unwritten_phases)",
+		     (unsigned long long)unwritten, ph);
 	if (es.out_of_order)
 		warn(c, "%llu event(s) came more than the reorder window (%zu "
 			"events) after a later event of their thread (or a "
@@ -968,6 +987,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lane %llu\n", (unsigned long long)es.lane);
 		fprintf(stderr, "spilled_overlapping_x %llu\n",
 			(unsigned long long)es.spilled);
+		for (int p = 0; p < 128; p++)
+			if (es.unwritten_by_phase[p])
+				fprintf(stderr, "unwritten_phase_%c %llu\n",
+					p > 32 && p < 127 ? p : '?',
+					(unsigned long long)
+						es.unwritten_by_phase[p]);
 		fprintf(stderr, "out_of_order %llu\n",
 			(unsigned long long)es.out_of_order);
 		fprintf(stderr, "thread_times %llu\n",
