@@ -1274,3 +1274,31 @@ Test(convert, unwritten_phases_are_counted_and_warned)
 			" '%s/err'", d, d, d, d), 0);
 	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }
+
+/* Messages: a bad -o names the path the user gave (not the temporary
+ * file); a bad option or value is one line saying what, then a pointer to
+ * --help, not the whole help. */
+Test(convert, command_line_mistakes_are_one_line)
+{
+	char tool[PATH_MAX];
+	tool_path(tool, sizeof(tool));
+	char d[] = "/tmp/ptw-cli24m-XXXXXX";
+	cr_assert(mkdtemp(d));
+	cr_assert_eq(sh("printf '[]' > '%s/a.json'", d), 0);
+	cr_assert_eq(sh("'%s' -o '%s/no/x.pftrace' '%s/a.json' 2>'%s/err'", tool,
+			d, d, d), 1);
+	cr_assert_eq(sh("grep -q '^ptw-convert: %s/no/x.pftrace: cannot create: ' "
+			"'%s/err' && ! grep -q tmp- '%s/err'", d, d, d), 0);
+	char a[PATH_MAX + 16];
+	snprintf(a, sizeof(a), "'%s/a.json'", d);
+	const char *const bad[][2] = {{"--bogus", a}, {"--shift x", a},
+				      {"-z12", a}, {"-q", ""}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(sh("'%s' %s %s 2>'%s/err'; test $? = 2 && "
+				"test $(wc -l < '%s/err') = 2 && tail -n1 '%s/err' "
+				"| grep -qx \"Try 'ptw-convert --help' for more "
+				"information.\"", tool, bad[i][0], bad[i][1], d, d,
+				d), 0, "%s", bad[i][0]);
+	}
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}

@@ -77,6 +77,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* A command-line mistake: what was wrong was said; point to --help, as
+ * common Unix tools do. Returns the exit status 2. */
+static int usage_error(void)
+{
+	fputs("Try '" PROG " --help' for more information.\n", stderr);
+	return 2;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -538,7 +546,8 @@ static int make_temp(const char *out, char **tmp)
 	snprintf(*tmp, n, "%s.tmp-XXXXXX", out);
 	int fd = mkstemp(*tmp);
 	if (fd < 0) {
-		fprintf(stderr, PROG ": %s: cannot create: %s\n", *tmp,
+		/* the user's path: the temporary name means nothing to them */
+		fprintf(stderr, PROG ": %s: cannot create: %s\n", out,
 			strerror(errno));
 		free(*tmp);
 		*tmp = NULL;
@@ -549,7 +558,7 @@ static int make_temp(const char *out, char **tmp)
 	mode_t mask = umask(0);
 	umask(mask);
 	if (fchmod(fd, 0666 & ~mask) != 0) {
-		fprintf(stderr, PROG ": %s: cannot set permissions: %s\n", *tmp,
+		fprintf(stderr, PROG ": %s: cannot set permissions: %s\n", out,
 			strerror(errno));
 		close(fd);
 		unlink(*tmp);
@@ -837,7 +846,7 @@ int main(int argc, char **argv)
 		}
 		case 'h': usage(stdout); free(names); return 0;
 		case O_VERSION: puts(PROG " " PTW_VERSION); free(names); return 0;
-		default: usage(stderr); return 2;
+		default: free(names); return usage_error(); /* getopt said why */
 		}
 		if (bad) {
 			fprintf(stderr, PROG ": bad value for --%s: '%s'\n",
@@ -846,14 +855,15 @@ int main(int argc, char **argv)
 				: ch == O_PNAME ? "process-name"
 				: ch == O_WINDOW ? "reorder-window" : "thread-name",
 				optarg);
-			usage(stderr);
-			return 2;
+			free(names);
+			return usage_error();
 		}
 	}
 	int n_in = argc - optind;
 	if (n_in < 1) {
-		usage(stderr);
-		return 2;
+		fprintf(stderr, PROG ": no input given\n");
+		free(names);
+		return usage_error();
 	}
 	if (n_in > MAX_INPUTS) {
 		fprintf(stderr, PROG ": at most %d inputs\n", MAX_INPUTS);
