@@ -556,10 +556,23 @@ static void export_counter(struct ctx *c, const struct ptw_tp_counter *k)
 	puts_(o, "}}");
 }
 
+/* Does any slice lie on 'track'? */
+static int has_slices(const struct ptw_map *with, uint64_t track)
+{
+	uint64_t v;
+	return ptw_map_get(with, track, &v);
+}
+
 static void export_names(struct ctx *c)
 {
 	struct out *o = c->o;
 	const struct ptw_tp_model *m = c->m;
+	/* the thread tracks that carry slices (their events make the
+	 * thread); out of memory: every thread gets its M event */
+	struct ptw_map with = {0};
+	int oom = 0;
+	for (size_t i = 0; i < m->n_slices && !oom; i++)
+		oom = ptw_map_put(&with, m->slices[i].track_uuid, 1) != 0;
 	for (size_t i = 0; i < m->n_processes; i++) {
 		const struct ptw_tp_process *p = &m->processes[i];
 		const struct ptw_trace_track *tr =
@@ -598,6 +611,14 @@ static void export_names(struct ctx *c)
 			     th->pid, th->tid);
 			put_str(o, th->name);
 			puts_(o, "}}");
+		} else if (oom || !has_slices(&with, th->track_uuid)) {
+			/* as process_exists: a thread without slices of its
+			 * own (the converter keeps every thread an event
+			 * named, e.g. an async event's) */
+			begin_event(o);
+			putf(o, "\"ph\":\"M\",\"name\":\"thread_exists\","
+				"\"pid\":%" PRId32 ",\"tid\":%" PRId64 "}",
+			     th->pid, th->tid);
 		}
 		if (tr && tr->has_rank) {
 			begin_event(o);
@@ -607,6 +628,7 @@ static void export_names(struct ctx *c)
 			     th->pid, th->tid, tr->rank);
 		}
 	}
+	ptw_map_free(&with);
 }
 
 /* Flow ids per slice, and which tracks carry real (non-instant) slices. */

@@ -394,9 +394,9 @@ Test(export_json, errors_are_reported)
 /* Global events (a g instant, global async b/e) are exported with the
  * pid and tid of a thread of the trace, not pid 0, which would make
  * trace_processor's JSON import create a process 0 and a thread 0 the
- * original did not have (checked with trace_processor v58.2: the
- * process and thread tables of the original JSON and of the round trip
- * are the same). */
+ * original did not have, and a thread without slices of its own gets an
+ * M event (checked with trace_processor v58.2: the process and thread
+ * tables of the original JSON and of the round trip are the same). */
 Test(export_json, global_events_make_no_process_0)
 {
 	static const char src[] =
@@ -405,7 +405,9 @@ Test(export_json, global_events_make_no_process_0)
 		"{\"name\":\"A\",\"cat\":\"c\",\"ph\":\"b\",\"ts\":1,\"pid\":1,"
 		"\"tid\":2,\"id\":7},"
 		"{\"name\":\"A\",\"cat\":\"c\",\"ph\":\"e\",\"ts\":5,\"pid\":1,"
-		"\"tid\":2,\"id\":7}]";
+		"\"tid\":2,\"id\":7},"
+		"{\"name\":\"L\",\"ph\":\"n\",\"ts\":6,\"pid\":1,\"tid\":3,"
+		"\"id2\":{\"local\":1}}]";
 	char *pf = tmp_path("pftrace");
 	ptw_test_convert_json(pf, src, 0, NULL);
 	struct jevs *j = calloc(1, sizeof(*j));
@@ -416,8 +418,10 @@ Test(export_json, global_events_make_no_process_0)
 		cr_expect_eq(j->e[i].pid, 1, "event %zu (%c %s): pid %u", i,
 			     j->e[i].ph, j->e[i].name, j->e[i].pid);
 		if (j->e[i].flags & PTW_CV_HAS_TID)
-			cr_expect(j->e[i].tid == 1 || j->e[i].tid == 2);
+			cr_expect(j->e[i].tid >= 1 && j->e[i].tid <= 3);
 	}
+	/* thread 3 has no slice of its own: an M event keeps it */
+	cr_expect_eq(find(j, 'M', "thread_exists")->tid, 3);
 	cr_expect_eq(find(j, 'i', "G")->tid, 2);
 	cr_expect_eq(find(j, 'b', "A")->tid, 2);
 	free(j);
