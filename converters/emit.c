@@ -214,6 +214,9 @@ int ptw_emit_end_input(struct ptw_emit *em, struct ptw_error *err)
 		int rc = ptw_em_flush(em, th, 1, err);
 		if (rc)
 			return rc;
+		/* Chrome B's never ended: open in trace_processor (dur -1) */
+		if (em->mode == PTW_EMIT_CHROME)
+			em->st.open_slices += th->model_n;
 		th->lifo[0].n = th->lifo[1].n = 0;
 		/* No event can reach this thread any more (a later input has
 		 * threads of its own): end its sequence, free its slot. */

@@ -91,7 +91,8 @@ struct ptw_emit_stats {
 	uint64_t dropped;            /* not representable (no ts, negative ts,
 				      * unmatched end, no id, ...) */
 	uint64_t slices;             /* complete slices written */
-	uint64_t open_slices;        /* B's left open */
+	uint64_t open_slices;        /* B's left open (X form: at their ts;
+				      * Chrome: on their thread's track) */
 	uint64_t instants;
 	uint64_t counters;
 	uint64_t flows;              /* flow events written: v1 s/t/f, and

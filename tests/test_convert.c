@@ -1209,6 +1209,11 @@ Test(convert, command_line_sorts_events_out_of_order_file_or_pipe)
 	cr_assert_eq(sh("grep -q '^out_of_order 0$' '%s/err' && test \"$(grep -c 'lenient "
 			"repairs' '%s/err')\" = 1 && grep -q '^events_read 4$' "
 			"'%s/err'", d, d, d), 0);
+	/* a B never ended is counted as open (trace_processor: dur -1) */
+	cr_assert_eq(sh("printf '[{\"name\":\"C\",\"ph\":\"B\",\"ts\":5,"
+			"\"pid\":1,\"tid\":2}]' > '%s/o.json' && '%s' -s -o "
+			"'%s/o.pftrace' '%s/o.json' 2>&1 | grep -q '^open_slices "
+			"1$'", d, tool, d, d), 0);
 	cr_assert_eq(sh("'%s' -s --reorder-window 1 -o '%s/w.pftrace' '%s/u.json' "
 			"2>'%s/err' && grep -q '^out_of_order 1$' '%s/err' && grep -q "
 			"'warning: 1 event(s) came more than the reorder window (1 "
