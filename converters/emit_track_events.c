@@ -227,19 +227,16 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	return 0;
 }
 
-/* The async track of an event's cookie, created on first use. TP
- * (json_trace_tokenizer.cc, end of ParseTraceEventContents) makes the
+/* TP (json_trace_tokenizer.cc, end of ParseTraceEventContents) makes the
  * cookie hash(cat, id) for "id" and id2.global, and json_trace_parser.cc
  * keys id2.local cookies by process as well (InternLegacyAsyncTrack with
  * source_id_is_process_scoped). TrackCompressor::InternLegacyAsyncTrack
  * then spreads the cookies over tracks: those whose first event had the
  * same name (and process, for local ids) form a set, and a cookie takes
  * its own track, else the first of the set with nothing open, else a new
- * one. trace_processor's protobuf import does exactly that with the
- * tracks of a descriptor's parent and name and the uuid as cookie
- * (track_event_tracker.h InternDescriptorTrackBegin/End/Instant), so one
- * named track per cookie, under the process for local ids, gives the
- * same tracks, names and nesting. Returns the uuid, or 0 with *err. */
+ * one. trace_processor's protobuf import calls the same function for a
+ * legacy_event of phase b/e/n with the id as trace id
+ * (track_event_event_importer.h ParseTrackAssociationInternal). */
 /* The number of the event's trace_processor cookie: hash(category, id),
  * per process for id2.local, numbered 1, 2, ... in order of first use;
  * written as the legacy event's id, it keys trace_processor's async

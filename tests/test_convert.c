@@ -1187,6 +1187,13 @@ Test(convert, command_line_strict_not_chrome_stop_and_version)
 	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }
 
+/* The built ptw-convert and a new scratch directory (template d). */
+static void cli_begin(char *tool, size_t n, char *d)
+{
+	tool_path(tool, n);
+	cr_assert(mkdtemp(d));
+}
+
 /* Events out of time order: a regular file takes a second pass through
  * the reorder window when the first finds them, standard input takes the
  * window at once; both give the same bytes, and the first pass's read
@@ -1194,9 +1201,8 @@ Test(convert, command_line_strict_not_chrome_stop_and_version)
 Test(convert, command_line_sorts_events_out_of_order_file_or_pipe)
 {
 	char tool[PATH_MAX];
-	tool_path(tool, sizeof(tool));
 	char d[] = "/tmp/ptw-cli24-XXXXXX";
-	cr_assert(mkdtemp(d));
+	cli_begin(tool, sizeof(tool), d);
 	cr_assert_eq(sh("printf '[{\"name\":\"A\",\"ph\":\"X\",\"ts\":10,\"dur\":50,"
 			"\"pid\":1,\"tid\":2},{\"name\":\"B\",\"ph\":\"X\",\"ts\":40,"
 			"\"dur\":50,\"pid\":1,\"tid\":2},{\"name\":\"C\",\"ph\":\"B\","
@@ -1228,12 +1234,11 @@ Test(convert, command_line_sorts_events_out_of_order_file_or_pipe)
 Test(convert, inputs_without_events_give_a_valid_trace)
 {
 	char tool[PATH_MAX];
-	tool_path(tool, sizeof(tool));
+	char d[] = "/tmp/ptw-cli24e-XXXXXX";
+	cli_begin(tool, sizeof(tool), d);
 	char dump[PATH_MAX + 16];
 	snprintf(dump, sizeof(dump), "%.*s/ptw-dump",
 		 (int)(strrchr(tool, '/') - tool), tool);
-	char d[] = "/tmp/ptw-cli24e-XXXXXX";
-	cr_assert(mkdtemp(d));
 	cr_assert_eq(sh("printf '[]' > '%s/a.json' && printf '[{\"ph\":\"X\","
 			"\"ts\":1,\"dur\":\"x\",\"pid\":1}]' > '%s/b.json' && printf "
 			"'{\"traceEvents\":[]}' > '%s/c.json'", d, d, d), 0);
@@ -1263,9 +1268,8 @@ Test(convert, inputs_without_events_give_a_valid_trace)
 Test(convert, unwritten_phases_are_counted_and_warned)
 {
 	char tool[PATH_MAX];
-	tool_path(tool, sizeof(tool));
 	char d[] = "/tmp/ptw-cli24q-XXXXXX";
-	cr_assert(mkdtemp(d));
+	cli_begin(tool, sizeof(tool), d);
 	cr_assert_eq(sh("printf '[{\"ph\":\"Q\",\"ts\":1,\"pid\":1,\"tid\":2},"
 			"{\"ph\":\"Q\",\"ts\":1,\"pid\":1},{\"ph\":\"O\",\"ts\":1,"
 			"\"pid\":1},{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,"
@@ -1286,9 +1290,8 @@ Test(convert, unwritten_phases_are_counted_and_warned)
 Test(convert, command_line_mistakes_are_one_line)
 {
 	char tool[PATH_MAX];
-	tool_path(tool, sizeof(tool));
 	char d[] = "/tmp/ptw-cli24m-XXXXXX";
-	cr_assert(mkdtemp(d));
+	cli_begin(tool, sizeof(tool), d);
 	cr_assert_eq(sh("printf '[]' > '%s/a.json'", d), 0);
 	cr_assert_eq(sh("'%s' -o '%s/no/x.pftrace' '%s/a.json' 2>'%s/err'", tool,
 			d, d, d), 1);

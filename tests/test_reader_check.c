@@ -23,9 +23,8 @@ enum { BEGIN = 1, END = 2, INSTANT = 3, CNT = 4 };
 
 /* seq 2: CLEARED + defaults (clock 64, track 2) + snapshot at 1e9, then
  * process 1 (pid 1234), thread 2 (tid 1235), counter 3 under process 1 */
-static void base(struct ptw_tb *b)
+static void base_tracks(struct ptw_tb *b)
 {
-	ptw_tb_init(b);
 	ptw_tb_start_seq(b, 2, 64, 2, 1000000000);
 	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_process_track(b, 1, 1234, "demo");
@@ -36,6 +35,12 @@ static void base(struct ptw_tb *b)
 	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_counter_track(b, 3, 1, "queue");
 	ptw_tb_end(b);
+}
+
+static void base(struct ptw_tb *b)
+{
+	ptw_tb_init(b);
+	base_tracks(b);
 }
 
 /* An event on seq 2 (NEEDS), timestamp delta on clock 64. */
@@ -521,13 +526,7 @@ static void sdk_shaped(struct ptw_tb *b)
 	ptw_tb_varint(b, 10, 1); /* trusted_packet_sequence_id, no flags */
 	ptw_tb_clock64(b, 1000000000);
 	ptw_tb_end(b);
-	ptw_tb_start_seq(b, 2, 64, 2, 1000000000);
-	ptw_tb_begin_on(b, 2, 0);
-	ptw_tb_process_track(b, 1, 1234, "demo");
-	ptw_tb_end(b);
-	ptw_tb_begin_on(b, 2, 0);
-	ptw_tb_thread_track(b, 2, 1234, 1235, "main");
-	ptw_tb_end(b);
+	base_tracks(b);
 	ev(b, 10, BEGIN, "a");
 	ev(b, 10, BEGIN, "open");
 	ev(b, 5, END, NULL);

@@ -260,7 +260,9 @@ static void on_warn(void *ctx, const char *file, uint64_t line,
 {
 	(void)file;
 	(void)line;
-	warn(ctx, "%s", msg);
+	struct cli *c = ctx;
+	if (!c->replay) /* else printed and counted by the first pass */
+		warn(c, "%s", msg);
 }
 
 /* ---- inputs ------------------------------------------------------------- */
