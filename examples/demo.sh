@@ -8,7 +8,7 @@ run() { # run BINARY OUTPUT WHAT
 	if [ -x "$B/bin/$1" ]; then
 		"$B/bin/$1" "$2"
 		if [ -x "$B/bin/ptw-dump" ]; then
-			"$B/bin/ptw-dump" --check "$2" >/dev/null ||
+			"$B/bin/ptw-dump" --check --strict "$2" >/dev/null ||
 				{ echo "demo: $2 fails ptw-dump --check" >&2; exit 1; }
 		fi
 		printf '  %-28s %s (%s bytes)\n' "$3" "$2" "$(wc -c < "$2")"
@@ -22,7 +22,7 @@ run demo "$out" "writer API, every feature:"
 if [ -x "$B/bin/demo-flight" ]; then
 	"$B/bin/demo-flight" "$B/demo-flight.pftrace" "$B/demo-crash.pftrace"
 	for f in "$B/demo-flight.pftrace" "$B/demo-crash.pftrace"; do
-		"$B/bin/ptw-dump" --check --allow-open "$f" >/dev/null ||
+		"$B/bin/ptw-dump" --check --strict --allow-open "$f" >/dev/null ||
 			{ echo "demo: $f fails ptw-dump --check" >&2; exit 1; }
 	done
 	printf '  %-28s %s (%s bytes)\n' "flight recorder snapshot:" \
@@ -34,7 +34,7 @@ fi
 convert() { # convert INPUT OUTPUT WHAT
 	if [ -x "$B/bin/ptw-convert" ]; then
 		"$B/bin/ptw-convert" -q -o "$2" "$1"
-		"$B/bin/ptw-dump" --check --allow-open "$2" >/dev/null ||
+		"$B/bin/ptw-dump" --check --strict --allow-open "$2" >/dev/null ||
 			{ echo "demo: $2 fails ptw-dump --check" >&2; exit 1; }
 		printf '  %-28s %s (%s bytes, from %s)\n' "$3" "$2" \
 			"$(wc -c < "$2")" "$1"

@@ -355,7 +355,9 @@ static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l)
 	if (l->phase) {
 		q = ptw_pb_write_varint_field(q, PTW_F_LE_PHASE,
 					      (uint64_t)(unsigned char)l->phase);
-		q = ptw_pb_write_varint_field(q, PTW_F_LE_UNSCOPED_ID, l->id);
+		q = ptw_pb_write_varint_field(
+			q, l->local_id ? PTW_F_LE_LOCAL_ID : PTW_F_LE_UNSCOPED_ID,
+			l->id);
 		if (l->bind_to_enclosing)
 			q = ptw_pb_write_varint_field(
 				q, PTW_F_LE_BIND_TO_ENCLOSING, 1);
@@ -694,8 +696,11 @@ int ptw_seq_legacy_flow(struct ptw_seq *s, const struct ptw_event *ev)
 	if (!ev)
 		return ptw_ev_fail(s->w, "event is NULL");
 	const struct ptw_legacy *l = ev->legacy;
-	if (!l || (l->phase != 's' && l->phase != 't' && l->phase != 'f'))
-		return ptw_ev_fail(s->w, "legacy flow without phase s, t or f");
+	if (!l || !l->phase || !strchr("stfben", l->phase))
+		return ptw_ev_fail(s->w, "legacy event without phase s, t, f, "
+					 "b, e or n");
+	if (l->local_id && !strchr("ben", l->phase))
+		return ptw_ev_fail(s->w, "local_id on a legacy flow event");
 	return ptw_ev_track_event(s, ev, 0);
 }
 

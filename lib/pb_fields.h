@@ -87,6 +87,7 @@
 #define PTW_LE_SCOPE_GLOBAL 1              /* InstantEventScope.SCOPE_GLOBAL */
 #define PTW_LE_SCOPE_PROCESS 2             /* InstantEventScope.SCOPE_PROCESS */
 #define PTW_F_LE_UNSCOPED_ID 6             /* LegacyEvent.unscoped_id */
+#define PTW_F_LE_LOCAL_ID 10               /* LegacyEvent.local_id */
 #define PTW_F_LE_BIND_ID 8                 /* LegacyEvent.bind_id */
 #define PTW_F_LE_BIND_TO_ENCLOSING 12      /* LegacyEvent.bind_to_enclosing */
 #define PTW_F_LE_FLOW_DIRECTION 13         /* LegacyEvent.flow_direction */

@@ -8,14 +8,18 @@
 #include <string.h>
 
 #include "chrome_json.h"
+#include "cv_sort.h"
 #include "emit.h"
 #include "ptw/writer.h"
 
 /* Converts 'json' into the trace file 'out' (the emitter's general path
- * only if asked); the emitter's stats into *st if st is not NULL. */
-static inline void ptw_test_convert_json(const char *out, const char *json,
-					 int general_path_only,
-					 struct ptw_emit_stats *st)
+ * only if asked; through a reorder window of 'window' events, cv_sort.h,
+ * unless 0); the emitter's stats into *st if st is not NULL. */
+static inline void ptw_test_convert_json_window(const char *out,
+						const char *json,
+						int general_path_only,
+						size_t window,
+						struct ptw_emit_stats *st)
 {
 	struct ptw_error err = {0};
 	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
@@ -25,15 +29,32 @@ static inline void ptw_test_convert_json(const char *out, const char *json,
 	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME,
 				    .general_path_only = general_path_only};
 	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0, "%s", err.msg);
+	struct ptw_cv_sort *so = NULL;
+	if (window)
+		cr_assert(so = ptw_cv_sort_create(window, ptw_emit_event, em,
+						  &err));
 	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
-					  ptw_emit_event, em, NULL, &err),
+					  so ? ptw_cv_sort_event : ptw_emit_event,
+					  so ? (void *)so : (void *)em, NULL,
+					  &err),
 		     0, "%s", err.msg);
+	if (so)
+		cr_assert_eq(ptw_cv_sort_drain(so, &err), 0, "%s", err.msg);
+	ptw_cv_sort_destroy(so);
 	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
 	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
 	if (st)
 		ptw_emit_get_stats(em, st);
 	ptw_emit_destroy(em);
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+/* The same without a reorder window. */
+static inline void ptw_test_convert_json(const char *out, const char *json,
+					 int general_path_only,
+					 struct ptw_emit_stats *st)
+{
+	ptw_test_convert_json_window(out, json, general_path_only, 0, st);
 }
 
 #endif /* PTW_TEST_CONVERT_JSON_H */

@@ -153,11 +153,19 @@ enum ptw_flow_dir {
  * its legacy global instant track (one per trace, no name) / on the
  * process's legacy instant track (no name), as it shows Chrome JSON
  * "s":"g" / "s":"p" instants, whatever track the event names ('p': the
- * track must be a process track). */
+ * track must be a process track). With ptw_seq_legacy_flow() and phase
+ * 'b', 'e' or 'n': a Chrome JSON async begin / end / instant, with 'id'
+ * as unscoped_id, or as local_id (an id of the process of the event's
+ * track) if local_id is set; trace_processor puts it on its
+ * legacy_async_global_slice / legacy_async_process_slice tracks, as
+ * for JSON (the event's track only gives the process: use a process
+ * track, so that no thread is attached to the event). */
 struct ptw_legacy {
-	char phase;              /* 's', 't', 'f' (ptw_seq_legacy_flow); else 0 */
+	char phase;              /* 's', 't', 'f', 'b', 'e', 'n'
+				  * (ptw_seq_legacy_flow); else 0 */
 	int bind_to_enclosing;   /* 'f' with "bp":"e" */
-	uint64_t id;             /* phase s/t/f: LegacyEvent.unscoped_id */
+	uint64_t id;             /* phase s/t/f/b/e/n: LegacyEvent.unscoped_id */
+	int local_id;            /* phase b/e/n: write id as local_id */
 	enum ptw_flow_dir flow_dir; /* PTW_FLOW_NONE: no bind_id written */
 	uint64_t bind_id;
 	char instant_scope;      /* INSTANT only: 'g', 'p', or 0 (none) */
@@ -365,7 +373,8 @@ int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev);
 /* A TrackEvent without a type whose legacy_event (ev->legacy, phase 's',
  * 't' or 'f') makes it a Chrome JSON v1 flow event: trace_processor binds
  * it to the slice open on the event's track when it reads it (or, for
- * 'f' without bind_to_enclosing, to the next slice that begins there). */
+ * 'f' without bind_to_enclosing, to the next slice that begins there).
+ * Phase 'b', 'e' or 'n': a Chrome JSON async event (struct ptw_legacy). */
 int ptw_seq_legacy_flow(struct ptw_seq *s, const struct ptw_event *ev);
 int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,
 			int64_t value);
