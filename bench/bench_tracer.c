@@ -18,7 +18,7 @@
 #include "ptw/tracer.h"
 
 #define RUN_EVENTS 256 /* events per timed run (nesting stays < 512) */
-#define PTW_TR_MIN_SLOTS_BENCH 64u /* ring_slots: a power of two >= 64 */
+#define MIN_RING_SLOTS 64u /* ring_slots: a power of two >= 64 */
 
 static int quick;
 
@@ -351,7 +351,7 @@ static void bench_size_2t(uint32_t n, uint32_t n_lagging)
 {
 	size_2t("tracer_bytes_per_event_2t", PTW_CLOCK_FASTEST, 0, n);
 	n = n_lagging;
-	uint32_t slots = PTW_TR_MIN_SLOTS_BENCH;
+	uint32_t slots = MIN_RING_SLOTS;
 	while (slots < n / 2 + 64) /* per thread: its events and a warm-up */
 		slots *= 2;
 	size_2t("tracer_bytes_per_event_2t_lagging", PTW_CLOCK_FASTEST, slots,
