@@ -18,6 +18,7 @@
 #include "ptw/tracer.h"
 
 #define RUN_EVENTS 256 /* events per timed run (nesting stays < 512) */
+#define MIN_RING_SLOTS 64u /* ring_slots: a power of two >= 64 */
 
 static int quick;
 
@@ -313,13 +314,13 @@ static void *size2_worker(void *p)
 	return NULL;
 }
 
-/* Bytes per event with two producer threads: the backend drains their
- * rings one after the other, so their timelines reach the writer out of
- * step (each sequence's checkpoints should still keep deltas small). */
-static void bench_size_2t(uint32_t n)
+/* Bytes per event of n begin/end events from two producer threads at
+ * once into rings of 'slots' (0: default), lossless, printed as 'name'. */
+static void size_2t(const char *name, enum ptw_clock clock, uint32_t slots,
+		    uint32_t n)
 {
-	start_overflow = PTW_OVERFLOW_WAIT; /* lossless, default-size rings */
-	start("size_2t", PTW_CLOCK_FASTEST, 0, 0);
+	start_overflow = PTW_OVERFLOW_WAIT;
+	start("size_2t", clock, slots, 0);
 	start_overflow = PTW_OVERFLOW_DROP;
 	pthread_barrier_t bar;
 	pthread_barrier_init(&bar, NULL, 2);
@@ -333,11 +334,30 @@ static void bench_size_2t(uint32_t n)
 	stop();
 	struct ptw_stats st;
 	ptw_stats(&st);
-	printf("tracer_bytes_per_event_2t %.2f bytes\n",
+	printf("%s %.2f bytes\n", name,
 	       (double)st.bytes_written / (double)st.events);
 	if (st.dropped)
-		printf("bench_dropped_events_2t %llu events\n",
+		printf("bench_dropped_events_%s %llu events\n", name,
 		       (unsigned long long)st.dropped);
+}
+
+/* Bytes per event with two producer threads. Default-size rings: the
+ * producers wait for the backend, which keeps up. Rings that hold every
+ * event ("lagging", as in a burst): the producers never wait and the
+ * backend drains far behind them, one ring after the other, so the two
+ * timelines reach the writer far out of step; each sequence's
+ * checkpoints read its own time, so both cost what one thread costs. */
+static void bench_size_2t(uint32_t n, uint32_t n_lagging)
+{
+	size_2t("tracer_bytes_per_event_2t", PTW_CLOCK_FASTEST, 0, n);
+	n = n_lagging;
+	uint32_t slots = MIN_RING_SLOTS;
+	while (slots < n / 2 + 64) /* per thread: its events and a warm-up */
+		slots *= 2;
+	size_2t("tracer_bytes_per_event_2t_lagging", PTW_CLOCK_FASTEST, slots,
+		n);
+	size_2t("tracer_bytes_per_event_2t_lagging_monotonic",
+		PTW_CLOCK_MONOTONIC, slots, n);
 }
 
 /* Same slices as fprintf'd Chrome JSON lines (what one would otherwise
@@ -537,7 +557,8 @@ int main(void)
 			       (unsigned long long)st.dropped);
 	}
 	bench_sustained(quick ? (1u << 18) : (1u << 23), quick ? 1 : 5);
-	bench_size_2t(quick ? (1u << 18) : (1u << 25));
+	bench_size_2t(quick ? (1u << 18) : (1u << 25),
+		      quick ? (1u << 18) : (1u << 23));
 	bench_json(runs);
 
 	char path[128];

@@ -713,6 +713,7 @@ _Static_assert(sizeof(struct ptw_tr_open) == 16 &&
 	       "a record's name and category are a level of open slices");
 
 int ptw_tr_general_only;
+_Atomic int ptw_tr_test_hold;
 
 /* Drains what the thread has committed. Returns the slots consumed. */
 static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
@@ -907,6 +908,27 @@ static void ptw_tr_final_output(struct ptw_tracer *tr)
 				       "closing the trace failed");
 }
 
+/* Tests only (ptw_tr_test_hold): waits a moment unless a stop is asked;
+ * returns 1 if it waited. */
+static int ptw_tr_held(struct ptw_tracer *tr)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	int stop = tr->stop_req;
+	if (!stop) {
+		struct timespec dl;
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_nsec += 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_nsec -= 1000000000L;
+			dl.tv_sec++;
+		}
+		pthread_cond_timedwait(&c->wake, &c->mu, &dl);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return !stop;
+}
+
 void *ptw_tr_backend_main(void *arg)
 {
 	struct ptw_tracer *tr = arg;
@@ -914,6 +936,9 @@ void *ptw_tr_backend_main(void *arg)
 	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
 	ptw_tr_backend_tid();
 	for (;;) {
+		if (atomic_load_explicit(&ptw_tr_test_hold, memory_order_acquire) &&
+		    ptw_tr_held(tr))
+			continue;
 		/* The writer is touched only inside a pass (tracer_crash.c). */
 		ptw_tr_pass_begin();
 		pthread_mutex_lock(&c->mu);

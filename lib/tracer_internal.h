@@ -93,6 +93,11 @@ struct ptw_tr_thread {
  * Set it before ptw_start. */
 extern int ptw_tr_general_only;
 
+/* Tests only: while non-zero, the backend drains nothing (it still stops
+ * when asked), so that producer rings fill and the stop drains them one
+ * after the other, far behind their producers (test_tracer_lag.c). */
+extern _Atomic int ptw_tr_test_hold;
+
 /* Async ids and their tracks (tracer_async.c). */
 struct ptw_tr_async_ent {
 	uint64_t id;

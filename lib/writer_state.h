@@ -31,6 +31,7 @@ struct ptw_seq {
 	uint32_t id;
 	uint64_t default_track;  /* 0: none */
 	uint64_t base;           /* running value of clock 64 (last delta base) */
+	uint64_t snap;           /* reading of its newest clock snapshot */
 	uint32_t since_cp;       /* packets since the last checkpoint */
 	uint8_t started;         /* first (CLEARED) packet written */
 	uint8_t need_cp;         /* an intern table reached its cap */
@@ -85,8 +86,8 @@ struct ptw_writer {
 	uint32_t next_seq_id;
 	struct ptw_seq *sim, *wall;
 
-	/* BOOTTIME reading of the newest ClockSnapshot in file order: trace
-	 * processor rejects a snapshot whose trace-clock reading is lower. */
+	/* The largest BOOTTIME reading of any ClockSnapshot written so far
+	 * (the flight recorder's time of a cut, writer_ring.c). */
 	uint64_t last_snapshot;
 
 	/* Flight-recorder mode (writer_ring.c): output goes into this store

@@ -34,7 +34,6 @@ struct domain {
 	int is_incremental;
 	int non_monotonic;  /* demoted to "target only" */
 	int64_t running_ns; /* incremental clocks: last absolute value */
-	int64_t last_ns;    /* last snapshot reading, for monotonicity */
 	int has_snapshot;
 	struct u32vec snaps; /* snapshots holding this clock, in order */
 	struct u32vec adj;   /* clocks sharing a snapshot with this one */
@@ -58,6 +57,11 @@ struct ptw_clocks {
 	struct snapshot *snaps;
 	uint32_t n_snaps, cap_snaps;
 	struct ptw_u64map idx;	/* (seq << 32 | id) -> domain index + 1 */
+	/* (clock set, domain) -> its last reading (ns): trace_processor
+	 * checks that readings grow per clock among the snapshots of the
+	 * same clocks in the same order (clock_synchronizer.cc AddSnapshot:
+	 * one time series per snapshot hash), not across all snapshots */
+	struct ptw_map last;
 	uint64_t gen;		/* bumped by every accepted snapshot */
 	uint32_t trace_clock;	/* 0: TRACE_FILE, not chosen yet */
 	uint32_t default_clock; /* 0: none */
@@ -95,6 +99,7 @@ void ptw_clocks_free(struct ptw_clocks *c)
 	}
 	free(c->doms);
 	ptw_u64map_free(&c->idx);
+	ptw_map_free(&c->last);
 	free(c);
 }
 
@@ -148,6 +153,30 @@ int ptw_clocks_is_incremental(const struct ptw_clocks *c, uint32_t seq,
 	return i >= 0 && c->doms[i].has_snapshot && c->doms[i].is_incremental;
 }
 
+/* The key of the snapshot's clock set (domain indices, in snapshot order,
+ * as trace_processor hashes clock ids), or 0 if a clock has no domain yet
+ * (then none of its readings has a predecessor in the set). */
+static uint64_t set_key(const struct ptw_clocks *c, uint32_t seq,
+			const struct ptw_clock_reading *r, uint32_t n)
+{
+	uint64_t h = PTW_FNV_INIT;
+	for (uint32_t i = 0; i < n; i++) {
+		long d = find_dom(c, seq, r[i].id);
+		if (d < 0)
+			return 0;
+		uint32_t u = (uint32_t)d;
+		h = ptw_fnv1a(h, &u, sizeof(u));
+	}
+	return h | 1;
+}
+
+/* The key of domain d's reading in clock set 'set'. */
+static uint64_t last_key(uint64_t set, long d)
+{
+	uint32_t u = (uint32_t)d;
+	return ptw_fnv1a(set, &u, sizeof(u));
+}
+
 int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 			    const struct ptw_clock_reading *r, uint32_t n,
 			    uint32_t primary, const char **why)
@@ -176,6 +205,7 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 	/* Validate everything first: a rejected snapshot adds nothing (TP
 	 * may have recorded the readings before the offending clock; a
 	 * valid trace never depends on that). */
+	uint64_t set = set_key(c, seq, r, n), prev;
 	for (uint32_t i = 0; i < n; i++) {
 		int64_t unit = r[i].unit_ns ? (int64_t)r[i].unit_ns : 1;
 		for (uint32_t j = 0; j < i; j++) {
@@ -203,8 +233,9 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 			*why = "the trace clock must have unit 1 ns";
 			return 1;
 		}
-		if (r[i].id == tc && d >= 0 && c->doms[d].has_snapshot &&
-		    wmul(r[i].timestamp, unit) < c->doms[d].last_ns) {
+		if (r[i].id == tc && set &&
+		    ptw_map_get(&c->last, last_key(set, d), &prev) &&
+		    wmul(r[i].timestamp, unit) < (int64_t)prev) {
 			*why = "the trace clock goes backwards between "
 			       "snapshots";
 			return 1;
@@ -212,6 +243,10 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 	}
 
 	struct snapshot s = {0};
+	for (uint32_t i = 0; i < n; i++) /* every clock gets its domain */
+		if (add_dom(c, seq, r[i].id) < 0)
+			return -1;
+	set = set_key(c, seq, r, n);
 	s.dom = malloc((n ? n : 1) * sizeof(*s.dom));
 	s.ns = malloc((n ? n : 1) * sizeof(*s.ns));
 	if (!s.dom || !s.ns)
@@ -223,12 +258,14 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 		struct domain *dm = &c->doms[d];
 		int64_t unit = r[i].unit_ns ? (int64_t)r[i].unit_ns : 1;
 		int64_t ns = wmul(r[i].timestamp, unit);
-		if (dm->has_snapshot && ns < dm->last_ns)
+		uint64_t k = last_key(set, d);
+		if (ptw_map_get(&c->last, k, &prev) && ns < (int64_t)prev)
 			dm->non_monotonic = 1;
+		if (ptw_map_put(&c->last, k, (uint64_t)ns))
+			goto nomem;
 		dm->has_snapshot = 1;
 		dm->unit_ns = unit;
 		dm->is_incremental = !!r[i].is_incremental;
-		dm->last_ns = ns;
 		/* clock_synchronizer.h ClockDomain: the snapshot resets the
 		 * running value of an incremental clock */
 		dm->running_ns = ns;

@@ -450,29 +450,44 @@ Test(writer, default_track_events_omit_track_uuid)
 	free(r);
 }
 
-Test(writer, backwards_timestamps_are_absolute_and_keep_the_delta_base)
+/* Instants at ts[0..n) on the sim sequence decode exactly, and event i
+ * is absolute (clock 65) iff abs_expected[i]. Returns the snapshots. */
+static size_t instants_at(const struct ptw_writer_options *o,
+			  const uint64_t *ts, const int *abs_expected, size_t n)
 {
 	char *path;
-	struct ptw_writer *w = open_tmp(&path, NULL);
+	struct ptw_writer *w = open_tmp(&path, o);
 	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
 	struct rec *r = calloc(1, sizeof(*r));
-	uint64_t ts[] = {1000, 2000, 1500, 100, 2001, 2001, 0, 5000};
-	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct ptw_event ev = {.track = tr, .ts = ts[i], .name = "i"};
 		cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	}
 	struct tw_trace t;
 	close_decode(w, path, &t);
 	expect_events(&t, r);
-	int abs_expected[] = {0, 0, 1, 1, 0, 0, 1, 0};
+	cr_assert_eq(t.n_ev, n);
 	for (size_t i = 0; i < t.n_ev; i++)
 		cr_assert_eq(t.ev[i].abs_clock, abs_expected[i], "event %zu", i);
+	size_t snaps = t.n_snapshots;
 	tw_trace_free(&t);
 	free(r);
+	return snaps;
 }
 
-Test(writer, snapshots_never_go_backwards_across_sequences)
+Test(writer, backwards_timestamps_are_absolute_and_keep_the_delta_base)
+{
+	uint64_t ts[] = {1000, 2000, 1500, 100, 2001, 2001, 0, 5000};
+	int abs_expected[] = {0, 0, 1, 1, 0, 0, 1, 0};
+	instants_at(NULL, ts, abs_expected, sizeof(ts) / sizeof(ts[0]));
+}
+
+/* Two sequences written out of step, far apart in time, checkpointing
+ * every 3 packets: each one's snapshots read its own time (the decoder
+ * rejects a sequence's snapshot below its previous one), so every event is
+ * a delta on its sequence's clock 64. */
+Test(writer, each_sequence_snapshots_on_its_own_timeline)
 {
 	char *path;
 	struct ptw_writer_options o = {.checkpoint_packets = 3};
@@ -488,11 +503,28 @@ Test(writer, snapshots_never_go_backwards_across_sequences)
 		cr_assert_eq(do_instant(r, wall, 4, 0, &ev2), 0);
 	}
 	struct tw_trace t;
-	close_decode(w, path, &t); /* the decoder rejects lower snapshots */
+	close_decode(w, path, &t);
 	expect_events(&t, r);
 	cr_assert_gt(t.n_snapshots, 10);
+	for (size_t i = 0; i < t.n_ev; i++)
+		cr_assert_not(t.ev[i].abs_clock, "event %zu", i);
 	tw_trace_free(&t);
 	free(r);
+}
+
+/* A checkpoint at an event that goes back before the sequence's own
+ * previous snapshot reads that snapshot's time again (a sequence's
+ * snapshots must not go back); the event is absolute, the next ones are
+ * deltas again. */
+Test(writer, a_checkpoint_at_an_event_gone_back_keeps_the_snapshot_time)
+{
+	struct ptw_writer_options o = {.checkpoint_packets = 2};
+	uint64_t ts[] = {100, 200, 50, 300, 40, 60, 400};
+	/* checkpoints before events 0 (at 100), 2 (at 100 again: 50 went
+	 * back), 4 (at 100 again) and 6 (at 400) */
+	int abs_expected[] = {0, 0, 1, 0, 1, 1, 0};
+	cr_assert_eq(instants_at(&o, ts, abs_expected,
+				 sizeof(ts) / sizeof(ts[0])), 4);
 }
 
 Test(writer, checkpoints_every_n_packets_restart_interning)
