@@ -286,7 +286,7 @@ static void bench_sustained(uint32_t n, unsigned runs)
 		uint64_t t1 = now_ns();
 		dist_add(&d, (double)(t1 - t0) / (double)n);
 		struct ptw_stats st;
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		if (st.dropped)
 			printf("bench_dropped_events_sustained %llu events\n",
 			       (unsigned long long)st.dropped);
@@ -332,7 +332,7 @@ static void bench_size_2t(uint32_t n)
 	pthread_barrier_destroy(&bar);
 	stop();
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	printf("tracer_bytes_per_event_2t %.2f bytes\n",
 	       (double)st.bytes_written / (double)st.events);
 	if (st.dropped)
@@ -426,7 +426,7 @@ int main(void)
 		struct kinds k;
 		memset(&k, 0, sizeof(k));
 		run_kinds(&k, runs, 1);
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		stop();
 		print_kinds(&k, "1t");
 		printf("tracer_clock_is_tsc %d bool\n", st.clock == PTW_CLOCK_TSC);
@@ -522,7 +522,7 @@ int main(void)
 			stop();
 			dist_add(&d, (double)n * 1e9 / (double)(t1 - t0));
 		}
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		if (compress)
 			free(d.v);
 		else

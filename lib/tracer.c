@@ -513,7 +513,7 @@ int ptw_snapshot(const char *path)
 
 void ptw_stop_atexit(void) { (void)ptw_stop_ex(NULL); }
 
-int ptw_stats(struct ptw_stats *out)
+int ptw_get_stats(struct ptw_stats *out)
 {
 	if (!out)
 		return PTW_ERR_INVALID;

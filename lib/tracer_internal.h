@@ -160,7 +160,7 @@ struct ptw_tracer {
 	uint64_t dropped_gone;        /* drops of finished threads */
 	uint64_t waits_gone;
 
-	/* backend-private, published to ptw_stats() through atomics */
+	/* backend-private, published to ptw_get_stats() through atomics */
 	_Atomic uint64_t events;
 	_Atomic uint64_t invalid;
 	_Atomic uint64_t bytes;

@@ -162,7 +162,7 @@ static void ptw_tr_count_drop(struct ptw_i_thread *t)
 	struct ptw_ring *r = &t->ring;
 	t->pending_drops++;
 	/* Single writer: a relaxed load + store is exact; the backend and
-	 * ptw_stats() read it with acquire/seq_cst loads. */
+	 * ptw_get_stats() read it with acquire/seq_cst loads. */
 	atomic_store_explicit(&t->dropped,
 			      atomic_load_explicit(&t->dropped,
 						   memory_order_relaxed) + 1,
@@ -375,7 +375,7 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		}
 		default:
 			/* Not a type the ring carries: the backend drops the
-			 * argument and counts it (ptw_stats().invalid) rather
+			 * argument and counts it (ptw_get_stats().invalid) rather
 			 * than write a value that was never logged. */
 			ar->type = PTW_I_ARG_UNKNOWN;
 			break;

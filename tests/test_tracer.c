@@ -566,7 +566,7 @@ Test(tracer, stress_8_threads_every_event_once_in_order_and_nested,
 	cr_assert_eq(ptw_stop(), 0);
 
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert_eq(st.dropped, 0);
 	cr_assert_eq(st.invalid, 0);
 	cr_assert_eq(st.events, STRESS_THREADS * pairs * 2);
@@ -674,7 +674,7 @@ Test(tracer, tiny_rings_drop_policy_counts_every_lost_event_exactly)
 	pthread_barrier_destroy(&bar);
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 
 	struct drop_count *c = calloc(1, sizeof(*c));
 	struct dec *d = decode_file(path, drop_cb, c);
@@ -734,7 +734,7 @@ Test(tracer, threads_starting_and_exiting_get_their_own_sequence_and_track)
 	}
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	cr_assert_eq(st.threads, WAVES * PER_WAVE);
 	cr_assert_eq(st.dropped, 0);
 
@@ -843,7 +843,7 @@ Test(tracer, start_stop_twice_in_one_process)
 		pthread_join(th, NULL);
 		cr_assert_eq(ptw_stop(), 0);
 		struct ptw_stats st;
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		cr_assert_eq(st.events, 4);
 		cr_assert_eq(st.threads, 2);
 	}
@@ -969,7 +969,7 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	ptw_set_process_name("renamed process");
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert_eq(st.invalid, 2, "the arguments of unknown and nested type");
 
 	struct collect *c = calloc(1, sizeof(*c));
@@ -1125,7 +1125,7 @@ Test(tracer, scope_ends_on_every_exit_path_and_category_disabled_mid_way)
 	PTW_END("x");
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	cr_assert_eq(st.invalid, 0);
 	struct nest *c = calloc(1, sizeof(*c));
 	struct dec *d = decode_file(path, nest_cb, c);
@@ -1158,7 +1158,7 @@ Test(tracer, flush_makes_logged_events_durable_before_stop)
 	dec_free(d);
 	free(c);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert(st.running);
 	cr_assert_gt(st.bytes_written, 0);
 	cr_assert_eq(ptw_stop(), 0);
@@ -1224,7 +1224,7 @@ static void stamp_with_clock(struct stamp *s, const char *tag,
 	clock_gettime(clk_id, &a);
 	PTW_INSTANT("t", "stamp");
 	clock_gettime(clk_id, &b);
-	ptw_stats(&s->st);
+	ptw_get_stats(&s->st);
 	cr_assert_eq(ptw_stop(), 0);
 	s->lo = (uint64_t)a.tv_sec * 1000000000u + (uint64_t)a.tv_nsec;
 	s->hi = (uint64_t)b.tv_sec * 1000000000u + (uint64_t)b.tv_nsec;
@@ -1281,7 +1281,7 @@ Test(tracer, bad_configs_are_refused_with_a_reason)
 	cr_assert_eq(ptw_start_ex(NULL, &err), PTW_ERR_INVALID);
 	cr_assert_eq(ptw_is_running(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), PTW_ERR_STATE);
+	cr_assert_eq(ptw_get_stats(&st), PTW_ERR_STATE);
 	cr_assert_eq(ptw_stop(), 0);
 	/* macros before any start are harmless */
 	PTW_BEGIN("a", "b");
@@ -1319,7 +1319,7 @@ Test(tracer, wait_policy_with_tiny_rings_loses_nothing)
 		pthread_join(th[k], NULL);
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	cr_assert_eq(st.dropped, 0);
 	cr_assert_eq(st.events, (uint64_t)3 * n * 3);
 	struct nest *c = calloc(1, sizeof(*c));
@@ -1351,7 +1351,7 @@ Test(tracer, end_with_arguments_larger_than_the_ring_still_ends_the_slice)
 	PTW_INSTANT_ARGS("b", "fits", PTW_ARG_STR("a", big));
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	cr_assert_eq(st.dropped, 0);
 	struct collect *c = calloc(1, sizeof(*c));
 	struct dec *d = decode_file(path, collect_cb, c);

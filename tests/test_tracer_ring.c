@@ -387,7 +387,7 @@ static void loss_run(int drops, int ring)
 		cr_assert_eq(ptw_snapshot(p), 0);
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	if (drops)
 		cr_assert_gt(st.dropped, 0);
 	else

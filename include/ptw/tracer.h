@@ -30,7 +30,7 @@
  * Thread rule: the macros and ptw_set_thread_name() may be used from any
  * thread at any time, also before ptw_start() and after ptw_stop() (they do
  * nothing then); not from signal handlers (a thread's first event, or its
- * first after a category change, takes a mutex). ptw_start/ptw_stop/ptw_flush/ptw_stats and the category
+ * first after a category change, takes a mutex). ptw_start/ptw_stop/ptw_flush/ptw_get_stats and the category
  * and process-name calls are serialised internally and may be called from
  * any thread, but not from a signal handler. ptw_stop() is idempotent and
  * may run from atexit (cfg.stop_at_exit does that for you).
@@ -194,7 +194,7 @@ int ptw_snapshot_fd(int fd);
 
 /* Fills *out (see struct ptw_stats). Returns 0, or PTW_ERR_STATE if no
  * session ever ran. */
-int ptw_stats(struct ptw_stats *out);
+int ptw_get_stats(struct ptw_stats *out);
 
 /* 1 while tracing runs. */
 int ptw_is_running(void);
@@ -287,7 +287,7 @@ int ptw_set_category_enabled(const char *category, int enabled);
  * trace_processor pairs its BEGINs and ENDs in timestamp order, whatever
  * order the backend drained the threads' rings in; a BEGIN of an id that
  * is still open nests inside it. An END or BEGIN never matched by the end
- * of the session counts in ptw_stats().invalid. */
+ * of the session counts in ptw_get_stats().invalid. */
 #define PTW_ASYNC_BEGIN(cat, name, id) \
 	PTW_I_EVN(cat, PTW_I_K_ASYNC_BEGIN, ("" name), NULL, (id), PTW_I_NOARG)
 #define PTW_ASYNC_END(cat, id) \

@@ -97,7 +97,7 @@ enum ptw_arg_type {
  * annotation and PTW_MAX_ARG_NODES nested annotations in all (more:
  * PTW_ERR_INVALID). The tracer (tracer.h) and clock streams do not carry
  * nested annotations: the tracer drops them (counted in
- * ptw_stats().invalid), clock streams refuse them. */
+ * ptw_get_stats().invalid), clock streams refuse them. */
 struct ptw_arg {
 	const char *name; /* NULL allowed only for array values */
 	enum ptw_arg_type type;
