@@ -66,7 +66,7 @@ int main(void)
 	 * is that time in its own clock. */
 	uint64_t t_ns[4] = { 0, 0, 0, 0 }, cycle[4] = { 0, 0, 0, 0 };
 	uint64_t rnd = 88172645463325252ull;
-	struct ptw_arg arg = { .name = "addr", .type = PTW_ARG_POINTER };
+	struct ptw_arg arg = { .name = "addr", .type = PTW_ARG_TYPE_POINTER };
 	/* Names are literals: buffered by pointer, interned by pointer. */
 	struct ptw_clock_event ev = { .category = "sim", .args = &arg,
 				      .n_args = 1,

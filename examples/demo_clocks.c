@@ -46,7 +46,7 @@ static int slice(struct demo *d, uint32_t st, uint64_t begin, uint64_t end,
 		 const char *name, uint64_t flow_out, uint64_t flow_in,
 		 uint64_t job)
 {
-	struct ptw_arg arg = { .name = "job", .type = PTW_ARG_UINT, .v.u = job };
+	struct ptw_arg arg = { .name = "job", .type = PTW_ARG_TYPE_UINT, .v.u = job };
 	struct ptw_clock_event ev = {
 		.cycle = begin, .category = "sim", .name = name,
 		.args = &arg, .n_args = 1,
@@ -85,7 +85,7 @@ static int acc_job(struct demo *d, uint64_t j)
 {
 	uint64_t c = j * 300; /* 200 ns at 1.5 GHz */
 	/* Same instant as the CPU's issue; phase 1 sorts it after. */
-	struct ptw_arg phase = { .name = "phase", .type = PTW_ARG_UINT, .v.u = 1 };
+	struct ptw_arg phase = { .name = "phase", .type = PTW_ARG_TYPE_UINT, .v.u = 1 };
 	struct ptw_clock_event bell = { .cycle = c, .category = "sim",
 					.name = "doorbell", .args = &phase,
 					.n_args = 1,

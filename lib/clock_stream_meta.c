@@ -109,9 +109,9 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 		int is_ordinal = a->name[0] == 'o' &&
 				 strcmp(a->name, "ordinal") == 0;
 		if (is_phase || is_ordinal) {
-			if (a->type != PTW_ARG_UINT) {
+			if (a->type != PTW_ARG_TYPE_UINT) {
 				*why = "\"phase\" and \"ordinal\" annotations "
-				       "must be PTW_ARG_UINT";
+				       "must be PTW_ARG_TYPE_UINT";
 				return PTW_ERR_INVALID;
 			}
 			if (is_phase ? has_phase : keys->has_ordinal) {
@@ -131,7 +131,7 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 			goto too_long;
 		put_u8(&o, (uint8_t)a->type);
 		switch (a->type) {
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			if (!a->v.s) {
 				*why = "NULL string annotation";
 				return PTW_ERR_INVALID;
@@ -139,17 +139,17 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 			if (put_str(&o, a->v.s))
 				goto too_long;
 			break;
-		case PTW_ARG_BOOL:
+		case PTW_ARG_TYPE_BOOL:
 			put_u8(&o, a->v.b != 0);
 			break;
-		case PTW_ARG_INT:
+		case PTW_ARG_TYPE_INT:
 			put(&o, &a->v.i, 8);
 			break;
-		case PTW_ARG_UINT:
-		case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_UINT:
+		case PTW_ARG_TYPE_POINTER:
 			put(&o, &a->v.u, 8);
 			break;
-		case PTW_ARG_DOUBLE:
+		case PTW_ARG_TYPE_DOUBLE:
 			put(&o, &a->v.d, 8);
 			break;
 		default:
@@ -281,20 +281,20 @@ int ptw_clock_meta_decode(const uint8_t *buf, uint32_t len,
 		a->name = get_str(&in);
 		a->type = (enum ptw_arg_type)get_u8(&in);
 		switch (a->type) {
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			a->v.s = get_str(&in);
 			break;
-		case PTW_ARG_BOOL:
+		case PTW_ARG_TYPE_BOOL:
 			a->v.b = get_u8(&in);
 			break;
-		case PTW_ARG_INT:
+		case PTW_ARG_TYPE_INT:
 			get_8(&in, &a->v.i);
 			break;
-		case PTW_ARG_UINT:
-		case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_UINT:
+		case PTW_ARG_TYPE_POINTER:
 			get_8(&in, &a->v.u);
 			break;
-		case PTW_ARG_DOUBLE:
+		case PTW_ARG_TYPE_DOUBLE:
 			get_8(&in, &a->v.d);
 			break;
 		default:

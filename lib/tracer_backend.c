@@ -91,21 +91,21 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 	struct ptw_arg a[5];
 	uint32_t n = 0;
 	a[n].name = "clock";
-	a[n].type = PTW_ARG_STRING;
+	a[n].type = PTW_ARG_TYPE_STRING;
 	a[n++].v.s = tr->use_tsc ? "tsc"
 		     : (tr->clock_bits & PTW_I_GEN_BOOT) ? "boottime" : "monotonic";
 	if (tr->use_tsc) {
 		a[n].name = "tsc_hz";
-		a[n].type = PTW_ARG_UINT;
+		a[n].type = PTW_ARG_TYPE_UINT;
 		a[n++].v.u = tr->tsc.hz;
 		a[n].name = "ns_per_tick_q32";
-		a[n].type = PTW_ARG_UINT;
+		a[n].type = PTW_ARG_TYPE_UINT;
 		a[n++].v.u = tr->tsc.mult;
 		a[n].name = "tsc0";
-		a[n].type = PTW_ARG_UINT;
+		a[n].type = PTW_ARG_TYPE_UINT;
 		a[n++].v.u = tr->tsc.tsc0;
 		a[n].name = "mono0_ns";
-		a[n].type = PTW_ARG_UINT;
+		a[n].type = PTW_ARG_TYPE_UINT;
 		a[n++].v.u = tr->tsc.mono0;
 	}
 	struct ptw_event ev;
@@ -268,12 +268,12 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 		pa->name = ar.name;
 		pa->type = (enum ptw_arg_type)ar.type;
 		switch (ar.type) {
-		case PTW_ARG_BOOL: pa->v.b = ar.val != 0; break;
-		case PTW_ARG_INT: pa->v.i = (int64_t)ar.val; break;
-		case PTW_ARG_UINT: pa->v.u = ar.val; break;
-		case PTW_ARG_POINTER: pa->v.u = ar.val; break;
-		case PTW_ARG_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
-		case PTW_ARG_STRING: {
+		case PTW_ARG_TYPE_BOOL: pa->v.b = ar.val != 0; break;
+		case PTW_ARG_TYPE_INT: pa->v.i = (int64_t)ar.val; break;
+		case PTW_ARG_TYPE_UINT: pa->v.u = ar.val; break;
+		case PTW_ARG_TYPE_POINTER: pa->v.u = ar.val; break;
+		case PTW_ARG_TYPE_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
+		case PTW_ARG_TYPE_STRING: {
 			size_t len = ar.str_len;
 			if (len > PTW_TRACER_MAX_NAME)
 				len = PTW_TRACER_MAX_NAME;

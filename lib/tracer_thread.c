@@ -320,7 +320,7 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		total++;
 	for (size_t a = 0; a < nargs; a++) {
 		total++;
-		if (args[a].type == PTW_ARG_STRING)
+		if (args[a].type == PTW_ARG_TYPE_STRING)
 			total += ptw_tr_str_slots(ptw_tr_clip(args[a].v.s));
 	}
 	struct ptw_ring *r = &t->ring;
@@ -361,12 +361,12 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		ar->name = args[a].name;
 		ar->type = (uint8_t)args[a].type;
 		switch (args[a].type) {
-		case PTW_ARG_BOOL: ar->val = (uint64_t)(args[a].v.b != 0); break;
-		case PTW_ARG_INT: ar->val = (uint64_t)args[a].v.i; break;
-		case PTW_ARG_UINT: ar->val = args[a].v.u; break;
-		case PTW_ARG_POINTER: ar->val = args[a].v.u; break;
-		case PTW_ARG_DOUBLE: ar->val = ptw_i_dbl_bits(args[a].v.d); break;
-		case PTW_ARG_STRING: {
+		case PTW_ARG_TYPE_BOOL: ar->val = (uint64_t)(args[a].v.b != 0); break;
+		case PTW_ARG_TYPE_INT: ar->val = (uint64_t)args[a].v.i; break;
+		case PTW_ARG_TYPE_UINT: ar->val = args[a].v.u; break;
+		case PTW_ARG_TYPE_POINTER: ar->val = args[a].v.u; break;
+		case PTW_ARG_TYPE_DOUBLE: ar->val = ptw_i_dbl_bits(args[a].v.d); break;
+		case PTW_ARG_TYPE_STRING: {
 			const char *s = args[a].v.s ? args[a].v.s : "";
 			size_t len = ptw_tr_clip(s);
 			ar->str_len = (uint32_t)len;

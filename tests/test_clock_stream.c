@@ -144,10 +144,10 @@ Test(clock_stream, fields_flows_annotations_and_counters_survive)
 
 	uint64_t flows[2] = { 11, 12 }, term[1] = { 10 };
 	struct ptw_arg args[4] = {
-		{ .name = "addr", .type = PTW_ARG_POINTER, .v.u = 0x1000 },
-		{ .name = "delta", .type = PTW_ARG_INT, .v.i = -3 },
-		{ .name = "ratio", .type = PTW_ARG_DOUBLE, .v.d = 0.25 },
-		{ .name = "op", .type = PTW_ARG_STRING, .v.s = "load" },
+		{ .name = "addr", .type = PTW_ARG_TYPE_POINTER, .v.u = 0x1000 },
+		{ .name = "delta", .type = PTW_ARG_TYPE_INT, .v.i = -3 },
+		{ .name = "ratio", .type = PTW_ARG_TYPE_DOUBLE, .v.d = 0.25 },
+		{ .name = "op", .type = PTW_ARG_TYPE_STRING, .v.s = "load" },
 	};
 	struct ptw_clock_event ev = {
 		.track = lane, .cycle = 100, .category = "mem", .name = "load",
@@ -217,10 +217,10 @@ static void keyed(struct fx *f, uint32_t st, uint64_t track, uint64_t c,
 	struct ptw_arg a[2];
 	uint32_t n = 0;
 	if (phase >= 0)
-		a[n++] = (struct ptw_arg){ .name = "phase", .type = PTW_ARG_UINT,
+		a[n++] = (struct ptw_arg){ .name = "phase", .type = PTW_ARG_TYPE_UINT,
 					   .v.u = (uint64_t)phase };
 	if (ordinal >= 0)
-		a[n++] = (struct ptw_arg){ .name = "ordinal", .type = PTW_ARG_UINT,
+		a[n++] = (struct ptw_arg){ .name = "ordinal", .type = PTW_ARG_TYPE_UINT,
 					   .v.u = (uint64_t)ordinal };
 	struct ptw_clock_event ev = { .track = track, .cycle = c, .name = name,
 				      .args = a, .n_args = n };
@@ -628,7 +628,7 @@ Test(clock_stream, byte_capacity_and_the_64k_metadata_limit)
 	memset(big, 'x', 69999);
 	big[69999] = '\0';
 	big[4000] = '\0'; /* a 4000-byte string first */
-	struct ptw_arg a = { .name = "blob", .type = PTW_ARG_STRING, .v.s = big };
+	struct ptw_arg a = { .name = "blob", .type = PTW_ARG_TYPE_STRING, .v.s = big };
 	struct ptw_clock_event ev = { .cycle = 1, .name = "e", .args = &a,
 				      .n_args = 1 };
 	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
@@ -892,10 +892,10 @@ Test(clock_stream, random_operations_match_a_reference_model)
 		uint32_t na = 0;
 		if (phase >= 0)
 			a[na++] = (struct ptw_arg){ .name = "phase",
-				.type = PTW_ARG_UINT, .v.u = (uint64_t)phase };
+				.type = PTW_ARG_TYPE_UINT, .v.u = (uint64_t)phase };
 		if (ordinal >= 0)
 			a[na++] = (struct ptw_arg){ .name = "ordinal",
-				.type = PTW_ARG_UINT, .v.u = (uint64_t)ordinal };
+				.type = PTW_ARG_TYPE_UINT, .v.u = (uint64_t)ordinal };
 		struct ptw_clock_event ev = {
 			.track = tk == 0 ? tx : tk == 1 ? ty : 0, .cycle = cyc,
 			.name = name, .args = a, .n_args = na };
@@ -1001,7 +1001,7 @@ static uint8_t *run_noisy(int noise, size_t *len)
 	uint64_t ctr = ptw_clock_stream_add_counter_track(f.cs, "c", NULL, 0, -1);
 	static char longname[PTW_MAX_STRING_LEN + 2];
 	memset(longname, 'n', sizeof(longname) - 1);
-	struct ptw_arg badphase = { .name = "phase", .type = PTW_ARG_INT, .v.i = 1 };
+	struct ptw_arg badphase = { .name = "phase", .type = PTW_ARG_TYPE_INT, .v.i = 1 };
 	uint64_t wm = 0;
 	char name[16];
 	for (uint64_t i = 0; i < 400; i++) {

@@ -259,31 +259,31 @@ static void dec_packet(struct dec *d, const Perfetto__Protos__TracePacket *p)
 				   : a->name;
 		switch (a->value_case) {
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
-			da->type = PTW_ARG_BOOL;
+			da->type = PTW_ARG_TYPE_BOOL;
 			da->i = a->bool_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
-			da->type = PTW_ARG_INT;
+			da->type = PTW_ARG_TYPE_INT;
 			da->i = a->int_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
-			da->type = PTW_ARG_UINT;
+			da->type = PTW_ARG_TYPE_UINT;
 			da->u = a->uint_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
-			da->type = PTW_ARG_POINTER;
+			da->type = PTW_ARG_TYPE_POINTER;
 			da->u = a->pointer_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
-			da->type = PTW_ARG_DOUBLE;
+			da->type = PTW_ARG_TYPE_DOUBLE;
 			da->d = a->double_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
-			da->type = PTW_ARG_STRING;
+			da->type = PTW_ARG_TYPE_STRING;
 			da->s = a->string_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID:
-			da->type = PTW_ARG_STRING;
+			da->type = PTW_ARG_TYPE_STRING;
 			da->s = intern_get(s->svals, s->n_svals, a->string_value_iid);
 			break;
 		default:
@@ -885,7 +885,7 @@ static void collect_cb(struct dec *d, const struct dev *e, void *ctx)
 		c->ev[c->n].name = c->names[c->n];
 	}
 	for (int a = 0; a < e->nargs; a++)
-		if (e->args[a].type == PTW_ARG_STRING && e->args[a].s) {
+		if (e->args[a].type == PTW_ARG_TYPE_STRING && e->args[a].s) {
 			snprintf(c->svals[c->n], sizeof(c->svals[0]), "%s", e->args[a].s);
 			c->ev[c->n].args[a].s = c->svals[c->n];
 		}
@@ -934,10 +934,10 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	 * written as a made-up value. */
 	struct ptw_arg odd = PTW_ARG_I64("odd", 5);
 	odd.type = (enum ptw_arg_type)77;
-	/* Nested annotations (PTW_ARG_DICT / _ARRAY) are not carried either
+	/* Nested annotations (PTW_ARG_TYPE_DICT / _ARRAY) are not carried either
 	 * (writer.h): dropped and counted too. */
 	struct ptw_arg kid = PTW_ARG_I64("k", 1);
-	struct ptw_arg nest = {.name = "nest", .type = PTW_ARG_DICT,
+	struct ptw_arg nest = {.name = "nest", .type = PTW_ARG_TYPE_DICT,
 			       .v.nested = {&kid, 1}};
 	PTW_INSTANT_ARGS("c", "with odd arg", PTW_ARG_I64("kept", 3), odd,
 			 nest);
@@ -983,23 +983,23 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	cr_assert_not_null(e);
 	cr_assert_eq(e->nargs, 5);
 	cr_assert_str_eq(e->args[0].name, "i");
-	cr_assert_eq(e->args[0].type, PTW_ARG_INT);
+	cr_assert_eq(e->args[0].type, PTW_ARG_TYPE_INT);
 	cr_assert_eq(e->args[0].i, -5);
-	cr_assert_eq(e->args[1].type, PTW_ARG_UINT);
+	cr_assert_eq(e->args[1].type, PTW_ARG_TYPE_UINT);
 	cr_assert_eq(e->args[1].u, 18446744073709551615ull);
-	cr_assert_eq(e->args[2].type, PTW_ARG_DOUBLE);
+	cr_assert_eq(e->args[2].type, PTW_ARG_TYPE_DOUBLE);
 	cr_assert_eq(e->args[2].d, 2.5);
-	cr_assert_eq(e->args[3].type, PTW_ARG_BOOL);
+	cr_assert_eq(e->args[3].type, PTW_ARG_TYPE_BOOL);
 	cr_assert_eq(e->args[3].i, 1);
-	cr_assert_eq(e->args[4].type, PTW_ARG_STRING);
+	cr_assert_eq(e->args[4].type, PTW_ARG_TYPE_STRING);
 	cr_assert_str_eq(e->args[4].s, "hello");
 
 	e = find_ev(c, "with pointer", INSTANT);
 	cr_assert_not_null(e);
 	cr_assert_eq(e->nargs, 2);
-	cr_assert_eq(e->args[0].type, PTW_ARG_POINTER);
+	cr_assert_eq(e->args[0].type, PTW_ARG_TYPE_POINTER);
 	cr_assert_eq(e->args[0].u, (uint64_t)(uintptr_t)&pointee);
-	cr_assert_eq(e->args[1].type, PTW_ARG_POINTER);
+	cr_assert_eq(e->args[1].type, PTW_ARG_TYPE_POINTER);
 	cr_assert_eq(e->args[1].u, 0);
 	e = find_ev(c, "with odd arg", INSTANT);
 	cr_assert_not_null(e);

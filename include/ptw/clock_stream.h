@@ -25,7 +25,7 @@
  *          stream index,  index in its stream),
  *     so the output depends only on the set of events submitted, never on
  *     how submissions of different streams were interleaved, nor on where
- *     the watermarks fell. "phase" and "ordinal" are ordinary PTW_ARG_UINT
+ *     the watermarks fell. "phase" and "ordinal" are ordinary PTW_ARG_TYPE_UINT
  *     annotations of the event (they are written like any other).
  *   - Errors are returned, never papered over: an event earlier than the
  *     current watermark, a full store (its capacity is an option), or a
@@ -125,7 +125,7 @@ struct ptw_clock_event {
 	uint32_t n_terminating_flow_ids;      /* at most PTW_MAX_FLOWS */
 	const uint64_t *terminating_flow_ids; /* flows ending here */
 	/* Typed annotations, at most PTW_MAX_ANNOTATIONS. Two names are
-	 * special and must be PTW_ARG_UINT: "phase" and "ordinal" (sort keys,
+	 * special and must be PTW_ARG_TYPE_UINT: "phase" and "ordinal" (sort keys,
 	 * see the top of this file). */
 	const struct ptw_arg *args;
 	uint32_t n_args;

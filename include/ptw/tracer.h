@@ -224,18 +224,18 @@ int ptw_set_category_enabled(const char *category, int enabled);
  * values are copied into the ring. */
 
 #define PTW_ARG_I64(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_INT, {.i = (int64_t)(val)}})
+	((struct ptw_arg){("" name), PTW_ARG_TYPE_INT, {.i = (int64_t)(val)}})
 #define PTW_ARG_U64(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_UINT, {.u = (uint64_t)(val)}})
+	((struct ptw_arg){("" name), PTW_ARG_TYPE_UINT, {.u = (uint64_t)(val)}})
 #define PTW_ARG_DBL(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_DOUBLE, {.d = (double)(val)}})
+	((struct ptw_arg){("" name), PTW_ARG_TYPE_DOUBLE, {.d = (double)(val)}})
 #define PTW_ARG_BOOL(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_BOOL, {.b = !!(val)}})
+	((struct ptw_arg){("" name), PTW_ARG_TYPE_BOOL, {.b = !!(val)}})
 #define PTW_ARG_STR(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_STRING, {.s = (val)}})
-/* A pointer, shown as hex (0x...) like the writer's PTW_ARG_POINTER. */
+	((struct ptw_arg){("" name), PTW_ARG_TYPE_STRING, {.s = (val)}})
+/* A pointer, shown as hex (0x...) like the writer's PTW_ARG_TYPE_POINTER. */
 #define PTW_ARG_PTR(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_POINTER,                        \
+	((struct ptw_arg){("" name), PTW_ARG_TYPE_POINTER,                        \
 			  {.u = (uint64_t)(uintptr_t)(const void *)(val)}})
 
 /* ---- instrumentation macros -------------------------------------------
@@ -344,7 +344,7 @@ struct ptw_i_arg_rec {
 	const char *name;
 	uint8_t type;      /* enum ptw_arg_type */
 	uint8_t pad[3];
-	uint32_t str_len;  /* PTW_ARG_STRING: bytes that follow (+ NUL) */
+	uint32_t str_len;  /* PTW_ARG_TYPE_STRING: bytes that follow (+ NUL) */
 	uint64_t val;      /* bits of the value */
 	uint64_t pad2;
 };
@@ -401,7 +401,7 @@ int ptw_i_end_lost(struct ptw_i_thread *t);
 #define PTW_I_CAT(a, b) PTW_I_CAT2(a, b)
 #define PTW_I_SITE(var, cat) \
 	static struct ptw_i_site var = {("" cat), 0}
-#define PTW_I_NOARG ((struct ptw_arg){NULL, PTW_ARG_INT, {.i = 0}})
+#define PTW_I_NOARG ((struct ptw_arg){NULL, PTW_ARG_TYPE_INT, {.i = 0}})
 
 #define PTW_I_EV1(cat, kind, name, val)                                      \
 	do {                                                                 \

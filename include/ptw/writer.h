@@ -75,20 +75,20 @@ struct ptw_writer_options {
 
 /* Annotation value types (DebugAnnotation). */
 enum ptw_arg_type {
-	PTW_ARG_BOOL = 1,
-	PTW_ARG_INT,    /* int64_t  v.i */
-	PTW_ARG_UINT,   /* uint64_t v.u */
-	PTW_ARG_DOUBLE, /* double   v.d */
-	PTW_ARG_STRING, /* const char *v.s, NUL-terminated, copied */
-	PTW_ARG_POINTER,/* uint64_t v.u, shown as hex */
-	PTW_ARG_DICT,   /* v.nested: named entries (DebugAnnotation
+	PTW_ARG_TYPE_BOOL = 1,
+	PTW_ARG_TYPE_INT,    /* int64_t  v.i */
+	PTW_ARG_TYPE_UINT,   /* uint64_t v.u */
+	PTW_ARG_TYPE_DOUBLE, /* double   v.d */
+	PTW_ARG_TYPE_STRING, /* const char *v.s, NUL-terminated, copied */
+	PTW_ARG_TYPE_POINTER,/* uint64_t v.u, shown as hex */
+	PTW_ARG_TYPE_DICT,   /* v.nested: named entries (DebugAnnotation
 			 * dict_entries) */
-	PTW_ARG_ARRAY,  /* v.nested: values, names ignored (array_values) */
+	PTW_ARG_TYPE_ARRAY,  /* v.nested: values, names ignored (array_values) */
 };
 
 /* A typed debug annotation. A top-level annotation's name is interned per
  * sequence; the names and string values of nested ones (the entries of a
- * PTW_ARG_DICT, the values of a PTW_ARG_ARRAY, at any depth) are written
+ * PTW_ARG_TYPE_DICT, the values of a PTW_ARG_TYPE_ARRAY, at any depth) are written
  * inline. trace_processor shows a dict entry as "debug.<name>.<entry>"
  * and an array value as "debug.<name>[i]" in its args table, replacing
  * '.', '[' and ']' in every name with '_'. An array value that shows no
