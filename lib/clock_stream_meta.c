@@ -17,7 +17,7 @@ static void put(struct meta_out *o, const void *src, uint32_t n)
 {
 	if (n == 0)
 		return; /* src may be NULL: memcpy must not see it */
-	if (o->full || n > PTW_CLOCK_STREAM_MAX_META - o->len) {
+	if (o->full || n > PTW_CLOCK_STREAMS_MAX_META - o->len) {
 		o->full = 1;
 		return;
 	}
@@ -40,7 +40,7 @@ static int put_str(struct meta_out *o, const char *s)
 	return 0;
 }
 
-int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
+int ptw_clock_meta_encode(const struct ptw_clock_streams_event *ev, int with_names,
 			  uint8_t *buf, uint32_t *len,
 			  struct ptw_clock_meta_keys *keys, const char **why)
 {
@@ -158,7 +158,7 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 		}
 	}
 	if (o.full) {
-		*why = "event metadata over PTW_CLOCK_STREAM_MAX_META bytes";
+		*why = "event metadata over PTW_CLOCK_STREAMS_MAX_META bytes";
 		return PTW_ERR_LIMIT;
 	}
 	*len = o.len;
@@ -216,7 +216,7 @@ static const char *get_str(struct meta_in *in)
 	if (!p)
 		return NULL;
 	memcpy(&n, p, 4);
-	if (n >= PTW_CLOCK_STREAM_MAX_META) {
+	if (n >= PTW_CLOCK_STREAMS_MAX_META) {
 		in->bad = 1;
 		return NULL;
 	}

@@ -301,7 +301,7 @@ Test(clock_store, interleaved_inserts_and_watermarks_reuse_memory)
 
 Test(clock_meta, round_trip_of_every_field)
 {
-	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static uint8_t buf[PTW_CLOCK_STREAMS_MAX_META];
 	uint64_t flows[2] = { 7, UINT64_MAX }, term[1] = { 99 };
 	struct ptw_arg args[7] = {
 		{ .name = "b", .type = PTW_ARG_TYPE_BOOL, .v.b = 5 },
@@ -312,7 +312,7 @@ Test(clock_meta, round_trip_of_every_field)
 		{ .name = "p", .type = PTW_ARG_TYPE_POINTER, .v.u = 0xdead },
 		{ .name = "ordinal", .type = PTW_ARG_TYPE_UINT, .v.u = 12 },
 	};
-	struct ptw_clock_event ev = {
+	struct ptw_clock_streams_event ev = {
 		.category = "cat", .name = "work", .flow_ids = flows,
 		.n_flow_ids = 2, .terminating_flow_ids = term,
 		.n_terminating_flow_ids = 1, .args = args, .n_args = 7,
@@ -364,9 +364,9 @@ Test(clock_meta, round_trip_of_every_field)
 
 Test(clock_meta, static_strings_are_kept_by_pointer)
 {
-	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static uint8_t buf[PTW_CLOCK_STREAMS_MAX_META];
 	static const char name[] = "literal-name", cat[] = "literal-cat";
-	struct ptw_clock_event ev = { .name = name, .category = cat,
+	struct ptw_clock_streams_event ev = { .name = name, .category = cat,
 				      .flags = PTW_EV_STATIC_STRINGS };
 	uint32_t len = 0;
 	struct ptw_clock_meta_keys k;
@@ -392,12 +392,12 @@ Test(clock_meta, static_strings_are_kept_by_pointer)
 
 Test(clock_meta, bad_sort_key_annotations_are_invalid)
 {
-	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static uint8_t buf[PTW_CLOCK_STREAMS_MAX_META];
 	struct ptw_arg a[2] = {
 		{ .name = "phase", .type = PTW_ARG_TYPE_INT, .v.i = 1 },
 		{ .name = "phase", .type = PTW_ARG_TYPE_UINT, .v.u = 1 },
 	};
-	struct ptw_clock_event ev = { .name = "x", .args = a, .n_args = 1 };
+	struct ptw_clock_streams_event ev = { .name = "x", .args = a, .n_args = 1 };
 	uint32_t len;
 	struct ptw_clock_meta_keys k;
 	const char *why = NULL;
@@ -417,14 +417,14 @@ Test(clock_meta, bad_sort_key_annotations_are_invalid)
 
 Test(clock_meta, oversized_metadata_is_a_limit_error)
 {
-	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static uint8_t buf[PTW_CLOCK_STREAMS_MAX_META];
 	size_t big = 40000;
 	char *s = malloc(big + 1);
 	cr_assert_not_null(s);
 	memset(s, 'x', big);
 	s[big] = '\0';
 	struct ptw_arg a = { .name = "blob", .type = PTW_ARG_TYPE_STRING, .v.s = s };
-	struct ptw_clock_event ev = { .name = s, .args = &a, .n_args = 1 };
+	struct ptw_clock_streams_event ev = { .name = s, .args = &a, .n_args = 1 };
 	uint32_t len;
 	struct ptw_clock_meta_keys k;
 	const char *why = NULL;
