@@ -47,7 +47,7 @@
 #include <time.h>
 
 #include "ptw/error.h"
-#include "ptw/ring.h"
+#include "ring.h"
 #include "ptw/writer.h"
 
 /* ---- configuration ----------------------------------------------------- */
