@@ -5,6 +5,7 @@
  *   demo-threads OUT.pftrace
  *
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,7 +18,7 @@
  * gates; the data a producer then uses is published under ptw_tr_ctl.mu
  * and re-checked there on the slow path). ptw_i_self: the calling thread's
  * registered ring. ptw_tr_ctl: the control block behind ptw_start & co. */
-_Atomic uint32_t ptw_i_gen = 0;
+uint32_t ptw_i_gen = 0; /* __atomic builtins only (tracer.h) */
 _Thread_local struct ptw_i_thread *ptw_i_self
 	__attribute__((tls_model("initial-exec"))) = NULL;
 
@@ -44,7 +44,7 @@ static void ptw_tr_atfork_child(void)
 	c->stopping = 0;
 	ptw_tr_crash_atfork_child();
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
-	atomic_store(&ptw_i_gen, c->gen);
+	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
 	/* The forking thread's ring belonged to the parent's session: do
 	 * not touch it (the child re-registers on its next session). */
 	ptw_i_self = NULL;
@@ -148,7 +148,7 @@ static void ptw_tr_bump_gen_locked(uint32_t flags)
 	/* Release: a thread that sees the new generation on its slow path
 	 * re-reads everything under the mutex anyway; release keeps the
 	 * order visible to relaxed readers as early as possible. */
-	atomic_store_explicit(&ptw_i_gen, c->gen, memory_order_release);
+	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_RELEASE);
 }
 
 int ptw_set_category_enabled(const char *category, int enabled)
@@ -537,6 +537,6 @@ int ptw_get_stats(struct ptw_stats *out)
 
 int ptw_is_running(void)
 {
-	return (atomic_load_explicit(&ptw_i_gen, memory_order_relaxed) &
+	return (__atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED) &
 		PTW_I_GEN_ON) != 0;
 }

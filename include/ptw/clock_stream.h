@@ -75,6 +75,10 @@
 #include "ptw/error.h"
 #include "ptw/writer.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- limits and defaults ------------------------------------------- */
 #define PTW_CLOCK_STREAMS_DEFAULT_MAX_RECORDS (1u << 20)
 #define PTW_CLOCK_STREAMS_DEFAULT_MAX_BYTES (64ull << 20)
@@ -238,5 +242,9 @@ uint64_t ptw_clock_streams_event_bytes(uint32_t meta_bytes);
 
 void ptw_clock_streams_get_stats(const struct ptw_clock_streams *cs,
 				struct ptw_clock_streams_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PTW_CLOCK_STREAM_H */

@@ -7,6 +7,10 @@
 #ifndef PTW_VERSION_H
 #define PTW_VERSION_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PTW_VERSION_MAJOR 0
 #define PTW_VERSION_MINOR 1
 #define PTW_VERSION_PATCH 0
@@ -23,5 +27,9 @@
 /* The version libptw was built with (PTW_VERSION of its build), to
  * compare with the header's at run time. */
 const char *ptw_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PTW_VERSION_H */

@@ -28,6 +28,10 @@
 
 #include "ptw/error.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- defaults of struct ptw_writer_options -------------------------- */
 #define PTW_DEFAULT_CHECKPOINT_PACKETS 16384u /* packets per sequence */
 #define PTW_DEFAULT_MAX_INTERNED 4096u        /* strings per table */
@@ -385,5 +389,9 @@ enum ptw_simple_type {
 int ptw_seq_simple(struct ptw_seq *s, enum ptw_simple_type type,
 		   uint64_t track, uint64_t ts, const char *category,
 		   const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PTW_WRITER_H */
