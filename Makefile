@@ -9,9 +9,10 @@ DESTDIR ?=
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 
-# Debian 12 packages the build and tests need; `make deps` (run by every
+# Debian 12 packages the build and tests need (g++ and clang's clang++:
+# the C++ tests, example and header checks); `make deps` (run by every
 # target) installs the missing ones with apt-get when running as root.
-DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
+DEBS = gcc g++ clang libclang-rt-14-dev ninja-build pkg-config binutils \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libdeflate-dev \
        libcriterion-dev libjson-c-dev libzstd-dev cmake
 
