@@ -127,7 +127,7 @@ static void settle(unsigned run)
 /* ---- workloads ----------------------------------------------------------- */
 
 struct kinds {
-	struct dist pair, begin, end, instant, counter;
+	struct dist pair, begin, end, instant, counter, dyn, fmt;
 };
 
 static void run_kinds(struct kinds *k, unsigned runs, int all)
@@ -162,6 +162,17 @@ static void run_kinds(struct kinds *k, unsigned runs, int all)
 		dist_add(&k->instant, (double)(t1 - t0) / RUN_EVENTS);
 		dist_add(&k->counter, (double)(t2 - t1) / RUN_EVENTS);
 		settle(r);
+		/* a run-time name: copied (_DYN), or formatted first (_FMT) */
+		t0 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_INSTANT_DYN("bench", "request 1234567");
+		t1 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_INSTANT_FMT("bench", "request %d", 1234567 - i);
+		t2 = now_ns();
+		dist_add(&k->dyn, (double)(t1 - t0) / RUN_EVENTS);
+		dist_add(&k->fmt, (double)(t2 - t1) / RUN_EVENTS);
+		settle(r);
 	}
 }
 
@@ -178,6 +189,10 @@ static void print_kinds(struct kinds *k, const char *suffix)
 	dist_print(&k->instant, n);
 	snprintf(n, sizeof(n), "producer_ns_counter_%s", suffix);
 	dist_print(&k->counter, n);
+	snprintf(n, sizeof(n), "producer_ns_instant_dyn_%s", suffix);
+	dist_print(&k->dyn, n);
+	snprintf(n, sizeof(n), "producer_ns_instant_fmt_%s", suffix);
+	dist_print(&k->fmt, n);
 }
 
 struct two {
