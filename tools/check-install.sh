@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-install.sh BUILDDIR - `make install` into a temporary DESTDIR, then
-# builds the README's writer and tracer examples against that install three
-# ways, as users would: pkg-config (shared), pkg-config with the static
+# builds the README's writer, tracer and C++ examples against that install
+# three ways, as users would: pkg-config (shared), pkg-config with the static
 # library, and CMake find_package(ptw) (ptw::ptw and ptw::ptw_static). Each
 # program runs, and the installed ptw-dump --check accepts the trace it
 # wrote. A program linked against the shared library must need libptw.so.MAJOR
@@ -32,13 +32,15 @@ readelf -d "$inst/lib/libptw.so" | grep -q "SONAME.*\[libptw.so.$major\]" ||
 # the README's examples, as written there
 src="$d/src"
 mkdir -p "$src"
-example() { # example HEADING -> the first C block after that heading
-	awk -v h="$1" '$0 == h {f = 1} f && /^```c/ {p = 1; next}
+example() { # example HEADING LANG -> the first LANG block after that heading
+	awk -v h="$1" -v l="$2" '$0 == h {f = 1} f && $0 == "```" l {p = 1; next}
 		       p && /^```/ {exit} p' README.md
 }
-example "## Writing a trace with the writer API" > "$src/writer.c"
-example "## Instrumenting a multi-threaded program" > "$src/tracer.c"
-[ -s "$src/writer.c" ] && [ -s "$src/tracer.c" ] || fail "README examples not found"
+example "## Writing a trace with the writer API" c > "$src/writer.c"
+example "## Instrumenting a multi-threaded program" c > "$src/tracer.c"
+example "## Using ptw from C++" cpp > "$src/cxx.cc"
+[ -s "$src/writer.c" ] && [ -s "$src/tracer.c" ] && [ -s "$src/cxx.cc" ] ||
+	fail "README examples not found"
 
 # run PROGRAM TRACE: runs it in its folder with only the installed library
 # on the path, then checks the trace with the installed ptw-dump
@@ -58,17 +60,24 @@ export PKG_CONFIG_PATH="$inst/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
 [ "$(pkg-config --modversion ptw)" = "$(make -s --no-print-directory version)" ] ||
 	fail "pkg-config --modversion ptw is not the version"
 cflags=$(pkg-config --cflags ptw)
-for p in writer tracer; do
+for p in writer tracer cxx; do
 	out=example.pftrace
 	[ "$p" = tracer ] && out=app.pftrace
+	f="$src/$p.c"
+	build="cc -std=c11"
+	if [ "$p" = cxx ]; then
+		out=app-cxx.pftrace
+		f="$src/$p.cc"
+		build="c++ -std=c++11 -pthread"
+	fi
 	mkdir -p "$d/pc-shared" "$d/pc-static"
 	# shellcheck disable=SC2086
-	cc -std=c11 $cflags "$src/$p.c" -o "$d/pc-shared/$p" $(pkg-config --libs ptw) ||
+	$build $cflags "$f" -o "$d/pc-shared/$p" $(pkg-config --libs ptw) ||
 		fail "$p: pkg-config (shared) build failed"
 	needs_so "$d/pc-shared/$p" 1
 	run "$d/pc-shared/$p" "$out"
 	# shellcheck disable=SC2086
-	cc -std=c11 $cflags "$src/$p.c" -o "$d/pc-static/$p" \
+	$build $cflags "$f" -o "$d/pc-static/$p" \
 		-Wl,-Bstatic $(pkg-config --libs ptw) -Wl,-Bdynamic \
 		$(pkg-config --static --libs-only-l ptw | sed 's/-lptw//') ||
 		fail "$p: pkg-config --static build failed"
@@ -81,13 +90,14 @@ cm="$d/cmake"
 mkdir -p "$cm"
 cat > "$cm/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
-project(ptw_install_test C)
+project(ptw_install_test C CXX)
 find_package(ptw 0.1 REQUIRED)
-foreach(p writer tracer)
-  add_executable(\${p}_shared "$src/\${p}.c")
-  target_link_libraries(\${p}_shared PRIVATE ptw::ptw)
-  add_executable(\${p}_static "$src/\${p}.c")
-  target_link_libraries(\${p}_static PRIVATE ptw::ptw_static)
+foreach(p writer.c tracer.c cxx.cc)
+  get_filename_component(n \${p} NAME_WE)
+  add_executable(\${n}_shared "$src/\${p}")
+  target_link_libraries(\${n}_shared PRIVATE ptw::ptw)
+  add_executable(\${n}_static "$src/\${p}")
+  target_link_libraries(\${n}_static PRIVATE ptw::ptw_static)
 endforeach()
 CMAKE
 cmake -S "$cm" -B "$cm/build" -DCMAKE_PREFIX_PATH="$inst" \
@@ -101,10 +111,13 @@ run "$cm/build/writer_shared" example.pftrace
 run "$cm/build/writer_static" example.pftrace
 run "$cm/build/tracer_shared" app.pftrace
 run "$cm/build/tracer_static" app.pftrace
+needs_so "$cm/build/cxx_shared" 1
+run "$cm/build/cxx_shared" app-cxx.pftrace
+run "$cm/build/cxx_static" app-cxx.pftrace
 # a request for another major version must not be satisfied
 sed -i 's/find_package(ptw 0.1 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
 if cmake -S "$cm" -B "$cm/build2" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
 	fail "find_package(ptw 1.0) accepted version $(make -s --no-print-directory version)"
 fi
 cd "$root"
-echo "check-install: ok (pkg-config shared and static, CMake ptw::ptw and ptw::ptw_static)"
+echo "check-install: ok (C and C++; pkg-config shared and static, CMake ptw::ptw and ptw::ptw_static)"
