@@ -254,10 +254,19 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 				     "ptw_start: ring_bytes %llu is below %u",
 				     (unsigned long long)ring_bytes,
 				     PTW_RS_MIN_BYTES);
-	if (!ring && !cfg->output_path && cfg->output_fd < 0)
+	/* An fd counts when > 0, or when the caller said so: a zeroed
+	 * config must never write to fd 0 (standard input). */
+	int have_fd = cfg->output_fd > 0 || cfg->output_fd_set;
+	if (cfg->output_fd_set && !cfg->output_path && cfg->output_fd < 0)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: no output_path and output_fd %d",
+				     "ptw_start: output_fd_set with output_fd %d",
 				     cfg->output_fd);
+	if (!ring && !cfg->output_path && !have_fd)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: no output named: set output_path, "
+				     "or output_fd (> 0; for fd 0 also "
+				     "output_fd_set), or mode PTW_MODE_RING "
+				     "(snapshots only)");
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 
@@ -276,7 +285,7 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
 					     "ptw_start: out of memory");
 		}
-	} else if (ring && cfg->output_fd > 0) {
+	} else if (ring && have_fd) {
 		tr->out_fd = cfg->output_fd;
 		tr->out_close = cfg->close_fd;
 	}

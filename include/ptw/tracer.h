@@ -70,7 +70,7 @@ enum ptw_mode {
 	/* Flight recorder: only the most recent ring_bytes of encoded trace
 	 * are kept, in memory; ptw_snapshot() writes them as a complete
 	 * trace while tracing goes on; ptw_stop() writes them to the output
-	 * only if one was named (output_path, or output_fd > 0). */
+	 * only if one was named (output_path, or output_fd as above). */
 	PTW_MODE_RING = 1,
 };
 
@@ -104,14 +104,22 @@ enum ptw_clock {
 	PTW_CLOCK_BOOT = 3,
 };
 
-/* Zeroed means defaults (except that an output must be named). */
+/* Zeroed means defaults, except that an output must be named: a path
+ * (output_path), an fd (output_fd > 0, or any fd >= 0 with output_fd_set),
+ * or PTW_MODE_RING, where the output is optional (snapshots only).
+ * Otherwise ptw_start() fails with PTW_ERR_INVALID: fd 0 is never written
+ * unless asked for with output_fd_set. */
 struct ptw_config {
 	/* File to create (truncated). NULL: write to output_fd. */
 	const char *output_path;
-	/* Writable fd used when output_path is NULL (e.g. a pipe). */
+	/* Writable fd used when output_path is NULL (e.g. a pipe): counts
+	 * when > 0, or when output_fd_set is non-zero. */
 	int output_fd;
 	/* With output_fd: non-zero to close it at ptw_stop(). */
 	int close_fd;
+	/* Non-zero: output_fd names the output whatever its value, so that
+	 * fd 0 can be asked for (a negative fd is then PTW_ERR_INVALID). */
+	int output_fd_set;
 	/* Writer options (checkpoints, compression, flush size); zeroed:
 	 * writer defaults. close_fd inside is ignored (use the field above). */
 	struct ptw_writer_options writer;
