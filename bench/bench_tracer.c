@@ -99,7 +99,9 @@ static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
 	cfg.output_path = start_mode == PTW_MODE_RING ? NULL : path;
 	cfg.clock = clock;
 	cfg.ring_slots = slots;
-	cfg.writer.compress = compress;
+	struct ptw_writer_options wo = {0};
+	wo.compress = compress;
+	cfg.writer = &wo;
 	cfg.overflow = start_overflow;
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {

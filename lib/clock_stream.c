@@ -10,6 +10,7 @@
 #include "clock_stream_math.h"
 #include "clock_stream_meta.h"
 #include "clock_stream_store.h"
+#include "sized.h"
 #include "writer_internal.h"
 
 /* Record kinds (struct ptw_clock_rec.kind). */
@@ -233,10 +234,19 @@ static void cs_free_hook(void *ctx) { cs_free(ctx); }
 
 /* ---- set-up ------------------------------------------------------------ */
 
-struct ptw_clock_streams *ptw_clock_streams_attach(
-	struct ptw_writer *w, const struct ptw_clock_streams_options *opt,
-	struct ptw_error *err)
+struct ptw_clock_streams *ptw_clock_streams_attach_sized(
+	struct ptw_writer *w, const struct ptw_clock_streams_options *user_opt,
+	size_t opt_size, struct ptw_error *err)
 {
+	struct ptw_clock_streams_options o;
+	const struct ptw_clock_streams_options *opt = &o;
+	if (ptw_sized_in(&o, sizeof(o), user_opt, opt_size)) {
+		ptw_error_set(err, PTW_ERR_INVALID, 0,
+			      "clock streams: options of %zu bytes set fields "
+			      "this library (%zu bytes) does not know",
+			      opt_size, sizeof(o));
+		return NULL;
+	}
 	if (!w) {
 		ptw_error_set(err, PTW_ERR_INVALID, 0,
 			      "clock streams: NULL writer");
@@ -571,14 +581,19 @@ uint64_t ptw_clock_streams_event_bytes(uint32_t meta_bytes)
 	return ptw_clock_store_rec_bytes(meta_bytes);
 }
 
-void ptw_clock_streams_get_stats(const struct ptw_clock_streams *cs,
-				struct ptw_clock_streams_stats *out)
+void ptw_clock_streams_get_stats_sized(const struct ptw_clock_streams *cs,
+				       struct ptw_clock_streams_stats *user_out,
+				       size_t out_size)
 {
-	if (!out)
+	if (!user_out)
 		return;
+	struct ptw_clock_streams_stats st;
+	struct ptw_clock_streams_stats *out = &st;
 	memset(out, 0, sizeof(*out));
-	if (!cs)
+	if (!cs) {
+		ptw_sized_out(user_out, out_size, out, sizeof(*out));
 		return;
+	}
 	out->buffered_records = cs->store.n_recs;
 	out->buffered_bytes = cs->store.bytes;
 	out->peak_records = cs->store.peak_records;
@@ -587,4 +602,5 @@ void ptw_clock_streams_get_stats(const struct ptw_clock_streams *cs,
 	out->emitted = cs->emitted;
 	out->watermark = cs->watermark;
 	out->first_output_ns = cs->first_output_ns;
+	ptw_sized_out(user_out, out_size, out, sizeof(*out));
 }

@@ -4,7 +4,9 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "tracer_internal.h"
 
+#include "ptw/version.h"
 #include "ring_store.h"
+#include "sized.h"
 #include "writer_internal.h"
 
 #include <errno.h>
@@ -222,11 +224,28 @@ static int ptw_tr_parse_categories_locked(const char *list)
 
 static int ptw_tr_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
-int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
+int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
+		    size_t writer_size, struct ptw_error *err)
 {
-	if (!cfg)
+	if (!user_cfg)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_start: NULL config");
+	/* The caller's structs as its header knew them (sized.h). */
+	struct ptw_config cfg_copy;
+	struct ptw_writer_options wo;
+	if (ptw_sized_in(&cfg_copy, sizeof(cfg_copy), user_cfg, cfg_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: a config of %zu bytes sets "
+				     "fields this library (%zu bytes, version "
+				     "%s) does not know",
+				     cfg_size, sizeof(cfg_copy), PTW_VERSION);
+	if (ptw_sized_in(&wo, sizeof(wo), cfg_copy.writer, writer_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: writer options of %zu bytes "
+				     "set fields this library (%zu bytes, "
+				     "version %s) does not know",
+				     writer_size, sizeof(wo), PTW_VERSION);
+	const struct ptw_config *cfg = &cfg_copy;
 	uint32_t slots = cfg->ring_slots ? cfg->ring_slots : PTW_DEFAULT_RING_SLOTS;
 	if (!ptw_tr_pow2(slots) || slots < PTW_TR_MIN_SLOTS ||
 	    slots > PTW_TR_MAX_SLOTS)
@@ -313,7 +332,6 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 		free(tr);
 		return ptw_error_set(err, rc, 0, "ptw_start: out of memory");
 	}
-	struct ptw_writer_options wo = cfg->writer;
 	wo.close_fd = cfg->close_fd;
 	if (ring)
 		tr->w = ptw_i_writer_open_ring(&wo, ring_bytes, err);
@@ -373,7 +391,6 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 	return 0;
 }
 
-int ptw_start(const struct ptw_config *cfg) { return ptw_start_ex(cfg, NULL); }
 
 /* ---- flush / stop / stats ---------------------------------------------- */
 
@@ -522,10 +539,12 @@ int ptw_snapshot(const char *path)
 
 void ptw_stop_atexit(void) { (void)ptw_stop_ex(NULL); }
 
-int ptw_get_stats(struct ptw_stats *out)
+int ptw_get_stats_sized(struct ptw_stats *user_out, size_t out_size)
 {
-	if (!out)
+	if (!user_out)
 		return PTW_ERR_INVALID;
+	struct ptw_stats st;
+	struct ptw_stats *out = &st;
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	int rc = 0;
@@ -541,6 +560,7 @@ int ptw_get_stats(struct ptw_stats *out)
 		rc = PTW_ERR_STATE;
 	}
 	pthread_mutex_unlock(&c->mu);
+	ptw_sized_out(user_out, out_size, out, sizeof(*out));
 	return rc;
 }
 

@@ -1452,7 +1452,8 @@ Test(tracer, write_error_is_reported_by_stop_and_producers_never_hang)
 	cfg.close_fd = 1;
 	cfg.ring_slots = 64;
 	cfg.overflow = PTW_OVERFLOW_WAIT;
-	cfg.writer.flush_bytes = 4096;
+	struct ptw_writer_options wo = {.flush_bytes = 4096};
+	cfg.writer = &wo;
 	start_or_die(&cfg);
 	for (int i = 0; i < 20000; i++) {
 		PTW_BEGIN("e", "x");

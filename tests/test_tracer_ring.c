@@ -433,7 +433,8 @@ Test(tracer_ring, zstd_stream_and_ring)
 			memset(&cfg, 0, sizeof(cfg));
 		cfg.output_path = p;
 		cfg.overflow = PTW_OVERFLOW_WAIT;
-		cfg.writer.compress = PTW_COMPRESS_ZSTD;
+		struct ptw_writer_options wo = {.compress = PTW_COMPRESS_ZSTD};
+		cfg.writer = &wo;
 		start_or_die(&cfg);
 		for (int64_t i = 0; i < 20000; i++)
 			work(0, i);

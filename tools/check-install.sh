@@ -4,7 +4,8 @@
 # three ways, as users would: pkg-config (shared), pkg-config with the static
 # library, and CMake find_package(ptw) (ptw::ptw and ptw::ptw_static). Each
 # program runs, and the installed ptw-dump --check accepts the trace it
-# wrote. A program linked against the shared library must need libptw.so.MAJOR
+# wrote. A program linked against the shared library must need libptw.so.ABI
+# (MAJOR, or MAJOR.MINOR while MAJOR is 0)
 # and run with only the installed library on its path.
 # SPDX-License-Identifier: Apache-2.0
 set -eu
@@ -17,6 +18,8 @@ dest="$d/root"
 inst="$dest$prefix"
 make -s --no-print-directory install B="$B" PREFIX="$prefix" DESTDIR="$dest" >/dev/null
 major=$(make -s --no-print-directory version | cut -d. -f1)
+# the SONAME's version: the major, or major.minor while the major is 0
+[ "$major" = 0 ] && major=$(make -s --no-print-directory version | cut -d. -f1,2)
 
 fail() { echo "check-install: $*" >&2; exit 1; }
 for f in include/ptw/writer.h include/ptw/tracer.h include/ptw/version.h \
@@ -85,13 +88,13 @@ for p in writer tracer cxx; do
 	run "$d/pc-static/$p" "$out"
 done
 
-# CMake: find_package(ptw 0.1 REQUIRED), both imported targets
+# CMake: find_package(ptw 0.2 REQUIRED), both imported targets
 cm="$d/cmake"
 mkdir -p "$cm"
 cat > "$cm/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
 project(ptw_install_test C CXX)
-find_package(ptw 0.1 REQUIRED)
+find_package(ptw 0.2 REQUIRED)
 foreach(p writer.c tracer.c cxx.cc)
   get_filename_component(n \${p} NAME_WE)
   add_executable(\${n}_shared "$src/\${p}")
@@ -115,9 +118,14 @@ needs_so "$cm/build/cxx_shared" 1
 run "$cm/build/cxx_shared" app-cxx.pftrace
 run "$cm/build/cxx_static" app-cxx.pftrace
 # a request for another major version must not be satisfied
-sed -i 's/find_package(ptw 0.1 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
+sed -i 's/find_package(ptw 0.2 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
 if cmake -S "$cm" -B "$cm/build2" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
 	fail "find_package(ptw 1.0) accepted version $(make -s --no-print-directory version)"
+fi
+# nor one for an older 0.x minor version (another ABI)
+sed -i 's/find_package(ptw 1.0 REQUIRED)/find_package(ptw 0.1 REQUIRED)/' "$cm/CMakeLists.txt"
+if cmake -S "$cm" -B "$cm/build3" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
+	fail "find_package(ptw 0.1) accepted version $(make -s --no-print-directory version)"
 fi
 cd "$root"
 echo "check-install: ok (C and C++; pkg-config shared and static, CMake ptw::ptw and ptw::ptw_static)"

@@ -158,7 +158,7 @@ struct ptw_clock_streams_stats {
  * writer (freed by ptw_writer_close). 'opt' may be NULL. Returns NULL and
  * fills *err (if not NULL) if 'w' already carries host-time events, already
  * has clock streams, or memory ran out. */
-struct ptw_clock_streams *ptw_clock_streams_attach(
+static inline struct ptw_clock_streams *ptw_clock_streams_attach(
 	struct ptw_writer *w, const struct ptw_clock_streams_options *opt,
 	struct ptw_error *err);
 
@@ -240,8 +240,34 @@ int ptw_clock_streams_advance_watermark(struct ptw_clock_streams *cs,
  * metadata size (as a guide for choosing the capacity). */
 uint64_t ptw_clock_streams_event_bytes(uint32_t meta_bytes);
 
-void ptw_clock_streams_get_stats(const struct ptw_clock_streams *cs,
-				struct ptw_clock_streams_stats *out);
+static inline void
+ptw_clock_streams_get_stats(const struct ptw_clock_streams *cs,
+			    struct ptw_clock_streams_stats *out);
+
+/* ---- the sized entry points behind the wrappers (the rule "Structs that
+ * grow" in writer.h) --------------------------------------------------- */
+
+struct ptw_clock_streams *ptw_clock_streams_attach_sized(
+	struct ptw_writer *w, const struct ptw_clock_streams_options *opt,
+	size_t opt_size, struct ptw_error *err);
+void ptw_clock_streams_get_stats_sized(const struct ptw_clock_streams *cs,
+				       struct ptw_clock_streams_stats *out,
+				       size_t out_size);
+
+static inline struct ptw_clock_streams *ptw_clock_streams_attach(
+	struct ptw_writer *w, const struct ptw_clock_streams_options *opt,
+	struct ptw_error *err)
+{
+	return ptw_clock_streams_attach_sized(
+		w, opt, sizeof(struct ptw_clock_streams_options), err);
+}
+static inline void
+ptw_clock_streams_get_stats(const struct ptw_clock_streams *cs,
+			    struct ptw_clock_streams_stats *out)
+{
+	ptw_clock_streams_get_stats_sized(
+		cs, out, sizeof(struct ptw_clock_streams_stats));
+}
 
 #ifdef __cplusplus
 }

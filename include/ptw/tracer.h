@@ -35,6 +35,11 @@
  * any thread, but not from a signal handler. ptw_stop() is idempotent and
  * may run from atexit (cfg.stop_at_exit does that for you).
  *
+ * Structs that grow: struct ptw_config and struct ptw_stats follow the
+ * rule atop writer.h (fields only appended, zero = default, start from a
+ * zeroed struct; ptw_start and ptw_get_stats pass the sizes this header
+ * knows).
+ *
  * fork(): the child never inherits a running tracer. In the child tracing
  * is stopped, the macros do nothing, ptw_stop() returns 0 without touching
  * the parent's file, and ptw_start() may open a new trace. */
@@ -120,9 +125,11 @@ struct ptw_config {
 	/* Non-zero: output_fd names the output whatever its value, so that
 	 * fd 0 can be asked for (a negative fd is then PTW_ERR_INVALID). */
 	int output_fd_set;
-	/* Writer options (checkpoints, compression, flush size); zeroed:
-	 * writer defaults. close_fd inside is ignored (use the field above). */
-	struct ptw_writer_options writer;
+	/* Writer options (checkpoints, compression, flush size); NULL:
+	 * writer defaults. close_fd inside is ignored (use the field above).
+	 * A pointer, not a member, so that both structs can grow (see
+	 * "Structs that grow" in writer.h). */
+	const struct ptw_writer_options *writer;
 	/* Ring slots per thread, a power of two >= 64. 0: 32768. An event
 	 * takes one 32-byte slot; arguments, async/flow ids and copied
 	 * strings take more. */
@@ -175,8 +182,9 @@ struct ptw_stats {
  * PTW_ERR_INVALID for a bad config (e.g. ring_slots not a power of two),
  * PTW_ERR_IO/NOMEM if the output or thread cannot be created; with
  * ptw_start_ex, *err (may be NULL) explains. */
-int ptw_start(const struct ptw_config *cfg);
-int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err);
+static inline int ptw_start(const struct ptw_config *cfg);
+static inline int ptw_start_ex(const struct ptw_config *cfg,
+			       struct ptw_error *err);
 
 /* Makes every event logged before the call durable in the output: the
  * backend drains all rings and flushes the writer. Returns 0, the writer's
@@ -203,7 +211,7 @@ int ptw_snapshot_fd(int fd);
 
 /* Fills *out (see struct ptw_stats). Returns 0, or PTW_ERR_STATE if no
  * session ever ran. */
-int ptw_get_stats(struct ptw_stats *out);
+static inline int ptw_get_stats(struct ptw_stats *out);
 
 /* 1 while tracing runs. */
 int ptw_is_running(void);
@@ -225,6 +233,31 @@ int ptw_set_process_name(const char *name);
  * which resets the set to cfg->disabled_categories. Returns 0,
  * PTW_ERR_INVALID (NULL) or PTW_ERR_NOMEM. */
 int ptw_set_category_enabled(const char *category, int enabled);
+
+/* ---- the sized entry points behind the wrappers -----------------------
+ * (the rule "Structs that grow" in writer.h: struct ptw_config, its
+ * writer options and struct ptw_stats only grow at their end; call the
+ * wrappers above, which pass the sizes this header knows) */
+
+int ptw_start_sized(const struct ptw_config *cfg, size_t cfg_size,
+		    size_t writer_size, struct ptw_error *err);
+int ptw_get_stats_sized(struct ptw_stats *out, size_t out_size);
+
+static inline int ptw_start(const struct ptw_config *cfg)
+{
+	return ptw_start_sized(cfg, sizeof(struct ptw_config),
+			       sizeof(struct ptw_writer_options), NULL);
+}
+static inline int ptw_start_ex(const struct ptw_config *cfg,
+			       struct ptw_error *err)
+{
+	return ptw_start_sized(cfg, sizeof(struct ptw_config),
+			       sizeof(struct ptw_writer_options), err);
+}
+static inline int ptw_get_stats(struct ptw_stats *out)
+{
+	return ptw_get_stats_sized(out, sizeof(struct ptw_stats));
+}
 
 /* ---- typed arguments ------------------------------------------------- */
 

@@ -19,7 +19,22 @@
  * Every sequence maps its clock 1:1 to trace time.
  *
  * Thread rule: a writer and all its sequences belong to one thread at a
- * time. Nothing here locks. */
+ * time. Nothing here locks.
+ *
+ * Structs that grow (the rule for every ptw header): the options, config
+ * and stats structs (struct ptw_writer_options, ptw_writer_stats,
+ * ptw_config, ptw_stats, ptw_clock_streams_options, _stats) only ever gain
+ * fields at their end, and a zero field always means its default. Start
+ * from a zeroed struct (= {0} or memset) and set what you need. The calls
+ * that take or fill one are static inline wrappers that pass sizeof(the
+ * struct) as this header knows it to an exported ..._sized function (call
+ * the wrappers). The library reads min(that size, its own) bytes and treats
+ * the rest as zero, so a program built against an older header runs on a
+ * newer library with defaults for the new fields; on an older library, a
+ * struct with a non-zero field that library does not know is refused with
+ * PTW_ERR_INVALID. Stats are filled up to the smaller of both sizes (fields
+ * the library does not know are 0). The SONAME changes when a release
+ * breaks this (0.x: every minor release, libptw.so.0.MINOR). */
 #ifndef PTW_WRITER_H
 #define PTW_WRITER_H
 
@@ -211,15 +226,15 @@ struct ptw_writer_stats {
  * on 64 KiB boundaries, the rest waiting for the next write;
  * ptw_writer_flush and close write everything and give back the space not
  * used (docs/writer.md, "Output to a file on disk"). */
-struct ptw_writer *ptw_writer_open(const char *path,
-				   const struct ptw_writer_options *opt,
-				   struct ptw_error *err);
+static inline struct ptw_writer *
+ptw_writer_open(const char *path, const struct ptw_writer_options *opt,
+		struct ptw_error *err);
 
 /* Same on an open, writable fd (a file, pipe or socket). The fd is closed by
  * ptw_writer_close() only if opt->close_fd is set. */
-struct ptw_writer *ptw_writer_open_fd(int fd,
-				      const struct ptw_writer_options *opt,
-				      struct ptw_error *err);
+static inline struct ptw_writer *
+ptw_writer_open_fd(int fd, const struct ptw_writer_options *opt,
+		   struct ptw_error *err);
 
 /* Writes all buffered packets to the fd. Returns 0 or the sticky error. */
 int ptw_writer_flush(struct ptw_writer *w);
@@ -244,8 +259,9 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err);
  * not overwrite it. NULL 'w' gives a static PTW_ERR_INVALID record. */
 const struct ptw_error *ptw_writer_error(const struct ptw_writer *w);
 
-void ptw_writer_get_stats(const struct ptw_writer *w,
-			  struct ptw_writer_stats *out);
+/* Fills *out (zeroed for a NULL writer). */
+static inline void ptw_writer_get_stats(const struct ptw_writer *w,
+					struct ptw_writer_stats *out);
 
 /* Nanoseconds of CLOCK_MONOTONIC since the writer was opened: the time base
  * of the wall-clock sequence. */
@@ -389,6 +405,38 @@ enum ptw_simple_type {
 int ptw_seq_simple(struct ptw_seq *s, enum ptw_simple_type type,
 		   uint64_t track, uint64_t ts, const char *category,
 		   const char *name);
+
+/* ---- the sized entry points behind the wrappers (see the rule on top) - */
+
+struct ptw_writer *ptw_writer_open_sized(const char *path,
+					 const struct ptw_writer_options *opt,
+					 size_t opt_size, struct ptw_error *err);
+struct ptw_writer *ptw_writer_open_fd_sized(int fd,
+					    const struct ptw_writer_options *opt,
+					    size_t opt_size,
+					    struct ptw_error *err);
+void ptw_writer_get_stats_sized(const struct ptw_writer *w,
+				struct ptw_writer_stats *out, size_t out_size);
+
+static inline struct ptw_writer *
+ptw_writer_open(const char *path, const struct ptw_writer_options *opt,
+		struct ptw_error *err)
+{
+	return ptw_writer_open_sized(path, opt,
+				     sizeof(struct ptw_writer_options), err);
+}
+static inline struct ptw_writer *
+ptw_writer_open_fd(int fd, const struct ptw_writer_options *opt,
+		   struct ptw_error *err)
+{
+	return ptw_writer_open_fd_sized(fd, opt,
+					sizeof(struct ptw_writer_options), err);
+}
+static inline void ptw_writer_get_stats(const struct ptw_writer *w,
+					struct ptw_writer_stats *out)
+{
+	ptw_writer_get_stats_sized(w, out, sizeof(struct ptw_writer_stats));
+}
 
 #ifdef __cplusplus
 }
