@@ -117,9 +117,10 @@ struct ptw_tr_prep {
 	struct ptw_seq_prep p;
 };
 
-/* A registered producer thread. The head (struct ptw_i_thread) is what the
- * producer fast path (tracer_event.c) touches; 'refs' counts the owners (the thread itself until it exits
- * or re-registers, the session until it has drained the ring). */
+/* A registered producer thread. The head (struct ptw_i_thread) is what
+ * the producer fast path (tracer_event.c) touches; 'refs' counts the
+ * owners (the thread itself until it exits or re-registers, the session
+ * until it has drained the ring). */
 struct ptw_tr_thread {
 	struct ptw_i_thread pub;
 
