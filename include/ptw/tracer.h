@@ -440,52 +440,26 @@ static inline __attribute__((always_inline)) uint32_t ptw_i_on(void)
 	return __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED) & PTW_I_GEN_ON;
 }
 
-static inline struct ptw_arg ptw_i_arg_i64(const char *n, int64_t v)
-{
-	struct ptw_arg a;
-	a.name = n;
-	a.type = PTW_ARG_TYPE_INT;
-	a.v.i = v;
-	return a;
-}
-static inline struct ptw_arg ptw_i_arg_u64(const char *n, uint64_t v)
-{
-	struct ptw_arg a;
-	a.name = n;
-	a.type = PTW_ARG_TYPE_UINT;
-	a.v.u = v;
-	return a;
-}
-static inline struct ptw_arg ptw_i_arg_dbl(const char *n, double v)
-{
-	struct ptw_arg a;
-	a.name = n;
-	a.type = PTW_ARG_TYPE_DOUBLE;
-	a.v.d = v;
-	return a;
-}
-static inline struct ptw_arg ptw_i_arg_bool(const char *n, int v)
-{
-	struct ptw_arg a;
-	a.name = n;
-	a.type = PTW_ARG_TYPE_BOOL;
-	a.v.b = v;
-	return a;
-}
-static inline struct ptw_arg ptw_i_arg_str(const char *n, const char *v)
-{
-	struct ptw_arg a;
-	a.name = n;
-	a.type = PTW_ARG_TYPE_STRING;
-	a.v.s = v;
-	return a;
-}
+/* The argument constructors: the same code in C and C++ (no compound
+ * literals). */
+#define PTW_I_ARG_CTOR(fn, ctype, arg_type, member)                          \
+	static inline struct ptw_arg fn(const char *n, ctype v)              \
+	{                                                                    \
+		struct ptw_arg a;                                            \
+		a.name = n;                                                  \
+		a.type = arg_type;                                           \
+		a.v.member = v;                                              \
+		return a;                                                    \
+	}
+PTW_I_ARG_CTOR(ptw_i_arg_i64, int64_t, PTW_ARG_TYPE_INT, i)
+PTW_I_ARG_CTOR(ptw_i_arg_u64, uint64_t, PTW_ARG_TYPE_UINT, u)
+PTW_I_ARG_CTOR(ptw_i_arg_dbl, double, PTW_ARG_TYPE_DOUBLE, d)
+PTW_I_ARG_CTOR(ptw_i_arg_bool, int, PTW_ARG_TYPE_BOOL, b)
+PTW_I_ARG_CTOR(ptw_i_arg_str, const char *, PTW_ARG_TYPE_STRING, s)
 static inline struct ptw_arg ptw_i_arg_ptr(const char *n, const void *v)
 {
-	struct ptw_arg a;
-	a.name = n;
+	struct ptw_arg a = ptw_i_arg_u64(n, (uint64_t)(uintptr_t)v);
 	a.type = PTW_ARG_TYPE_POINTER;
-	a.v.u = (uint64_t)(uintptr_t)v;
 	return a;
 }
 
