@@ -152,8 +152,8 @@ void check_with_trace_processor(const char *path, size_t want)
 	cr_assert_eq(pclose(f), 0, "trace_processor failed on %s", path);
 	unsigned long slices = 0, errors = 1;
 	// the last line is the value, quoted
-	cr_assert_eq(std::sscanf(last.c_str(), "\"%lu %lu\"", &slices, &errors),
-		     2, "trace_processor said: %s", last.c_str());
+	int got = std::sscanf(last.c_str(), "\"%lu %lu\"", &slices, &errors);
+	cr_assert_eq(got, 2, "trace_processor said: %s", last.c_str());
 	cr_assert_eq(errors, 0u, "trace_processor error stats on %s", path);
 	cr_assert_eq(slices, want, "trace_processor: %lu slices, expected %zu",
 		     slices, want);
