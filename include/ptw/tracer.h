@@ -333,7 +333,7 @@ static inline int ptw_get_stats(struct ptw_stats *out)
  * formatted on the calling thread, only while tracing runs and the
  * category is on, into a stack buffer and copied into the ring like a
  * _DYN name (at most PTW_TRACER_MAX_NAME bytes). Costs the vsnprintf on
- * top of a _DYN event (bench_tracer: producer_ns_per_event_1t_fmt). */
+ * top of a _DYN event (bench_tracer: producer_ns_instant_fmt_1t). */
 #define PTW_BEGIN_FMT(cat, ...) PTW_I_EVF(cat, PTW_I_K_BEGIN, __VA_ARGS__)
 #define PTW_INSTANT_FMT(cat, ...) PTW_I_EVF(cat, PTW_I_K_INSTANT, __VA_ARGS__)
 #define PTW_SCOPE_FMT(cat, ...)                                             \
