@@ -100,7 +100,9 @@ static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
 	cfg.output_path = start_mode == PTW_MODE_RING ? NULL : path;
 	cfg.clock = clock;
 	cfg.ring_slots = slots;
-	cfg.writer.compress = compress;
+	struct ptw_writer_options wo = {0};
+	wo.compress = compress;
+	cfg.writer = &wo;
 	cfg.overflow = start_overflow;
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {
@@ -128,7 +130,7 @@ static void settle(unsigned run)
 /* ---- workloads ----------------------------------------------------------- */
 
 struct kinds {
-	struct dist pair, begin, end, instant, counter;
+	struct dist pair, begin, end, instant, counter, dyn, fmt;
 };
 
 static void run_kinds(struct kinds *k, unsigned runs, int all)
@@ -163,6 +165,17 @@ static void run_kinds(struct kinds *k, unsigned runs, int all)
 		dist_add(&k->instant, (double)(t1 - t0) / RUN_EVENTS);
 		dist_add(&k->counter, (double)(t2 - t1) / RUN_EVENTS);
 		settle(r);
+		/* a run-time name: copied (_DYN), or formatted first (_FMT) */
+		t0 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_INSTANT_DYN("bench", "request 1234567");
+		t1 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_INSTANT_FMT("bench", "request %d", 1234567 - i);
+		t2 = now_ns();
+		dist_add(&k->dyn, (double)(t1 - t0) / RUN_EVENTS);
+		dist_add(&k->fmt, (double)(t2 - t1) / RUN_EVENTS);
+		settle(r);
 	}
 }
 
@@ -179,6 +192,10 @@ static void print_kinds(struct kinds *k, const char *suffix)
 	dist_print(&k->instant, n);
 	snprintf(n, sizeof(n), "producer_ns_counter_%s", suffix);
 	dist_print(&k->counter, n);
+	snprintf(n, sizeof(n), "producer_ns_instant_dyn_%s", suffix);
+	dist_print(&k->dyn, n);
+	snprintf(n, sizeof(n), "producer_ns_instant_fmt_%s", suffix);
+	dist_print(&k->fmt, n);
 }
 
 struct two {
@@ -287,7 +304,7 @@ static void bench_sustained(uint32_t n, unsigned runs)
 		uint64_t t1 = now_ns();
 		dist_add(&d, (double)(t1 - t0) / (double)n);
 		struct ptw_stats st;
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		if (st.dropped)
 			printf("bench_dropped_events_sustained %llu events\n",
 			       (unsigned long long)st.dropped);
@@ -333,7 +350,7 @@ static void size_2t(const char *name, enum ptw_clock clock, uint32_t slots,
 	pthread_barrier_destroy(&bar);
 	stop();
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	printf("%s %.2f bytes\n", name,
 	       (double)st.bytes_written / (double)st.events);
 	if (st.dropped)
@@ -446,7 +463,7 @@ int main(void)
 		struct kinds k;
 		memset(&k, 0, sizeof(k));
 		run_kinds(&k, runs, 1);
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		stop();
 		print_kinds(&k, "1t");
 		printf("tracer_clock_is_tsc %d bool\n", st.clock == PTW_CLOCK_TSC);
@@ -542,7 +559,7 @@ int main(void)
 			stop();
 			dist_add(&d, (double)n * 1e9 / (double)(t1 - t0));
 		}
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		if (compress)
 			free(d.v);
 		else

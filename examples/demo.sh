@@ -16,6 +16,7 @@ run() { # run BINARY OUTPUT WHAT
 }
 echo "ptw demo traces:"
 run demo-threads "$B/demo-threads.pftrace" "multi-threaded tracer:"
+run demo-cxx "$B/demo-cxx.pftrace" "tracer from C++:"
 run demo-clocks "$B/demo-clocks.pftrace" "clock streams (3 domains):"
 run demo "$out" "writer API, every feature:"
 # The flight recorder: a snapshot of a wrapped ring, and a crash dump.

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ptw/pb.h"
+#include "pb.h"
 
 #define PTW_RS_MAX_PIECES 16u    /* pieces held at most (a piece is >= size/8) */
 #define PTW_RS_MIN_BYTES (64u * 1024u)

@@ -132,6 +132,8 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 void ptw_tr_backend_free(struct ptw_tracer *tr)
 {
 	ptw_map_free(&tr->counters);
+	for (size_t i = 0; i < tr->n_counter_names; i++)
+		free(tr->counter_names[i]);
 	free(tr->counter_names);
 	free(tr->counter_uuids);
 	tr->counter_names = NULL;
@@ -173,12 +175,15 @@ static int ptw_tr_thread_create(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	return 0;
 }
 
-/* Counter tracks are per name: looked up by pointer (the literal), then
- * by content (the same text from another translation unit). */
-static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
+/* Counter tracks are per name: a literal is looked up by pointer, then
+ * by content (the same text from another translation unit); a run-time
+ * name ('literal' 0, from the _DYN macros) by content only. */
+static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name,
+				     int literal)
 {
 	uint64_t uuid;
-	if (ptw_map_get(&tr->counters, (uint64_t)(uintptr_t)name, &uuid))
+	if (literal &&
+	    ptw_map_get(&tr->counters, (uint64_t)(uintptr_t)name, &uuid))
 		return uuid;
 	uuid = 0;
 	for (size_t i = 0; i < tr->n_counter_names; i++)
@@ -187,7 +192,7 @@ static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
 	if (!uuid) {
 		if (tr->n_counter_names == tr->cap_counter_names) {
 			size_t nc = tr->cap_counter_names ? 2 * tr->cap_counter_names : 16;
-			const char **nn = realloc(tr->counter_names, nc * sizeof(*nn));
+			char **nn = realloc(tr->counter_names, nc * sizeof(*nn));
 			if (!nn)
 				return 0;
 			tr->counter_names = nn;
@@ -197,15 +202,20 @@ static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
 			tr->counter_uuids = nu;
 			tr->cap_counter_names = nc;
 		}
+		char *copy = strdup(name);
+		if (!copy)
+			return 0;
 		uuid = ptw_writer_add_counter_track(tr->w, name, NULL,
 						    tr->proc_track, -1);
-		if (!uuid)
+		if (!uuid) {
+			free(copy);
 			return 0;
-		/* literals live as long as the program: keep the pointer */
-		tr->counter_names[tr->n_counter_names] = name;
+		}
+		tr->counter_names[tr->n_counter_names] = copy;
 		tr->counter_uuids[tr->n_counter_names++] = uuid;
 	}
-	if (ptw_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
+	if (literal &&
+	    ptw_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
 		return 0;
 	return uuid;
 }
@@ -269,12 +279,12 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 		pa->name = ar.name;
 		pa->type = (enum ptw_arg_type)ar.type;
 		switch (ar.type) {
-		case PTW_ARG_BOOL: pa->v.b = ar.val != 0; break;
-		case PTW_ARG_INT: pa->v.i = (int64_t)ar.val; break;
-		case PTW_ARG_UINT: pa->v.u = ar.val; break;
-		case PTW_ARG_POINTER: pa->v.u = ar.val; break;
-		case PTW_ARG_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
-		case PTW_ARG_STRING: {
+		case PTW_ARG_TYPE_BOOL: pa->v.b = ar.val != 0; break;
+		case PTW_ARG_TYPE_INT: pa->v.i = (int64_t)ar.val; break;
+		case PTW_ARG_TYPE_UINT: pa->v.u = ar.val; break;
+		case PTW_ARG_TYPE_POINTER: pa->v.u = ar.val; break;
+		case PTW_ARG_TYPE_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
+		case PTW_ARG_TYPE_STRING: {
 			size_t len = ar.str_len;
 			if (len > PTW_TRACER_MAX_NAME)
 				len = PTW_TRACER_MAX_NAME;
@@ -398,7 +408,7 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		break;
 	case PTW_I_K_COUNTER_INT:
 	case PTW_I_K_COUNTER_DOUBLE: {
-		track = ptw_tr_counter_track(tr, e->rec.name);
+		track = ptw_tr_counter_track(tr, e->name, e->static_name);
 		if (!track) {
 			ptw_tr_check(tr, ptw_writer_error(tr->w)->code
 						 ? ptw_writer_error(tr->w)->code

@@ -8,10 +8,98 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include <time.h>
+
 #include "hashmap.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
+#include "ring.h"
 #include "writer_internal.h"
+
+/* ---- the producer's records and thread head (the macros do not see them) */
+
+/* One ring slot. Extra slots follow when 'extra' > 0: the copied name
+ * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then
+ * per argument one slot (struct ptw_i_arg_rec) followed by its copied
+ * string. Counters keep their value in v.u (a copied name before it). */
+struct ptw_i_rec {
+	uint64_t ts;       /* raw clock reading (ns, or TSC ticks) */
+	uint8_t kind;      /* enum ptw_i_kind */
+	uint8_t nargs;
+	uint16_t name_len; /* copied name length + 1; 0: no copied name */
+	uint32_t extra;    /* slots after this one */
+	const char *name;
+	union {
+		const char *cat;
+		uint64_t u;
+	} v;
+};
+
+/* ptw_i_arg_rec.type of an argument whose type the ring does not carry
+ * (the backend drops it and counts it as invalid). */
+#define PTW_I_ARG_UNKNOWN 0xFFu
+
+struct ptw_i_arg_rec {
+	const char *name;
+	uint8_t type;      /* enum ptw_arg_type */
+	uint8_t pad[3];
+	uint32_t str_len;  /* PTW_ARG_TYPE_STRING: bytes that follow (+ NUL) */
+	uint64_t val;      /* bits of the value */
+	uint64_t pad2;
+};
+
+/* The head of a registered thread (struct ptw_tr_thread has the rest).
+ * Fields after the ring are touched only by the owning thread, except
+ * the atomics, which the backend reads. */
+struct ptw_i_thread {
+	struct ptw_ring ring;
+	_Alignas(PTW_RING_CACHELINE) uint32_t gen; /* generation validated */
+	uint32_t depth;          /* open BEGINs (producer view) */
+	uint64_t lost_levels;    /* bit d: BEGIN at depth d was dropped */
+	uint64_t pending_drops;  /* drops not yet announced in the ring */
+	_Atomic uint64_t dropped;/* all drops of this thread (exact) */
+};
+
+/* THE GLOBAL STATE of ptw (documented exception to "no globals"):
+ * ptw_i_gen (tracer.h) is the enable word every macro reads: even =
+ * tracing stopped, odd = running; bit 1 = TSC clock, bit 2 = BOOTTIME
+ * clock; bits 3.. count generations (start, stop and each category change
+ * bump it). ptw_i_self is the calling thread's ring (NULL until its first
+ * event). Both live in lib/tracer.c. */
+#define PTW_I_GEN_TSC 2u
+#define PTW_I_GEN_BOOT 4u
+#define PTW_I_GEN_CLOCKS (PTW_I_GEN_TSC | PTW_I_GEN_BOOT)
+#define PTW_I_GEN_STEP 8u
+/* initial-exec: one %fs-relative load, no __tls_get_addr call, also when
+ * libptw is a shared library loaded at program start (not dlopen). */
+extern _Thread_local struct ptw_i_thread *ptw_i_self
+	__attribute__((tls_model("initial-exec")));
+
+/* Slow paths (tracer_thread.c). ptw_i_thread_slow resolves the site and
+ * registers the thread; it returns NULL when the event must be skipped
+ * (tracing stopped, category off), else the thread with 'gen' current. */
+struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
+int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
+		       uint64_t *idx);
+uint64_t ptw_i_now_slow(uint32_t g);
+int ptw_i_end_lost(struct ptw_i_thread *t);
+
+/* A clock reading for generation g: TSC ticks, or ns of the chosen clock. */
+static inline uint64_t ptw_i_now(uint32_t g)
+{
+#if defined(__x86_64__)
+	if (g & PTW_I_GEN_TSC)
+		return __builtin_ia32_rdtsc();
+#endif
+#if defined(CLOCK_MONOTONIC) && defined(CLOCK_BOOTTIME)
+	struct timespec ts;
+	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC,
+		      &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
+	return ptw_i_now_slow(g);
+#endif
+}
 
 #define PTW_TR_NAME_MAX 64u     /* thread name bytes incl. NUL */
 #define PTW_TR_MIN_SLOTS 64u
@@ -52,9 +140,10 @@ struct ptw_tr_ostack {
 	size_t buf_cap;
 };
 
-/* A registered producer thread. The public head is what the inline
- * macros touch; 'refs' counts the owners (the thread itself until it exits
- * or re-registers, the session until it has drained the ring). */
+/* A registered producer thread. The head (struct ptw_i_thread) is what
+ * the producer fast path (tracer_event.c) touches; 'refs' counts the
+ * owners (the thread itself until it exits or re-registers, the session
+ * until it has drained the ring). */
 struct ptw_tr_thread {
 	struct ptw_i_thread pub;
 
@@ -200,7 +289,7 @@ struct ptw_tracer {
 	uint64_t dropped_gone;        /* drops of finished threads */
 	uint64_t waits_gone;
 
-	/* backend-private, published to ptw_stats() through atomics */
+	/* backend-private, published to ptw_get_stats() through atomics */
 	_Atomic uint64_t events;
 	_Atomic uint64_t invalid;
 	_Atomic uint64_t bytes;
@@ -208,7 +297,7 @@ struct ptw_tracer {
 	uint64_t proc_track;
 	struct ptw_seq *ctl_seq;
 	struct ptw_map counters;   /* name pointer -> counter track */
-	const char **counter_names;   /* distinct counter names (literals) */
+	char **counter_names;         /* distinct counter names (copies) */
 	uint64_t *counter_uuids;
 	size_t n_counter_names, cap_counter_names;
 	struct ptw_tr_async async;    /* async ids -> tracks */

@@ -12,7 +12,7 @@
  * largest copied records seen, never per event. */
 #include "tracer_internal.h"
 
-#include "ptw/pb.h"
+#include "pb.h"
 
 #include <stdlib.h>
 #include <string.h>

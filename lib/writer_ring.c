@@ -109,25 +109,25 @@ void ptw_i_writer_ring_open_add(const struct ptw_writer *w,
 		size_t da = ptw_pb_begin_nested(b, PTW_F_TE_DEBUG_ANNOTATIONS);
 		ptw_pb_append_string_field(b, PTW_F_DA_NAME, a->name);
 		switch (a->type) {
-		case PTW_ARG_BOOL:
+		case PTW_ARG_TYPE_BOOL:
 			ptw_pb_append_varint_field(b, PTW_F_DA_BOOL_VALUE,
 						   a->v.b != 0);
 			break;
-		case PTW_ARG_INT:
+		case PTW_ARG_TYPE_INT:
 			ptw_pb_append_int64_field(b, PTW_F_DA_INT_VALUE, a->v.i);
 			break;
-		case PTW_ARG_UINT:
+		case PTW_ARG_TYPE_UINT:
 			ptw_pb_append_varint_field(b, PTW_F_DA_UINT_VALUE, a->v.u);
 			break;
-		case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_POINTER:
 			ptw_pb_append_varint_field(b, PTW_F_DA_POINTER_VALUE,
 						   a->v.u);
 			break;
-		case PTW_ARG_DOUBLE:
+		case PTW_ARG_TYPE_DOUBLE:
 			ptw_pb_append_double_field(b, PTW_F_DA_DOUBLE_VALUE,
 						   a->v.d);
 			break;
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			ptw_pb_append_string_field(b, PTW_F_DA_STRING_VALUE,
 						   a->v.s);
 			break;

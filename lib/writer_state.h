@@ -9,7 +9,7 @@
 
 #include "deflate.h"
 #include "intern.h"
-#include "ptw/pb.h"
+#include "pb.h"
 #include "ptw/writer.h"
 #include "ring_store.h"
 #include "sink.h"

@@ -143,11 +143,11 @@ static void build_trace(const char *path, int compress)
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
 
 	struct ptw_arg a1[] = {
-		{ .name = "n", .type = PTW_ARG_INT, .v.i = -7 },
-		{ .name = "s", .type = PTW_ARG_STRING, .v.s = "q\"uote\n" },
-		{ .name = "d", .type = PTW_ARG_DOUBLE, .v.d = 2.5 },
+		{ .name = "n", .type = PTW_ARG_TYPE_INT, .v.i = -7 },
+		{ .name = "s", .type = PTW_ARG_TYPE_STRING, .v.s = "q\"uote\n" },
+		{ .name = "d", .type = PTW_ARG_TYPE_DOUBLE, .v.d = 2.5 },
 	};
-	struct ptw_arg a2[] = { { .name = "ok", .type = PTW_ARG_BOOL, .v.b = 1 } };
+	struct ptw_arg a2[] = { { .name = "ok", .type = PTW_ARG_TYPE_BOOL, .v.b = 1 } };
 	uint64_t flow = 5;
 	struct ptw_event e = { .track = T1, .ts = 1000125, .category = "demo",
 			       .name = "outer", .args = a1, .n_args = 3 };

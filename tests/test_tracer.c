@@ -270,31 +270,31 @@ static void dec_packet(struct dec *d, const Perfetto__Protos__TracePacket *p)
 				   : a->name;
 		switch (a->value_case) {
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_BOOL_VALUE:
-			da->type = PTW_ARG_BOOL;
+			da->type = PTW_ARG_TYPE_BOOL;
 			da->i = a->bool_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_INT_VALUE:
-			da->type = PTW_ARG_INT;
+			da->type = PTW_ARG_TYPE_INT;
 			da->i = a->int_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE:
-			da->type = PTW_ARG_UINT;
+			da->type = PTW_ARG_TYPE_UINT;
 			da->u = a->uint_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_POINTER_VALUE:
-			da->type = PTW_ARG_POINTER;
+			da->type = PTW_ARG_TYPE_POINTER;
 			da->u = a->pointer_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
-			da->type = PTW_ARG_DOUBLE;
+			da->type = PTW_ARG_TYPE_DOUBLE;
 			da->d = a->double_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
-			da->type = PTW_ARG_STRING;
+			da->type = PTW_ARG_TYPE_STRING;
 			da->s = a->string_value;
 			break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID:
-			da->type = PTW_ARG_STRING;
+			da->type = PTW_ARG_TYPE_STRING;
 			da->s = intern_get(s->svals, s->n_svals, a->string_value_iid);
 			break;
 		default:
@@ -665,7 +665,7 @@ Test(tracer, stress_8_threads_every_event_once_in_order_and_nested,
 	cr_assert_eq(ptw_stop(), 0);
 
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert_eq(st.dropped, 0);
 	cr_assert_eq(st.invalid, 0);
 	cr_assert_eq(st.events, STRESS_THREADS * pairs * 2);
@@ -771,7 +771,7 @@ Test(tracer, tiny_rings_drop_policy_counts_every_lost_event_exactly)
 	pthread_barrier_destroy(&bar);
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 
 	struct drop_count *c = calloc(1, sizeof(*c));
 	struct dec *d = decode_file(path, drop_cb, c);
@@ -831,7 +831,7 @@ Test(tracer, threads_starting_and_exiting_get_their_own_sequence_and_track)
 	}
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	cr_assert_eq(st.threads, WAVES * PER_WAVE);
 	cr_assert_eq(st.dropped, 0);
 
@@ -940,7 +940,7 @@ Test(tracer, start_stop_twice_in_one_process)
 		pthread_join(th, NULL);
 		cr_assert_eq(ptw_stop(), 0);
 		struct ptw_stats st;
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		cr_assert_eq(st.events, 4);
 		cr_assert_eq(st.threads, 2);
 	}
@@ -982,7 +982,7 @@ static void collect_cb(struct dec *d, const struct dev *e, void *ctx)
 		c->ev[c->n].name = c->names[c->n];
 	}
 	for (int a = 0; a < e->nargs; a++)
-		if (e->args[a].type == PTW_ARG_STRING && e->args[a].s) {
+		if (e->args[a].type == PTW_ARG_TYPE_STRING && e->args[a].s) {
 			snprintf(c->svals[c->n], sizeof(c->svals[0]), "%s", e->args[a].s);
 			c->ev[c->n].args[a].s = c->svals[c->n];
 		}
@@ -1031,10 +1031,10 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	 * written as a made-up value. */
 	struct ptw_arg odd = PTW_ARG_I64("odd", 5);
 	odd.type = (enum ptw_arg_type)77;
-	/* Nested annotations (PTW_ARG_DICT / _ARRAY) are not carried either
+	/* Nested annotations (PTW_ARG_TYPE_DICT / _ARRAY) are not carried either
 	 * (writer.h): dropped and counted too. */
 	struct ptw_arg kid = PTW_ARG_I64("k", 1);
-	struct ptw_arg nest = {.name = "nest", .type = PTW_ARG_DICT,
+	struct ptw_arg nest = {.name = "nest", .type = PTW_ARG_TYPE_DICT,
 			       .v.nested = {&kid, 1}};
 	PTW_INSTANT_ARGS("c", "with odd arg", PTW_ARG_I64("kept", 3), odd,
 			 nest);
@@ -1066,7 +1066,7 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	ptw_set_process_name("renamed process");
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert_eq(st.invalid, 2, "the arguments of unknown and nested type");
 
 	struct collect *c = calloc(1, sizeof(*c));
@@ -1080,23 +1080,23 @@ Test(tracer, args_counters_async_flows_and_dynamic_names_decode_as_logged)
 	cr_assert_not_null(e);
 	cr_assert_eq(e->nargs, 5);
 	cr_assert_str_eq(e->args[0].name, "i");
-	cr_assert_eq(e->args[0].type, PTW_ARG_INT);
+	cr_assert_eq(e->args[0].type, PTW_ARG_TYPE_INT);
 	cr_assert_eq(e->args[0].i, -5);
-	cr_assert_eq(e->args[1].type, PTW_ARG_UINT);
+	cr_assert_eq(e->args[1].type, PTW_ARG_TYPE_UINT);
 	cr_assert_eq(e->args[1].u, 18446744073709551615ull);
-	cr_assert_eq(e->args[2].type, PTW_ARG_DOUBLE);
+	cr_assert_eq(e->args[2].type, PTW_ARG_TYPE_DOUBLE);
 	cr_assert_eq(e->args[2].d, 2.5);
-	cr_assert_eq(e->args[3].type, PTW_ARG_BOOL);
+	cr_assert_eq(e->args[3].type, PTW_ARG_TYPE_BOOL);
 	cr_assert_eq(e->args[3].i, 1);
-	cr_assert_eq(e->args[4].type, PTW_ARG_STRING);
+	cr_assert_eq(e->args[4].type, PTW_ARG_TYPE_STRING);
 	cr_assert_str_eq(e->args[4].s, "hello");
 
 	e = find_ev(c, "with pointer", INSTANT);
 	cr_assert_not_null(e);
 	cr_assert_eq(e->nargs, 2);
-	cr_assert_eq(e->args[0].type, PTW_ARG_POINTER);
+	cr_assert_eq(e->args[0].type, PTW_ARG_TYPE_POINTER);
 	cr_assert_eq(e->args[0].u, (uint64_t)(uintptr_t)&pointee);
-	cr_assert_eq(e->args[1].type, PTW_ARG_POINTER);
+	cr_assert_eq(e->args[1].type, PTW_ARG_TYPE_POINTER);
 	cr_assert_eq(e->args[1].u, 0);
 	e = find_ev(c, "with odd arg", INSTANT);
 	cr_assert_not_null(e);
@@ -1222,7 +1222,7 @@ Test(tracer, scope_ends_on_every_exit_path_and_category_disabled_mid_way)
 	PTW_END("x");
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	cr_assert_eq(st.invalid, 0);
 	struct nest *c = calloc(1, sizeof(*c));
 	struct dec *d = decode_file(path, nest_cb, c);
@@ -1255,7 +1255,7 @@ Test(tracer, flush_makes_logged_events_durable_before_stop)
 	dec_free(d);
 	free(c);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert(st.running);
 	cr_assert_gt(st.bytes_written, 0);
 	cr_assert_eq(ptw_stop(), 0);
@@ -1321,7 +1321,7 @@ static void stamp_with_clock(struct stamp *s, const char *tag,
 	clock_gettime(clk_id, &a);
 	PTW_INSTANT("t", "stamp");
 	clock_gettime(clk_id, &b);
-	ptw_stats(&s->st);
+	ptw_get_stats(&s->st);
 	cr_assert_eq(ptw_stop(), 0);
 	s->lo = (uint64_t)a.tv_sec * 1000000000u + (uint64_t)a.tv_nsec;
 	s->hi = (uint64_t)b.tv_sec * 1000000000u + (uint64_t)b.tv_nsec;
@@ -1386,7 +1386,7 @@ Test(tracer, bad_configs_are_refused_with_a_reason)
 	cr_assert_eq(ptw_start_ex(NULL, &err), PTW_ERR_INVALID);
 	cr_assert_eq(ptw_is_running(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), PTW_ERR_STATE);
+	cr_assert_eq(ptw_get_stats(&st), PTW_ERR_STATE);
 	cr_assert_eq(ptw_stop(), 0);
 	/* macros before any start are harmless */
 	PTW_BEGIN("a", "b");
@@ -1424,7 +1424,7 @@ Test(tracer, wait_policy_with_tiny_rings_loses_nothing)
 		pthread_join(th[k], NULL);
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	cr_assert_eq(st.dropped, 0);
 	cr_assert_eq(st.events, (uint64_t)3 * n * 3);
 	struct nest *c = calloc(1, sizeof(*c));
@@ -1456,7 +1456,7 @@ Test(tracer, end_with_arguments_larger_than_the_ring_still_ends_the_slice)
 	PTW_INSTANT_ARGS("b", "fits", PTW_ARG_STR("a", big));
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	cr_assert_eq(st.dropped, 0);
 	struct collect *c = calloc(1, sizeof(*c));
 	struct dec *d = decode_file(path, collect_cb, c);
@@ -1557,7 +1557,8 @@ Test(tracer, write_error_is_reported_by_stop_and_producers_never_hang)
 	cfg.close_fd = 1;
 	cfg.ring_slots = 64;
 	cfg.overflow = PTW_OVERFLOW_WAIT;
-	cfg.writer.flush_bytes = 4096;
+	struct ptw_writer_options wo = {.flush_bytes = 4096};
+	cfg.writer = &wo;
 	start_or_die(&cfg);
 	for (int i = 0; i < 20000; i++) {
 		PTW_BEGIN("e", "x");

@@ -129,7 +129,9 @@ static void lagging_backend(enum ptw_clock clock, const char *tag)
 	cfg.output_path = path;
 	cfg.clock = clock;
 	cfg.ring_slots = 16384; /* > EVENTS: the producers never wait */
-	cfg.writer.checkpoint_packets = 64; /* many checkpoints while lagging */
+	/* many checkpoints while lagging */
+	struct ptw_writer_options wopt = {.checkpoint_packets = 64};
+	cfg.writer = &wopt;
 	g_turn.turn = 0;
 	ptw_tr_test_hold = 1;
 	struct ptw_error err;
@@ -150,7 +152,7 @@ static void lagging_backend(enum ptw_clock clock, const char *tag)
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_tr_test_hold = 0;
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert_eq(st.waits, 0);
 	cr_assert_eq(st.dropped, 0);
 

@@ -389,7 +389,7 @@ static void loss_run(int drops, int ring)
 		cr_assert_eq(ptw_snapshot(p), 0);
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	if (drops)
 		cr_assert_gt(st.dropped, 0);
 	else
@@ -435,7 +435,8 @@ Test(tracer_ring, zstd_stream_and_ring)
 			memset(&cfg, 0, sizeof(cfg));
 		cfg.output_path = p;
 		cfg.overflow = PTW_OVERFLOW_WAIT;
-		cfg.writer.compress = PTW_COMPRESS_ZSTD;
+		struct ptw_writer_options wo = {.compress = PTW_COMPRESS_ZSTD};
+		cfg.writer = &wo;
 		start_or_die(&cfg);
 		for (int64_t i = 0; i < 20000; i++)
 			work(0, i);
@@ -632,7 +633,7 @@ Test(tracer_loss, snapshots_while_producers_drop_count_each_loss_once)
 	}
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert_eq(st.events + st.dropped, (uint64_t)total);
 
 	for (int s = 0; s <= 5; s++) {

@@ -46,13 +46,13 @@ static void rec_extras(struct tw_event *e, const struct ptw_event *ev)
 		const struct ptw_arg *s = &ev->args[i];
 		tw_copy(a->name, sizeof(a->name), s->name);
 		switch (s->type) {
-		case PTW_ARG_BOOL: a->type = 1; a->b = s->v.b != 0; break;
-		case PTW_ARG_INT: a->type = 2; a->i = s->v.i; break;
-		case PTW_ARG_UINT: a->type = 3; a->u = s->v.u; break;
-		case PTW_ARG_DOUBLE: a->type = 4; a->d = s->v.d; break;
-		case PTW_ARG_STRING: a->type = 5; tw_copy(a->s, sizeof(a->s), s->v.s); break;
-		case PTW_ARG_POINTER: a->type = 6; a->u = s->v.u; break;
-		case PTW_ARG_DICT: case PTW_ARG_ARRAY: break; /* not used here */
+		case PTW_ARG_TYPE_BOOL: a->type = 1; a->b = s->v.b != 0; break;
+		case PTW_ARG_TYPE_INT: a->type = 2; a->i = s->v.i; break;
+		case PTW_ARG_TYPE_UINT: a->type = 3; a->u = s->v.u; break;
+		case PTW_ARG_TYPE_DOUBLE: a->type = 4; a->d = s->v.d; break;
+		case PTW_ARG_TYPE_STRING: a->type = 5; tw_copy(a->s, sizeof(a->s), s->v.s); break;
+		case PTW_ARG_TYPE_POINTER: a->type = 6; a->u = s->v.u; break;
+		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY: break; /* not used here */
 		}
 	}
 	e->n_flows = ev->n_flow_ids;
@@ -188,12 +188,12 @@ Test(writer, every_event_kind_round_trips)
 	uint64_t flows[2] = {0x1122334455667788u, 7};
 	uint64_t term[1] = {99};
 	struct ptw_arg args[] = {
-		{.name = "b", .type = PTW_ARG_BOOL, .v.b = 1},
-		{.name = "neg", .type = PTW_ARG_INT, .v.i = -5},
-		{.name = "big", .type = PTW_ARG_UINT, .v.u = UINT64_MAX},
-		{.name = "d", .type = PTW_ARG_DOUBLE, .v.d = 2.5},
-		{.name = "s", .type = PTW_ARG_STRING, .v.s = "hello"},
-		{.name = "p", .type = PTW_ARG_POINTER, .v.u = 0xdeadbeef},
+		{.name = "b", .type = PTW_ARG_TYPE_BOOL, .v.b = 1},
+		{.name = "neg", .type = PTW_ARG_TYPE_INT, .v.i = -5},
+		{.name = "big", .type = PTW_ARG_TYPE_UINT, .v.u = UINT64_MAX},
+		{.name = "d", .type = PTW_ARG_TYPE_DOUBLE, .v.d = 2.5},
+		{.name = "s", .type = PTW_ARG_TYPE_STRING, .v.s = "hello"},
+		{.name = "p", .type = PTW_ARG_TYPE_POINTER, .v.u = 0xdeadbeef},
 	};
 	struct ptw_event ev = {.track = thr, .ts = 1000, .category = "cat",
 			       .name = "outer", .args = args, .n_args = 6,
@@ -210,7 +210,7 @@ Test(writer, every_event_kind_round_trips)
 	cr_assert_eq(do_counter_d(r, s, 3, dctr, 1700, 3.25), 0);
 	struct ptw_event end = {.track = thr, .ts = 1800};
 	cr_assert_eq(do_end(r, s, 3, 0, &end), 0);
-	struct ptw_arg a2[] = {{.name = "s", .type = PTW_ARG_STRING, .v.s = "hello"}};
+	struct ptw_arg a2[] = {{.name = "s", .type = PTW_ARG_TYPE_STRING, .v.s = "hello"}};
 	end.ts = 2000;
 	end.args = a2;
 	end.n_args = 1;
@@ -596,8 +596,8 @@ Test(writer, static_strings_intern_by_pointer_and_content)
 		cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 		struct ptw_event ev2 = {.track = tr, .ts = i, .name = b};
 		cr_assert_eq(do_instant(r, s, 3, 0, &ev2), 0);
-		struct ptw_arg a1[] = {{.name = "k", .type = PTW_ARG_INT, .v.i = (int64_t)i},
-				       {.name = b, .type = PTW_ARG_BOOL, .v.b = 1}};
+		struct ptw_arg a1[] = {{.name = "k", .type = PTW_ARG_TYPE_INT, .v.i = (int64_t)i},
+				       {.name = b, .type = PTW_ARG_TYPE_BOOL, .v.b = 1}};
 		struct ptw_event ev3 = {.track = tr, .ts = i, .name = a, .args = a1,
 					.n_args = 2,
 					.flags = PTW_EV_STATIC_STRINGS | PTW_EV_STATIC_ARG_NAMES};
@@ -620,7 +620,7 @@ Test(writer, long_string_values_are_written_inline)
 	char big[390];
 	memset(big, 'v', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
-	struct ptw_arg a[] = {{.name = "long", .type = PTW_ARG_STRING, .v.s = big}};
+	struct ptw_arg a[] = {{.name = "long", .type = PTW_ARG_TYPE_STRING, .v.s = big}};
 	struct ptw_event ev = {.track = tr, .ts = 5, .name = "e", .args = a, .n_args = 1};
 	cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	struct tw_trace t;
