@@ -9,9 +9,10 @@ DESTDIR ?=
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 
-# Debian 12 packages the build and tests need; `make deps` (run by every
+# Debian 12 packages the build and tests need (g++ and clang's clang++:
+# the C++ tests, example and header checks); `make deps` (run by every
 # target) installs the missing ones with apt-get when running as root.
-DEBS = gcc clang libclang-rt-14-dev ninja-build pkg-config binutils \
+DEBS = gcc g++ clang libclang-rt-14-dev ninja-build pkg-config binutils \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libdeflate-dev \
        libcriterion-dev libjson-c-dev libzstd-dev cmake
 
@@ -75,7 +76,8 @@ fuzz:
 	@$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-300} FUZZ_SEED=0
 
 check-symbols: build
-	@sh tools/check-symbols.sh $(B)/lib/libptw.a $(B)/lib/libptwconv.a
+	@sh tools/check-symbols.sh $(B)/lib/libptw.a $(B)/lib/libptwconv.a \
+	  --exports $(B)/lib/libptw.so tools/libptw.symbols
 
 check-headers: build
 	@sh tools/check-headers.sh
@@ -94,8 +96,10 @@ demo: build
 
 MAJOR = $(word 1,$(subst ., ,$(VERSION)))
 MINOR = $(word 2,$(subst ., ,$(VERSION)))
+# The SONAME's version: MAJOR, or MAJOR.MINOR while MAJOR is 0 (configure)
+ABI = $(if $(filter 0,$(MAJOR)),$(MAJOR).$(MINOR),$(MAJOR))
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
-# headers, both libraries (libptw.so.X.Y.Z with its libptw.so.X and
+# headers, both libraries (libptw.so.X.Y.Z with its libptw.so.ABI and
 # libptw.so links), ptw.pc, the CMake package, the man pages, the programs
 install: build
 	@test -n "$(VERSION)" || { echo "install: no version in include/ptw/version.h" >&2; exit 1; }
@@ -104,11 +108,11 @@ install: build
 	install -m 644 include/ptw/*.h $(DESTDIR)$(PREFIX)/include/ptw/
 	install -m 644 $(B)/lib/libptw.a $(LIBDIR)/
 	install -m 755 $(B)/lib/libptw.so.$(VERSION) $(LIBDIR)/
-	ln -sf libptw.so.$(VERSION) $(LIBDIR)/libptw.so.$(MAJOR)
-	ln -sf libptw.so.$(MAJOR) $(LIBDIR)/libptw.so
+	ln -sf libptw.so.$(VERSION) $(LIBDIR)/libptw.so.$(ABI)
+	ln -sf libptw.so.$(ABI) $(LIBDIR)/libptw.so
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' tools/ptw.pc.in > $(LIBDIR)/pkgconfig/ptw.pc
 	for f in ptwConfig ptwConfigVersion; do \
-	  sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' \
+	  sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' -e 's|@ABI@|$(ABI)|g' \
 	    tools/cmake/$$f.cmake.in > $(LIBDIR)/cmake/ptw/$$f.cmake || exit 1; done
 	for m in docs/man/*.1; do \
 	  sed -e 's|@VERSION@|$(VERSION)|g' $$m > $(DESTDIR)$(PREFIX)/share/man/man1/$${m##*/} || exit 1; done

@@ -39,13 +39,13 @@ int main(void)
 		fprintf(stderr, "bench_clock_stream: %s\n", err.msg);
 		return 1;
 	}
-	struct ptw_clock_streams *cs = ptw_clock_stream_attach(w, NULL, &err);
+	struct ptw_clock_streams *cs = ptw_clock_streams_attach(w, NULL, &err);
 	if (!cs) {
 		fprintf(stderr, "bench_clock_stream: %s\n", err.msg);
 		ptw_writer_close(w, NULL);
 		return 1;
 	}
-	static const struct ptw_clock_domain dom[4] = {
+	static const struct ptw_clock_streams_domain dom[4] = {
 		{ .name = "cpu0", .hz = 1200000000ull },
 		{ .name = "cpu1", .hz = 1200000000ull, .offset_ns = 3 },
 		{ .name = "bus", .hz = 800000000ull },
@@ -53,9 +53,9 @@ int main(void)
 	};
 	uint32_t st[4];
 	for (int i = 0; i < 4; i++)
-		if (ptw_clock_stream_add(cs, &dom[i], &st[i]))
+		if (ptw_clock_streams_add(cs, &dom[i], &st[i]))
 			return fail(w, "add stream");
-	uint64_t ctr = ptw_clock_stream_add_counter_track(cs, "queue", NULL, 0, -1);
+	uint64_t ctr = ptw_clock_streams_add_counter_track(cs, "queue", NULL, 0, -1);
 	if (!ctr)
 		return fail(w, "counter track");
 
@@ -66,9 +66,9 @@ int main(void)
 	 * is that time in its own clock. */
 	uint64_t t_ns[4] = { 0, 0, 0, 0 }, cycle[4] = { 0, 0, 0, 0 };
 	uint64_t rnd = 88172645463325252ull;
-	struct ptw_arg arg = { .name = "addr", .type = PTW_ARG_POINTER };
+	struct ptw_arg arg = { .name = "addr", .type = PTW_ARG_TYPE_POINTER };
 	/* Names are literals: buffered by pointer, interned by pointer. */
-	struct ptw_clock_event ev = { .category = "sim", .args = &arg,
+	struct ptw_clock_streams_event ev = { .category = "sim", .args = &arg,
 				      .n_args = 1,
 				      .flags = PTW_EV_STATIC_STRINGS };
 	uint64_t t0 = mono_ns();
@@ -81,13 +81,13 @@ int main(void)
 		cycle[d] = t_ns[d] * (dom[d].hz / 1000000u) / 1000u;
 		int rc;
 		if ((rnd >> 8) % 8 == 0) {
-			rc = ptw_clock_stream_counter_int(cs, st[d], ctr, cycle[d],
+			rc = ptw_clock_streams_counter_int(cs, st[d], ctr, cycle[d],
 							  (int64_t)(rnd & 63));
 		} else {
 			ev.cycle = cycle[d];
 			ev.name = names[(rnd >> 16) % 6];
 			arg.v.u = rnd & 0xffffff;
-			rc = ptw_clock_stream_instant(cs, st[d], &ev);
+			rc = ptw_clock_streams_instant(cs, st[d], &ev);
 		}
 		if (rc)
 			return fail(w, "event");
@@ -97,17 +97,17 @@ int main(void)
 			uint64_t wm = UINT64_MAX;
 			for (int k = 0; k < 4; k++) {
 				uint64_t ns;
-				if (ptw_clock_stream_to_ns(cs, st[k], cycle[k], &ns))
+				if (ptw_clock_streams_to_ns(cs, st[k], cycle[k], &ns))
 					return fail(w, "to_ns");
 				if (ns < wm)
 					wm = ns;
 			}
-			if (ptw_clock_stream_advance_watermark(cs, wm))
+			if (ptw_clock_streams_advance_watermark(cs, wm))
 				return fail(w, "watermark");
 		}
 	}
-	struct ptw_clock_stream_stats s;
-	ptw_clock_stream_get_stats(cs, &s);
+	struct ptw_clock_streams_stats s;
+	ptw_clock_streams_get_stats(cs, &s);
 	if (ptw_writer_close(w, &err)) {
 		fprintf(stderr, "bench_clock_stream: close: %s\n", err.msg);
 		return 1;

@@ -23,7 +23,7 @@
 #include "appletrace.h"
 #include "chrome_json.h"
 #include "emit.h"
-#include "ptw/pb.h"
+#include "pb.h"
 #include "ptw/writer.h"
 
 /* Paths are short (mkdtemp under /tmp); truncation cannot happen. */

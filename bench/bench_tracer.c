@@ -18,6 +18,7 @@
 #include "ptw/tracer.h"
 
 #define RUN_EVENTS 256 /* events per timed run (nesting stays < 512) */
+#define MIN_RING_SLOTS 64u /* ring_slots: a power of two >= 64 */
 
 static int quick;
 
@@ -99,7 +100,9 @@ static void start(const char *tag, enum ptw_clock clock, uint32_t slots,
 	cfg.output_path = start_mode == PTW_MODE_RING ? NULL : path;
 	cfg.clock = clock;
 	cfg.ring_slots = slots;
-	cfg.writer.compress = compress;
+	struct ptw_writer_options wo = {0};
+	wo.compress = compress;
+	cfg.writer = &wo;
 	cfg.overflow = start_overflow;
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {
@@ -127,7 +130,7 @@ static void settle(unsigned run)
 /* ---- workloads ----------------------------------------------------------- */
 
 struct kinds {
-	struct dist pair, begin, end, instant, counter;
+	struct dist pair, begin, end, instant, counter, dyn, fmt;
 };
 
 static void run_kinds(struct kinds *k, unsigned runs, int all)
@@ -162,6 +165,17 @@ static void run_kinds(struct kinds *k, unsigned runs, int all)
 		dist_add(&k->instant, (double)(t1 - t0) / RUN_EVENTS);
 		dist_add(&k->counter, (double)(t2 - t1) / RUN_EVENTS);
 		settle(r);
+		/* a run-time name: copied (_DYN), or formatted first (_FMT) */
+		t0 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_INSTANT_DYN("bench", "request 1234567");
+		t1 = now_ns();
+		for (int i = 0; i < RUN_EVENTS; i++)
+			PTW_INSTANT_FMT("bench", "request %d", 1234567 - i);
+		t2 = now_ns();
+		dist_add(&k->dyn, (double)(t1 - t0) / RUN_EVENTS);
+		dist_add(&k->fmt, (double)(t2 - t1) / RUN_EVENTS);
+		settle(r);
 	}
 }
 
@@ -178,6 +192,10 @@ static void print_kinds(struct kinds *k, const char *suffix)
 	dist_print(&k->instant, n);
 	snprintf(n, sizeof(n), "producer_ns_counter_%s", suffix);
 	dist_print(&k->counter, n);
+	snprintf(n, sizeof(n), "producer_ns_instant_dyn_%s", suffix);
+	dist_print(&k->dyn, n);
+	snprintf(n, sizeof(n), "producer_ns_instant_fmt_%s", suffix);
+	dist_print(&k->fmt, n);
 }
 
 struct two {
@@ -286,7 +304,7 @@ static void bench_sustained(uint32_t n, unsigned runs)
 		uint64_t t1 = now_ns();
 		dist_add(&d, (double)(t1 - t0) / (double)n);
 		struct ptw_stats st;
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		if (st.dropped)
 			printf("bench_dropped_events_sustained %llu events\n",
 			       (unsigned long long)st.dropped);
@@ -313,13 +331,13 @@ static void *size2_worker(void *p)
 	return NULL;
 }
 
-/* Bytes per event with two producer threads: the backend drains their
- * rings one after the other, so their timelines reach the writer out of
- * step (each sequence's checkpoints should still keep deltas small). */
-static void bench_size_2t(uint32_t n)
+/* Bytes per event of n begin/end events from two producer threads at
+ * once into rings of 'slots' (0: default), lossless, printed as 'name'. */
+static void size_2t(const char *name, enum ptw_clock clock, uint32_t slots,
+		    uint32_t n)
 {
-	start_overflow = PTW_OVERFLOW_WAIT; /* lossless, default-size rings */
-	start("size_2t", PTW_CLOCK_FASTEST, 0, 0);
+	start_overflow = PTW_OVERFLOW_WAIT;
+	start("size_2t", clock, slots, 0);
 	start_overflow = PTW_OVERFLOW_DROP;
 	pthread_barrier_t bar;
 	pthread_barrier_init(&bar, NULL, 2);
@@ -332,12 +350,31 @@ static void bench_size_2t(uint32_t n)
 	pthread_barrier_destroy(&bar);
 	stop();
 	struct ptw_stats st;
-	ptw_stats(&st);
-	printf("tracer_bytes_per_event_2t %.2f bytes\n",
+	ptw_get_stats(&st);
+	printf("%s %.2f bytes\n", name,
 	       (double)st.bytes_written / (double)st.events);
 	if (st.dropped)
-		printf("bench_dropped_events_2t %llu events\n",
+		printf("bench_dropped_events_%s %llu events\n", name,
 		       (unsigned long long)st.dropped);
+}
+
+/* Bytes per event with two producer threads. Default-size rings: the
+ * producers wait for the backend, which keeps up. Rings that hold every
+ * event ("lagging", as in a burst): the producers never wait and the
+ * backend drains far behind them, one ring after the other, so the two
+ * timelines reach the writer far out of step; each sequence's
+ * checkpoints read its own time, so both cost what one thread costs. */
+static void bench_size_2t(uint32_t n, uint32_t n_lagging)
+{
+	size_2t("tracer_bytes_per_event_2t", PTW_CLOCK_FASTEST, 0, n);
+	n = n_lagging;
+	uint32_t slots = MIN_RING_SLOTS;
+	while (slots < n / 2 + 64) /* per thread: its events and a warm-up */
+		slots *= 2;
+	size_2t("tracer_bytes_per_event_2t_lagging", PTW_CLOCK_FASTEST, slots,
+		n);
+	size_2t("tracer_bytes_per_event_2t_lagging_monotonic",
+		PTW_CLOCK_MONOTONIC, slots, n);
 }
 
 /* Same slices as fprintf'd Chrome JSON lines (what one would otherwise
@@ -426,7 +463,7 @@ int main(void)
 		struct kinds k;
 		memset(&k, 0, sizeof(k));
 		run_kinds(&k, runs, 1);
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		stop();
 		print_kinds(&k, "1t");
 		printf("tracer_clock_is_tsc %d bool\n", st.clock == PTW_CLOCK_TSC);
@@ -522,7 +559,7 @@ int main(void)
 			stop();
 			dist_add(&d, (double)n * 1e9 / (double)(t1 - t0));
 		}
-		ptw_stats(&st);
+		ptw_get_stats(&st);
 		if (compress)
 			free(d.v);
 		else
@@ -537,7 +574,8 @@ int main(void)
 			       (unsigned long long)st.dropped);
 	}
 	bench_sustained(quick ? (1u << 18) : (1u << 23), quick ? 1 : 5);
-	bench_size_2t(quick ? (1u << 18) : (1u << 25));
+	bench_size_2t(quick ? (1u << 18) : (1u << 25),
+		      quick ? (1u << 18) : (1u << 23));
 	bench_json(runs);
 
 	char path[128];

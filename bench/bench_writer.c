@@ -130,8 +130,8 @@ static int run(enum workload wl, int compress, int level, uint64_t n_events,
 		}
 		break;
 	case W_MIXED_ARGS: {
-		struct ptw_arg a[2] = {{.name = "id", .type = PTW_ARG_INT},
-				       {.name = "kind", .type = PTW_ARG_STRING}};
+		struct ptw_arg a[2] = {{.name = "id", .type = PTW_ARG_TYPE_INT},
+				       {.name = "kind", .type = PTW_ARG_TYPE_STRING}};
 		struct ptw_event ev = {.category = "app", .args = a, .n_args = 2,
 				       .flags = PTW_EV_STATIC_STRINGS};
 		for (uint32_t k = 0; done < n_events && !rc; k++) {
@@ -152,8 +152,8 @@ static int run(enum workload wl, int compress, int level, uint64_t n_events,
 		/* what a converter emits: content-interned name, category and
 		 * annotation names; BEGIN with an int and a string
 		 * annotation, END bare */
-		struct ptw_arg a[2] = {{.name = dyn_anames[0], .type = PTW_ARG_INT},
-				       {.name = dyn_anames[1], .type = PTW_ARG_STRING}};
+		struct ptw_arg a[2] = {{.name = dyn_anames[0], .type = PTW_ARG_TYPE_INT},
+				       {.name = dyn_anames[1], .type = PTW_ARG_TYPE_STRING}};
 		struct ptw_event ev = {.category = dyn_cat, .args = a, .n_args = 2};
 		struct ptw_event end = {0};
 		for (uint32_t k = 0; done < n_events && !rc; k++) {

@@ -564,7 +564,7 @@ static const char *value_kind(int ch)
 /* The event array, after its '['. cut_ok: the array form may end early. */
 static int read_array(struct rd *r, int cut_ok)
 {
-	int need_comma = 0, ch, rc, cut;
+	int need_comma = 0, after_comma = 0, ch, rc, cut;
 	for (;;) {
 		if ((rc = skip_ws(r, &ch)))
 			return rc;
@@ -580,13 +580,34 @@ static int read_array(struct rd *r, int cut_ok)
 				       "']' in \"traceEvents\" (the object form "
 				       "must be complete)");
 		case ']':
+			/* RFC 8259: no ',' before the ']' (trace_processor
+			 * reads one) */
+			if (after_comma &&
+			    (rc = rd_lenient(r, r->base + r->pos,
+					     "expected '{' starting an event "
+					     "after ',', found ']'",
+					     "a trailing comma before ']'")))
+				return rc;
 			r->pos++;
 			return 0;
 		case ',':
+			/* RFC 8259: one ',' between two events, none first */
+			if (!need_comma &&
+			    (rc = rd_lenient(r, r->base + r->pos,
+					     r->events ? "expected '{' starting "
+							 "an event, found a "
+							 "second ','"
+						       : "expected '{' starting "
+							 "an event, or ']', "
+							 "found ','",
+					     "an extra ',' between events")))
+				return rc;
 			r->pos++;
 			need_comma = 0;
+			after_comma = 1;
 			break;
 		case '{':
+			after_comma = 0;
 			if (need_comma) {
 				/* trace_processor's HandleTraceEvent needs no
 				 * comma between events */

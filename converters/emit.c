@@ -10,6 +10,7 @@
 
 #include "chrome_json.h"
 #include "emit_internal.h"
+#include "writer_state.h"
 
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err)
 {
@@ -191,6 +192,7 @@ int ptw_emit_begin_input(struct ptw_emit *em, const struct ptw_emit_input *in,
 	em->seen_x = 0;
 	em->max_held = in->max_held ? in->max_held : PTW_EMIT_MAX_HELD;
 	em->shift_ns = in->shift_ns;
+	em->async_last = 0; /* inputs are merged in order, each sorted alone */
 	em->ts_in_max = INT64_MAX - (in->shift_ns > 0 ? in->shift_ns : 0);
 	memset(em->th_cache, 0, sizeof(em->th_cache)); /* per input */
 	memset(em->sym_cache, 0, sizeof(em->sym_cache));
@@ -212,6 +214,9 @@ int ptw_emit_end_input(struct ptw_emit *em, struct ptw_error *err)
 		int rc = ptw_em_flush(em, th, 1, err);
 		if (rc)
 			return rc;
+		/* Chrome B's never ended: open in trace_processor (dur -1) */
+		if (em->mode == PTW_EMIT_CHROME)
+			em->st.open_slices += th->model_n;
 		th->lifo[0].n = th->lifo[1].n = 0;
 		/* No event can reach this thread any more (a later input has
 		 * threads of its own): end its sequence, free its slot. */
@@ -264,6 +269,15 @@ int ptw_emit_finish(struct ptw_emit *em, struct ptw_error *err)
 							  err);
 		}
 	}
+	/* No event, process or thread ([] or a file trace_processor stops
+	 * reading at its first event): still a valid trace, one clock
+	 * snapshot, which trace_processor loads as it loads the JSON (its
+	 * swapper thread 0 and process 0 only) and ptw-dump --check passes. */
+	struct ptw_writer_stats ws;
+	ptw_writer_get_stats(em->w, &ws);
+	if (!ws.packets && !em->n_procs && !em->n_threads &&
+	    ptw_w_seq_prepare(em->seq, 0))
+		return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
 	return 0;
 }
 
@@ -273,8 +287,13 @@ int ptw_emit_finish(struct ptw_emit *em, struct ptw_error *err)
 static int ptw_em_advance(struct ptw_emit *em, struct ptw_em_thread *th,
 			  int64_t ts, struct ptw_error *err)
 {
-	if (th->has_last && ts <= th->last_ts)
+	if (th->has_last && ts <= th->last_ts) {
+		/* trace_processor sorts JSON by ts: an earlier event after a
+		 * later one cannot be put right here (cv_sort.c can) */
+		if (ts < th->last_ts && em->mode == PTW_EMIT_CHROME)
+			em->st.out_of_order++;
 		return 0;
+	}
 	th->last_ts = ts;
 	th->has_last = 1;
 	return ptw_em_flush(em, th, 0, err);
@@ -659,7 +678,9 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	case 0:
 		break;
 	default:
-		return 0; /* no table row (the process exists) */
+		/* no table row (the process exists) */
+		em->st.unwritten_by_phase[(unsigned char)ev->ph & 127u]++;
+		return 0;
 	}
 	struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
 	if (!th)

@@ -91,7 +91,8 @@ struct ptw_emit_stats {
 	uint64_t dropped;            /* not representable (no ts, negative ts,
 				      * unmatched end, no id, ...) */
 	uint64_t slices;             /* complete slices written */
-	uint64_t open_slices;        /* B's left open */
+	uint64_t open_slices;        /* B's left open (X form: at their ts;
+				      * Chrome: on their thread's track) */
 	uint64_t instants;
 	uint64_t counters;
 	uint64_t flows;              /* flow events written: v1 s/t/f, and
@@ -120,6 +121,16 @@ struct ptw_emit_stats {
 	uint64_t thread_times;       /* events written with thread time (tts):
 				      * each is also a thread_time counter
 				      * row in trace_processor */
+	uint64_t out_of_order;       /* Chrome events earlier than an event
+				      * read before them on their thread (or,
+				      * for async events, than an async event
+				      * read before them): written in file
+				      * order, where trace_processor would
+				      * sort them (put them in order first:
+				      * cv_sort.h) */
+	uint64_t unwritten_by_phase[128]; /* events of a phase the converter
+				      * does not write (e.g. "Q"): only their
+				      * process and thread exist */
 	uint64_t x_without_dur;      /* X events without a "dur": dropped
 				      * (also in 'dropped'), as
 				      * trace_processor drops them */

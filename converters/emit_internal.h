@@ -289,10 +289,12 @@ struct ptw_emit {
 	struct ptw_em_thread **threads;
 	size_t n_threads, threads_cap;
 	struct ptw_map thread_map; /* hash(gen, pid, tid) -> index */
-	/* Async tracks: one per trace_processor cookie, hash(cat, id) for
-	 * "id" and id2.global, hash(cat, id, process) for id2.local (see
-	 * emit_track_events.c) -> track uuid. */
+	/* Async cookies: hash(cat, id) for "id" and id2.global, hash(cat,
+	 * id, process) for id2.local (see emit_track_events.c) -> the
+	 * cookie's number. */
 	struct ptw_map async_map;
+	int64_t async_last;          /* latest async (b/e/n) ts written */
+	uint64_t async_cookies;      /* cookies numbered so far */
 	struct ptw_map counter_map;/* hash(process uuid, name) -> uuid */
 	uint64_t global_track;     /* carries global instants without a
 				    * thread (see ptw_em_scoped_instant) */

@@ -151,7 +151,7 @@ static int ptw_em_pack_member(struct ptw_em_buf *b, struct ptw_em_nest *nx,
 		ptw_em_put_str(b, k, part);
 		if (!dot)
 			break;
-		ptw_em_put_u8(b, PTW_ARG_DICT);
+		ptw_em_put_u8(b, PTW_ARG_TYPE_DICT);
 		ptw_em_put_u32(b, 1);
 		k += part + 1;
 		kn -= part + 1;
@@ -187,20 +187,20 @@ static void ptw_em_pack_value(struct ptw_em_buf *b, struct ptw_em_nest *nx,
 	uint64_t x = 0;
 	switch (v->type) {
 	case PTW_CV_VAL_BOOL:
-		ptw_em_put_u8(b, PTW_ARG_BOOL);
+		ptw_em_put_u8(b, PTW_ARG_TYPE_BOOL);
 		x = v->b != 0;
 		ptw_em_put(b, &x, 8);
 		return;
 	case PTW_CV_VAL_INT:
-		ptw_em_put_u8(b, PTW_ARG_INT);
+		ptw_em_put_u8(b, PTW_ARG_TYPE_INT);
 		ptw_em_put(b, &v->i, 8);
 		return;
 	case PTW_CV_VAL_DOUBLE:
-		ptw_em_put_u8(b, PTW_ARG_DOUBLE);
+		ptw_em_put_u8(b, PTW_ARG_TYPE_DOUBLE);
 		ptw_em_put(b, &v->d, 8);
 		return;
 	case PTW_CV_VAL_STRING:
-		ptw_em_put_u8(b, PTW_ARG_STRING);
+		ptw_em_put_u8(b, PTW_ARG_TYPE_STRING);
 		ptw_em_put_str(b, v->s.p ? v->s.p : "", v->s.p ? v->s.n : 0);
 		return;
 	default: /* JSON; null is never packed */
@@ -209,7 +209,7 @@ static void ptw_em_pack_value(struct ptw_em_buf *b, struct ptw_em_nest *nx,
 	struct ptw_cv_json_walk w;
 	int is_obj = v->s.n && v->s.p[0] == '{';
 	size_t type_at = b->len;
-	ptw_em_put_u8(b, is_obj ? PTW_ARG_DICT : PTW_ARG_ARRAY);
+	ptw_em_put_u8(b, is_obj ? PTW_ARG_TYPE_DICT : PTW_ARG_TYPE_ARRAY);
 	size_t count_at = b->len;
 	ptw_em_put_u32(b, 0);
 	if (ptw_em_walk(nx, parent, v, &w)) {
@@ -243,9 +243,9 @@ static void ptw_em_pack_value(struct ptw_em_buf *b, struct ptw_em_nest *nx,
 		    level + 1 <= PTW_MAX_ARG_DEPTH) {
 			nx->nodes++;
 			if (!b->oom)
-				b->p[type_at] = PTW_ARG_DICT;
+				b->p[type_at] = PTW_ARG_TYPE_DICT;
 			ptw_em_put_str(b, "", 0);
-			ptw_em_put_u8(b, PTW_ARG_DICT);
+			ptw_em_put_u8(b, PTW_ARG_TYPE_DICT);
 			ptw_em_put_u32(b, 0);
 			n = 1;
 		} else if (nx->em->st.args_dropped == dropped) {
@@ -312,9 +312,9 @@ static void ptw_em_unpack_arg(const char *p, size_t *pos, struct ptw_arg *a,
 {
 	a->name = ptw_em_get_str(p, pos, NULL);
 	a->type = (enum ptw_arg_type)(uint8_t)p[(*pos)++];
-	if (a->type == PTW_ARG_STRING) {
+	if (a->type == PTW_ARG_TYPE_STRING) {
 		a->v.s = ptw_em_get_str(p, pos, NULL);
-	} else if (a->type == PTW_ARG_DICT || a->type == PTW_ARG_ARRAY) {
+	} else if (a->type == PTW_ARG_TYPE_DICT || a->type == PTW_ARG_TYPE_ARRAY) {
 		uint32_t n;
 		memcpy(&n, p + *pos, 4);
 		*pos += 4;
@@ -328,9 +328,9 @@ static void ptw_em_unpack_arg(const char *p, size_t *pos, struct ptw_arg *a,
 		uint64_t v;
 		memcpy(&v, p + *pos, 8);
 		*pos += 8;
-		if (a->type == PTW_ARG_BOOL)
+		if (a->type == PTW_ARG_TYPE_BOOL)
 			a->v.b = v != 0;
-		else if (a->type == PTW_ARG_INT)
+		else if (a->type == PTW_ARG_TYPE_INT)
 			memcpy(&a->v.i, &v, 8);
 		else
 			memcpy(&a->v.d, &v, 8);

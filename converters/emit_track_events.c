@@ -25,11 +25,13 @@ void ptw_em_display_name(const struct ptw_cv_event *ev, const char **p,
 /* Writes an instant or slice edge on a non-thread track now: 'name' /
  * 'cat' (NULL or empty: none), the event's args, writer flags 'flags'
  * (PTW_EV_NAMED_END), an instant's legacy scope 'scope' ('g', 'p' or 0,
- * struct ptw_legacy). */
+ * struct ptw_legacy). A non-zero 'async_id': a JSON async event, written
+ * as a legacy event of its phase with that id (local_id for id2.local). */
 static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 			    int64_t ts, const char *name, size_t name_len,
 			    struct ptw_cv_str cat, uint32_t flags, char scope,
-			    const struct ptw_cv_event *ev, struct ptw_error *err)
+			    uint64_t async_id, const struct ptw_cv_event *ev,
+			    struct ptw_error *err)
 {
 	em->tmp.len = 0;
 	size_t off = ptw_em_pack(em, &em->tmp, name, name_len, cat.p, cat.n, ev,
@@ -58,7 +60,14 @@ static int ptw_em_immediate(struct ptw_emit *em, int kind, uint64_t track,
 	if (lg.flow_dir || scope)
 		e.legacy = &lg;
 	int rc;
-	if (kind == PTW_EM_BEGIN) {
+	if (async_id) {
+		lg.phase = ev->ph;
+		lg.id = async_id;
+		lg.local_id = (ev->flags & PTW_CV_ID2_LOCAL) != 0;
+		e.legacy = &lg;
+		rc = ptw_seq_legacy_flow(em->seq, &e);
+		em->st.instants += kind == PTW_EM_INSTANT;
+	} else if (kind == PTW_EM_BEGIN) {
 		rc = ptw_seq_slice_begin(em->seq, &e);
 	} else if (kind == PTW_EM_END) {
 		rc = ptw_seq_slice_end(em->seq, &e);
@@ -218,61 +227,37 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	return 0;
 }
 
-/* The async track of an event's cookie, created on first use. TP
- * (json_trace_tokenizer.cc, end of ParseTraceEventContents) makes the
+/* TP (json_trace_tokenizer.cc, end of ParseTraceEventContents) makes the
  * cookie hash(cat, id) for "id" and id2.global, and json_trace_parser.cc
  * keys id2.local cookies by process as well (InternLegacyAsyncTrack with
  * source_id_is_process_scoped). TrackCompressor::InternLegacyAsyncTrack
  * then spreads the cookies over tracks: those whose first event had the
  * same name (and process, for local ids) form a set, and a cookie takes
  * its own track, else the first of the set with nothing open, else a new
- * one. trace_processor's protobuf import does exactly that with the
- * tracks of a descriptor's parent and name and the uuid as cookie
- * (track_event_tracker.h InternDescriptorTrackBegin/End/Instant), so one
- * named track per cookie, under the process for local ids, gives the
- * same tracks, names and nesting. Returns the uuid, or 0 with *err. */
-static uint64_t ptw_em_async_track(struct ptw_emit *em,
-				   const struct ptw_cv_event *ev, uint32_t pid,
-				   struct ptw_error *err)
+ * one. trace_processor's protobuf import calls the same function for a
+ * legacy_event of phase b/e/n with the id as trace id
+ * (track_event_event_importer.h ParseTrackAssociationInternal). */
+/* The number of the event's trace_processor cookie: hash(category, id),
+ * per process for id2.local, numbered 1, 2, ... in order of first use;
+ * written as the legacy event's id, it keys trace_processor's async
+ * tracks as the cookie keys them for the JSON. 0: out of memory. */
+static uint64_t ptw_em_async_cookie(struct ptw_emit *em,
+				    const struct ptw_cv_event *ev, size_t pi,
+				    struct ptw_error *err)
 {
 	uint64_t key = ptw_em_str_key(PTW_FNV_INIT, ptw_em_nonempty(ev->cat));
 	key = ptw_em_id_hash(key, ev);
-	uint64_t parent = 0;
-	if (ev->flags & PTW_CV_ID2_LOCAL) {
-		size_t pi;
-		if (!ptw_em_proc_get(em, pid, &pi, err))
-			return 0;
+	if (ev->flags & PTW_CV_ID2_LOCAL)
 		key = ptw_fnv1a(ptw_fnv1a(key, "l", 1), &pi, sizeof(pi));
-		if (!(parent = ptw_em_proc_track(em, &em->procs[pi], err)))
-			return 0;
-	}
-	uint64_t uuid;
-	if (ptw_map_get(&em->async_map, key, &uuid))
-		return uuid;
-	/* Named after the cookie's first event (NULL for an empty name). */
-	const char *t = NULL;
-	if (ev->name.n) {
-		size_t nn = ev->name.n < PTW_MAX_STRING_LEN ? ev->name.n
-							   : PTW_MAX_STRING_LEN - 1;
-		char *b = ptw_em_strbuf(em, nn + 1);
-		if (!b) {
-			ptw_em_nomem(err);
-			return 0;
-		}
-		memcpy(b, ev->name.p, nn);
-		b[nn] = '\0';
-		t = b;
-	}
-	uuid = ptw_writer_add_track(em->w, t, parent, -1);
-	if (!uuid) {
-		ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
-		return 0;
-	}
-	if (ptw_map_put(&em->async_map, key, uuid)) {
+	uint64_t id;
+	if (ptw_map_get(&em->async_map, key, &id))
+		return id;
+	id = ++em->async_cookies;
+	if (ptw_map_put(&em->async_map, key, id)) {
 		ptw_em_nomem(err);
 		return 0;
 	}
-	return uuid;
+	return id;
 }
 
 int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
@@ -283,8 +268,19 @@ int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		em->st.dropped++;
 		return 0;
 	}
-	uint64_t track = ptw_em_async_track(em, ev, pid, err);
-	if (!track)
+	/* cookies share tracks in time order (see docs/convert.md) */
+	if (ts < em->async_last)
+		em->st.out_of_order++;
+	else
+		em->async_last = ts;
+	/* on the process track: it gives trace_processor the process (upid,
+	 * needed for id2.local) and no thread (which would add an arg
+	 * legacy_event.passthrough_utid the JSON import does not have) */
+	size_t pi;
+	struct ptw_em_proc *pr = ptw_em_proc_get(em, pid, &pi, err);
+	uint64_t track = pr ? ptw_em_proc_track(em, pr, err) : 0;
+	uint64_t cookie = track ? ptw_em_async_cookie(em, ev, pi, err) : 0;
+	if (!cookie)
 		return err ? err->code : PTW_ERR_NOMEM;
 	struct ptw_cv_str cat = ptw_em_nonempty(ev->cat);
 	if (ev->ph == 'b') {
@@ -293,7 +289,7 @@ int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		size_t nn;
 		ptw_em_display_name(ev, &nm, &nn);
 		return ptw_em_immediate(em, PTW_EM_BEGIN, track, ts, nm, nn, cat,
-					0, 0, ev, err);
+					0, 0, cookie, ev, err);
 	}
 	/* End and Scoped with event.name: NULL for an empty one, and End
 	 * closes the innermost open slice of that name and category (none:
@@ -302,38 +298,34 @@ int ptw_em_async(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	if (ev->ph == 'e') {
 		em->st.slices++;
 		return ptw_em_immediate(em, PTW_EM_END, track, ts, nm.p, nm.n,
-					cat, PTW_EV_NAMED_END, 0, ev, err);
+					cat, PTW_EV_NAMED_END, 0, cookie, ev,
+					err);
 	}
 	return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts, nm.p, nm.n, cat,
-				0, 0, ev, err);
+				0, 0, cookie, ev, err);
 }
 
 /* An instant of scope g or p. JSON puts it on trace_processor's legacy
  * global instant track (one, no name) or its process's legacy instant
  * track (no name); a legacy_event with that scope puts a protobuf
  * instant there too (struct ptw_legacy instant_scope), whatever
- * track carries it: the thread's own track (which the event makes a
- * thread row anyway) for g, the process track for p. A g instant
- * without pid and tid rides on a track of its own. */
+ * track carries it: a global track of its own for g (on the thread's
+ * track, trace_processor would add arg legacy_event.passthrough_utid),
+ * the process track for p. */
 int ptw_em_scoped_instant(struct ptw_emit *em,
 			  const struct ptw_cv_event *ev, uint32_t pid,
 			  uint32_t tid, int64_t ts, struct ptw_error *err)
 {
 	uint64_t track;
 	if (ev->scope == 'g') {
-		if (pid || tid) {
-			struct ptw_em_thread *th =
-				ptw_em_thread_get(em, pid, tid, err);
-			if (!th || !(track = ptw_em_thread_track(em, th, err)))
-				return err ? err->code : PTW_ERR_NOMEM;
-		} else {
-			if (!em->global_track &&
-			    !(em->global_track = ptw_writer_add_track(
-				      em->w, "Global instants", 0, -1)))
-				return ptw_em_writer_fail(em, PTW_ERR_INVALID,
-							  err);
-			track = em->global_track;
-		}
+		/* not on the thread's track: trace_processor would add the
+		 * thread as arg legacy_event.passthrough_utid, which the JSON
+		 * import does not show (the event made the thread already) */
+		if (!em->global_track &&
+		    !(em->global_track = ptw_writer_add_track(
+			      em->w, "Global instants", 0, -1)))
+			return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
+		track = em->global_track;
 	} else {
 		if (!(ev->flags & PTW_CV_HAS_PID)) {
 			em->st.dropped++; /* json_parser_failure */
@@ -346,5 +338,6 @@ int ptw_em_scoped_instant(struct ptw_emit *em,
 	/* Scoped(..., event.name, ...): NULL for an empty name */
 	struct ptw_cv_str nm = ptw_em_nonempty(ev->name);
 	return ptw_em_immediate(em, PTW_EM_INSTANT, track, ts, nm.p, nm.n,
-				ptw_em_nonempty(ev->cat), 0, ev->scope, ev, err);
+				ptw_em_nonempty(ev->cat), 0, ev->scope, 0, ev,
+				err);
 }

@@ -373,6 +373,38 @@ struct ctx {
 	struct out *o;
 };
 
+/* pid and tid of an event that is not a thread's: a process's own
+ * (process track), else, for a global one, those of the trace's first
+ * thread, so that importing the JSON makes no process or thread the
+ * trace did not have (pid 0 would make process 0 and its thread 0). */
+static void owner_ids(const struct ctx *c, const struct ptw_tp_track_owner *ow,
+		      int32_t *pid, int64_t *tid, int *has_tid)
+{
+	*tid = 0;
+	*has_tid = 0;
+	if (ow->owner == PTW_TP_OWNER_PROCESS) {
+		*pid = ow->pid;
+	} else if (c->m->n_threads) {
+		*pid = c->m->threads[0].pid;
+		*tid = c->m->threads[0].tid;
+		*has_tid = 1;
+	} else {
+		*pid = c->m->n_processes ? c->m->processes[0].pid : 0;
+	}
+}
+
+/* put_common() for an event of owner 'ow' that is not a thread's. */
+static void put_common_owned(const struct ctx *c, const char *ph,
+			     const struct ptw_tp_slice *s,
+			     const struct ptw_tp_track_owner *ow, int64_t ts)
+{
+	int32_t pid;
+	int64_t tid;
+	int has_tid;
+	owner_ids(c, ow, &pid, &tid, &has_tid);
+	put_common(c->o, ph, s->name, s->category, pid, tid, has_tid, ts);
+}
+
 static void put_flow_fields(struct out *o, const struct slice_flows *f)
 {
 	if (!f->in && !f->out)
@@ -435,8 +467,7 @@ static void async_end(struct ctx *c, const struct ptw_tp_slice *s,
 	struct out *o = c->o;
 	int proc = ow->owner == PTW_TP_OWNER_PROCESS;
 	begin_event(o);
-	put_common(o, "e", s->name, s->category, proc ? ow->pid : 0, 0, 0,
-		   s->ts + s->dur);
+	put_common_owned(c, "e", s, ow, s->ts + s->dur);
 	if (proc)
 		putf(o, ",\"id2\":{\"local\":\"0x%" PRIx64 "\"}", s->track_uuid);
 	else
@@ -478,14 +509,12 @@ static void export_slice(struct ctx *c, const struct ptw_tp_slice *s)
 	} else if (!async) {
 		/* process or global instant */
 		int proc = ow.owner == PTW_TP_OWNER_PROCESS;
-		put_common(o, "i", s->name, s->category, proc ? ow.pid : 0, 0, 0,
-			   s->ts);
+		put_common_owned(c, "i", s, &ow, s->ts);
 		puts_(o, proc ? ",\"s\":\"p\"" : ",\"s\":\"g\"");
 	} else {
 		int proc = ow.owner == PTW_TP_OWNER_PROCESS;
 		const char *ph = s->is_instant ? "n" : "b";
-		put_common(o, ph, s->name, s->category, proc ? ow.pid : 0, 0, 0,
-			   s->ts);
+		put_common_owned(c, ph, s, &ow, s->ts);
 		if (proc)
 			putf(o, ",\"id2\":{\"local\":\"0x%" PRIx64 "\"}",
 			     s->track_uuid);
@@ -527,10 +556,23 @@ static void export_counter(struct ctx *c, const struct ptw_tp_counter *k)
 	puts_(o, "}}");
 }
 
+/* Does any slice lie on 'track'? */
+static int has_slices(const struct ptw_map *with, uint64_t track)
+{
+	uint64_t v;
+	return ptw_map_get(with, track, &v);
+}
+
 static void export_names(struct ctx *c)
 {
 	struct out *o = c->o;
 	const struct ptw_tp_model *m = c->m;
+	/* the thread tracks that carry slices (their events make the
+	 * thread); out of memory: every thread gets its M event */
+	struct ptw_map with = {0};
+	int oom = 0;
+	for (size_t i = 0; i < m->n_slices && !oom; i++)
+		oom = ptw_map_put(&with, m->slices[i].track_uuid, 1) != 0;
 	for (size_t i = 0; i < m->n_processes; i++) {
 		const struct ptw_tp_process *p = &m->processes[i];
 		const struct ptw_trace_track *tr =
@@ -569,6 +611,14 @@ static void export_names(struct ctx *c)
 			     th->pid, th->tid);
 			put_str(o, th->name);
 			puts_(o, "}}");
+		} else if (oom || !has_slices(&with, th->track_uuid)) {
+			/* as process_exists: a thread without slices of its
+			 * own (the converter keeps every thread an event
+			 * named, e.g. an async event's) */
+			begin_event(o);
+			putf(o, "\"ph\":\"M\",\"name\":\"thread_exists\","
+				"\"pid\":%" PRId32 ",\"tid\":%" PRId64 "}",
+			     th->pid, th->tid);
 		}
 		if (tr && tr->has_rank) {
 			begin_event(o);
@@ -578,6 +628,7 @@ static void export_names(struct ctx *c)
 			     th->pid, th->tid, tr->rank);
 		}
 	}
+	ptw_map_free(&with);
 }
 
 /* Flow ids per slice, and which tracks carry real (non-instant) slices. */

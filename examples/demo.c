@@ -123,12 +123,12 @@ int main(int argc, char **argv)
 		snprintf(frame_name, sizeof(frame_name), "frame %llu",
 			 (unsigned long long)f);
 		struct ptw_arg fargs[] = {
-			{.name = "frame", .type = PTW_ARG_UINT, .v.u = f},
-			{.name = "dropped", .type = PTW_ARG_BOOL, .v.b = f % 7 == 3},
-			{.name = "scale", .type = PTW_ARG_DOUBLE, .v.d = 1.0 + (double)f / 40},
-			{.name = "title", .type = PTW_ARG_STRING, .v.s = frame_name},
-			{.name = "delta", .type = PTW_ARG_INT, .v.i = (int64_t)f - 20},
-			{.name = "buffer", .type = PTW_ARG_POINTER, .v.u = 0x7f0000001000u + f * 64},
+			{.name = "frame", .type = PTW_ARG_TYPE_UINT, .v.u = f},
+			{.name = "dropped", .type = PTW_ARG_TYPE_BOOL, .v.b = f % 7 == 3},
+			{.name = "scale", .type = PTW_ARG_TYPE_DOUBLE, .v.d = 1.0 + (double)f / 40},
+			{.name = "title", .type = PTW_ARG_TYPE_STRING, .v.s = frame_name},
+			{.name = "delta", .type = PTW_ARG_TYPE_INT, .v.i = (int64_t)f - 20},
+			{.name = "buffer", .type = PTW_ARG_TYPE_POINTER, .v.u = 0x7f0000001000u + f * 64},
 		};
 		struct ptw_event frame = {.track = r_main, .ts = t0, .category = "gfx",
 					  .name = "frame", .args = fargs, .n_args = 6};
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		CHECK(ptw_seq_counter_int(wall, queue, t0, (int64_t)(f * 7 % 13)));
 		CHECK(ptw_seq_counter_double(wall, load, t0, 35.0 + (double)(f * 37 % 50) * 0.9));
 		if (f % 5 == 0) {
-			struct ptw_arg a = {.name = "bytes", .type = PTW_ARG_INT,
+			struct ptw_arg a = {.name = "bytes", .type = PTW_ARG_TYPE_INT,
 					    .v.i = 4096 * (int64_t)(f + 1)};
 			struct ptw_event io = {.track = r_io, .ts = t0 + 100000,
 					       .category = "io", .name = "read done",

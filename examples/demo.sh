@@ -8,7 +8,7 @@ run() { # run BINARY OUTPUT WHAT
 	if [ -x "$B/bin/$1" ]; then
 		"$B/bin/$1" "$2"
 		if [ -x "$B/bin/ptw-dump" ]; then
-			"$B/bin/ptw-dump" --check "$2" >/dev/null ||
+			"$B/bin/ptw-dump" --check --strict "$2" >/dev/null ||
 				{ echo "demo: $2 fails ptw-dump --check" >&2; exit 1; }
 		fi
 		printf '  %-28s %s (%s bytes)\n' "$3" "$2" "$(wc -c < "$2")"
@@ -16,13 +16,14 @@ run() { # run BINARY OUTPUT WHAT
 }
 echo "ptw demo traces:"
 run demo-threads "$B/demo-threads.pftrace" "multi-threaded tracer:"
+run demo-cxx "$B/demo-cxx.pftrace" "tracer from C++:"
 run demo-clocks "$B/demo-clocks.pftrace" "clock streams (3 domains):"
 run demo "$out" "writer API, every feature:"
 # The flight recorder: a snapshot of a wrapped ring, and a crash dump.
 if [ -x "$B/bin/demo-flight" ]; then
 	"$B/bin/demo-flight" "$B/demo-flight.pftrace" "$B/demo-crash.pftrace"
 	for f in "$B/demo-flight.pftrace" "$B/demo-crash.pftrace"; do
-		"$B/bin/ptw-dump" --check --allow-open "$f" >/dev/null ||
+		"$B/bin/ptw-dump" --check --strict --allow-open "$f" >/dev/null ||
 			{ echo "demo: $f fails ptw-dump --check" >&2; exit 1; }
 	done
 	printf '  %-28s %s (%s bytes)\n' "flight recorder snapshot:" \
@@ -34,7 +35,7 @@ fi
 convert() { # convert INPUT OUTPUT WHAT
 	if [ -x "$B/bin/ptw-convert" ]; then
 		"$B/bin/ptw-convert" -q -o "$2" "$1"
-		"$B/bin/ptw-dump" --check --allow-open "$2" >/dev/null ||
+		"$B/bin/ptw-dump" --check --strict --allow-open "$2" >/dev/null ||
 			{ echo "demo: $2 fails ptw-dump --check" >&2; exit 1; }
 		printf '  %-28s %s (%s bytes, from %s)\n' "$3" "$2" \
 			"$(wc -c < "$2")" "$1"

@@ -46,8 +46,8 @@ static int slice(struct demo *d, uint32_t st, uint64_t begin, uint64_t end,
 		 const char *name, uint64_t flow_out, uint64_t flow_in,
 		 uint64_t job)
 {
-	struct ptw_arg arg = { .name = "job", .type = PTW_ARG_UINT, .v.u = job };
-	struct ptw_clock_event ev = {
+	struct ptw_arg arg = { .name = "job", .type = PTW_ARG_TYPE_UINT, .v.u = job };
+	struct ptw_clock_streams_event ev = {
 		.cycle = begin, .category = "sim", .name = name,
 		.args = &arg, .n_args = 1,
 		.flags = PTW_EV_STATIC_STRINGS, /* literals */
@@ -56,11 +56,11 @@ static int slice(struct demo *d, uint32_t st, uint64_t begin, uint64_t end,
 		.terminating_flow_ids = flow_in ? &flow_in : NULL,
 		.n_terminating_flow_ids = flow_in ? 1 : 0,
 	};
-	int rc = ptw_clock_stream_slice_begin(d->cs, st, &ev);
+	int rc = ptw_clock_streams_slice_begin(d->cs, st, &ev);
 	if (rc)
 		return check(d, rc, "slice begin");
-	struct ptw_clock_event e = { .cycle = end };
-	return check(d, ptw_clock_stream_slice_end(d->cs, st, &e), "slice end");
+	struct ptw_clock_streams_event e = { .cycle = end };
+	return check(d, ptw_clock_streams_slice_end(d->cs, st, &e), "slice end");
 }
 
 /* Job j's events of one domain; all at or after the job's start. */
@@ -75,9 +75,9 @@ static int bus_job(struct demo *d, uint64_t j)
 	uint64_t c = j * 160 + 48; /* +60 ns at 800 MHz */
 	int rc = slice(d, d->bus, c, c + 64, "xfer", 3 * j + 2, 3 * j + 1, j);
 	if (!rc)
-		rc = ptw_clock_stream_counter_int(d->cs, d->bus, d->queue, c, 1);
+		rc = ptw_clock_streams_counter_int(d->cs, d->bus, d->queue, c, 1);
 	if (!rc)
-		rc = ptw_clock_stream_counter_int(d->cs, d->bus, d->queue, c + 64, 0);
+		rc = ptw_clock_streams_counter_int(d->cs, d->bus, d->queue, c + 64, 0);
 	return check(d, rc, "bus job");
 }
 
@@ -85,12 +85,12 @@ static int acc_job(struct demo *d, uint64_t j)
 {
 	uint64_t c = j * 300; /* 200 ns at 1.5 GHz */
 	/* Same instant as the CPU's issue; phase 1 sorts it after. */
-	struct ptw_arg phase = { .name = "phase", .type = PTW_ARG_UINT, .v.u = 1 };
-	struct ptw_clock_event bell = { .cycle = c, .category = "sim",
+	struct ptw_arg phase = { .name = "phase", .type = PTW_ARG_TYPE_UINT, .v.u = 1 };
+	struct ptw_clock_streams_event bell = { .cycle = c, .category = "sim",
 					.name = "doorbell", .args = &phase,
 					.n_args = 1,
 					.flags = PTW_EV_STATIC_STRINGS };
-	int rc = ptw_clock_stream_instant(d->cs, d->acc, &bell);
+	int rc = ptw_clock_streams_instant(d->cs, d->acc, &bell);
 	if (rc)
 		return check(d, rc, "doorbell");
 	return slice(d, d->acc, c + 225, c + 285, "kernel", 0, 3 * j + 2, j);
@@ -115,23 +115,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "demo-clocks: %s\n", err.msg);
 		return 1;
 	}
-	d.cs = ptw_clock_stream_attach(d.w, NULL, &err);
+	d.cs = ptw_clock_streams_attach(d.w, NULL, &err);
 	if (!d.cs) {
 		fprintf(stderr, "demo-clocks: %s\n", err.msg);
 		ptw_writer_close(d.w, NULL);
 		return 1;
 	}
-	const struct ptw_clock_domain cpu = { .name = "CPU 1.2 GHz",
+	const struct ptw_clock_streams_domain cpu = { .name = "CPU 1.2 GHz",
 					      .hz = 1200000000u };
-	const struct ptw_clock_domain bus = { .name = "Bus 800 MHz",
+	const struct ptw_clock_streams_domain bus = { .name = "Bus 800 MHz",
 					      .hz = 800000000u };
-	const struct ptw_clock_domain acc = { .name = "Accelerator 1.5 GHz",
+	const struct ptw_clock_streams_domain acc = { .name = "Accelerator 1.5 GHz",
 					      .hz = 1500000000u };
-	if (check(&d, ptw_clock_stream_add(d.cs, &cpu, &d.cpu), "add cpu") ||
-	    check(&d, ptw_clock_stream_add(d.cs, &bus, &d.bus), "add bus") ||
-	    check(&d, ptw_clock_stream_add(d.cs, &acc, &d.acc), "add acc"))
+	if (check(&d, ptw_clock_streams_add(d.cs, &cpu, &d.cpu), "add cpu") ||
+	    check(&d, ptw_clock_streams_add(d.cs, &bus, &d.bus), "add bus") ||
+	    check(&d, ptw_clock_streams_add(d.cs, &acc, &d.acc), "add acc"))
 		goto fail;
-	d.queue = ptw_clock_stream_add_counter_track(d.cs, "bus queue",
+	d.queue = ptw_clock_streams_add_counter_track(d.cs, "bus queue",
 						     "requests", 0, 3);
 	if (!d.queue) {
 		check(&d, PTW_ERR_INVALID, "counter track");
@@ -153,13 +153,13 @@ int main(int argc, char **argv)
 		for (uint64_t j = j0; j < j1; j++)
 			if (acc_job(&d, j))
 				goto fail;
-		if (check(&d, ptw_clock_stream_advance_watermark(
+		if (check(&d, ptw_clock_streams_advance_watermark(
 				      d.cs, (q + 1) * QUANTUM_NS), "watermark"))
 			goto fail;
 	}
 
-	struct ptw_clock_stream_stats st;
-	ptw_clock_stream_get_stats(d.cs, &st);
+	struct ptw_clock_streams_stats st;
+	ptw_clock_streams_get_stats(d.cs, &st);
 	if (ptw_writer_close(d.w, &err)) {
 		fprintf(stderr, "demo-clocks: %s\n", err.msg);
 		return 1;

@@ -49,7 +49,8 @@ static int flight(const char *path)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mode = PTW_MODE_RING;
 	cfg.ring_bytes = 1u << 20;
-	cfg.writer.compress = PTW_COMPRESS_DEFLATE;
+	struct ptw_writer_options wo = {.compress = PTW_COMPRESS_DEFLATE};
+	cfg.writer = &wo;
 	cfg.overflow = PTW_OVERFLOW_WAIT; /* a demo without data loss */
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {

@@ -5,6 +5,7 @@
  *   demo-threads OUT.pftrace
  *
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,12 +151,12 @@ int main(int argc, char **argv)
 		PTW_INSTANT("noisy", "spam");
 
 	struct ptw_stats st;
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	if (ptw_stop_ex(&err) != 0) {
 		fprintf(stderr, "demo-threads: %s\n", err.msg);
 		return 1;
 	}
-	ptw_stats(&st);
+	ptw_get_stats(&st);
 	printf("demo-threads: %s: %llu events, %llu dropped, %llu threads, "
 	       "%llu bytes, clock %s\n",
 	       argv[1], (unsigned long long)st.events,

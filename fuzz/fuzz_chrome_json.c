@@ -10,7 +10,11 @@
  *     first byte, so that every event straddles buffer refills.
  * 2 and 3 must agree exactly (return code, events, and a digest of every
  * decoded field): refilling must never change what is parsed. Every byte
- * of every string view is read, so ASan catches dangling views. */
+ * of every string view is read, so ASan catches dangling views.
+ *  4. the events of 2 through the reorder window (cv_sort.h), once with a
+ *     window that holds them all (they must come out in (ts, arrival)
+ *     order, those without ts first) and once with a tiny one: the same
+ *     events (an order-free digest of their copies) either way. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +22,7 @@
 #include <unistd.h>
 
 #include "chrome_json.h"
+#include "cv_sort.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -90,6 +95,50 @@ static int on_event(void *ctx, const struct ptw_cv_event *ev,
 	return 0;
 }
 
+/* After the reorder window: an order-free sum of event digests, and
+ * whether the timestamps came out in order. */
+struct sorted {
+	uint64_t events, sum;
+	int has_last, in_order;
+	int64_t last;
+};
+
+static int on_sorted(void *ctx, const struct ptw_cv_event *ev,
+		     struct ptw_error *err)
+{
+	(void)err;
+	struct sorted *o = ctx;
+	struct digest d = { 0, 0xcbf29ce484222325ull };
+	digest_event(&d, ev);
+	o->events++;
+	o->sum += d.h;
+	int64_t ts = (ev->flags & PTW_CV_HAS_TS) ? ev->ts_ns : INT64_MIN;
+	if (o->has_last && ts < o->last)
+		o->in_order = 0;
+	o->has_last = 1;
+	o->last = ts;
+	return 0;
+}
+
+static void check_sort(const uint8_t *data, size_t size,
+		       const struct ptw_cv_json_read_opts *mo, size_t window,
+		       struct sorted *o)
+{
+	struct ptw_error err;
+	memset(o, 0, sizeof(*o));
+	o->in_order = 1;
+	struct ptw_cv_sort *s = ptw_cv_sort_create(window, on_sorted, o, &err);
+	if (!s)
+		abort();
+	int r = ptw_cv_json_read_mem(data, size, mo, ptw_cv_sort_event, s,
+				     NULL, &err);
+	if (r != 0 && r != PTW_ERR_FORMAT && r != PTW_ERR_LIMIT)
+		abort();
+	if (ptw_cv_sort_drain(s, &err))
+		abort();
+	ptw_cv_sort_destroy(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ptw_error err;
@@ -143,5 +192,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* refilling changed the result */
 	if (strict && sa.repairs)
 		abort(); /* strict mode repairs nothing */
+
+	struct sorted all, tiny;
+	check_sort(data, size, &mo, size + 1, &all);
+	check_sort(data, size, &mo, 1 + (size > 2 ? data[2] % 4 : 0), &tiny);
+	if (all.events != a.events || tiny.events != a.events ||
+	    all.sum != tiny.sum || !all.in_order)
+		abort(); /* the window lost, changed or misordered events */
 	return 0;
 }

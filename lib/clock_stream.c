@@ -10,6 +10,7 @@
 #include "clock_stream_math.h"
 #include "clock_stream_meta.h"
 #include "clock_stream_store.h"
+#include "sized.h"
 #include "writer_internal.h"
 
 /* Record kinds (struct ptw_clock_rec.kind). */
@@ -52,7 +53,7 @@ struct ptw_clock_streams {
 	uint64_t emitted;
 	uint64_t first_output_ns;
 	uint64_t noted_records, noted_bytes; /* last peak told the writer */
-	uint8_t *meta; /* PTW_CLOCK_STREAM_MAX_META bytes of scratch */
+	uint8_t *meta; /* PTW_CLOCK_STREAMS_MAX_META bytes of scratch */
 };
 
 /* ---- helpers --------------------------------------------------------- */
@@ -233,17 +234,26 @@ static void cs_free_hook(void *ctx) { cs_free(ctx); }
 
 /* ---- set-up ------------------------------------------------------------ */
 
-struct ptw_clock_streams *ptw_clock_stream_attach(
-	struct ptw_writer *w, const struct ptw_clock_streams_options *opt,
-	struct ptw_error *err)
+struct ptw_clock_streams *ptw_clock_streams_attach_sized(
+	struct ptw_writer *w, const struct ptw_clock_streams_options *user_opt,
+	size_t opt_size, struct ptw_error *err)
 {
+	struct ptw_clock_streams_options o;
+	const struct ptw_clock_streams_options *opt = &o;
+	if (ptw_sized_in(&o, sizeof(o), user_opt, opt_size)) {
+		ptw_error_set(err, PTW_ERR_INVALID, 0,
+			      "clock streams: options of %zu bytes set fields "
+			      "this library (%zu bytes) does not know",
+			      opt_size, sizeof(o));
+		return NULL;
+	}
 	if (!w) {
 		ptw_error_set(err, PTW_ERR_INVALID, 0,
 			      "clock streams: NULL writer");
 		return NULL;
 	}
 	struct ptw_clock_streams *cs = calloc(1, sizeof(*cs));
-	uint8_t *meta = malloc(PTW_CLOCK_STREAM_MAX_META);
+	uint8_t *meta = malloc(PTW_CLOCK_STREAMS_MAX_META);
 	if (!cs || !meta) {
 		free(cs);
 		free(meta);
@@ -255,10 +265,10 @@ struct ptw_clock_streams *ptw_clock_stream_attach(
 	cs->meta = meta;
 	uint32_t max_records = opt && opt->max_records
 				       ? opt->max_records
-				       : PTW_CLOCK_STREAM_DEFAULT_MAX_RECORDS;
+				       : PTW_CLOCK_STREAMS_DEFAULT_MAX_RECORDS;
 	uint64_t max_bytes = opt && opt->max_bytes
 				     ? opt->max_bytes
-				     : PTW_CLOCK_STREAM_DEFAULT_MAX_BYTES;
+				     : PTW_CLOCK_STREAMS_DEFAULT_MAX_BYTES;
 	ptw_clock_store_init(&cs->store, max_records, max_bytes);
 
 	int rc = ptw_i_writer_set_mode(w, PTW_I_MODE_CLOCK);
@@ -279,8 +289,8 @@ struct ptw_clock_streams *ptw_clock_stream_attach(
 	return cs;
 }
 
-int ptw_clock_stream_add(struct ptw_clock_streams *cs,
-			 const struct ptw_clock_domain *d, uint32_t *stream_out)
+int ptw_clock_streams_add(struct ptw_clock_streams *cs,
+			 const struct ptw_clock_streams_domain *d, uint32_t *stream_out)
 {
 	if (!cs)
 		return PTW_ERR_INVALID;
@@ -294,10 +304,10 @@ int ptw_clock_stream_add(struct ptw_clock_streams *cs,
 		return ptw_i_writer_fail(cs->w, PTW_ERR_INVALID, 0,
 			"clock stream %s: streams must be added before the "
 			"first event", d->name);
-	if (cs->n_streams >= PTW_CLOCK_STREAM_MAX_STREAMS)
+	if (cs->n_streams >= PTW_CLOCK_STREAMS_MAX_STREAMS)
 		return ptw_i_writer_fail(cs->w, PTW_ERR_INVALID, 0,
 			"clock stream %s: more than %u streams", d->name,
-			PTW_CLOCK_STREAM_MAX_STREAMS);
+			PTW_CLOCK_STREAMS_MAX_STREAMS);
 	struct ptw_clock_rate rate;
 	if (ptw_clock_rate_init(&rate, d->hz, d->hz_den, d->offset,
 				d->offset_ns))
@@ -382,14 +392,14 @@ static uint64_t add_track_common(struct ptw_clock_streams *cs,
 	return uuid;
 }
 
-uint64_t ptw_clock_stream_add_track(struct ptw_clock_streams *cs,
+uint64_t ptw_clock_streams_add_track(struct ptw_clock_streams *cs,
 				    const char *name, uint64_t parent_uuid,
 				    int32_t rank)
 {
 	return add_track_common(cs, name, NULL, parent_uuid, rank, 0);
 }
 
-uint64_t ptw_clock_stream_add_counter_track(struct ptw_clock_streams *cs,
+uint64_t ptw_clock_streams_add_counter_track(struct ptw_clock_streams *cs,
 					    const char *name,
 					    const char *unit_name,
 					    uint64_t parent_uuid, int32_t rank)
@@ -397,13 +407,13 @@ uint64_t ptw_clock_stream_add_counter_track(struct ptw_clock_streams *cs,
 	return add_track_common(cs, name, unit_name, parent_uuid, rank, 1);
 }
 
-uint64_t ptw_clock_stream_track(const struct ptw_clock_streams *cs,
+uint64_t ptw_clock_streams_track(const struct ptw_clock_streams *cs,
 				uint32_t stream)
 {
 	return cs && stream < cs->n_streams ? cs->streams[stream].track : 0;
 }
 
-int ptw_clock_stream_to_ns(const struct ptw_clock_streams *cs,
+int ptw_clock_streams_to_ns(const struct ptw_clock_streams *cs,
 			   uint32_t stream, uint64_t cycle, uint64_t *ns_out)
 {
 	if (!cs || !ns_out || stream >= cs->n_streams)
@@ -422,7 +432,7 @@ int ptw_clock_stream_to_ns(const struct ptw_clock_streams *cs,
  * changed unless it returns 0. */
 static int submit(struct ptw_clock_streams *cs, uint32_t stream,
 		  enum cs_kind kind, uint64_t track, uint64_t cycle,
-		  const struct ptw_clock_event *ev, int64_t ival, double dval)
+		  const struct ptw_clock_streams_event *ev, int64_t ival, double dval)
 {
 	if (!cs)
 		return PTW_ERR_INVALID;
@@ -444,7 +454,7 @@ static int submit(struct ptw_clock_streams *cs, uint32_t stream,
 	if (!tr)
 		return ptw_i_writer_fail(cs->w, PTW_ERR_INVALID, 0,
 			"clock stream %s: cycle %" PRIu64 ": track %" PRIu64
-			" was not added with ptw_clock_stream_add_track",
+			" was not added with ptw_clock_streams_add_track",
 			st->name, cycle, track);
 	if (tr->is_counter != counter)
 		return ptw_i_writer_fail(cs->w, PTW_ERR_INVALID, 0,
@@ -509,29 +519,29 @@ static int submit(struct ptw_clock_streams *cs, uint32_t stream,
 	return 0;
 }
 
-int ptw_clock_stream_instant(struct ptw_clock_streams *cs, uint32_t stream,
-			     const struct ptw_clock_event *ev)
+int ptw_clock_streams_instant(struct ptw_clock_streams *cs, uint32_t stream,
+			     const struct ptw_clock_streams_event *ev)
 {
 	return submit(cs, stream, CS_INSTANT, ev ? ev->track : 0,
 		      ev ? ev->cycle : 0, ev, 0, 0.0);
 }
 
-int ptw_clock_stream_slice_begin(struct ptw_clock_streams *cs,
+int ptw_clock_streams_slice_begin(struct ptw_clock_streams *cs,
 				 uint32_t stream,
-				 const struct ptw_clock_event *ev)
+				 const struct ptw_clock_streams_event *ev)
 {
 	return submit(cs, stream, CS_BEGIN, ev ? ev->track : 0,
 		      ev ? ev->cycle : 0, ev, 0, 0.0);
 }
 
-int ptw_clock_stream_slice_end(struct ptw_clock_streams *cs, uint32_t stream,
-			       const struct ptw_clock_event *ev)
+int ptw_clock_streams_slice_end(struct ptw_clock_streams *cs, uint32_t stream,
+			       const struct ptw_clock_streams_event *ev)
 {
 	return submit(cs, stream, CS_END, ev ? ev->track : 0,
 		      ev ? ev->cycle : 0, ev, 0, 0.0);
 }
 
-int ptw_clock_stream_counter_int(struct ptw_clock_streams *cs,
+int ptw_clock_streams_counter_int(struct ptw_clock_streams *cs,
 				 uint32_t stream, uint64_t track,
 				 uint64_t cycle, int64_t value)
 {
@@ -539,7 +549,7 @@ int ptw_clock_stream_counter_int(struct ptw_clock_streams *cs,
 		      0.0);
 }
 
-int ptw_clock_stream_counter_double(struct ptw_clock_streams *cs,
+int ptw_clock_streams_counter_double(struct ptw_clock_streams *cs,
 				    uint32_t stream, uint64_t track,
 				    uint64_t cycle, double value)
 {
@@ -549,7 +559,7 @@ int ptw_clock_stream_counter_double(struct ptw_clock_streams *cs,
 
 /* ---- watermarks ------------------------------------------------------------ */
 
-int ptw_clock_stream_advance_watermark(struct ptw_clock_streams *cs,
+int ptw_clock_streams_advance_watermark(struct ptw_clock_streams *cs,
 				       uint64_t exclusive_ns)
 {
 	if (!cs)
@@ -566,19 +576,24 @@ int ptw_clock_stream_advance_watermark(struct ptw_clock_streams *cs,
 	return emit_below(cs, exclusive_ns);
 }
 
-uint64_t ptw_clock_stream_event_bytes(uint32_t meta_bytes)
+uint64_t ptw_clock_streams_event_bytes(uint32_t meta_bytes)
 {
 	return ptw_clock_store_rec_bytes(meta_bytes);
 }
 
-void ptw_clock_stream_get_stats(const struct ptw_clock_streams *cs,
-				struct ptw_clock_stream_stats *out)
+void ptw_clock_streams_get_stats_sized(const struct ptw_clock_streams *cs,
+				       struct ptw_clock_streams_stats *user_out,
+				       size_t out_size)
 {
-	if (!out)
+	if (!user_out)
 		return;
+	struct ptw_clock_streams_stats st;
+	struct ptw_clock_streams_stats *out = &st;
 	memset(out, 0, sizeof(*out));
-	if (!cs)
+	if (!cs) {
+		ptw_sized_out(user_out, out_size, out, sizeof(*out));
 		return;
+	}
 	out->buffered_records = cs->store.n_recs;
 	out->buffered_bytes = cs->store.bytes;
 	out->peak_records = cs->store.peak_records;
@@ -587,4 +602,5 @@ void ptw_clock_stream_get_stats(const struct ptw_clock_streams *cs,
 	out->emitted = cs->emitted;
 	out->watermark = cs->watermark;
 	out->first_output_ns = cs->first_output_ns;
+	ptw_sized_out(user_out, out_size, out, sizeof(*out));
 }

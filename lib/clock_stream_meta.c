@@ -17,7 +17,7 @@ static void put(struct meta_out *o, const void *src, uint32_t n)
 {
 	if (n == 0)
 		return; /* src may be NULL: memcpy must not see it */
-	if (o->full || n > PTW_CLOCK_STREAM_MAX_META - o->len) {
+	if (o->full || n > PTW_CLOCK_STREAMS_MAX_META - o->len) {
 		o->full = 1;
 		return;
 	}
@@ -40,7 +40,7 @@ static int put_str(struct meta_out *o, const char *s)
 	return 0;
 }
 
-int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
+int ptw_clock_meta_encode(const struct ptw_clock_streams_event *ev, int with_names,
 			  uint8_t *buf, uint32_t *len,
 			  struct ptw_clock_meta_keys *keys, const char **why)
 {
@@ -109,9 +109,9 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 		int is_ordinal = a->name[0] == 'o' &&
 				 strcmp(a->name, "ordinal") == 0;
 		if (is_phase || is_ordinal) {
-			if (a->type != PTW_ARG_UINT) {
+			if (a->type != PTW_ARG_TYPE_UINT) {
 				*why = "\"phase\" and \"ordinal\" annotations "
-				       "must be PTW_ARG_UINT";
+				       "must be PTW_ARG_TYPE_UINT";
 				return PTW_ERR_INVALID;
 			}
 			if (is_phase ? has_phase : keys->has_ordinal) {
@@ -131,7 +131,7 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 			goto too_long;
 		put_u8(&o, (uint8_t)a->type);
 		switch (a->type) {
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			if (!a->v.s) {
 				*why = "NULL string annotation";
 				return PTW_ERR_INVALID;
@@ -139,17 +139,17 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 			if (put_str(&o, a->v.s))
 				goto too_long;
 			break;
-		case PTW_ARG_BOOL:
+		case PTW_ARG_TYPE_BOOL:
 			put_u8(&o, a->v.b != 0);
 			break;
-		case PTW_ARG_INT:
+		case PTW_ARG_TYPE_INT:
 			put(&o, &a->v.i, 8);
 			break;
-		case PTW_ARG_UINT:
-		case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_UINT:
+		case PTW_ARG_TYPE_POINTER:
 			put(&o, &a->v.u, 8);
 			break;
-		case PTW_ARG_DOUBLE:
+		case PTW_ARG_TYPE_DOUBLE:
 			put(&o, &a->v.d, 8);
 			break;
 		default:
@@ -158,7 +158,7 @@ int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
 		}
 	}
 	if (o.full) {
-		*why = "event metadata over PTW_CLOCK_STREAM_MAX_META bytes";
+		*why = "event metadata over PTW_CLOCK_STREAMS_MAX_META bytes";
 		return PTW_ERR_LIMIT;
 	}
 	*len = o.len;
@@ -216,7 +216,7 @@ static const char *get_str(struct meta_in *in)
 	if (!p)
 		return NULL;
 	memcpy(&n, p, 4);
-	if (n >= PTW_CLOCK_STREAM_MAX_META) {
+	if (n >= PTW_CLOCK_STREAMS_MAX_META) {
 		in->bad = 1;
 		return NULL;
 	}
@@ -281,20 +281,20 @@ int ptw_clock_meta_decode(const uint8_t *buf, uint32_t len,
 		a->name = get_str(&in);
 		a->type = (enum ptw_arg_type)get_u8(&in);
 		switch (a->type) {
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			a->v.s = get_str(&in);
 			break;
-		case PTW_ARG_BOOL:
+		case PTW_ARG_TYPE_BOOL:
 			a->v.b = get_u8(&in);
 			break;
-		case PTW_ARG_INT:
+		case PTW_ARG_TYPE_INT:
 			get_8(&in, &a->v.i);
 			break;
-		case PTW_ARG_UINT:
-		case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_UINT:
+		case PTW_ARG_TYPE_POINTER:
 			get_8(&in, &a->v.u);
 			break;
-		case PTW_ARG_DOUBLE:
+		case PTW_ARG_TYPE_DOUBLE:
 			get_8(&in, &a->v.d);
 			break;
 		default:

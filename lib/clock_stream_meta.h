@@ -33,11 +33,11 @@ struct ptw_clock_meta_keys {
 	int has_ordinal;
 };
 
-/* Checks 'ev' and writes its metadata to 'buf' (PTW_CLOCK_STREAM_MAX_META
+/* Checks 'ev' and writes its metadata to 'buf' (PTW_CLOCK_STREAMS_MAX_META
  * bytes). 'with_names' 0 drops category and name (slice ends, counters).
  * Returns 0 and sets *len and *keys, or PTW_ERR_INVALID / PTW_ERR_LIMIT with
  * a static reason in *why. */
-int ptw_clock_meta_encode(const struct ptw_clock_event *ev, int with_names,
+int ptw_clock_meta_encode(const struct ptw_clock_streams_event *ev, int with_names,
 			  uint8_t *buf, uint32_t *len,
 			  struct ptw_clock_meta_keys *keys, const char **why);
 

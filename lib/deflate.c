@@ -17,7 +17,7 @@
 
 #include "pb_fields.h"
 #include "ptw/error.h"
-#include "ptw/pb.h"
+#include "pb.h"
 #include "ptw/writer.h"
 
 /* Room before the compressed bytes for the record and field headers:

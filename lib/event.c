@@ -79,7 +79,7 @@ static inline int ptw_ev_check_str(struct ptw_ev_str *e, const char *s,
 	return e->len > PTW_MAX_STRING_LEN ? -1 : 0;
 }
 
-/* Validates the entries (PTW_ARG_DICT) or values (PTW_ARG_ARRAY) of 'a',
+/* Validates the entries (PTW_ARG_TYPE_DICT) or values (PTW_ARG_TYPE_ARRAY) of 'a',
  * 'depth' levels below a top-level annotation, adding their number to
  * *nodes and their bytes' bound to *need. Returns NULL, or what is wrong.
  * Recursion is bounded by PTW_MAX_ARG_DEPTH. */
@@ -98,7 +98,7 @@ static const char *ptw_ev_check_nested(const struct ptw_arg *a,
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ptw_arg *e = &a->v.nested.items[i];
 		size_t len = 0;
-		if (a->type == PTW_ARG_DICT) {
+		if (a->type == PTW_ARG_TYPE_DICT) {
 			if (!e->name)
 				return "annotation without a name";
 			len = strnlen(e->name, PTW_MAX_STRING_LEN + 1);
@@ -108,10 +108,10 @@ static const char *ptw_ev_check_nested(const struct ptw_arg *a,
 		*need += PTW_EV_NODE_MAX + len;
 		const char *why;
 		switch (e->type) {
-		case PTW_ARG_BOOL: case PTW_ARG_INT: case PTW_ARG_UINT:
-		case PTW_ARG_DOUBLE: case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_BOOL: case PTW_ARG_TYPE_INT: case PTW_ARG_TYPE_UINT:
+		case PTW_ARG_TYPE_DOUBLE: case PTW_ARG_TYPE_POINTER:
 			break;
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			if (!e->v.s)
 				return "NULL string annotation value";
 			len = strnlen(e->v.s, PTW_MAX_STRING_LEN + 1);
@@ -119,7 +119,7 @@ static const char *ptw_ev_check_nested(const struct ptw_arg *a,
 				return "annotation value too long";
 			*need += len;
 			break;
-		case PTW_ARG_DICT: case PTW_ARG_ARRAY:
+		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
 			if ((why = ptw_ev_check_nested(e, depth + 1, nodes, need)))
 				return why;
 			break;
@@ -190,10 +190,10 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 			return ptw_ev_fail(w, "annotation name too long");
 		p->svals[i].s = NULL;
 		switch (a->type) {
-		case PTW_ARG_BOOL: case PTW_ARG_INT: case PTW_ARG_UINT:
-		case PTW_ARG_DOUBLE: case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_BOOL: case PTW_ARG_TYPE_INT: case PTW_ARG_TYPE_UINT:
+		case PTW_ARG_TYPE_DOUBLE: case PTW_ARG_TYPE_POINTER:
 			break;
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			if (!a->v.s)
 				return ptw_ev_fail(w, "NULL string annotation value");
 			if (ptw_ev_check_str(&p->svals[i], a->v.s, s->svals, 0))
@@ -201,7 +201,7 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 			if (p->svals[i].len > PTW_INTERN_VALUE_MAX)
 				p->svals[i].iid = UINT64_MAX; /* inline */
 			break;
-		case PTW_ARG_DICT: case PTW_ARG_ARRAY:
+		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
 			if ((why = ptw_ev_check_nested(a, 1, &nodes,
 						       &p->nested_need)))
 				return ptw_ev_fail(w, why);
@@ -289,11 +289,11 @@ static inline uint8_t *ptw_ev_put_str(uint8_t *q, uint32_t field,
 }
 
 /* Writes the entries (dict_entries, each with its name inline) or values
- * (array_values) of a validated PTW_ARG_DICT / PTW_ARG_ARRAY; string
+ * (array_values) of a validated PTW_ARG_TYPE_DICT / PTW_ARG_TYPE_ARRAY; string
  * values inline. Recursion is bounded by PTW_MAX_ARG_DEPTH. */
 static uint8_t *ptw_ev_put_nested(uint8_t *q, const struct ptw_arg *a)
 {
-	int dict = a->type == PTW_ARG_DICT;
+	int dict = a->type == PTW_ARG_TYPE_DICT;
 	uint32_t field = dict ? PTW_F_DA_DICT_ENTRIES : PTW_F_DA_ARRAY_VALUES;
 	for (uint32_t i = 0; i < a->v.nested.n; i++) {
 		const struct ptw_arg *e = &a->v.nested.items[i];
@@ -302,33 +302,33 @@ static uint8_t *ptw_ev_put_nested(uint8_t *q, const struct ptw_arg *a)
 		if (dict)
 			q = ptw_ev_put_str(q, PTW_F_DA_NAME, e->name);
 		switch (e->type) {
-		case PTW_ARG_BOOL:
+		case PTW_ARG_TYPE_BOOL:
 			q = ptw_pb_write_varint_field(q, PTW_F_DA_BOOL_VALUE,
 						      e->v.b != 0);
 			break;
-		case PTW_ARG_INT:
+		case PTW_ARG_TYPE_INT:
 			q = ptw_pb_write_varint_field(q, PTW_F_DA_INT_VALUE,
 						      (uint64_t)e->v.i);
 			break;
-		case PTW_ARG_UINT:
+		case PTW_ARG_TYPE_UINT:
 			q = ptw_pb_write_varint_field(q, PTW_F_DA_UINT_VALUE,
 						      e->v.u);
 			break;
-		case PTW_ARG_DOUBLE: {
+		case PTW_ARG_TYPE_DOUBLE: {
 			uint64_t bits;
 			memcpy(&bits, &e->v.d, sizeof(bits));
 			q = ptw_pb_write_fixed64_field(q, PTW_F_DA_DOUBLE_VALUE,
 						       bits);
 			break;
 		}
-		case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_POINTER:
 			q = ptw_pb_write_varint_field(q, PTW_F_DA_POINTER_VALUE,
 						      e->v.u);
 			break;
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			q = ptw_ev_put_str(q, PTW_F_DA_STRING_VALUE, e->v.s);
 			break;
-		case PTW_ARG_DICT: case PTW_ARG_ARRAY:
+		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
 			q = ptw_ev_put_nested(q, e);
 			break;
 		}
@@ -355,7 +355,9 @@ static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l)
 	if (l->phase) {
 		q = ptw_pb_write_varint_field(q, PTW_F_LE_PHASE,
 					      (uint64_t)(unsigned char)l->phase);
-		q = ptw_pb_write_varint_field(q, PTW_F_LE_UNSCOPED_ID, l->id);
+		q = ptw_pb_write_varint_field(
+			q, l->local_id ? PTW_F_LE_LOCAL_ID : PTW_F_LE_UNSCOPED_ID,
+			l->id);
 		if (l->bind_to_enclosing)
 			q = ptw_pb_write_varint_field(
 				q, PTW_F_LE_BIND_TO_ENCLOSING, 1);
@@ -527,26 +529,26 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		uint8_t *da = q++;
 		q = ptw_pb_write_varint_field(q, PTW_F_DA_NAME_IID, p->anames[i].iid);
 		switch (a->type) {
-		case PTW_ARG_BOOL:
+		case PTW_ARG_TYPE_BOOL:
 			q = ptw_pb_write_varint_field(q, PTW_F_DA_BOOL_VALUE, a->v.b != 0);
 			break;
-		case PTW_ARG_INT:
+		case PTW_ARG_TYPE_INT:
 			q = ptw_pb_write_varint_field(q, PTW_F_DA_INT_VALUE,
 						      (uint64_t)a->v.i);
 			break;
-		case PTW_ARG_UINT:
+		case PTW_ARG_TYPE_UINT:
 			q = ptw_pb_write_varint_field(q, PTW_F_DA_UINT_VALUE, a->v.u);
 			break;
-		case PTW_ARG_DOUBLE: {
+		case PTW_ARG_TYPE_DOUBLE: {
 			uint64_t bits;
 			memcpy(&bits, &a->v.d, sizeof(bits));
 			q = ptw_pb_write_fixed64_field(q, PTW_F_DA_DOUBLE_VALUE, bits);
 			break;
 		}
-		case PTW_ARG_POINTER:
+		case PTW_ARG_TYPE_POINTER:
 			q = ptw_pb_write_varint_field(q, PTW_F_DA_POINTER_VALUE, a->v.u);
 			break;
-		case PTW_ARG_STRING:
+		case PTW_ARG_TYPE_STRING:
 			if (p->svals[i].iid != UINT64_MAX) {
 				q = ptw_pb_write_varint_field(q, PTW_F_DA_STRING_VALUE_IID,
 							      p->svals[i].iid);
@@ -557,7 +559,7 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 				q += p->svals[i].len;
 			}
 			break;
-		case PTW_ARG_DICT: case PTW_ARG_ARRAY:
+		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
 			q = ptw_ev_put_nested(q, a);
 			break;
 		}
@@ -694,8 +696,11 @@ int ptw_seq_legacy_flow(struct ptw_seq *s, const struct ptw_event *ev)
 	if (!ev)
 		return ptw_ev_fail(s->w, "event is NULL");
 	const struct ptw_legacy *l = ev->legacy;
-	if (!l || (l->phase != 's' && l->phase != 't' && l->phase != 'f'))
-		return ptw_ev_fail(s->w, "legacy flow without phase s, t or f");
+	if (!l || !l->phase || !strchr("stfben", l->phase))
+		return ptw_ev_fail(s->w, "legacy event without phase s, t, f, "
+					 "b, e or n");
+	if (l->local_id && !strchr("ben", l->phase))
+		return ptw_ev_fail(s->w, "local_id on a legacy flow event");
 	return ptw_ev_track_event(s, ev, 0);
 }
 

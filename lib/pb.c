@@ -1,6 +1,6 @@
 /* pb.c - slow paths of the inline protobuf encoder (growth, long lengths).
  * SPDX-License-Identifier: Apache-2.0 */
-#include "ptw/pb.h"
+#include "pb.h"
 #include "ptw/error.h"
 
 #include <stdlib.h>

@@ -25,6 +25,11 @@
 #define PTW_F_PKT_FIRST_PACKET_ON_SEQUENCE 87  /* TracePacket.first_packet_on_sequence */
 #define PTW_F_PKT_MACHINE_ID 98                /* TracePacket.machine_id */
 #define PTW_F_PKT_SYSTEM_INFO 45               /* TracePacket.system_info */
+#define PTW_F_PKT_CHROME_EVENTS 5              /* TracePacket.chrome_events */
+#define PTW_F_CEB_METADATA 2                   /* ChromeEventBundle.metadata */
+#define PTW_F_CM_NAME 1                        /* ChromeMetadata.name */
+#define PTW_F_CM_STRING_VALUE 2                /* ChromeMetadata.string_value */
+#define PTW_F_CM_INT_VALUE 4                   /* ChromeMetadata.int_value */
 
 /* SystemInfo, Utsname */
 #define PTW_F_SI_UTSNAME 1                 /* SystemInfo.utsname */
@@ -79,6 +84,7 @@
 #define PTW_F_TE_NAME_IID 10               /* TrackEvent.name_iid */
 #define PTW_F_TE_TRACK_UUID 11             /* TrackEvent.track_uuid */
 #define PTW_F_TE_NAME 23                   /* TrackEvent.name */
+#define PTW_F_TE_CATEGORIES 22             /* TrackEvent.categories */
 #define PTW_F_TE_COUNTER_VALUE 30          /* TrackEvent.counter_value */
 #define PTW_F_TE_EXTRA_COUNTER_VALUES 12   /* TrackEvent.extra_counter_values */
 #define PTW_F_TE_EXTRA_COUNTER_TRACK_UUIDS 31 /* TrackEvent.extra_counter_track_uuids */
@@ -92,6 +98,7 @@
 #define PTW_LE_SCOPE_GLOBAL 1              /* InstantEventScope.SCOPE_GLOBAL */
 #define PTW_LE_SCOPE_PROCESS 2             /* InstantEventScope.SCOPE_PROCESS */
 #define PTW_F_LE_UNSCOPED_ID 6             /* LegacyEvent.unscoped_id */
+#define PTW_F_LE_LOCAL_ID 10               /* LegacyEvent.local_id */
 #define PTW_F_LE_BIND_ID 8                 /* LegacyEvent.bind_id */
 #define PTW_F_LE_BIND_TO_ENCLOSING 12      /* LegacyEvent.bind_to_enclosing */
 #define PTW_F_LE_FLOW_DIRECTION 13         /* LegacyEvent.flow_direction */

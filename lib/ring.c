@@ -1,6 +1,6 @@
 /* ring.c - setup and teardown of SPSC rings (the hot paths are in ring.h).
  * SPDX-License-Identifier: Apache-2.0 */
-#include "ptw/ring.h"
+#include "ring.h"
 
 #include <stdlib.h>
 

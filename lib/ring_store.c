@@ -33,7 +33,7 @@ void ptw_rstore_destroy(struct ptw_rstore *rs)
 	if (!rs)
 		return;
 	for (size_t i = 0; i < PTW_RS_MAX_PIECES; i++)
-		free(rs->p[i].open);
+		ptw_pb_buf_free(&rs->p[i].open);
 	free(rs->prefix);
 	free(rs->mem);
 	free(rs);
@@ -90,8 +90,7 @@ int ptw_rstore_append(struct ptw_rstore *rs, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int ptw_rstore_cut(struct ptw_rstore *rs, const struct ptw_rs_open *open,
-		   size_t n_open, uint64_t snapshot)
+void ptw_rstore_cut(struct ptw_rstore *rs, uint64_t snapshot)
 {
 	uint32_t n = atomic_load_explicit(&rs->n, memory_order_relaxed);
 	if (n == PTW_RS_MAX_PIECES)
@@ -99,23 +98,13 @@ int ptw_rstore_cut(struct ptw_rstore *rs, const struct ptw_rs_open *open,
 	n = atomic_load_explicit(&rs->n, memory_order_relaxed);
 	uint32_t f = atomic_load_explicit(&rs->first, memory_order_relaxed);
 	struct ptw_rs_piece *np = &rs->p[(f + n) % PTW_RS_MAX_PIECES];
-	if (np->cap_open < n_open) {
-		void *q = realloc(np->open, n_open * sizeof(*np->open));
-		if (!q)
-			return -1;
-		np->open = q;
-		np->cap_open = n_open;
-	}
-	if (n_open)
-		memcpy(np->open, open, n_open * sizeof(*open));
-	np->n_open = n_open;
+	np->open.len = 0;
 	np->min_ts = UINT64_MAX;
 	np->cut_snapshot = snapshot;
 	atomic_store_explicit(&np->start, rs->pos, memory_order_relaxed);
 	atomic_store_explicit(&np->len, 0, memory_order_relaxed);
 	atomic_store_explicit(&rs->n, n + 1, memory_order_release);
 	rs->pieces_cut++;
-	return 0;
 }
 
 int ptw_rstore_write_pieces(struct ptw_rstore *rs, int fd)

@@ -13,15 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pb.h"
+
 #define PTW_RS_MAX_PIECES 16u    /* pieces held at most (a piece is >= size/8) */
 #define PTW_RS_MIN_BYTES (64u * 1024u)
-
-/* A slice open on a track when a piece began: the snapshot prefix begins
- * it again so that its END in the window has a BEGIN. */
-struct ptw_rs_open {
-	uint64_t track;
-	uint32_t depth;
-};
 
 struct ptw_rs_piece {
 	/* Absolute byte positions (monotonic; data at pos % size). Atomic:
@@ -30,8 +25,9 @@ struct ptw_rs_piece {
 	_Atomic uint64_t len;
 	uint64_t min_ts;           /* earliest checkpoint time in the piece */
 	uint64_t cut_snapshot;     /* newest clock snapshot at the cut */
-	struct ptw_rs_open *open;  /* tracks with open slices at the cut */
-	size_t n_open, cap_open;
+	/* The slices open when the piece began, encoded (writer_ring.c):
+	 * the snapshot prefix begins them again. Reused piece after piece. */
+	struct ptw_pb_buf open;
 };
 
 struct ptw_rstore {
@@ -70,10 +66,9 @@ static inline struct ptw_rs_piece *ptw_rstore_cur(struct ptw_rstore *rs)
  * room. Returns 0, or 1 if even the current piece had to go (the bytes
  * are not stored; the caller must start a new piece). */
 int ptw_rstore_append(struct ptw_rstore *rs, const uint8_t *p, size_t n);
-/* Starts a new piece (the current one is kept). Returns 0, or -1 if out
- * of memory for its open-slice list. 'open' lists the slices open now. */
-int ptw_rstore_cut(struct ptw_rstore *rs, const struct ptw_rs_open *open,
-		   size_t n_open, uint64_t snapshot);
+/* Starts a new piece (the current one is kept); its open slices are
+ * noted later (writer_ring.c). */
+void ptw_rstore_cut(struct ptw_rstore *rs, uint64_t snapshot);
 /* Writes every held piece, oldest first, to fd with write() only (also
  * from the crash handler). Returns 0 or -1 (errno set). */
 int ptw_rstore_write_pieces(struct ptw_rstore *rs, int fd);

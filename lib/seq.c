@@ -181,13 +181,18 @@ void ptw_w_encode_checkpoint(const struct ptw_writer *w, struct ptw_pb_buf *b,
 
 /* Writes CLEARED + defaults + clock snapshot as one packet (a packet with
  * a snapshot carries nothing else that trace_processor would read) and
- * starts a new interning generation. */
+ * starts a new interning generation. The snapshot is read on the
+ * sequence's own timeline: at the event's time, or at the sequence's
+ * previous snapshot if the event went back before it. trace_processor
+ * requires each clock's readings to grow only among snapshots of the same
+ * set of clocks (clock_synchronizer.cc AddSnapshot), and each sequence's
+ * set is its own (clocks 64 and 65 are sequence-scoped), so sequences
+ * written out of step (the tracer drains one thread's ring, then the
+ * next) keep delta timestamps however far one lags behind another. */
 static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 {
 	struct ptw_writer *w = s->w;
-	/* The snapshot's BOOTTIME reading must not go below any earlier
-	 * snapshot in the file, whichever sequence wrote it. */
-	uint64_t x = ts > w->last_snapshot ? ts : w->last_snapshot;
+	uint64_t x = s->started && ts < s->snap ? s->snap : ts;
 	size_t mark = ptw_w_packet_begin(w);
 	ptw_w_encode_checkpoint(w, &w->pend, s->id, !s->started, s->dropped != 0,
 				s->default_track, x);
@@ -196,8 +201,10 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	/* The new state is set before the packet ends: ending it may flush,
 	 * and in flight-recorder mode a flush may start a new piece, which
 	 * asks every sequence for a checkpoint again (writer_ring.c). */
-	w->last_snapshot = x;
+	if (x > w->last_snapshot)
+		w->last_snapshot = x;
 	w->stats.checkpoints++;
+	s->snap = x;
 	s->base = x;
 	s->started = 1;
 	s->need_cp = 0;
@@ -212,28 +219,11 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	return ptw_w_packet_end(w, mark, 0);
 }
 
-/* A checkpoint due only by its packet count waits while the sequence's
- * time lies behind the newest snapshot: the snapshot cannot go back (trace
- * processor rejects that), so it would move this sequence's delta base
- * ahead of its own events and make them absolute until they caught up.
- * Sequences fed out of step (the tracer drains one thread's ring, then
- * the next) catch up within one drain; the wait is bounded by a second
- * checkpoint_packets, so reader memory stays bounded. */
-static int ptw_w_seq_cp_can_wait(const struct ptw_seq *s, uint64_t ts)
-{
-	const struct ptw_writer *w = s->w;
-	uint32_t cp = w->opt.checkpoint_packets;
-	return s->started && !s->need_cp && !s->dropped &&
-	       ts < w->last_snapshot && s->since_cp - cp < cp;
-}
-
 int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts)
 {
 	struct ptw_writer *w = s->w;
 	if (__builtin_expect(s->started && !s->need_cp && !s->dropped &&
 			     s->since_cp < w->opt.checkpoint_packets, 1))
-		return 0;
-	if (ptw_w_seq_cp_can_wait(s, ts))
 		return 0;
 	if (w->rs && w->ring_open_pending)
 		ptw_w_ring_note_open(w);

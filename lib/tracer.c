@@ -4,7 +4,9 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "tracer_internal.h"
 
+#include "ptw/version.h"
 #include "ring_store.h"
+#include "sized.h"
 #include "writer_internal.h"
 
 #include <errno.h>
@@ -18,7 +20,7 @@
  * gates; the data a producer then uses is published under ptw_tr_ctl.mu
  * and re-checked there on the slow path). ptw_i_self: the calling thread's
  * registered ring. ptw_tr_ctl: the control block behind ptw_start & co. */
-_Atomic uint32_t ptw_i_gen = 0;
+uint32_t ptw_i_gen = 0; /* __atomic builtins only (tracer.h) */
 _Thread_local struct ptw_i_thread *ptw_i_self
 	__attribute__((tls_model("initial-exec"))) = NULL;
 
@@ -44,7 +46,7 @@ static void ptw_tr_atfork_child(void)
 	c->stopping = 0;
 	ptw_tr_crash_atfork_child();
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
-	atomic_store(&ptw_i_gen, c->gen);
+	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
 	/* The forking thread's ring belonged to the parent's session: do
 	 * not touch it (the child re-registers on its next session). */
 	ptw_i_self = NULL;
@@ -148,7 +150,7 @@ static void ptw_tr_bump_gen_locked(uint32_t flags)
 	/* Release: a thread that sees the new generation on its slow path
 	 * re-reads everything under the mutex anyway; release keeps the
 	 * order visible to relaxed readers as early as possible. */
-	atomic_store_explicit(&ptw_i_gen, c->gen, memory_order_release);
+	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_RELEASE);
 }
 
 int ptw_set_category_enabled(const char *category, int enabled)
@@ -222,11 +224,28 @@ static int ptw_tr_parse_categories_locked(const char *list)
 
 static int ptw_tr_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
-int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
+int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
+		    size_t writer_size, struct ptw_error *err)
 {
-	if (!cfg)
+	if (!user_cfg)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_start: NULL config");
+	/* The caller's structs as its header knew them (sized.h). */
+	struct ptw_config cfg_copy;
+	struct ptw_writer_options wo;
+	if (ptw_sized_in(&cfg_copy, sizeof(cfg_copy), user_cfg, cfg_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: a config of %zu bytes sets "
+				     "fields this library (%zu bytes, version "
+				     "%s) does not know",
+				     cfg_size, sizeof(cfg_copy), PTW_VERSION);
+	if (ptw_sized_in(&wo, sizeof(wo), cfg_copy.writer, writer_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: writer options of %zu bytes "
+				     "set fields this library (%zu bytes, "
+				     "version %s) does not know",
+				     writer_size, sizeof(wo), PTW_VERSION);
+	const struct ptw_config *cfg = &cfg_copy;
 	uint32_t slots = cfg->ring_slots ? cfg->ring_slots : PTW_DEFAULT_RING_SLOTS;
 	if (!ptw_tr_pow2(slots) || slots < PTW_TR_MIN_SLOTS ||
 	    slots > PTW_TR_MAX_SLOTS)
@@ -254,10 +273,19 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 				     "ptw_start: ring_bytes %llu is below %u",
 				     (unsigned long long)ring_bytes,
 				     PTW_RS_MIN_BYTES);
-	if (!ring && !cfg->output_path && cfg->output_fd < 0)
+	/* An fd counts when > 0, or when the caller said so: a zeroed
+	 * config must never write to fd 0 (standard input). */
+	int have_fd = cfg->output_fd > 0 || cfg->output_fd_set;
+	if (cfg->output_fd_set && !cfg->output_path && cfg->output_fd < 0)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: no output_path and output_fd %d",
+				     "ptw_start: output_fd_set with output_fd %d",
 				     cfg->output_fd);
+	if (!ring && !cfg->output_path && !have_fd)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: no output named: set output_path, "
+				     "or output_fd (> 0; for fd 0 also "
+				     "output_fd_set), or mode PTW_MODE_RING "
+				     "(snapshots only)");
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 
@@ -276,7 +304,7 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
 					     "ptw_start: out of memory");
 		}
-	} else if (ring && cfg->output_fd > 0) {
+	} else if (ring && have_fd) {
 		tr->out_fd = cfg->output_fd;
 		tr->out_close = cfg->close_fd;
 	}
@@ -304,7 +332,6 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 		free(tr);
 		return ptw_error_set(err, rc, 0, "ptw_start: out of memory");
 	}
-	struct ptw_writer_options wo = cfg->writer;
 	wo.close_fd = cfg->close_fd;
 	if (cfg->machine_id)
 		wo.machine_id = cfg->machine_id;
@@ -371,7 +398,6 @@ int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err)
 	return 0;
 }
 
-int ptw_start(const struct ptw_config *cfg) { return ptw_start_ex(cfg, NULL); }
 
 /* ---- flush / stop / stats ---------------------------------------------- */
 
@@ -520,10 +546,12 @@ int ptw_snapshot(const char *path)
 
 void ptw_stop_atexit(void) { (void)ptw_stop_ex(NULL); }
 
-int ptw_stats(struct ptw_stats *out)
+int ptw_get_stats_sized(struct ptw_stats *user_out, size_t out_size)
 {
-	if (!out)
+	if (!user_out)
 		return PTW_ERR_INVALID;
+	struct ptw_stats st;
+	struct ptw_stats *out = &st;
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	int rc = 0;
@@ -539,11 +567,12 @@ int ptw_stats(struct ptw_stats *out)
 		rc = PTW_ERR_STATE;
 	}
 	pthread_mutex_unlock(&c->mu);
+	ptw_sized_out(user_out, out_size, out, sizeof(*out));
 	return rc;
 }
 
 int ptw_is_running(void)
 {
-	return (atomic_load_explicit(&ptw_i_gen, memory_order_relaxed) &
+	return (__atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED) &
 		PTW_I_GEN_ON) != 0;
 }

@@ -19,8 +19,6 @@
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 #define PTW_TR_MIN_SLEEP_US 50u
 #define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
-/* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
-#define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -64,6 +62,15 @@ static void ptw_tr_count_event(struct ptw_tracer *tr)
 			      memory_order_relaxed);
 }
 
+/* Keeping an open slice's description ran out of memory: the writer
+ * fails (a snapshot would miss the slice's BEGIN otherwise). */
+static void ptw_tr_open_failed(struct ptw_tracer *tr)
+{
+	ptw_tr_check(tr, ptw_i_writer_fail(tr->w, PTW_ERR_NOMEM, 0,
+					   "tracer: out of memory for the "
+					   "open slices"));
+}
+
 /* ---- setup --------------------------------------------------------------- */
 
 static inline uint64_t ptw_tr_ts(const struct ptw_tracer *tr, uint64_t raw)
@@ -86,6 +93,13 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 	if (!tr->scratch || ptw_tr_async_init(&tr->async))
 		return ptw_error_set(&tr->err, PTW_ERR_NOMEM, 0,
 				     "tracer: out of memory");
+	if (tr->ring) {
+		tr->oscratch = malloc(PTW_TR_SCRATCH);
+		if (!tr->oscratch)
+			return ptw_error_set(&tr->err, PTW_ERR_NOMEM, 0,
+					     "tracer: out of memory");
+		ptw_i_writer_ring_set_open_fn(tr->w, ptw_tr_open_fill, tr);
+	}
 	tr->proc_track = ptw_writer_add_process_track(tr->w, tr->pid,
 						      process_name);
 	if (tr->proc_track)
@@ -102,37 +116,28 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 		tr->err = *ptw_writer_error(tr->w);
 		return rc;
 	}
-	/* Declare the clock: an instant on the process track whose args say
-	 * how raw readings became trace time. */
-	struct ptw_arg a[5];
-	uint32_t n = 0;
-	a[n].name = "clock";
-	a[n].type = PTW_ARG_STRING;
-	a[n++].v.s = tr->use_tsc ? "tsc"
-		     : (tr->clock_bits & PTW_I_GEN_BOOT) ? "boottime" : "monotonic";
+	/* Declare the clock in the trace's metadata (trace_processor's
+	 * metadata table: "cr-ptw.clock", ...), not as an event. */
+	struct ptw_i_meta m[5];
+	size_t n = 0;
+	m[n++] = (struct ptw_i_meta){
+		"ptw.clock",
+		tr->use_tsc ? "tsc"
+		: (tr->clock_bits & PTW_I_GEN_BOOT) ? "boottime" : "monotonic",
+		0};
 	if (tr->use_tsc) {
-		a[n].name = "tsc_hz";
-		a[n].type = PTW_ARG_UINT;
-		a[n++].v.u = tr->tsc.hz;
-		a[n].name = "ns_per_tick_q32";
-		a[n].type = PTW_ARG_UINT;
-		a[n++].v.u = tr->tsc.mult;
-		a[n].name = "tsc0";
-		a[n].type = PTW_ARG_UINT;
-		a[n++].v.u = tr->tsc.tsc0;
-		a[n].name = "mono0_ns";
-		a[n].type = PTW_ARG_UINT;
-		a[n++].v.u = tr->tsc.mono0;
+		m[n++] = (struct ptw_i_meta){"ptw.tsc_hz", NULL,
+					     (int64_t)tr->tsc.hz};
+		m[n++] = (struct ptw_i_meta){"ptw.ns_per_tick_q32", NULL,
+					     (int64_t)tr->tsc.mult};
+		m[n++] = (struct ptw_i_meta){"ptw.tsc0", NULL,
+					     (int64_t)tr->tsc.tsc0};
+		m[n++] = (struct ptw_i_meta){"ptw.mono0_ns", NULL,
+					     (int64_t)tr->tsc.mono0};
 	}
-	struct ptw_event ev;
-	memset(&ev, 0, sizeof(ev));
-	ev.ts = ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits));
-	ev.name = "ptw.clock";
-	ev.category = "ptw";
-	ev.args = a;
-	ev.n_args = n;
-	ev.flags = PTW_EV_STATIC_STRINGS;
-	rc = ptw_seq_instant(tr->ctl_seq, &ev);
+	rc = ptw_i_writer_metadata(
+		tr->w, tr->ctl_seq, ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits)),
+		m, n);
 	if (rc) {
 		tr->err = *ptw_writer_error(tr->w);
 		return rc;
@@ -143,11 +148,14 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 void ptw_tr_backend_free(struct ptw_tracer *tr)
 {
 	ptw_map_free(&tr->counters);
+	for (size_t i = 0; i < tr->n_counter_names; i++)
+		free(tr->counter_names[i]);
 	free(tr->counter_names);
 	free(tr->counter_uuids);
 	tr->counter_names = NULL;
 	tr->counter_uuids = NULL;
 	ptw_tr_async_free(&tr->async);
+	ptw_tr_open_free(tr);
 	free(tr->scratch);
 	free(tr->snap);
 	free(tr->threads);
@@ -170,6 +178,10 @@ static int ptw_tr_thread_create(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 								 : NULL);
 	if (th->track)
 		th->seq = ptw_writer_add_seq(tr->w, th->track);
+	if (th->seq && tr->ring && ptw_tr_ostack_room(&th->open, 0)) {
+		ptw_tr_check(tr, PTW_ERR_NOMEM);
+		return -1;
+	}
 	if (!th->track || !th->seq) {
 		ptw_tr_check(tr, ptw_writer_error(tr->w)->code
 					 ? ptw_writer_error(tr->w)->code
@@ -179,12 +191,15 @@ static int ptw_tr_thread_create(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	return 0;
 }
 
-/* Counter tracks are per name: looked up by pointer (the literal), then
- * by content (the same text from another translation unit). */
-static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
+/* Counter tracks are per name: a literal is looked up by pointer, then
+ * by content (the same text from another translation unit); a run-time
+ * name ('literal' 0, from the _DYN macros) by content only. */
+static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name,
+				     int literal)
 {
 	uint64_t uuid;
-	if (ptw_map_get(&tr->counters, (uint64_t)(uintptr_t)name, &uuid))
+	if (literal &&
+	    ptw_map_get(&tr->counters, (uint64_t)(uintptr_t)name, &uuid))
 		return uuid;
 	uuid = 0;
 	for (size_t i = 0; i < tr->n_counter_names; i++)
@@ -193,7 +208,7 @@ static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
 	if (!uuid) {
 		if (tr->n_counter_names == tr->cap_counter_names) {
 			size_t nc = tr->cap_counter_names ? 2 * tr->cap_counter_names : 16;
-			const char **nn = realloc(tr->counter_names, nc * sizeof(*nn));
+			char **nn = realloc(tr->counter_names, nc * sizeof(*nn));
 			if (!nn)
 				return 0;
 			tr->counter_names = nn;
@@ -203,15 +218,20 @@ static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name)
 			tr->counter_uuids = nu;
 			tr->cap_counter_names = nc;
 		}
+		char *copy = strdup(name);
+		if (!copy)
+			return 0;
 		uuid = ptw_writer_add_counter_track(tr->w, name, NULL,
 						    tr->proc_track, -1);
-		if (!uuid)
+		if (!uuid) {
+			free(copy);
 			return 0;
-		/* literals live as long as the program: keep the pointer */
-		tr->counter_names[tr->n_counter_names] = name;
+		}
+		tr->counter_names[tr->n_counter_names] = copy;
 		tr->counter_uuids[tr->n_counter_names++] = uuid;
 	}
-	if (ptw_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
+	if (literal &&
+	    ptw_map_put(&tr->counters, (uint64_t)(uintptr_t)name, uuid))
 		return 0;
 	return uuid;
 }
@@ -234,28 +254,19 @@ static void ptw_tr_get_bytes(const struct ptw_ring *r, uint64_t *k, char *dst,
 	dst[len] = '\0';
 }
 
-/* A decoded record with its extra slots. */
-struct ptw_tr_ev {
-	struct ptw_i_rec rec;
-	uint64_t ts;
-	const char *name;
-	int static_name;
-	uint64_t id;
-	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
-	uint32_t nargs;
-};
-
-static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
-			  uint64_t h, struct ptw_tr_ev *e)
+void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
+		      uint64_t h, struct ptw_tr_ev *e, char *scratch,
+		      uint64_t *unknown)
 {
 	memcpy(&e->rec, ptw_ring_slot(r, h), sizeof(e->rec));
+	e->r = r;
+	e->h = h;
 	e->ts = ptw_tr_ts(tr, e->rec.ts);
 	e->name = e->rec.name;
 	e->static_name = 1;
 	e->id = 0;
 	e->nargs = 0;
 	uint64_t k = h + 1;
-	char *scratch = tr->scratch;
 	if (e->rec.name_len) {
 		size_t len = e->rec.name_len - 1u;
 		if (len > PTW_TRACER_MAX_NAME)
@@ -284,12 +295,12 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 		pa->name = ar.name;
 		pa->type = (enum ptw_arg_type)ar.type;
 		switch (ar.type) {
-		case PTW_ARG_BOOL: pa->v.b = ar.val != 0; break;
-		case PTW_ARG_INT: pa->v.i = (int64_t)ar.val; break;
-		case PTW_ARG_UINT: pa->v.u = ar.val; break;
-		case PTW_ARG_POINTER: pa->v.u = ar.val; break;
-		case PTW_ARG_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
-		case PTW_ARG_STRING: {
+		case PTW_ARG_TYPE_BOOL: pa->v.b = ar.val != 0; break;
+		case PTW_ARG_TYPE_INT: pa->v.i = (int64_t)ar.val; break;
+		case PTW_ARG_TYPE_UINT: pa->v.u = ar.val; break;
+		case PTW_ARG_TYPE_POINTER: pa->v.u = ar.val; break;
+		case PTW_ARG_TYPE_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
+		case PTW_ARG_TYPE_STRING: {
 			size_t len = ar.str_len;
 			if (len > PTW_TRACER_MAX_NAME)
 				len = PTW_TRACER_MAX_NAME;
@@ -300,12 +311,21 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 		}
 		default: /* PTW_I_ARG_UNKNOWN: dropped, never written as 0 */
 			kept--;
-			atomic_fetch_add_explicit(&tr->invalid, 1,
-						  memory_order_relaxed);
+			(*unknown)++;
 			break;
 		}
 	}
 	e->nargs = kept;
+}
+
+static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
+			  uint64_t h, struct ptw_tr_ev *e)
+{
+	uint64_t unknown = 0;
+	ptw_tr_decode_at(tr, r, h, e, tr->scratch, &unknown);
+	if (unknown)
+		atomic_fetch_add_explicit(&tr->invalid, unknown,
+					  memory_order_relaxed);
 }
 
 static void ptw_tr_fill(const struct ptw_tr_ev *e, struct ptw_event *ev)
@@ -353,8 +373,11 @@ static void ptw_tr_async_write_end(struct ptw_tracer *tr, struct ptw_seq *seq,
 	memset(&ev, 0, sizeof(ev));
 	ev.track = track;
 	ev.ts = ts;
-	if (ptw_tr_check(tr, ptw_seq_slice_end(seq, &ev)))
+	if (ptw_tr_check(tr, ptw_seq_slice_end(seq, &ev))) {
 		ptw_tr_count_event(tr);
+		if (tr->ring)
+			ptw_tr_open_async_end(tr, track);
+	}
 }
 
 static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
@@ -367,6 +390,14 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	case PTW_I_K_BEGIN:
 		ptw_tr_fill(e, &ev);
 		if (ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev))) {
+			/* what the slice is, for a snapshot that cuts it */
+			if (tr->ring &&
+			    (e->rec.extra
+				     ? ptw_tr_open_copy(&th->open, th->depth, e)
+				     : ptw_tr_open_lit(&th->open, th->depth,
+						       e->rec.name,
+						       e->rec.v.cat)))
+				ptw_tr_open_failed(tr);
 			th->depth++;
 			ptw_tr_count_event(tr);
 		}
@@ -393,7 +424,7 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		break;
 	case PTW_I_K_COUNTER_INT:
 	case PTW_I_K_COUNTER_DOUBLE: {
-		track = ptw_tr_counter_track(tr, e->rec.name);
+		track = ptw_tr_counter_track(tr, e->name, e->static_name);
 		if (!track) {
 			ptw_tr_check(tr, ptw_writer_error(tr->w)->code
 						 ? ptw_writer_error(tr->w)->code
@@ -428,6 +459,8 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		if (!ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev)))
 			break;
 		ptw_tr_count_event(tr);
+		if (tr->ring && ptw_tr_open_async_begin(tr, track, e))
+			ptw_tr_open_failed(tr);
 		ptw_tr_async_begun(&tr->async, e->id, e->ts);
 		/* ENDs drained before this BEGIN (other threads' rings) */
 		uint64_t ts;
@@ -463,8 +496,10 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 							  e->name));
 		break;
 	case PTW_I_K_DROPPED:
-		ptw_tr_announce_drops(tr, th, th->drops_announced + e->rec.v.u,
-				      e->ts);
+		/* the notes' running sum: a snapshot may have announced some
+		 * of these already (ptw_tr_announce_all) */
+		th->drops_noted += e->rec.v.u;
+		ptw_tr_announce_drops(tr, th, th->drops_noted, e->ts);
 		break;
 	default:
 		atomic_fetch_add_explicit(&tr->invalid, 1, memory_order_relaxed);
@@ -478,7 +513,7 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
  * would (names and categories are literals); ptw_tr_general_only turns
  * both off so that tests can compare (test_tracer_fastpath.c; the
  * prepared way's bytes: test_writer_prep.c). */
-#define PTW_TR_RUN 256u /* records per ptw_tr_run (then the release check) */
+#define PTW_TR_RUN 256u /* records per ptw_tr_run_gen (then the release check) */
 
 static inline int ptw_tr_is_simple(const struct ptw_i_rec *rec)
 {
@@ -572,12 +607,16 @@ _Static_assert(PTW_TR_PREP_SLOTS == 64, "32 sets of two");
  * or an END with no open slice (the general path counts that as invalid).
  * The times it writes are in order (each run starts from the last one's
  * time and refuses one before it), so the first record's is the
- * earliest. Returns the events written and counted. Not inlined: on its
- * own the loop keeps its state in registers (about 10% fewer
+ * earliest. Returns the events written and counted. With 'keep_open'
+ * (ring mode) it also keeps what each BEGIN opens (tracer_open.c). Its
+ * two versions, ptw_tr_run_stream and ptw_tr_run_ring, are functions of
+ * their own, not inlined: stream mode pays nothing for keep_open, and on
+ * its own the loop keeps its state in registers (about 10% fewer
  * instructions per event than inside ptw_tr_drain). */
-static __attribute__((noinline)) uint64_t
-ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
-	   const struct ptw_ring *r, uint64_t *hp, uint64_t end)
+static inline __attribute__((always_inline)) uint64_t
+ptw_tr_run_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+	       const struct ptw_ring *r, uint64_t *hp, uint64_t end,
+	       const int keep_open)
 {
 	uint64_t h = *hp, lim = end - h < PTW_TR_RUN ? end : h + PTW_TR_RUN;
 	uint64_t counted = 0;
@@ -589,6 +628,16 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	uint32_t shift = r->c_shift;
 	const struct ptw_tr_tsc tsc = tr->tsc;
 	int use_tsc = tr->use_tsc;
+	/* keep_open: every event stores its record's name and category as
+	 * level 'depth' of the open slices: what a BEGIN opens (an END's or
+	 * an INSTANT's store is above the levels in use, harmless), with
+	 * room made for every event of this call to be a BEGIN: no check
+	 * per event */
+	if (keep_open &&
+	    __builtin_expect(th->open.cap < th->depth + PTW_TR_RUN + 2, 0) &&
+	    ptw_tr_ostack_room(&th->open, th->depth + PTW_TR_RUN))
+		return 0; /* the single way takes the record (and fails) */
+	struct ptw_tr_open *lv = th->open.lv;
 	while (h < lim) {
 		struct ptw_seq_run run;
 		if (!ptw_seq_run_begin(th->seq, &run))
@@ -608,6 +657,9 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 				if (!pe || (pe->p.depth_d < 0 && !depth) ||
 				    !ptw_seq_run_put(&run, ts, &pe->p))
 					break;
+				if (keep_open)
+					memcpy(&lv[depth], &rec->name,
+					       sizeof(*lv));
 				depth += (uint32_t)(int32_t)pe->p.depth_d;
 			}
 			if (h - h0 < sure && h < lim)
@@ -628,6 +680,20 @@ ptw_tr_run(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	}
 	*hp = h;
 	return counted;
+}
+
+static __attribute__((noinline)) uint64_t
+ptw_tr_run_stream(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+		  const struct ptw_ring *r, uint64_t *hp, uint64_t end)
+{
+	return ptw_tr_run_gen(tr, th, r, hp, end, 0);
+}
+
+static __attribute__((noinline)) uint64_t
+ptw_tr_run_ring(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+		const struct ptw_ring *r, uint64_t *hp, uint64_t end)
+{
+	return ptw_tr_run_gen(tr, th, r, hp, end, 1);
 }
 
 /* A simple record one by one: through ptw_seq_simple, after which the
@@ -653,6 +719,9 @@ static int ptw_tr_fast_event(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	struct ptw_tr_prep *pe = ptw_tr_prep_slot(th, rec);
 	if (rc != 0 || !ptw_i_seq_prepare(th->seq, type[k], cat, name, &pe->p))
 		pe->word = 0; /* nothing prepared */
+	if (tr->ring && k == PTW_I_K_BEGIN && rc == 0 &&
+	    ptw_tr_open_lit(&th->open, th->depth, rec->name, rec->v.cat))
+		ptw_tr_open_failed(tr);
 	/* depth as ptw_tr_process keeps it: a refused BEGIN does not open,
 	 * an END closes whatever happened */
 	th->depth += (k == PTW_I_K_BEGIN && rc == 0) - (k == PTW_I_K_END);
@@ -663,7 +732,14 @@ static int ptw_tr_fast_event(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	return 1;
 }
 
+_Static_assert(sizeof(struct ptw_tr_open) == 16 &&
+		       offsetof(struct ptw_i_rec, v) ==
+			       offsetof(struct ptw_i_rec, name) + 8 &&
+		       offsetof(struct ptw_tr_open, u) == 8,
+	       "a record's name and category are a level of open slices");
+
 int ptw_tr_general_only;
+_Atomic int ptw_tr_test_hold;
 
 /* Drains what the thread has committed. Returns the slots consumed. */
 static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
@@ -682,12 +758,13 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 			released = h;
 		}
 		/* each way below starts at rec, and a run's first record is
-		 * its earliest (ptw_tr_run) */
+		 * its earliest (ptw_tr_run_gen) */
 		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
 		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
 		if (simple && ptw_tr_is_simple(rec)) {
 			uint64_t h0 = h;
-			fast += ptw_tr_run(tr, th, r, &h, end);
+			fast += tr->ring ? ptw_tr_run_ring(tr, th, r, &h, end)
+					 : ptw_tr_run_stream(tr, th, r, &h, end);
 			if (h != h0)
 				continue;
 			int f = ptw_tr_fast_event(tr, th, rec);
@@ -738,6 +815,8 @@ static void ptw_tr_retire(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	tr->dropped_gone += atomic_load(&th->pub.dropped);
 	tr->waits_gone += atomic_load(&th->waits);
 	pthread_mutex_unlock(&c->mu);
+	if (ptw_tr_open_retire(tr, th))
+		ptw_tr_open_failed(tr);
 	if (th->seq)
 		ptw_seq_destroy(th->seq);
 	th->seq = NULL;
@@ -757,6 +836,7 @@ static size_t ptw_tr_snapshot_locked(struct ptw_tracer *tr)
 	}
 	if (tr->n_threads)
 		memcpy(tr->snap, tr->threads, tr->n_threads * sizeof(*tr->snap));
+	tr->n_snap = tr->n_threads;
 	return tr->n_threads;
 }
 
@@ -768,7 +848,16 @@ static void ptw_tr_publish_bytes(struct ptw_tracer *tr)
 			      memory_order_relaxed);
 }
 
-/* Every drop counted so far goes into the trace (snapshot, stop). */
+/* A snapshot, right after its drain: the drops of each thread up to its
+ * last event in the window are announced already (the DROPPED notes come
+ * before the next event in the ring). A thread whose ring is still empty
+ * may have lost events since that last event, with no note yet: its
+ * counted total is exact then. Read in this order, a total of 'dropped'
+ * that includes a drop after an event the drain did not take also shows
+ * that event's tail (the producer stores the tail before the later
+ * drop's count): then the notes alone are the exact figure. Announcing
+ * never lowers a total, and a later note only raises it past the
+ * announced one (no loss is counted twice). */
 static void ptw_tr_announce_all(struct ptw_tracer *tr, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -777,7 +866,11 @@ static void ptw_tr_announce_all(struct ptw_tracer *tr, size_t n)
 			continue; /* retired in this pass */
 		uint64_t total = atomic_load_explicit(&th->pub.dropped,
 						      memory_order_acquire);
-		if (total > th->drops_announced)
+		uint64_t tail = atomic_load_explicit(&th->pub.ring.tail,
+						     memory_order_acquire);
+		uint64_t head = atomic_load_explicit(&th->pub.ring.head,
+						     memory_order_relaxed);
+		if (tail == head && total > th->drops_announced)
 			ptw_tr_announce_drops(
 				tr, th, total,
 				ptw_tr_ts(tr, ptw_i_now_slow(tr->clock_bits)));
@@ -841,6 +934,27 @@ static void ptw_tr_final_output(struct ptw_tracer *tr)
 				       "closing the trace failed");
 }
 
+/* Tests only (ptw_tr_test_hold): waits a moment unless a stop is asked;
+ * returns 1 if it waited. */
+static int ptw_tr_held(struct ptw_tracer *tr)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	int stop = tr->stop_req;
+	if (!stop) {
+		struct timespec dl;
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_nsec += 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_nsec -= 1000000000L;
+			dl.tv_sec++;
+		}
+		pthread_cond_timedwait(&c->wake, &c->mu, &dl);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return !stop;
+}
+
 void *ptw_tr_backend_main(void *arg)
 {
 	struct ptw_tracer *tr = arg;
@@ -848,6 +962,9 @@ void *ptw_tr_backend_main(void *arg)
 	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
 	ptw_tr_backend_tid();
 	for (;;) {
+		if (atomic_load_explicit(&ptw_tr_test_hold, memory_order_acquire) &&
+		    ptw_tr_held(tr))
+			continue;
 		/* The writer is touched only inside a pass (tracer_crash.c). */
 		ptw_tr_pass_begin();
 		pthread_mutex_lock(&c->mu);
@@ -943,6 +1060,7 @@ void *ptw_tr_backend_main(void *arg)
 	for (size_t i = 0; i < n; i++) {
 		ptw_tr_finish_thread(tr, tr->snap[i]);
 		ptw_tr_retire(tr, tr->snap[i]);
+		tr->snap[i] = NULL; /* freed: the open-slice hook skips it */
 	}
 	/* async ids never ended, ENDs whose BEGIN never came */
 	atomic_fetch_add_explicit(&tr->invalid,

@@ -10,7 +10,7 @@
 int ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
 		  const char *name, uint64_t val)
 {
-	uint32_t s = atomic_load_explicit(&site->state, memory_order_relaxed);
+	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
 	struct ptw_i_thread *t = ptw_i_self;
 	if (__builtin_expect(s != g || !t || t->gen != g, 0)) {
 		if (s == ~g)

@@ -8,10 +8,98 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include <time.h>
+
 #include "hashmap.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
+#include "ring.h"
 #include "writer_internal.h"
+
+/* ---- the producer's records and thread head (the macros do not see them) */
+
+/* One ring slot. Extra slots follow when 'extra' > 0: the copied name
+ * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then
+ * per argument one slot (struct ptw_i_arg_rec) followed by its copied
+ * string. Counters keep their value in v.u (a copied name before it). */
+struct ptw_i_rec {
+	uint64_t ts;       /* raw clock reading (ns, or TSC ticks) */
+	uint8_t kind;      /* enum ptw_i_kind */
+	uint8_t nargs;
+	uint16_t name_len; /* copied name length + 1; 0: no copied name */
+	uint32_t extra;    /* slots after this one */
+	const char *name;
+	union {
+		const char *cat;
+		uint64_t u;
+	} v;
+};
+
+/* ptw_i_arg_rec.type of an argument whose type the ring does not carry
+ * (the backend drops it and counts it as invalid). */
+#define PTW_I_ARG_UNKNOWN 0xFFu
+
+struct ptw_i_arg_rec {
+	const char *name;
+	uint8_t type;      /* enum ptw_arg_type */
+	uint8_t pad[3];
+	uint32_t str_len;  /* PTW_ARG_TYPE_STRING: bytes that follow (+ NUL) */
+	uint64_t val;      /* bits of the value */
+	uint64_t pad2;
+};
+
+/* The head of a registered thread (struct ptw_tr_thread has the rest).
+ * Fields after the ring are touched only by the owning thread, except
+ * the atomics, which the backend reads. */
+struct ptw_i_thread {
+	struct ptw_ring ring;
+	_Alignas(PTW_RING_CACHELINE) uint32_t gen; /* generation validated */
+	uint32_t depth;          /* open BEGINs (producer view) */
+	uint64_t lost_levels;    /* bit d: BEGIN at depth d was dropped */
+	uint64_t pending_drops;  /* drops not yet announced in the ring */
+	_Atomic uint64_t dropped;/* all drops of this thread (exact) */
+};
+
+/* THE GLOBAL STATE of ptw (documented exception to "no globals"):
+ * ptw_i_gen (tracer.h) is the enable word every macro reads: even =
+ * tracing stopped, odd = running; bit 1 = TSC clock, bit 2 = BOOTTIME
+ * clock; bits 3.. count generations (start, stop and each category change
+ * bump it). ptw_i_self is the calling thread's ring (NULL until its first
+ * event). Both live in lib/tracer.c. */
+#define PTW_I_GEN_TSC 2u
+#define PTW_I_GEN_BOOT 4u
+#define PTW_I_GEN_CLOCKS (PTW_I_GEN_TSC | PTW_I_GEN_BOOT)
+#define PTW_I_GEN_STEP 8u
+/* initial-exec: one %fs-relative load, no __tls_get_addr call, also when
+ * libptw is a shared library loaded at program start (not dlopen). */
+extern _Thread_local struct ptw_i_thread *ptw_i_self
+	__attribute__((tls_model("initial-exec")));
+
+/* Slow paths (tracer_thread.c). ptw_i_thread_slow resolves the site and
+ * registers the thread; it returns NULL when the event must be skipped
+ * (tracing stopped, category off), else the thread with 'gen' current. */
+struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
+int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
+		       uint64_t *idx);
+uint64_t ptw_i_now_slow(uint32_t g);
+int ptw_i_end_lost(struct ptw_i_thread *t);
+
+/* A clock reading for generation g: TSC ticks, or ns of the chosen clock. */
+static inline uint64_t ptw_i_now(uint32_t g)
+{
+#if defined(__x86_64__)
+	if (g & PTW_I_GEN_TSC)
+		return __builtin_ia32_rdtsc();
+#endif
+#if defined(CLOCK_MONOTONIC) && defined(CLOCK_BOOTTIME)
+	struct timespec ts;
+	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC,
+		      &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
+	return ptw_i_now_slow(g);
+#endif
+}
 
 #define PTW_TR_NAME_MAX 64u     /* thread name bytes incl. NUL */
 #define PTW_TR_MIN_SLOTS 64u
@@ -29,9 +117,33 @@ struct ptw_tr_prep {
 	struct ptw_seq_prep p;
 };
 
-/* A registered producer thread. The public head is what the inline
- * macros touch; 'refs' counts the owners (the thread itself until it exits
- * or re-registers, the session until it has drained the ring). */
+/* One open slice of a thread or an async track, kept for the flight
+ * recorder's snapshot prefix (tracer_open.c): a one-slot BEGIN keeps its
+ * literal name and category; any other BEGIN (arguments, run-time name)
+ * is copied whole, its ring slots, into the stack's 'buf' at 'off'. */
+struct ptw_tr_open {
+	const char *name;   /* NULL: copied at buf + u.off */
+	union {
+		const char *cat;
+		size_t off;
+	} u;
+};
+
+/* The open slices of one track, level d at lv[d]; grown as nesting
+ * deepens, reused. The backend's prepared runs store level 'depth' for
+ * every event without a check: each makes room for as many levels as it
+ * may open first (tracer_backend.c). */
+struct ptw_tr_ostack {
+	struct ptw_tr_open *lv;
+	uint32_t cap;
+	unsigned char *buf;
+	size_t buf_cap;
+};
+
+/* A registered producer thread. The head (struct ptw_i_thread) is what
+ * the producer fast path (tracer_event.c) touches; 'refs' counts the
+ * owners (the thread itself until it exits or re-registers, the session
+ * until it has drained the ring). */
 struct ptw_tr_thread {
 	struct ptw_i_thread pub;
 
@@ -53,8 +165,12 @@ struct ptw_tr_thread {
 	struct ptw_seq *seq;
 	uint64_t track;
 	uint64_t drop_track;
-	uint64_t drops_announced;     /* DROPPED notes turned into trace marks */
+	uint64_t drops_noted;         /* sum of the DROPPED notes drained */
+	uint64_t drops_announced;     /* drops in the trace (never above the
+				       * notes, except a snapshot's or the
+				       * end's exact total, see announce) */
 	uint32_t depth;               /* open slices written to the writer */
+	struct ptw_tr_ostack open;    /* and what they are (ring mode) */
 	int created;                  /* track and sequence exist */
 	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
 };
@@ -65,6 +181,11 @@ struct ptw_tr_thread {
  * tracer_backend.c), so that they can be compared with the general path.
  * Set it before ptw_start. */
 extern int ptw_tr_general_only;
+
+/* Tests only: while non-zero, the backend drains nothing (it still stops
+ * when asked), so that producer rings fill and the stop drains them one
+ * after the other, far behind their producers (test_tracer_lag.c). */
+extern _Atomic int ptw_tr_test_hold;
 
 /* Async ids and their tracks (tracer_async.c). */
 struct ptw_tr_async_ent {
@@ -129,6 +250,14 @@ struct ptw_tr_snap_req {
 	int rc;
 };
 
+/* The open slices of a track no live thread owns: an async track, or
+ * the track of a thread that exited with slices open (ring mode). */
+struct ptw_tr_otrack {
+	uint64_t track;
+	uint32_t depth;
+	struct ptw_tr_ostack st;
+};
+
 /* One tracing session, from ptw_start to ptw_stop. */
 struct ptw_tracer {
 	uint64_t session;
@@ -160,7 +289,7 @@ struct ptw_tracer {
 	uint64_t dropped_gone;        /* drops of finished threads */
 	uint64_t waits_gone;
 
-	/* backend-private, published to ptw_stats() through atomics */
+	/* backend-private, published to ptw_get_stats() through atomics */
 	_Atomic uint64_t events;
 	_Atomic uint64_t invalid;
 	_Atomic uint64_t bytes;
@@ -168,14 +297,18 @@ struct ptw_tracer {
 	uint64_t proc_track;
 	struct ptw_seq *ctl_seq;
 	struct ptw_map counters;   /* name pointer -> counter track */
-	const char **counter_names;   /* distinct counter names (literals) */
+	char **counter_names;         /* distinct counter names (copies) */
 	uint64_t *counter_uuids;
 	size_t n_counter_names, cap_counter_names;
 	struct ptw_tr_async async;    /* async ids -> tracks */
 	char *scratch;                /* copied strings of one record */
 	size_t scratch_cap;
 	struct ptw_tr_thread **snap;  /* backend's copy of the thread list */
-	size_t cap_snap;
+	size_t cap_snap, n_snap;      /* NULL entries: retired this pass */
+	struct ptw_tr_otrack *otracks; /* ring mode (tracer_open.c) */
+	size_t n_otracks, cap_otracks;
+	struct ptw_map otrack_ix;     /* async track uuid -> index + 1 */
+	char *oscratch;               /* decoding a copied BEGIN */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
 };
@@ -222,9 +355,53 @@ static inline int ptw_tr_end_was_lost(struct ptw_i_thread *t)
 void ptw_tr_thread_key_destructor(void *p);
 
 /* tracer_backend.c */
+/* A decoded record with its extra slots. */
+struct ptw_tr_ev {
+	struct ptw_i_rec rec;
+	const struct ptw_ring *r;     /* where it was decoded from, at h */
+	uint64_t h;
+	uint64_t ts;
+	const char *name;
+	int static_name;
+	uint64_t id;
+	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
+	uint32_t nargs;
+};
+/* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
+#define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
+/* Decodes the record at slot h of r; its strings go to 'scratch'
+ * (PTW_TR_SCRATCH bytes), arguments of unknown type are left out and
+ * counted in *unknown. */
+void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
+		      uint64_t h, struct ptw_tr_ev *e, char *scratch,
+		      uint64_t *unknown);
 void *ptw_tr_backend_main(void *arg);
 int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name);
 void ptw_tr_backend_free(struct ptw_tracer *tr);
+
+/* tracer_open.c: the open slices of every track, for the snapshot
+ * prefix (ring mode) */
+/* Room for levels 0..d+1 (the prepared runs store level 'depth' for
+ * every event). 0 or PTW_ERR_NOMEM. */
+int ptw_tr_ostack_room(struct ptw_tr_ostack *st, uint32_t d);
+/* Level d of st is a one-slot BEGIN (literal name and category). 0 or
+ * PTW_ERR_NOMEM. */
+int ptw_tr_open_lit(struct ptw_tr_ostack *st, uint32_t d, const char *name,
+		    const char *cat);
+/* Level d of st is the BEGIN decoded as e (its slots are copied). */
+int ptw_tr_open_copy(struct ptw_tr_ostack *st, uint32_t d,
+		     const struct ptw_tr_ev *e);
+void ptw_tr_ostack_free(struct ptw_tr_ostack *st);
+/* An async BEGIN / END was written on 'track'. 0 or PTW_ERR_NOMEM. */
+int ptw_tr_open_async_begin(struct ptw_tracer *tr, uint64_t track,
+			    const struct ptw_tr_ev *e);
+void ptw_tr_open_async_end(struct ptw_tracer *tr, uint64_t track);
+/* A thread retires: its open slices stay described (ring mode) or are
+ * freed. 0 or PTW_ERR_NOMEM. */
+int ptw_tr_open_retire(struct ptw_tracer *tr, struct ptw_tr_thread *th);
+/* The writer's hook (ptw_i_writer_ring_set_open_fn): every open slice. */
+int ptw_tr_open_fill(void *ctx, struct ptw_pb_buf *b);
+void ptw_tr_open_free(struct ptw_tracer *tr);
 
 /* tracer_crash.c: the backend's pass lock and the crash handler */
 int ptw_tr_pass_begin(void);

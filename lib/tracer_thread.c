@@ -4,6 +4,7 @@
 #include "tracer_internal.h"
 
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,8 +97,8 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 		}
 		if (site) {
 			int on = ptw_tr_category_enabled(site->cat);
-			atomic_store_explicit(&site->state, on ? g : ~g,
-					      memory_order_relaxed);
+			__atomic_store_n(&site->state, on ? g : ~g,
+					 __ATOMIC_RELAXED);
 			if (!on) {
 				pthread_mutex_unlock(&c->mu);
 				if (fresh)
@@ -162,7 +163,7 @@ static void ptw_tr_count_drop(struct ptw_i_thread *t)
 	struct ptw_ring *r = &t->ring;
 	t->pending_drops++;
 	/* Single writer: a relaxed load + store is exact; the backend and
-	 * ptw_stats() read it with acquire/seq_cst loads. */
+	 * ptw_get_stats() read it with acquire/seq_cst loads. */
 	atomic_store_explicit(&t->dropped,
 			      atomic_load_explicit(&t->dropped,
 						   memory_order_relaxed) + 1,
@@ -320,7 +321,7 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		total++;
 	for (size_t a = 0; a < nargs; a++) {
 		total++;
-		if (args[a].type == PTW_ARG_STRING)
+		if (args[a].type == PTW_ARG_TYPE_STRING)
 			total += ptw_tr_str_slots(ptw_tr_clip(args[a].v.s));
 	}
 	struct ptw_ring *r = &t->ring;
@@ -347,7 +348,10 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 	rec->name_len = dyn ? (uint16_t)(dyn_len + 1) : 0;
 	rec->extra = (uint32_t)(total - 1);
 	rec->name = dyn ? NULL : name;
-	rec->v.cat = cat;
+	if (kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE)
+		rec->v.u = id; /* the value: a counter has no category */
+	else
+		rec->v.cat = cat;
 	uint64_t k = i + 1;
 	if (dyn)
 		ptw_tr_put_bytes(r, &k, dyn, dyn_len);
@@ -361,12 +365,12 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		ar->name = args[a].name;
 		ar->type = (uint8_t)args[a].type;
 		switch (args[a].type) {
-		case PTW_ARG_BOOL: ar->val = (uint64_t)(args[a].v.b != 0); break;
-		case PTW_ARG_INT: ar->val = (uint64_t)args[a].v.i; break;
-		case PTW_ARG_UINT: ar->val = args[a].v.u; break;
-		case PTW_ARG_POINTER: ar->val = args[a].v.u; break;
-		case PTW_ARG_DOUBLE: ar->val = ptw_i_dbl_bits(args[a].v.d); break;
-		case PTW_ARG_STRING: {
+		case PTW_ARG_TYPE_BOOL: ar->val = (uint64_t)(args[a].v.b != 0); break;
+		case PTW_ARG_TYPE_INT: ar->val = (uint64_t)args[a].v.i; break;
+		case PTW_ARG_TYPE_UINT: ar->val = args[a].v.u; break;
+		case PTW_ARG_TYPE_POINTER: ar->val = args[a].v.u; break;
+		case PTW_ARG_TYPE_DOUBLE: ar->val = ptw_i_dbl_bits(args[a].v.d); break;
+		case PTW_ARG_TYPE_STRING: {
 			const char *s = args[a].v.s ? args[a].v.s : "";
 			size_t len = ptw_tr_clip(s);
 			ar->str_len = (uint32_t)len;
@@ -375,7 +379,7 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		}
 		default:
 			/* Not a type the ring carries: the backend drops the
-			 * argument and counts it (ptw_stats().invalid) rather
+			 * argument and counts it (ptw_get_stats().invalid) rather
 			 * than write a value that was never logged. */
 			ar->type = PTW_I_ARG_UNKNOWN;
 			break;
@@ -385,25 +389,55 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 	return 1;
 }
 
+/* The calling thread, ready to write an event of 'site'; NULL if tracing
+ * is stopped or the site's category is off. */
+static struct ptw_i_thread *ptw_tr_resolve(struct ptw_i_site *site)
+{
+	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
+	if (!(g & PTW_I_GEN_ON))
+		return NULL;
+	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+	struct ptw_i_thread *t = ptw_i_self;
+	if (s != g || !t || t->gen != g) {
+		if (s == ~g)
+			return NULL;
+		t = ptw_i_thread_slow(site, g);
+	}
+	return t;
+}
+
 int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const char *dyn_name, uint64_t id,
 		 const struct ptw_arg *args, size_t nargs)
 {
-	uint32_t g = atomic_load_explicit(&ptw_i_gen, memory_order_relaxed);
-	if (!(g & PTW_I_GEN_ON))
+	struct ptw_i_thread *t = ptw_tr_resolve(site);
+	if (!t)
 		return 0;
-	uint32_t s = atomic_load_explicit(&site->state, memory_order_relaxed);
-	struct ptw_i_thread *t = ptw_i_self;
-	if (s != g || !t || t->gen != g) {
-		if (s == ~g)
-			return 0;
-		if (!(t = ptw_i_thread_slow(site, g)))
-			return 0;
-	}
-	if (kind == PTW_I_K_BEGIN && !name && !dyn_name)
+	if (!name && !dyn_name &&
+	    (kind == PTW_I_K_BEGIN || kind == PTW_I_K_INSTANT ||
+	     kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE))
 		dyn_name = "";
 	return ptw_tr_write_n(t, site->cat, kind, name, dyn_name, id, args,
 			      nargs);
+}
+
+/* The _FMT macros: formats only once the event is known to be recorded,
+ * into the stack (a few bytes more than a copied name may hold, so that
+ * the cut falls on a UTF-8 character boundary, see ptw_tr_clip). */
+int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
+		   ...)
+{
+	struct ptw_i_thread *t = ptw_tr_resolve(site);
+	if (!t)
+		return 0;
+	char buf[PTW_TRACER_MAX_NAME + 8];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = fmt ? vsnprintf(buf, sizeof(buf), fmt, ap) : -1;
+	va_end(ap);
+	if (n < 0)
+		buf[0] = '\0';
+	return ptw_tr_write_n(t, site->cat, kind, NULL, buf, 0, NULL, 0);
 }
 
 /* ---- thread names and exit --------------------------------------------- */
@@ -414,7 +448,7 @@ int ptw_set_thread_name(const char *name)
 		return PTW_ERR_INVALID;
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_thread *t = ptw_tr_me();
-	uint32_t g = atomic_load_explicit(&ptw_i_gen, memory_order_relaxed);
+	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
 	if (g & PTW_I_GEN_ON) {
 		struct ptw_i_thread *pt = ptw_i_thread_slow(NULL, g);
 		if (pt) {

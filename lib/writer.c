@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "pb_fields.h"
+#include "ptw/version.h"
+#include "sized.h"
 #include "writer_state.h"
 
 static uint64_t ptw_w_mono_ns(void)
@@ -86,15 +88,33 @@ static struct ptw_writer *ptw_w_open(int fd,
 				     const struct ptw_writer_options *opt,
 				     struct ptw_error *err);
 
-struct ptw_writer *ptw_writer_open_fd(int fd,
-				      const struct ptw_writer_options *opt,
-				      struct ptw_error *err)
+/* The caller's options, as its header knew them (sized.h). */
+static int ptw_w_options_in(struct ptw_writer_options *o,
+			    const struct ptw_writer_options *opt,
+			    size_t opt_size, struct ptw_error *err)
 {
+	if (ptw_sized_in(o, sizeof(*o), opt, opt_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "writer options of %zu bytes set fields "
+				     "this library (%zu bytes, version %s) "
+				     "does not know",
+				     opt_size, sizeof(*o), PTW_VERSION);
+	return 0;
+}
+
+struct ptw_writer *ptw_writer_open_fd_sized(int fd,
+					    const struct ptw_writer_options *opt,
+					    size_t opt_size,
+					    struct ptw_error *err)
+{
+	struct ptw_writer_options o;
+	if (ptw_w_options_in(&o, opt, opt_size, err))
+		return NULL;
 	if (fd < 0) {
 		ptw_error_set(err, PTW_ERR_INVALID, 0, "invalid fd %d", fd);
 		return NULL;
 	}
-	return ptw_w_open(fd, opt, err);
+	return ptw_w_open(fd, &o, err);
 }
 
 struct ptw_writer *ptw_i_writer_open_ring(const struct ptw_writer_options *opt,
@@ -170,16 +190,18 @@ static struct ptw_writer *ptw_w_open(int fd,
 	return w;
 }
 
-struct ptw_writer *ptw_writer_open(const char *path,
-				   const struct ptw_writer_options *opt,
-				   struct ptw_error *err)
+struct ptw_writer *ptw_writer_open_sized(const char *path,
+					 const struct ptw_writer_options *opt,
+					 size_t opt_size, struct ptw_error *err)
 {
-	struct ptw_writer_options o;
+	struct ptw_writer_options req, o;
+	if (ptw_w_options_in(&req, opt, opt_size, err))
+		return NULL;
 	if (!path) {
 		ptw_error_set(err, PTW_ERR_INVALID, 0, "path is NULL");
 		return NULL;
 	}
-	if (ptw_w_resolve_options(opt, &o, err) != 0)
+	if (ptw_w_resolve_options(&req, &o, err) != 0)
 		return NULL;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0) {
@@ -187,7 +209,7 @@ struct ptw_writer *ptw_writer_open(const char *path,
 		return NULL;
 	}
 	o.close_fd = 1;
-	struct ptw_writer *w = ptw_writer_open_fd(fd, &o, err);
+	struct ptw_writer *w = ptw_w_open(fd, &o, err);
 	if (!w)
 		close(fd);
 	return w;
@@ -394,24 +416,25 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_pb_buf_free(&w->dbuf);
 	ptw_rstore_destroy(w->rs);
 	ptw_w_machine_free(w);
-	free(w->ring_open);
+	ptw_pb_buf_free(&w->ring_meta);
 	free(w);
 	return rc;
 }
 
 /* ---- queries ----------------------------------------------------------- */
 
-void ptw_writer_get_stats(const struct ptw_writer *w,
-			  struct ptw_writer_stats *out)
+void ptw_writer_get_stats_sized(const struct ptw_writer *w,
+				struct ptw_writer_stats *out, size_t out_size)
 {
 	if (!out)
 		return;
-	if (!w) {
-		memset(out, 0, sizeof(*out));
-		return;
+	struct ptw_writer_stats st;
+	memset(&st, 0, sizeof(st));
+	if (w) {
+		st = w->stats;
+		st.bytes_written = w->sink.bytes_written;
 	}
-	*out = w->stats;
-	out->bytes_written = w->sink.bytes_written;
+	ptw_sized_out(out, out_size, &st, sizeof(st));
 }
 
 uint64_t ptw_writer_now_ns(const struct ptw_writer *w)

@@ -73,6 +73,33 @@ int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
  * the queued track descriptors and (ring mode) brings the snapshot prefix
  * up to date, so that the handler only has bytes to write. */
 int ptw_i_writer_crash_ready(struct ptw_writer *w);
+/* Ring mode: fn(ctx, b) describes the slices open when a new piece
+ * begins, one ptw_i_writer_ring_open_add() each (a track's outermost
+ * first), and returns 0 or PTW_ERR_NOMEM. It is called before the first
+ * event of each piece (within whichever writer call writes that event):
+ * it must describe the slices begun by the events written so far. */
+void ptw_i_writer_ring_set_open_fn(struct ptw_writer *w,
+				   int (*fn)(void *ctx, struct ptw_pb_buf *b),
+				   void *ctx);
+/* Appends to 'b' the BEGIN of an open slice on 'track' as the snapshot
+ * prefix writes it: category, name and arguments inline (scalars and
+ * strings; nested arguments are left out). Out of memory sets b->oom. */
+void ptw_i_writer_ring_open_add(const struct ptw_writer *w,
+				struct ptw_pb_buf *b, uint64_t track,
+				const char *cat, const char *name,
+				const struct ptw_arg *args, uint32_t n_args);
+/* Trace metadata, once per writer: trace_processor puts each entry into
+ * its metadata table as "cr-<name>" (ChromeEventBundle.metadata, the one
+ * key/value list a TrackEvent trace can carry there; no slice, track or
+ * arg of the trace shows it). Stream mode: a packet on 's' at 'ts', now;
+ * ring mode: a packet at the start of every snapshot. */
+struct ptw_i_meta {
+	const char *name;
+	const char *str;   /* string value, or NULL: 'i' */
+	int64_t i;
+};
+int ptw_i_writer_metadata(struct ptw_writer *w, struct ptw_seq *s, uint64_t ts,
+			  const struct ptw_i_meta *m, size_t n);
 /* Ring mode: events as early as 'ts' were just written (the snapshot
  * prefix begins open slices no later than the earliest event held). */
 void ptw_i_writer_ring_note_ts(struct ptw_writer *w, uint64_t ts);

@@ -8,16 +8,22 @@
  * sequence CLEARED again), and every sequence writes a checkpoint
  * (CLEARED, defaults, a fresh clock snapshot, interning restarted) before
  * its first event in the piece, so the oldest piece can always be dropped.
- * A slice open when a piece starts has its BEGIN in an older piece: a
- * snapshot starts with a prefix, on a sequence of its own, that begins
- * each such slice again at the earliest time of the window (name "ptw:
- * begun before the window"), so no END in the window lacks its BEGIN. */
+ * A slice open when a piece starts has its BEGIN in an older piece: when
+ * the piece's first checkpoint is due, its owner (the tracer, through
+ * ptw_i_writer_ring_set_open_fn) encodes a BEGIN for each slice open then,
+ * with its real name, category and arguments; a snapshot starts with a
+ * prefix, on a sequence of its own, that writes those of the oldest piece
+ * at the earliest time of the window, so no END in the window lacks its
+ * BEGIN. Without an owner, each such slice is begun as "ptw: begun before
+ * the window". The prefix also carries the trace metadata
+ * (ptw_i_writer_metadata). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pb_fields.h"
+#include "seq_fast.h"
 #include "writer_state.h"
 
 #define PTW_RING_PREFIX_NAME "ptw: begun before the window"
@@ -71,33 +77,92 @@ void ptw_i_writer_ring_note_ts(struct ptw_writer *w, uint64_t ts)
 		ptw_w_ring_note_checkpoint(w, ts);
 }
 
+void ptw_i_writer_ring_set_open_fn(struct ptw_writer *w,
+				   int (*fn)(void *ctx, struct ptw_pb_buf *b),
+				   void *ctx)
+{
+	w->ring_open_fn = fn;
+	w->ring_open_ctx = ctx;
+}
+
+void ptw_i_writer_ring_open_add(const struct ptw_writer *w,
+				struct ptw_pb_buf *b, uint64_t track,
+				const char *cat, const char *name,
+				const struct ptw_arg *args, uint32_t n_args)
+{
+	/* names and values inline, not interned: the prefix is written
+	 * once per snapshot, and its sequence has no interned data */
+	size_t m = ptw_pb_begin_nested(b, PTW_F_TRACE_PACKET);
+	ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, 0);
+	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID, w->prefix_seq_id);
+	ptw_w_put_mid(w, b);
+	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_FLAGS,
+				   PTW_SEQ_NEEDS_INCREMENTAL_STATE);
+	size_t te = ptw_pb_begin_nested(b, PTW_F_PKT_TRACK_EVENT);
+	ptw_pb_append_varint_field(b, PTW_F_TE_TYPE, PTW_TE_TYPE_SLICE_BEGIN);
+	ptw_pb_append_varint_field(b, PTW_F_TE_TRACK_UUID, track);
+	if (cat && *cat)
+		ptw_pb_append_string_field(b, PTW_F_TE_CATEGORIES, cat);
+	if (name)
+		ptw_pb_append_string_field(b, PTW_F_TE_NAME, name);
+	for (uint32_t i = 0; i < n_args; i++) {
+		const struct ptw_arg *a = &args[i];
+		size_t da = ptw_pb_begin_nested(b, PTW_F_TE_DEBUG_ANNOTATIONS);
+		ptw_pb_append_string_field(b, PTW_F_DA_NAME, a->name);
+		switch (a->type) {
+		case PTW_ARG_TYPE_BOOL:
+			ptw_pb_append_varint_field(b, PTW_F_DA_BOOL_VALUE,
+						   a->v.b != 0);
+			break;
+		case PTW_ARG_TYPE_INT:
+			ptw_pb_append_int64_field(b, PTW_F_DA_INT_VALUE, a->v.i);
+			break;
+		case PTW_ARG_TYPE_UINT:
+			ptw_pb_append_varint_field(b, PTW_F_DA_UINT_VALUE, a->v.u);
+			break;
+		case PTW_ARG_TYPE_POINTER:
+			ptw_pb_append_varint_field(b, PTW_F_DA_POINTER_VALUE,
+						   a->v.u);
+			break;
+		case PTW_ARG_TYPE_DOUBLE:
+			ptw_pb_append_double_field(b, PTW_F_DA_DOUBLE_VALUE,
+						   a->v.d);
+			break;
+		case PTW_ARG_TYPE_STRING:
+			ptw_pb_append_string_field(b, PTW_F_DA_STRING_VALUE,
+						   a->v.s);
+			break;
+		default: /* nested values: the tracer has none */
+			break;
+		}
+		ptw_pb_end_nested(b, da);
+	}
+	ptw_pb_end_nested(b, te);
+	ptw_pb_end_nested(b, m);
+}
+
 void ptw_w_ring_note_open(struct ptw_writer *w)
 {
-	struct ptw_rstore *rs = w->rs;
-	struct ptw_rs_piece *pc = ptw_rstore_cur(rs);
+	struct ptw_rs_piece *pc = ptw_rstore_cur(w->rs);
 	w->ring_open_pending = 0;
-	size_t n = 0;
-	for (uint64_t i = 0; i < w->tracks.n; i++)
-		n += w->tracks.v[i].depth != 0;
-	if (pc->cap_open < n) {
-		void *q = realloc(pc->open, n * sizeof(*pc->open));
-		if (!q) {
-			ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
-					  "flight recorder: out of memory");
-			return;
-		}
-		pc->open = q;
-		pc->cap_open = n;
+	pc->open.len = 0;
+	int rc = 0;
+	if (w->ring_open_fn) {
+		rc = w->ring_open_fn(w->ring_open_ctx, &pc->open);
+	} else {
+		for (uint64_t i = 0; i < w->tracks.n; i++)
+			for (uint32_t d = 0; d < w->tracks.v[i].depth; d++)
+				ptw_i_writer_ring_open_add(w, &pc->open, i + 1,
+							   NULL,
+							   PTW_RING_PREFIX_NAME,
+							   NULL, 0);
 	}
-	size_t k = 0;
-	for (uint64_t i = 0; i < w->tracks.n; i++) {
-		if (!w->tracks.v[i].depth)
-			continue;
-		pc->open[k].track = i + 1;
-		pc->open[k].depth = w->tracks.v[i].depth;
-		k++;
+	if (rc || pc->open.oom) {
+		pc->open.len = 0;
+		pc->open.oom = 0;
+		ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
+				  "flight recorder: out of memory");
 	}
-	pc->n_open = k;
 }
 
 /* Starts a new piece: every sequence checkpoints before its next event
@@ -106,9 +171,7 @@ static int ptw_w_ring_cut(struct ptw_writer *w)
 {
 	w->ring_cut_due = 0;
 	w->ring_discard = 0;
-	if (ptw_rstore_cut(w->rs, NULL, 0, w->last_snapshot))
-		return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
-					 "flight recorder: out of memory");
+	ptw_rstore_cut(w->rs, w->last_snapshot);
 	w->ring_open_pending = 1;
 	for (uint32_t i = 0; i < w->n_seqs; i++) {
 		struct ptw_seq *s = w->seqs[i];
@@ -175,36 +238,20 @@ static int ptw_w_ring_prefix(struct ptw_writer *w)
 	if (rs->prefix_valid && rs->prefix_first == ix && rs->prefix_ts == t)
 		return 0;
 	struct ptw_pb_buf b;
-	if (ptw_pb_buf_init(&b, 256))
+	if (ptw_pb_buf_init(&b, 256 + w->ring_meta.len + pc->open.len))
 		return PTW_ERR_NOMEM;
 	/* t <= the cut's checkpoint time <= any REALTIME snapshot in the
 	 * window (all taken after the cut) */
 	ptw_w_put_realtime_at(w, &b, t);
-	if (pc->n_open) {
+	if (pc->open.len || w->ring_meta.len) {
 		size_t m = ptw_pb_begin_nested(&b, PTW_F_TRACE_PACKET);
 		ptw_w_encode_checkpoint(w, &b, w->prefix_seq_id, 0, 0, 0, t);
 		ptw_pb_end_nested(&b, m);
-		for (size_t i = 0; i < pc->n_open; i++) {
-			for (uint32_t d = 0; d < pc->open[i].depth; d++) {
-				m = ptw_pb_begin_nested(&b, PTW_F_TRACE_PACKET);
-				ptw_pb_append_varint_field(&b, PTW_F_PKT_TIMESTAMP, 0);
-				ptw_pb_append_varint_field(&b, PTW_F_PKT_SEQUENCE_ID,
-							   w->prefix_seq_id);
-				ptw_w_put_mid(w, &b);
-				ptw_pb_append_varint_field(
-					&b, PTW_F_PKT_SEQUENCE_FLAGS,
-					PTW_SEQ_NEEDS_INCREMENTAL_STATE);
-				size_t te = ptw_pb_begin_nested(&b, PTW_F_PKT_TRACK_EVENT);
-				ptw_pb_append_varint_field(&b, PTW_F_TE_TYPE,
-							   PTW_TE_TYPE_SLICE_BEGIN);
-				ptw_pb_append_varint_field(&b, PTW_F_TE_TRACK_UUID,
-							   pc->open[i].track);
-				ptw_pb_append_string_field(&b, PTW_F_TE_NAME,
-							   PTW_RING_PREFIX_NAME);
-				ptw_pb_end_nested(&b, te);
-				ptw_pb_end_nested(&b, m);
-			}
-		}
+		if (w->ring_meta.len)
+			ptw_pb_append_raw(&b, w->ring_meta.data,
+					  w->ring_meta.len);
+		if (pc->open.len)
+			ptw_pb_append_raw(&b, pc->open.data, pc->open.len);
 	}
 	if (b.oom) {
 		ptw_pb_buf_free(&b);
@@ -235,6 +282,73 @@ int ptw_i_writer_ring_prepare(struct ptw_writer *w)
 	if (rc)
 		return ptw_i_writer_fail(w, rc, 0, "flight recorder: out of memory");
 	return 0;
+}
+
+/* ---- trace metadata ------------------------------------------------------ */
+
+int ptw_i_writer_metadata(struct ptw_writer *w, struct ptw_seq *s, uint64_t ts,
+			  const struct ptw_i_meta *m, size_t n)
+{
+	if (!w || !s || s->w != w)
+		return PTW_ERR_INVALID;
+	if (w->sticky)
+		return w->sticky;
+	/* ChromeEventBundle { metadata { name, string_value | int_value } } */
+	struct ptw_pb_buf bundle;
+	if (ptw_pb_buf_init(&bundle, 256))
+		return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
+					 "metadata: out of memory");
+	for (size_t i = 0; i < n; i++) {
+		size_t e = ptw_pb_begin_nested(&bundle, PTW_F_CEB_METADATA);
+		ptw_pb_append_string_field(&bundle, PTW_F_CM_NAME, m[i].name);
+		if (m[i].str)
+			ptw_pb_append_string_field(&bundle, PTW_F_CM_STRING_VALUE,
+						   m[i].str);
+		else
+			ptw_pb_append_int64_field(&bundle, PTW_F_CM_INT_VALUE,
+						  m[i].i);
+		ptw_pb_end_nested(&bundle, e);
+	}
+	int rc = bundle.oom ? PTW_ERR_NOMEM : 0;
+	if (!rc && w->rs) {
+		/* for the prefix of every snapshot: a packet on the prefix
+		 * sequence, at the window's start */
+		struct ptw_pb_buf *b = &w->ring_meta;
+		b->len = 0;
+		size_t k = ptw_pb_begin_nested(b, PTW_F_TRACE_PACKET);
+		ptw_pb_append_varint_field(b, PTW_F_PKT_TIMESTAMP, 0);
+		ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID,
+					   w->prefix_seq_id);
+		ptw_w_put_mid(w, b);
+		ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_FLAGS,
+					   PTW_SEQ_NEEDS_INCREMENTAL_STATE);
+		ptw_pb_append_bytes_field(b, PTW_F_PKT_CHROME_EVENTS,
+					  bundle.data, bundle.len);
+		ptw_pb_end_nested(b, k);
+		rc = b->oom ? PTW_ERR_NOMEM : 0;
+		w->rs->prefix_valid = 0;
+	} else if (!rc) {
+		/* stream mode: one packet on 's', now */
+		rc = ptw_w_seq_prepare(s, ts);
+		if (!rc) {
+			size_t k = ptw_w_packet_begin(w);
+			if (ptw_pb_reserve(&w->pend, 64)) {
+				uint8_t *q = ptw_seq_put_ts_hdr(
+					s, w->pend.data + w->pend.len, ts);
+				w->pend.len = (size_t)(q - w->pend.data);
+				s->since_cp++;
+				ptw_seq_fast_update(s);
+			}
+			ptw_pb_append_bytes_field(&w->pend,
+						  PTW_F_PKT_CHROME_EVENTS,
+						  bundle.data, bundle.len);
+			rc = ptw_w_packet_end(w, k, 0);
+		}
+	}
+	ptw_pb_buf_free(&bundle);
+	if (rc == PTW_ERR_NOMEM)
+		return ptw_i_writer_fail(w, rc, 0, "metadata: out of memory");
+	return rc;
 }
 
 /* ---- TraceStats -------------------------------------------------------- */

@@ -9,7 +9,7 @@
 
 #include "deflate.h"
 #include "intern.h"
-#include "ptw/pb.h"
+#include "pb.h"
 #include "ptw/writer.h"
 #include "ring_store.h"
 #include "sink.h"
@@ -32,6 +32,7 @@ struct ptw_seq {
 	uint32_t id;
 	uint64_t default_track;  /* 0: none */
 	uint64_t base;           /* running value of clock 64 (last delta base) */
+	uint64_t snap;           /* reading of its newest clock snapshot */
 	uint32_t since_cp;       /* packets since the last checkpoint */
 	uint8_t started;         /* first (CLEARED) packet written */
 	uint8_t need_cp;         /* an intern table reached its cap */
@@ -86,8 +87,8 @@ struct ptw_writer {
 	uint32_t next_seq_id;
 	struct ptw_seq *sim, *wall;
 
-	/* BOOTTIME reading of the newest ClockSnapshot in file order: trace
-	 * processor rejects a snapshot whose trace-clock reading is lower. */
+	/* The largest BOOTTIME reading of any ClockSnapshot written so far
+	 * (the flight recorder's time of a cut, writer_ring.c). */
 	uint64_t last_snapshot;
 
 	/* Flight-recorder mode (writer_ring.c): output goes into this store
@@ -98,8 +99,11 @@ struct ptw_writer {
 	int ring_cut_due;              /* start a new piece after this flush */
 	int ring_open_pending;         /* the new piece's open slices are
 					* noted at its first checkpoint */
-	struct ptw_rs_open *ring_open; /* scratch for cuts */
-	size_t ring_open_cap;
+	/* who describes the open slices of a new piece (the tracer), see
+	 * ptw_i_writer_ring_set_open_fn; NULL: a placeholder per slice */
+	int (*ring_open_fn)(void *ctx, struct ptw_pb_buf *b);
+	void *ring_open_ctx;
+	struct ptw_pb_buf ring_meta;   /* metadata packet for the prefix */
 
 	/* Machine options (writer_machine.c): the encoded machine_id field
 	 * that every packet carries (mid_len 0: none), and the SystemInfo

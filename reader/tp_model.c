@@ -230,6 +230,12 @@ static struct cset *uuid_set(struct ptw_tp_model *m,
 	uint64_t h = ptw_fnv1a(PTW_FNV_INIT, &parent, sizeof(parent));
 	h = name ? ptw_fnv1a(ptw_fnv1a(h, "s", 1), name, strlen(name))
 		 : ptw_fnv1a(h, "n", 1);
+	/* a legacy async set: (process, scope, name), apart from descriptor
+	 * tracks (track_compressor.cc InternLegacyAsyncTrack) */
+	if (tr && tr->legacy_async)
+		h = tr->scope ? ptw_fnv1a(ptw_fnv1a(h, "a", 1), tr->scope,
+					  strlen(tr->scope) + 1)
+			      : ptw_fnv1a(h, "A", 1);
 	cs = map_object(&pv->sets, h, sizeof(*cs), &pv->all_sets,
 			&pv->n_sets, &pv->cap_sets);
 	if (!cs)

@@ -59,6 +59,15 @@ static int diag_counts(enum ptw_trace_diag_kind k, uint32_t flags)
 	if (k == PTW_TRACE_DIAG_DATA_LOSS &&
 	    (flags & PTW_CHECK_ALLOW_DATA_LOSS))
 		return 0;
+	/* ptw's own invariants: trace_processor imports such packets
+	 * without an error stat (the SDK's service packets on sequence 1
+	 * never set CLEARED, for one) */
+	if ((flags & PTW_CHECK_AS_TP) &&
+	    (k == PTW_TRACE_DIAG_NO_SEQUENCE ||
+	     k == PTW_TRACE_DIAG_FIRST_NOT_CLEARED ||
+	     k == PTW_TRACE_DIAG_PACKED || k == PTW_TRACE_DIAG_PAYLOAD ||
+	     k == PTW_TRACE_DIAG_MACHINE_ID))
+		return 0;
 	return 1;
 }
 
@@ -117,7 +126,8 @@ int ptw_trace_check(const struct ptw_trace *t, uint32_t flags,
 		if (earlier(&p, e->offset, e->inner_offset))
 			consider_event(&p, e, m->unmatched_ends[i].msg);
 	}
-	if (!(flags & PTW_CHECK_ALLOW_OPEN)) {
+	/* open at the end: trace_processor shows dur -1, no error */
+	if (!(flags & (PTW_CHECK_ALLOW_OPEN | PTW_CHECK_AS_TP))) {
 		for (size_t i = 0; i < m->n_slices; i++) {
 			const struct ptw_tp_slice *s = &m->slices[i];
 			if (s->dur == -1 && earlier(&p, s->begin->offset,

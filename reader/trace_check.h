@@ -25,7 +25,9 @@
  *      together with CLEARED (how ptw reports ring-buffer loss) unless
  *      PTW_CHECK_ALLOW_DATA_LOSS.
  *
- * A truncated final record is accepted unless PTW_CHECK_COMPLETE is set. */
+ * A truncated final record is accepted unless PTW_CHECK_COMPLETE is set.
+ * PTW_CHECK_AS_TP keeps only what trace_processor itself reports (see
+ * below). */
 #ifndef PTW_TRACE_CHECK_H
 #define PTW_TRACE_CHECK_H
 
@@ -39,6 +41,16 @@
 #define PTW_CHECK_ALLOW_DATA_LOSS 4u/* previous_packet_dropped without
 				     * CLEARED is OK (the NEEDS packets it
 				     * invalidates still fail) */
+#define PTW_CHECK_AS_TP 8u          /* judge as trace_processor does: pass
+				     * what it imports without errors (a
+				     * trace ptw did not write, e.g. the
+				     * Perfetto SDK's), so leave out ptw's
+				     * own invariants: rule 2, the CLEARED
+				     * first packet of rule 3, slices left
+				     * open (rule 7: TP shows them with dur
+				     * -1, no error) and rule 8 but for data
+				     * loss. `ptw-dump --check` without
+				     * --strict */
 
 /* Returns 0 if the trace passes, else PTW_ERR_FORMAT with *err (if not
  * NULL) set: err->offset = byte offset of the first problem, err->input =

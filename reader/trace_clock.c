@@ -57,13 +57,11 @@ struct ptw_clocks {
 	struct snapshot *snaps;
 	uint32_t n_snaps, cap_snaps;
 	struct ptw_u64map idx;	/* (seq << 32 | id) -> domain index + 1 */
-	/* Last reading of a clock in the snapshots of one set of clocks:
-	 * trace_processor checks monotonicity per set (clock_synchronizer.cc
-	 * keeps one series per clock and snapshot hash). (set, domain) key
-	 * -> index + 1 into 'lasts'. */
-	struct ptw_u64map last_idx;
-	int64_t *lasts;
-	uint32_t n_lasts, cap_lasts;
+	/* (clock set, domain) -> its last reading (ns): trace_processor
+	 * checks that readings grow per clock among the snapshots of the
+	 * same clocks in the same order (clock_synchronizer.cc AddSnapshot:
+	 * one time series per snapshot hash), not across all snapshots */
+	struct ptw_map last;
 	uint64_t gen;		/* bumped by every accepted snapshot */
 	uint32_t trace_clock;	/* 0: TRACE_FILE, not chosen yet */
 	uint32_t default_clock; /* 0: none */
@@ -101,8 +99,7 @@ void ptw_clocks_free(struct ptw_clocks *c)
 	}
 	free(c->doms);
 	ptw_u64map_free(&c->idx);
-	ptw_u64map_free(&c->last_idx);
-	free(c->lasts);
+	ptw_map_free(&c->last);
 	free(c);
 }
 
@@ -156,51 +153,28 @@ int ptw_clocks_is_incremental(const struct ptw_clocks *c, uint32_t seq,
 	return i >= 0 && c->doms[i].has_snapshot && c->doms[i].is_incremental;
 }
 
-static uint64_t mix64(uint64_t x)
+/* The key of the snapshot's clock set (domain indices, in snapshot order,
+ * as trace_processor hashes clock ids), or 0 if a clock has no domain yet
+ * (then none of its readings has a predecessor in the set). */
+static uint64_t set_key(const struct ptw_clocks *c, uint32_t seq,
+			const struct ptw_clock_reading *r, uint32_t n)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* The key of clock 'd' in snapshots of the set with hash 'h'. */
-static uint64_t set_key(uint64_t h, long d)
-{
-	return mix64(h ^ mix64((uint64_t)d + 1));
-}
-
-/* The last reading of 'key' in *out; 0 if none yet. */
-static int set_last(const struct ptw_clocks *c, uint64_t key, int64_t *out)
-{
-	uintptr_t i = (uintptr_t)ptw_u64map_get(&c->last_idx, key);
-	if (!i)
-		return 0;
-	*out = c->lasts[i - 1];
-	return 1;
-}
-
-static int set_last_put(struct ptw_clocks *c, uint64_t key, int64_t ns)
-{
-	uintptr_t i = (uintptr_t)ptw_u64map_get(&c->last_idx, key);
-	if (i) {
-		c->lasts[i - 1] = ns;
-		return 0;
+	uint64_t h = PTW_FNV_INIT;
+	for (uint32_t i = 0; i < n; i++) {
+		long d = find_dom(c, seq, r[i].id);
+		if (d < 0)
+			return 0;
+		uint32_t u = (uint32_t)d;
+		h = ptw_fnv1a(h, &u, sizeof(u));
 	}
-	if (c->n_lasts == c->cap_lasts) {
-		uint32_t cap = c->cap_lasts ? c->cap_lasts * 2 : 8;
-		int64_t *p = realloc(c->lasts, cap * sizeof(*p));
-		if (!p)
-			return -1;
-		c->lasts = p;
-		c->cap_lasts = cap;
-	}
-	if (ptw_u64map_put(&c->last_idx, key,
-			   (void *)(uintptr_t)(c->n_lasts + 1)) < 0)
-		return -1;
-	c->lasts[c->n_lasts++] = ns;
-	return 0;
+	return h | 1;
+}
+
+/* The key of domain d's reading in clock set 'set'. */
+static uint64_t last_key(uint64_t set, long d)
+{
+	uint32_t u = (uint32_t)d;
+	return ptw_fnv1a(set, &u, sizeof(u));
 }
 
 int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
@@ -228,15 +202,10 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 			c->trace_clock = chosen;
 	}
 
-	/* The set of clocks (order-free), as trace_processor's hash. */
-	uint64_t h = 0;
-	for (uint32_t i = 0; i < n; i++)
-		h += mix64((uint64_t)(ptw_clock_is_seq(r[i].id) ? seq : 0) << 32 |
-			   r[i].id);
-
 	/* Validate everything first: a rejected snapshot adds nothing (TP
 	 * may have recorded the readings before the offending clock; a
 	 * valid trace never depends on that). */
+	uint64_t set = set_key(c, seq, r, n), prev;
 	for (uint32_t i = 0; i < n; i++) {
 		int64_t unit = r[i].unit_ns ? (int64_t)r[i].unit_ns : 1;
 		for (uint32_t j = 0; j < i; j++) {
@@ -264,9 +233,9 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 			*why = "the trace clock must have unit 1 ns";
 			return 1;
 		}
-		int64_t last;
-		if (r[i].id == tc && d >= 0 && set_last(c, set_key(h, d), &last) &&
-		    wmul(r[i].timestamp, unit) < last) {
+		if (r[i].id == tc && set &&
+		    ptw_map_get(&c->last, last_key(set, d), &prev) &&
+		    wmul(r[i].timestamp, unit) < (int64_t)prev) {
 			*why = "the trace clock goes backwards between "
 			       "snapshots";
 			return 1;
@@ -274,6 +243,10 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 	}
 
 	struct snapshot s = {0};
+	for (uint32_t i = 0; i < n; i++) /* every clock gets its domain */
+		if (add_dom(c, seq, r[i].id) < 0)
+			return -1;
+	set = set_key(c, seq, r, n);
 	s.dom = malloc((n ? n : 1) * sizeof(*s.dom));
 	s.ns = malloc((n ? n : 1) * sizeof(*s.ns));
 	if (!s.dom || !s.ns)
@@ -285,10 +258,10 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 		struct domain *dm = &c->doms[d];
 		int64_t unit = r[i].unit_ns ? (int64_t)r[i].unit_ns : 1;
 		int64_t ns = wmul(r[i].timestamp, unit);
-		int64_t last;
-		if (set_last(c, set_key(h, d), &last) && ns < last)
+		uint64_t k = last_key(set, d);
+		if (ptw_map_get(&c->last, k, &prev) && ns < (int64_t)prev)
 			dm->non_monotonic = 1;
-		if (set_last_put(c, set_key(h, d), ns))
+		if (ptw_map_put(&c->last, k, (uint64_t)ns))
 			goto nomem;
 		dm->has_snapshot = 1;
 		dm->unit_ns = unit;

@@ -505,11 +505,31 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 					? 'p'
 					: 0;
 	}
+	/* legacy async: phase b/e/n with an id, on the track trace_processor
+	 * makes for the id (resolved once the names are known) */
+	int async_id_kind = 0; /* 1 unscoped/global, 2 local */
+	uint64_t async_id = 0;
 	if (!te->has_type || te->type == 0) {
 		/* a legacy phase gives the kind (TP ParsePhaseOrType); of
-		 * those, only v1 flow events are modelled */
+		 * those, v1 flow events and async b/e/n are modelled */
 		char ph = ev.legacy_phase;
-		if (ph != 's' && ph != 't' && ph != 'f') {
+		if (le && (ph == 'b' || ph == 'e' || ph == 'n')) {
+			if (le->id_case == LE(ID_UNSCOPED_ID)) {
+				async_id_kind = 1;
+				async_id = le->unscoped_id;
+			} else if (le->id_case == LE(ID_GLOBAL_ID)) {
+				async_id_kind = 1;
+				async_id = le->global_id;
+			} else if (le->id_case == LE(ID_LOCAL_ID)) {
+				async_id_kind = 2;
+				async_id = le->local_id;
+			}
+		}
+		if (async_id_kind) {
+			ev.type = ph == 'b'   ? PTW_TRACE_SLICE_BEGIN
+				  : ph == 'e' ? PTW_TRACE_SLICE_END
+					      : PTW_TRACE_INSTANT;
+		} else if (ph != 's' && ph != 't' && ph != 'f') {
 			t->stats.track_event_parser_errors++;
 			ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
 					 ph ? "TrackEvent with legacy phase "
@@ -518,8 +538,9 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 					      "dropped");
 			*why = ph ? "legacy phase not read" : "no type";
 			return 0;
+		} else {
+			ev.type = PTW_TRACE_LEGACY_FLOW;
 		}
-		ev.type = PTW_TRACE_LEGACY_FLOW;
 	} else {
 		ev.type = (enum ptw_trace_event_type)te->type;
 	}
@@ -634,6 +655,21 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 	if (r < 0) {
 		t->nomem = 1;
 		return 0;
+	}
+	if (async_id_kind) {
+		const char *awhy = NULL;
+		ev.track_uuid = ptw_i_trace_legacy_async_track(
+			t, &ev, async_id_kind == 2, async_id, &awhy);
+		if (!ev.track_uuid) {
+			if (t->nomem)
+				return 0;
+			t->stats.track_event_parser_errors++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
+					 "TrackEvent dropped: %s", awhy);
+			*why = awhy;
+			return 0;
+		}
+		ev.track_explicit = 1;
 	}
 	void *grown = ptw_i_trace_room(t->events, &t->cap_events, t->n_events,
 				       sizeof(*t->events));

@@ -64,6 +64,9 @@ struct ptw_trace {
 	struct ptw_trace_track *tracks;
 	size_t n_tracks, cap_tracks;
 	struct ptw_u64map track_idx; /* uuid -> (index + 1) */
+	/* legacy async ids (local or not, process, id) -> the name of their
+	 * first event (track_compressor.cc async_tracks_to_root_string_id_) */
+	struct ptw_u64map async_root;
 	struct ptw_trace_diag *diags;
 	size_t n_diags, cap_diags;
 	uint32_t max_diags;
@@ -114,6 +117,12 @@ void ptw_i_trace_set_fatal(struct ptw_trace *t, const struct pos *at,
 	;
 
 /* trace_track.c */
+/* The track trace_processor puts a legacy async event (legacy_event phase
+ * b/e/n with an id) on; 0 when it drops the event (*why set). */
+uint64_t ptw_i_trace_legacy_async_track(struct ptw_trace *t,
+					const struct ptw_trace_event *ev,
+					int local, uint64_t id,
+					const char **why);
 struct ptw_trace_track *ptw_i_trace_find_track(const struct ptw_trace *t,
 					       uint64_t uuid);
 void ptw_i_trace_add_descriptor(struct ptw_trace *t, const struct pos *at,

@@ -1415,6 +1415,7 @@ void ptw_trace_free(struct ptw_trace *t)
 	}
 	ptw_clocks_free(t->clocks);
 	ptw_u64map_free(&t->track_idx);
+	ptw_u64map_free(&t->async_root);
 	free(t->events);
 	free(t->tracks);
 	free(t->diags);

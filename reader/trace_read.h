@@ -248,6 +248,16 @@ struct ptw_trace_track {
 	uint64_t offset;       /* first accepted descriptor */
 	uint32_t seq_id;       /* sequence of that descriptor (0: none) */
 	uint32_t n_descriptors;/* descriptors seen for this uuid */
+	/* 1: no descriptor, the track trace_processor makes for legacy async
+	 * events (legacy_event phase b/e/n with unscoped_id, global_id or
+	 * local_id), one per id (and category, and process for local_id),
+	 * named after the id's first event, under the process for local_id
+	 * (the model then merges same-name siblings as trace_processor's
+	 * track compressor does); offset: that first event */
+	int legacy_async;
+	const char *scope;     /* legacy_async: the id scope, the events'
+				* category (NULL: none), part of the merge
+				* set with parent and name */
 };
 
 /* ---- statistics ------------------------------------------------------ */

@@ -3,13 +3,89 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include "trace_internal.h"
 
+#include <stdint.h>
 #include <string.h>
+
+#include "hashmap.h"
 
 struct ptw_trace_track *ptw_i_trace_find_track(const struct ptw_trace *t,
 					       uint64_t uuid)
 {
 	uintptr_t i = (uintptr_t)ptw_u64map_get(&t->track_idx, uuid);
 	return i ? &t->tracks[i - 1] : NULL;
+}
+
+/* ---- legacy async tracks ------------------------------------------------- */
+
+/* The process track of the event's track: itself, or a thread's process
+ * (by pid); 0 if none. */
+static uint64_t owner_process(const struct ptw_trace *t, uint64_t uuid)
+{
+	const struct ptw_trace_track *tr = ptw_i_trace_find_track(t, uuid);
+	if (tr && tr->kind == PTW_TRACE_TRACK_PROCESS)
+		return tr->uuid;
+	if (!tr || tr->kind != PTW_TRACE_TRACK_THREAD)
+		return 0;
+	for (size_t i = 0; i < t->n_tracks; i++)
+		if (t->tracks[i].kind == PTW_TRACE_TRACK_PROCESS &&
+		    t->tracks[i].pid == tr->pid)
+			return t->tracks[i].uuid;
+	return 0;
+}
+
+/* A root name of NULL is kept as this. */
+static const char no_root_name[] = "";
+
+uint64_t ptw_i_trace_legacy_async_track(struct ptw_trace *t,
+					const struct ptw_trace_event *ev,
+					int local, uint64_t id,
+					const char **why)
+{
+	/* track_event_event_importer.h ParseTrackAssociationInternal */
+	uint64_t proc = owner_process(t, ev->track_uuid);
+	if (local && !proc) {
+		*why = "TrackEvent with local_id without process association";
+		return 0;
+	}
+	uint64_t k[3] = {(uint64_t)local, local ? proc : 0, id};
+	uint64_t key = ptw_fnv1a(PTW_FNV_INIT, k, sizeof(k));
+	/* the set is named after the id's first event */
+	const char *root = ptw_u64map_get(&t->async_root, key);
+	if (!root) {
+		root = ev->name ? ev->name : no_root_name;
+		if (ptw_u64map_put(&t->async_root, key, (void *)(uintptr_t)root)) {
+			t->nomem = 1;
+			*why = "out of memory";
+			return 0;
+		}
+	}
+	/* ids are scoped by category (id_scope) */
+	uint64_t uuid = ptw_fnv1a(key, ev->category ? ev->category : "",
+				  ev->category ? strlen(ev->category) + 1 : 0);
+	uuid |= 1ull << 63;
+	if (ptw_i_trace_find_track(t, uuid))
+		return uuid;
+	struct ptw_trace_track nt;
+	memset(&nt, 0, sizeof(nt));
+	nt.uuid = uuid;
+	nt.has_parent = local;
+	nt.parent_uuid = local ? proc : 0;
+	nt.name = root == no_root_name ? NULL : root;
+	nt.offset = ev->offset;
+	nt.legacy_async = 1;
+	nt.scope = ev->category;
+	void *grown = ptw_i_trace_room(t->tracks, &t->cap_tracks, t->n_tracks,
+				       sizeof(*t->tracks));
+	if (grown)
+		t->tracks = grown;
+	if (!grown || ptw_u64map_put(&t->track_idx, nt.uuid,
+				     (void *)(uintptr_t)(t->n_tracks + 1)) < 0) {
+		t->nomem = 1;
+		*why = "out of memory";
+		return 0;
+	}
+	t->tracks[t->n_tracks++] = nt;
+	return uuid;
 }
 
 /* ---- track descriptors -------------------------------------------------- */

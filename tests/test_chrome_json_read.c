@@ -429,6 +429,11 @@ Test(json_read, structural_errors)
 		{ "{\"traceEvents\":[{\"ph\":\"B\"}", 26, "end of input" },
 		{ "{\"traceEvents\":[{\"ph\":\"B\"", 25, "end of input" },
 		{ "{\"tr\\x\":1}", 5, "escape" },
+		/* RFC 8259: no empty element, no trailing comma (issue 24) */
+		{ "[{},,{}]", 4, "found a second ','" },
+		{ "[{},]", 4, "after ',', found ']'" },
+		{ "[,{}]", 1, "found ','" },
+		{ "{\"traceEvents\":[{},]}", 19, "after ',', found ']'" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct coll c;
@@ -920,6 +925,8 @@ Test(json_read, lenient_input_reads_as_its_strict_twin)
 		 "[{\"ph\":\"i\",\"name\":\"ab\",\"ts\":1}]", 2},
 		{"[{\"ph\":\"i\",\"ts\":1}] trailing",
 		 "[{\"ph\":\"i\",\"ts\":1}]", 1},
+		{"[,{\"ph\":\"i\",\"ts\":1},,{\"ph\":\"i\",\"ts\":2},]",
+		 "[{\"ph\":\"i\",\"ts\":1},{\"ph\":\"i\",\"ts\":2}]", 3},
 		/* args: trace_processor's args parser stops at the first value
 		 * it cannot parse (NaN from Python's json.dumps), keeping the
 		 * args before it */

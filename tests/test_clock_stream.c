@@ -23,17 +23,17 @@ static void fx_open(struct fx *f, const struct ptw_clock_streams_options *o)
 	f->path = ct_tmp_path();
 	f->w = ptw_writer_open(f->path, NULL, &err);
 	cr_assert_not_null(f->w, "%s", err.msg);
-	f->cs = ptw_clock_stream_attach(f->w, o, &err);
+	f->cs = ptw_clock_streams_attach(f->w, o, &err);
 	cr_assert_not_null(f->cs, "%s", err.msg);
 }
 
 static uint32_t fx_stream(struct fx *f, const char *name, uint64_t hz,
 			  uint64_t hz_den, uint64_t offset, uint64_t offset_ns)
 {
-	struct ptw_clock_domain d = { .name = name, .hz = hz, .hz_den = hz_den,
+	struct ptw_clock_streams_domain d = { .name = name, .hz = hz, .hz_den = hz_den,
 				      .offset = offset, .offset_ns = offset_ns };
 	uint32_t id = UINT32_MAX;
-	cr_assert_eq(ptw_clock_stream_add(f->cs, &d, &id), 0, "%s",
+	cr_assert_eq(ptw_clock_streams_add(f->cs, &d, &id), 0, "%s",
 		     ptw_writer_error(f->w)->msg);
 	return id;
 }
@@ -54,8 +54,8 @@ static void fx_close(struct fx *f, struct ct_trace *t)
 static void instant(struct fx *f, uint32_t st, uint64_t track, uint64_t c,
 		    const char *name)
 {
-	struct ptw_clock_event ev = { .track = track, .cycle = c, .name = name };
-	cr_assert_eq(ptw_clock_stream_instant(f->cs, st, &ev), 0, "%s",
+	struct ptw_clock_streams_event ev = { .track = track, .cycle = c, .name = name };
+	cr_assert_eq(ptw_clock_streams_instant(f->cs, st, &ev), 0, "%s",
 		     ptw_writer_error(f->w)->msg);
 }
 
@@ -91,7 +91,7 @@ Test(clock_stream, timestamps_decode_to_the_exact_nanosecond)
 	char name[32];
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ns = 0;
-		cr_assert_eq(ptw_clock_stream_to_ns(f.cs, want[i].st,
+		cr_assert_eq(ptw_clock_streams_to_ns(f.cs, want[i].st,
 						    want[i].cycle, &ns), 0);
 		cr_assert_eq(ns, want[i].ns, "row %zu", i);
 		snprintf(name, sizeof(name), "e%zu", i);
@@ -136,43 +136,43 @@ Test(clock_stream, fields_flows_annotations_and_counters_survive)
 	struct fx f;
 	fx_open(&f, NULL);
 	uint32_t cpu = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
-	uint64_t q = ptw_clock_stream_add_counter_track(f.cs, "queue", "items",
+	uint64_t q = ptw_clock_streams_add_counter_track(f.cs, "queue", "items",
 							0, -1);
-	uint64_t u = ptw_clock_stream_add_counter_track(f.cs, "util", NULL, 0, -1);
-	uint64_t lane = ptw_clock_stream_add_track(f.cs, "lane", 0, 3);
+	uint64_t u = ptw_clock_streams_add_counter_track(f.cs, "util", NULL, 0, -1);
+	uint64_t lane = ptw_clock_streams_add_track(f.cs, "lane", 0, 3);
 	cr_assert(q && u && lane);
 
 	uint64_t flows[2] = { 11, 12 }, term[1] = { 10 };
 	struct ptw_arg args[4] = {
-		{ .name = "addr", .type = PTW_ARG_POINTER, .v.u = 0x1000 },
-		{ .name = "delta", .type = PTW_ARG_INT, .v.i = -3 },
-		{ .name = "ratio", .type = PTW_ARG_DOUBLE, .v.d = 0.25 },
-		{ .name = "op", .type = PTW_ARG_STRING, .v.s = "load" },
+		{ .name = "addr", .type = PTW_ARG_TYPE_POINTER, .v.u = 0x1000 },
+		{ .name = "delta", .type = PTW_ARG_TYPE_INT, .v.i = -3 },
+		{ .name = "ratio", .type = PTW_ARG_TYPE_DOUBLE, .v.d = 0.25 },
+		{ .name = "op", .type = PTW_ARG_TYPE_STRING, .v.s = "load" },
 	};
-	struct ptw_clock_event ev = {
+	struct ptw_clock_streams_event ev = {
 		.track = lane, .cycle = 100, .category = "mem", .name = "load",
 		.flow_ids = flows, .n_flow_ids = 2,
 		.terminating_flow_ids = term, .n_terminating_flow_ids = 1,
 		.args = args, .n_args = 4,
 	};
-	cr_assert_eq(ptw_clock_stream_slice_begin(f.cs, cpu, &ev), 0);
-	struct ptw_clock_event end = { .track = lane, .cycle = 180 };
-	cr_assert_eq(ptw_clock_stream_slice_end(f.cs, cpu, &end), 0);
-	cr_assert_eq(ptw_clock_stream_counter_int(f.cs, cpu, q, 120, -7), 0);
-	cr_assert_eq(ptw_clock_stream_counter_double(f.cs, cpu, u, 130, 0.5), 0);
+	cr_assert_eq(ptw_clock_streams_slice_begin(f.cs, cpu, &ev), 0);
+	struct ptw_clock_streams_event end = { .track = lane, .cycle = 180 };
+	cr_assert_eq(ptw_clock_streams_slice_end(f.cs, cpu, &end), 0);
+	cr_assert_eq(ptw_clock_streams_counter_int(f.cs, cpu, q, 120, -7), 0);
+	cr_assert_eq(ptw_clock_streams_counter_double(f.cs, cpu, u, 130, 0.5), 0);
 	/* Counters on plain tracks and slices on counter tracks: rejected now,
 	 * not when the watermark passes. */
-	cr_assert_eq(ptw_clock_stream_counter_int(f.cs, cpu, lane, 140, 1),
+	cr_assert_eq(ptw_clock_streams_counter_int(f.cs, cpu, lane, 140, 1),
 		     PTW_ERR_INVALID);
 	ev.track = q;
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, cpu, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, cpu, &ev), PTW_ERR_INVALID);
 	ev.track = 999999;
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, cpu, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, cpu, &ev), PTW_ERR_INVALID);
 	cr_assert(strstr(ptw_writer_error(f.w)->msg, "999999"));
 
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1000), 0);
-	struct ptw_clock_stream_stats st;
-	ptw_clock_stream_get_stats(f.cs, &st);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 1000), 0);
+	struct ptw_clock_streams_stats st;
+	ptw_clock_streams_get_stats(f.cs, &st);
 	cr_assert_eq(st.submitted, 4);
 	cr_assert_eq(st.emitted, 4);
 	cr_assert_eq(st.buffered_records, 0);
@@ -217,14 +217,14 @@ static void keyed(struct fx *f, uint32_t st, uint64_t track, uint64_t c,
 	struct ptw_arg a[2];
 	uint32_t n = 0;
 	if (phase >= 0)
-		a[n++] = (struct ptw_arg){ .name = "phase", .type = PTW_ARG_UINT,
+		a[n++] = (struct ptw_arg){ .name = "phase", .type = PTW_ARG_TYPE_UINT,
 					   .v.u = (uint64_t)phase };
 	if (ordinal >= 0)
-		a[n++] = (struct ptw_arg){ .name = "ordinal", .type = PTW_ARG_UINT,
+		a[n++] = (struct ptw_arg){ .name = "ordinal", .type = PTW_ARG_TYPE_UINT,
 					   .v.u = (uint64_t)ordinal };
-	struct ptw_clock_event ev = { .track = track, .cycle = c, .name = name,
+	struct ptw_clock_streams_event ev = { .track = track, .cycle = c, .name = name,
 				      .args = a, .n_args = n };
-	cr_assert_eq(ptw_clock_stream_instant(f->cs, st, &ev), 0, "%s",
+	cr_assert_eq(ptw_clock_streams_instant(f->cs, st, &ev), 0, "%s",
 		     ptw_writer_error(f->w)->msg);
 }
 
@@ -236,8 +236,8 @@ Test(clock_stream, simultaneous_events_order_by_time_phase_name_ordinal)
 	uint32_t cpu = fx_stream(&f, "cpu", 1200000000ull, 0, 0, 0);
 	uint32_t bus = fx_stream(&f, "bus", 800000000ull, 0, 0, 0);
 	uint32_t fast = fx_stream(&f, "fast", 3000000000ull, 0, 0, 0);
-	uint64_t ta = ptw_clock_stream_add_track(f.cs, "a", 0, -1);
-	uint64_t tb = ptw_clock_stream_add_track(f.cs, "b", 0, -1);
+	uint64_t ta = ptw_clock_streams_add_track(f.cs, "a", 0, -1);
+	uint64_t tb = ptw_clock_streams_add_track(f.cs, "b", 0, -1);
 
 	keyed(&f, cpu, tb, 12, "cpu-b-phase1", 1, -1);
 	keyed(&f, cpu, tb, 12, "cpu-b", -1, -1);        /* ordinal 1 (2nd) */
@@ -249,7 +249,7 @@ Test(clock_stream, simultaneous_events_order_by_time_phase_name_ordinal)
 	keyed(&f, cpu, 0, 12, "cpu-own", -1, -1);       /* track "cpu" */
 	keyed(&f, fast, ta, 30, "fast-a-ord5", -1, 5);  /* ties bus on ordinal */
 
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 11), 0);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 11), 0);
 	struct ct_trace t;
 	fx_close(&f, &t);
 	/* 9.67 ns first (its 9 ns bucket), then the exact-10 ns events:
@@ -341,9 +341,9 @@ static uint8_t *run_gen(int mode, uint64_t windows, size_t *len)
 		st[i] = fx_stream(&f, nm, GEN_HZ[i], 0, 0, 0);
 	}
 	uint64_t tracks[4];
-	tracks[0] = ptw_clock_stream_add_track(f.cs, "shared-x", 0, -1);
-	tracks[1] = ptw_clock_stream_add_track(f.cs, "shared-y", 0, -1);
-	tracks[2] = ptw_clock_stream_add_counter_track(f.cs, "level", NULL, 0, -1);
+	tracks[0] = ptw_clock_streams_add_track(f.cs, "shared-x", 0, -1);
+	tracks[1] = ptw_clock_streams_add_track(f.cs, "shared-y", 0, -1);
+	tracks[2] = ptw_clock_streams_add_counter_track(f.cs, "level", NULL, 0, -1);
 	tracks[3] = 0;
 	static struct gen_ev ev[4096];
 	uint64_t s = 77;
@@ -374,7 +374,7 @@ static uint8_t *run_gen(int mode, uint64_t windows, size_t *len)
 			}
 			const struct gen_ev *e = &ev[pos[k]++];
 			if (e->kind == 1) {
-				cr_assert_eq(ptw_clock_stream_counter_int(
+				cr_assert_eq(ptw_clock_streams_counter_int(
 					f.cs, st[e->st], tracks[2], e->cycle,
 					(int64_t)e->cycle), 0);
 			} else {
@@ -384,7 +384,7 @@ static uint8_t *run_gen(int mode, uint64_t windows, size_t *len)
 		}
 		uint64_t wm = (w + 1) * GEN_WINDOW_NS;
 		if (mode == 0 || mode == 3 || (mode == 1 && w % 3 == 2))
-			cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, wm), 0);
+			cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, wm), 0);
 	}
 	struct ptw_error err;
 	cr_assert_eq(ptw_writer_close(f.w, &err), 0, "%s", err.msg);
@@ -451,9 +451,9 @@ Test(clock_stream, output_bytes_identical_across_runs_and_interleavings)
 
 /* ---- watermarks and errors ---------------------------------------------- */
 
-static void stats(struct fx *f, struct ptw_clock_stream_stats *st)
+static void stats(struct fx *f, struct ptw_clock_streams_stats *st)
 {
-	ptw_clock_stream_get_stats(f->cs, st);
+	ptw_clock_streams_get_stats(f->cs, st);
 }
 
 Test(clock_stream, late_events_are_rejected_with_the_buffer_intact)
@@ -465,23 +465,23 @@ Test(clock_stream, late_events_are_rejected_with_the_buffer_intact)
 	instant(&f, cpu, 0, 500, "a");
 	instant(&f, cpu, 0, 1500, "b");
 	instant(&f, cpu, 0, 2500, "c");
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1000), 0);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 1000), 0);
 
-	struct ptw_clock_stream_stats before, after;
+	struct ptw_clock_streams_stats before, after;
 	stats(&f, &before);
 	cr_assert_eq(before.emitted, 1);
 	cr_assert_eq(before.buffered_records, 2);
 
-	struct ptw_clock_event ev = { .cycle = 999, .name = "late" };
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, cpu, &ev), PTW_ERR_INVALID);
+	struct ptw_clock_streams_event ev = { .cycle = 999, .name = "late" };
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, cpu, &ev), PTW_ERR_INVALID);
 	const struct ptw_error *e = ptw_writer_error(f.w);
 	cr_assert_eq(e->code, PTW_ERR_INVALID);
 	cr_assert(strstr(e->msg, "late") && strstr(e->msg, "cpu") &&
 		  strstr(e->msg, "999"), "message: %s", e->msg);
 	/* 3 Hz: cycle 0 is at 0 ns, late too; the slice kinds as well. */
 	ev.cycle = 0;
-	cr_assert_eq(ptw_clock_stream_slice_begin(f.cs, bus, &ev), PTW_ERR_INVALID);
-	cr_assert_eq(ptw_clock_stream_counter_int(f.cs, cpu, 0, 10, 1),
+	cr_assert_eq(ptw_clock_streams_slice_begin(f.cs, bus, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_counter_int(f.cs, cpu, 0, 10, 1),
 		     PTW_ERR_INVALID); /* own track is not a counter either */
 	stats(&f, &after);
 	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0,
@@ -490,7 +490,7 @@ Test(clock_stream, late_events_are_rejected_with_the_buffer_intact)
 	/* Exactly at the watermark is not late. */
 	ev.cycle = 1000;
 	ev.name = "at-watermark";
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, cpu, &ev), 0);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, cpu, &ev), 0);
 
 	struct ct_trace t;
 	fx_close(&f, &t);
@@ -514,10 +514,10 @@ Test(clock_stream, events_at_the_watermark_stay_buffered)
 	instant(&f, s, 0, 2999, "below");
 	instant(&f, s, 0, 3000, "at");
 	instant(&f, s, 0, 3001, "at-too");
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1000), 0);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 1000), 0);
 	cr_assert_eq(ptw_writer_flush(f.w), 0);
 
-	struct ptw_clock_stream_stats st;
+	struct ptw_clock_streams_stats st;
 	stats(&f, &st);
 	cr_assert_eq(st.emitted, 1);
 	cr_assert_eq(st.buffered_records, 2);
@@ -530,10 +530,10 @@ Test(clock_stream, events_at_the_watermark_stay_buffered)
 	ct_free(&t);
 
 	/* The same watermark again is a no-op; one more ns releases both. */
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1000), 0);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 1000), 0);
 	stats(&f, &st);
 	cr_assert_eq(st.emitted, 1);
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 1001), 0);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 1001), 0);
 	cr_assert_eq(ptw_writer_flush(f.w), 0);
 	stats(&f, &st);
 	cr_assert_eq(st.emitted, 3);
@@ -556,10 +556,10 @@ Test(clock_stream, backwards_watermark_is_an_error_and_changes_nothing)
 	uint32_t s = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
 	instant(&f, s, 0, 50, "a");
 	instant(&f, s, 0, 150, "b");
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 100), 0);
-	struct ptw_clock_stream_stats before, after;
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 100), 0);
+	struct ptw_clock_streams_stats before, after;
 	stats(&f, &before);
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 99), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 99), PTW_ERR_INVALID);
 	cr_assert(strstr(ptw_writer_error(f.w)->msg, "99 ns"));
 	stats(&f, &after);
 	cr_assert_eq(memcmp(&before, &after, sizeof(before)), 0);
@@ -582,10 +582,10 @@ Test(clock_stream, full_store_rejects_with_the_buffer_intact)
 	instant(&f, s, 0, 30, "c");
 	instant(&f, s, 0, 10, "a");
 	instant(&f, s, 0, 20, "b");
-	struct ptw_clock_stream_stats before, after;
+	struct ptw_clock_streams_stats before, after;
 	stats(&f, &before);
-	struct ptw_clock_event ev = { .cycle = 5, .name = "overflow" };
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	struct ptw_clock_streams_event ev = { .cycle = 5, .name = "overflow" };
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
 	cr_assert(strstr(ptw_writer_error(f.w)->msg, "store full"), "%s",
 		  ptw_writer_error(f.w)->msg);
 	stats(&f, &after);
@@ -594,13 +594,13 @@ Test(clock_stream, full_store_rejects_with_the_buffer_intact)
 	cr_assert_eq(after.peak_records, 3);
 
 	/* A watermark makes room; the rejected event can then go in. */
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 5), 0);
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 15), 0);
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_INVALID,
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 5), 0);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 15), 0);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), PTW_ERR_INVALID,
 		     "5 ns is late now");
 	ev.cycle = 40;
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), 0);
 
 	struct ptw_writer_stats ws;
 	ptw_writer_get_stats(f.w, &ws);
@@ -618,7 +618,7 @@ Test(clock_stream, full_store_rejects_with_the_buffer_intact)
 
 Test(clock_stream, byte_capacity_and_the_64k_metadata_limit)
 {
-	uint64_t one = ptw_clock_stream_event_bytes(5000);
+	uint64_t one = ptw_clock_streams_event_bytes(5000);
 	struct ptw_clock_streams_options o = { .max_bytes = 2 * one };
 	struct fx f;
 	fx_open(&f, &o);
@@ -628,19 +628,19 @@ Test(clock_stream, byte_capacity_and_the_64k_metadata_limit)
 	memset(big, 'x', 69999);
 	big[69999] = '\0';
 	big[4000] = '\0'; /* a 4000-byte string first */
-	struct ptw_arg a = { .name = "blob", .type = PTW_ARG_STRING, .v.s = big };
-	struct ptw_clock_event ev = { .cycle = 1, .name = "e", .args = &a,
+	struct ptw_arg a = { .name = "blob", .type = PTW_ARG_TYPE_STRING, .v.s = big };
+	struct ptw_clock_streams_event ev = { .cycle = 1, .name = "e", .args = &a,
 				      .n_args = 1 };
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), 0);
 	ev.cycle = 2;
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
-	struct ptw_clock_stream_stats st;
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), 0);
+	struct ptw_clock_streams_stats st;
 	stats(&f, &st);
 	cr_assert_leq(st.buffered_bytes, 2 * one);
 	ev.cycle = 3;
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 3), 0);
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), 0);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 3), 0);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), 0);
 
 	/* Metadata over 64 KiB is refused whatever the capacity: two 40 KB
 	 * strings (each under PTW_MAX_STRING_LEN). */
@@ -648,7 +648,7 @@ Test(clock_stream, byte_capacity_and_the_64k_metadata_limit)
 	big[40000] = '\0';
 	ev.name = big;
 	ev.cycle = 10;
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
 	cr_assert(strstr(ptw_writer_error(f.w)->msg, "64") ||
 		  strstr(ptw_writer_error(f.w)->msg, "META"), "%s",
 		  ptw_writer_error(f.w)->msg);
@@ -668,38 +668,38 @@ Test(clock_stream, streams_are_configured_before_the_first_event)
 	struct fx f;
 	fx_open(&f, NULL);
 	uint32_t s = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
-	struct ptw_clock_domain bad = { .name = "zero", .hz = 0 };
+	struct ptw_clock_streams_domain bad = { .name = "zero", .hz = 0 };
 	uint32_t id;
-	cr_assert_eq(ptw_clock_stream_add(f.cs, &bad, &id), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_add(f.cs, &bad, &id), PTW_ERR_INVALID);
 	bad.name = "";
 	bad.hz = 5;
-	cr_assert_eq(ptw_clock_stream_add(f.cs, &bad, &id), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_add(f.cs, &bad, &id), PTW_ERR_INVALID);
 	instant(&f, s, 0, 1, "x");
-	struct ptw_clock_domain late = { .name = "late", .hz = 100 };
-	cr_assert_eq(ptw_clock_stream_add(f.cs, &late, &id), PTW_ERR_INVALID);
+	struct ptw_clock_streams_domain late = { .name = "late", .hz = 100 };
+	cr_assert_eq(ptw_clock_streams_add(f.cs, &late, &id), PTW_ERR_INVALID);
 	cr_assert(strstr(ptw_writer_error(f.w)->msg, "before the first event"));
-	struct ptw_clock_event ev = { .cycle = 1 };
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, 1, &ev), PTW_ERR_INVALID);
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, NULL), PTW_ERR_INVALID);
+	struct ptw_clock_streams_event ev = { .cycle = 1 };
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, 1, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, NULL), PTW_ERR_INVALID);
 	uint64_t ns;
-	cr_assert_eq(ptw_clock_stream_to_ns(f.cs, 1, 0, &ns), PTW_ERR_INVALID);
-	cr_assert_eq(ptw_clock_stream_track(f.cs, 1), 0);
-	cr_assert_neq(ptw_clock_stream_track(f.cs, s), 0);
+	cr_assert_eq(ptw_clock_streams_to_ns(f.cs, 1, 0, &ns), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_track(f.cs, 1), 0);
+	cr_assert_neq(ptw_clock_streams_track(f.cs, s), 0);
 	/* NULL handles are refused, not dereferenced. */
-	cr_assert_eq(ptw_clock_stream_instant(NULL, 0, &ev), PTW_ERR_INVALID);
-	cr_assert_eq(ptw_clock_stream_advance_watermark(NULL, 1), PTW_ERR_INVALID);
-	cr_assert_eq(ptw_clock_stream_add(NULL, &late, &id), PTW_ERR_INVALID);
-	cr_assert_eq(ptw_clock_stream_add_track(NULL, "x", 0, -1), 0);
-	struct ptw_clock_stream_stats zs;
+	cr_assert_eq(ptw_clock_streams_instant(NULL, 0, &ev), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(NULL, 1), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_add(NULL, &late, &id), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_clock_streams_add_track(NULL, "x", 0, -1), 0);
+	struct ptw_clock_streams_stats zs;
 	memset(&zs, 0xff, sizeof(zs));
-	ptw_clock_stream_get_stats(NULL, &zs);
+	ptw_clock_streams_get_stats(NULL, &zs);
 	cr_assert_eq(zs.submitted, 0);
 	struct ptw_error aerr;
-	cr_assert_null(ptw_clock_stream_attach(NULL, NULL, &aerr));
+	cr_assert_null(ptw_clock_streams_attach(NULL, NULL, &aerr));
 	cr_assert_eq(aerr.code, PTW_ERR_INVALID);
 	/* A time past INT64_MAX ns is a limit error, not a wrap. */
 	ev.cycle = UINT64_MAX;
-	cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
+	cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &ev), PTW_ERR_LIMIT);
 	struct ct_trace t;
 	fx_close(&f, &t);
 	cr_assert_eq(t.n_ev, 1);
@@ -716,16 +716,16 @@ Test(clock_stream, host_time_events_and_clock_streams_do_not_mix)
 	struct ptw_event he = { .ts = 5, .name = "host",
 				.track = ptw_writer_add_track(w, "t", 0, -1) };
 	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &he), 0);
-	cr_assert_null(ptw_clock_stream_attach(w, NULL, &err));
+	cr_assert_null(ptw_clock_streams_attach(w, NULL, &err));
 	cr_assert_eq(err.code, PTW_ERR_INVALID);
 	cr_assert_eq(ptw_writer_close(w, NULL), 0);
 
 	/* Clock streams first: host events fail, a second attach fails. */
 	w = ptw_writer_open(path, NULL, &err);
 	cr_assert_not_null(w);
-	struct ptw_clock_streams *cs = ptw_clock_stream_attach(w, NULL, &err);
+	struct ptw_clock_streams *cs = ptw_clock_streams_attach(w, NULL, &err);
 	cr_assert_not_null(cs, "%s", err.msg);
-	cr_assert_null(ptw_clock_stream_attach(w, NULL, &err));
+	cr_assert_null(ptw_clock_streams_attach(w, NULL, &err));
 	cr_assert_eq(err.code, PTW_ERR_INVALID);
 	he.track = ptw_writer_add_track(w, "t", 0, -1);
 	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &he), PTW_ERR_INVALID);
@@ -744,7 +744,7 @@ Test(clock_stream, close_writes_what_remains_in_order_and_reports_stats)
 		instant(&f, a, 0, 1000 - 10 * i, "a");
 		instant(&f, b, 0, 2 * (1000 - 10 * i) + 1, "b");
 	}
-	struct ptw_clock_stream_stats st;
+	struct ptw_clock_streams_stats st;
 	stats(&f, &st);
 	cr_assert_eq(st.peak_records, 200);
 	cr_assert_eq(st.buffered_records, 200);
@@ -756,7 +756,7 @@ Test(clock_stream, close_writes_what_remains_in_order_and_reports_stats)
 	cr_assert_eq(ws.clock_peak_bytes, st.peak_bytes);
 	cr_assert_eq(ws.first_clock_output_ns, 0);
 
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 500), 0);
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 500), 0);
 	stats(&f, &st);
 	cr_assert_gt(st.first_output_ns, 0);
 	cr_assert_eq(st.emitted, 98); /* 10..490 ns: 49 from each */
@@ -781,12 +781,12 @@ Test(clock_stream, unmatched_end_is_reported_at_the_watermark_others_written)
 	struct fx f;
 	fx_open(&f, NULL);
 	uint32_t s = fx_stream(&f, "cpu", 1000000000ull, 0, 0, 0);
-	struct ptw_clock_event end = { .cycle = 10 };
-	cr_assert_eq(ptw_clock_stream_slice_end(f.cs, s, &end), 0);
+	struct ptw_clock_streams_event end = { .cycle = 10 };
+	cr_assert_eq(ptw_clock_streams_slice_end(f.cs, s, &end), 0);
 	instant(&f, s, 0, 20, "after");
-	cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, 100),
+	cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, 100),
 		     PTW_ERR_INVALID);
-	struct ptw_clock_stream_stats st;
+	struct ptw_clock_streams_stats st;
 	stats(&f, &st);
 	cr_assert_eq(st.buffered_records, 0);
 	struct ct_trace t;
@@ -839,8 +839,8 @@ Test(clock_stream, random_operations_match_a_reference_model)
 	st[1] = fx_stream(&f, "slow", MODEL_HZ[1], 0, 0, 0);
 	st[2] = fx_stream(&f, "fast", MODEL_HZ[2], 0, 0, 0);
 	const char *own[3] = { "zz-cpu", "slow", "fast" };
-	uint64_t tx = ptw_clock_stream_add_track(f.cs, "x", 0, -1);
-	uint64_t ty = ptw_clock_stream_add_track(f.cs, "y", 0, -1);
+	uint64_t tx = ptw_clock_streams_add_track(f.cs, "x", 0, -1);
+	uint64_t ty = ptw_clock_streams_add_track(f.cs, "y", 0, -1);
 
 	struct model_ev *buf = calloc(64, sizeof(*buf));
 	struct model_ev *out = calloc(ops + 64, sizeof(*out));
@@ -856,7 +856,7 @@ Test(clock_stream, random_operations_match_a_reference_model)
 			/* watermark: mostly forward by 0..60 ns, sometimes back */
 			uint64_t nw = r % 70 == 0 && wm > 5 ? wm - 1 - (r >> 8) % 5
 							    : wm + (r >> 8) % 60;
-			int rc = ptw_clock_stream_advance_watermark(f.cs, nw);
+			int rc = ptw_clock_streams_advance_watermark(f.cs, nw);
 			if (nw < wm) {
 				cr_assert_eq(rc, PTW_ERR_INVALID);
 				back++;
@@ -892,14 +892,14 @@ Test(clock_stream, random_operations_match_a_reference_model)
 		uint32_t na = 0;
 		if (phase >= 0)
 			a[na++] = (struct ptw_arg){ .name = "phase",
-				.type = PTW_ARG_UINT, .v.u = (uint64_t)phase };
+				.type = PTW_ARG_TYPE_UINT, .v.u = (uint64_t)phase };
 		if (ordinal >= 0)
 			a[na++] = (struct ptw_arg){ .name = "ordinal",
-				.type = PTW_ARG_UINT, .v.u = (uint64_t)ordinal };
-		struct ptw_clock_event ev = {
+				.type = PTW_ARG_TYPE_UINT, .v.u = (uint64_t)ordinal };
+		struct ptw_clock_streams_event ev = {
 			.track = tk == 0 ? tx : tk == 1 ? ty : 0, .cycle = cyc,
 			.name = name, .args = a, .n_args = na };
-		int rc = ptw_clock_stream_instant(f.cs, st[s], &ev);
+		int rc = ptw_clock_streams_instant(f.cs, st[s], &ev);
 		if (ns < wm) {
 			cr_assert_eq(rc, PTW_ERR_INVALID, "late event accepted");
 			late++;
@@ -921,8 +921,8 @@ Test(clock_stream, random_operations_match_a_reference_model)
 		m->track_name = tk == 0 ? "x" : tk == 1 ? "y" : own[s];
 		m->id = next_id++;
 
-		struct ptw_clock_stream_stats sst;
-		ptw_clock_stream_get_stats(f.cs, &sst);
+		struct ptw_clock_streams_stats sst;
+		ptw_clock_streams_get_stats(f.cs, &sst);
 		cr_assert_eq(sst.buffered_records, nbuf);
 		cr_assert_eq(sst.emitted, nout);
 	}
@@ -957,22 +957,22 @@ Test(clock_stream, static_strings_are_written_like_copies)
 		f.path = ct_tmp_path();
 		f.w = ptw_writer_open(f.path, &wo, &err);
 		cr_assert_not_null(f.w);
-		f.cs = ptw_clock_stream_attach(f.w, NULL, &err);
+		f.cs = ptw_clock_streams_attach(f.w, NULL, &err);
 		cr_assert_not_null(f.cs);
 		uint32_t a = fx_stream(&f, "a", 1200000000ull, 0, 0, 0);
 		uint32_t b = fx_stream(&f, "b", 800000000ull, 0, 0, 0);
 		for (uint64_t i = 0; i < 600; i++) {
-			struct ptw_clock_event ev = {
+			struct ptw_clock_streams_event ev = {
 				.cycle = 6 * i, .name = names[i % 3],
 				.category = "cpu",
 				.flags = run ? PTW_EV_STATIC_STRINGS : 0 };
-			cr_assert_eq(ptw_clock_stream_instant(f.cs, a, &ev), 0);
+			cr_assert_eq(ptw_clock_streams_instant(f.cs, a, &ev), 0);
 			ev.cycle = 4 * i + 1;
 			ev.name = names[(i + 1) % 3];
 			ev.category = "bus";
-			cr_assert_eq(ptw_clock_stream_instant(f.cs, b, &ev), 0);
+			cr_assert_eq(ptw_clock_streams_instant(f.cs, b, &ev), 0);
 			if (i % 50 == 49)
-				cr_assert_eq(ptw_clock_stream_advance_watermark(
+				cr_assert_eq(ptw_clock_streams_advance_watermark(
 						     f.cs, 5 * i), 0);
 		}
 		fx_close(&f, &t[run]);
@@ -998,69 +998,69 @@ static uint8_t *run_noisy(int noise, size_t *len)
 	fx_open(&f, &o);
 	uint32_t a = fx_stream(&f, "a", 1200000000ull, 0, 0, 0);
 	uint32_t b = fx_stream(&f, "b", 800000000ull, 0, 0, 0);
-	uint64_t ctr = ptw_clock_stream_add_counter_track(f.cs, "c", NULL, 0, -1);
+	uint64_t ctr = ptw_clock_streams_add_counter_track(f.cs, "c", NULL, 0, -1);
 	static char longname[PTW_MAX_STRING_LEN + 2];
 	memset(longname, 'n', sizeof(longname) - 1);
-	struct ptw_arg badphase = { .name = "phase", .type = PTW_ARG_INT, .v.i = 1 };
+	struct ptw_arg badphase = { .name = "phase", .type = PTW_ARG_TYPE_INT, .v.i = 1 };
 	uint64_t wm = 0;
 	char name[16];
 	for (uint64_t i = 0; i < 400; i++) {
 		uint32_t s = i % 2 ? b : a;
 		uint64_t cyc = s == a ? 12 * i + 6 : 8 * i;
 		snprintf(name, sizeof(name), "n%llu", (unsigned long long)(i % 7));
-		struct ptw_clock_event ev = { .cycle = cyc, .name = name,
+		struct ptw_clock_streams_event ev = { .cycle = cyc, .name = name,
 					      .category = i % 3 ? "x" : "y" };
 		if (noise) {
-			struct ptw_clock_event bad = ev;
+			struct ptw_clock_streams_event bad = ev;
 			if (wm) {
 				bad.cycle = 0; /* late */
-				cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &bad),
+				cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &bad),
 					     PTW_ERR_INVALID);
-				cr_assert_eq(ptw_clock_stream_advance_watermark(
+				cr_assert_eq(ptw_clock_streams_advance_watermark(
 						     f.cs, wm - 1), PTW_ERR_INVALID);
 			}
 			bad = ev;
 			bad.args = &badphase;
 			bad.n_args = 1;
-			cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &bad),
+			cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &bad),
 				     PTW_ERR_INVALID);
 			bad = ev;
 			bad.name = longname;
-			cr_assert_eq(ptw_clock_stream_slice_begin(f.cs, s, &bad),
+			cr_assert_eq(ptw_clock_streams_slice_begin(f.cs, s, &bad),
 				     PTW_ERR_LIMIT);
 			bad = ev;
 			bad.track = ctr;
-			cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &bad),
+			cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &bad),
 				     PTW_ERR_INVALID);
-			cr_assert_eq(ptw_clock_stream_counter_int(f.cs, s, 0, cyc, 1),
+			cr_assert_eq(ptw_clock_streams_counter_int(f.cs, s, 0, cyc, 1),
 				     PTW_ERR_INVALID);
 		}
-		int rc = ptw_clock_stream_instant(f.cs, s, &ev);
+		int rc = ptw_clock_streams_instant(f.cs, s, &ev);
 		if (rc == PTW_ERR_LIMIT) {
 			/* full: both runs hit it at the same point */
 			wm = 10 * i; /* every earlier event is below 10 i ns */
-			cr_assert_eq(ptw_clock_stream_advance_watermark(f.cs, wm), 0);
-			rc = ptw_clock_stream_instant(f.cs, s, &ev);
+			cr_assert_eq(ptw_clock_streams_advance_watermark(f.cs, wm), 0);
+			rc = ptw_clock_streams_instant(f.cs, s, &ev);
 		}
 		cr_assert_eq(rc, 0, "%s", ptw_writer_error(f.w)->msg);
 		if (noise) {
-			struct ptw_clock_stream_stats st;
-			ptw_clock_stream_get_stats(f.cs, &st);
+			struct ptw_clock_streams_stats st;
+			ptw_clock_streams_get_stats(f.cs, &st);
 			if (st.buffered_records == 8) {
-				struct ptw_clock_event more = ev;
+				struct ptw_clock_streams_event more = ev;
 				more.cycle += 1;
-				cr_assert_eq(ptw_clock_stream_instant(f.cs, s, &more),
+				cr_assert_eq(ptw_clock_streams_instant(f.cs, s, &more),
 					     PTW_ERR_LIMIT);
 			}
 		}
 		if (i % 2) {
-			rc = ptw_clock_stream_counter_int(f.cs, s, ctr, cyc,
+			rc = ptw_clock_streams_counter_int(f.cs, s, ctr, cyc,
 							  (int64_t)i);
 			if (rc == PTW_ERR_LIMIT) {
 				wm = 10 * i;
-				cr_assert_eq(ptw_clock_stream_advance_watermark(
+				cr_assert_eq(ptw_clock_streams_advance_watermark(
 						     f.cs, wm), 0);
-				rc = ptw_clock_stream_counter_int(f.cs, s, ctr, cyc,
+				rc = ptw_clock_streams_counter_int(f.cs, s, ctr, cyc,
 								  (int64_t)i);
 			}
 			cr_assert_eq(rc, 0, "%s", ptw_writer_error(f.w)->msg);

@@ -301,18 +301,18 @@ Test(clock_store, interleaved_inserts_and_watermarks_reuse_memory)
 
 Test(clock_meta, round_trip_of_every_field)
 {
-	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static uint8_t buf[PTW_CLOCK_STREAMS_MAX_META];
 	uint64_t flows[2] = { 7, UINT64_MAX }, term[1] = { 99 };
 	struct ptw_arg args[7] = {
-		{ .name = "b", .type = PTW_ARG_BOOL, .v.b = 5 },
-		{ .name = "i", .type = PTW_ARG_INT, .v.i = -5 },
-		{ .name = "phase", .type = PTW_ARG_UINT, .v.u = 3 },
-		{ .name = "d", .type = PTW_ARG_DOUBLE, .v.d = 2.5 },
-		{ .name = "s", .type = PTW_ARG_STRING, .v.s = "hello" },
-		{ .name = "p", .type = PTW_ARG_POINTER, .v.u = 0xdead },
-		{ .name = "ordinal", .type = PTW_ARG_UINT, .v.u = 12 },
+		{ .name = "b", .type = PTW_ARG_TYPE_BOOL, .v.b = 5 },
+		{ .name = "i", .type = PTW_ARG_TYPE_INT, .v.i = -5 },
+		{ .name = "phase", .type = PTW_ARG_TYPE_UINT, .v.u = 3 },
+		{ .name = "d", .type = PTW_ARG_TYPE_DOUBLE, .v.d = 2.5 },
+		{ .name = "s", .type = PTW_ARG_TYPE_STRING, .v.s = "hello" },
+		{ .name = "p", .type = PTW_ARG_TYPE_POINTER, .v.u = 0xdead },
+		{ .name = "ordinal", .type = PTW_ARG_TYPE_UINT, .v.u = 12 },
 	};
-	struct ptw_clock_event ev = {
+	struct ptw_clock_streams_event ev = {
 		.category = "cat", .name = "work", .flow_ids = flows,
 		.n_flow_ids = 2, .terminating_flow_ids = term,
 		.n_terminating_flow_ids = 1, .args = args, .n_args = 7,
@@ -343,7 +343,7 @@ Test(clock_meta, round_trip_of_every_field)
 	cr_assert_eq(oa[2].v.u, 3);
 	cr_assert(oa[3].v.d == 2.5);
 	cr_assert_str_eq(oa[4].v.s, "hello");
-	cr_assert_eq(oa[5].type, PTW_ARG_POINTER);
+	cr_assert_eq(oa[5].type, PTW_ARG_TYPE_POINTER);
 	cr_assert_eq(oa[5].v.u, 0xdead);
 	for (int i = 0; i < 7; i++) {
 		cr_assert_str_eq(oa[i].name, args[i].name);
@@ -364,9 +364,9 @@ Test(clock_meta, round_trip_of_every_field)
 
 Test(clock_meta, static_strings_are_kept_by_pointer)
 {
-	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static uint8_t buf[PTW_CLOCK_STREAMS_MAX_META];
 	static const char name[] = "literal-name", cat[] = "literal-cat";
-	struct ptw_clock_event ev = { .name = name, .category = cat,
+	struct ptw_clock_streams_event ev = { .name = name, .category = cat,
 				      .flags = PTW_EV_STATIC_STRINGS };
 	uint32_t len = 0;
 	struct ptw_clock_meta_keys k;
@@ -392,19 +392,19 @@ Test(clock_meta, static_strings_are_kept_by_pointer)
 
 Test(clock_meta, bad_sort_key_annotations_are_invalid)
 {
-	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static uint8_t buf[PTW_CLOCK_STREAMS_MAX_META];
 	struct ptw_arg a[2] = {
-		{ .name = "phase", .type = PTW_ARG_INT, .v.i = 1 },
-		{ .name = "phase", .type = PTW_ARG_UINT, .v.u = 1 },
+		{ .name = "phase", .type = PTW_ARG_TYPE_INT, .v.i = 1 },
+		{ .name = "phase", .type = PTW_ARG_TYPE_UINT, .v.u = 1 },
 	};
-	struct ptw_clock_event ev = { .name = "x", .args = a, .n_args = 1 };
+	struct ptw_clock_streams_event ev = { .name = "x", .args = a, .n_args = 1 };
 	uint32_t len;
 	struct ptw_clock_meta_keys k;
 	const char *why = NULL;
 	cr_assert_eq(ptw_clock_meta_encode(&ev, 1, buf, &len, &k, &why),
 		     PTW_ERR_INVALID);
 	cr_assert_not_null(why);
-	a[0].type = PTW_ARG_UINT;
+	a[0].type = PTW_ARG_TYPE_UINT;
 	ev.n_args = 2;
 	cr_assert_eq(ptw_clock_meta_encode(&ev, 1, buf, &len, &k, &why),
 		     PTW_ERR_INVALID);
@@ -417,14 +417,14 @@ Test(clock_meta, bad_sort_key_annotations_are_invalid)
 
 Test(clock_meta, oversized_metadata_is_a_limit_error)
 {
-	static uint8_t buf[PTW_CLOCK_STREAM_MAX_META];
+	static uint8_t buf[PTW_CLOCK_STREAMS_MAX_META];
 	size_t big = 40000;
 	char *s = malloc(big + 1);
 	cr_assert_not_null(s);
 	memset(s, 'x', big);
 	s[big] = '\0';
-	struct ptw_arg a = { .name = "blob", .type = PTW_ARG_STRING, .v.s = s };
-	struct ptw_clock_event ev = { .name = s, .args = &a, .n_args = 1 };
+	struct ptw_arg a = { .name = "blob", .type = PTW_ARG_TYPE_STRING, .v.s = s };
+	struct ptw_clock_streams_event ev = { .name = s, .args = &a, .n_args = 1 };
 	uint32_t len;
 	struct ptw_clock_meta_keys k;
 	const char *why = NULL;

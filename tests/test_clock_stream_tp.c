@@ -40,45 +40,45 @@ static void sim_quantum(struct sim *s, uint64_t j0, uint64_t j1, int order)
 		for (uint64_t j = j0; j < j1; j++) {
 			uint64_t f1 = 2 * j + 1, f2 = 2 * j + 2;
 			if (dom == 0) {
-				struct ptw_clock_event e = {
+				struct ptw_clock_streams_event e = {
 					.cycle = 240 * j, .name = "issue",
 					.category = "cpu", .flow_ids = &f1,
 					.n_flow_ids = 1 };
-				ok(s, ptw_clock_stream_slice_begin(s->cs, s->cpu, &e));
-				struct ptw_clock_event d = {
+				ok(s, ptw_clock_streams_slice_begin(s->cs, s->cpu, &e));
+				struct ptw_clock_streams_event d = {
 					.track = s->core, .cycle = 240 * j + 12,
 					.name = "decode" };
-				ok(s, ptw_clock_stream_slice_begin(s->cs, s->cpu, &d));
+				ok(s, ptw_clock_streams_slice_begin(s->cs, s->cpu, &d));
 				d.cycle = 240 * j + 24;
-				ok(s, ptw_clock_stream_slice_end(s->cs, s->cpu, &d));
-				e = (struct ptw_clock_event){ .cycle = 240 * j + 60 };
-				ok(s, ptw_clock_stream_slice_end(s->cs, s->cpu, &e));
+				ok(s, ptw_clock_streams_slice_end(s->cs, s->cpu, &d));
+				e = (struct ptw_clock_streams_event){ .cycle = 240 * j + 60 };
+				ok(s, ptw_clock_streams_slice_end(s->cs, s->cpu, &e));
 			} else if (dom == 1) {
 				uint64_t c = 160 * j + 48;
-				struct ptw_clock_event e = {
+				struct ptw_clock_streams_event e = {
 					.cycle = c, .name = "xfer", .category = "bus",
 					.flow_ids = &f2, .n_flow_ids = 1,
 					.terminating_flow_ids = &f1,
 					.n_terminating_flow_ids = 1 };
-				ok(s, ptw_clock_stream_slice_begin(s->cs, s->bus, &e));
-				ok(s, ptw_clock_stream_counter_int(s->cs, s->bus, s->queue, c, 1));
-				e = (struct ptw_clock_event){ .cycle = c + 64 };
-				ok(s, ptw_clock_stream_slice_end(s->cs, s->bus, &e));
-				ok(s, ptw_clock_stream_counter_int(s->cs, s->bus, s->queue,
+				ok(s, ptw_clock_streams_slice_begin(s->cs, s->bus, &e));
+				ok(s, ptw_clock_streams_counter_int(s->cs, s->bus, s->queue, c, 1));
+				e = (struct ptw_clock_streams_event){ .cycle = c + 64 };
+				ok(s, ptw_clock_streams_slice_end(s->cs, s->bus, &e));
+				ok(s, ptw_clock_streams_counter_int(s->cs, s->bus, s->queue,
 								   c + 64, 0));
 			} else {
 				uint64_t c = 300 * j + 225;
-				struct ptw_clock_event e = {
+				struct ptw_clock_streams_event e = {
 					.cycle = c, .name = "kernel", .category = "acc",
 					.terminating_flow_ids = &f2,
 					.n_terminating_flow_ids = 1 };
-				struct ptw_clock_event tick = { .cycle = c + 1,
+				struct ptw_clock_streams_event tick = { .cycle = c + 1,
 								.name = "tick" };
 				/* Submitted before the kernel: exact time orders. */
-				ok(s, ptw_clock_stream_instant(s->cs, s->acc, &tick));
-				ok(s, ptw_clock_stream_slice_begin(s->cs, s->acc, &e));
-				e = (struct ptw_clock_event){ .cycle = c + 60 };
-				ok(s, ptw_clock_stream_slice_end(s->cs, s->acc, &e));
+				ok(s, ptw_clock_streams_instant(s->cs, s->acc, &tick));
+				ok(s, ptw_clock_streams_slice_begin(s->cs, s->acc, &e));
+				e = (struct ptw_clock_streams_event){ .cycle = c + 60 };
+				ok(s, ptw_clock_streams_slice_end(s->cs, s->acc, &e));
 			}
 		}
 	}
@@ -91,21 +91,21 @@ static void run_sim(const char *path, const struct ptw_writer_options *wo,
 	struct sim s;
 	s.w = ptw_writer_open(path, wo, &err);
 	cr_assert_not_null(s.w, "%s", err.msg);
-	s.cs = ptw_clock_stream_attach(s.w, NULL, &err);
+	s.cs = ptw_clock_streams_attach(s.w, NULL, &err);
 	cr_assert_not_null(s.cs, "%s", err.msg);
-	struct ptw_clock_domain cpu = { .name = "cpu", .hz = 1200000000u };
-	struct ptw_clock_domain bus = { .name = "bus", .hz = 800000000u };
-	struct ptw_clock_domain acc = { .name = "acc", .hz = 1500000000u };
-	ok(&s, ptw_clock_stream_add(s.cs, &cpu, &s.cpu));
-	ok(&s, ptw_clock_stream_add(s.cs, &bus, &s.bus));
-	ok(&s, ptw_clock_stream_add(s.cs, &acc, &s.acc));
-	s.queue = ptw_clock_stream_add_counter_track(s.cs, "queue", NULL, 0, -1);
-	s.core = ptw_clock_stream_add_track(s.cs, "core", 0, -1);
+	struct ptw_clock_streams_domain cpu = { .name = "cpu", .hz = 1200000000u };
+	struct ptw_clock_streams_domain bus = { .name = "bus", .hz = 800000000u };
+	struct ptw_clock_streams_domain acc = { .name = "acc", .hz = 1500000000u };
+	ok(&s, ptw_clock_streams_add(s.cs, &cpu, &s.cpu));
+	ok(&s, ptw_clock_streams_add(s.cs, &bus, &s.bus));
+	ok(&s, ptw_clock_streams_add(s.cs, &acc, &s.acc));
+	s.queue = ptw_clock_streams_add_counter_track(s.cs, "queue", NULL, 0, -1);
+	s.core = ptw_clock_streams_add_track(s.cs, "core", 0, -1);
 	cr_assert(s.queue && s.core);
 	for (uint64_t j = 0; j < jobs; j += 5) {
 		uint64_t j1 = j + 5 < jobs ? j + 5 : jobs;
 		sim_quantum(&s, j, j1, order);
-		ok(&s, ptw_clock_stream_advance_watermark(s.cs, j1 * 200));
+		ok(&s, ptw_clock_streams_advance_watermark(s.cs, j1 * 200));
 	}
 	cr_assert_eq(ptw_writer_close(s.w, &err), 0, "%s", err.msg);
 }

@@ -469,10 +469,10 @@ Test(convert, command_line_outputs_keep_going_stats_stdin_and_to_json)
 	/* bad option values are refused */
 	cr_assert_eq(sh("'%s' --shift x '%s/a.json' 2>/dev/null", tool, d), 2);
 	cr_assert_eq(sh("'%s' --remap-pid 0:1=2 '%s/a.json' 2>/dev/null", tool, d), 2);
-	/* no events: said, not silently an empty file */
+	/* no events: said, and still a valid trace (see below) */
 	cr_assert_eq(sh("printf '[]' > '%s/e.json' && '%s' -o '%s/e.pftrace' "
 			"'%s/e.json' 2>'%s/err4' && grep -q 'no events to write' "
-			"'%s/err4' && test ! -s '%s/e.pftrace'", d, tool, d, d, d,
+			"'%s/err4' && test -s '%s/e.pftrace'", d, tool, d, d, d,
 			d, d), 0);
 	/* an option for an input that is not there */
 	cr_assert_eq(sh("'%s' --shift 2:5 '%s/a.json' 2>'%s/err3'", tool, d, d), 2);
@@ -997,8 +997,13 @@ Test(convert, command_line_applies_sort_indexes_written_last)
 	      "\"tid\":2,\"args\":{\"sort_index\":9}}]\n", f);
 	cr_assert_eq(fclose(f), 0);
 	cr_assert_eq(sh("'%s' -q -o '%s/a.pftrace' '%s'", tool, d, p), 0);
-	cr_assert_eq(sh("'%s' -o '%s/b.pftrace' - < '%s' 2>'%s/err' && "
-			"grep -q 'sort index' '%s/err'", tool, d, p, d, d), 0);
+	/* standard input: the reorder window brings the M event (no ts)
+	 * first when it holds the whole file, else the rank comes late */
+	cr_assert_eq(sh("'%s' -o '%s/b.pftrace' --reorder-window 1000 - < '%s' "
+			"2>'%s/err' && grep -q 'sort index' '%s/err'", tool, d,
+			p, d, d), 0);
+	cr_assert_eq(sh("'%s' -o '%s/d.pftrace' - < '%s' 2>'%s/err' && "
+			"! grep -q 'sort index' '%s/err'", tool, d, p, d, d), 0);
 	cr_assert_eq(sh("gzip -c '%s' > '%s/late.json.gz' && '%s' -o "
 			"'%s/c.pftrace' '%s/late.json.gz' 2>'%s/err' && "
 			"! grep -q 'sort index' '%s/err'", p, d, tool, d, d, d,
@@ -1006,7 +1011,8 @@ Test(convert, command_line_applies_sort_indexes_written_last)
 	/* A named pipe is read once: no first pass (it used to read the
 	 * pipe empty, then wait for a second writer forever). */
 	cr_assert_eq(sh("mkfifo '%s/fifo' && (cat '%s' > '%s/fifo' &) && "
-			"timeout 60 '%s' -o '%s/f.pftrace' '%s/fifo' "
+			"timeout 60 '%s' -o '%s/f.pftrace' --reorder-window 9 "
+			"'%s/fifo' "
 			"2>'%s/err' && grep -q 'sort index' '%s/err'", d, p, d,
 			tool, d, d, d, d), 0);
 	snprintf(p, sizeof(p), "%s/f.pftrace", d);
@@ -1016,8 +1022,8 @@ Test(convert, command_line_applies_sort_indexes_written_last)
 	ptw_trace_events(tf, &nf);
 	cr_expect_eq(nf, 2 * 60000, "every X event (begin and end)");
 	ptw_trace_free(tf);
-	for (int i = 0; i < 2; i++) {
-		snprintf(p, sizeof(p), "%s/%c.pftrace", d, i ? 'c' : 'a');
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%c.pftrace", d, "acd"[i]);
 		struct ptw_trace *t = ptw_test_load_checked_or_fail(
 			p, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
 		cr_expect(pt_track(t, 1, 2)->has_rank, "%s", p);
@@ -1133,8 +1139,8 @@ Test(convert, command_line_strict_not_chrome_stop_and_version)
 			d), 0);
 	cr_assert_eq(sh("'%s' -s -o '%s/l.pftrace' '%s/l.json' 2>'%s/err'", tool, d,
 			d, d), 0);
-	cr_assert_eq(sh("grep -q '^ptw-convert: warning: 1 lenient repairs: .*l.json:1: "
-			"a trailing comma' '%s/err' && grep -q '^lenient_repairs 1$' "
+	cr_assert_eq(sh("grep -q '^ptw-convert: warning: 2 lenient repairs: .*l.json:1: "
+			"a trailing comma' '%s/err' && grep -q '^lenient_repairs 2$' "
 			"'%s/err' && test -s '%s/l.pftrace'", d, d, d), 0);
 	/* --strict: an error naming the place, no file */
 	cr_assert_eq(sh("'%s' --strict -o '%s/s.pftrace' '%s/l.json' 2>'%s/err'",
@@ -1178,5 +1184,129 @@ Test(convert, command_line_strict_not_chrome_stop_and_version)
 			"'without a \"dur\" were dropped' '%s/err')\" = 1 && grep -q "
 			"'^dropped_x_without_dur 2$' '%s/err'", d, tool, d, d, d, d,
 			d), 0);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}
+
+/* The built ptw-convert and a new scratch directory (template d). */
+static void cli_begin(char *tool, size_t n, char *d)
+{
+	tool_path(tool, n);
+	cr_assert(mkdtemp(d));
+}
+
+/* Events out of time order: a regular file takes a second pass through
+ * the reorder window when the first finds them, standard input takes the
+ * window at once; both give the same bytes, and the first pass's read
+ * warnings are printed once. What the window cannot fix is warned. */
+Test(convert, command_line_sorts_events_out_of_order_file_or_pipe)
+{
+	char tool[PATH_MAX];
+	char d[] = "/tmp/ptw-cli24-XXXXXX";
+	cli_begin(tool, sizeof(tool), d);
+	cr_assert_eq(sh("printf '[{\"name\":\"A\",\"ph\":\"X\",\"ts\":10,\"dur\":50,"
+			"\"pid\":1,\"tid\":2},{\"name\":\"B\",\"ph\":\"X\",\"ts\":40,"
+			"\"dur\":50,\"pid\":1,\"tid\":2},{\"name\":\"C\",\"ph\":\"B\","
+			"\"ts\":5,\"pid\":1,\"tid\":2},{\"name\":\"C\",\"ph\":\"E\","
+			"\"ts\":95,\"pid\":1,\"tid\":2,}]' > '%s/u.json'", d), 0);
+	cr_assert_eq(sh("'%s' -s -o '%s/f.pftrace' '%s/u.json' 2>'%s/err' && "
+			"'%s' -o '%s/p.pftrace' - < '%s/u.json' 2>/dev/null && "
+			"cmp '%s/f.pftrace' '%s/p.pftrace'", tool, d, d, d, tool, d,
+			d, d, d), 0);
+	cr_assert_eq(sh("grep -q '^out_of_order 0$' '%s/err' && test \"$(grep -c 'lenient "
+			"repairs' '%s/err')\" = 1 && grep -q '^events_read 4$' "
+			"'%s/err'", d, d, d), 0);
+	/* a B never ended is counted as open (trace_processor: dur -1) */
+	cr_assert_eq(sh("printf '[{\"name\":\"C\",\"ph\":\"B\",\"ts\":5,"
+			"\"pid\":1,\"tid\":2}]' > '%s/o.json' && '%s' -s -o "
+			"'%s/o.pftrace' '%s/o.json' 2>&1 | grep -q '^open_slices "
+			"1$'", d, tool, d, d), 0);
+	cr_assert_eq(sh("'%s' -s --reorder-window 1 -o '%s/w.pftrace' '%s/u.json' "
+			"2>'%s/err' && grep -q '^out_of_order 1$' '%s/err' && grep -q "
+			"'warning: 1 event(s) came more than the reorder window (1 "
+			"events)' '%s/err'", tool, d, d, d, d, d), 0);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}
+
+/* [] or a file whose first event stops trace_processor's reading still
+ * gives a valid trace (one clock snapshot), which ptw-dump --check and
+ * trace_processor load (v58.2: thread 0 and process 0 only, as for the
+ * JSON). */
+Test(convert, inputs_without_events_give_a_valid_trace)
+{
+	char tool[PATH_MAX];
+	char d[] = "/tmp/ptw-cli24e-XXXXXX";
+	cli_begin(tool, sizeof(tool), d);
+	char dump[PATH_MAX + 16];
+	snprintf(dump, sizeof(dump), "%.*s/ptw-dump",
+		 (int)(strrchr(tool, '/') - tool), tool);
+	cr_assert_eq(sh("printf '[]' > '%s/a.json' && printf '[{\"ph\":\"X\","
+			"\"ts\":1,\"dur\":\"x\",\"pid\":1}]' > '%s/b.json' && printf "
+			"'{\"traceEvents\":[]}' > '%s/c.json'", d, d, d), 0);
+	for (char f = 'a'; f <= 'c'; f++) {
+		cr_expect_eq(sh("'%s' -o '%s/%c.pftrace' '%s/%c.json' 2>'%s/err' "
+				"&& test -s '%s/%c.pftrace' && grep -q 'no events "
+				"to write: .*%c.pftrace is a trace without events'"
+				" '%s/err' && '%s' --check '%s/%c.pftrace' "
+				">/dev/null", tool, d, f, d, f, d, d, f, f, d,
+				dump, d, f), 0, "%c", f);
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/%c.pftrace", d, f);
+		struct ptw_trace *t = ptw_test_load_checked_or_fail(p, 0);
+		size_t n;
+		ptw_trace_events(t, &n);
+		cr_expect_eq(n, 0);
+		ptw_trace_tracks(t, &n);
+		cr_expect_eq(n, 0);
+		ptw_trace_free(t);
+	}
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}
+
+/* Events of a phase the converter does not write (trace_processor makes
+ * no row of them either, only their process and thread) are counted per
+ * phase and summed up in one warning, not dropped silently. */
+Test(convert, unwritten_phases_are_counted_and_warned)
+{
+	char tool[PATH_MAX];
+	char d[] = "/tmp/ptw-cli24q-XXXXXX";
+	cli_begin(tool, sizeof(tool), d);
+	cr_assert_eq(sh("printf '[{\"ph\":\"Q\",\"ts\":1,\"pid\":1,\"tid\":2},"
+			"{\"ph\":\"Q\",\"ts\":1,\"pid\":1},{\"ph\":\"O\",\"ts\":1,"
+			"\"pid\":1},{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,"
+			"\"pid\":1}]' > '%s/q.json'", d), 0);
+	cr_assert_eq(sh("'%s' -s -o '%s/q.pftrace' '%s/q.json' 2>'%s/err'", tool,
+			d, d, d), 0);
+	cr_assert_eq(sh("grep -q 'warning: 3 event(s) of a phase that is not "
+			"converted were not written .*phase O (1), Q (2)' '%s/err'"
+			" && grep -q '^unwritten_phase_Q 2$' '%s/err' && grep -q "
+			"'^unwritten_phase_O 1$' '%s/err' && grep -q '^warnings 1$'"
+			" '%s/err'", d, d, d, d), 0);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
+}
+
+/* Messages: a bad -o names the path the user gave (not the temporary
+ * file); a bad option or value is one line saying what, then a pointer to
+ * --help, not the whole help. */
+Test(convert, command_line_mistakes_are_one_line)
+{
+	char tool[PATH_MAX];
+	char d[] = "/tmp/ptw-cli24m-XXXXXX";
+	cli_begin(tool, sizeof(tool), d);
+	cr_assert_eq(sh("printf '[]' > '%s/a.json'", d), 0);
+	cr_assert_eq(sh("'%s' -o '%s/no/x.pftrace' '%s/a.json' 2>'%s/err'", tool,
+			d, d, d), 1);
+	cr_assert_eq(sh("grep -q '^ptw-convert: %s/no/x.pftrace: cannot create: ' "
+			"'%s/err' && ! grep -q tmp- '%s/err'", d, d, d), 0);
+	char a[PATH_MAX + 16];
+	snprintf(a, sizeof(a), "'%s/a.json'", d);
+	const char *const bad[][2] = {{"--bogus", a}, {"--shift x", a},
+				      {"-z12", a}, {"-q", ""}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_expect_eq(sh("'%s' %s %s 2>'%s/err'; test $? = 2 && "
+				"test $(wc -l < '%s/err') = 2 && tail -n1 '%s/err' "
+				"| grep -qx \"Try 'ptw-convert --help' for more "
+				"information.\"", tool, bad[i][0], bad[i][1], d, d,
+				d), 0, "%s", bad[i][0]);
+	}
 	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }

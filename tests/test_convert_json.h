@@ -8,14 +8,17 @@
 #include <string.h>
 
 #include "chrome_json.h"
+#include "cv_sort.h"
 #include "emit.h"
 #include "ptw/writer.h"
 
 /* Converts 'json' into the trace file 'out' with writer options 'o' (NULL:
- * defaults; the emitter's general path only if asked); the emitter's
- * stats into *st if st is not NULL. */
+ * defaults; the emitter's general path only if asked; through a reorder
+ * window of 'window' events, cv_sort.h, unless 0); the emitter's stats
+ * into *st if st is not NULL. */
 static inline void ptw_test_convert_json_with(const char *out, const char *json,
 					      int general_path_only,
+					      size_t window,
 					      struct ptw_emit_stats *st,
 					      const struct ptw_writer_options *o)
 {
@@ -27,9 +30,18 @@ static inline void ptw_test_convert_json_with(const char *out, const char *json,
 	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME,
 				    .general_path_only = general_path_only};
 	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0, "%s", err.msg);
+	struct ptw_cv_sort *so = NULL;
+	if (window)
+		cr_assert(so = ptw_cv_sort_create(window, ptw_emit_event, em,
+						  &err));
 	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
-					  ptw_emit_event, em, NULL, &err),
+					  so ? ptw_cv_sort_event : ptw_emit_event,
+					  so ? (void *)so : (void *)em, NULL,
+					  &err),
 		     0, "%s", err.msg);
+	if (so)
+		cr_assert_eq(ptw_cv_sort_drain(so, &err), 0, "%s", err.msg);
+	ptw_cv_sort_destroy(so);
 	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
 	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
 	if (st)
@@ -38,11 +50,23 @@ static inline void ptw_test_convert_json_with(const char *out, const char *json,
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
 }
 
+/* The same with default writer options. */
+static inline void ptw_test_convert_json_window(const char *out,
+						const char *json,
+						int general_path_only,
+						size_t window,
+						struct ptw_emit_stats *st)
+{
+	ptw_test_convert_json_with(out, json, general_path_only, window, st,
+				   NULL);
+}
+
+/* The same without a reorder window. */
 static inline void ptw_test_convert_json(const char *out, const char *json,
 					 int general_path_only,
 					 struct ptw_emit_stats *st)
 {
-	ptw_test_convert_json_with(out, json, general_path_only, st, NULL);
+	ptw_test_convert_json_with(out, json, general_path_only, 0, st, NULL);
 }
 
 #endif /* PTW_TEST_CONVERT_JSON_H */

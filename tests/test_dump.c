@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "support/ptw_test.h"
+#include "ptw/writer.h"
 #include "support/trace_build.h"
 
 /* BUILDDIR/bin/ptw-dump next to BUILDDIR/tests/test_dump */
@@ -196,12 +197,17 @@ Test(dump, packets_and_batches_are_printed)
 
 Test(dump, usage_and_input_errors)
 {
+	/* a mistake: one line saying what, one pointing to --help */
 	struct run r = run_dump("");
 	cr_assert_eq(r.status, 2);
-	cr_assert(strstr(r.err, "usage: ptw-dump") != NULL);
+	cr_assert_str_eq(r.err, "ptw-dump: no TRACE given\n"
+				"Try 'ptw-dump --help' for more information.\n");
 	run_free(&r);
 	r = run_dump("--bogus x");
 	cr_assert_eq(r.status, 2);
+	cr_assert(strstr(r.err, "'--bogus'\nTry 'ptw-dump --help'") != NULL,
+		  "%s", r.err);
+	cr_assert_null(strstr(r.err, "usage:"));
 	run_free(&r);
 	r = run_dump("--check --events x");
 	cr_assert_eq(r.status, 2);
@@ -254,4 +260,51 @@ Test(dump, garbage_gives_an_exit_code_not_a_crash)
 		}
 	}
 	unlink(p);
+}
+
+/* Several traces: each checked on its own line; the exit status is the
+ * worst one's. A trace with a slice left open (a snapshot, a crash dump)
+ * passes --check, as trace_processor loads it without an error; --strict
+ * (ptw's own rules) refuses it unless --allow-open. */
+Test(dump, check_takes_several_traces_and_open_slices)
+{
+	struct ptw_error err = {0};
+	char ok[256], open[256], a[1200];
+	ptw_test_tmp_path(ok, sizeof(ok), "dump-ok");
+	ptw_test_tmp_path(open, sizeof(open), "dump-open");
+	for (int i = 0; i < 2; i++) {
+		struct ptw_writer *w = ptw_writer_open(i ? open : ok, NULL, &err);
+		cr_assert(w, "%s", err.msg);
+		uint64_t th = ptw_writer_add_thread_track(w, 1, 2, "t");
+		struct ptw_seq *s = ptw_writer_sim_seq(w);
+		struct ptw_event e = {.track = th, .ts = 10, .name = "a"};
+		cr_assert_eq(ptw_seq_slice_begin(s, &e), 0);
+		e.ts = 20;
+		if (!i)
+			cr_assert_eq(ptw_seq_slice_end(s, &e), 0);
+		cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+	}
+	snprintf(a, sizeof(a), "--check '%s' '%s'", ok, open);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "dump-ok") && strstr(r.out, "dump-open"), "%s",
+		  r.out);
+	run_free(&r);
+	snprintf(a, sizeof(a), "--check --strict '%s' '%s'", ok, open);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 1);
+	cr_assert(strstr(r.out, "dump-ok") != NULL, "%s", r.out);
+	cr_assert(strstr(r.err, "slice never ended") != NULL, "%s", r.err);
+	run_free(&r);
+	snprintf(a, sizeof(a), "--check --strict --allow-open '%s'", open);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(a, sizeof(a), "--check --allow-open '%s' /nonexistent.pftrace",
+		 open);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 2);
+	run_free(&r);
+	unlink(ok);
+	unlink(open);
 }

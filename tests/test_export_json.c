@@ -11,6 +11,7 @@
 
 #include "chrome_json.h"
 #include "ptw/writer.h"
+#include "test_convert_json.h"
 
 struct jev {
 	char ph, scope, bp;
@@ -142,11 +143,11 @@ static void build_trace(const char *path, int compress)
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
 
 	struct ptw_arg a1[] = {
-		{ .name = "n", .type = PTW_ARG_INT, .v.i = -7 },
-		{ .name = "s", .type = PTW_ARG_STRING, .v.s = "q\"uote\n" },
-		{ .name = "d", .type = PTW_ARG_DOUBLE, .v.d = 2.5 },
+		{ .name = "n", .type = PTW_ARG_TYPE_INT, .v.i = -7 },
+		{ .name = "s", .type = PTW_ARG_TYPE_STRING, .v.s = "q\"uote\n" },
+		{ .name = "d", .type = PTW_ARG_TYPE_DOUBLE, .v.d = 2.5 },
 	};
-	struct ptw_arg a2[] = { { .name = "ok", .type = PTW_ARG_BOOL, .v.b = 1 } };
+	struct ptw_arg a2[] = { { .name = "ok", .type = PTW_ARG_TYPE_BOOL, .v.b = 1 } };
 	uint64_t flow = 5;
 	struct ptw_event e = { .track = T1, .ts = 1000125, .category = "demo",
 			       .name = "outer", .args = a1, .n_args = 3 };
@@ -386,6 +387,44 @@ Test(export_json, errors_are_reported)
 		cr_assert_eq(rc, PTW_ERR_IO, "%s", err.msg);
 		fclose(full);
 	}
+	unlink(pf);
+	free(pf);
+}
+
+/* Global events (a g instant, global async b/e) are exported with the
+ * pid and tid of a thread of the trace, not pid 0, which would make
+ * trace_processor's JSON import create a process 0 and a thread 0 the
+ * original did not have, and a thread without slices of its own gets an
+ * M event (checked with trace_processor v58.2: the process and thread
+ * tables of the original JSON and of the round trip are the same). */
+Test(export_json, global_events_make_no_process_0)
+{
+	static const char src[] =
+		"[{\"name\":\"T\",\"ph\":\"X\",\"ts\":0,\"dur\":10,\"pid\":1,\"tid\":2},"
+		"{\"name\":\"G\",\"ph\":\"i\",\"s\":\"g\",\"ts\":1,\"pid\":1,\"tid\":2},"
+		"{\"name\":\"A\",\"cat\":\"c\",\"ph\":\"b\",\"ts\":1,\"pid\":1,"
+		"\"tid\":2,\"id\":7},"
+		"{\"name\":\"A\",\"cat\":\"c\",\"ph\":\"e\",\"ts\":5,\"pid\":1,"
+		"\"tid\":2,\"id\":7},"
+		"{\"name\":\"L\",\"ph\":\"n\",\"ts\":6,\"pid\":1,\"tid\":3,"
+		"\"id2\":{\"local\":1}}]";
+	char *pf = tmp_path("pftrace");
+	ptw_test_convert_json(pf, src, 0, NULL);
+	struct jevs *j = calloc(1, sizeof(*j));
+	cr_assert_not_null(j);
+	export_and_read(pf, j, NULL);
+	cr_assert_gt(j->n, 3);
+	for (size_t i = 0; i < j->n; i++) {
+		cr_expect_eq(j->e[i].pid, 1, "event %zu (%c %s): pid %u", i,
+			     j->e[i].ph, j->e[i].name, j->e[i].pid);
+		if (j->e[i].flags & PTW_CV_HAS_TID)
+			cr_expect(j->e[i].tid >= 1 && j->e[i].tid <= 3);
+	}
+	/* thread 3 has no slice of its own: an M event keeps it */
+	cr_expect_eq(find(j, 'M', "thread_exists")->tid, 3);
+	cr_expect_eq(find(j, 'i', "G")->tid, 2);
+	cr_expect_eq(find(j, 'b', "A")->tid, 2);
+	free(j);
 	unlink(pf);
 	free(pf);
 }

@@ -112,7 +112,7 @@ static void write_trace(const char *path, const struct ptw_writer_options *o)
 	struct ptw_seq *s = ptw_writer_add_seq(w, t);
 	cr_assert_not_null(s);
 	for (uint64_t i = 0; i < 500; i++) {
-		struct ptw_arg a = {.name = "i", .type = PTW_ARG_UINT, .v.u = i};
+		struct ptw_arg a = {.name = "i", .type = PTW_ARG_TYPE_UINT, .v.u = i};
 		struct ptw_event ev = {.ts = 1000 * i, .category = "c",
 				       .name = i % 2 ? "odd" : "even",
 				       .flags = PTW_EV_STATIC_STRINGS};
@@ -316,20 +316,20 @@ Test(machine, clock_streams_carry_the_machine_id)
 	struct ptw_error err;
 	struct ptw_writer *w = ptw_writer_open(path, &o, &err);
 	cr_assert_not_null(w, "%s", err.msg);
-	struct ptw_clock_streams *cs = ptw_clock_stream_attach(w, NULL, &err);
+	struct ptw_clock_streams *cs = ptw_clock_streams_attach(w, NULL, &err);
 	cr_assert_not_null(cs, "%s", err.msg);
-	struct ptw_clock_domain cpu = {.name = "cpu", .hz = 1000000000};
-	struct ptw_clock_domain acc = {.name = "acc", .hz = 1500000000};
+	struct ptw_clock_streams_domain cpu = {.name = "cpu", .hz = 1000000000};
+	struct ptw_clock_streams_domain acc = {.name = "acc", .hz = 1500000000};
 	uint32_t a, b;
-	ok(w, ptw_clock_stream_add(cs, &cpu, &a));
-	ok(w, ptw_clock_stream_add(cs, &acc, &b));
+	ok(w, ptw_clock_streams_add(cs, &cpu, &a));
+	ok(w, ptw_clock_streams_add(cs, &acc, &b));
 	for (uint64_t i = 0; i < 300; i++) {
-		struct ptw_clock_event ev = {.cycle = 100 * i, .name = "run"};
-		ok(w, ptw_clock_stream_slice_begin(cs, a, &ev));
+		struct ptw_clock_streams_event ev = {.cycle = 100 * i, .name = "run"};
+		ok(w, ptw_clock_streams_slice_begin(cs, a, &ev));
 		ev.cycle += 50;
-		ok(w, ptw_clock_stream_slice_end(cs, a, &ev));
+		ok(w, ptw_clock_streams_slice_end(cs, a, &ev));
 		ev.cycle = 150 * i + 3;
-		ok(w, ptw_clock_stream_instant(cs, b, &ev));
+		ok(w, ptw_clock_streams_instant(cs, b, &ev));
 	}
 	ok(w, ptw_writer_close(w, &err));
 	struct seen s;

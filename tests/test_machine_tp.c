@@ -231,8 +231,8 @@ static void w_log(int i, void *c)
 {
 	struct wside *ws = c;
 	struct ptw_arg args[2] = {
-		{.name = "i", .type = PTW_ARG_INT, .v.i = i},
-		{.name = "m", .type = PTW_ARG_STRING, .v.s = ws->m}};
+		{.name = "i", .type = PTW_ARG_TYPE_INT, .v.i = i},
+		{.name = "m", .type = PTW_ARG_TYPE_STRING, .v.s = ws->m}};
 	struct ptw_event ev = {.track = ws->thread,
 			       .ts = ptw_writer_now_ns(ws->w),
 			       .name = ws->is_b ? "b" : "a",
@@ -384,8 +384,10 @@ Test(machine_tp, converted_json_traces_with_colliding_pids)
 	ptw_test_tmp_path(b, sizeof(b), "machine-json-b");
 	struct ptw_writer_options oa = {.machine_id = 1, .machine_name = "host-a"};
 	struct ptw_writer_options ob = {.machine_id = 2, .machine_name = "host-b"};
-	ptw_test_convert_json_with(a, JSON_EVENTS("host-a", "server"), 0, NULL, &oa);
-	ptw_test_convert_json_with(b, JSON_EVENTS("host-b", "client"), 0, NULL, &ob);
+	ptw_test_convert_json_with(a, JSON_EVENTS("host-a", "server"), 0, 0, NULL,
+				   &oa);
+	ptw_test_convert_json_with(b, JSON_EVENTS("host-b", "client"), 0, 0, NULL,
+				   &ob);
 	snprintf(tar, sizeof(tar), "%s.tar", a);
 	merge(tar, a, b);
 	expect_two_machines(tar, "host-a", "host-b", "1");

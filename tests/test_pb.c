@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "pb_fields.h"
-#include "ptw/pb.h"
+#include "pb.h"
 #include "ptw_trace.pb-c.h"
 
 Test(pb, varint_sizes_and_bytes)

@@ -23,9 +23,8 @@ enum { BEGIN = 1, END = 2, INSTANT = 3, CNT = 4 };
 
 /* seq 2: CLEARED + defaults (clock 64, track 2) + snapshot at 1e9, then
  * process 1 (pid 1234), thread 2 (tid 1235), counter 3 under process 1 */
-static void base(struct ptw_tb *b)
+static void base_tracks(struct ptw_tb *b)
 {
-	ptw_tb_init(b);
 	ptw_tb_start_seq(b, 2, 64, 2, 1000000000);
 	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_process_track(b, 1, 1234, "demo");
@@ -36,6 +35,12 @@ static void base(struct ptw_tb *b)
 	ptw_tb_begin_on(b, 2, 0);
 	ptw_tb_counter_track(b, 3, 1, "queue");
 	ptw_tb_end(b);
+}
+
+static void base(struct ptw_tb *b)
+{
+	ptw_tb_init(b);
+	base_tracks(b);
 }
 
 /* An event on seq 2 (NEEDS), timestamp delta on clock 64. */
@@ -254,26 +259,27 @@ Test(check, snapshot_with_a_clock_twice)
 	expect_problem(&b, 0, off, "appears twice");
 }
 
-/* trace_processor checks the trace clock per set of clocks snapshotted
- * together (clock_synchronizer.cc: one series per clock and snapshot
- * hash): a second set may start below the first one's readings. */
 Test(check, trace_clock_going_backwards)
 {
 	struct ptw_tb b;
 	base(&b);
+	snapshot(&b, 6, 5000, 3, 5);
 	ev(&b, 10, INSTANT, "x");
-	snapshot(&b, 6, 2000000000, 3, 5);
-	uint64_t off = snapshot(&b, 6, 1999999999, 3, 6);
+	uint64_t off = snapshot(&b, 6, 999, 3, 6);
 	expect_problem(&b, 0, off, "goes backwards");
 }
 
-Test(check, trace_clock_per_set_of_clocks)
+/* trace_processor keeps one series of readings per set of clocks: the
+ * trace clock may go back in a snapshot of other clocks (as each
+ * sequence's own snapshot does, clocks 64 and 65 being its own). */
+Test(check, trace_clock_going_back_in_another_set_of_clocks)
 {
 	struct ptw_tb b;
 	base(&b);
+	snapshot(&b, 6, 5000, 3, 5);
 	ev(&b, 10, INSTANT, "x");
-	snapshot(&b, 6, 999, 3, 5);
-	snapshot(&b, 6, 1000, 1, 5000);
+	snapshot(&b, 6, 999, 4, 6);
+	ev(&b, 10, INSTANT, "y");
 	expect_ok(&b, 0);
 }
 
@@ -519,4 +525,45 @@ Test(check, problem_inside_a_batch_names_its_position)
 		  err.msg);
 	ptw_trace_free(t);
 	ptw_tb_free(&b);
+}
+
+/* A trace of the Perfetto SDK's shape (in-process backend): the service's
+ * packets on sequence 1 (a ClockSnapshot, no sequence_flags), then the
+ * track event sequence starting with CLEARED, and a slice still open at
+ * the end. trace_processor v58.2 imports it with no error stat and shows
+ * the slice with dur -1; so ptw_trace_check(PTW_CHECK_AS_TP), i.e.
+ * `ptw-dump --check`, passes it. ptw's own rules (no flag, `--check
+ * --strict`) refuse the first packet, and the open slice. */
+static void sdk_shaped(struct ptw_tb *b)
+{
+	ptw_tb_init(b);
+	ptw_tb_begin(b);
+	ptw_tb_varint(b, 10, 1); /* trusted_packet_sequence_id, no flags */
+	ptw_tb_clock64(b, 1000000000);
+	ptw_tb_end(b);
+	base_tracks(b);
+	ev(b, 10, BEGIN, "a");
+	ev(b, 10, BEGIN, "open");
+	ev(b, 5, END, NULL);
+}
+
+Test(check, sdk_shaped_trace_passes_as_trace_processor_judges)
+{
+	struct ptw_tb b;
+	sdk_shaped(&b);
+	if (getenv("PTW_TEST_KEEP_SDK_TRACE")) { /* to check it with TP */
+		FILE *f = fopen(getenv("PTW_TEST_KEEP_SDK_TRACE"), "wb");
+		cr_assert(f && fwrite(b.out.data, 1, b.out.len, f) == b.out.len &&
+			  fclose(f) == 0);
+	}
+	expect_ok(&b, PTW_CHECK_AS_TP);
+	sdk_shaped(&b);
+	expect_problem(&b, 0, 0, "does not set SEQ_INCREMENTAL_STATE_CLEARED");
+	/* the open slice: an error of ptw's own rules only */
+	base(&b);
+	uint64_t off = ev(&b, 10, BEGIN, "open");
+	expect_problem(&b, 0, off, "slice never ended");
+	base(&b);
+	ev(&b, 10, BEGIN, "open");
+	expect_ok(&b, PTW_CHECK_AS_TP);
 }

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ptw/error.h"
-#include "ptw/ring.h"
+#include "ring.h"
 
 static uint64_t scale_count(uint64_t full, uint64_t small)
 {

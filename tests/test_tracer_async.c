@@ -67,7 +67,7 @@ static struct ptw_stats stop_and_stats(void)
 {
 	cr_assert_eq(ptw_stop(), 0);
 	struct ptw_stats st;
-	cr_assert_eq(ptw_stats(&st), 0);
+	cr_assert_eq(ptw_get_stats(&st), 0);
 	return st;
 }
 

@@ -80,7 +80,7 @@ static struct run trace_it(int general_only, const char *tag)
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_tr_general_only = 0;
 	struct run r;
-	cr_assert_eq(ptw_stats(&r.st), 0);
+	cr_assert_eq(ptw_get_stats(&r.st), 0);
 	r.t = ptw_trace_load_file(path, NULL, &err);
 	cr_assert_not_null(r.t, "%s", err.msg);
 	unlink(path);

@@ -46,13 +46,13 @@ static void rec_extras(struct tw_event *e, const struct ptw_event *ev)
 		const struct ptw_arg *s = &ev->args[i];
 		tw_copy(a->name, sizeof(a->name), s->name);
 		switch (s->type) {
-		case PTW_ARG_BOOL: a->type = 1; a->b = s->v.b != 0; break;
-		case PTW_ARG_INT: a->type = 2; a->i = s->v.i; break;
-		case PTW_ARG_UINT: a->type = 3; a->u = s->v.u; break;
-		case PTW_ARG_DOUBLE: a->type = 4; a->d = s->v.d; break;
-		case PTW_ARG_STRING: a->type = 5; tw_copy(a->s, sizeof(a->s), s->v.s); break;
-		case PTW_ARG_POINTER: a->type = 6; a->u = s->v.u; break;
-		case PTW_ARG_DICT: case PTW_ARG_ARRAY: break; /* not used here */
+		case PTW_ARG_TYPE_BOOL: a->type = 1; a->b = s->v.b != 0; break;
+		case PTW_ARG_TYPE_INT: a->type = 2; a->i = s->v.i; break;
+		case PTW_ARG_TYPE_UINT: a->type = 3; a->u = s->v.u; break;
+		case PTW_ARG_TYPE_DOUBLE: a->type = 4; a->d = s->v.d; break;
+		case PTW_ARG_TYPE_STRING: a->type = 5; tw_copy(a->s, sizeof(a->s), s->v.s); break;
+		case PTW_ARG_TYPE_POINTER: a->type = 6; a->u = s->v.u; break;
+		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY: break; /* not used here */
 		}
 	}
 	e->n_flows = ev->n_flow_ids;
@@ -188,12 +188,12 @@ Test(writer, every_event_kind_round_trips)
 	uint64_t flows[2] = {0x1122334455667788u, 7};
 	uint64_t term[1] = {99};
 	struct ptw_arg args[] = {
-		{.name = "b", .type = PTW_ARG_BOOL, .v.b = 1},
-		{.name = "neg", .type = PTW_ARG_INT, .v.i = -5},
-		{.name = "big", .type = PTW_ARG_UINT, .v.u = UINT64_MAX},
-		{.name = "d", .type = PTW_ARG_DOUBLE, .v.d = 2.5},
-		{.name = "s", .type = PTW_ARG_STRING, .v.s = "hello"},
-		{.name = "p", .type = PTW_ARG_POINTER, .v.u = 0xdeadbeef},
+		{.name = "b", .type = PTW_ARG_TYPE_BOOL, .v.b = 1},
+		{.name = "neg", .type = PTW_ARG_TYPE_INT, .v.i = -5},
+		{.name = "big", .type = PTW_ARG_TYPE_UINT, .v.u = UINT64_MAX},
+		{.name = "d", .type = PTW_ARG_TYPE_DOUBLE, .v.d = 2.5},
+		{.name = "s", .type = PTW_ARG_TYPE_STRING, .v.s = "hello"},
+		{.name = "p", .type = PTW_ARG_TYPE_POINTER, .v.u = 0xdeadbeef},
 	};
 	struct ptw_event ev = {.track = thr, .ts = 1000, .category = "cat",
 			       .name = "outer", .args = args, .n_args = 6,
@@ -210,7 +210,7 @@ Test(writer, every_event_kind_round_trips)
 	cr_assert_eq(do_counter_d(r, s, 3, dctr, 1700, 3.25), 0);
 	struct ptw_event end = {.track = thr, .ts = 1800};
 	cr_assert_eq(do_end(r, s, 3, 0, &end), 0);
-	struct ptw_arg a2[] = {{.name = "s", .type = PTW_ARG_STRING, .v.s = "hello"}};
+	struct ptw_arg a2[] = {{.name = "s", .type = PTW_ARG_TYPE_STRING, .v.s = "hello"}};
 	end.ts = 2000;
 	end.args = a2;
 	end.n_args = 1;
@@ -450,29 +450,44 @@ Test(writer, default_track_events_omit_track_uuid)
 	free(r);
 }
 
-Test(writer, backwards_timestamps_are_absolute_and_keep_the_delta_base)
+/* Instants at ts[0..n) on the sim sequence decode exactly, and event i
+ * is absolute (clock 65) iff abs_expected[i]. Returns the snapshots. */
+static size_t instants_at(const struct ptw_writer_options *o,
+			  const uint64_t *ts, const int *abs_expected, size_t n)
 {
 	char *path;
-	struct ptw_writer *w = open_tmp(&path, NULL);
+	struct ptw_writer *w = open_tmp(&path, o);
 	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
 	struct ptw_seq *s = ptw_writer_sim_seq(w);
 	struct rec *r = calloc(1, sizeof(*r));
-	uint64_t ts[] = {1000, 2000, 1500, 100, 2001, 2001, 0, 5000};
-	for (size_t i = 0; i < sizeof(ts) / sizeof(ts[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct ptw_event ev = {.track = tr, .ts = ts[i], .name = "i"};
 		cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	}
 	struct tw_trace t;
 	close_decode(w, path, &t);
 	expect_events(&t, r);
-	int abs_expected[] = {0, 0, 1, 1, 0, 0, 1, 0};
+	cr_assert_eq(t.n_ev, n);
 	for (size_t i = 0; i < t.n_ev; i++)
 		cr_assert_eq(t.ev[i].abs_clock, abs_expected[i], "event %zu", i);
+	size_t snaps = t.n_snapshots;
 	tw_trace_free(&t);
 	free(r);
+	return snaps;
 }
 
-Test(writer, snapshots_never_go_backwards_across_sequences)
+Test(writer, backwards_timestamps_are_absolute_and_keep_the_delta_base)
+{
+	uint64_t ts[] = {1000, 2000, 1500, 100, 2001, 2001, 0, 5000};
+	int abs_expected[] = {0, 0, 1, 1, 0, 0, 1, 0};
+	instants_at(NULL, ts, abs_expected, sizeof(ts) / sizeof(ts[0]));
+}
+
+/* Two sequences written out of step, far apart in time, checkpointing
+ * every 3 packets: each one's snapshots read its own time (the decoder
+ * rejects a sequence's snapshot below its previous one), so every event is
+ * a delta on its sequence's clock 64. */
+Test(writer, each_sequence_snapshots_on_its_own_timeline)
 {
 	char *path;
 	struct ptw_writer_options o = {.checkpoint_packets = 3};
@@ -488,11 +503,28 @@ Test(writer, snapshots_never_go_backwards_across_sequences)
 		cr_assert_eq(do_instant(r, wall, 4, 0, &ev2), 0);
 	}
 	struct tw_trace t;
-	close_decode(w, path, &t); /* the decoder rejects lower snapshots */
+	close_decode(w, path, &t);
 	expect_events(&t, r);
 	cr_assert_gt(t.n_snapshots, 10);
+	for (size_t i = 0; i < t.n_ev; i++)
+		cr_assert_not(t.ev[i].abs_clock, "event %zu", i);
 	tw_trace_free(&t);
 	free(r);
+}
+
+/* A checkpoint at an event that goes back before the sequence's own
+ * previous snapshot reads that snapshot's time again (a sequence's
+ * snapshots must not go back); the event is absolute, the next ones are
+ * deltas again. */
+Test(writer, a_checkpoint_at_an_event_gone_back_keeps_the_snapshot_time)
+{
+	struct ptw_writer_options o = {.checkpoint_packets = 2};
+	uint64_t ts[] = {100, 200, 50, 300, 40, 60, 400};
+	/* checkpoints before events 0 (at 100), 2 (at 100 again: 50 went
+	 * back), 4 (at 100 again) and 6 (at 400) */
+	int abs_expected[] = {0, 0, 1, 0, 1, 1, 0};
+	cr_assert_eq(instants_at(&o, ts, abs_expected,
+				 sizeof(ts) / sizeof(ts[0])), 4);
 }
 
 Test(writer, checkpoints_every_n_packets_restart_interning)
@@ -564,8 +596,8 @@ Test(writer, static_strings_intern_by_pointer_and_content)
 		cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 		struct ptw_event ev2 = {.track = tr, .ts = i, .name = b};
 		cr_assert_eq(do_instant(r, s, 3, 0, &ev2), 0);
-		struct ptw_arg a1[] = {{.name = "k", .type = PTW_ARG_INT, .v.i = (int64_t)i},
-				       {.name = b, .type = PTW_ARG_BOOL, .v.b = 1}};
+		struct ptw_arg a1[] = {{.name = "k", .type = PTW_ARG_TYPE_INT, .v.i = (int64_t)i},
+				       {.name = b, .type = PTW_ARG_TYPE_BOOL, .v.b = 1}};
 		struct ptw_event ev3 = {.track = tr, .ts = i, .name = a, .args = a1,
 					.n_args = 2,
 					.flags = PTW_EV_STATIC_STRINGS | PTW_EV_STATIC_ARG_NAMES};
@@ -588,7 +620,7 @@ Test(writer, long_string_values_are_written_inline)
 	char big[390];
 	memset(big, 'v', sizeof(big) - 1);
 	big[sizeof(big) - 1] = 0;
-	struct ptw_arg a[] = {{.name = "long", .type = PTW_ARG_STRING, .v.s = big}};
+	struct ptw_arg a[] = {{.name = "long", .type = PTW_ARG_TYPE_STRING, .v.s = big}};
 	struct ptw_event ev = {.track = tr, .ts = 5, .name = "e", .args = a, .n_args = 1};
 	cr_assert_eq(do_instant(r, s, 3, 0, &ev), 0);
 	struct tw_trace t;

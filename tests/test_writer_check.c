@@ -47,8 +47,8 @@ static uint8_t *write_scenario(const struct ptw_writer_options *o, int iters,
 		uint64_t base = 1000000 + (uint64_t)i * 1000;
 		uint64_t fl = (uint64_t)i + 1;
 		struct ptw_arg a[] = {
-			{.name = name, .type = PTW_ARG_STRING, .v.s = name},
-			{.name = "d", .type = PTW_ARG_DOUBLE, .v.d = i * 0.25},
+			{.name = name, .type = PTW_ARG_TYPE_STRING, .v.s = name},
+			{.name = "d", .type = PTW_ARG_TYPE_DOUBLE, .v.d = i * 0.25},
 		};
 		struct ptw_event ev = {.track = t1, .ts = base, .name = name,
 				       .category = i % 3 ? "x" : "y", .args = a,

@@ -29,8 +29,8 @@ static uint8_t *write_workload(const struct ptw_writer_options *o, int n_iter,
 	for (int i = 0; i < n_iter; i++) {
 		snprintf(name, sizeof(name), "ev%d", i % 50);
 		struct ptw_arg a[] = {
-			{.name = "i", .type = PTW_ARG_INT, .v.i = i},
-			{.name = "s", .type = PTW_ARG_STRING, .v.s = name},
+			{.name = "i", .type = PTW_ARG_TYPE_INT, .v.i = i},
+			{.name = "s", .type = PTW_ARG_TYPE_STRING, .v.s = name},
 		};
 		uint64_t fl = (uint64_t)i;
 		struct ptw_event ev = {.ts = (uint64_t)i * 100, .name = name,
@@ -133,7 +133,7 @@ Test(writer_deflate, huge_packet_goes_out_plain_between_batches)
 	for (unsigned i = 0; i < PTW_MAX_ANNOTATIONS; i++) {
 		snprintf(names[i], sizeof(names[i]), "a%u", i);
 		a[i].name = names[i];
-		a[i].type = PTW_ARG_STRING;
+		a[i].type = PTW_ARG_TYPE_STRING;
 		a[i].v.s = v;
 	}
 	struct ptw_event ev = {.track = tr, .ts = 1, .name = "small"};

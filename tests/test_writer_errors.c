@@ -56,7 +56,7 @@ Test(writer_errors, misuse_returns_invalid_and_writes_nothing)
 	memset(args, 0, sizeof(args));
 	for (unsigned i = 0; i <= PTW_MAX_ANNOTATIONS; i++) {
 		args[i].name = "a";
-		args[i].type = PTW_ARG_INT;
+		args[i].type = PTW_ARG_TYPE_INT;
 	}
 	ev.args = args;
 	ev.n_args = PTW_MAX_ANNOTATIONS + 1;
@@ -64,14 +64,14 @@ Test(writer_errors, misuse_returns_invalid_and_writes_nothing)
 	ev.n_args = 1;
 	args[0].type = (enum ptw_arg_type)77;
 	cr_assert_eq(ptw_seq_instant(s, &ev), PTW_ERR_INVALID);
-	args[0].type = PTW_ARG_STRING;
+	args[0].type = PTW_ARG_TYPE_STRING;
 	args[0].v.s = NULL;
 	cr_assert_eq(ptw_seq_instant(s, &ev), PTW_ERR_INVALID);
-	args[0].type = PTW_ARG_STRING;
+	args[0].type = PTW_ARG_TYPE_STRING;
 	args[0].v.s = huge;
 	cr_assert_eq(ptw_seq_instant(s, &ev), PTW_ERR_INVALID);
 	args[0].name = NULL;
-	args[0].type = PTW_ARG_INT;
+	args[0].type = PTW_ARG_TYPE_INT;
 	cr_assert_eq(ptw_seq_instant(s, &ev), PTW_ERR_INVALID);
 	ev.n_args = 0;
 	ev.n_flow_ids = 1; /* NULL array */
@@ -252,7 +252,7 @@ Test(writer_errors, stats_count_what_was_written)
 	struct ptw_writer_stats st;
 	ptw_writer_get_stats(w, &st);
 	cr_assert_eq(st.first_output_ns, 0);
-	struct ptw_arg a = {.name = "k", .type = PTW_ARG_STRING, .v.s = "v"};
+	struct ptw_arg a = {.name = "k", .type = PTW_ARG_TYPE_STRING, .v.s = "v"};
 	struct ptw_event ev = {.track = tr, .ts = 1, .name = "n", .category = "c",
 			       .args = &a, .n_args = 1};
 	cr_assert_eq(ptw_seq_slice_complete(s, &ev, 5), 0);

@@ -1,5 +1,5 @@
-/* test_writer_nested.c - nested debug annotations (PTW_ARG_DICT /
- * PTW_ARG_ARRAY): written by the writer, decoded by the reader into the
+/* test_writer_nested.c - nested debug annotations (PTW_ARG_TYPE_DICT /
+ * PTW_ARG_TYPE_ARRAY): written by the writer, decoded by the reader into the
  * same tree, and flattened into the args rows trace_processor's protobuf
  * import makes of them (src/trace_processor/util/proto_to_args_parser.cc,
  * v58.2: names sanitized, dicts ".name", arrays "[i]" with indexes that
@@ -16,8 +16,8 @@
 #include "support/ptw_test.h"
 #include "trace_read.h"
 
-#define A_INT(n, x) {.name = (n), .type = PTW_ARG_INT, .v.i = (x)}
-#define A_STR(n, x) {.name = (n), .type = PTW_ARG_STRING, .v.s = (x)}
+#define A_INT(n, x) {.name = (n), .type = PTW_ARG_TYPE_INT, .v.i = (x)}
+#define A_STR(n, x) {.name = (n), .type = PTW_ARG_TYPE_STRING, .v.s = (x)}
 #define A_NEST(n, t, items, cnt) \
 	{.name = (n), .type = (t), .v.nested = {(items), (cnt)}}
 
@@ -73,15 +73,15 @@ Test(writer_nested, tree_round_trips_through_the_reader)
 	struct ptw_arg inner[] = { A_INT("x", -3), A_STR("s", "hello") };
 	struct ptw_arg arr[] = {
 		A_INT(NULL, 1),
-		A_NEST("ignored", PTW_ARG_DICT, inner, 2),
-		{.type = PTW_ARG_DOUBLE, .v.d = 0.5},
-		{.type = PTW_ARG_BOOL, .v.b = 1},
-		{.type = PTW_ARG_UINT, .v.u = UINT64_MAX},
-		{.type = PTW_ARG_POINTER, .v.u = 0x1000},
+		A_NEST("ignored", PTW_ARG_TYPE_DICT, inner, 2),
+		{.type = PTW_ARG_TYPE_DOUBLE, .v.d = 0.5},
+		{.type = PTW_ARG_TYPE_BOOL, .v.b = 1},
+		{.type = PTW_ARG_TYPE_UINT, .v.u = UINT64_MAX},
+		{.type = PTW_ARG_TYPE_POINTER, .v.u = 0x1000},
 	};
 	struct ptw_arg top[] = {
-		A_NEST("d", PTW_ARG_DICT, inner, 2),
-		A_NEST("a", PTW_ARG_ARRAY, arr, 6),
+		A_NEST("d", PTW_ARG_TYPE_DICT, inner, 2),
+		A_NEST("a", PTW_ARG_TYPE_ARRAY, arr, 6),
 		A_INT("plain", 9),
 	};
 	cr_assert_eq(write_instant(path, top, 3), 0);
@@ -128,23 +128,23 @@ Test(writer_nested, empty_values_take_no_index_and_names_are_sanitized)
 	char path[256];
 	ptw_test_tmp_path(path, sizeof(path), "nested_index");
 	struct ptw_arg empty_dict[] = {
-		A_NEST("", PTW_ARG_DICT, NULL, 0),
+		A_NEST("", PTW_ARG_TYPE_DICT, NULL, 0),
 	};
 	struct ptw_arg empties[] = {
-		A_NEST(NULL, PTW_ARG_ARRAY, NULL, 0),
+		A_NEST(NULL, PTW_ARG_TYPE_ARRAY, NULL, 0),
 	};
 	struct ptw_arg arr[] = {
-		A_NEST(NULL, PTW_ARG_DICT, NULL, 0),        /* no index */
-		A_NEST(NULL, PTW_ARG_ARRAY, empties, 1),    /* no index */
+		A_NEST(NULL, PTW_ARG_TYPE_DICT, NULL, 0),        /* no index */
+		A_NEST(NULL, PTW_ARG_TYPE_ARRAY, empties, 1),    /* no index */
 		A_INT(NULL, 7),                             /* [0] */
-		A_NEST(NULL, PTW_ARG_DICT, empty_dict, 1),  /* [1], no row */
+		A_NEST(NULL, PTW_ARG_TYPE_DICT, empty_dict, 1),  /* [1], no row */
 		A_INT(NULL, 8),                             /* [2] */
 	};
 	struct ptw_arg named[] = { A_INT("x.y[0]", 1) };
 	struct ptw_arg top[] = {
-		A_NEST("a", PTW_ARG_ARRAY, arr, 5),
-		A_NEST("n.m", PTW_ARG_DICT, named, 1),
-		A_NEST("e", PTW_ARG_DICT, NULL, 0),
+		A_NEST("a", PTW_ARG_TYPE_ARRAY, arr, 5),
+		A_NEST("n.m", PTW_ARG_TYPE_DICT, named, 1),
+		A_NEST("e", PTW_ARG_TYPE_DICT, NULL, 0),
 	};
 	cr_assert_eq(write_instant(path, top, 3), 0);
 	char rows[256];
@@ -162,8 +162,8 @@ Test(writer_nested, keys_merge_across_annotations)
 	ptw_test_tmp_path(path, sizeof(path), "nested_merge");
 	struct ptw_arg v1[] = { A_INT(NULL, 1) }, v2[] = { A_INT(NULL, 2) };
 	struct ptw_arg top[] = {
-		A_NEST("a", PTW_ARG_ARRAY, v1, 1), A_INT("k", 1),
-		A_NEST("a", PTW_ARG_ARRAY, v2, 1), A_INT("k", 2),
+		A_NEST("a", PTW_ARG_TYPE_ARRAY, v1, 1), A_INT("k", 1),
+		A_NEST("a", PTW_ARG_TYPE_ARRAY, v2, 1), A_INT("k", 2),
 	};
 	cr_assert_eq(write_instant(path, top, 4), 0);
 	char rows[256];
@@ -180,9 +180,9 @@ static int write_depth(const char *path, unsigned depth)
 	cr_assert_not_null(chain);
 	chain[depth] = (struct ptw_arg)A_INT(NULL, 1);
 	for (unsigned i = depth; i-- > 0;)
-		chain[i] = (struct ptw_arg)A_NEST(NULL, PTW_ARG_ARRAY,
+		chain[i] = (struct ptw_arg)A_NEST(NULL, PTW_ARG_TYPE_ARRAY,
 						  &chain[i + 1], 1);
-	struct ptw_arg top = A_NEST("deep", PTW_ARG_ARRAY, &chain[0], 1);
+	struct ptw_arg top = A_NEST("deep", PTW_ARG_TYPE_ARRAY, &chain[0], 1);
 	int rc = write_instant(path, &top, 1);
 	free(chain);
 	return rc;
@@ -201,19 +201,19 @@ Test(writer_nested, limits)
 	cr_assert_not_null(many);
 	for (unsigned i = 0; i <= PTW_MAX_ARG_NODES; i++)
 		many[i] = (struct ptw_arg)A_INT(NULL, i);
-	struct ptw_arg top = A_NEST("m", PTW_ARG_ARRAY, many, PTW_MAX_ARG_NODES);
+	struct ptw_arg top = A_NEST("m", PTW_ARG_TYPE_ARRAY, many, PTW_MAX_ARG_NODES);
 	cr_assert_eq(write_instant(path, &top, 1), 0);
 	top.v.nested.n = PTW_MAX_ARG_NODES + 1;
 	cr_assert_eq(write_instant(path, &top, 1), PTW_ERR_INVALID);
 	free(many);
 
 	struct ptw_arg unnamed[] = { A_INT(NULL, 1) };
-	struct ptw_arg d = A_NEST("d", PTW_ARG_DICT, unnamed, 1);
+	struct ptw_arg d = A_NEST("d", PTW_ARG_TYPE_DICT, unnamed, 1);
 	cr_assert_eq(write_instant(path, &d, 1), PTW_ERR_INVALID);
-	struct ptw_arg bad = A_NEST("d", PTW_ARG_DICT, NULL, 2);
+	struct ptw_arg bad = A_NEST("d", PTW_ARG_TYPE_DICT, NULL, 2);
 	cr_assert_eq(write_instant(path, &bad, 1), PTW_ERR_INVALID);
-	struct ptw_arg nostr[] = { {.name = "s", .type = PTW_ARG_STRING} };
-	struct ptw_arg ds = A_NEST("d", PTW_ARG_DICT, nostr, 1);
+	struct ptw_arg nostr[] = { {.name = "s", .type = PTW_ARG_TYPE_STRING} };
+	struct ptw_arg ds = A_NEST("d", PTW_ARG_TYPE_DICT, nostr, 1);
 	cr_assert_eq(write_instant(path, &ds, 1), PTW_ERR_INVALID);
 	unlink(path);
 }

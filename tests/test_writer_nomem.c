@@ -73,7 +73,7 @@ static int scenario(const char *path, long fail_after, int *saw_nomem)
 	char name[32];
 	for (int i = 0; s && i < 600 && rc == 0; i++) {
 		snprintf(name, sizeof(name), "event-name-%d", i);
-		struct ptw_arg a = {.name = name, .type = PTW_ARG_STRING,
+		struct ptw_arg a = {.name = name, .type = PTW_ARG_TYPE_STRING,
 				    .v.s = i == 300 ? big : name};
 		struct ptw_event ev = {.ts = (uint64_t)i * 10, .name = name,
 				       .args = &a, .n_args = 1};

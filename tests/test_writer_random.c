@@ -117,11 +117,11 @@ static void run_one(uint64_t seed)
 			args[a].name = pool[rnd(POOL_N)];
 			args[a].type = (enum ptw_arg_type)(1 + rnd(6));
 			args[a].v.u = rng_state;
-			if (args[a].type == PTW_ARG_BOOL)
+			if (args[a].type == PTW_ARG_TYPE_BOOL)
 				args[a].v.b = (int)rnd(2);
-			if (args[a].type == PTW_ARG_DOUBLE)
+			if (args[a].type == PTW_ARG_TYPE_DOUBLE)
 				args[a].v.d = rnd(100) / 3.0;
-			if (args[a].type == PTW_ARG_STRING) {
+			if (args[a].type == PTW_ARG_TYPE_STRING) {
 				snprintf(dyn[2], sizeof(dyn[2]), "v%u", rnd(20));
 				args[a].v.s = rnd(2) ? dyn[2] : pool[rnd(POOL_N)];
 			}
@@ -165,13 +165,13 @@ static void run_one(uint64_t seed)
 			struct tw_arg *x = &e->args[a];
 			tw_copy(x->name, sizeof(x->name), args[a].name);
 			switch (args[a].type) {
-			case PTW_ARG_BOOL: x->type = 1; x->b = args[a].v.b != 0; break;
-			case PTW_ARG_INT: x->type = 2; x->i = args[a].v.i; break;
-			case PTW_ARG_UINT: x->type = 3; x->u = args[a].v.u; break;
-			case PTW_ARG_DOUBLE: x->type = 4; x->d = args[a].v.d; break;
-			case PTW_ARG_STRING: x->type = 5; tw_copy(x->s, sizeof(x->s), args[a].v.s); break;
-			case PTW_ARG_POINTER: x->type = 6; x->u = args[a].v.u; break;
-			case PTW_ARG_DICT: case PTW_ARG_ARRAY: break; /* not used here */
+			case PTW_ARG_TYPE_BOOL: x->type = 1; x->b = args[a].v.b != 0; break;
+			case PTW_ARG_TYPE_INT: x->type = 2; x->i = args[a].v.i; break;
+			case PTW_ARG_TYPE_UINT: x->type = 3; x->u = args[a].v.u; break;
+			case PTW_ARG_TYPE_DOUBLE: x->type = 4; x->d = args[a].v.d; break;
+			case PTW_ARG_TYPE_STRING: x->type = 5; tw_copy(x->s, sizeof(x->s), args[a].v.s); break;
+			case PTW_ARG_TYPE_POINTER: x->type = 6; x->u = args[a].v.u; break;
+			case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY: break; /* not used here */
 			}
 		}
 		e->n_flows = ev.n_flow_ids;

@@ -77,6 +77,8 @@ struct tw_seq {
 	uint64_t base;
 	uint32_t clock; /* defaults timestamp_clock_id */
 	uint64_t default_track;
+	int has_snapshot;
+	uint64_t snapshot; /* BOOTTIME of its newest ClockSnapshot */
 	struct tw_strtab names, cats, anames, svals;
 };
 
@@ -94,7 +96,6 @@ struct tw_trace {
 	size_t n_trace_stats; /* TraceStats packets */
 	uint64_t writer_packet_loss; /* last TraceStats, buffer 0 */
 	size_t n_snapshots;
-	uint64_t last_snapshot;
 	size_t consumed;      /* bytes of complete records */
 	struct tw_seq seqs[TW_MAX_SEQ];
 	char err[300];
@@ -562,14 +563,19 @@ static inline int tw_packet(struct tw_trace *t, const uint8_t *p, size_t n)
 			rc = tw_fail(t, "snapshot without BOOTTIME and clock 64");
 			goto out;
 		}
-		if (t->n_snapshots && boot < t->last_snapshot) {
-			rc = tw_fail(t, "snapshot BOOTTIME %llu below earlier %llu",
+		/* trace_processor keeps each clock's readings in one series
+		 * per set of clocks: a sequence's own (64 and 65 are
+		 * sequence-scoped) must not go back, across sequences they may */
+		if (s->has_snapshot && boot < s->snapshot) {
+			rc = tw_fail(t, "snapshot BOOTTIME %llu below the "
+				     "sequence's earlier %llu",
 				     (unsigned long long)boot,
-				     (unsigned long long)t->last_snapshot);
+				     (unsigned long long)s->snapshot);
 			goto out;
 		}
 		t->n_snapshots++;
-		t->last_snapshot = boot;
+		s->has_snapshot = 1;
+		s->snapshot = boot;
 		s->base = c64;
 		goto out; /* the packet is consumed by the snapshot */
 	}

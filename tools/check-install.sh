@@ -1,10 +1,11 @@
 #!/bin/sh
 # check-install.sh BUILDDIR - `make install` into a temporary DESTDIR, then
-# builds the README's writer and tracer examples against that install three
-# ways, as users would: pkg-config (shared), pkg-config with the static
+# builds the README's writer, tracer and C++ examples against that install
+# three ways, as users would: pkg-config (shared), pkg-config with the static
 # library, and CMake find_package(ptw) (ptw::ptw and ptw::ptw_static). Each
 # program runs, and the installed ptw-dump --check accepts the trace it
-# wrote. A program linked against the shared library must need libptw.so.MAJOR
+# wrote. A program linked against the shared library must need libptw.so.ABI
+# (MAJOR, or MAJOR.MINOR while MAJOR is 0)
 # and run with only the installed library on its path.
 # SPDX-License-Identifier: Apache-2.0
 set -eu
@@ -17,6 +18,8 @@ dest="$d/root"
 inst="$dest$prefix"
 make -s --no-print-directory install B="$B" PREFIX="$prefix" DESTDIR="$dest" >/dev/null
 major=$(make -s --no-print-directory version | cut -d. -f1)
+# the SONAME's version: the major, or major.minor while the major is 0
+[ "$major" = 0 ] && major=$(make -s --no-print-directory version | cut -d. -f1,2)
 
 fail() { echo "check-install: $*" >&2; exit 1; }
 for f in include/ptw/writer.h include/ptw/tracer.h include/ptw/version.h \
@@ -32,13 +35,15 @@ readelf -d "$inst/lib/libptw.so" | grep -q "SONAME.*\[libptw.so.$major\]" ||
 # the README's examples, as written there
 src="$d/src"
 mkdir -p "$src"
-example() { # example HEADING -> the first C block after that heading
-	awk -v h="$1" '$0 == h {f = 1} f && /^```c/ {p = 1; next}
+example() { # example HEADING LANG -> the first LANG block after that heading
+	awk -v h="$1" -v l="$2" '$0 == h {f = 1} f && $0 == "```" l {p = 1; next}
 		       p && /^```/ {exit} p' README.md
 }
-example "## Writing a trace with the writer API" > "$src/writer.c"
-example "## Instrumenting a multi-threaded program" > "$src/tracer.c"
-[ -s "$src/writer.c" ] && [ -s "$src/tracer.c" ] || fail "README examples not found"
+example "## Writing a trace with the writer API" c > "$src/writer.c"
+example "## Instrumenting a multi-threaded program" c > "$src/tracer.c"
+example "## Using ptw from C++" cpp > "$src/cxx.cc"
+[ -s "$src/writer.c" ] && [ -s "$src/tracer.c" ] && [ -s "$src/cxx.cc" ] ||
+	fail "README examples not found"
 
 # run PROGRAM TRACE: runs it in its folder with only the installed library
 # on the path, then checks the trace with the installed ptw-dump
@@ -58,17 +63,24 @@ export PKG_CONFIG_PATH="$inst/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
 [ "$(pkg-config --modversion ptw)" = "$(make -s --no-print-directory version)" ] ||
 	fail "pkg-config --modversion ptw is not the version"
 cflags=$(pkg-config --cflags ptw)
-for p in writer tracer; do
+for p in writer tracer cxx; do
 	out=example.pftrace
 	[ "$p" = tracer ] && out=app.pftrace
+	f="$src/$p.c"
+	build="cc -std=c11"
+	if [ "$p" = cxx ]; then
+		out=app-cxx.pftrace
+		f="$src/$p.cc"
+		build="c++ -std=c++11 -pthread"
+	fi
 	mkdir -p "$d/pc-shared" "$d/pc-static"
 	# shellcheck disable=SC2086
-	cc -std=c11 $cflags "$src/$p.c" -o "$d/pc-shared/$p" $(pkg-config --libs ptw) ||
+	$build $cflags "$f" -o "$d/pc-shared/$p" $(pkg-config --libs ptw) ||
 		fail "$p: pkg-config (shared) build failed"
 	needs_so "$d/pc-shared/$p" 1
 	run "$d/pc-shared/$p" "$out"
 	# shellcheck disable=SC2086
-	cc -std=c11 $cflags "$src/$p.c" -o "$d/pc-static/$p" \
+	$build $cflags "$f" -o "$d/pc-static/$p" \
 		-Wl,-Bstatic $(pkg-config --libs ptw) -Wl,-Bdynamic \
 		$(pkg-config --static --libs-only-l ptw | sed 's/-lptw//') ||
 		fail "$p: pkg-config --static build failed"
@@ -76,18 +88,19 @@ for p in writer tracer; do
 	run "$d/pc-static/$p" "$out"
 done
 
-# CMake: find_package(ptw 0.1 REQUIRED), both imported targets
+# CMake: find_package(ptw 0.2 REQUIRED), both imported targets
 cm="$d/cmake"
 mkdir -p "$cm"
 cat > "$cm/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
-project(ptw_install_test C)
-find_package(ptw 0.1 REQUIRED)
-foreach(p writer tracer)
-  add_executable(\${p}_shared "$src/\${p}.c")
-  target_link_libraries(\${p}_shared PRIVATE ptw::ptw)
-  add_executable(\${p}_static "$src/\${p}.c")
-  target_link_libraries(\${p}_static PRIVATE ptw::ptw_static)
+project(ptw_install_test C CXX)
+find_package(ptw 0.2 REQUIRED)
+foreach(p writer.c tracer.c cxx.cc)
+  get_filename_component(n \${p} NAME_WE)
+  add_executable(\${n}_shared "$src/\${p}")
+  target_link_libraries(\${n}_shared PRIVATE ptw::ptw)
+  add_executable(\${n}_static "$src/\${p}")
+  target_link_libraries(\${n}_static PRIVATE ptw::ptw_static)
 endforeach()
 CMAKE
 cmake -S "$cm" -B "$cm/build" -DCMAKE_PREFIX_PATH="$inst" \
@@ -101,10 +114,18 @@ run "$cm/build/writer_shared" example.pftrace
 run "$cm/build/writer_static" example.pftrace
 run "$cm/build/tracer_shared" app.pftrace
 run "$cm/build/tracer_static" app.pftrace
+needs_so "$cm/build/cxx_shared" 1
+run "$cm/build/cxx_shared" app-cxx.pftrace
+run "$cm/build/cxx_static" app-cxx.pftrace
 # a request for another major version must not be satisfied
-sed -i 's/find_package(ptw 0.1 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
+sed -i 's/find_package(ptw 0.2 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
 if cmake -S "$cm" -B "$cm/build2" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
 	fail "find_package(ptw 1.0) accepted version $(make -s --no-print-directory version)"
 fi
+# nor one for an older 0.x minor version (another ABI)
+sed -i 's/find_package(ptw 1.0 REQUIRED)/find_package(ptw 0.1 REQUIRED)/' "$cm/CMakeLists.txt"
+if cmake -S "$cm" -B "$cm/build3" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
+	fail "find_package(ptw 0.1) accepted version $(make -s --no-print-directory version)"
+fi
 cd "$root"
-echo "check-install: ok (pkg-config shared and static, CMake ptw::ptw and ptw::ptw_static)"
+echo "check-install: ok (C and C++; pkg-config shared and static, CMake ptw::ptw and ptw::ptw_static)"

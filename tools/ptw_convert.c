@@ -24,6 +24,7 @@
 
 #include "appletrace.h"
 #include "chrome_json.h"
+#include "cv_sort.h"
 #include "emit.h"
 #include "ptw/version.h"
 #include "ptw/writer.h"
@@ -58,15 +59,32 @@ struct cli {
 	const char *cur_dir; /* run directory being read (messages) */
 	int max_input_opt;   /* highest input number an option names */
 	int reported_failures; /* inputs whose problems were reported */
+	/* JSON events pass a reorder window (cv_sort.h) of 'window' events:
+	 * from the start when the inputs or the output cannot be done over,
+	 * else only in a second pass when the first one found events out of
+	 * order ('replay': its read messages were printed by the first) */
+	int reorder, replay;
+	size_t window;
 	uint32_t machine_id;      /* --machine-id (0: none) */
 	const char *machine_name; /* --machine-name (NULL: none) */
 };
+
+/* A --process-name / --thread-name. */
+struct pname { uint32_t pid, tid; int is_thread; const char *name; };
 
 static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A command-line mistake: what was wrong was said; point to --help, as
+ * common Unix tools do. Returns the exit status 2. */
+static int usage_error(void)
+{
+	fputs("Try '" PROG " --help' for more information.\n", stderr);
+	return 2;
 }
 
 static void usage(FILE *f)
@@ -87,6 +105,8 @@ static void usage(FILE *f)
 		"                             each failing input, exit 1 at the end\n"
 		"  -q, --quiet                no progress, notices or warnings\n"
 		"  -s, --stats                print event counts, bytes and time\n"
+		"      --reorder-window N     events held to put JSON events in\n"
+		"                             time order (default 65536)\n"
 		"      --strict               Chrome JSON must be strict RFC 8259\n"
 		"                             (default: accept what trace_processor\n"
 		"                             accepts, e.g. trailing commas, raw\n"
@@ -246,7 +266,9 @@ static void on_warn(void *ctx, const char *file, uint64_t line,
 {
 	(void)file;
 	(void)line;
-	warn(ctx, "%s", msg);
+	struct cli *c = ctx;
+	if (!c->replay) /* else printed and counted by the first pass */
+		warn(c, "%s", msg);
 }
 
 /* ---- inputs ------------------------------------------------------------- */
@@ -342,6 +364,33 @@ static void end_warnings(struct cli *c)
 		warn(c, "%llu complete event(s) (ph X) without a \"dur\" were "
 			"dropped, as trace_processor drops them (x_without_dur)",
 		     (unsigned long long)es.x_without_dur);
+	char ph[512];
+	size_t at = 0;
+	uint64_t unwritten = 0;
+	for (int p = 0; p < 128; p++) {
+		uint64_t k = es.unwritten_by_phase[p];
+		if (!k)
+			continue;
+		unwritten += k;
+		int n = snprintf(ph + at, sizeof(ph) - at, "%s%c (%llu)",
+				 at ? ", " : "", p > 32 && p < 127 ? p : '?',
+				 (unsigned long long)k);
+		if (n > 0 && (size_t)n < sizeof(ph) - at)
+			at += (size_t)n;
+	}
+	if (unwritten)
+		warn(c, "%llu event(s) of a phase that is not converted were "
+			"not written (only their process and thread were): "
+			"phase %s (unwritten_phases)",
+		     (unsigned long long)unwritten, ph);
+	if (es.out_of_order)
+		warn(c, "%llu event(s) came more than the reorder window (%zu "
+			"events) after a later event of their thread (or a "
+			"later async event) and were written out of time order:"
+			" trace_processor may show them differently from the "
+			"JSON (out_of_order; see --reorder-window)",
+		     (unsigned long long)es.out_of_order,
+		     c->window ? c->window : (size_t)PTW_CV_SORT_WINDOW);
 	if (es.args_renamed)
 		warn(c, "%llu arg key(s) contain '[' or ']', which "
 			"trace_processor shows as '_' for a protobuf trace "
@@ -440,11 +489,22 @@ static int convert_input(struct cli *c, const char *path, int no,
 			rc = ptw_cv_json_read(path, &jo,
 					      ptw_emit_sort_index_event, c->em,
 					      NULL, err);
+		struct ptw_cv_sort *so = NULL;
+		if (!rc && c->reorder &&
+		    !(so = ptw_cv_sort_create(c->window, fn, ctx, err)))
+			rc = PTW_ERR_NOMEM;
 		if (!rc)
-			rc = ptw_cv_json_read(path, &jo, fn, ctx, &js,
-					      err);
+			rc = so ? ptw_cv_json_read(path, &jo, ptw_cv_sort_event,
+						   so, &js, err)
+				: ptw_cv_json_read(path, &jo, fn, ctx, &js, err);
+		if (!rc && so)
+			rc = ptw_cv_sort_drain(so, err);
+		ptw_cv_sort_destroy(so);
 		c->bytes_in += js.bytes_in;
-		if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet)
+		if (c->replay) /* its notes were printed by the first pass */
+			js.system_trace_events = js.stopped = 0;
+		if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet &&
+		    !c->replay)
 			fprintf(stderr, PROG ": notice: %s: array cut inside "
 				"its last event (line %llu), which was dropped\n",
 				path, (unsigned long long)js.cut_line);
@@ -494,7 +554,8 @@ static int make_temp(const char *out, char **tmp)
 	snprintf(*tmp, n, "%s.tmp-XXXXXX", out);
 	int fd = mkstemp(*tmp);
 	if (fd < 0) {
-		fprintf(stderr, PROG ": %s: cannot create: %s\n", *tmp,
+		/* the user's path: the temporary name means nothing to them */
+		fprintf(stderr, PROG ": %s: cannot create: %s\n", out,
 			strerror(errno));
 		free(*tmp);
 		*tmp = NULL;
@@ -505,7 +566,7 @@ static int make_temp(const char *out, char **tmp)
 	mode_t mask = umask(0);
 	umask(mask);
 	if (fchmod(fd, 0666 & ~mask) != 0) {
-		fprintf(stderr, PROG ": %s: cannot set permissions: %s\n", *tmp,
+		fprintf(stderr, PROG ": %s: cannot set permissions: %s\n", out,
 			strerror(errno));
 		close(fd);
 		unlink(*tmp);
@@ -632,11 +693,81 @@ static int run_to_json(struct cli *c, const char *in)
 	return rc ? 1 : 0;
 }
 
+/* Is every input a regular file (read twice if need be)? */
+static int all_regular(char *const *in, int n)
+{
+	struct stat st;
+	for (int i = 0; i < n; i++)
+		if (strcmp(in[i], "-") == 0 || stat(in[i], &st) != 0 ||
+		    !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			return 0;
+	return 1;
+}
+
+/* Opens the writer on o and the emitter (c->em), and converts the inputs.
+ * Returns 0 (with *failed inputs reported under --keep-going) or 1 with a
+ * message printed. */
+static int convert_all(struct cli *c, struct output *o, char *const *in,
+		       int n_in, const struct pname *names, size_t n_names,
+		       struct ptw_writer **wp, int *failed)
+{
+	struct ptw_error err = {0};
+	/* A converted trace names its machine (no uname: the input may come
+	 * from another host) and keeps its own clock (no REALTIME). */
+	struct ptw_writer_options wo = {.compress = c->compress,
+					.compress_level = c->level,
+					.close_fd = o->fd != STDOUT_FILENO,
+					.machine_id = c->machine_id,
+					.machine_name = c->machine_name};
+	struct ptw_writer *w = *wp = ptw_writer_open_fd(o->fd, &wo, &err);
+	*failed = 0;
+	if (!w) {
+		if (wo.close_fd)
+			close(o->fd);
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return 1;
+	}
+	c->em = ptw_emit_create(w, &err);
+	if (!c->em) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return 1;
+	}
+	for (size_t i = 0; i < n_names; i++) {
+		int rc = names[i].is_thread
+			? ptw_emit_name_thread(c->em, names[i].pid, names[i].tid,
+					       names[i].name)
+			: ptw_emit_name_process(c->em, names[i].pid, names[i].name);
+		if (rc) {
+			fprintf(stderr, PROG ": %s\n", ptw_strerror(rc));
+			return 1;
+		}
+	}
+	for (int i = 0; i < n_in; i++) {
+		memset(&err, 0, sizeof(err));
+		int rc = convert_input(c, in[i], i + 1, &err);
+		if (rc) {
+			if (c->progress)
+				fputc('\n', stderr);
+			if (ptw_writer_error(w)->code) /* about the output */
+				fprintf(stderr, PROG ": %s: ", output_name(o));
+			else
+				fprintf(stderr, PROG ": ");
+			fprintf(stderr, "%s\n",
+				err.msg[0] ? err.msg : ptw_strerror(rc));
+			++*failed;
+			/* Writer failures are fatal whatever --keep-going. */
+			if (!c->keep_going || ptw_writer_error(w)->code)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct cli c;
 	enum { O_SHIFT = 256, O_RPID, O_RTID, O_PNAME, O_TNAME, O_TOJSON,
-	       O_STRICT, O_VERSION, O_MID, O_MNAME };
+	       O_STRICT, O_VERSION, O_WINDOW, O_MID, O_MNAME };
 	static const struct option lo[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"compress", optional_argument, NULL, 'z'},
@@ -650,13 +781,13 @@ int main(int argc, char **argv)
 		{"thread-name", required_argument, NULL, O_TNAME},
 		{"to-json", no_argument, NULL, O_TOJSON},
 		{"strict", no_argument, NULL, O_STRICT},
+		{"reorder-window", required_argument, NULL, O_WINDOW},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, O_VERSION},
 		{"machine-id", required_argument, NULL, O_MID},
 		{"machine-name", required_argument, NULL, O_MNAME},
 		{NULL, 0, NULL, 0},
 	};
-	struct pname { uint32_t pid, tid; int is_thread; const char *name; };
 	struct pname *names = NULL;
 	size_t n_names = 0;
 	int ch;
@@ -721,35 +852,38 @@ int main(int argc, char **argv)
 		}
 		case O_TOJSON: c.to_json = 1; break;
 		case O_STRICT: c.strict = 1; break;
+		case O_WINDOW: {
+			uint32_t v;
+			bad = parse_u32(optarg, &e, &v) || *e || v < 1;
+			c.window = v;
+			break;
+		}
 		case O_MID:
-			if (parse_u32(optarg, &e, &c.machine_id) || *e ||
-			    !c.machine_id) {
-				fprintf(stderr, PROG ": bad value for --machine-id: "
-					"'%s' (a number from 1 to 4294967295)\n",
-					optarg);
-				free(names);
-				return 2;
-			}
+			bad = parse_u32(optarg, &e, &c.machine_id) || *e ||
+			      !c.machine_id;
 			break;
 		case O_MNAME: c.machine_name = optarg; break;
 		case 'h': usage(stdout); free(names); return 0;
 		case O_VERSION: puts(PROG " " PTW_VERSION); free(names); return 0;
-		default: usage(stderr); return 2;
+		default: free(names); return usage_error(); /* getopt said why */
 		}
 		if (bad) {
 			fprintf(stderr, PROG ": bad value for --%s: '%s'\n",
 				ch == 'z' ? "compress" : ch == O_SHIFT ? "shift"
 				: ch == O_RPID ? "remap-pid" : ch == O_RTID ? "remap-tid"
-				: ch == O_PNAME ? "process-name" : "thread-name",
+				: ch == O_PNAME ? "process-name"
+				: ch == O_WINDOW ? "reorder-window"
+				: ch == O_MID ? "machine-id" : "thread-name",
 				optarg);
-			usage(stderr);
-			return 2;
+			free(names);
+			return usage_error();
 		}
 	}
 	int n_in = argc - optind;
 	if (n_in < 1) {
-		usage(stderr);
-		return 2;
+		fprintf(stderr, PROG ": no input given\n");
+		free(names);
+		return usage_error();
 	}
 	if (n_in > MAX_INPUTS) {
 		fprintf(stderr, PROG ": at most %d inputs\n", MAX_INPUTS);
@@ -791,64 +925,38 @@ int main(int argc, char **argv)
 		free(out);
 		return 1;
 	}
+	c.t0 = c.last_progress = now_s();
+	c.progress = !c.quiet && isatty(2);
+	/* Out-of-order events are put right by a second pass through a
+	 * reorder window when the first finds some; inputs read once (pipes)
+	 * or an output written in place need the window from the start. */
+	c.reorder = !o.tmp || !all_regular(argv + optind, n_in);
 	struct ptw_error err = {0};
-	/* A converted trace names its machine (no uname: the input may come
-	 * from another host) and keeps its own clock (no REALTIME). */
-	struct ptw_writer_options wo = {.compress = c.compress,
-					.compress_level = c.level,
-					.close_fd = o.fd != STDOUT_FILENO,
-					.machine_id = c.machine_id,
-					.machine_name = c.machine_name};
-	struct ptw_writer *w = ptw_writer_open_fd(o.fd, &wo, &err);
-	int status = 0;
-	if (!w) {
-		if (wo.close_fd)
-			close(o.fd);
-		fprintf(stderr, PROG ": %s\n", err.msg);
-		status = 1;
-		goto cleanup;
-	}
-	c.em = ptw_emit_create(w, &err);
-	if (!c.em) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
-		status = 1;
-		goto cleanup;
-	}
-	for (size_t i = 0; i < n_names; i++) {
-		int rc = names[i].is_thread
-			? ptw_emit_name_thread(c.em, names[i].pid, names[i].tid,
-					       names[i].name)
-			: ptw_emit_name_process(c.em, names[i].pid, names[i].name);
-		if (rc) {
-			fprintf(stderr, PROG ": %s\n", ptw_strerror(rc));
+	struct ptw_writer *w = NULL;
+	int failed = 0;
+	int status = convert_all(&c, &o, argv + optind, n_in, names, n_names,
+				 &w, &failed);
+	struct ptw_emit_stats es = {0};
+	if (c.em)
+		ptw_emit_get_stats(c.em, &es);
+	if (!status && !failed && !c.reported_failures && !c.reorder &&
+	    es.out_of_order) {
+		ptw_writer_close(w, NULL);
+		w = NULL;
+		ptw_emit_destroy(c.em);
+		c.em = NULL;
+		output_discard(&o);
+		if (output_open(&o, out, 1)) {
 			status = 1;
 			goto cleanup;
 		}
+		c.reorder = c.replay = 1;
+		c.events = c.bytes_in = c.repairs = 0;
+		status = convert_all(&c, &o, argv + optind, n_in, names,
+				     n_names, &w, &failed);
 	}
-	c.t0 = c.last_progress = now_s();
-	c.progress = !c.quiet && isatty(2);
-	int failed = 0;
-	for (int i = 0; i < n_in; i++) {
-		const char *in = argv[optind + i];
-		memset(&err, 0, sizeof(err));
-		int rc = convert_input(&c, in, i + 1, &err);
-		if (rc) {
-			if (c.progress)
-				fputc('\n', stderr);
-			if (ptw_writer_error(w)->code) /* about the output */
-				fprintf(stderr, PROG ": %s: ", output_name(&o));
-			else
-				fprintf(stderr, PROG ": ");
-			fprintf(stderr, "%s\n",
-				err.msg[0] ? err.msg : ptw_strerror(rc));
-			failed++;
-			/* Writer failures are fatal whatever --keep-going. */
-			if (!c.keep_going || ptw_writer_error(w)->code) {
-				status = 1;
-				goto cleanup;
-			}
-		}
-	}
+	if (status)
+		goto cleanup;
 	memset(&err, 0, sizeof(err));
 	if (ptw_emit_finish(c.em, &err)) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
@@ -873,9 +981,8 @@ int main(int argc, char **argv)
 	if (c.progress)
 		fputc('\n', stderr);
 	end_warnings(&c);
+	ptw_emit_get_stats(c.em, &es);
 	if (c.stats) {
-		struct ptw_emit_stats es;
-		ptw_emit_get_stats(c.em, &es);
 		uint64_t out_bytes = ws.bytes_written;
 		double t = now_s() - c.t0;
 		fprintf(stderr, "events_read %llu\n",
@@ -910,6 +1017,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lane %llu\n", (unsigned long long)es.lane);
 		fprintf(stderr, "spilled_overlapping_x %llu\n",
 			(unsigned long long)es.spilled);
+		for (int p = 0; p < 128; p++)
+			if (es.unwritten_by_phase[p])
+				fprintf(stderr, "unwritten_phase_%c %llu\n",
+					p > 32 && p < 127 ? p : '?',
+					(unsigned long long)
+						es.unwritten_by_phase[p]);
+		fprintf(stderr, "out_of_order %llu\n",
+			(unsigned long long)es.out_of_order);
 		fprintf(stderr, "thread_times %llu\n",
 			(unsigned long long)es.thread_times);
 		fprintf(stderr, "args_renamed %llu\nargs_dropped %llu\n",
@@ -920,13 +1035,10 @@ int main(int argc, char **argv)
 			(unsigned long long)out_bytes, t);
 	}
 	if (!c.quiet) {
-		struct ptw_emit_stats es;
-		ptw_emit_get_stats(c.em, &es);
 		if (!ws.events)
 			fprintf(stderr, PROG ": notice: no events to write: "
-				"%s is %s\n", output_name(&o),
-				ws.bytes_written ? "a trace with tracks only"
-						 : "empty (0 bytes)");
+				"%s is a trace without events\n",
+				output_name(&o));
 		if (es.pid_collisions)
 			fprintf(stderr, PROG ": notice: %llu pid(s) appear in "
 				"several inputs; kept as separate processes "

@@ -18,14 +18,17 @@ enum mode { M_PACKETS, M_CHECK, M_EVENTS, M_SLICES, M_COUNTERS, M_FLOWS,
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: ptw-dump [MODE] [OPTIONS] TRACE\n"
-"Decodes a Perfetto protobuf trace (.pftrace), compressed batches and\n"
-"gzip files included. TRACE '-' reads standard input.\n"
+"usage: ptw-dump [MODE] [OPTIONS] TRACE...\n"
+"Decodes Perfetto protobuf traces (.pftrace), compressed batches and\n"
+"gzip files included. TRACE '-' reads standard input. With several\n"
+"traces, each one's output follows a '==> TRACE <==' line (--check: its\n"
+"own 'TRACE: ...' line).\n"
 "\n"
 "Modes (default: print every packet):\n"
-"  -c, --check       validate the sequence rules; on failure print\n"
-"                    'TRACE: byte N: message' (stderr) and exit 1, else a\n"
-"                    summary (stdout)\n"
+"  -c, --check       does trace_processor import it without errors? On\n"
+"                    failure print 'TRACE: byte N: message' (stderr) and\n"
+"                    exit 1, else a summary (stdout). Slices left open\n"
+"                    (a snapshot, a crash dump) are not an error\n"
 "  -d, --diags       every diagnostic the reader recorded, in file order\n"
 "  -e, --events      one resolved TrackEvent per line (trace-time ns)\n"
 "  -s, --slices      the slice rows trace_processor would show\n"
@@ -35,7 +38,10 @@ static void usage(FILE *f)
 "      --stats       packet counts and trace_processor-like stats\n"
 "\n"
 "Options:\n"
-"      --allow-open  --check: slices left open at the end are not an error\n"
+"      --strict      --check: also ptw's own rules, for traces ptw wrote\n"
+"                    (first packet of a sequence CLEARED, every slice\n"
+"                    ended, no packed fields, ...)\n"
+"      --allow-open  --check --strict: slices left open are not an error\n"
 "      --complete    --check: a truncated final record is an error\n"
 "      --allow-loss  --check: previous_packet_dropped is not an error\n"
 "  -h, --help        this text\n"
@@ -499,10 +505,20 @@ static void print_diags(const struct ptw_trace *t)
 	}
 }
 
+static int dump_one(const char *path, enum mode mode, uint32_t flags);
+
+/* A command-line mistake: what was wrong was said; point to --help, as
+ * common Unix tools do. Returns the exit status 2. */
+static int usage_error(void)
+{
+	fputs("Try 'ptw-dump --help' for more information.\n", stderr);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	enum { O_COUNTERS = 256, O_FLOWS, O_STATS, O_ALLOW_OPEN, O_COMPLETE,
-	       O_ALLOW_LOSS, O_VERSION };
+	       O_ALLOW_LOSS, O_VERSION, O_STRICT };
 	static const struct option longopts[] = {
 		{ "check", no_argument, NULL, 'c' },
 		{ "events", no_argument, NULL, 'e' },
@@ -515,6 +531,7 @@ int main(int argc, char **argv)
 		{ "allow-open", no_argument, NULL, O_ALLOW_OPEN },
 		{ "complete", no_argument, NULL, O_COMPLETE },
 		{ "allow-loss", no_argument, NULL, O_ALLOW_LOSS },
+		{ "strict", no_argument, NULL, O_STRICT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ NULL, 0, NULL, 0 },
@@ -522,6 +539,7 @@ int main(int argc, char **argv)
 	enum mode mode = M_PACKETS;
 	int nmodes = 0;
 	uint32_t flags = 0;
+	int strict = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "cdesth", longopts, NULL)) != -1) {
 		switch (c) {
@@ -536,22 +554,38 @@ int main(int argc, char **argv)
 		case O_ALLOW_OPEN: flags |= PTW_CHECK_ALLOW_OPEN; break;
 		case O_COMPLETE: flags |= PTW_CHECK_COMPLETE; break;
 		case O_ALLOW_LOSS: flags |= PTW_CHECK_ALLOW_DATA_LOSS; break;
+		case O_STRICT: strict = 1; break;
 		case 'h': usage(stdout); return 0;
 		case O_VERSION: puts("ptw-dump " PTW_VERSION); return 0;
-		default: usage(stderr); return 2;
+		default: return usage_error(); /* getopt said why */
 		}
 	}
 	if (nmodes > 1) {
 		fprintf(stderr, "ptw-dump: choose one mode\n");
-		usage(stderr);
-		return 2;
+		return usage_error();
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "ptw-dump: expected exactly one TRACE\n");
-		usage(stderr);
-		return 2;
+	if (optind >= argc) {
+		fprintf(stderr, "ptw-dump: no TRACE given\n");
+		return usage_error();
 	}
-	const char *path = argv[optind];
+	if (!strict)
+		flags |= PTW_CHECK_AS_TP;
+	int rc = 0;
+	for (int i = optind; i < argc; i++) {
+		if (argc - optind > 1 && mode != M_CHECK)
+			printf("%s==> %s <==\n", i > optind ? "\n" : "",
+			       argv[i]);
+		int r = dump_one(argv[i], mode, flags);
+		if (r > rc)
+			rc = r;
+	}
+	return rc;
+}
+
+/* One trace in 'mode'. Returns the exit status for it: 0, 1 (check failed
+ * or malformed) or 2 (I/O). */
+static int dump_one(const char *path, enum mode mode, uint32_t flags)
+{
 	if (strcmp(path, "-") == 0)
 		path = "/dev/stdin";
 	struct ptw_trace_options opt;

@@ -12,6 +12,10 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 enum ptw_status {
 	PTW_OK = 0,
 	PTW_ERR_NOMEM = -1,   /* an allocation failed */
@@ -49,5 +53,9 @@ int ptw_error_set(struct ptw_error *err, int code, int sys_errno,
 /* The same with a va_list, for functions that take their own format. */
 int ptw_error_vset(struct ptw_error *err, int code, int sys_errno,
 		   const char *fmt, va_list ap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PTW_ERROR_H */

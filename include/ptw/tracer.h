@@ -30,10 +30,15 @@
  * Thread rule: the macros and ptw_set_thread_name() may be used from any
  * thread at any time, also before ptw_start() and after ptw_stop() (they do
  * nothing then); not from signal handlers (a thread's first event, or its
- * first after a category change, takes a mutex). ptw_start/ptw_stop/ptw_flush/ptw_stats and the category
+ * first after a category change, takes a mutex). ptw_start/ptw_stop/ptw_flush/ptw_get_stats and the category
  * and process-name calls are serialised internally and may be called from
  * any thread, but not from a signal handler. ptw_stop() is idempotent and
  * may run from atexit (cfg.stop_at_exit does that for you).
+ *
+ * Structs that grow: struct ptw_config and struct ptw_stats follow the
+ * rule atop writer.h (fields only appended, zero = default, start from a
+ * zeroed struct; ptw_start and ptw_get_stats pass the sizes this header
+ * knows).
  *
  * fork(): the child never inherits a running tracer. In the child tracing
  * is stopped, the macros do nothing, ptw_stop() returns 0 without touching
@@ -41,14 +46,15 @@
 #ifndef PTW_TRACER_H
 #define PTW_TRACER_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 #include "ptw/error.h"
-#include "ptw/ring.h"
 #include "ptw/writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- configuration ----------------------------------------------------- */
 
@@ -69,7 +75,7 @@ enum ptw_mode {
 	/* Flight recorder: only the most recent ring_bytes of encoded trace
 	 * are kept, in memory; ptw_snapshot() writes them as a complete
 	 * trace while tracing goes on; ptw_stop() writes them to the output
-	 * only if one was named (output_path, or output_fd > 0). */
+	 * only if one was named (output_path, or output_fd as above). */
 	PTW_MODE_RING = 1,
 };
 
@@ -92,8 +98,9 @@ enum ptw_clock {
 	/* The x86-64 time-stamp counter (rdtsc), calibrated against
 	 * CLOCK_MONOTONIC at ptw_start() and converted to nanoseconds by the
 	 * backend with a fixed-point multiplier; falls back to MONOTONIC if
-	 * the CPU has no invariant TSC. The frequency is declared in the
-	 * trace (args of the "ptw.clock" instant on the process track). */
+	 * the CPU has no invariant TSC. The clock and the frequency are
+	 * declared in the trace's metadata (trace_processor's metadata
+	 * table: "cr-ptw.clock", "cr-ptw.tsc_hz", ...), not as an event. */
 	PTW_CLOCK_TSC = 1,
 	/* The cheapest clock available: TSC if usable, else MONOTONIC. */
 	PTW_CLOCK_FASTEST = 2,
@@ -103,17 +110,27 @@ enum ptw_clock {
 	PTW_CLOCK_BOOT = 3,
 };
 
-/* Zeroed means defaults (except that an output must be named). */
+/* Zeroed means defaults, except that an output must be named: a path
+ * (output_path), an fd (output_fd > 0, or any fd >= 0 with output_fd_set),
+ * or PTW_MODE_RING, where the output is optional (snapshots only).
+ * Otherwise ptw_start() fails with PTW_ERR_INVALID: fd 0 is never written
+ * unless asked for with output_fd_set. */
 struct ptw_config {
 	/* File to create (truncated). NULL: write to output_fd. */
 	const char *output_path;
-	/* Writable fd used when output_path is NULL (e.g. a pipe). */
+	/* Writable fd used when output_path is NULL (e.g. a pipe): counts
+	 * when > 0, or when output_fd_set is non-zero. */
 	int output_fd;
 	/* With output_fd: non-zero to close it at ptw_stop(). */
 	int close_fd;
-	/* Writer options (checkpoints, compression, flush size); zeroed:
-	 * writer defaults. close_fd inside is ignored (use the field above). */
-	struct ptw_writer_options writer;
+	/* Non-zero: output_fd names the output whatever its value, so that
+	 * fd 0 can be asked for (a negative fd is then PTW_ERR_INVALID). */
+	int output_fd_set;
+	/* Writer options (checkpoints, compression, flush size); NULL:
+	 * writer defaults. close_fd inside is ignored (use the field above).
+	 * A pointer, not a member, so that both structs can grow (see
+	 * "Structs that grow" in writer.h). */
+	const struct ptw_writer_options *writer;
 	/* Ring slots per thread, a power of two >= 64. 0: 32768. An event
 	 * takes one 32-byte slot; arguments, async/flow ids and copied
 	 * strings take more. */
@@ -175,8 +192,9 @@ struct ptw_stats {
  * PTW_ERR_INVALID for a bad config (e.g. ring_slots not a power of two),
  * PTW_ERR_IO/NOMEM if the output or thread cannot be created; with
  * ptw_start_ex, *err (may be NULL) explains. */
-int ptw_start(const struct ptw_config *cfg);
-int ptw_start_ex(const struct ptw_config *cfg, struct ptw_error *err);
+static inline int ptw_start(const struct ptw_config *cfg);
+static inline int ptw_start_ex(const struct ptw_config *cfg,
+			       struct ptw_error *err);
 
 /* Makes every event logged before the call durable in the output: the
  * backend drains all rings and flushes the writer. Returns 0, the writer's
@@ -203,7 +221,7 @@ int ptw_snapshot_fd(int fd);
 
 /* Fills *out (see struct ptw_stats). Returns 0, or PTW_ERR_STATE if no
  * session ever ran. */
-int ptw_stats(struct ptw_stats *out);
+static inline int ptw_get_stats(struct ptw_stats *out);
 
 /* 1 while tracing runs. */
 int ptw_is_running(void);
@@ -226,68 +244,126 @@ int ptw_set_process_name(const char *name);
  * PTW_ERR_INVALID (NULL) or PTW_ERR_NOMEM. */
 int ptw_set_category_enabled(const char *category, int enabled);
 
+/* ---- the sized entry points behind the wrappers -----------------------
+ * (the rule "Structs that grow" in writer.h: struct ptw_config, its
+ * writer options and struct ptw_stats only grow at their end; call the
+ * wrappers above, which pass the sizes this header knows) */
+
+int ptw_start_sized(const struct ptw_config *cfg, size_t cfg_size,
+		    size_t writer_size, struct ptw_error *err);
+int ptw_get_stats_sized(struct ptw_stats *out, size_t out_size);
+
+static inline int ptw_start(const struct ptw_config *cfg)
+{
+	return ptw_start_sized(cfg, sizeof(struct ptw_config),
+			       sizeof(struct ptw_writer_options), NULL);
+}
+static inline int ptw_start_ex(const struct ptw_config *cfg,
+			       struct ptw_error *err)
+{
+	return ptw_start_sized(cfg, sizeof(struct ptw_config),
+			       sizeof(struct ptw_writer_options), err);
+}
+static inline int ptw_get_stats(struct ptw_stats *out)
+{
+	return ptw_get_stats_sized(out, sizeof(struct ptw_stats));
+}
+
 /* ---- typed arguments ------------------------------------------------- */
 
 /* An argument of an _ARGS event is the writer's struct ptw_arg (writer.h),
- * built with the macros below: the name must be a string literal, string
- * values are copied into the ring. */
+ * built with the macros below (the same in C and C++): the name must be a
+ * string literal; string values are copied into the ring (a C++
+ * std::string's c_str() is fine). */
 
-#define PTW_ARG_I64(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_INT, {.i = (int64_t)(val)}})
-#define PTW_ARG_U64(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_UINT, {.u = (uint64_t)(val)}})
-#define PTW_ARG_DBL(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_DOUBLE, {.d = (double)(val)}})
-#define PTW_ARG_BOOL(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_BOOL, {.b = !!(val)}})
-#define PTW_ARG_STR(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_STRING, {.s = (val)}})
-/* A pointer, shown as hex (0x...) like the writer's PTW_ARG_POINTER. */
+#define PTW_ARG_I64(name, val) ptw_i_arg_i64(PTW_I_LIT(name), (int64_t)(val))
+#define PTW_ARG_U64(name, val) ptw_i_arg_u64(PTW_I_LIT(name), (uint64_t)(val))
+#define PTW_ARG_DBL(name, val) ptw_i_arg_dbl(PTW_I_LIT(name), (double)(val))
+#define PTW_ARG_BOOL(name, val) ptw_i_arg_bool(PTW_I_LIT(name), !!(val))
+#define PTW_ARG_STR(name, val) ptw_i_arg_str(PTW_I_LIT(name), (val))
+/* A pointer, shown as hex (0x...) like the writer's PTW_ARG_TYPE_POINTER. */
 #define PTW_ARG_PTR(name, val) \
-	((struct ptw_arg){("" name), PTW_ARG_POINTER,                        \
-			  {.u = (uint64_t)(uintptr_t)(const void *)(val)}})
+	ptw_i_arg_ptr(PTW_I_LIT(name), (const void *)(val))
 
 /* ---- instrumentation macros -------------------------------------------
- * 'cat' and 'name' are string literals. Every macro is a statement. */
+ * 'cat' and 'name' are string literals (a run-time string there stops the
+ * build with a note naming PTW_NAME_MUST_BE_A_LITERAL__USE_THE_DYN_FORM:
+ * use the _DYN or _FMT form). The macros mean the same and cost the same
+ * in C and C++.
+ *
+ * Where they may stand: every macro except the PTW_SCOPE family is one
+ * statement (usable as the body of an if, after a label, ...). PTW_SCOPE,
+ * PTW_SCOPE_ARGS, PTW_SCOPE_DYN and PTW_SCOPE_FMT are declarations: they
+ * begin a slice that ends when the enclosing block is left, so they stand
+ * in a block where a declaration may (any number of them, also on one line
+ * or from one macro expansion). In C (before C23) a declaration may not
+ * directly follow a label: write `case 1: { PTW_SCOPE(...); ... }`; as the
+ * body of an if or loop, give it braces (its block is then the body). In
+ * C++ they are declarations of a guard object and may stand wherever a
+ * declaration may (the slice ends with the guard). */
 
 /* Slice begin and end on the calling thread's track. Give PTW_END the
  * BEGIN's category (PTW_END("io")) so that disabling the category drops
  * both; PTW_END() is always emitted while tracing runs. */
-#define PTW_BEGIN(cat, name) PTW_I_EV1(cat, PTW_I_K_BEGIN, ("" name), 0)
+#define PTW_BEGIN(cat, name) PTW_I_EV1(cat, PTW_I_K_BEGIN, PTW_I_LIT(name), 0)
 #define PTW_END(...) PTW_I_EV1("" __VA_ARGS__, PTW_I_K_END, NULL, 0)
 
-/* Slice that ends when the enclosing block is left (any exit path). */
-#define PTW_SCOPE(cat, name)                                                 \
-	PTW_I_SITE(PTW_I_CAT(ptw_i_ss_, __LINE__), cat);                     \
-	int PTW_I_CAT(ptw_i_sc_, __LINE__)                                   \
-		__attribute__((cleanup(ptw_i_scope_end), unused)) =          \
-			ptw_i_ev1(&PTW_I_CAT(ptw_i_ss_, __LINE__),           \
-				  PTW_I_K_BEGIN, ("" name), 0)
+/* Slice that ends when the enclosing block is left (any exit path; in C++
+ * also by an exception): a cleanup attribute in C, a guard object's
+ * destructor in C++. */
+#define PTW_SCOPE(cat, name) \
+	PTW_I_SCOPE1(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, PTW_I_LIT(name))
 
 /* Zero-duration event on the thread's track. */
-#define PTW_INSTANT(cat, name) PTW_I_EV1(cat, PTW_I_K_INSTANT, ("" name), 0)
+#define PTW_INSTANT(cat, name) PTW_I_EV1(cat, PTW_I_K_INSTANT, PTW_I_LIT(name), 0)
 
-/* With 1..PTW_TRACER_MAX_ARGS PTW_ARG_* arguments. */
+/* With 1..PTW_TRACER_MAX_ARGS PTW_ARG_* arguments (evaluated only while
+ * tracing runs). */
 #define PTW_BEGIN_ARGS(cat, name, ...) \
-	PTW_I_EVN(cat, PTW_I_K_BEGIN, ("" name), NULL, 0, __VA_ARGS__)
+	PTW_I_EVN(cat, PTW_I_K_BEGIN, PTW_I_LIT(name), NULL, 0, __VA_ARGS__)
 #define PTW_INSTANT_ARGS(cat, name, ...) \
-	PTW_I_EVN(cat, PTW_I_K_INSTANT, ("" name), NULL, 0, __VA_ARGS__)
+	PTW_I_EVN(cat, PTW_I_K_INSTANT, PTW_I_LIT(name), NULL, 0, __VA_ARGS__)
+#define PTW_SCOPE_ARGS(cat, name, ...)                                      \
+	PTW_I_SCOPEN(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat,              \
+		     PTW_I_LIT(name), NULL, __VA_ARGS__)
 /* Arguments merged into the innermost open slice when it ends. */
 #define PTW_END_ARGS(cat, ...) \
 	PTW_I_EVN(cat, PTW_I_K_END, NULL, NULL, 0, __VA_ARGS__)
 
-/* Run-time names (copied into the ring, interned by content). */
+/* Run-time names (a const char *, copied into the ring, interned by
+ * content; a C++ std::string's c_str() is fine). */
 #define PTW_BEGIN_DYN(cat, name_expr) \
-	PTW_I_EVN(cat, PTW_I_K_BEGIN, NULL, (name_expr), 0, PTW_I_NOARG)
+	PTW_I_EV0(cat, PTW_I_K_BEGIN, NULL, (name_expr), 0)
 #define PTW_INSTANT_DYN(cat, name_expr) \
-	PTW_I_EVN(cat, PTW_I_K_INSTANT, NULL, (name_expr), 0, PTW_I_NOARG)
+	PTW_I_EV0(cat, PTW_I_K_INSTANT, NULL, (name_expr), 0)
+#define PTW_SCOPE_DYN(cat, name_expr)                                       \
+	PTW_I_SCOPED(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, (name_expr))
+
+/* printf-style names: PTW_BEGIN_FMT("io", "read %s", path). The name is
+ * formatted on the calling thread, only while tracing runs and the
+ * category is on, into a stack buffer and copied into the ring like a
+ * _DYN name (at most PTW_TRACER_MAX_NAME bytes). Costs the vsnprintf on
+ * top of a _DYN event (bench_tracer: producer_ns_instant_fmt_1t). */
+#define PTW_BEGIN_FMT(cat, ...) PTW_I_EVF(cat, PTW_I_K_BEGIN, __VA_ARGS__)
+#define PTW_INSTANT_FMT(cat, ...) PTW_I_EVF(cat, PTW_I_K_INSTANT, __VA_ARGS__)
+#define PTW_SCOPE_FMT(cat, ...)                                             \
+	PTW_I_SCOPEF(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, __VA_ARGS__)
 
 /* A sample on the process-wide counter track 'name' (created on first
- * use; its name is the literal). */
+ * use; its name is the literal, or the run-time string of the _DYN forms:
+ * samples of the same text share one track). */
 #define PTW_COUNTER_INT(cat, name, value) \
-	PTW_I_EVC(cat, PTW_I_K_COUNTER_INT, ("" name), (uint64_t)(int64_t)(value))
+	PTW_I_EVC(cat, PTW_I_K_COUNTER_INT, PTW_I_LIT(name), \
+		  (uint64_t)(int64_t)(value))
 #define PTW_COUNTER_DOUBLE(cat, name, value) \
-	PTW_I_EVC(cat, PTW_I_K_COUNTER_DOUBLE, ("" name), ptw_i_dbl_bits(value))
+	PTW_I_EVC(cat, PTW_I_K_COUNTER_DOUBLE, PTW_I_LIT(name), \
+		  ptw_i_dbl_bits(value))
+#define PTW_COUNTER_INT_DYN(cat, name_expr, value) \
+	PTW_I_EV0(cat, PTW_I_K_COUNTER_INT, NULL, (name_expr), \
+		  (uint64_t)(int64_t)(value))
+#define PTW_COUNTER_DOUBLE_DYN(cat, name_expr, value) \
+	PTW_I_EV0(cat, PTW_I_K_COUNTER_DOUBLE, NULL, (name_expr), \
+		  ptw_i_dbl_bits(value))
 
 /* Asynchronous slice 'id' (any 64-bit value, 0 and UINT64_MAX included):
  * begin and end may come from different threads. While an id is open all
@@ -296,24 +372,30 @@ int ptw_set_category_enabled(const char *category, int enabled);
  * trace_processor pairs its BEGINs and ENDs in timestamp order, whatever
  * order the backend drained the threads' rings in; a BEGIN of an id that
  * is still open nests inside it. An END or BEGIN never matched by the end
- * of the session counts in ptw_stats().invalid. */
+ * of the session counts in ptw_get_stats().invalid. */
 #define PTW_ASYNC_BEGIN(cat, name, id) \
-	PTW_I_EVN(cat, PTW_I_K_ASYNC_BEGIN, ("" name), NULL, (id), PTW_I_NOARG)
+	PTW_I_EV0(cat, PTW_I_K_ASYNC_BEGIN, PTW_I_LIT(name), NULL, (id))
+#define PTW_ASYNC_BEGIN_ARGS(cat, name, id, ...) \
+	PTW_I_EVN(cat, PTW_I_K_ASYNC_BEGIN, PTW_I_LIT(name), NULL, (id), \
+		  __VA_ARGS__)
 #define PTW_ASYNC_END(cat, id) \
-	PTW_I_EVN(cat, PTW_I_K_ASYNC_END, NULL, NULL, (id), PTW_I_NOARG)
+	PTW_I_EV0(cat, PTW_I_K_ASYNC_END, NULL, NULL, (id))
 
 /* Flow arrows between events of any threads: an instant 'name' on the
  * calling thread that starts, continues or ends flow 'id'. */
 #define PTW_FLOW_START(cat, name, id) \
-	PTW_I_EVN(cat, PTW_I_K_FLOW_START, ("" name), NULL, (id), PTW_I_NOARG)
+	PTW_I_EV0(cat, PTW_I_K_FLOW_START, PTW_I_LIT(name), NULL, (id))
 #define PTW_FLOW_STEP(cat, name, id) \
-	PTW_I_EVN(cat, PTW_I_K_FLOW_STEP, ("" name), NULL, (id), PTW_I_NOARG)
+	PTW_I_EV0(cat, PTW_I_K_FLOW_STEP, PTW_I_LIT(name), NULL, (id))
 #define PTW_FLOW_END(cat, name, id) \
-	PTW_I_EVN(cat, PTW_I_K_FLOW_END, ("" name), NULL, (id), PTW_I_NOARG)
+	PTW_I_EV0(cat, PTW_I_K_FLOW_END, PTW_I_LIT(name), NULL, (id))
 
-/* ---- inline implementation, not API -------------------------------- */
+/* ---- inline implementation: NOT API ----------------------------------
+ * What the macros above expand to. The names below (ptw_i_*, PTW_I_*) may
+ * change in any release; the library exports the ptw_i_* functions and
+ * ptw_i_gen only because the macros call them. */
 
-/* Record kinds (struct ptw_i_rec.kind). */
+/* Record kinds (lib/tracer_internal.h has the record layout). */
 enum ptw_i_kind {
 	PTW_I_K_BEGIN = 1,
 	PTW_I_K_END,
@@ -329,153 +411,74 @@ enum ptw_i_kind {
 	PTW_I_K_DROPPED,     /* control: v = events lost just before */
 };
 
-/* One ring slot. Extra slots follow when 'extra' > 0: the copied name
- * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then per
- * argument one slot (struct ptw_i_arg_rec) followed by its copied string. */
-struct ptw_i_rec {
-	uint64_t ts;       /* raw clock reading (ns, or TSC ticks) */
-	uint8_t kind;      /* enum ptw_i_kind */
-	uint8_t nargs;
-	uint16_t name_len; /* copied name length + 1; 0: no copied name */
-	uint32_t extra;    /* slots after this one */
-	const char *name;
-	union {
-		const char *cat;
-		uint64_t u;
-	} v;
-};
-
-/* ptw_i_arg_rec.type of an argument whose type the ring does not carry
- * (the backend drops it and counts it as invalid). */
-#define PTW_I_ARG_UNKNOWN 0xFFu
-
-struct ptw_i_arg_rec {
-	const char *name;
-	uint8_t type;      /* enum ptw_arg_type */
-	uint8_t pad[3];
-	uint32_t str_len;  /* PTW_ARG_STRING: bytes that follow (+ NUL) */
-	uint64_t val;      /* bits of the value */
-	uint64_t pad2;
-};
-
 /* One per macro call site: its category and whether it is enabled in the
  * current generation (== ptw_i_gen: on; == ~ptw_i_gen: off; else
- * unknown and resolved on the slow path). */
+ * unknown and resolved on the slow path). 'state' is accessed with
+ * __atomic builtins only (valid in C and C++). */
 struct ptw_i_site {
 	const char *cat;
-	_Atomic uint32_t state;
+	uint32_t state;
 };
 
-/* The public head of a registered thread (the rest is private to lib/).
- * Fields after the ring are touched only by the owning thread, except
- * the atomics, which the backend reads. */
-struct ptw_i_thread {
-	struct ptw_ring ring;
-	_Alignas(PTW_RING_CACHELINE) uint32_t gen; /* generation validated */
-	uint32_t depth;          /* open BEGINs (producer view) */
-	uint64_t lost_levels;    /* bit d: BEGIN at depth d was dropped */
-	uint64_t pending_drops;  /* drops not yet announced in the ring */
-	_Atomic uint64_t dropped;/* all drops of this thread (exact) */
-};
-
-/* THE GLOBAL STATE of ptw (documented exception to "no globals"):
- * ptw_i_gen is the enable word every macro reads: even = tracing stopped,
- * odd = running; bit 1 = TSC clock, bit 2 = BOOTTIME clock; bits 3.. count
- * generations (start, stop and each category change bump it). ptw_i_self is the calling
- * thread's ring (NULL until its first event). Both live in lib/tracer.c. */
+/* The enable word every macro reads (lib/tracer.c), with __atomic builtins
+ * only: bit 0 set while tracing runs; the other bits are private. */
 #define PTW_I_GEN_ON 1u
-#define PTW_I_GEN_TSC 2u
-#define PTW_I_GEN_BOOT 4u
-#define PTW_I_GEN_CLOCKS (PTW_I_GEN_TSC | PTW_I_GEN_BOOT)
-#define PTW_I_GEN_STEP 8u
-extern _Atomic uint32_t ptw_i_gen;
-/* initial-exec: one %fs-relative load, no __tls_get_addr call, also when
- * libptw is a shared library loaded at program start (not dlopen). */
-extern _Thread_local struct ptw_i_thread *ptw_i_self
-	__attribute__((tls_model("initial-exec")));
+extern uint32_t ptw_i_gen;
 
-/* Slow paths (lib/tracer_thread.c). ptw_i_thread_slow resolves the site
- * and registers the thread; it returns NULL when the event must be skipped
- * (tracing stopped, category off), else the thread with 'gen' current. */
-struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
-int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
-		       uint64_t *idx);
+/* Out-of-line producer paths (lib/tracer_event.c, lib/tracer_thread.c).
+ * Each returns 1 if a BEGIN was recorded or accounted for (the scope
+ * guard's state), else 0. */
+int ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
+		  const char *name, uint64_t val);
 int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const char *dyn_name, uint64_t id,
 		 const struct ptw_arg *args, size_t nargs);
-uint64_t ptw_i_now_slow(uint32_t g);
-int ptw_i_end_lost(struct ptw_i_thread *t);
+int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
+		   ...) __attribute__((format(printf, 3, 4)));
+
+/* A string literal, or a build error whose notes name this macro. */
+#define PTW_I_LIT(s) PTW_NAME_MUST_BE_A_LITERAL__USE_THE_DYN_FORM(s)
+#define PTW_NAME_MUST_BE_A_LITERAL__USE_THE_DYN_FORM(s) ("" s "")
 
 #define PTW_I_CAT2(a, b) a##b
 #define PTW_I_CAT(a, b) PTW_I_CAT2(a, b)
 #define PTW_I_SITE(var, cat) \
-	static struct ptw_i_site var = {("" cat), 0}
-#define PTW_I_NOARG ((struct ptw_arg){NULL, PTW_ARG_INT, {.i = 0}})
+	static struct ptw_i_site var = {PTW_I_LIT(cat), 0}
 
-#define PTW_I_EV1(cat, kind, name, val)                                      \
-	do {                                                                 \
-		PTW_I_SITE(ptw_i_site_, cat);                                \
-		(void)ptw_i_ev1(&ptw_i_site_, (kind), (name), (val));        \
-	} while (0)
-#define PTW_I_EVC(cat, kind, name, val)                                      \
-	do {                                                                 \
-		if (atomic_load_explicit(&ptw_i_gen, memory_order_relaxed) & \
-		    PTW_I_GEN_ON) {                                          \
-			PTW_I_SITE(ptw_i_site_, cat);                        \
-			(void)ptw_i_ev1_on(&ptw_i_site_, (kind), (name),     \
-					   (val));                           \
-		}                                                            \
-	} while (0)
-#define PTW_I_EVN(cat_, kind_, name_, dyn_, id_, ...)                        \
-	do {                                                                 \
-		if (atomic_load_explicit(&ptw_i_gen, memory_order_relaxed) & \
-		    PTW_I_GEN_ON) {                                          \
-			PTW_I_SITE(ptw_i_site_, cat_);                        \
-			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};    \
-			size_t ptw_i_n_ = sizeof(ptw_i_a_) /                 \
-					  sizeof(ptw_i_a_[0]);               \
-			if (ptw_i_a_[0].name == NULL)                        \
-				ptw_i_n_ = 0;                                \
-			(void)ptw_i_emit_n(&ptw_i_site_, (kind_), (name_),   \
-					   (dyn_), (uint64_t)(id_), ptw_i_a_,\
-					   ptw_i_n_);                        \
-		}                                                            \
-	} while (0)
+static inline __attribute__((always_inline)) uint32_t ptw_i_on(void)
+{
+	return __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED) & PTW_I_GEN_ON;
+}
+
+/* The argument constructors: the same code in C and C++ (no compound
+ * literals). */
+#define PTW_I_ARG_CTOR(fn, ctype, arg_type, member)                          \
+	static inline struct ptw_arg fn(const char *n, ctype v)              \
+	{                                                                    \
+		struct ptw_arg a;                                            \
+		a.name = n;                                                  \
+		a.type = arg_type;                                           \
+		a.v.member = v;                                              \
+		return a;                                                    \
+	}
+PTW_I_ARG_CTOR(ptw_i_arg_i64, int64_t, PTW_ARG_TYPE_INT, i)
+PTW_I_ARG_CTOR(ptw_i_arg_u64, uint64_t, PTW_ARG_TYPE_UINT, u)
+PTW_I_ARG_CTOR(ptw_i_arg_dbl, double, PTW_ARG_TYPE_DOUBLE, d)
+PTW_I_ARG_CTOR(ptw_i_arg_bool, int, PTW_ARG_TYPE_BOOL, b)
+PTW_I_ARG_CTOR(ptw_i_arg_str, const char *, PTW_ARG_TYPE_STRING, s)
+static inline struct ptw_arg ptw_i_arg_ptr(const char *n, const void *v)
+{
+	struct ptw_arg a = ptw_i_arg_u64(n, (uint64_t)(uintptr_t)v);
+	a.type = PTW_ARG_TYPE_POINTER;
+	return a;
+}
 
 static inline uint64_t ptw_i_dbl_bits(double d)
 {
-	union {
-		double d;
-		uint64_t u;
-	} x;
-	x.d = d;
-	return x.u;
+	uint64_t u;
+	__builtin_memcpy(&u, &d, sizeof(u));
+	return u;
 }
-
-/* A clock reading for generation g: TSC ticks, or ns of the chosen clock. */
-static inline uint64_t ptw_i_now(uint32_t g)
-{
-#if defined(__x86_64__)
-	if (g & PTW_I_GEN_TSC)
-		return __builtin_ia32_rdtsc();
-#endif
-#if defined(CLOCK_MONOTONIC) && defined(CLOCK_BOOTTIME)
-	struct timespec ts;
-	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC,
-		      &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-#else
-	return ptw_i_now_slow(g);
-#endif
-}
-
-/* Tracing is known to run (generation g): resolve site and thread, then
- * write one slot (lib/tracer_event.c). Returns 1 if a BEGIN/END was
- * recorded or accounted for (the scope guard's state), else 0. Out of
- * line: each macro site inlines only the enable check and a call, so
- * disabled macros do not bloat the code around them. */
-int ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
-		  const char *name, uint64_t val);
 
 /* Tracing runs (g): the site's cached "category off" is checked inline
  * too, the rest is one call. */
@@ -483,20 +486,10 @@ static inline __attribute__((always_inline)) int
 ptw_i_ev1_site(struct ptw_i_site *site, uint32_t g, uint32_t kind,
 	       const char *name, uint64_t val)
 {
-	uint32_t s = atomic_load_explicit(&site->state, memory_order_relaxed);
+	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
 	if (__builtin_expect(s == ~g, 0))
 		return 0; /* category disabled (cached) */
 	return ptw_i_ev1_gen(site, g, kind, name, val);
-}
-
-static inline __attribute__((always_inline)) int
-ptw_i_ev1_on(struct ptw_i_site *site, uint32_t kind, const char *name,
-	     uint64_t val)
-{
-	uint32_t g = atomic_load_explicit(&ptw_i_gen, memory_order_relaxed);
-	if (!(g & PTW_I_GEN_ON))
-		return 0;
-	return ptw_i_ev1_site(site, g, kind, name, val);
 }
 
 /* The whole disabled cost: one relaxed load and one branch (and, with the
@@ -505,18 +498,133 @@ static inline __attribute__((always_inline)) int
 ptw_i_ev1(struct ptw_i_site *site, uint32_t kind, const char *name,
 	  uint64_t val)
 {
-	uint32_t g = atomic_load_explicit(&ptw_i_gen, memory_order_relaxed);
+	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
 	if (!(g & PTW_I_GEN_ON))
 		return 0;
 	return ptw_i_ev1_site(site, g, kind, name, val);
 }
 
-/* Cleanup handler of PTW_SCOPE: ends the slice if its BEGIN counted. */
-static inline void ptw_i_scope_end(int *began)
+/* Ends the slice of a scope whose BEGIN counted. */
+static inline void ptw_i_scope_end_now(void)
 {
 	static struct ptw_i_site end_site = {"", 0};
-	if (*began)
-		(void)ptw_i_ev1(&end_site, PTW_I_K_END, NULL, 0);
+	(void)ptw_i_ev1(&end_site, PTW_I_K_END, NULL, 0);
 }
+
+/* Cleanup handler of PTW_SCOPE in C. */
+static inline void ptw_i_scope_end(int *began)
+{
+	if (*began)
+		ptw_i_scope_end_now();
+}
+
+#define PTW_I_EV1(cat, kind, name, val)                                      \
+	do {                                                                 \
+		PTW_I_SITE(ptw_i_site_, cat);                                \
+		(void)ptw_i_ev1(&ptw_i_site_, (kind), (name), (val));        \
+	} while (0)
+/* As PTW_I_EV1, the value evaluated only while tracing runs. */
+#define PTW_I_EVC(cat, kind, name, val)                                      \
+	do {                                                                 \
+		if (ptw_i_on()) {                                            \
+			PTW_I_SITE(ptw_i_site_, cat);                        \
+			(void)ptw_i_ev1(&ptw_i_site_, (kind), (name), (val)); \
+		}                                                            \
+	} while (0)
+#define PTW_I_EV0(cat_, kind_, name_, dyn_, id_)                             \
+	do {                                                                 \
+		if (ptw_i_on()) {                                            \
+			PTW_I_SITE(ptw_i_site_, cat_);                       \
+			(void)ptw_i_emit_n(&ptw_i_site_, (kind_), (name_),   \
+					   (dyn_), (uint64_t)(id_), NULL, 0);\
+		}                                                            \
+	} while (0)
+#define PTW_I_EVN(cat_, kind_, name_, dyn_, id_, ...)                        \
+	do {                                                                 \
+		if (ptw_i_on()) {                                            \
+			PTW_I_SITE(ptw_i_site_, cat_);                       \
+			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};     \
+			(void)ptw_i_emit_n(&ptw_i_site_, (kind_), (name_),   \
+					   (dyn_), (uint64_t)(id_), ptw_i_a_,\
+					   sizeof(ptw_i_a_) /                \
+						   sizeof(ptw_i_a_[0]));     \
+		}                                                            \
+	} while (0)
+#define PTW_I_EVF(cat_, kind_, ...)                                          \
+	do {                                                                 \
+		if (ptw_i_on()) {                                            \
+			PTW_I_SITE(ptw_i_site_, cat_);                       \
+			(void)ptw_i_emit_fmt(&ptw_i_site_, (kind_),          \
+					     __VA_ARGS__);                   \
+		}                                                            \
+	} while (0)
+
+/* The scopes: 'v' is unique per expansion (__COUNTER__, expanded once by
+ * the caller), so several scopes may share a line or a macro. A scope is
+ * its site (PTW_I_SCOPE_SITE, a static object declared first in C, a
+ * static inside a lambda in C++, so that the whole scope is one
+ * declaration there) and a guard whose value says whether BEGIN counted. */
+#define PTW_I_SCOPE1(v, cat, name)                                           \
+	PTW_I_SCOPE_SITE(v, cat)                                             \
+	PTW_I_GUARD(v, ptw_i_ev1(PTW_I_SITE_PTR(v, cat), PTW_I_K_BEGIN, name, 0))
+#define PTW_I_SCOPED(v, cat, dyn)                                            \
+	PTW_I_SCOPE_SITE(v, cat)                                             \
+	PTW_I_GUARD(v, ptw_i_on() ? ptw_i_emit_n(PTW_I_SITE_PTR(v, cat),    \
+						 PTW_I_K_BEGIN, NULL, dyn,   \
+						 0, NULL, 0)                 \
+				  : 0)
+#define PTW_I_SCOPEF(v, cat, ...)                                            \
+	PTW_I_SCOPE_SITE(v, cat)                                             \
+	PTW_I_GUARD(v, ptw_i_on() ? ptw_i_emit_fmt(PTW_I_SITE_PTR(v, cat),  \
+						   PTW_I_K_BEGIN,            \
+						   __VA_ARGS__)              \
+				  : 0)
+/* A GNU statement expression (gcc and clang, C and C++) keeps the
+ * arguments unevaluated while tracing is stopped, as in PTW_BEGIN_ARGS. */
+#define PTW_I_SCOPEN(v, cat, name, dyn, ...)                                 \
+	PTW_I_SCOPE_SITE(v, cat)                                             \
+	PTW_I_GUARD(v, __extension__({                                       \
+		int ptw_i_r_ = 0;                                            \
+		if (ptw_i_on()) {                                            \
+			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};     \
+			ptw_i_r_ = ptw_i_emit_n(                             \
+				PTW_I_SITE_PTR(v, cat), PTW_I_K_BEGIN, name, \
+				dyn, 0, ptw_i_a_,                            \
+				sizeof(ptw_i_a_) / sizeof(ptw_i_a_[0]));     \
+		}                                                            \
+		ptw_i_r_;                                                    \
+	}))
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+/* C++: the scope's guard object ends the slice in its destructor. */
+class ptw_i_scope_guard {
+public:
+	explicit ptw_i_scope_guard(int began) : began_(began) {}
+	~ptw_i_scope_guard()
+	{
+		if (began_)
+			ptw_i_scope_end_now();
+	}
+	ptw_i_scope_guard(const ptw_i_scope_guard &) = delete;
+	ptw_i_scope_guard &operator=(const ptw_i_scope_guard &) = delete;
+
+private:
+	int began_;
+};
+#define PTW_I_SCOPE_SITE(v, cat)
+#define PTW_I_SITE_PTR(v, cat)                                               \
+	([]() -> ptw_i_site * {                                              \
+		static ptw_i_site ptw_i_s_ = {PTW_I_LIT(cat), 0};           \
+		return &ptw_i_s_;                                            \
+	}())
+#define PTW_I_GUARD(v, begin) const ptw_i_scope_guard v((begin))
+#else
+#define PTW_I_SCOPE_SITE(v, cat) PTW_I_SITE(PTW_I_CAT(v, _site), cat);
+#define PTW_I_SITE_PTR(v, cat) (&PTW_I_CAT(v, _site))
+#define PTW_I_GUARD(v, begin)                                                \
+	int v __attribute__((cleanup(ptw_i_scope_end), unused)) = (begin)
+#endif
 
 #endif /* PTW_TRACER_H */

@@ -7,14 +7,18 @@
 #ifndef PTW_VERSION_H
 #define PTW_VERSION_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define PTW_VERSION_MAJOR 0
-#define PTW_VERSION_MINOR 1
+#define PTW_VERSION_MINOR 2
 #define PTW_VERSION_PATCH 0
 
 #define PTW_VERSION_STR_(x) #x
 #define PTW_VERSION_XSTR_(x) PTW_VERSION_STR_(x)
 
-/* "MAJOR.MINOR.PATCH", a string literal ("0.1.0"). */
+/* "MAJOR.MINOR.PATCH", a string literal ("0.2.0"). */
 #define PTW_VERSION                                              \
 	PTW_VERSION_XSTR_(PTW_VERSION_MAJOR) "."                 \
 	PTW_VERSION_XSTR_(PTW_VERSION_MINOR) "."                 \
@@ -23,5 +27,9 @@
 /* The version libptw was built with (PTW_VERSION of its build), to
  * compare with the header's at run time. */
 const char *ptw_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PTW_VERSION_H */

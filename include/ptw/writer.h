@@ -19,7 +19,22 @@
  * Every sequence maps its clock 1:1 to trace time.
  *
  * Thread rule: a writer and all its sequences belong to one thread at a
- * time. Nothing here locks. */
+ * time. Nothing here locks.
+ *
+ * Structs that grow (the rule for every ptw header): the options, config
+ * and stats structs (struct ptw_writer_options, ptw_writer_stats,
+ * ptw_config, ptw_stats, ptw_clock_streams_options, _stats) only ever gain
+ * fields at their end, and a zero field always means its default. Start
+ * from a zeroed struct (= {0} or memset) and set what you need. The calls
+ * that take or fill one are static inline wrappers that pass sizeof(the
+ * struct) as this header knows it to an exported ..._sized function (call
+ * the wrappers). The library reads min(that size, its own) bytes and treats
+ * the rest as zero, so a program built against an older header runs on a
+ * newer library with defaults for the new fields; on an older library, a
+ * struct with a non-zero field that library does not know is refused with
+ * PTW_ERR_INVALID. Stats are filled up to the smaller of both sizes (fields
+ * the library does not know are 0). The SONAME changes when a release
+ * breaks this (0.x: every minor release, libptw.so.0.MINOR). */
 #ifndef PTW_WRITER_H
 #define PTW_WRITER_H
 
@@ -27,6 +42,10 @@
 #include <stdint.h>
 
 #include "ptw/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ---- defaults of struct ptw_writer_options -------------------------- */
 #define PTW_DEFAULT_CHECKPOINT_PACKETS 16384u /* packets per sequence */
@@ -96,20 +115,20 @@ struct ptw_writer_options {
 
 /* Annotation value types (DebugAnnotation). */
 enum ptw_arg_type {
-	PTW_ARG_BOOL = 1,
-	PTW_ARG_INT,    /* int64_t  v.i */
-	PTW_ARG_UINT,   /* uint64_t v.u */
-	PTW_ARG_DOUBLE, /* double   v.d */
-	PTW_ARG_STRING, /* const char *v.s, NUL-terminated, copied */
-	PTW_ARG_POINTER,/* uint64_t v.u, shown as hex */
-	PTW_ARG_DICT,   /* v.nested: named entries (DebugAnnotation
+	PTW_ARG_TYPE_BOOL = 1,
+	PTW_ARG_TYPE_INT,    /* int64_t  v.i */
+	PTW_ARG_TYPE_UINT,   /* uint64_t v.u */
+	PTW_ARG_TYPE_DOUBLE, /* double   v.d */
+	PTW_ARG_TYPE_STRING, /* const char *v.s, NUL-terminated, copied */
+	PTW_ARG_TYPE_POINTER,/* uint64_t v.u, shown as hex */
+	PTW_ARG_TYPE_DICT,   /* v.nested: named entries (DebugAnnotation
 			 * dict_entries) */
-	PTW_ARG_ARRAY,  /* v.nested: values, names ignored (array_values) */
+	PTW_ARG_TYPE_ARRAY,  /* v.nested: values, names ignored (array_values) */
 };
 
 /* A typed debug annotation. A top-level annotation's name is interned per
  * sequence; the names and string values of nested ones (the entries of a
- * PTW_ARG_DICT, the values of a PTW_ARG_ARRAY, at any depth) are written
+ * PTW_ARG_TYPE_DICT, the values of a PTW_ARG_TYPE_ARRAY, at any depth) are written
  * inline. trace_processor shows a dict entry as "debug.<name>.<entry>"
  * and an array value as "debug.<name>[i]" in its args table, replacing
  * '.', '[' and ']' in every name with '_'. An array value that shows no
@@ -118,7 +137,7 @@ enum ptw_arg_type {
  * annotation and PTW_MAX_ARG_NODES nested annotations in all (more:
  * PTW_ERR_INVALID). The tracer (tracer.h) and clock streams do not carry
  * nested annotations: the tracer drops them (counted in
- * ptw_stats().invalid), clock streams refuse them. */
+ * ptw_get_stats().invalid), clock streams refuse them. */
 struct ptw_arg {
 	const char *name; /* NULL allowed only for array values */
 	enum ptw_arg_type type;
@@ -174,11 +193,19 @@ enum ptw_flow_dir {
  * its legacy global instant track (one per trace, no name) / on the
  * process's legacy instant track (no name), as it shows Chrome JSON
  * "s":"g" / "s":"p" instants, whatever track the event names ('p': the
- * track must be a process track). */
+ * track must be a process track). With ptw_seq_legacy_flow() and phase
+ * 'b', 'e' or 'n': a Chrome JSON async begin / end / instant, with 'id'
+ * as unscoped_id, or as local_id (an id of the process of the event's
+ * track) if local_id is set; trace_processor puts it on its
+ * legacy_async_global_slice / legacy_async_process_slice tracks, as
+ * for JSON (the event's track only gives the process: use a process
+ * track, so that no thread is attached to the event). */
 struct ptw_legacy {
-	char phase;              /* 's', 't', 'f' (ptw_seq_legacy_flow); else 0 */
+	char phase;              /* 's', 't', 'f', 'b', 'e', 'n'
+				  * (ptw_seq_legacy_flow); else 0 */
 	int bind_to_enclosing;   /* 'f' with "bp":"e" */
-	uint64_t id;             /* phase s/t/f: LegacyEvent.unscoped_id */
+	uint64_t id;             /* phase s/t/f/b/e/n: LegacyEvent.unscoped_id */
+	int local_id;            /* phase b/e/n: write id as local_id */
 	enum ptw_flow_dir flow_dir; /* PTW_FLOW_NONE: no bind_id written */
 	uint64_t bind_id;
 	char instant_scope;      /* INSTANT only: 'g', 'p', or 0 (none) */
@@ -228,15 +255,15 @@ struct ptw_writer_stats {
  * on 64 KiB boundaries, the rest waiting for the next write;
  * ptw_writer_flush and close write everything and give back the space not
  * used (docs/writer.md, "Output to a file on disk"). */
-struct ptw_writer *ptw_writer_open(const char *path,
-				   const struct ptw_writer_options *opt,
-				   struct ptw_error *err);
+static inline struct ptw_writer *
+ptw_writer_open(const char *path, const struct ptw_writer_options *opt,
+		struct ptw_error *err);
 
 /* Same on an open, writable fd (a file, pipe or socket). The fd is closed by
  * ptw_writer_close() only if opt->close_fd is set. */
-struct ptw_writer *ptw_writer_open_fd(int fd,
-				      const struct ptw_writer_options *opt,
-				      struct ptw_error *err);
+static inline struct ptw_writer *
+ptw_writer_open_fd(int fd, const struct ptw_writer_options *opt,
+		   struct ptw_error *err);
 
 /* Writes all buffered packets to the fd. Returns 0 or the sticky error. */
 int ptw_writer_flush(struct ptw_writer *w);
@@ -261,8 +288,9 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err);
  * not overwrite it. NULL 'w' gives a static PTW_ERR_INVALID record. */
 const struct ptw_error *ptw_writer_error(const struct ptw_writer *w);
 
-void ptw_writer_get_stats(const struct ptw_writer *w,
-			  struct ptw_writer_stats *out);
+/* Fills *out (zeroed for a NULL writer). */
+static inline void ptw_writer_get_stats(const struct ptw_writer *w,
+					struct ptw_writer_stats *out);
 
 /* Nanoseconds of CLOCK_MONOTONIC since the writer was opened: the time base
  * of the wall-clock sequence. */
@@ -386,7 +414,8 @@ int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev);
 /* A TrackEvent without a type whose legacy_event (ev->legacy, phase 's',
  * 't' or 'f') makes it a Chrome JSON v1 flow event: trace_processor binds
  * it to the slice open on the event's track when it reads it (or, for
- * 'f' without bind_to_enclosing, to the next slice that begins there). */
+ * 'f' without bind_to_enclosing, to the next slice that begins there).
+ * Phase 'b', 'e' or 'n': a Chrome JSON async event (struct ptw_legacy). */
 int ptw_seq_legacy_flow(struct ptw_seq *s, const struct ptw_event *ev);
 int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,
 			int64_t value);
@@ -406,5 +435,41 @@ enum ptw_simple_type {
 int ptw_seq_simple(struct ptw_seq *s, enum ptw_simple_type type,
 		   uint64_t track, uint64_t ts, const char *category,
 		   const char *name);
+
+/* ---- the sized entry points behind the wrappers (see the rule on top) - */
+
+struct ptw_writer *ptw_writer_open_sized(const char *path,
+					 const struct ptw_writer_options *opt,
+					 size_t opt_size, struct ptw_error *err);
+struct ptw_writer *ptw_writer_open_fd_sized(int fd,
+					    const struct ptw_writer_options *opt,
+					    size_t opt_size,
+					    struct ptw_error *err);
+void ptw_writer_get_stats_sized(const struct ptw_writer *w,
+				struct ptw_writer_stats *out, size_t out_size);
+
+static inline struct ptw_writer *
+ptw_writer_open(const char *path, const struct ptw_writer_options *opt,
+		struct ptw_error *err)
+{
+	return ptw_writer_open_sized(path, opt,
+				     sizeof(struct ptw_writer_options), err);
+}
+static inline struct ptw_writer *
+ptw_writer_open_fd(int fd, const struct ptw_writer_options *opt,
+		   struct ptw_error *err)
+{
+	return ptw_writer_open_fd_sized(fd, opt,
+					sizeof(struct ptw_writer_options), err);
+}
+static inline void ptw_writer_get_stats(const struct ptw_writer *w,
+					struct ptw_writer_stats *out)
+{
+	ptw_writer_get_stats_sized(w, out, sizeof(struct ptw_writer_stats));
+}
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PTW_WRITER_H */

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  * Encodes TracePackets field by field with the library's encoder
- * (ptw/pb.h), so a test can produce exactly the bytes it wants to feed the
+ * (pb.h), so a test can produce exactly the bytes it wants to feed the
  * reader, including rule violations the writer never produces. Field
  * numbers are Perfetto's (see proto/ptw_trace.proto). Allocation failure
  * fails the Criterion test.
@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ptw/pb.h"
+#include "pb.h"
 
 #define PTW_TB_MAX_DEPTH 16
 

@@ -19,10 +19,16 @@ struct ptw_shim_test {
 	double timeout;
 	int disabled;
 };
+#ifdef __cplusplus
+extern "C" {
+#endif
 void ptw_shim_register(const struct ptw_shim_test *t);
 void ptw_shim_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4)));
 void ptw_shim_skip(void) __attribute__((noreturn));
+#ifdef __cplusplus
+}
+#endif
 
 #define Test(suite, name, ...)                                               \
 	static void suite##_##name##_impl(void);                             \

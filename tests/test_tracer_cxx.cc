@@ -1,0 +1,351 @@
+// test_tracer_cxx.cc - ptw from C++: every tracer macro and the writer API
+// used from several std::threads, the trace decoded and compared with what
+// was traced (and, when PTW_SHARED_DIR has it, read by trace_processor).
+// SPDX-License-Identifier: Apache-2.0
+#include <criterion/criterion.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "ptw/clock_stream.h"
+#include "ptw/error.h"
+#include "ptw/tracer.h"
+#include "ptw/version.h"
+#include "ptw/writer.h"
+
+// The reader (not public API) names a struct and a function alike.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+extern "C" {
+#include "support/ptw_test.h"
+}
+#pragma GCC diagnostic pop
+
+namespace {
+
+const int kThreads = 4;
+
+// Two scopes from one macro expansion (and so on one line).
+#define TWO_SCOPES(a, b) PTW_SCOPE("cxx", a); PTW_SCOPE("cxx", b)
+
+void thrower(int i)
+{
+	PTW_SCOPE("cxx", "throws");
+	if (i >= 0)
+		throw std::runtime_error("unwinds");
+}
+
+void traced_thread(int i)
+{
+	std::string tname = "worker " + std::to_string(i);
+	ptw_set_thread_name(tname.c_str());
+	std::string dyn = "dyn " + std::to_string(i);
+	std::string sval = "value " + std::to_string(i);
+	int local = 0;
+	{
+		PTW_SCOPE("cxx", "outer");
+		PTW_SCOPE_ARGS("cxx", "scope_args", PTW_ARG_I64("i", -i),
+			       PTW_ARG_U64("u", 7u + (unsigned)i),
+			       PTW_ARG_DBL("d", 1.5), PTW_ARG_BOOL("b", true),
+			       PTW_ARG_STR("s", sval.c_str()),
+			       PTW_ARG_PTR("p", &local));
+		PTW_SCOPE_DYN("cxx", dyn.c_str());
+		PTW_SCOPE_FMT("cxx", "fmt %d/%s", i, "x");
+		TWO_SCOPES("two_a", "two_b");
+		PTW_SCOPE("cxx", "line_a"); PTW_SCOPE("cxx", "line_b");
+		if (i >= 0)
+			PTW_SCOPE("cxx", "if_body"); // a declaration as if body
+		switch (i) {
+		case 0:
+		default:
+			PTW_SCOPE("cxx", "after_case");
+			break;
+		}
+		PTW_BEGIN("cxx", "begin_end");
+		PTW_END("cxx");
+		PTW_BEGIN_ARGS("cxx", "begin_args", PTW_ARG_I64("n", i));
+		PTW_END_ARGS("cxx", PTW_ARG_STR("end", "yes"));
+		PTW_BEGIN_DYN("cxx", dyn.c_str());
+		PTW_END();
+		PTW_BEGIN_FMT("cxx", "bfmt %d", i);
+		PTW_END("cxx");
+		PTW_INSTANT("cxx", "instant");
+		PTW_INSTANT_ARGS("cxx", "instant_args", PTW_ARG_I64("k", 42));
+		PTW_INSTANT_DYN("cxx", sval.c_str());
+		PTW_INSTANT_FMT("cxx", "ifmt %s", tname.c_str());
+		PTW_COUNTER_INT("cxx", "ctr_int", 10 + i);
+		PTW_COUNTER_DOUBLE("cxx", "ctr_dbl", 0.5 + i);
+		PTW_COUNTER_INT_DYN("cxx", ("dctr " + std::to_string(i)).c_str(), i);
+		PTW_COUNTER_DOUBLE_DYN("cxx", "dctr_shared", 2.5);
+		uint64_t id = 1000u + (uint64_t)i;
+		PTW_ASYNC_BEGIN("cxx", "async", id);
+		PTW_ASYNC_END("cxx", id);
+		PTW_ASYNC_BEGIN_ARGS("cxx", "async_args", id + 100,
+				     PTW_ARG_STR("req", sval.c_str()));
+		PTW_ASYNC_END("cxx", id + 100);
+		PTW_FLOW_START("cxx", "flow_start", id);
+		PTW_FLOW_STEP("cxx", "flow_step", id);
+		PTW_FLOW_END("cxx", "flow_end", id);
+		try {
+			thrower(i);
+		} catch (const std::exception &) {
+		}
+	}
+}
+
+const ptw_tp_slice *slice_on(const ptw_tp_model *m, const char *name,
+			     int64_t tid)
+{
+	for (size_t k = 0; k < m->n_slices; k++) {
+		const ptw_tp_slice *s = &m->slices[k];
+		if (s->name && std::strcmp(s->name, name) == 0 &&
+		    s->owner.tid == tid)
+			return s;
+	}
+	return nullptr;
+}
+
+size_t count_slices(const ptw_tp_model *m, const char *name)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < m->n_slices; k++)
+		if (m->slices[k].name && std::strcmp(m->slices[k].name, name) == 0)
+			n++;
+	return n;
+}
+
+const ptw_trace_arg *arg_of(const ptw_tp_slice *s, const char *name)
+{
+	for (uint32_t a = 0; a < s->n_args; a++)
+		if (s->args[a]->name && std::strcmp(s->args[a]->name, name) == 0)
+			return s->args[a];
+	return nullptr;
+}
+
+// trace_processor (when available) reads the trace without error stats and
+// counts 'want' slices.
+void check_with_trace_processor(const char *path, size_t want)
+{
+	const char *shared = std::getenv("PTW_SHARED_DIR");
+	if (!shared)
+		return;
+	std::string tp = std::string(shared) + "/tp/trace_processor_shell";
+	if (access(tp.c_str(), X_OK) != 0)
+		return;
+	std::string q = "select (select count(*) from slice) || ' ' || "
+			"(select count(*) from stats where value > 0 and "
+			"severity in ('error', 'data_loss')) as r";
+	std::string cmd = tp + " -Q \"" + q + "\" " + path + " 2>/dev/null";
+	FILE *f = popen(cmd.c_str(), "r");
+	cr_assert_not_null(f);
+	char line[256];
+	std::string last;
+	while (std::fgets(line, sizeof(line), f))
+		last = line;
+	cr_assert_eq(pclose(f), 0, "trace_processor failed on %s", path);
+	unsigned long slices = 0, errors = 1;
+	// the last line is the value, quoted
+	int got = std::sscanf(last.c_str(), "\"%lu %lu\"", &slices, &errors);
+	cr_assert_eq(got, 2, "trace_processor said: %s", last.c_str());
+	cr_assert_eq(errors, 0u, "trace_processor error stats on %s", path);
+	cr_assert_eq(slices, want, "trace_processor: %lu slices, expected %zu",
+		     slices, want);
+}
+
+} // namespace
+
+Test(cxx, every_tracer_macro_from_std_threads)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "cxx-tracer");
+	ptw_config cfg = {};
+	cfg.output_path = path;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	std::vector<std::thread> ts;
+	std::map<int, int64_t> tids;
+	for (int i = 0; i < kThreads; i++)
+		ts.emplace_back(traced_thread, i);
+	for (auto &t : ts)
+		t.join();
+	ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(ptw_stop(), 0);
+	cr_assert_eq(st.dropped, 0u);
+
+	ptw_trace *t = ptw_test_load_checked_or_fail(path, 0);
+	ptw_tp_model *m = ptw_test_model_or_fail(t);
+	cr_assert_eq(m->n_unmatched_ends, 0u);
+	cr_assert_eq(m->misplaced_end_event, 0u);
+	ptw_stats after;
+	cr_assert_eq(ptw_get_stats(&after), 0);
+	cr_assert_eq(after.invalid, 0u);
+
+	// thread names as set, one thread track each
+	for (int i = 0; i < kThreads; i++) {
+		std::string want = "worker " + std::to_string(i);
+		int64_t tid = 0;
+		for (size_t k = 0; k < m->n_threads; k++)
+			if (m->threads[k].name && want == m->threads[k].name)
+				tid = m->threads[k].tid;
+		cr_assert_neq(tid, 0, "no thread named %s", want.c_str());
+		tids[i] = tid;
+	}
+	// per thread: the scopes nest as written and end at the brace
+	const char *nest[] = {"outer", "scope_args", nullptr, nullptr,
+			      "two_a", "two_b", "line_a", "line_b"};
+	for (int i = 0; i < kThreads; i++) {
+		std::string dyn = "dyn " + std::to_string(i);
+		std::string fmt = "fmt " + std::to_string(i) + "/x";
+		nest[2] = dyn.c_str();
+		nest[3] = fmt.c_str();
+		int64_t tid = tids[i];
+		const ptw_tp_slice *prev = nullptr;
+		for (size_t d = 0; d < sizeof(nest) / sizeof(nest[0]); d++) {
+			const ptw_tp_slice *s = slice_on(m, nest[d], tid);
+			cr_assert_not_null(s, "thread %d: no slice %s", i, nest[d]);
+			cr_assert_eq(s->depth, d, "%s at depth %u", nest[d],
+				     s->depth);
+			cr_assert_geq(s->dur, 0, "%s never ended", nest[d]);
+			if (prev)
+				cr_assert_eq(s->parent_id, (int64_t)prev->id);
+			prev = s;
+		}
+		// the if body's scope ended at once: a leaf inside line_b
+		const ptw_tp_slice *ib = slice_on(m, "if_body", tid);
+		cr_assert_not_null(ib);
+		cr_assert_eq(ib->parent_id, (int64_t)prev->id);
+		cr_assert_not_null(slice_on(m, "after_case", tid));
+		const ptw_tp_slice *thr = slice_on(m, "throws", tid);
+		cr_assert_not_null(thr);
+		cr_assert_geq(thr->dur, 0, "an exception ends the scope");
+		cr_assert_eq(thr->parent_id, (int64_t)prev->id);
+
+		const ptw_tp_slice *sa = slice_on(m, "scope_args", tid);
+		const ptw_trace_arg *a = arg_of(sa, "i");
+		cr_assert(a && a->type == PTW_TRACE_ARG_INT && a->v.i == -i);
+		a = arg_of(sa, "u");
+		cr_assert(a && a->type == PTW_TRACE_ARG_UINT &&
+			  a->v.u == 7u + (unsigned)i);
+		a = arg_of(sa, "d");
+		cr_assert(a && a->type == PTW_TRACE_ARG_DOUBLE && a->v.d == 1.5);
+		a = arg_of(sa, "b");
+		cr_assert(a && a->type == PTW_TRACE_ARG_BOOL && a->v.b == 1);
+		a = arg_of(sa, "s");
+		std::string sval = "value " + std::to_string(i);
+		cr_assert(a && a->type == PTW_TRACE_ARG_STRING &&
+			  sval == a->v.s);
+		a = arg_of(sa, "p");
+		cr_assert(a && a->type == PTW_TRACE_ARG_POINTER && a->v.u != 0);
+
+		const ptw_tp_slice *ba = slice_on(m, "begin_args", tid);
+		cr_assert_not_null(ba);
+		cr_assert(arg_of(ba, "n") && arg_of(ba, "n")->v.i == i);
+		cr_assert(arg_of(ba, "end") &&
+			  std::strcmp(arg_of(ba, "end")->v.s, "yes") == 0);
+		std::string bfmt = "bfmt " + std::to_string(i);
+		cr_assert_not_null(slice_on(m, bfmt.c_str(), tid));
+		cr_assert_not_null(slice_on(m, "begin_end", tid));
+		const ptw_tp_slice *in = slice_on(m, "instant_args", tid);
+		cr_assert(in && in->is_instant && arg_of(in, "k")->v.i == 42);
+		cr_assert_not_null(slice_on(m, sval.c_str(), tid));
+		std::string ifmt = "ifmt worker " + std::to_string(i);
+		cr_assert_not_null(slice_on(m, ifmt.c_str(), tid));
+	}
+	// the dynamic name appears as a scope and as a BEGIN_DYN slice
+	cr_assert_eq(count_slices(m, "dyn 0"), 2u);
+	cr_assert_eq(count_slices(m, "async"), (size_t)kThreads);
+	cr_assert_eq(count_slices(m, "async_args"), (size_t)kThreads);
+	const ptw_tp_slice *aa = ptw_test_find_slice(m, "async_args", 0);
+	cr_assert(aa && arg_of(aa, "req") &&
+		  std::strncmp(arg_of(aa, "req")->v.s, "value ", 6) == 0);
+	cr_assert_eq(m->n_flows, 2u * kThreads);
+
+	// counters: literal and run-time names, one track per name
+	std::map<std::string, std::vector<double>> ctr;
+	size_t nt;
+	const ptw_trace_track *tracks = ptw_trace_tracks(t, &nt);
+	for (size_t k = 0; k < m->n_counters; k++)
+		for (size_t j = 0; j < nt; j++)
+			if (tracks[j].uuid == m->counters[k].track_uuid &&
+			    tracks[j].name)
+				ctr[tracks[j].name].push_back(m->counters[k].value);
+	cr_assert_eq(ctr["ctr_int"].size(), (size_t)kThreads);
+	cr_assert_eq(ctr["ctr_dbl"].size(), (size_t)kThreads);
+	cr_assert_eq(ctr["dctr_shared"].size(), (size_t)kThreads);
+	for (int i = 0; i < kThreads; i++) {
+		auto &v = ctr["dctr " + std::to_string(i)];
+		cr_assert_eq(v.size(), 1u);
+		cr_assert_eq(v[0], (double)i);
+	}
+	size_t want = m->n_slices;
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+	check_with_trace_processor(path, want);
+	unlink(path);
+}
+
+Test(cxx, writer_api_from_std_threads)
+{
+	// one writer per thread (a writer belongs to one thread at a time)
+	std::vector<std::string> paths(kThreads);
+	std::vector<std::thread> ts;
+	for (int i = 0; i < kThreads; i++) {
+		char p[256];
+		paths[i] = ptw_test_tmp_path(p, sizeof(p), "cxx-writer");
+	}
+	std::vector<int> rc(kThreads, -1);
+	for (int i = 0; i < kThreads; i++)
+		ts.emplace_back([&, i] {
+			ptw_error err;
+			ptw_writer *w = ptw_writer_open(paths[i].c_str(), nullptr,
+							&err);
+			if (!w)
+				return;
+			uint64_t th = ptw_writer_add_thread_track(w, 1, 10 + i,
+								  "wthread");
+			ptw_seq *s = ptw_writer_add_seq(w, th);
+			std::string v = "v" + std::to_string(i);
+			ptw_arg args[2] = {PTW_ARG_I64("n", i),
+					   PTW_ARG_STR("s", v.c_str())};
+			ptw_event ev = {};
+			ev.ts = 100;
+			ev.name = "work";
+			ev.category = "cxx";
+			ev.args = args;
+			ev.n_args = 2;
+			int r = ptw_seq_slice_begin(s, &ev);
+			ev = {};
+			ev.ts = 200;
+			if (r == 0)
+				r = ptw_seq_slice_end(s, &ev);
+			if (r == 0)
+				r = ptw_writer_close(w, &err);
+			else
+				ptw_writer_close(w, nullptr);
+			rc[i] = r;
+		});
+	for (auto &t : ts)
+		t.join();
+	for (int i = 0; i < kThreads; i++) {
+		cr_assert_eq(rc[i], 0);
+		ptw_trace *t = ptw_test_load_checked_or_fail(paths[i].c_str(), 0);
+		ptw_tp_model *m = ptw_test_model_or_fail(t);
+		cr_assert_eq(m->n_slices, 1u);
+		cr_assert_str_eq(m->slices[0].name, "work");
+		cr_assert_eq(m->slices[0].dur, 100);
+		cr_assert_eq(m->slices[0].owner.tid, 10 + i);
+		cr_assert_eq(arg_of(&m->slices[0], "n")->v.i, i);
+		ptw_tp_model_free(m);
+		ptw_trace_free(t);
+		check_with_trace_processor(paths[i].c_str(), 1);
+		unlink(paths[i].c_str());
+	}
+	cr_assert_str_eq(ptw_version(), PTW_VERSION);
+}
