@@ -308,3 +308,31 @@ Test(dump, check_takes_several_traces_and_open_slices)
 	unlink(ok);
 	unlink(open);
 }
+
+/* The machine options show by name: machine_id on each packet and the
+ * SystemInfo packet's fields (not as an unknown payload). */
+Test(dump, machine_id_and_system_info_are_printed)
+{
+	struct ptw_error err = {0};
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-machine");
+	struct ptw_writer_options o = {.machine_id = 5, .machine_name = "n\"5",
+				       .machine_uname = 1};
+	struct ptw_writer *w = ptw_writer_open(p, &o, &err);
+	cr_assert(w, "%s", err.msg);
+	uint64_t th = ptw_writer_add_thread_track(w, 1, 2, "t");
+	struct ptw_event e = {.track = th, .ts = 10, .name = "a"};
+	cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &e), 0);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+	snprintf(a, sizeof(a), "'%s'", p);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "system_info{machine_name=\"n\\\"5\" "
+				"utsname{sysname=\"") != NULL, "%s", r.out);
+	cr_assert(strstr(r.out, "payload field") == NULL, "%s", r.out);
+	size_t lines = count_lines(r.out, "\n");
+	cr_assert_gt(lines, 3);
+	cr_assert_eq(count_lines(r.out, " machine=5 "), lines, "%s", r.out);
+	run_free(&r);
+	unlink(p);
+}

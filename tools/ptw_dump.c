@@ -248,6 +248,35 @@ static void print_descriptor(const Perfetto__Protos__TrackDescriptor *d)
 		printf(" child_ordering=%d", (int)d->child_ordering);
 }
 
+/* SystemInfo: the machine's name and utsname (the fields ptw writes). */
+static void print_system_info(const Perfetto__Protos__SystemInfo *si)
+{
+	fputs(" system_info{", stdout);
+	const char *sep = "";
+	if (si->machine_name) {
+		fputs("machine_name=", stdout);
+		print_str(si->machine_name);
+		sep = " ";
+	}
+	const Perfetto__Protos__Utsname *u = si->utsname;
+	if (u) {
+		const char *k[4] = {"sysname", "release", "version", "machine"};
+		const char *v[4] = {u->sysname, u->release, u->version,
+				    u->machine};
+		printf("%sutsname{", sep);
+		sep = "";
+		for (int i = 0; i < 4; i++) {
+			if (!v[i])
+				continue;
+			printf("%s%s=", sep, k[i]);
+			print_str(v[i]);
+			sep = " ";
+		}
+		putchar('}');
+	}
+	putchar('}');
+}
+
 static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
 		     const void *vp)
 {
@@ -282,6 +311,8 @@ static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
 		fputs(" incremental_state_cleared", stdout);
 	if (p->has_first_packet_on_sequence && p->first_packet_on_sequence)
 		fputs(" first", stdout);
+	if (p->has_machine_id)
+		printf(" machine=%u", p->machine_id);
 	if (p->has_previous_packet_dropped && p->previous_packet_dropped)
 		printf(" previous_packet_dropped=%u", p->previous_packet_dropped);
 	if (p->has_timestamp) {
@@ -333,6 +364,9 @@ static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
 		else if (p->track_event->has_type)
 			fputs(ptw_trace_event_type_name(p->track_event->type),
 			      stdout);
+		break;
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO:
+		print_system_info(p->system_info);
 		break;
 	case PERFETTO__PROTOS__TRACE_PACKET__DATA__NOT_SET:
 		break;
