@@ -1300,7 +1300,9 @@ Test(convert, command_line_mistakes_are_one_line)
 	char a[PATH_MAX + 16];
 	snprintf(a, sizeof(a), "'%s/a.json'", d);
 	const char *const bad[][2] = {{"--bogus", a}, {"--shift x", a},
-				      {"-z12", a}, {"-q", ""}};
+				      {"-z12", a}, {"-q", ""},
+				      {"--machine-id 0", a},
+				      {"--machine-id 4294967296", a}};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		cr_expect_eq(sh("'%s' %s %s 2>'%s/err'; test $? = 2 && "
 				"test $(wc -l < '%s/err') = 2 && tail -n1 '%s/err' "
