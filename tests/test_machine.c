@@ -31,7 +31,21 @@ struct seen {
 	int64_t rt_off_last;   /* last of them */
 	uint64_t rt_boot_prev; /* BOOTTIME of the previous one */
 	int rt_backwards;      /* one went back in BOOTTIME */
+	uint64_t meta;         /* metadata (chrome_events) packets with the id */
+	uint64_t outer_begins; /* BEGINs of category "outer" with an inline
+				* name (a flight-recorder prefix) and the id */
+	uint64_t overwritten;  /* TraceStats: bytes the ring overwrote */
 };
+
+/* TracePacket.chrome_events (the trace metadata), which the reader's
+ * proto leaves as an unknown field. */
+static int has_chrome_events(const Perfetto__Protos__TracePacket *p)
+{
+	for (unsigned i = 0; i < p->base.n_unknown_fields; i++)
+		if (p->base.unknown_fields[i].tag == 5)
+			return 1;
+	return 0;
+}
 
 static int on_packet(void *ctx, const struct ptw_trace_packet_info *info,
 		     const void *pkt)
@@ -41,10 +55,22 @@ static int on_packet(void *ctx, const struct ptw_trace_packet_info *info,
 	if (!p || info->is_batch)
 		return 0;
 	s->packets++;
-	if (p->has_machine_id && p->machine_id == s->want_mid)
+	int mine = p->has_machine_id && p->machine_id == s->want_mid;
+	if (mine)
 		s->with_mid++;
 	else if (p->has_machine_id)
 		s->other_mid++;
+	if (mine && has_chrome_events(p))
+		s->meta++;
+	if (mine &&
+	    p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT &&
+	    p->track_event->type ==
+		    PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN &&
+	    p->track_event->name_field_case ==
+		    PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME &&
+	    p->track_event->n_categories == 1 &&
+	    strcmp(p->track_event->categories[0], "outer") == 0)
+		s->outer_begins++;
 	if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO) {
 		const Perfetto__Protos__SystemInfo *si = p->system_info;
 		s->sysinfo++;
@@ -80,7 +106,9 @@ static int on_packet(void *ctx, const struct ptw_trace_packet_info *info,
 	return 0;
 }
 
-static void scan(const char *path, struct seen *s, uint32_t want_mid)
+/* Reads and checks (ptw_trace_check 'flags') the trace at 'path'. */
+static void scan_flags(const char *path, struct seen *s, uint32_t want_mid,
+		       unsigned flags)
 {
 	memset(s, 0, sizeof(*s));
 	s->want_mid = want_mid;
@@ -88,8 +116,17 @@ static void scan(const char *path, struct seen *s, uint32_t want_mid)
 	struct ptw_error err;
 	struct ptw_trace *t = ptw_trace_load_file(path, &opt, &err);
 	cr_assert_not_null(t, "%s: %s", path, err.msg);
-	cr_assert_eq(ptw_trace_check(t, 0, &err), 0, "%s: %s", path, err.msg);
+	cr_assert_eq(ptw_trace_check(t, flags, &err), 0, "%s: %s", path,
+		     err.msg);
+	const struct ptw_trace_stats *st = ptw_trace_stats(t);
+	if (st->n_buffers)
+		s->overwritten = st->buf[0].bytes_overwritten;
 	ptw_trace_free(t);
+}
+
+static void scan(const char *path, struct seen *s, uint32_t want_mid)
+{
+	scan_flags(path, s, want_mid, 0);
 }
 
 static void ok(struct ptw_writer *w, int rc)
@@ -267,6 +304,65 @@ static void tracer_run(enum ptw_clock clk, enum ptw_mode mode)
 Test(machine, tracer_monotonic) { tracer_run(PTW_CLOCK_MONOTONIC, PTW_MODE_STREAM); }
 Test(machine, tracer_tsc) { tracer_run(PTW_CLOCK_FASTEST, PTW_MODE_STREAM); }
 Test(machine, tracer_ring) { tracer_run(PTW_CLOCK_MONOTONIC, PTW_MODE_RING); }
+
+/* A flight-recorder snapshot whose window lost the BEGINs of slices still
+ * open: the prefix that begins them again, the trace metadata in it (the
+ * clock) and its REALTIME snapshot carry the machine_id too. */
+Test(machine, flight_recorder_prefix_carries_the_machine_id)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "machine-ring-prefix");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mode = PTW_MODE_RING;
+	cfg.ring_bytes = 64u * 1024u;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	cfg.machine_id = 12;
+	struct ptw_error err;
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
+	PTW_BEGIN_ARGS("outer", "whole run", PTW_ARG_I64("k", 7));
+	PTW_BEGIN("outer", "inner");
+	for (int i = 0; i < 20000; i++) { /* wraps the ring many times */
+		PTW_BEGIN("m", "step");
+		PTW_INSTANT("m", "tick");
+		PTW_END("m");
+	}
+	cr_assert_eq(ptw_snapshot(path), 0);
+	PTW_END("outer");
+	PTW_END("outer");
+	cr_assert_eq(ptw_stop_ex(&err), 0, "%s", err.msg);
+	struct seen s;
+	scan_flags(path, &s, 12, PTW_CHECK_ALLOW_OPEN);
+	cr_assert_gt(s.overwritten, 0, "the window wrapped");
+	cr_assert_eq(s.with_mid, s.packets, "%llu of %llu packets",
+		     (unsigned long long)s.with_mid,
+		     (unsigned long long)s.packets);
+	cr_assert_eq(s.outer_begins, 2, "the prefix begins both open slices");
+	cr_assert_eq(s.meta, 1, "the prefix has the metadata packet");
+	cr_assert_geq(s.rt_snaps, 1);
+	unlink(path);
+}
+
+/* Stream mode: the metadata packet is on the process's sequence, whose
+ * header carries the id. */
+Test(machine, stream_metadata_carries_the_machine_id)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "machine-meta");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.machine_id = 13;
+	struct ptw_error err;
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
+	PTW_INSTANT("m", "tick");
+	cr_assert_eq(ptw_stop_ex(&err), 0, "%s", err.msg);
+	struct seen s;
+	scan(path, &s, 13);
+	cr_assert_eq(s.with_mid, s.packets);
+	cr_assert_eq(s.meta, 1);
+	unlink(path);
+}
 
 /* A REALTIME snapshot due at a flush goes out after the pending packets:
  * put before the flush, it pushed a full batch past the compression limit
