@@ -12,6 +12,7 @@
 #include "ptw/clock_stream.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
+#include "ptw_trace.pb-c.h"
 #include "support/ptw_test.h"
 
 static int fd_is_open(int fd) { return fcntl(fd, F_GETFD) != -1; }
@@ -105,6 +106,69 @@ Test(abi_sized, ptw_start_reads_the_config_and_writer_options_as_sized)
 				     sizeof(struct ptw_writer_options), &err),
 		     PTW_ERR_INVALID);
 	cr_assert(strstr(err.msg, "does not know"), "%s", err.msg);
+	unlink(path);
+}
+
+static int count_machine_ids(void *ctx, const struct ptw_trace_packet_info *in,
+			     const void *pkt)
+{
+	const Perfetto__Protos__TracePacket *p = pkt;
+	if (p && !in->is_batch && p->has_machine_id)
+		++*(uint64_t *)ctx;
+	return 0;
+}
+
+/* Packets of the trace at 'path' that carry a machine_id. */
+static uint64_t machine_ids(const char *path)
+{
+	uint64_t n = 0;
+	struct ptw_trace_options opt = {.on_packet = count_machine_ids,
+					.ctx = &n};
+	struct ptw_error err;
+	struct ptw_trace *t = ptw_trace_load_file(path, &opt, &err);
+	cr_assert_not_null(t, "%s", err.msg);
+	ptw_trace_free(t);
+	return n;
+}
+
+/* The machine options came last (issue 26): a program built before them
+ * passes structs that end before machine_id, and whatever lies there is
+ * not read; in full they are. */
+Test(abi_sized, machine_options_are_read_only_from_programs_that_know_them)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "abi-machine");
+	struct ptw_writer_options o;
+	memset(&o, 0, sizeof(o));
+	o.machine_id = 5;
+	o.machine_name = "n5";
+	size_t old_wo = offsetof(struct ptw_writer_options, machine_id);
+	struct ptw_error err;
+	for (int full = 0; full < 2; full++) {
+		struct ptw_writer *w = ptw_writer_open_sized(
+			path, &o, full ? sizeof(o) : old_wo, &err);
+		cr_assert_not_null(w, "%s", err.msg);
+		uint64_t th = ptw_writer_add_thread_track(w, 1, 2, "t");
+		struct ptw_event ev = {.track = th, .ts = 10, .name = "e"};
+		cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &ev), 0);
+		cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+		cr_assert_eq(machine_ids(path) > 0, full, "writer, full %d", full);
+	}
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.machine_id = 6;
+	cfg.writer = &o;
+	for (int full = 0; full < 2; full++) {
+		cr_assert_eq(ptw_start_sized(&cfg, full ? sizeof(cfg)
+						   : offsetof(struct ptw_config,
+							      machine_id),
+					     full ? sizeof(o) : old_wo, &err),
+			     0, "%s", err.msg);
+		PTW_INSTANT("abi", "one");
+		cr_assert_eq(ptw_stop(), 0);
+		cr_assert_eq(machine_ids(path) > 0, full, "tracer, full %d", full);
+	}
 	unlink(path);
 }
 
