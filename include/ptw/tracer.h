@@ -159,11 +159,11 @@ struct ptw_config {
 	 * and re-raise the signal (docs/tracer.md, "Crash dump"). Copied. */
 	const char *crash_path;
 	/* Several machines (docs/tracer.md): non-zero, every packet carries
-	 * TracePacket.machine_id = machine_id (overrides writer.machine_id);
+	 * TracePacket.machine_id = machine_id (overrides writer->machine_id);
 	 * with it or machine_name, a SystemInfo packet names the machine
 	 * and carries this host's uname(2). Traces opened together (one TAR)
 	 * in trace_processor or the UI then keep each machine's processes
-	 * apart. 0 / NULL: none (writer.machine_* apply). Every tracer
+	 * apart. 0 / NULL: none (writer->machine_* apply). Every tracer
 	 * trace relates its clock to CLOCK_REALTIME, with or without them. */
 	uint32_t machine_id;
 	const char *machine_name; /* copied at ptw_start */
