@@ -52,6 +52,11 @@ run() {
 	(cd "$dir" && LD_LIBRARY_PATH="$inst/lib" "./$(basename "$1")") ||
 		fail "$1 failed"
 	"$inst/bin/ptw-dump" --check "$dir/$2" >/dev/null || fail "$dir/$2: check failed"
+	# the writer example's flow goes from "handle" to "parse"
+	if [ "$2" = example.pftrace ] &&
+	   [ "$("$inst/bin/ptw-dump" --flows "$dir/$2")" != "flow id=42 out=0 in=1" ]; then
+		fail "$dir/$2: the README's flow 42 is not complete"
+	fi
 	rm -f "$dir/$2"
 }
 needs_so() { # needs_so PROGRAM 1|0
@@ -87,6 +92,15 @@ for p in writer tracer cxx; do
 	needs_so "$d/pc-static/$p" 0
 	run "$d/pc-static/$p" "$out"
 done
+
+# the README's way for a PREFIX outside the system's paths: an rpath, so
+# the program starts with no LD_LIBRARY_PATH
+mkdir -p "$d/rpath"
+# shellcheck disable=SC2086
+cc -std=c11 $cflags "$src/writer.c" -o "$d/rpath/writer" $(pkg-config --libs ptw) \
+	-Wl,-rpath,"$inst/lib" || fail "writer: build with an rpath failed"
+(cd "$d/rpath" && ./writer) || fail "writer built with an rpath does not start"
+rm -f "$d/rpath/example.pftrace"
 
 # CMake: find_package(ptw 0.2 REQUIRED), both imported targets
 cm="$d/cmake"
