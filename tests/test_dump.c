@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "support/ptw_test.h"
+#include "ptw/tracer.h"
 #include "ptw/writer.h"
 #include "support/trace_build.h"
 
@@ -335,4 +336,29 @@ Test(dump, machine_id_and_system_info_are_printed)
 	cr_assert_eq(count_lines(r.out, " machine=5 "), lines, "%s", r.out);
 	run_free(&r);
 	unlink(p);
+}
+
+/* The tracer declares its clock as trace metadata (trace_processor's
+ * metadata table, "cr-ptw.clock"): ptw-dump prints the entries by name, and
+ * both checks accept the packet. */
+Test(dump, tracer_metadata_is_printed_by_name)
+{
+	char path[256], a[600];
+	ptw_test_tmp_path(path, sizeof(path), "dump-meta");
+	struct ptw_config cfg = {.output_path = path,
+				 .clock = PTW_CLOCK_MONOTONIC};
+	cr_assert_eq(ptw_start(&cfg), 0);
+	PTW_INSTANT("c", "x");
+	cr_assert_eq(ptw_stop(), 0);
+	snprintf(a, sizeof(a), "'%s'", path);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(count_lines(r.out, "metadata{\"ptw.clock\"=\"monotonic\"}"),
+		     1, "%s", r.out);
+	run_free(&r);
+	snprintf(a, sizeof(a), "--check --strict '%s'", path);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	unlink(path);
 }

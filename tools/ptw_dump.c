@@ -248,6 +248,38 @@ static void print_descriptor(const Perfetto__Protos__TrackDescriptor *d)
 		printf(" child_ordering=%d", (int)d->child_ordering);
 }
 
+/* Trace metadata entries (ChromeEventBundle.metadata: the tracer's clock),
+ * which trace_processor shows as "cr-<name>" in its metadata table. */
+static void print_metadata(const Perfetto__Protos__ChromeEventBundle *b)
+{
+	fputs(" metadata{", stdout);
+	for (size_t i = 0; i < b->n_metadata; i++) {
+		const Perfetto__Protos__ChromeMetadata *m = b->metadata[i];
+		if (i)
+			putchar(' ');
+		print_str(m->name ? m->name : "");
+		putchar('=');
+		switch (m->value_case) {
+		case PERFETTO__PROTOS__CHROME_METADATA__VALUE_STRING_VALUE:
+			print_str(m->string_value);
+			break;
+		case PERFETTO__PROTOS__CHROME_METADATA__VALUE_JSON_VALUE:
+			print_str(m->json_value);
+			break;
+		case PERFETTO__PROTOS__CHROME_METADATA__VALUE_INT_VALUE:
+			printf("%lld", (long long)m->int_value);
+			break;
+		case PERFETTO__PROTOS__CHROME_METADATA__VALUE_BOOL_VALUE:
+			fputs(m->bool_value ? "true" : "false", stdout);
+			break;
+		default:
+			fputs("?", stdout);
+			break;
+		}
+	}
+	putchar('}');
+}
+
 /* SystemInfo: the machine's name and utsname (the fields ptw writes). */
 static void print_system_info(const Perfetto__Protos__SystemInfo *si)
 {
@@ -367,6 +399,9 @@ static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
 		break;
 	case PERFETTO__PROTOS__TRACE_PACKET__DATA_SYSTEM_INFO:
 		print_system_info(p->system_info);
+		break;
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_CHROME_EVENTS:
+		print_metadata(p->chrome_events);
 		break;
 	case PERFETTO__PROTOS__TRACE_PACKET__DATA__NOT_SET:
 		break;
