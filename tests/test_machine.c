@@ -37,14 +37,10 @@ struct seen {
 	uint64_t overwritten;  /* TraceStats: bytes the ring overwrote */
 };
 
-/* TracePacket.chrome_events (the trace metadata), which the reader's
- * proto leaves as an unknown field. */
+/* TracePacket.chrome_events: the trace metadata. */
 static int has_chrome_events(const Perfetto__Protos__TracePacket *p)
 {
-	for (unsigned i = 0; i < p->base.n_unknown_fields; i++)
-		if (p->base.unknown_fields[i].tag == 5)
-			return 1;
-	return 0;
+	return p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_CHROME_EVENTS;
 }
 
 static int on_packet(void *ctx, const struct ptw_trace_packet_info *info,
