@@ -74,7 +74,7 @@ struct ptw_i_thread {
 #define PTW_I_GEN_BOOT 4u
 #define PTW_I_GEN_CLOCKS (PTW_I_GEN_TSC | PTW_I_GEN_BOOT)
 #define PTW_I_GEN_STEP 8u
-extern uint32_t ptw_i_gen;
+extern uint32_t ptw_i_gen __attribute__((visibility("hidden")));
 /* initial-exec: one %fs-relative load, no __tls_get_addr call, also when
  * libptw is a shared library loaded at program start (not dlopen). */
 extern _Thread_local struct ptw_i_thread *ptw_i_self
