@@ -212,66 +212,6 @@ static void *two_worker(void *p)
 	return NULL;
 }
 
-/* 16 macro sites behind a switch, as instrumented code has them: what a
- * disabled macro costs where it sits in real code (its inline code bloats
- * the caller, not only its own load and branch). Returns a value that
- * depends on the loop so it is not optimised away. */
-static __attribute__((noinline)) uint64_t sites16(uint64_t n, uint64_t seed)
-{
-	uint64_t acc = seed;
-	for (uint64_t i = 0; i < n; i++) {
-		switch (i & 15) {
-		case 0: PTW_BEGIN("site", "s0"); acc += 1; break;
-		case 1: PTW_END("site"); acc += 3; break;
-		case 2: PTW_BEGIN("site", "s2"); acc += 5; break;
-		case 3: PTW_END("site"); acc += 7; break;
-		case 4: PTW_INSTANT("site", "s4"); acc += 11; break;
-		case 5: PTW_BEGIN("site", "s5"); acc += 13; break;
-		case 6: PTW_END("site"); acc += 17; break;
-		case 7: PTW_INSTANT("site", "s7"); acc += 19; break;
-		case 8: PTW_BEGIN("site", "s8"); acc += 23; break;
-		case 9: PTW_END("site"); acc += 29; break;
-		case 10: PTW_COUNTER_INT("site", "s10", i); acc += 31; break;
-		case 11: PTW_BEGIN("site", "s11"); acc += 37; break;
-		case 12: PTW_END("site"); acc += 41; break;
-		case 13: PTW_INSTANT("site", "s13"); acc += 43; break;
-		case 14: PTW_BEGIN("site", "s14"); acc += 47; break;
-		default: PTW_END("site"); acc += 53; break;
-		}
-	}
-	return acc;
-}
-
-/* The 16-site loop with tracing off, minus the same loop's cost without
- * macros would be the macros' share; we print the whole loop per macro,
- * as the comparison with the Perfetto SDK was measured. */
-static void bench_disabled_16sites(unsigned runs)
-{
-	const uint64_t per_run = 1000000;
-	struct dist d = {0}, c = {0};
-	uint64_t sink = 0;
-	for (unsigned r = 0; r < runs; r++) {
-		uint64_t t0 = now_ns();
-		sink += sites16(per_run, r);
-		uint64_t t1 = now_ns();
-		dist_add(&d, (double)(t1 - t0) / (double)per_run);
-	}
-	dist_print(&d, "producer_ns_per_event_disabled_16sites");
-	start("disabled16", PTW_CLOCK_MONOTONIC, 1u << 16, 0);
-	ptw_set_category_enabled("site", 0);
-	for (unsigned r = 0; r < runs; r++) {
-		uint64_t t0 = now_ns();
-		sink += sites16(per_run, r);
-		uint64_t t1 = now_ns();
-		dist_add(&c, (double)(t1 - t0) / (double)per_run);
-	}
-	stop();
-	ptw_set_category_enabled("site", 1);
-	dist_print(&c, "producer_ns_per_event_category_off_16sites");
-	if (sink == 42)
-		printf("# %llu\n", (unsigned long long)sink);
-}
-
 /* Registers the calling thread's ring and lets the backend create its
  * track (outside the timing), then logs 'pairs' BEGIN/END pairs as fast
  * as possible. Returns the time the logging began. */
@@ -454,7 +394,6 @@ int main(void)
 		ptw_set_category_enabled("off", 1);
 	}
 
-	bench_disabled_16sites(quick ? 20 : 200);
 
 	/* one thread, fastest clock (TSC when usable), per kind */
 	struct ptw_stats st;
@@ -580,7 +519,7 @@ int main(void)
 
 	char path[128];
 	const char *tags[] = {"disabled", "tsc", "mono", "2t", "size", "size_deflate",
-			      "size_2t", "disabled16", "sustained"};
+			      "size_2t", "sustained"};
 	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s.pftrace", out_dir, tags[i]);
 		unlink(path);

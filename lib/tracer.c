@@ -16,11 +16,14 @@
 #include <unistd.h>
 
 /* ---- the global state (the documented exception to "no globals") ------
- * ptw_i_gen: the enable word every macro reads first (relaxed: it only
- * gates; the data a producer then uses is published under ptw_tr_ctl.mu
- * and re-checked there on the slow path). ptw_i_self: the calling thread's
- * registered ring. ptw_tr_ctl: the control block behind ptw_start & co. */
-uint32_t ptw_i_gen = 0; /* __atomic builtins only (tracer.h) */
+ * ptw_i_gate: the word every macro compares with its site's first (relaxed:
+ * it only gates). ptw_i_gen: the generation the out-of-line paths check
+ * (relaxed too: the data a producer then uses is published under
+ * ptw_tr_ctl.mu and re-checked there on the slow path). ptw_i_self: the
+ * calling thread's registered ring. ptw_tr_ctl: the control block behind
+ * ptw_start & co. */
+uint32_t ptw_i_gen = 0; /* __atomic builtins only */
+uint64_t ptw_i_gate = 0; /* __atomic builtins only (tracer.h) */
 _Thread_local struct ptw_i_thread *ptw_i_self
 	__attribute__((tls_model("initial-exec"))) = NULL;
 
@@ -47,6 +50,8 @@ static void ptw_tr_atfork_child(void)
 	ptw_tr_crash_atfork_child();
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
+	c->gate = 0;
+	__atomic_store_n(&ptw_i_gate, 0, __ATOMIC_SEQ_CST);
 	/* The forking thread's ring belonged to the parent's session: do
 	 * not touch it (the child re-registers on its next session). */
 	ptw_i_self = NULL;
@@ -151,6 +156,10 @@ static void ptw_tr_bump_gen_locked(uint32_t flags)
 	 * re-reads everything under the mutex anyway; release keeps the
 	 * order visible to relaxed readers as early as possible. */
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_RELEASE);
+	/* A gate above every site's 'off' written so far, so that each site
+	 * reaches the out-of-line path again and re-checks its category. */
+	c->gate = (flags & PTW_I_GEN_ON) ? ++c->gate_seq : 0;
+	__atomic_store_n(&ptw_i_gate, c->gate, __ATOMIC_RELEASE);
 }
 
 int ptw_set_category_enabled(const char *category, int enabled)

@@ -61,15 +61,20 @@ struct ptw_i_thread {
 };
 
 /* THE GLOBAL STATE of ptw (documented exception to "no globals"):
- * ptw_i_gen (tracer.h) is the enable word every macro reads: even =
- * tracing stopped, odd = running; bit 1 = TSC clock, bit 2 = BOOTTIME
- * clock; bits 3.. count generations (start, stop and each category change
- * bump it). ptw_i_self is the calling thread's ring (NULL until its first
- * event). Both live in lib/tracer.c. */
+ * ptw_i_gate (tracer.h) is the word every macro compares with its site's
+ * 'off': 0 while stopped, else ptw_tr_ctl.gate (grows with every
+ * generation, never reused). ptw_i_gen is the generation the out-of-line
+ * paths check: even = tracing stopped, odd = running; bit 1 = TSC clock,
+ * bit 2 = BOOTTIME clock; bits 3.. count generations (start, stop and
+ * each category change bump it). ptw_i_self is the calling thread's ring
+ * (NULL until its first event). All three live in lib/tracer.c and are
+ * accessed with __atomic builtins only (ptw_i_self: thread-local). */
+#define PTW_I_GEN_ON 1u
 #define PTW_I_GEN_TSC 2u
 #define PTW_I_GEN_BOOT 4u
 #define PTW_I_GEN_CLOCKS (PTW_I_GEN_TSC | PTW_I_GEN_BOOT)
 #define PTW_I_GEN_STEP 8u
+extern uint32_t ptw_i_gen __attribute__((visibility("hidden")));
 /* initial-exec: one %fs-relative load, no __tls_get_addr call, also when
  * libptw is a shared library loaded at program start (not dlopen). */
 extern _Thread_local struct ptw_i_thread *ptw_i_self
@@ -322,6 +327,8 @@ struct ptw_tr_ctl {
 	struct ptw_tracer *tr;    /* running session, or NULL */
 	int stopping;
 	uint32_t gen;             /* mirror of ptw_i_gen, written under mu */
+	uint64_t gate;            /* mirror of ptw_i_gate, written under mu */
+	uint64_t gate_seq;        /* last gate of a running generation */
 	uint64_t next_session;
 	char **disabled;          /* disabled categories, owned strings */
 	size_t n_disabled, cap_disabled;

@@ -100,6 +100,10 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 			__atomic_store_n(&site->state, on ? g : ~g,
 					 __ATOMIC_RELAXED);
 			if (!on) {
+				/* The macros skip the site inline until the
+				 * gate moves on (tracer.h, ptw_i_live). */
+				__atomic_store_n(&site->off, c->gate,
+						 __ATOMIC_RELAXED);
 				pthread_mutex_unlock(&c->mu);
 				if (fresh)
 					ptw_tr_thread_unref(fresh);

@@ -1236,6 +1236,132 @@ Test(tracer, scope_ends_on_every_exit_path_and_category_disabled_mid_way)
 	unlink(path);
 }
 
+/* ---- the macros' gate: one call site through every state --------------- */
+
+/* The same call sites (one of each path: ptw_i_ev_val, ptw_i_ev,
+ * ptw_i_emit_n, ptw_i_emit_fmt, a scope) reached with tracing stopped,
+ * with their category off (then skipped inline by the site's cached
+ * 'off'), on again, off again, after an unrelated category change and
+ * across sessions. */
+static void gate_sites(int64_t i)
+{
+	PTW_COUNTER_INT("g", "gate counter", i);
+	PTW_INSTANT_ARGS("g", "gate args", PTW_ARG_I64("i", i));
+	PTW_INSTANT_FMT("g", "gate fmt %d", (int)i);
+	PTW_BEGIN("g", "gate slice");
+	PTW_END("g");
+	{
+		PTW_SCOPE("g", "gate scope");
+	}
+}
+
+/* Bit i of each mask: the events of gate_sites(i) in the trace. */
+struct gate_seen {
+	uint32_t counter, args, fmt;
+	int slices, scopes, ends;
+};
+
+static void gate_read(const char *path, struct gate_seen *g)
+{
+	struct collect *c = calloc(1, sizeof(*c));
+	cr_assert_not_null(c);
+	struct dec *d = decode_file(path, collect_cb, c);
+	const int BEGIN = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
+	const int END = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+	const int COUNTER = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+	memset(g, 0, sizeof(*g));
+	for (int i = 0; i < c->n; i++) {
+		const struct dev *e = &c->ev[i];
+		int v;
+		if (e->type == COUNTER) {
+			struct dtrack *t = dec_track(d, e->track);
+			cr_assert_not_null(t);
+			if (strcmp(t->name, "gate counter") == 0)
+				g->counter |= 1u << e->ival;
+		} else if (e->type == END) {
+			g->ends++;
+		} else if (!e->name) {
+			continue;
+		} else if (strcmp(e->name, "gate args") == 0) {
+			cr_assert_eq(e->nargs, 1);
+			g->args |= 1u << e->args[0].i;
+		} else if (sscanf(e->name, "gate fmt %d", &v) == 1) {
+			g->fmt |= 1u << v;
+		} else if (e->type == BEGIN && !strcmp(e->name, "gate slice")) {
+			g->slices++;
+		} else if (e->type == BEGIN && !strcmp(e->name, "gate scope")) {
+			g->scopes++;
+		}
+	}
+	reader_check(path, 0);
+	dec_free(d);
+	free(c);
+	unlink(path);
+}
+
+Test(tracer, a_call_site_follows_start_stop_and_category_changes)
+{
+	char path[128];
+	struct ptw_config cfg;
+	struct gate_seen g;
+	const uint32_t want1 = (1u << 3) | (1u << 4) | (1u << 7);
+
+	gate_sites(0); /* stopped, sites never reached before */
+	tmp_path(path, sizeof(path), "gate1");
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.disabled_categories = "g";
+	start_or_die(&cfg);
+	gate_sites(1); /* off: the sites learn it */
+	gate_sites(2); /* off, skipped inline */
+	ptw_set_category_enabled("g", 1);
+	gate_sites(3);
+	gate_sites(4);
+	ptw_set_category_enabled("g", 0);
+	gate_sites(5);
+	ptw_set_category_enabled("other", 0); /* the gate moves, "g" stays off */
+	gate_sites(6);
+	ptw_set_category_enabled("g", 1);
+	gate_sites(7);
+	cr_assert_eq(ptw_stop(), 0);
+	gate_sites(8); /* stopped */
+	gate_read(path, &g);
+	cr_assert_eq(g.counter, want1, "counter mask %#x", g.counter);
+	cr_assert_eq(g.args, want1, "args mask %#x", g.args);
+	cr_assert_eq(g.fmt, want1, "fmt mask %#x", g.fmt);
+	cr_assert_eq(g.slices, 3);
+	cr_assert_eq(g.scopes, 3);
+	cr_assert_eq(g.ends, 6);
+
+	/* A new session with "g" off: the sites' 'off' of the first one is
+	 * below the new gate, so they check again and learn it again. */
+	tmp_path(path, sizeof(path), "gate2");
+	cfg.output_path = path;
+	start_or_die(&cfg);
+	gate_sites(9);
+	cr_assert_eq(ptw_stop(), 0);
+	gate_read(path, &g);
+	cr_assert_eq(g.counter | g.args | g.fmt, 0);
+	cr_assert_eq(g.slices + g.scopes + g.ends, 0);
+
+	/* And with "g" on from the start: recorded although the sites last
+	 * saw it off. */
+	tmp_path(path, sizeof(path), "gate3");
+	cfg.output_path = path;
+	cfg.disabled_categories = NULL;
+	start_or_die(&cfg);
+	gate_sites(10);
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_set_category_enabled("other", 1);
+	gate_read(path, &g);
+	cr_assert_eq(g.counter, 1u << 10);
+	cr_assert_eq(g.args, 1u << 10);
+	cr_assert_eq(g.fmt, 1u << 10);
+	cr_assert_eq(g.slices, 1);
+	cr_assert_eq(g.scopes, 1);
+	cr_assert_eq(g.ends, 2);
+}
+
 Test(tracer, flush_makes_logged_events_durable_before_stop)
 {
 	char path[128];

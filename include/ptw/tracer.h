@@ -21,7 +21,8 @@
  * (they are interned by pointer and never copied); the _DYN variants copy
  * a run-time name into the ring instead.
  *
- * Cost: with tracing stopped every macro is one relaxed load of a global
+ * Cost: with tracing stopped, and for a category that is off, every macro
+ * is one relaxed load of a global word, a compare with its call site's
  * word and one predictable branch. When running, an event costs a clock
  * read plus a few stores into the thread's ring: no lock, malloc or syscall
  * after the thread's first event (a category change makes each thread take
@@ -305,8 +306,8 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 /* Slice begin and end on the calling thread's track. Give PTW_END the
  * BEGIN's category (PTW_END("io")) so that disabling the category drops
  * both; PTW_END() is always emitted while tracing runs. */
-#define PTW_BEGIN(cat, name) PTW_I_EV1(cat, PTW_I_K_BEGIN, PTW_I_LIT(name), 0)
-#define PTW_END(...) PTW_I_EV1("" __VA_ARGS__, PTW_I_K_END, NULL, 0)
+#define PTW_BEGIN(cat, name) PTW_I_EV1(cat, PTW_I_K_BEGIN, PTW_I_LIT(name))
+#define PTW_END(...) PTW_I_EV1("" __VA_ARGS__, PTW_I_K_END, NULL)
 
 /* Slice that ends when the enclosing block is left (any exit path; in C++
  * also by an exception): a cleanup attribute in C, a guard object's
@@ -315,7 +316,7 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 	PTW_I_SCOPE1(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, PTW_I_LIT(name))
 
 /* Zero-duration event on the thread's track. */
-#define PTW_INSTANT(cat, name) PTW_I_EV1(cat, PTW_I_K_INSTANT, PTW_I_LIT(name), 0)
+#define PTW_INSTANT(cat, name) PTW_I_EV1(cat, PTW_I_K_INSTANT, PTW_I_LIT(name))
 
 /* With 1..PTW_TRACER_MAX_ARGS PTW_ARG_* arguments (evaluated only while
  * tracing runs). */
@@ -393,7 +394,7 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 /* ---- inline implementation: NOT API ----------------------------------
  * What the macros above expand to. The names below (ptw_i_*, PTW_I_*) may
  * change in any release; the library exports the ptw_i_* functions and
- * ptw_i_gen only because the macros call them. */
+ * ptw_i_gate only because the macros call them. */
 
 /* Record kinds (lib/tracer_internal.h has the record layout). */
 enum ptw_i_kind {
@@ -411,25 +412,32 @@ enum ptw_i_kind {
 	PTW_I_K_DROPPED,     /* control: v = events lost just before */
 };
 
-/* One per macro call site: its category and whether it is enabled in the
- * current generation (== ptw_i_gen: on; == ~ptw_i_gen: off; else
- * unknown and resolved on the slow path). 'state' is accessed with
+/* One per macro call site. The macros test 'off' against ptw_i_gate
+ * inline (see ptw_i_live); everything else is read out of line. 'name'
+ * and 'kind' are the event's for the one-slot macros (PTW_BEGIN, PTW_END,
+ * PTW_INSTANT, the counters), so that their call passes the site only;
+ * NULL and 0 for the others. 'state' caches whether the category is on in
+ * the current generation (lib/). 'off' and 'state' are accessed with
  * __atomic builtins only (valid in C and C++). */
 struct ptw_i_site {
+	uint64_t off; /* ptw_i_gate when the category was found off, or 0 */
 	const char *cat;
+	const char *name;
+	uint32_t kind;
 	uint32_t state;
 };
 
-/* The enable word every macro reads (lib/tracer.c), with __atomic builtins
- * only: bit 0 set while tracing runs; the other bits are private. */
-#define PTW_I_GEN_ON 1u
-extern uint32_t ptw_i_gen;
+/* The word every macro reads (lib/tracer.c): 0 while tracing is stopped;
+ * while it runs, a number that grows with every ptw_start() and category
+ * change, so that it is above the 'off' of every site whose category was
+ * found off before the last change. */
+extern uint64_t ptw_i_gate;
 
-/* Out-of-line producer paths (lib/tracer_event.c, lib/tracer_thread.c).
- * Each returns 1 if a BEGIN was recorded or accounted for (the scope
- * guard's state), else 0. */
-int ptw_i_ev1_gen(struct ptw_i_site *site, uint32_t g, uint32_t kind,
-		  const char *name, uint64_t val);
+/* Out-of-line producer paths (lib/tracer_event.c, lib/tracer_thread.c),
+ * called only when ptw_i_live(site). Each returns 1 if a BEGIN was
+ * recorded or accounted for (the scope guard's state), else 0. */
+int ptw_i_ev(struct ptw_i_site *site);
+int ptw_i_ev_val(struct ptw_i_site *site, uint64_t val);
 int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const char *dyn_name, uint64_t id,
 		 const struct ptw_arg *args, size_t nargs);
@@ -442,12 +450,20 @@ int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
 
 #define PTW_I_CAT2(a, b) a##b
 #define PTW_I_CAT(a, b) PTW_I_CAT2(a, b)
-#define PTW_I_SITE(var, cat) \
-	static struct ptw_i_site var = {PTW_I_LIT(cat), 0}
+#define PTW_I_SITE(var, cat, name, kind) \
+	static struct ptw_i_site var = {0, PTW_I_LIT(cat), (name), (kind), 0}
 
-static inline __attribute__((always_inline)) uint32_t ptw_i_on(void)
+/* The whole disabled cost of a macro: a load of the gate, a compare with
+ * the site's word and one branch, for tracing stopped (gate 0) and for a
+ * category found off (site->off == gate) alike. True also for a category
+ * never checked in this generation: the out-of-line path checks it. */
+static inline __attribute__((always_inline)) int
+ptw_i_live(const struct ptw_i_site *site)
 {
-	return __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED) & PTW_I_GEN_ON;
+	return __builtin_expect(__atomic_load_n(&ptw_i_gate, __ATOMIC_RELAXED) >
+					__atomic_load_n(&site->off,
+							__ATOMIC_RELAXED),
+				0);
 }
 
 /* The argument constructors: the same code in C and C++ (no compound
@@ -480,35 +496,19 @@ static inline uint64_t ptw_i_dbl_bits(double d)
 	return u;
 }
 
-/* Tracing runs (g): the site's cached "category off" is checked inline
- * too, the rest is one call. */
-static inline __attribute__((always_inline)) int
-ptw_i_ev1_site(struct ptw_i_site *site, uint32_t g, uint32_t kind,
-	       const char *name, uint64_t val)
-{
-	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-	if (__builtin_expect(s == ~g, 0))
-		return 0; /* category disabled (cached) */
-	return ptw_i_ev1_gen(site, g, kind, name, val);
-}
-
-/* The whole disabled cost: one relaxed load and one branch (and, with the
- * category off, a second load and branch). */
-static inline __attribute__((always_inline)) int
-ptw_i_ev1(struct ptw_i_site *site, uint32_t kind, const char *name,
-	  uint64_t val)
-{
-	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
-	if (!(g & PTW_I_GEN_ON))
-		return 0;
-	return ptw_i_ev1_site(site, g, kind, name, val);
-}
-
 /* Ends the slice of a scope whose BEGIN counted. */
 static inline void ptw_i_scope_end_now(void)
 {
-	static struct ptw_i_site end_site = {"", 0};
-	(void)ptw_i_ev1(&end_site, PTW_I_K_END, NULL, 0);
+	static struct ptw_i_site end_site = {0, "", NULL, PTW_I_K_END, 0};
+	if (ptw_i_live(&end_site))
+		(void)ptw_i_ev(&end_site);
+}
+
+/* BEGIN of PTW_SCOPE: 1 if it counted (the guard's value). */
+static inline __attribute__((always_inline)) int
+ptw_i_scope_begin(struct ptw_i_site *site)
+{
+	return ptw_i_live(site) ? ptw_i_ev(site) : 0;
 }
 
 /* Cleanup handler of PTW_SCOPE in C. */
@@ -518,31 +518,31 @@ static inline void ptw_i_scope_end(int *began)
 		ptw_i_scope_end_now();
 }
 
-#define PTW_I_EV1(cat, kind, name, val)                                      \
+/* The one-slot macros: the call passes the site only (or the site and
+ * the counter's value, evaluated only when the site is live). */
+#define PTW_I_EV1(cat, kind, name)                                           \
 	do {                                                                 \
-		PTW_I_SITE(ptw_i_site_, cat);                                \
-		(void)ptw_i_ev1(&ptw_i_site_, (kind), (name), (val));        \
+		PTW_I_SITE(ptw_i_site_, cat, (name), (kind));                \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_ev(&ptw_i_site_);                        \
 	} while (0)
-/* As PTW_I_EV1, the value evaluated only while tracing runs. */
 #define PTW_I_EVC(cat, kind, name, val)                                      \
 	do {                                                                 \
-		if (ptw_i_on()) {                                            \
-			PTW_I_SITE(ptw_i_site_, cat);                        \
-			(void)ptw_i_ev1(&ptw_i_site_, (kind), (name), (val)); \
-		}                                                            \
+		PTW_I_SITE(ptw_i_site_, cat, (name), (kind));                \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_ev_val(&ptw_i_site_, (val));             \
 	} while (0)
 #define PTW_I_EV0(cat_, kind_, name_, dyn_, id_)                             \
 	do {                                                                 \
-		if (ptw_i_on()) {                                            \
-			PTW_I_SITE(ptw_i_site_, cat_);                       \
+		PTW_I_SITE(ptw_i_site_, cat_, NULL, 0);                      \
+		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_n(&ptw_i_site_, (kind_), (name_),   \
 					   (dyn_), (uint64_t)(id_), NULL, 0);\
-		}                                                            \
 	} while (0)
 #define PTW_I_EVN(cat_, kind_, name_, dyn_, id_, ...)                        \
 	do {                                                                 \
-		if (ptw_i_on()) {                                            \
-			PTW_I_SITE(ptw_i_site_, cat_);                       \
+		PTW_I_SITE(ptw_i_site_, cat_, NULL, 0);                      \
+		if (ptw_i_live(&ptw_i_site_)) {                              \
 			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};     \
 			(void)ptw_i_emit_n(&ptw_i_site_, (kind_), (name_),   \
 					   (dyn_), (uint64_t)(id_), ptw_i_a_,\
@@ -552,11 +552,10 @@ static inline void ptw_i_scope_end(int *began)
 	} while (0)
 #define PTW_I_EVF(cat_, kind_, ...)                                          \
 	do {                                                                 \
-		if (ptw_i_on()) {                                            \
-			PTW_I_SITE(ptw_i_site_, cat_);                       \
+		PTW_I_SITE(ptw_i_site_, cat_, NULL, 0);                      \
+		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_fmt(&ptw_i_site_, (kind_),          \
 					     __VA_ARGS__);                   \
-		}                                                            \
 	} while (0)
 
 /* The scopes: 'v' is unique per expansion (__COUNTER__, expanded once by
@@ -565,31 +564,39 @@ static inline void ptw_i_scope_end(int *began)
  * static inside a lambda in C++, so that the whole scope is one
  * declaration there) and a guard whose value says whether BEGIN counted. */
 #define PTW_I_SCOPE1(v, cat, name)                                           \
-	PTW_I_SCOPE_SITE(v, cat)                                             \
-	PTW_I_GUARD(v, ptw_i_ev1(PTW_I_SITE_PTR(v, cat), PTW_I_K_BEGIN, name, 0))
+	PTW_I_SCOPE_SITE(v, cat, name, PTW_I_K_BEGIN)                        \
+	PTW_I_GUARD(v, ptw_i_scope_begin(                                    \
+			       PTW_I_SITE_PTR(v, cat, name, PTW_I_K_BEGIN)))
+/* GNU statement expressions (gcc and clang, C and C++) name the site once
+ * and keep the name and arguments unevaluated unless the site is live, as
+ * in PTW_BEGIN_DYN and PTW_BEGIN_ARGS. */
 #define PTW_I_SCOPED(v, cat, dyn)                                            \
-	PTW_I_SCOPE_SITE(v, cat)                                             \
-	PTW_I_GUARD(v, ptw_i_on() ? ptw_i_emit_n(PTW_I_SITE_PTR(v, cat),    \
-						 PTW_I_K_BEGIN, NULL, dyn,   \
-						 0, NULL, 0)                 \
-				  : 0)
-#define PTW_I_SCOPEF(v, cat, ...)                                            \
-	PTW_I_SCOPE_SITE(v, cat)                                             \
-	PTW_I_GUARD(v, ptw_i_on() ? ptw_i_emit_fmt(PTW_I_SITE_PTR(v, cat),  \
-						   PTW_I_K_BEGIN,            \
-						   __VA_ARGS__)              \
-				  : 0)
-/* A GNU statement expression (gcc and clang, C and C++) keeps the
- * arguments unevaluated while tracing is stopped, as in PTW_BEGIN_ARGS. */
-#define PTW_I_SCOPEN(v, cat, name, dyn, ...)                                 \
-	PTW_I_SCOPE_SITE(v, cat)                                             \
+	PTW_I_SCOPE_SITE(v, cat, NULL, 0)                                    \
 	PTW_I_GUARD(v, __extension__({                                       \
+		struct ptw_i_site *ptw_i_s_ = PTW_I_SITE_PTR(v, cat, NULL, 0); \
+		ptw_i_live(ptw_i_s_) ? ptw_i_emit_n(ptw_i_s_, PTW_I_K_BEGIN, \
+						    NULL, dyn, 0, NULL, 0)   \
+				     : 0;                                    \
+	}))
+#define PTW_I_SCOPEF(v, cat, ...)                                            \
+	PTW_I_SCOPE_SITE(v, cat, NULL, 0)                                    \
+	PTW_I_GUARD(v, __extension__({                                       \
+		struct ptw_i_site *ptw_i_s_ = PTW_I_SITE_PTR(v, cat, NULL, 0); \
+		ptw_i_live(ptw_i_s_) ? ptw_i_emit_fmt(ptw_i_s_,              \
+						      PTW_I_K_BEGIN,         \
+						      __VA_ARGS__)           \
+				     : 0;                                    \
+	}))
+#define PTW_I_SCOPEN(v, cat, name, dyn, ...)                                 \
+	PTW_I_SCOPE_SITE(v, cat, NULL, 0)                                    \
+	PTW_I_GUARD(v, __extension__({                                       \
+		struct ptw_i_site *ptw_i_s_ = PTW_I_SITE_PTR(v, cat, NULL, 0); \
 		int ptw_i_r_ = 0;                                            \
-		if (ptw_i_on()) {                                            \
+		if (ptw_i_live(ptw_i_s_)) {                                  \
 			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};     \
 			ptw_i_r_ = ptw_i_emit_n(                             \
-				PTW_I_SITE_PTR(v, cat), PTW_I_K_BEGIN, name, \
-				dyn, 0, ptw_i_a_,                            \
+				ptw_i_s_, PTW_I_K_BEGIN, name, dyn, 0,       \
+				ptw_i_a_,                                    \
 				sizeof(ptw_i_a_) / sizeof(ptw_i_a_[0]));     \
 		}                                                            \
 		ptw_i_r_;                                                    \
@@ -613,16 +620,17 @@ public:
 private:
 	int began_;
 };
-#define PTW_I_SCOPE_SITE(v, cat)
-#define PTW_I_SITE_PTR(v, cat)                                               \
+#define PTW_I_SCOPE_SITE(v, cat, name, kind)
+#define PTW_I_SITE_PTR(v, cat, name, kind)                                   \
 	([]() -> ptw_i_site * {                                              \
-		static ptw_i_site ptw_i_s_ = {PTW_I_LIT(cat), 0};           \
-		return &ptw_i_s_;                                            \
+		PTW_I_SITE(ptw_i_l_, cat, name, kind);                       \
+		return &ptw_i_l_;                                            \
 	}())
 #define PTW_I_GUARD(v, begin) const ptw_i_scope_guard v((begin))
 #else
-#define PTW_I_SCOPE_SITE(v, cat) PTW_I_SITE(PTW_I_CAT(v, _site), cat);
-#define PTW_I_SITE_PTR(v, cat) (&PTW_I_CAT(v, _site))
+#define PTW_I_SCOPE_SITE(v, cat, name, kind)                                 \
+	PTW_I_SITE(PTW_I_CAT(v, _site), cat, name, kind);
+#define PTW_I_SITE_PTR(v, cat, name, kind) (&PTW_I_CAT(v, _site))
 #define PTW_I_GUARD(v, begin)                                                \
 	int v __attribute__((cleanup(ptw_i_scope_end), unused)) = (begin)
 #endif

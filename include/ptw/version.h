@@ -12,13 +12,13 @@ extern "C" {
 #endif
 
 #define PTW_VERSION_MAJOR 0
-#define PTW_VERSION_MINOR 2
+#define PTW_VERSION_MINOR 3
 #define PTW_VERSION_PATCH 0
 
 #define PTW_VERSION_STR_(x) #x
 #define PTW_VERSION_XSTR_(x) PTW_VERSION_STR_(x)
 
-/* "MAJOR.MINOR.PATCH", a string literal ("0.2.0"). */
+/* "MAJOR.MINOR.PATCH", a string literal ("0.3.0"). */
 #define PTW_VERSION                                              \
 	PTW_VERSION_XSTR_(PTW_VERSION_MAJOR) "."                 \
 	PTW_VERSION_XSTR_(PTW_VERSION_MINOR) "."                 \
