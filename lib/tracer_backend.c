@@ -19,14 +19,16 @@
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 #define PTW_TR_MIN_SLEEP_US 50u
 #define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
-/* A ring found at least 1/PTW_TR_HURRY_DIV full calls for another pass at
- * once; otherwise the backend sleeps the shortest sleep between passes
- * even when it found work. A backend that polls rings it has just
- * emptied reads each producer's tail and slots while they are being
- * written, and the cache lines going back and forth cost the producer
- * more than the backend saves (bench_tracer,
- * producer_ns_per_event_1t_sustained). */
-#define PTW_TR_HURRY_DIV 4u
+/* Pacing: after a pass that found work the backend pauses until the
+ * fastest-filling ring would be a quarter full at the pace it filled since
+ * the previous pass (half that time, at most PTW_TR_MIN_SLEEP_US) rather
+ * than going round again at once. A backend that polls rings it has just
+ * emptied reads each producer's tail and newest slots while they are being
+ * written, and the cache lines going back and forth cost the producer more
+ * than the backend saves (bench_tracer, producer_ns_per_event_1t_sustained;
+ * docs/tracer.md, Pacing). A ring's fill is in 1/PTW_TR_FILL_ONE. */
+#define PTW_TR_FILL_ONE 65536u
+#define PTW_TR_PAUSE_MIN_US 10u /* shorter pauses are not worth a sleep */
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -963,11 +965,34 @@ static int ptw_tr_held(struct ptw_tracer *tr)
 	return !stop;
 }
 
+static uint64_t ptw_tr_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The pause after a pass that found work (see Pacing above): 0 to go
+ * round again at once. fill: the largest share of a ring the pass found;
+ * dt_ns: the time since the previous pass began. */
+static uint32_t ptw_tr_pause_us(uint32_t fill, uint64_t dt_ns)
+{
+	if (fill >= PTW_TR_FILL_ONE / 4)
+		return 0;
+	if (!fill)
+		return PTW_TR_MIN_SLEEP_US;
+	uint64_t us = dt_ns * (PTW_TR_FILL_ONE / 4) / fill / 2000;
+	if (us < PTW_TR_PAUSE_MIN_US)
+		return 0;
+	return us < PTW_TR_MIN_SLEEP_US ? (uint32_t)us : PTW_TR_MIN_SLEEP_US;
+}
+
 void *ptw_tr_backend_main(void *arg)
 {
 	struct ptw_tracer *tr = arg;
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
+	uint64_t pass_ns = ptw_tr_mono_ns();
 	ptw_tr_backend_tid();
 	for (;;) {
 		if (atomic_load_explicit(&ptw_tr_test_hold, memory_order_acquire) &&
@@ -990,7 +1015,10 @@ void *ptw_tr_backend_main(void *arg)
 			free(rename);
 		}
 		uint64_t work = 0;
-		int hurry = 0; /* a ring was PTW_TR_HURRY_DIV full */
+		uint32_t fill = 0; /* the largest share of a ring found */
+		uint64_t now = ptw_tr_mono_ns();
+		uint64_t dt = now - pass_ns;
+		pass_ns = now;
 		for (size_t i = 0; i < n; i++) {
 			struct ptw_tr_thread *th = tr->snap[i];
 			/* Acquire pairs with the destructor's release: once
@@ -1005,7 +1033,9 @@ void *ptw_tr_backend_main(void *arg)
 			}
 			uint64_t got = ptw_tr_drain(tr, th);
 			work += got;
-			hurry |= got >= th->pub.ring.capacity / PTW_TR_HURRY_DIV;
+			uint32_t f = (uint32_t)(got * PTW_TR_FILL_ONE /
+						th->pub.ring.capacity);
+			fill = f > fill ? f : fill;
 		}
 		ptw_tr_async_pass(&tr->async);
 		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
@@ -1032,12 +1062,13 @@ void *ptw_tr_backend_main(void *arg)
 		if (tr->crash && !tr->rc)
 			ptw_tr_check(tr, ptw_i_writer_crash_ready(tr->w));
 		ptw_tr_pass_end();
-		if (hurry) {
-			sleep_us = PTW_TR_MIN_SLEEP_US;
-			continue;
+		if (work) {
+			sleep_us = ptw_tr_pause_us(fill, dt);
+			if (!sleep_us) {
+				sleep_us = PTW_TR_MIN_SLEEP_US;
+				continue;
+			}
 		}
-		if (work)
-			sleep_us = PTW_TR_MIN_SLEEP_US;
 		/* Idle or little work: sleep, longer each idle pass up to
 		 * drain_us; stop, flush, rename and waiting producers signal
 		 * 'wake'. */
