@@ -520,8 +520,8 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 /* One-slot BEGIN, END and INSTANT (most of a trace) take a way of their
  * own: through the thread's prepared events (struct ptw_tr_prep) in runs,
  * else one by one through ptw_seq_simple. Both write what ptw_tr_process
- * would (names and categories are literals); ptw_tr_general_only turns
- * both off so that tests can compare (test_tracer_fastpath.c; the
+ * would (names and categories are literals); cfg.general_path_only
+ * turns both off so that tests can compare (test_tracer_fastpath.c; the
  * prepared way's bytes: test_writer_prep.c). */
 #define PTW_TR_RUN 256u /* records per ptw_tr_run_gen (then the release check) */
 
@@ -748,7 +748,6 @@ _Static_assert(sizeof(struct ptw_tr_open) == 16 &&
 		       offsetof(struct ptw_tr_open, u) == 8,
 	       "a record's name and category are a level of open slices");
 
-int ptw_tr_general_only;
 _Atomic int ptw_tr_test_hold;
 
 /* Drains what the thread has committed. Returns the slots consumed. */
@@ -761,7 +760,7 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	uint64_t end = h + n, released = h;
 	uint64_t fast = 0; /* events of the fast ways, counted once */
 	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
-	int simple = th->seq && !ptw_tr_general_only;
+	int simple = th->seq && !tr->general_only;
 	while (h < end) {
 		if (h - released >= PTW_TR_RELEASE_EVERY) {
 			ptw_ring_release(r, h);
