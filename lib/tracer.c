@@ -318,6 +318,7 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 		tr->out_close = cfg->close_fd;
 	}
 	tr->wait = cfg->overflow == PTW_OVERFLOW_WAIT;
+	tr->general_only = cfg->general_path_only != 0;
 	tr->drain_us = cfg->drain_interval_us ? cfg->drain_interval_us
 					      : PTW_DEFAULT_DRAIN_US;
 	tr->pid = (int32_t)getpid();

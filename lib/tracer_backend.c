@@ -19,6 +19,16 @@
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 #define PTW_TR_MIN_SLEEP_US 50u
 #define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
+/* Pacing: after a pass that found work the backend pauses until the
+ * fastest-filling ring would be a quarter full at the pace it filled since
+ * the previous pass (half that time, at most PTW_TR_MIN_SLEEP_US) rather
+ * than going round again at once. A backend that polls rings it has just
+ * emptied reads each producer's tail and newest slots while they are being
+ * written, and the cache lines going back and forth cost the producer more
+ * than the backend saves (bench_tracer, producer_ns_per_event_1t_sustained;
+ * docs/tracer.md, Pacing). A ring's fill is in 1/PTW_TR_FILL_ONE. */
+#define PTW_TR_FILL_ONE 65536u
+#define PTW_TR_PAUSE_MIN_US 10u /* shorter pauses are not worth a sleep */
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -510,8 +520,8 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 /* One-slot BEGIN, END and INSTANT (most of a trace) take a way of their
  * own: through the thread's prepared events (struct ptw_tr_prep) in runs,
  * else one by one through ptw_seq_simple. Both write what ptw_tr_process
- * would (names and categories are literals); ptw_tr_general_only turns
- * both off so that tests can compare (test_tracer_fastpath.c; the
+ * would (names and categories are literals); cfg.general_path_only
+ * turns both off so that tests can compare (test_tracer_fastpath.c; the
  * prepared way's bytes: test_writer_prep.c). */
 #define PTW_TR_RUN 256u /* records per ptw_tr_run_gen (then the release check) */
 
@@ -738,7 +748,6 @@ _Static_assert(sizeof(struct ptw_tr_open) == 16 &&
 		       offsetof(struct ptw_tr_open, u) == 8,
 	       "a record's name and category are a level of open slices");
 
-int ptw_tr_general_only;
 _Atomic int ptw_tr_test_hold;
 
 /* Drains what the thread has committed. Returns the slots consumed. */
@@ -751,7 +760,7 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	uint64_t end = h + n, released = h;
 	uint64_t fast = 0; /* events of the fast ways, counted once */
 	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
-	int simple = th->seq && !ptw_tr_general_only;
+	int simple = th->seq && !tr->general_only;
 	while (h < end) {
 		if (h - released >= PTW_TR_RELEASE_EVERY) {
 			ptw_ring_release(r, h);
@@ -955,11 +964,34 @@ static int ptw_tr_held(struct ptw_tracer *tr)
 	return !stop;
 }
 
+static uint64_t ptw_tr_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The pause after a pass that found work (see Pacing above): 0 to go
+ * round again at once. fill: the largest share of a ring the pass found;
+ * dt_ns: the time since the previous pass began. */
+static uint32_t ptw_tr_pause_us(uint32_t fill, uint64_t dt_ns)
+{
+	if (fill >= PTW_TR_FILL_ONE / 4)
+		return 0;
+	if (!fill)
+		return PTW_TR_MIN_SLEEP_US;
+	uint64_t us = dt_ns * (PTW_TR_FILL_ONE / 4) / fill / 2000;
+	if (us < PTW_TR_PAUSE_MIN_US)
+		return 0;
+	return us < PTW_TR_MIN_SLEEP_US ? (uint32_t)us : PTW_TR_MIN_SLEEP_US;
+}
+
 void *ptw_tr_backend_main(void *arg)
 {
 	struct ptw_tracer *tr = arg;
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
+	uint64_t pass_ns = ptw_tr_mono_ns();
 	ptw_tr_backend_tid();
 	for (;;) {
 		if (atomic_load_explicit(&ptw_tr_test_hold, memory_order_acquire) &&
@@ -982,6 +1014,10 @@ void *ptw_tr_backend_main(void *arg)
 			free(rename);
 		}
 		uint64_t work = 0;
+		uint32_t fill = 0; /* the largest share of a ring found */
+		uint64_t now = ptw_tr_mono_ns();
+		uint64_t dt = now - pass_ns;
+		pass_ns = now;
 		for (size_t i = 0; i < n; i++) {
 			struct ptw_tr_thread *th = tr->snap[i];
 			/* Acquire pairs with the destructor's release: once
@@ -994,7 +1030,11 @@ void *ptw_tr_backend_main(void *arg)
 				work++;
 				continue;
 			}
-			work += ptw_tr_drain(tr, th);
+			uint64_t got = ptw_tr_drain(tr, th);
+			work += got;
+			uint32_t f = (uint32_t)(got * PTW_TR_FILL_ONE /
+						th->pub.ring.capacity);
+			fill = f > fill ? f : fill;
 		}
 		ptw_tr_async_pass(&tr->async);
 		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
@@ -1022,11 +1062,15 @@ void *ptw_tr_backend_main(void *arg)
 			ptw_tr_check(tr, ptw_i_writer_crash_ready(tr->w));
 		ptw_tr_pass_end();
 		if (work) {
-			sleep_us = PTW_TR_MIN_SLEEP_US;
-			continue;
+			sleep_us = ptw_tr_pause_us(fill, dt);
+			if (!sleep_us) {
+				sleep_us = PTW_TR_MIN_SLEEP_US;
+				continue;
+			}
 		}
-		/* Idle: sleep, longer each idle pass up to drain_us; stop,
-		 * flush, rename and waiting producers signal 'wake'. */
+		/* Idle or little work: sleep, longer each idle pass up to
+		 * drain_us; stop, flush, rename and waiting producers signal
+		 * 'wake'. */
 		pthread_mutex_lock(&c->mu);
 		if (!tr->stop_req && tr->flush_req == tr->flush_done &&
 		    !tr->new_process_name && !tr->snap_req) {

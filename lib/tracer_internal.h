@@ -181,11 +181,6 @@ struct ptw_tr_thread {
 };
 
 
-/* Tests only: non-zero makes the backend skip its own ways for one-slot
- * BEGIN/END/INSTANT records (prepared runs and ptw_seq_simple,
- * tracer_backend.c), so that they can be compared with the general path.
- * Set it before ptw_start. */
-extern int ptw_tr_general_only;
 
 /* Tests only: while non-zero, the backend drains nothing (it still stops
  * when asked), so that producer rings fill and the stop drains them one
@@ -270,6 +265,7 @@ struct ptw_tracer {
 	pthread_t thread;
 	uint32_t ring_slots;
 	int wait;
+	int general_only;         /* cfg->general_path_only */
 	uint32_t drain_us;
 	int use_tsc;
 	uint32_t clock_bits;          /* PTW_I_GEN_TSC / PTW_I_GEN_BOOT / 0 */

@@ -1,7 +1,7 @@
 /* test_tracer_fastpath.c - the backend's own ways for one-slot BEGIN, END
  * and INSTANT records (prepared runs, ptw_seq_simple) write what its
  * general path writes: the same workload traced both ways
- * (ptw_tr_general_only) decodes to the same events (kind, name, category,
+ * (cfg.general_path_only) decodes to the same events (kind, name, category,
  * track, arguments; timestamps differ run to run, so they are checked for
  * order only) and the same stats. The writer's bytes of the prepared way
  * are checked exactly in test_writer_prep.c.
@@ -68,17 +68,16 @@ static struct run trace_it(int general_only, const char *tag)
 	char path[128];
 	snprintf(path, sizeof(path), "/tmp/ptw_test_fastpath_%s_%d.pftrace",
 		 tag, (int)getpid());
-	ptw_tr_general_only = general_only;
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.output_path = path;
+	cfg.general_path_only = general_only;
 	cfg.machine_id = g_machine_id;
 	struct ptw_error err;
 	memset(&err, 0, sizeof(err));
 	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
 	workload();
 	cr_assert_eq(ptw_stop(), 0);
-	ptw_tr_general_only = 0;
 	struct run r;
 	cr_assert_eq(ptw_get_stats(&r.st), 0);
 	r.t = ptw_trace_load_file(path, NULL, &err);

@@ -839,9 +839,6 @@ static void check_cut_slices(const char *p, int open)
 	cr_assert_eq(x[0], 1);
 }
 
-/* tracer_internal.h: the backend's general path only (test switch) */
-extern int ptw_tr_general_only;
-
 /* Slices of every kind open across many wraps: the snapshot and the
  * trace of ptw_stop begin them at the window's start as they were begun
  * (the backend's one-slot ways and its general path alike). */
@@ -851,7 +848,7 @@ static void cut_slices_run(int general_only)
 	struct ptw_config cfg;
 	ring_cfg(&cfg, 64u * 1024u);
 	cfg.output_path = out;
-	ptw_tr_general_only = general_only;
+	cfg.general_path_only = general_only;
 	start_or_die(&cfg);
 	atomic_store(&opener_go, 0);
 	pthread_t th;
@@ -874,7 +871,6 @@ static void cut_slices_run(int general_only)
 	PTW_END("args");
 	PTW_END("outer");
 	cr_assert_eq(ptw_stop(), 0);
-	ptw_tr_general_only = 0;
 	check_cut_slices(snap, 1);
 	check_cut_slices(out, 0);
 	unlink(out);

@@ -168,6 +168,11 @@ struct ptw_config {
 	 * trace relates its clock to CLOCK_REALTIME, with or without them. */
 	uint32_t machine_id;
 	const char *machine_name; /* copied at ptw_start */
+	/* Non-zero: the backend writes every event by its general path, none
+	 * by its faster ways for one-slot BEGIN, END and INSTANT records. The
+	 * trace is the same (tests compare the two); for tests and for
+	 * telling a fast-path problem from another. */
+	int general_path_only;
 };
 
 /* Figures of the running session, or of the last one after ptw_stop(). */
