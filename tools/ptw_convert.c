@@ -410,6 +410,110 @@ static void end_warnings(struct cli *c)
 		     c->repair_what ? c->repair_what : "?");
 }
 
+/* The length of a directory path without its trailing slashes. */
+static int dir_len(const char *path)
+{
+	int n = (int)strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n;
+}
+
+/* When err is about fragment 'frag' of run directory 'path' (not, say,
+ * about the writer), names the fragment with its directory. */
+static void name_fragment(struct ptw_error *err, const char *path,
+			  const char *frag)
+{
+	if (!frag[0] || strncmp(err->msg, frag, strlen(frag)) != 0 ||
+	    strlen(err->msg) + strlen(path) + 4 >= sizeof(err->msg))
+		return;
+	char m[2 * PTW_ERROR_MSG_MAX + 8];
+	snprintf(m, sizeof(m), "%.*s/%s", dir_len(path), path, err->msg);
+	memcpy(err->msg, m, sizeof(err->msg) - 1);
+	err->msg[sizeof(err->msg) - 1] = '\0';
+}
+
+/* Reads an AppleTrace run directory or one fragment into the emitter.
+ * Under --keep-going a directory's failing fragments are reported one by
+ * one and the input counts as read (c->reported_failures). */
+static int convert_appletrace(struct cli *c, const char *path, int is_dir,
+			      ptw_cv_event_fn fn, void *ctx,
+			      struct ptw_error *err)
+{
+	struct ptw_appletrace_run *r = ptw_appletrace_run_create(err);
+	if (!r)
+		return PTW_ERR_NOMEM;
+	/* Runs of simple events go to the emitter in batches (same output,
+	 * less work per event). */
+	ptw_appletrace_run_set_batch(r, c->progress ? on_batch
+						    : ptw_emit_simple_batch);
+	struct ptw_appletrace_warn w = {on_warn, c, NULL};
+	char dir[PATH_MAX];
+	if (is_dir && c->keep_going) {
+		/* Report each failing fragment, read the others. */
+		snprintf(dir, sizeof(dir), "%.*s", dir_len(path), path);
+		c->cur_dir = dir;
+		w.error_fn = on_fragment_error;
+	}
+	int rc = is_dir ? ptw_appletrace_run_read_dir(r, path, fn, ctx, &w, err)
+			: ptw_appletrace_run_read_file(r, path, fn, ctx, &w,
+						       err);
+	c->bytes_in += ptw_appletrace_run_bytes(r);
+	c->cur_dir = NULL;
+	if (rc && w.error_fn) {
+		/* every problem was reported; the events are kept */
+		c->reported_failures++;
+		rc = 0;
+	}
+	if (rc && err && is_dir)
+		name_fragment(err, path, ptw_appletrace_run_file(r));
+	if (rc && err)
+		err->input = NULL; /* owned by r */
+	ptw_appletrace_run_destroy(r);
+	return rc;
+}
+
+/* Reads a Chrome JSON file (or standard input) into the emitter, through
+ * the reorder window when c->reorder is set. */
+static int convert_json(struct cli *c, const char *path, ptw_cv_event_fn fn,
+			void *ctx, struct ptw_error *err)
+{
+	struct ptw_cv_json_read_stats js;
+	struct ptw_cv_json_read_opts jo = {.strict = c->strict};
+	int rc = 0;
+	memset(&js, 0, sizeof(js));
+	/* Chrome writes its M events last, after the tracks they rank were
+	 * written: read those first. */
+	if (mentions_sort_index(path))
+		rc = ptw_cv_json_read(path, &jo, ptw_emit_sort_index_event,
+				      c->em, NULL, err);
+	struct ptw_cv_sort *so = NULL;
+	if (!rc && c->reorder &&
+	    !(so = ptw_cv_sort_create(c->window, fn, ctx, err)))
+		rc = PTW_ERR_NOMEM;
+	if (!rc)
+		rc = so ? ptw_cv_json_read(path, &jo, ptw_cv_sort_event, so,
+					   &js, err)
+			: ptw_cv_json_read(path, &jo, fn, ctx, &js, err);
+	if (!rc && so)
+		rc = ptw_cv_sort_drain(so, err);
+	ptw_cv_sort_destroy(so);
+	c->bytes_in += js.bytes_in;
+	if (c->replay) /* its notes were printed by the first pass */
+		js.system_trace_events = js.stopped = 0;
+	if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet &&
+	    !c->replay)
+		fprintf(stderr, PROG ": notice: %s: array cut inside its last "
+			"event (line %llu), which was dropped\n", path,
+			(unsigned long long)js.cut_line);
+	json_read_notes(c, path, &js);
+	if (rc && err)
+		err->input = NULL;
+	return rc;
+}
+
+/* Converts input number 'no' (an AppleTrace run or fragment, or Chrome
+ * JSON) with its --shift and --remap options. */
 static int convert_input(struct cli *c, const char *path, int no,
 			 struct ptw_error *err)
 {
@@ -428,90 +532,8 @@ static int convert_input(struct cli *c, const char *path, int no,
 	int rc = ptw_emit_begin_input(c->em, &in, err);
 	if (rc)
 		return rc;
-	if (is_at) {
-		struct ptw_appletrace_run *r = ptw_appletrace_run_create(err);
-		if (!r)
-			return PTW_ERR_NOMEM;
-		/* Runs of simple events go to the emitter in batches (same
-		 * output, less work per event). */
-		ptw_appletrace_run_set_batch(r, c->progress ? on_batch
-							    : ptw_emit_simple_batch);
-		struct ptw_appletrace_warn w = {on_warn, c, NULL};
-		char dir[PATH_MAX];
-		if (is_dir && c->keep_going) {
-			/* Report each failing fragment, read the others. */
-			int pl = (int)strlen(path);
-			while (pl > 1 && path[pl - 1] == '/')
-				pl--;
-			snprintf(dir, sizeof(dir), "%.*s", pl, path);
-			c->cur_dir = dir;
-			w.error_fn = on_fragment_error;
-		}
-		rc = is_dir ? ptw_appletrace_run_read_dir(r, path, fn, ctx, &w,
-							  err)
-			    : ptw_appletrace_run_read_file(r, path, fn, ctx, &w,
-							   err);
-		c->bytes_in += ptw_appletrace_run_bytes(r);
-		c->cur_dir = NULL;
-		if (rc && w.error_fn) {
-			/* every problem was reported; the events are kept */
-			ptw_appletrace_run_destroy(r);
-			int rc2 = ptw_emit_end_input(c->em, err);
-			if (rc2)
-				return rc2;
-			c->reported_failures++;
-			return 0;
-		}
-		const char *frag = ptw_appletrace_run_file(r);
-		if (rc && err && is_dir && frag[0] &&
-		    strncmp(err->msg, frag, strlen(frag)) == 0 &&
-		    strlen(err->msg) + strlen(path) + 4 < sizeof(err->msg)) {
-			/* A message about a fragment (not, say, the writer's):
-			 * name the fragment with its directory. */
-			char m[2 * PTW_ERROR_MSG_MAX + 8];
-			int pl = (int)strlen(path);
-			while (pl > 1 && path[pl - 1] == '/')
-				pl--;
-			snprintf(m, sizeof(m), "%.*s/%s", pl, path, err->msg);
-			memcpy(err->msg, m, sizeof(err->msg) - 1);
-			err->msg[sizeof(err->msg) - 1] = '\0';
-		}
-		if (rc && err)
-			err->input = NULL; /* owned by r */
-		ptw_appletrace_run_destroy(r);
-	} else {
-		struct ptw_cv_json_read_stats js;
-		struct ptw_cv_json_read_opts jo = {.strict = c->strict};
-		memset(&js, 0, sizeof(js));
-		/* Chrome writes its M events last, after the tracks they
-		 * rank were written: read those first. */
-		if (mentions_sort_index(path))
-			rc = ptw_cv_json_read(path, &jo,
-					      ptw_emit_sort_index_event, c->em,
-					      NULL, err);
-		struct ptw_cv_sort *so = NULL;
-		if (!rc && c->reorder &&
-		    !(so = ptw_cv_sort_create(c->window, fn, ctx, err)))
-			rc = PTW_ERR_NOMEM;
-		if (!rc)
-			rc = so ? ptw_cv_json_read(path, &jo, ptw_cv_sort_event,
-						   so, &js, err)
-				: ptw_cv_json_read(path, &jo, fn, ctx, &js, err);
-		if (!rc && so)
-			rc = ptw_cv_sort_drain(so, err);
-		ptw_cv_sort_destroy(so);
-		c->bytes_in += js.bytes_in;
-		if (c->replay) /* its notes were printed by the first pass */
-			js.system_trace_events = js.stopped = 0;
-		if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet &&
-		    !c->replay)
-			fprintf(stderr, PROG ": notice: %s: array cut inside "
-				"its last event (line %llu), which was dropped\n",
-				path, (unsigned long long)js.cut_line);
-		json_read_notes(c, path, &js);
-		if (rc && err)
-			err->input = NULL;
-	}
+	rc = is_at ? convert_appletrace(c, path, is_dir, fn, ctx, err)
+		   : convert_json(c, path, fn, ctx, err);
 	int rc2 = ptw_emit_end_input(c->em, rc ? NULL : err);
 	return rc ? rc : rc2;
 }
