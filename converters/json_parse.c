@@ -367,79 +367,65 @@ static int lenient_byte(struct pctx *c, size_t *pi, int *repaired)
 	return 1;
 }
 
-/* Parses the string whose opening quote is at c->i. */
-static int parse_str(struct pctx *c, struct ptw_cv_str *out)
+/* The first byte at or after p[i] (i <= n) that needs a closer look in a
+ * string ('"', '\\', a control character or a non-ASCII byte), or n. */
+static inline size_t scan_plain(const unsigned char *p, size_t i, size_t n)
+{
+#if defined(__SSE2__)
+	/* 16 bytes at a time: '"', '\\', and (signed compare) bytes below
+	 * 0x20 or above 0x7f */
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+		      space = _mm_set1_epi8(0x20);
+	while (i + 16 <= n) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+		__m128i hit = _mm_or_si128(
+			_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+				     _mm_cmpeq_epi8(x, bslash)),
+			_mm_cmplt_epi8(x, space));
+		unsigned m = (unsigned)_mm_movemask_epi8(hit);
+		if (m)
+			return i + (size_t)__builtin_ctz(m);
+		i += 16;
+	}
+#endif
+	while (i + 8 <= n) {
+		uint64_t w, m;
+		memcpy(&w, p + i, 8);
+		if ((m = special_bytes(w) & HIGHS)) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			/* the lowest flagged byte is a real hit (the borrow
+			 * tricks only over-flag above it); little-endian
+			 * load: byte k is bits 8k.. */
+			return i + ((size_t)__builtin_ctzll(m) >> 3);
+#else
+			break;
+#endif
+		}
+		i += 8;
+	}
+	while (i < n && plain[p[i]])
+		i++;
+	return i;
+}
+
+/* The error for the control character (or NUL) at p[i] in a string. */
+static int bad_ctrl(struct pctx *c, size_t i)
+{
+	if (c->p[i] == 0)
+		return fail(c, i, PTW_ERR_FORMAT, "NUL byte inside a string");
+	return fail(c, i, PTW_ERR_FORMAT,
+		    "unescaped control character 0x%02x inside a string",
+		    c->p[i]);
+}
+
+/* The rest of the string from its first escape at p[i]: copies what was
+ * scanned from 'start' into c->out, then decodes the escapes. */
+static int parse_escaped_str(struct pctx *c, struct ptw_cv_str *out,
+			     size_t start, size_t i, int repaired)
 {
 	const unsigned char *p = c->p;
 	size_t n = c->n;
-	size_t start = c->i + 1, i = start;
-	int rc, repaired = 0;
-	for (;;) {
-#if defined(__SSE2__)
-		/* 16 bytes at a time: '"', '\\', and (signed compare) bytes
-		 * below 0x20 or above 0x7f */
-		const __m128i quote = _mm_set1_epi8('"'),
-			      bslash = _mm_set1_epi8('\\'),
-			      space = _mm_set1_epi8(0x20);
-		while (i + 16 <= n) {
-			__m128i x = _mm_loadu_si128((const __m128i *)(p + i));
-			__m128i hit = _mm_or_si128(
-				_mm_or_si128(_mm_cmpeq_epi8(x, quote),
-					     _mm_cmpeq_epi8(x, bslash)),
-				_mm_cmplt_epi8(x, space));
-			unsigned m = (unsigned)_mm_movemask_epi8(hit);
-			if (m) {
-				i += (size_t)__builtin_ctz(m);
-				goto look;
-			}
-			i += 16;
-		}
-#endif
-		while (i + 8 <= n) {
-			uint64_t w, m;
-			memcpy(&w, p + i, 8);
-			if ((m = special_bytes(w) & HIGHS)) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-				/* the lowest flagged byte is a real hit (the
-				 * borrow tricks only over-flag above it);
-				 * little-endian load: byte k is bits 8k.. */
-				i += (size_t)__builtin_ctzll(m) >> 3;
-				goto look;
-#else
-				break;
-#endif
-			}
-			i += 8;
-		}
-		while (i < n && plain[p[i]])
-			i++;
-#if defined(__SSE2__) || \
-	(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
-	look:
-#endif
-		if (i >= n)
-			return incomplete(c, "'\"' closing the string");
-		unsigned ch = p[i];
-		if (ch == '"') {
-			out->p = (const char *)p + start;
-			out->n = i - start;
-			c->i = i + 1;
-			return 0;
-		}
-		if (ch == '\\')
-			break;
-		if (ch < 0x20) {
-			if (lenient_byte(c, &i, &repaired))
-				continue;
-			goto ctrl;
-		}
-		if ((rc = utf8_seq(c, &i))) {
-			if (rc != PTW_ERR_FORMAT ||
-			    !lenient_byte(c, &i, &repaired))
-				return rc;
-		}
-	}
-	/* Slow path: copy what was scanned, then decode escapes. */
+	int rc;
 	char *o0 = c->out, *o = o0;
 	memcpy(o, p + start, i - start);
 	o += i - start;
@@ -459,7 +445,7 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 				return rc;
 		} else if (ch < 0x20) {
 			if (!lenient_byte(c, &i, &repaired))
-				goto ctrl;
+				return bad_ctrl(c, i);
 			*o++ = (char)ch;
 		} else if (ch >= 0x80) {
 			size_t s = i;
@@ -475,12 +461,41 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 			i++;
 		}
 	}
-ctrl:
-	if (p[i] == 0)
-		return fail(c, i, PTW_ERR_FORMAT, "NUL byte inside a string");
-	return fail(c, i, PTW_ERR_FORMAT,
-		    "unescaped control character 0x%02x inside a string",
-		    p[i]);
+}
+
+/* Parses the string whose opening quote is at c->i. A string without
+ * escapes points into the input; one with escapes is decoded into
+ * c->out. */
+static int parse_str(struct pctx *c, struct ptw_cv_str *out)
+{
+	const unsigned char *p = c->p;
+	size_t n = c->n;
+	size_t start = c->i + 1, i = start;
+	int rc, repaired = 0;
+	for (;;) {
+		i = scan_plain(p, i, n);
+		if (i >= n)
+			return incomplete(c, "'\"' closing the string");
+		unsigned ch = p[i];
+		if (ch == '"') {
+			out->p = (const char *)p + start;
+			out->n = i - start;
+			c->i = i + 1;
+			return 0;
+		}
+		if (ch == '\\')
+			return parse_escaped_str(c, out, start, i, repaired);
+		if (ch < 0x20) {
+			if (lenient_byte(c, &i, &repaired))
+				continue;
+			return bad_ctrl(c, i);
+		}
+		if ((rc = utf8_seq(c, &i))) {
+			if (rc != PTW_ERR_FORMAT ||
+			    !lenient_byte(c, &i, &repaired))
+				return rc;
+		}
+	}
 }
 
 /* ---- the object member loop ----------------------------------------- */
