@@ -982,9 +982,11 @@ static int unzstd_batch(struct ptw_trace *t, const struct pos *at,
 	return 0;
 }
 
-static int process_batch(struct ptw_trace *t, const struct pos *at,
-			 const uint8_t *pkt, size_t pkt_len,
-			 const struct raw_scan *raw)
+/* Checks a batch's codec: not inside another batch, one codec per
+ * packet and per trace (proto_trace_tokenizer.cc). Returns 2 (zstd), 1
+ * (deflate) or -1 having set the fatal error. */
+static int batch_codec(struct ptw_trace *t, const struct pos *at,
+		       const struct raw_scan *raw)
 {
 	if (at->batch) {
 		ptw_i_trace_set_fatal(
@@ -993,7 +995,6 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 			"batch");
 		return -1;
 	}
-	/* proto_trace_tokenizer.cc: one codec per trace */
 	int codec = raw->has_zstd ? 2 : 1;
 	if (raw->has_zstd && raw->has_compressed) {
 		ptw_i_trace_set_fatal(t, at,
@@ -1007,6 +1008,66 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 				      "and zstd_compressed_packets");
 		return -1;
 	}
+	return codec;
+}
+
+/* The packets of an inflated batch (n bytes): only 0x0A records are
+ * allowed; 1-2 trailing bytes are ignored (proto_trace_tokenizer.h).
+ * Returns 0 or -1. */
+static int process_batch_packets(struct ptw_trace *t, const struct pos *at,
+				 const uint8_t *buf, size_t n)
+{
+	const uint8_t *p = buf, *end = buf + n;
+	while (end - p > 2) {
+		struct pos in = *at;
+		in.batch = t->batch_no;
+		in.inner_offset = (uint64_t)(p - buf);
+		if (*p != 0x0a) {
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"compressed batch holds something "
+				"other than Trace.packet records");
+			return -1;
+		}
+		const uint8_t *q = p + 1;
+		uint64_t sz;
+		if (!ptw_wire_varint(&q, end, &sz) ||
+		    sz > (uint64_t)(end - q)) {
+			ptw_i_trace_set_fatal(t, &in,
+					      "invalid packet size inside a "
+					      "compressed batch");
+			return -1;
+		}
+		struct raw_scan rs;
+		if (scan_packet(q, (size_t)sz, &rs) < 0) {
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"TracePacket inside a compressed batch "
+				"does not parse to its end");
+			return -1;
+		}
+		t->stats.batch_packets++;
+		if (rs.has_compressed || rs.has_zstd) {
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"compressed_packets nested inside a "
+				"compressed batch");
+			return -1;
+		}
+		if (process_packet(t, &in, q, (size_t)sz, &rs) < 0)
+			return -1;
+		p = q + sz;
+	}
+	return 0;
+}
+
+static int process_batch(struct ptw_trace *t, const struct pos *at,
+			 const uint8_t *pkt, size_t pkt_len,
+			 const struct raw_scan *raw)
+{
+	int codec = batch_codec(t, at, raw);
+	if (codec < 0)
+		return -1;
 	t->codec = codec;
 	uint8_t *buf = NULL;
 	size_t n = 0;
@@ -1037,57 +1098,7 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 		t->stopped = 1;
 		return -1;
 	}
-
-	/* Inner records: only 0x0A is allowed; 1-2 trailing bytes are
-	 * ignored (proto_trace_tokenizer.h) */
-	const uint8_t *p = buf, *end = buf + n;
-	int rc = 0;
-	while (end - p > 2) {
-		struct pos in = *at;
-		in.batch = t->batch_no;
-		in.inner_offset = (uint64_t)(p - buf);
-		if (*p != 0x0a) {
-			ptw_i_trace_set_fatal(
-				t, &in,
-				"compressed batch holds something "
-				"other than Trace.packet records");
-			rc = -1;
-			break;
-		}
-		const uint8_t *q = p + 1;
-		uint64_t sz;
-		if (!ptw_wire_varint(&q, end, &sz) ||
-		    sz > (uint64_t)(end - q)) {
-			ptw_i_trace_set_fatal(t, &in,
-					      "invalid packet size inside a "
-					      "compressed batch");
-			rc = -1;
-			break;
-		}
-		struct raw_scan rs;
-		if (scan_packet(q, (size_t)sz, &rs) < 0) {
-			ptw_i_trace_set_fatal(
-				t, &in,
-				"TracePacket inside a compressed batch "
-				"does not parse to its end");
-			rc = -1;
-			break;
-		}
-		t->stats.batch_packets++;
-		if (rs.has_compressed || rs.has_zstd) {
-			ptw_i_trace_set_fatal(
-				t, &in,
-				"compressed_packets nested inside a "
-				"compressed batch");
-			rc = -1;
-			break;
-		}
-		if (process_packet(t, &in, q, (size_t)sz, &rs) < 0) {
-			rc = -1;
-			break;
-		}
-		p = q + sz;
-	}
+	int rc = process_batch_packets(t, at, buf, n);
 	free(buf);
 	return rc;
 }
