@@ -1223,6 +1223,66 @@ truncated:
 
 /* ---- public API --------------------------------------------------------- */
 
+/* trace_type.cc: whole-file gzip is a container TP unwraps first. If
+ * *d starts with gzip's magic, points *d and *len at the inflated data
+ * (*unzipped, to free) and sets *truncated when the stream ends early.
+ * Returns 0, or -1 with err set. */
+static int unwrap_gzip(const uint8_t **d, size_t *len, const char *name,
+		       uint8_t **unzipped, int *truncated,
+		       struct ptw_error *err)
+{
+	*unzipped = NULL;
+	*truncated = 0;
+	if (*len < 2 || (*d)[0] != 0x1f || (*d)[1] != 0x8b)
+		return 0;
+	enum zstate st;
+	const char *zmsg;
+	size_t unzipped_len = 0;
+	if (zinflate(*d, *len, MAX_GUNZIP, 1, unzipped, &unzipped_len, &st,
+		     &zmsg)) {
+		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		return -1;
+	}
+	if (st != Z_COMPLETE && st != Z_TRUNCATED) {
+		free(*unzipped);
+		*unzipped = NULL;
+		if (err) {
+			err->input = name;
+			err->offset = 0;
+		}
+		ptw_error_set(err, PTW_ERR_FORMAT, 0,
+			      "%s: gzip file does not inflate%s%s", name,
+			      zmsg ? ": " : "", zmsg ? zmsg : "");
+		return -1;
+	}
+	*truncated = st == Z_TRUNCATED;
+	*d = *unzipped;
+	*len = unzipped_len;
+	return 0;
+}
+
+/* A new, empty model of the trace 'name' (len bytes), or NULL (out of
+ * memory). */
+static struct ptw_trace *new_trace(const char *name, size_t len,
+				   const struct ptw_trace_options *opt)
+{
+	struct ptw_trace *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->clocks = ptw_clocks_new();
+	t->name = ptw_arena_strdup(&t->arena, name);
+	if (!t->clocks || !t->name) {
+		ptw_trace_free(t);
+		return NULL;
+	}
+	if (opt)
+		t->opt = *opt;
+	t->max_diags = t->opt.max_diags ? t->opt.max_diags
+					: PTW_TRACE_DEFAULT_MAX_DIAGS;
+	t->stats.bytes = len;
+	return t;
+}
+
 struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 				     const char *name,
 				     const struct ptw_trace_options *opt,
@@ -1237,33 +1297,11 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 		ptw_error_set(err, PTW_ERR_INVALID, 0, "NULL data");
 		return NULL;
 	}
-	/* trace_type.cc: whole-file gzip is a container TP unwraps first */
-	uint8_t *unzipped = NULL;
-	size_t unzipped_len = 0, gzip_in = len;
-	int gz_truncated = 0;
-	if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
-		enum zstate st;
-		const char *zmsg;
-		if (zinflate(d, len, MAX_GUNZIP, 1, &unzipped, &unzipped_len,
-			     &st, &zmsg)) {
-			ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
-			return NULL;
-		}
-		if (st != Z_COMPLETE && st != Z_TRUNCATED) {
-			free(unzipped);
-			if (err) {
-				err->input = name;
-				err->offset = 0;
-			}
-			ptw_error_set(err, PTW_ERR_FORMAT, 0,
-				      "%s: gzip file does not inflate%s%s",
-				      name, zmsg ? ": " : "", zmsg ? zmsg : "");
-			return NULL;
-		}
-		gz_truncated = st == Z_TRUNCATED;
-		d = unzipped;
-		len = unzipped_len;
-	}
+	uint8_t *unzipped;
+	size_t gzip_in = len;
+	int gz_truncated;
+	if (unwrap_gzip(&d, &len, name, &unzipped, &gz_truncated, err))
+		return NULL;
 	if (len == 0 || d[0] != 0x0a) {
 		free(unzipped);
 		if (err) {
@@ -1276,27 +1314,13 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 			len == 0 ? "empty input" : "first byte is not 0x0a");
 		return NULL;
 	}
-	size_t gz_len = unzipped != NULL;
-	struct ptw_trace *t = calloc(1, sizeof(*t));
+	struct ptw_trace *t = new_trace(name, len, opt);
 	if (!t) {
 		free(unzipped);
 		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
 		return NULL;
 	}
-	t->clocks = ptw_clocks_new();
-	t->name = ptw_arena_strdup(&t->arena, name);
-	if (!t->clocks || !t->name) {
-		free(unzipped);
-		ptw_trace_free(t);
-		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
-		return NULL;
-	}
-	if (opt)
-		t->opt = *opt;
-	t->max_diags = t->opt.max_diags ? t->opt.max_diags
-					: PTW_TRACE_DEFAULT_MAX_DIAGS;
-	t->stats.bytes = len;
-	if (gz_len) {
+	if (unzipped) {
 		/* offsets below are positions in the inflated data */
 		struct pos at = {0, 0, 0};
 		t->stats.gzip_bytes = gzip_in;
