@@ -367,47 +367,6 @@ static int lenient_byte(struct pctx *c, size_t *pi, int *repaired)
 	return 1;
 }
 
-/* The first byte at or after p[i] (i <= n) that needs a closer look in a
- * string ('"', '\\', a control character or a non-ASCII byte), or n. */
-static inline size_t scan_plain(const unsigned char *p, size_t i, size_t n)
-{
-#if defined(__SSE2__)
-	/* 16 bytes at a time: '"', '\\', and (signed compare) bytes below
-	 * 0x20 or above 0x7f */
-	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
-		      space = _mm_set1_epi8(0x20);
-	while (i + 16 <= n) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(p + i));
-		__m128i hit = _mm_or_si128(
-			_mm_or_si128(_mm_cmpeq_epi8(x, quote),
-				     _mm_cmpeq_epi8(x, bslash)),
-			_mm_cmplt_epi8(x, space));
-		unsigned m = (unsigned)_mm_movemask_epi8(hit);
-		if (m)
-			return i + (size_t)__builtin_ctz(m);
-		i += 16;
-	}
-#endif
-	while (i + 8 <= n) {
-		uint64_t w, m;
-		memcpy(&w, p + i, 8);
-		if ((m = special_bytes(w) & HIGHS)) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			/* the lowest flagged byte is a real hit (the borrow
-			 * tricks only over-flag above it); little-endian
-			 * load: byte k is bits 8k.. */
-			return i + ((size_t)__builtin_ctzll(m) >> 3);
-#else
-			break;
-#endif
-		}
-		i += 8;
-	}
-	while (i < n && plain[p[i]])
-		i++;
-	return i;
-}
-
 /* The error for the control character (or NUL) at p[i] in a string. */
 static int bad_ctrl(struct pctx *c, size_t i)
 {
@@ -473,7 +432,49 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 	size_t start = c->i + 1, i = start;
 	int rc, repaired = 0;
 	for (;;) {
-		i = scan_plain(p, i, n);
+		/* Skip the bytes that need no closer look. */
+#if defined(__SSE2__)
+		/* 16 bytes at a time: '"', '\\', and (signed compare) bytes
+		 * below 0x20 or above 0x7f */
+		const __m128i quote = _mm_set1_epi8('"'),
+			      bslash = _mm_set1_epi8('\\'),
+			      space = _mm_set1_epi8(0x20);
+		while (i + 16 <= n) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+			__m128i hit = _mm_or_si128(
+				_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+					     _mm_cmpeq_epi8(x, bslash)),
+				_mm_cmplt_epi8(x, space));
+			unsigned m = (unsigned)_mm_movemask_epi8(hit);
+			if (m) {
+				i += (size_t)__builtin_ctz(m);
+				goto look;
+			}
+			i += 16;
+		}
+#endif
+		while (i + 8 <= n) {
+			uint64_t w, m;
+			memcpy(&w, p + i, 8);
+			if ((m = special_bytes(w) & HIGHS)) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				/* the lowest flagged byte is a real hit (the
+				 * borrow tricks only over-flag above it);
+				 * little-endian load: byte k is bits 8k.. */
+				i += (size_t)__builtin_ctzll(m) >> 3;
+				goto look;
+#else
+				break;
+#endif
+			}
+			i += 8;
+		}
+		while (i < n && plain[p[i]])
+			i++;
+#if defined(__SSE2__) || \
+	(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+	look:
+#endif
 		if (i >= n)
 			return incomplete(c, "'\"' closing the string");
 		unsigned ch = p[i];
