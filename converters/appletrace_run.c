@@ -167,30 +167,16 @@ static int ptw_at_read_one(struct ptw_appletrace_run *r, const char *path,
 	return rc;
 }
 
-int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
-				ptw_cv_event_fn fn, void *ctx,
-				const struct ptw_appletrace_warn *warn,
-				struct ptw_error *err)
+/* The fragments in open directory d (named 'dir'), sorted by number, in
+ * *pv (*pn of them; to free with their names, also after a failure). */
+static int ptw_at_list_fragments(DIR *d, const char *dir,
+				 struct ptw_at_frag **pv, size_t *pn,
+				 struct ptw_error *err)
 {
-	if (!r || !dir || !fn)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "appletrace run: bad arguments");
-	r->kind = PTW_APPLETRACE_OTHER;
-	r->file[0] = '\0';
-	r->fragments = r->bytes = 0;
-	int rc = ptw_at_reset_names(r, err);
-	if (rc)
-		return rc;
-	DIR *d = opendir(dir);
-	if (!d) {
-		int e = errno;
-		return ptw_error_set(err, PTW_ERR_IO, e, "%s: cannot open "
-				     "directory: %s", dir, strerror(e));
-	}
 	struct ptw_at_frag *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
-	rc = 0;
+	int rc = 0;
 	while ((de = readdir(d)) != NULL) {
 		uint64_t num;
 		int is_bin;
@@ -215,15 +201,27 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 		}
 		n++;
 	}
-	closedir(d);
 	if (rc)
 		ptw_error_set(err, rc, 0, "%s: out of memory", dir);
 	if (!rc && n > 1)
 		qsort(v, n, sizeof(*v), ptw_at_frag_cmp);
+	*pv = v;
+	*pn = n;
+	return rc;
+}
 
+/* Reads the n fragments v of directory 'dir' in order (*read_frags: how
+ * many were regular files). Under warn->error_fn a failing fragment is
+ * reported and the others are read; the first failure is then returned
+ * at the end. */
+static int ptw_at_read_fragments(struct ptw_appletrace_run *r, const char *dir,
+				 const struct ptw_at_frag *v, size_t n,
+				 ptw_cv_event_fn fn, void *ctx,
+				 const struct ptw_appletrace_warn *warn,
+				 size_t *read_frags, struct ptw_error *err)
+{
 	size_t plen = strlen(dir);
-	size_t read_frags = 0;
-	int first_rc = 0;
+	int rc = 0, first_rc = 0;
 	enum ptw_appletrace_kind first_kind = PTW_APPLETRACE_OK;
 	struct ptw_error first_err = {0};
 	char first_file[256] = "";
@@ -241,7 +239,7 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 			struct ptw_error fe = {0};
 			rc = ptw_at_read_one(r, path, v[i].name, v[i].is_bin,
 					     fn, ctx, warn, &fe);
-			read_frags++;
+			++*read_frags;
 			if (rc && warn && warn->error_fn &&
 			    rc != PTW_ERR_NOMEM && !first_rc &&
 			    r->kind != PTW_APPLETRACE_OK) {
@@ -270,6 +268,36 @@ int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
 			err->input = r->file;
 		}
 	}
+	return rc;
+}
+
+int ptw_appletrace_run_read_dir(struct ptw_appletrace_run *r, const char *dir,
+				ptw_cv_event_fn fn, void *ctx,
+				const struct ptw_appletrace_warn *warn,
+				struct ptw_error *err)
+{
+	if (!r || !dir || !fn)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "appletrace run: bad arguments");
+	r->kind = PTW_APPLETRACE_OTHER;
+	r->file[0] = '\0';
+	r->fragments = r->bytes = 0;
+	int rc = ptw_at_reset_names(r, err);
+	if (rc)
+		return rc;
+	DIR *d = opendir(dir);
+	if (!d) {
+		int e = errno;
+		return ptw_error_set(err, PTW_ERR_IO, e, "%s: cannot open "
+				     "directory: %s", dir, strerror(e));
+	}
+	struct ptw_at_frag *v;
+	size_t n, read_frags = 0;
+	rc = ptw_at_list_fragments(d, dir, &v, &n, err);
+	closedir(d);
+	if (!rc)
+		rc = ptw_at_read_fragments(r, dir, v, n, fn, ctx, warn,
+					   &read_frags, err);
 	for (size_t i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);

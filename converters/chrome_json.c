@@ -985,60 +985,96 @@ static int read_object(struct rd *r)
 
 /* ---- driver --------------------------------------------------------- */
 
+/* Reads until at least 3 bytes (gzip magic, UTF-8 BOM) are buffered or
+ * the input ends. */
+static int fill_first_bytes(struct rd *r)
+{
+	int rc;
+	if ((rc = fill(r)))
+		return rc;
+	while (r->len < 3 && !r->eof)
+		if ((rc = fill(r)))
+			return rc;
+	return 0;
+}
+
+/* The input starts with gzip's magic: moves what was read to the
+ * compressed side and reads again through zlib. */
+static int start_gzip(struct rd *r)
+{
+	r->gz = 1;
+	if (r->st)
+		r->st->gzip = 1;
+	if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
+		return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
+				     "cannot initialise zlib");
+	r->zs_init = 1;
+	if (r->fd >= 0) {
+		r->raw = malloc(RAW_CHUNK > r->len ? RAW_CHUNK : r->len);
+		if (!r->raw)
+			return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
+					     "out of memory");
+		memcpy(r->raw, r->buf, r->len);
+		r->zs.next_in = r->raw;
+		r->zs.avail_in = (uInt)r->len;
+	} else {
+		/* memory: buf was the caller's data; get our own */
+		r->zs.next_in = (unsigned char *)r->mem;
+		r->zs.avail_in = (uInt)r->mem_n;
+		r->raw_eof = 1;
+		if (r->mem_n > UINT32_MAX)
+			return rd_fail(r, 0, PTW_ERR_LIMIT,
+				       "compressed memory input larger than "
+				       "4 GiB");
+		r->zero_copy = 0;
+		r->win = SIZE_MAX;
+		r->buf = malloc(r->chunk);
+		if (!r->buf)
+			return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
+					     "out of memory");
+		r->cap = r->chunk;
+	}
+	r->len = 0;
+	r->eof = 0;
+	return fill_first_bytes(r);
+}
+
+/* The error for an input whose first byte 'ch' starts neither an array
+ * nor an object (-1: the input is empty). */
+static int not_a_trace(struct rd *r, int ch)
+{
+	if (ch == -1)
+		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+			       "empty input: expected '[' or '{' starting a "
+			       "Chrome JSON trace");
+	const char *k = value_kind(ch);
+	if (!k) {
+		char shown[8] = "";
+		if (ch >= 0x20 && ch < 0x7f)
+			snprintf(shown, sizeof(shown), " '%c'", ch);
+		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+			       "not a Chrome JSON trace: not JSON at all "
+			       "(expected '[' or '{' starting a Chrome "
+			       "JSON trace, found byte 0x%02x%s)", ch,
+			       shown);
+	}
+	return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
+		       "not a Chrome JSON trace: the input is a JSON %s "
+		       "(expected '[' or '{' starting a Chrome JSON "
+		       "trace)", k);
+}
+
+/* Reads the whole input: gzip and a UTF-8 BOM are recognised, then the
+ * array form or the object form with its "traceEvents". */
 static int run(struct rd *r)
 {
 	int ch, rc;
 	/* Gzip magic or UTF-8 BOM: look at the first bytes. */
-	if (r->fd >= 0) {
-		if ((rc = fill(r)))
-			return rc;
-		while (r->len < 3 && !r->eof)
-			if ((rc = fill(r)))
-				return rc;
-	}
+	if (r->fd >= 0 && (rc = fill_first_bytes(r)))
+		return rc;
 	if (r->len >= 2 && (unsigned char)r->buf[0] == 0x1f &&
-	    (unsigned char)r->buf[1] == 0x8b) {
-		/* Move what was read to the compressed side and restart. */
-		r->gz = 1;
-		if (r->st)
-			r->st->gzip = 1;
-		if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
-			return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
-					     "cannot initialise zlib");
-		r->zs_init = 1;
-		if (r->fd >= 0) {
-			r->raw = malloc(RAW_CHUNK > r->len ? RAW_CHUNK : r->len);
-			if (!r->raw)
-				return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
-						     "out of memory");
-			memcpy(r->raw, r->buf, r->len);
-			r->zs.next_in = r->raw;
-			r->zs.avail_in = (uInt)r->len;
-		} else {
-			/* memory: buf was the caller's data; get our own */
-			r->zs.next_in = (unsigned char *)r->mem;
-			r->zs.avail_in = (uInt)r->mem_n;
-			r->raw_eof = 1;
-			if (r->mem_n > UINT32_MAX)
-				return rd_fail(r, 0, PTW_ERR_LIMIT,
-					       "compressed memory input larger "
-					       "than 4 GiB");
-			r->zero_copy = 0;
-			r->win = SIZE_MAX;
-			r->buf = malloc(r->chunk);
-			if (!r->buf)
-				return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
-						     "out of memory");
-			r->cap = r->chunk;
-		}
-		r->len = 0;
-		r->eof = 0;
-		if ((rc = fill(r)))
-			return rc;
-		while (r->len < 3 && !r->eof)
-			if ((rc = fill(r)))
-				return rc;
-	}
+	    (unsigned char)r->buf[1] == 0x8b && (rc = start_gzip(r)))
+		return rc;
 	if (r->len - r->pos >= 3 && memcmp(r->buf + r->pos, "\xEF\xBB\xBF", 3) == 0)
 		r->pos += 3;
 	if ((rc = skip_ws(r, &ch)))
@@ -1054,26 +1090,8 @@ static int run(struct rd *r)
 		rc = read_object(r);
 		if (r->st && (r->keys & KEY_SYSTEM))
 			r->st->system_trace_events = 1;
-	} else if (ch == -1) {
-		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-			       "empty input: expected '[' or '{' starting a "
-			       "Chrome JSON trace");
 	} else {
-		const char *k = value_kind(ch);
-		if (!k) {
-			char shown[8] = "";
-			if (ch >= 0x20 && ch < 0x7f)
-				snprintf(shown, sizeof(shown), " '%c'", ch);
-			return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-				       "not a Chrome JSON trace: not JSON at all "
-				       "(expected '[' or '{' starting a Chrome "
-				       "JSON trace, found byte 0x%02x%s)", ch,
-				       shown);
-		}
-		return rd_fail(r, r->base + r->pos, PTW_ERR_FORMAT,
-			       "not a Chrome JSON trace: the input is a JSON %s "
-			       "(expected '[' or '{' starting a Chrome JSON "
-			       "trace)", k);
+		return not_a_trace(r, ch);
 	}
 	if (rc || r->stopped)
 		return rc;

@@ -358,6 +358,143 @@ uint8_t ptw_em_v2_flow(const struct ptw_cv_event *ev, uint64_t *bind)
 			 ((ev->flags & PTW_CV_FLOW_OUT) ? PTW_FLOW_OUT : 0));
 }
 
+/* A B event of an AppleTrace input (XFORM): queued unresolved, and
+ * pushed on the raw thread's LIFO of open B's for its E to find. */
+static inline int ptw_em_xform_begin(struct ptw_emit *em,
+				     struct ptw_em_thread *th,
+				     struct ptw_em_item *it,
+				     const struct ptw_cv_event *ev,
+				     const char *nm, size_t nn,
+				     const int64_t *tts, int raw_tid0,
+				     struct ptw_error *err)
+{
+	uint64_t id, bind;
+	uint8_t fdir = ptw_em_v2_flow(ev, &bind);
+	it->state = PTW_EM_UNRESOLVED;
+	if (ptw_em_queue(em, th, it, nm, nn, ev->cat.p, ev->cat.n, ev, fdir,
+			 bind, tts, &id))
+		return ptw_em_nomem(err);
+	struct ptw_em_lifo *l = &th->lifo[raw_tid0];
+	if (l->n == l->cap && ptw_em_lifo_grow(l) != 0)
+		return ptw_em_nomem(err);
+	l->b[l->n].id = id;
+	l->b[l->n++].ts = it->ts;
+	return 0;
+}
+
+/* An E event of an AppleTrace input (XFORM): pairs with the raw thread's
+ * last open B, which becomes complete. Returns 1 if the END is to be
+ * queued (it->ts may move), 0 if not (dropped, or the pair is written as
+ * an instant). */
+static inline int ptw_em_xform_end(struct ptw_emit *em,
+				   struct ptw_em_thread *th,
+				   struct ptw_em_item *it, int raw_tid0)
+{
+	struct ptw_em_lifo *l = &th->lifo[raw_tid0];
+	if (!l->n) {
+		em->st.dropped++; /* unmatched E */
+		return 0;
+	}
+	const struct ptw_em_open_b *ob = &l->b[--l->n];
+	struct ptw_em_item *b = ptw_em_find(th, ob->id);
+	if (!b && it->ts < ob->ts) {
+		/* Before its B, which is written already (a later event
+		 * released it): end it where it began, so the end closes it
+		 * and nothing else (trace_processor drops a negative
+		 * duration). */
+		em->st.backward_ends++;
+		it->ts = ob->ts;
+	}
+	if (b) {
+		if (it->ts < b->ts) {
+			b->state = PTW_EM_DEAD;
+			em->st.dropped++;
+			return 0;
+		}
+		b->state = PTW_EM_COMPLETE;
+		b->dur = it->ts - b->ts;
+		b->seq = it->seq;
+		if (b->dur == 0)
+			return 0; /* written as an instant */
+	}
+	return 1;
+}
+
+/* An X event: a complete BEGIN, and (with a duration) its END queued
+ * right after it. */
+static inline int ptw_em_x_event(struct ptw_emit *em, struct ptw_em_thread *th,
+				 struct ptw_em_item *it,
+				 const struct ptw_cv_event *ev, const char *nm,
+				 size_t nn, const int64_t *tts,
+				 struct ptw_error *err)
+{
+	int64_t dur = ev->dur_ns, ts = it->ts;
+	uint64_t bind;
+	em->seen_x = 1;
+	if (!(ev->flags & PTW_CV_HAS_DUR)) {
+		/* trace_processor's parser: json_parser_failure (its thread
+		 * exists, as here) */
+		em->st.dropped++;
+		em->st.x_without_dur++;
+		return 0;
+	}
+	if (dur < 0) {
+		em->st.dropped++;
+		return 0;
+	}
+	uint8_t fdir = ptw_em_v2_flow(ev, &bind);
+	it->kind = PTW_EM_BEGIN;
+	it->state = PTW_EM_COMPLETE;
+	it->dur = dur;
+	it->is_x = 1;
+	int rc = ptw_em_queue(em, th, it, nm, nn, ev->cat.p, ev->cat.n, ev,
+			      fdir, bind, tts, NULL);
+	if (rc || dur == 0)
+		return rc ? ptw_em_nomem(err) : 0;
+	it->kind = PTW_EM_END;
+	it->is_x = 0;
+	it->ts = ts > INT64_MAX - dur ? INT64_MAX : ts + dur;
+	/* thread_dur = tdur: the END's thread time is tts + tdur */
+	int64_t tend;
+	const int64_t *tte = NULL;
+	if (tts && (ev->flags & PTW_CV_HAS_TDUR) &&
+	    !__builtin_add_overflow(*tts, ev->tdur_ns, &tend))
+		tte = &tend;
+	/* queued right after the BEGIN: its id is the BEGIN's + 1
+	 * (ptw_em_spill finds it so) */
+	rc = ptw_em_queue(em, th, it, "", 0, NULL, 0, NULL, PTW_FLOW_NONE, 0,
+			  tte, NULL);
+	return rc ? ptw_em_nomem(err) : 0;
+}
+
+/* A v1 flow event (s, t, f): only "id" counts (not id2), a string is
+ * read as hex. The event is written as it is (ptw_em_write_flow):
+ * trace_processor scopes the id by (id, cat, name) and binds it to a
+ * slice when it reads it. */
+static inline int ptw_em_v1_flow_event(struct ptw_emit *em,
+				       struct ptw_em_thread *th,
+				       struct ptw_em_item *it,
+				       const struct ptw_cv_event *ev,
+				       struct ptw_error *err)
+{
+	uint64_t num = ev->id_num;
+	if (!(ev->flags & PTW_CV_HAS_ID) || (ev->flags & PTW_CV_ID_FROM_ID2) ||
+	    ((ev->flags & PTW_CV_ID_IS_STRING) &&
+	     !ptw_em_hex_id(ev->id_str, &num))) {
+		em->st.dropped++; /* trace_processor: flow_invalid_id */
+		return 0;
+	}
+	it->kind = PTW_EM_FLOW;
+	it->flow_id = num;
+	it->flow_ph = (uint8_t)(ev->ph != 'f' ? ev->ph
+			       : ev->bp == 'e' ? 'f' : 'n');
+	int rc = ptw_em_queue(em, th, it, ev->name.p ? ev->name.p : "",
+			      ev->name.p ? ev->name.n : 0, ev->cat.p,
+			      ev->cat.n, NULL, PTW_FLOW_NONE, 0, NULL, NULL);
+	return rc ? ptw_em_nomem(err) : 0;
+}
+
+/* An event on its thread's track: queued as one item (two for an X). */
 static int ptw_em_thread_event(struct ptw_emit *em,
 			       const struct ptw_cv_event *ev,
 			       struct ptw_em_thread *th, int64_t ts,
@@ -384,53 +521,17 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	switch (ev->ph) {
 	case 'B':
 		it.kind = PTW_EM_BEGIN;
+		if (em->mode == PTW_EMIT_XFORM)
+			return ptw_em_xform_begin(em, th, &it, ev, nm, nn, tts,
+						  raw_tid0, err);
 		fdir = ptw_em_v2_flow(ev, &bind);
-		if (em->mode == PTW_EMIT_XFORM) {
-			uint64_t id;
-			it.state = PTW_EM_UNRESOLVED;
-			rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev,
-					  fdir, bind, tts, &id);
-			if (rc)
-				return ptw_em_nomem(err);
-			struct ptw_em_lifo *l = &th->lifo[raw_tid0];
-			if (l->n == l->cap && ptw_em_lifo_grow(l) != 0)
-				return ptw_em_nomem(err);
-			l->b[l->n].id = id;
-			l->b[l->n++].ts = ts;
-			return 0;
-		}
 		it.state = PTW_EM_RAW;
 		break;
 	case 'E':
 		it.kind = PTW_EM_END;
 		if (em->mode == PTW_EMIT_XFORM) {
-			struct ptw_em_lifo *l = &th->lifo[raw_tid0];
-			if (!l->n) {
-				em->st.dropped++; /* unmatched E */
+			if (!ptw_em_xform_end(em, th, &it, raw_tid0))
 				return 0;
-			}
-			const struct ptw_em_open_b *ob = &l->b[--l->n];
-			struct ptw_em_item *b = ptw_em_find(th, ob->id);
-			if (!b && ts < ob->ts) {
-				/* Before its B, which is written already (a
-				 * later event released it): end it where it
-				 * began, so the end closes it and nothing else
-				 * (trace_processor drops a negative duration). */
-				em->st.backward_ends++;
-				ts = it.ts = ob->ts;
-			}
-			if (b) {
-				if (ts < b->ts) {
-					b->state = PTW_EM_DEAD;
-					em->st.dropped++;
-					return 0;
-				}
-				b->state = PTW_EM_COMPLETE;
-				b->dur = ts - b->ts;
-				b->seq = it.seq;
-				if (b->dur == 0)
-					return 0; /* written as an instant */
-			}
 			/* Names on ends are left out: the END closes the
 			 * innermost open slice, which is the LIFO pair. */
 			nm = "";
@@ -444,68 +545,12 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 		nm = ev->name.p ? ev->name.p : "";
 		nn = ev->name.p ? ev->name.n : 0;
 		break;
-	case 'X': {
-		int64_t dur = ev->dur_ns;
-		em->seen_x = 1;
-		if (!(ev->flags & PTW_CV_HAS_DUR)) {
-			/* trace_processor's parser: json_parser_failure (its
-			 * thread exists, as here) */
-			em->st.dropped++;
-			em->st.x_without_dur++;
-			return 0;
-		}
-		if (dur < 0) {
-			em->st.dropped++;
-			return 0;
-		}
-		fdir = ptw_em_v2_flow(ev, &bind);
-		it.kind = PTW_EM_BEGIN;
-		it.state = PTW_EM_COMPLETE;
-		it.dur = dur;
-		it.is_x = 1;
-		rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev, fdir,
-				  bind, tts, NULL);
-		if (rc || dur == 0)
-			return rc ? ptw_em_nomem(err) : 0;
-		it.kind = PTW_EM_END;
-		it.is_x = 0;
-		it.ts = ts > INT64_MAX - dur ? INT64_MAX : ts + dur;
-		/* thread_dur = tdur: the END's thread time is tts + tdur */
-		int64_t tend;
-		const int64_t *tte = NULL;
-		if (tts && (ev->flags & PTW_CV_HAS_TDUR) &&
-		    !__builtin_add_overflow(*tts, ev->tdur_ns, &tend))
-			tte = &tend;
-		/* queued right after the BEGIN: its id is the BEGIN's + 1
-		 * (ptw_em_spill finds it so) */
-		rc = ptw_em_queue(em, th, &it, "", 0, NULL, 0, NULL,
-				  PTW_FLOW_NONE, 0, tte, NULL);
-		return rc ? ptw_em_nomem(err) : 0;
-	}
+	case 'X':
+		return ptw_em_x_event(em, th, &it, ev, nm, nn, tts, err);
 	case 's':
 	case 't':
-	case 'f': {
-		/* v1 flows: only "id" counts (not id2), a string is read
-		 * as hex. The event is written as it is (ptw_em_write_flow):
-		 * trace_processor scopes the id by (id, cat, name) and binds
-		 * it to a slice when it reads it. */
-		uint64_t num = ev->id_num;
-		if (!(ev->flags & PTW_CV_HAS_ID) ||
-		    (ev->flags & PTW_CV_ID_FROM_ID2) ||
-		    ((ev->flags & PTW_CV_ID_IS_STRING) &&
-		     !ptw_em_hex_id(ev->id_str, &num))) {
-			em->st.dropped++; /* trace_processor: flow_invalid_id */
-			return 0;
-		}
-		it.kind = PTW_EM_FLOW;
-		it.flow_id = num;
-		it.flow_ph = (uint8_t)(ev->ph != 'f' ? ev->ph
-				       : ev->bp == 'e' ? 'f' : 'n');
-		rc = ptw_em_queue(em, th, &it, ev->name.p ? ev->name.p : "",
-				  ev->name.p ? ev->name.n : 0, cat, catn, NULL,
-				  PTW_FLOW_NONE, 0, NULL, NULL);
-		return rc ? ptw_em_nomem(err) : 0;
-	}
+	case 'f':
+		return ptw_em_v1_flow_event(em, th, &it, ev, err);
 	default: /* thread-scoped instant */
 		it.kind = PTW_EM_INSTANT;
 		break;

@@ -833,13 +833,110 @@ static int ptw_em_write_flow(struct ptw_emit *em, struct ptw_em_thread *th,
 	return 0;
 }
 
+/* A Chrome E (raw END): the open slice it closes is the innermost one
+ * with its name and category (none: any). Only the innermost can be
+ * closed by a nameless END; a deeper match is closed through it, as LIFO
+ * pairing would. Is there one? */
+static inline int ptw_em_raw_end_matches(const struct ptw_em_thread *th,
+					 const struct ptw_em_item *it,
+					 const struct ptw_em_payload *pl)
+{
+	uint64_t nh, ch;
+	if (it->stable) {
+		nh = ptw_em_stable_hash(pl->name);
+		ch = ptw_em_stable_hash(pl->cat);
+	} else {
+		nh = ptw_em_str_hash(pl->name, pl->name_len);
+		ch = pl->cat ? ptw_em_str_hash(pl->cat, strlen(pl->cat)) : 0;
+	}
+	for (size_t k = th->model_n; k > 0; k--) {
+		const struct ptw_em_open *o = &th->model[k - 1];
+		if ((!ch || o->cat_h == ch) &&
+		    (!nh || !o->name_h || o->name_h == nh))
+			return 1;
+	}
+	return 0;
+}
+
+/* An END item: closes the innermost open slice (dropped, and counted,
+ * when it closes nothing). */
+static inline int ptw_em_write_end(struct ptw_emit *em,
+				   struct ptw_em_thread *th,
+				   const struct ptw_em_item *it,
+				   const struct ptw_em_payload *pl,
+				   struct ptw_event *ev, struct ptw_error *err)
+{
+	if (!th->model_n ||
+	    (it->raw_end && !ptw_em_raw_end_matches(th, it, pl))) {
+		em->st.dropped++; /* closes nothing */
+		return 0;
+	}
+	ev->name = NULL;
+	ev->category = NULL;
+	int rc = ptw_seq_slice_end(th->seq, ev);
+	th->model_n--;
+	if (rc)
+		return ptw_em_writer_fail(em, rc, err);
+	ptw_em_fl_note(th, it->ts, !it->raw_end); /* raw: a JSON E */
+	return 0;
+}
+
+/* A BEGIN or INSTANT item, with its v2 flow (if any). A complete slice
+ * (X) that partly overlaps the one it is in is spilled to an overlap
+ * track. */
+static inline int ptw_em_write_begin(struct ptw_emit *em,
+				     struct ptw_em_thread *th,
+				     const struct ptw_em_item *it,
+				     const struct ptw_em_payload *pl,
+				     struct ptw_event *ev,
+				     struct ptw_error *err)
+{
+	int rc;
+	struct ptw_legacy lg;
+	if (pl->flow_dir) {
+		memset(&lg, 0, sizeof(lg));
+		lg.flow_dir = (enum ptw_flow_dir)pl->flow_dir;
+		lg.bind_id = pl->bind_id;
+		ev->legacy = &lg;
+	}
+	int64_t x_end = 0;
+	if (it->is_x && it->dur > 0) {
+		if (__builtin_add_overflow(it->ts, it->dur, &x_end))
+			x_end = INT64_MAX;
+		int64_t top = ptw_em_x_top_end(th, it->ts);
+		if (top != INT64_MIN && x_end > top)
+			return ptw_em_spill(em, th, it, ev, x_end, err);
+	}
+	em->st.flows += pl->flow_dir != 0;
+	ptw_em_fl_note(th, it->ts, 0);
+	if (it->kind == PTW_EM_INSTANT ||
+	    (it->state == PTW_EM_COMPLETE && it->dur == 0)) {
+		rc = ptw_seq_instant(th->seq, ev);
+		em->st.instants++;
+	} else {
+		rc = ptw_seq_slice_begin(th->seq, ev);
+		if (!rc)
+			rc = ptw_em_push_model(th, pl,
+					       em->mode == PTW_EMIT_CHROME,
+					       it->stable);
+		if (!rc && it->is_x && ptw_em_x_push(th, x_end))
+			return ptw_em_nomem(err);
+		if (it->state == PTW_EM_UNRESOLVED)
+			em->st.open_slices++;
+		else if (it->state == PTW_EM_COMPLETE)
+			em->st.slices++;
+	}
+	if (rc)
+		return ptw_em_writer_fail(em, rc, err);
+	return 0;
+}
+
 /* Any other item. Kept out of line: its frame (a payload with an
  * argument array) would otherwise be set up for the common item too. */
 __attribute__((noinline)) static int
 ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 		  const struct ptw_em_item *it, struct ptw_error *err)
 {
-	int rc;
 	struct ptw_em_payload pl;
 	struct ptw_event ev;
 	memset(&ev, 0, sizeof(ev));
@@ -858,7 +955,6 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	ev.category = pl.cat;
 	ev.args = pl.args;
 	ev.n_args = pl.n_args;
-	rc = 0;
 
 	if (it->kind == PTW_EM_FLOW)
 		return ptw_em_write_flow(em, th, it, &pl, &ev, err);
@@ -881,90 +977,12 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 		ev.track = th->ovl[it->flow_id].uuid;
 		ev.name = NULL;
 		ev.category = NULL;
-		rc = ptw_seq_slice_end(th->seq, &ev);
+		int rc = ptw_seq_slice_end(th->seq, &ev);
 		return rc ? ptw_em_writer_fail(em, rc, err) : 0;
 	}
-	if (it->kind == PTW_EM_END) {
-		if (!th->model_n) {
-			em->st.dropped++; /* closes nothing */
-			return 0;
-		}
-		if (it->raw_end) {
-			/* Chrome E: innermost open slice with this name and
-			 * category (none: any). Only the innermost can be
-			 * closed by a nameless END; a deeper match is closed
-			 * through it, as LIFO pairing would. */
-			uint64_t nh, ch;
-			if (it->stable) {
-				nh = ptw_em_stable_hash(pl.name);
-				ch = ptw_em_stable_hash(pl.cat);
-			} else {
-				nh = ptw_em_str_hash(pl.name, pl.name_len);
-				ch = pl.cat ? ptw_em_str_hash(pl.cat,
-							      strlen(pl.cat))
-					    : 0;
-			}
-			size_t k = th->model_n;
-			while (k > 0) {
-				const struct ptw_em_open *o = &th->model[k - 1];
-				if ((!ch || o->cat_h == ch) &&
-				    (!nh || !o->name_h || o->name_h == nh))
-					break;
-				k--;
-			}
-			if (k == 0) {
-				em->st.dropped++;
-				return 0;
-			}
-		}
-		ev.name = NULL;
-		ev.category = NULL;
-		rc = ptw_seq_slice_end(th->seq, &ev);
-		th->model_n--;
-		if (rc)
-			return ptw_em_writer_fail(em, rc, err);
-		ptw_em_fl_note(th, it->ts, !it->raw_end); /* raw: a JSON E */
-		return 0;
-	}
-
-	/* BEGIN or INSTANT, with its v2 flow (if any) */
-	struct ptw_legacy lg;
-	if (pl.flow_dir) {
-		memset(&lg, 0, sizeof(lg));
-		lg.flow_dir = (enum ptw_flow_dir)pl.flow_dir;
-		lg.bind_id = pl.bind_id;
-		ev.legacy = &lg;
-	}
-	int64_t x_end = 0;
-	if (it->is_x && it->dur > 0) {
-		if (__builtin_add_overflow(it->ts, it->dur, &x_end))
-			x_end = INT64_MAX;
-		int64_t top = ptw_em_x_top_end(th, it->ts);
-		if (top != INT64_MIN && x_end > top)
-			return ptw_em_spill(em, th, it, &ev, x_end, err);
-	}
-	em->st.flows += pl.flow_dir != 0;
-	ptw_em_fl_note(th, it->ts, 0);
-	if (it->kind == PTW_EM_INSTANT ||
-	    (it->state == PTW_EM_COMPLETE && it->dur == 0)) {
-		rc = ptw_seq_instant(th->seq, &ev);
-		em->st.instants++;
-	} else {
-		rc = ptw_seq_slice_begin(th->seq, &ev);
-		if (!rc)
-			rc = ptw_em_push_model(th, &pl,
-					       em->mode == PTW_EMIT_CHROME,
-					       it->stable);
-		if (!rc && it->is_x && ptw_em_x_push(th, x_end))
-			return ptw_em_nomem(err);
-		if (it->state == PTW_EM_UNRESOLVED)
-			em->st.open_slices++;
-		else if (it->state == PTW_EM_COMPLETE)
-			em->st.slices++;
-	}
-	if (rc)
-		return ptw_em_writer_fail(em, rc, err);
-	return 0;
+	if (it->kind == PTW_EM_END)
+		return ptw_em_write_end(em, th, it, &pl, &ev, err);
+	return ptw_em_write_begin(em, th, it, &pl, &ev, err);
 }
 
 int ptw_em_write_item(struct ptw_emit *em, struct ptw_em_thread *th,

@@ -120,6 +120,78 @@ static char *ptw_em_strbuf(struct ptw_emit *em, size_t need)
 	return em->strbuf;
 }
 
+/* A counter arg's value: an int, a double, or a string that is a whole
+ * number (strtod). Returns 0 if the arg is not a value. */
+static inline int ptw_em_counter_value(const struct ptw_cv_arg *a, int *is_int,
+				       int64_t *iv, double *dv)
+{
+	*is_int = 0;
+	*iv = 0;
+	*dv = 0;
+	if (a->type == PTW_CV_VAL_INT) {
+		*is_int = 1;
+		*iv = a->i;
+	} else if (a->type == PTW_CV_VAL_DOUBLE) {
+		*dv = a->d;
+	} else if (a->type == PTW_CV_VAL_STRING && a->s.n && a->s.n < 64) {
+		char num[64], *end;
+		memcpy(num, a->s.p, a->s.n);
+		num[a->s.n] = '\0';
+		*dv = strtod(num, &end);
+		if (*end != '\0')
+			return 0;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
+/* The counter track "NAME[ id: ID] KEY" under 'parent' (created the first
+ * time), in *track. */
+static int ptw_em_counter_track(struct ptw_emit *em, uint64_t parent,
+				const char *nm, size_t nn,
+				const struct ptw_cv_str *id,
+				const struct ptw_cv_str *k, uint64_t *track,
+				struct ptw_error *err)
+{
+	size_t kn = k->p ? k->n : 0;
+	size_t idn = id ? id->n + 5 : 0;
+	size_t need = nn + idn + kn + 2;
+	char *t = ptw_em_strbuf(em, need);
+	if (!t)
+		return ptw_em_nomem(err);
+	size_t o = 0;
+	memcpy(t + o, nm, nn);
+	o += nn;
+	if (id) {
+		memcpy(t + o, " id: ", 5);
+		o += 5;
+		memcpy(t + o, id->p, id->n);
+		o += id->n;
+	}
+	t[o++] = ' ';
+	if (kn)
+		memcpy(t + o, k->p, kn);
+	o += kn;
+	t[o] = '\0';
+	/* The writer takes C strings. */
+	size_t tl = strlen(t);
+	if (tl >= PTW_MAX_STRING_LEN)
+		t[tl = PTW_MAX_STRING_LEN - 1] = '\0';
+	uint64_t key = ptw_fnv1a(PTW_FNV_INIT, &parent, sizeof(parent));
+	key = ptw_fnv1a(key, t, tl);
+	if (ptw_map_get(&em->counter_map, key, track))
+		return 0;
+	*track = ptw_writer_add_counter_track(em->w, t, NULL, parent, -1);
+	if (!*track)
+		return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
+	if (ptw_map_put(&em->counter_map, key, *track))
+		return ptw_em_nomem(err);
+	return 0;
+}
+
+/* A C event: one sample per numeric arg, on the process's counter track
+ * of that arg. */
 int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		   uint32_t pid, int64_t ts, struct ptw_error *err)
 {
@@ -140,24 +212,11 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		      ev->id_str.n;
 	for (uint32_t i = 0; i < ev->n_args; i++) {
 		const struct ptw_cv_arg *a = &ev->args[i];
-		int is_int = 0;
-		int64_t iv = 0;
-		double dv = 0;
-		if (a->type == PTW_CV_VAL_INT) {
-			is_int = 1;
-			iv = a->i;
-		} else if (a->type == PTW_CV_VAL_DOUBLE) {
-			dv = a->d;
-		} else if (a->type == PTW_CV_VAL_STRING && a->s.n && a->s.n < 64) {
-			char num[64], *end;
-			memcpy(num, a->s.p, a->s.n);
-			num[a->s.n] = '\0';
-			dv = strtod(num, &end);
-			if (*end != '\0')
-				continue;
-		} else {
+		int is_int, rc;
+		int64_t iv;
+		double dv;
+		if (!ptw_em_counter_value(a, &is_int, &iv, &dv))
 			continue;
-		}
 		size_t kn = a->key.p ? a->key.n : 0;
 		/* Known (process, name, key) without a string id: cached. */
 		struct ptw_em_ctr_slot *cs = NULL;
@@ -169,58 +228,26 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 			cs = ptw_em_ctr_slot(em->ctr_cache, parent, sn, sk);
 			if (cs->parent == parent && cs->name == sn &&
 			    cs->key == sk) {
-				int rc = ptw_em_counter_sample(em, cs->track, ts,
-							       is_int, iv, dv,
-							       err);
+				rc = ptw_em_counter_sample(em, cs->track, ts,
+							   is_int, iv, dv, err);
 				if (rc)
 					return rc;
 				continue;
 			}
 		}
-		size_t idn = with_id ? ev->id_str.n + 5 : 0;
-		size_t need = nn + idn + kn + 2;
-		char *t = ptw_em_strbuf(em, need);
-		if (!t)
-			return ptw_em_nomem(err);
-		size_t o = 0;
-		memcpy(t + o, nm, nn);
-		o += nn;
-		if (with_id) {
-			memcpy(t + o, " id: ", 5);
-			o += 5;
-			memcpy(t + o, ev->id_str.p, ev->id_str.n);
-			o += ev->id_str.n;
-		}
-		t[o++] = ' ';
-		if (kn)
-			memcpy(t + o, a->key.p, kn);
-		o += kn;
-		t[o] = '\0';
-		/* The writer takes C strings. */
-		size_t tl = strlen(t);
-		if (tl >= PTW_MAX_STRING_LEN)
-			t[tl = PTW_MAX_STRING_LEN - 1] = '\0';
-		uint64_t key = ptw_fnv1a(PTW_FNV_INIT, &parent,
-					   sizeof(parent));
-		key = ptw_fnv1a(key, t, tl);
 		uint64_t track;
-		if (!ptw_map_get(&em->counter_map, key, &track)) {
-			track = ptw_writer_add_counter_track(em->w, t, NULL,
-							     parent, -1);
-			if (!track)
-				return ptw_em_writer_fail(em, PTW_ERR_INVALID,
-							  err);
-			if (ptw_map_put(&em->counter_map, key, track))
-				return ptw_em_nomem(err);
-		}
+		rc = ptw_em_counter_track(em, parent, nm, nn,
+					  with_id ? &ev->id_str : NULL, &a->key,
+					  &track, err);
+		if (rc)
+			return rc;
 		if (cs) {
 			cs->parent = parent;
 			cs->name = sn;
 			cs->key = sk;
 			cs->track = track;
 		}
-		int rc = ptw_em_counter_sample(em, track, ts, is_int, iv, dv,
-					       err);
+		rc = ptw_em_counter_sample(em, track, ts, is_int, iv, dv, err);
 		if (rc)
 			return rc;
 	}

@@ -367,7 +367,64 @@ static int lenient_byte(struct pctx *c, size_t *pi, int *repaired)
 	return 1;
 }
 
-/* Parses the string whose opening quote is at c->i. */
+/* The error for the control character (or NUL) at p[i] in a string. */
+static int bad_ctrl(struct pctx *c, size_t i)
+{
+	if (c->p[i] == 0)
+		return fail(c, i, PTW_ERR_FORMAT, "NUL byte inside a string");
+	return fail(c, i, PTW_ERR_FORMAT,
+		    "unescaped control character 0x%02x inside a string",
+		    c->p[i]);
+}
+
+/* The rest of the string from its first escape at p[i]: copies what was
+ * scanned from 'start' into c->out, then decodes the escapes. */
+static int parse_escaped_str(struct pctx *c, struct ptw_cv_str *out,
+			     size_t start, size_t i, int repaired)
+{
+	const unsigned char *p = c->p;
+	size_t n = c->n;
+	int rc;
+	char *o0 = c->out, *o = o0;
+	memcpy(o, p + start, i - start);
+	o += i - start;
+	for (;;) {
+		if (i >= n)
+			return incomplete(c, "'\"' closing the string");
+		unsigned ch = p[i];
+		if (ch == '"') {
+			out->p = o0;
+			out->n = (size_t)(o - o0);
+			c->out = o;
+			c->i = i + 1;
+			return 0;
+		}
+		if (ch == '\\') {
+			if ((rc = escape(c, &i, &o)))
+				return rc;
+		} else if (ch < 0x20) {
+			if (!lenient_byte(c, &i, &repaired))
+				return bad_ctrl(c, i);
+			*o++ = (char)ch;
+		} else if (ch >= 0x80) {
+			size_t s = i;
+			if ((rc = utf8_seq(c, &i))) {
+				if (rc != PTW_ERR_FORMAT ||
+				    !lenient_byte(c, &i, &repaired))
+					return rc;
+			}
+			memcpy(o, p + s, i - s);
+			o += i - s;
+		} else {
+			*o++ = (char)ch;
+			i++;
+		}
+	}
+}
+
+/* Parses the string whose opening quote is at c->i. A string without
+ * escapes points into the input; one with escapes is decoded into
+ * c->out. */
 static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 {
 	const unsigned char *p = c->p;
@@ -375,6 +432,7 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 	size_t start = c->i + 1, i = start;
 	int rc, repaired = 0;
 	for (;;) {
+		/* Skip the bytes that need no closer look. */
 #if defined(__SSE2__)
 		/* 16 bytes at a time: '"', '\\', and (signed compare) bytes
 		 * below 0x20 or above 0x7f */
@@ -427,11 +485,11 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 			return 0;
 		}
 		if (ch == '\\')
-			break;
+			return parse_escaped_str(c, out, start, i, repaired);
 		if (ch < 0x20) {
 			if (lenient_byte(c, &i, &repaired))
 				continue;
-			goto ctrl;
+			return bad_ctrl(c, i);
 		}
 		if ((rc = utf8_seq(c, &i))) {
 			if (rc != PTW_ERR_FORMAT ||
@@ -439,48 +497,6 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 				return rc;
 		}
 	}
-	/* Slow path: copy what was scanned, then decode escapes. */
-	char *o0 = c->out, *o = o0;
-	memcpy(o, p + start, i - start);
-	o += i - start;
-	for (;;) {
-		if (i >= n)
-			return incomplete(c, "'\"' closing the string");
-		unsigned ch = p[i];
-		if (ch == '"') {
-			out->p = o0;
-			out->n = (size_t)(o - o0);
-			c->out = o;
-			c->i = i + 1;
-			return 0;
-		}
-		if (ch == '\\') {
-			if ((rc = escape(c, &i, &o)))
-				return rc;
-		} else if (ch < 0x20) {
-			if (!lenient_byte(c, &i, &repaired))
-				goto ctrl;
-			*o++ = (char)ch;
-		} else if (ch >= 0x80) {
-			size_t s = i;
-			if ((rc = utf8_seq(c, &i))) {
-				if (rc != PTW_ERR_FORMAT ||
-				    !lenient_byte(c, &i, &repaired))
-					return rc;
-			}
-			memcpy(o, p + s, i - s);
-			o += i - s;
-		} else {
-			*o++ = (char)ch;
-			i++;
-		}
-	}
-ctrl:
-	if (p[i] == 0)
-		return fail(c, i, PTW_ERR_FORMAT, "NUL byte inside a string");
-	return fail(c, i, PTW_ERR_FORMAT,
-		    "unescaped control character 0x%02x inside a string",
-		    p[i]);
 }
 
 /* ---- the object member loop ----------------------------------------- */

@@ -40,17 +40,11 @@ static int put_str(struct meta_out *o, const char *s)
 	return 0;
 }
 
-int ptw_clock_meta_encode(const struct ptw_clock_streams_event *ev, int with_names,
-			  uint8_t *buf, uint32_t *len,
-			  struct ptw_clock_meta_keys *keys, const char **why)
+/* The event's array counts and pointers. Returns 0 or PTW_ERR_INVALID
+ * (*why set). */
+static int check_arrays(const struct ptw_clock_streams_event *ev,
+			const char **why)
 {
-	struct meta_out o = { buf, 0, 0 };
-	int has_phase = 0;
-
-	keys->phase = 0;
-	keys->ordinal = 0;
-	keys->has_ordinal = 0;
-
 	if (ev->n_flow_ids > PTW_MAX_FLOWS ||
 	    ev->n_terminating_flow_ids > PTW_MAX_FLOWS) {
 		*why = "more than PTW_MAX_FLOWS flow ids";
@@ -66,31 +60,119 @@ int ptw_clock_meta_encode(const struct ptw_clock_streams_event *ev, int with_nam
 		*why = "more than PTW_MAX_ANNOTATIONS annotations";
 		return PTW_ERR_INVALID;
 	}
+	return 0;
+}
 
-	const char *cat = with_names ? ev->category : NULL;
-	const char *name = with_names ? ev->name : NULL;
-	int is_static = (ev->flags & PTW_EV_STATIC_STRINGS) != 0;
+/* Category and name (each may be NULL): static strings as pointers,
+ * others copied. Returns 0 or PTW_ERR_LIMIT (a string too long). */
+static int put_names(struct meta_out *o, const char *cat, const char *name,
+		     int is_static)
+{
 	if (is_static) {
 		/* Only measured: the writer checks the same limit. */
 		if ((cat && strnlen(cat, (size_t)PTW_MAX_STRING_LEN + 1) >
 				    PTW_MAX_STRING_LEN) ||
 		    (name && strnlen(name, (size_t)PTW_MAX_STRING_LEN + 1) >
 				     PTW_MAX_STRING_LEN))
-			goto too_long;
-		put_u8(&o, cat ? 2 : 0);
+			return PTW_ERR_LIMIT;
+		put_u8(o, cat ? 2 : 0);
 		if (cat)
-			put(&o, &cat, sizeof(cat));
-		put_u8(&o, name ? 2 : 0);
+			put(o, &cat, sizeof(cat));
+		put_u8(o, name ? 2 : 0);
 		if (name)
-			put(&o, &name, sizeof(name));
-	} else {
-		put_u8(&o, cat != NULL);
-		if (cat && put_str(&o, cat))
-			goto too_long;
-		put_u8(&o, name != NULL);
-		if (name && put_str(&o, name))
-			goto too_long;
+			put(o, &name, sizeof(name));
+		return 0;
 	}
+	put_u8(o, cat != NULL);
+	if (cat && put_str(o, cat))
+		return PTW_ERR_LIMIT;
+	put_u8(o, name != NULL);
+	if (name && put_str(o, name))
+		return PTW_ERR_LIMIT;
+	return 0;
+}
+
+/* A "phase" or "ordinal" annotation is also a key of the event (*keys):
+ * an unsigned integer, at most once each. Returns 0 or PTW_ERR_INVALID
+ * (*why set). */
+static int note_key(const struct ptw_arg *a, struct ptw_clock_meta_keys *keys,
+		    int *has_phase, const char **why)
+{
+	/* First-letter test first: most names are neither. */
+	int is_phase = a->name[0] == 'p' && strcmp(a->name, "phase") == 0;
+	int is_ordinal = a->name[0] == 'o' && strcmp(a->name, "ordinal") == 0;
+	if (!is_phase && !is_ordinal)
+		return 0;
+	if (a->type != PTW_ARG_TYPE_UINT) {
+		*why = "\"phase\" and \"ordinal\" annotations must be "
+		       "PTW_ARG_TYPE_UINT";
+		return PTW_ERR_INVALID;
+	}
+	if (is_phase ? *has_phase : keys->has_ordinal) {
+		*why = "duplicate \"phase\" or \"ordinal\" annotation";
+		return PTW_ERR_INVALID;
+	}
+	if (is_phase) {
+		*has_phase = 1;
+		keys->phase = a->v.u;
+	} else {
+		keys->has_ordinal = 1;
+		keys->ordinal = a->v.u;
+	}
+	return 0;
+}
+
+/* One annotation: name, type, value. Returns 0, PTW_ERR_INVALID (*why
+ * set) or PTW_ERR_LIMIT (a string too long). */
+static int put_arg(struct meta_out *o, const struct ptw_arg *a,
+		   const char **why)
+{
+	if (put_str(o, a->name))
+		return PTW_ERR_LIMIT;
+	put_u8(o, (uint8_t)a->type);
+	switch (a->type) {
+	case PTW_ARG_TYPE_STRING:
+		if (!a->v.s) {
+			*why = "NULL string annotation";
+			return PTW_ERR_INVALID;
+		}
+		return put_str(o, a->v.s) ? PTW_ERR_LIMIT : 0;
+	case PTW_ARG_TYPE_BOOL:
+		put_u8(o, a->v.b != 0);
+		return 0;
+	case PTW_ARG_TYPE_INT:
+		put(o, &a->v.i, 8);
+		return 0;
+	case PTW_ARG_TYPE_UINT:
+	case PTW_ARG_TYPE_POINTER:
+		put(o, &a->v.u, 8);
+		return 0;
+	case PTW_ARG_TYPE_DOUBLE:
+		put(o, &a->v.d, 8);
+		return 0;
+	default:
+		*why = "unknown annotation type";
+		return PTW_ERR_INVALID;
+	}
+}
+
+int ptw_clock_meta_encode(const struct ptw_clock_streams_event *ev, int with_names,
+			  uint8_t *buf, uint32_t *len,
+			  struct ptw_clock_meta_keys *keys, const char **why)
+{
+	struct meta_out o = { buf, 0, 0 };
+	int has_phase = 0, rc;
+
+	keys->phase = 0;
+	keys->ordinal = 0;
+	keys->has_ordinal = 0;
+	if ((rc = check_arrays(ev, why)))
+		return rc;
+
+	const char *cat = with_names ? ev->category : NULL;
+	const char *name = with_names ? ev->name : NULL;
+	if (put_names(&o, cat, name, (ev->flags & PTW_EV_STATIC_STRINGS) != 0))
+		goto too_long;
 
 	put_u8(&o, (uint8_t)ev->n_flow_ids);
 	put(&o, ev->flow_ids, 8 * ev->n_flow_ids);
@@ -104,58 +186,13 @@ int ptw_clock_meta_encode(const struct ptw_clock_streams_event *ev, int with_nam
 			*why = "annotation without a name";
 			return PTW_ERR_INVALID;
 		}
-		/* First-letter test first: most names are neither. */
-		int is_phase = a->name[0] == 'p' && strcmp(a->name, "phase") == 0;
-		int is_ordinal = a->name[0] == 'o' &&
-				 strcmp(a->name, "ordinal") == 0;
-		if (is_phase || is_ordinal) {
-			if (a->type != PTW_ARG_TYPE_UINT) {
-				*why = "\"phase\" and \"ordinal\" annotations "
-				       "must be PTW_ARG_TYPE_UINT";
-				return PTW_ERR_INVALID;
-			}
-			if (is_phase ? has_phase : keys->has_ordinal) {
-				*why = "duplicate \"phase\" or \"ordinal\" "
-				       "annotation";
-				return PTW_ERR_INVALID;
-			}
-			if (is_phase) {
-				has_phase = 1;
-				keys->phase = a->v.u;
-			} else {
-				keys->has_ordinal = 1;
-				keys->ordinal = a->v.u;
-			}
-		}
-		if (put_str(&o, a->name))
+		if ((rc = note_key(a, keys, &has_phase, why)))
+			return rc;
+		rc = put_arg(&o, a, why);
+		if (rc == PTW_ERR_LIMIT)
 			goto too_long;
-		put_u8(&o, (uint8_t)a->type);
-		switch (a->type) {
-		case PTW_ARG_TYPE_STRING:
-			if (!a->v.s) {
-				*why = "NULL string annotation";
-				return PTW_ERR_INVALID;
-			}
-			if (put_str(&o, a->v.s))
-				goto too_long;
-			break;
-		case PTW_ARG_TYPE_BOOL:
-			put_u8(&o, a->v.b != 0);
-			break;
-		case PTW_ARG_TYPE_INT:
-			put(&o, &a->v.i, 8);
-			break;
-		case PTW_ARG_TYPE_UINT:
-		case PTW_ARG_TYPE_POINTER:
-			put(&o, &a->v.u, 8);
-			break;
-		case PTW_ARG_TYPE_DOUBLE:
-			put(&o, &a->v.d, 8);
-			break;
-		default:
-			*why = "unknown annotation type";
-			return PTW_ERR_INVALID;
-		}
+		if (rc)
+			return rc;
 	}
 	if (o.full) {
 		*why = "event metadata over PTW_CLOCK_STREAMS_MAX_META bytes";

@@ -177,15 +177,15 @@ static uint64_t last_key(uint64_t set, long d)
 	return ptw_fnv1a(set, &u, sizeof(u));
 }
 
-int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
-			    const struct ptw_clock_reading *r, uint32_t n,
-			    uint32_t primary, const char **why)
+/* The trace default / global clock is chosen before the snapshot is
+ * validated (proto_trace_reader.cc ParseClockSnapshot): the primary
+ * clock, else BOOTTIME when present without TRACE_FILE. The global clock
+ * only changes while nothing was converted yet (clock_tracker.cc
+ * SetGlobalClock). */
+static void choose_trace_clock(struct ptw_clocks *c,
+			       const struct ptw_clock_reading *r, uint32_t n,
+			       uint32_t primary)
 {
-	/* The trace default / global clock is chosen before the snapshot is
-	 * validated (proto_trace_reader.cc ParseClockSnapshot): the primary
-	 * clock, else BOOTTIME when present without TRACE_FILE. The global
-	 * clock only changes while nothing was converted yet
-	 * (clock_tracker.cc SetGlobalClock). */
 	uint32_t chosen = primary;
 	if (!chosen) {
 		int boot = 0, file = 0;
@@ -201,10 +201,14 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 		if (!c->converted)
 			c->trace_clock = chosen;
 	}
+}
 
-	/* Validate everything first: a rejected snapshot adds nothing (TP
-	 * may have recorded the readings before the offending clock; a
-	 * valid trace never depends on that). */
+/* Is the snapshot one trace_processor rejects? Says why (*why) and
+ * returns 1, else 0. */
+static int snapshot_invalid(struct ptw_clocks *c, uint32_t seq,
+			    const struct ptw_clock_reading *r, uint32_t n,
+			    const char **why)
+{
 	uint64_t set = set_key(c, seq, r, n), prev;
 	for (uint32_t i = 0; i < n; i++) {
 		int64_t unit = r[i].unit_ns ? (int64_t)r[i].unit_ns : 1;
@@ -241,12 +245,47 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/* Indexes snapshot number c->n_snaps: per clock, its snapshots and its
+ * neighbours. Returns 0 or -1 (out of memory). */
+static int index_snapshot(struct ptw_clocks *c, const struct snapshot *s)
+{
+	for (uint32_t i = 0; i < s->n; i++) {
+		struct domain *dm = &c->doms[s->dom[i]];
+		if (u32vec_push(&dm->snaps, c->n_snaps))
+			return -1;
+		for (uint32_t j = 0; j < s->n; j++) {
+			if (j == i)
+				continue;
+			int known = 0;
+			for (uint32_t k = 0; k < dm->adj.n && !known; k++)
+				known = dm->adj.v[k] == s->dom[j];
+			if (!known && u32vec_push(&dm->adj, s->dom[j]))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
+			    const struct ptw_clock_reading *r, uint32_t n,
+			    uint32_t primary, const char **why)
+{
+	choose_trace_clock(c, r, n, primary);
+	/* Validate everything first: a rejected snapshot adds nothing (TP
+	 * may have recorded the readings before the offending clock; a
+	 * valid trace never depends on that). */
+	if (snapshot_invalid(c, seq, r, n, why))
+		return 1;
 
 	struct snapshot s = {0};
+	uint64_t prev;
 	for (uint32_t i = 0; i < n; i++) /* every clock gets its domain */
 		if (add_dom(c, seq, r[i].id) < 0)
 			return -1;
-	set = set_key(c, seq, r, n);
+	uint64_t set = set_key(c, seq, r, n);
 	s.dom = malloc((n ? n : 1) * sizeof(*s.dom));
 	s.ns = malloc((n ? n : 1) * sizeof(*s.ns));
 	if (!s.dom || !s.ns)
@@ -281,21 +320,8 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 		c->snaps = p;
 		c->cap_snaps = cap;
 	}
-	/* index: per clock its snapshots and its neighbours */
-	for (uint32_t i = 0; i < n; i++) {
-		struct domain *dm = &c->doms[s.dom[i]];
-		if (u32vec_push(&dm->snaps, c->n_snaps))
-			goto nomem;
-		for (uint32_t j = 0; j < n; j++) {
-			if (j == i)
-				continue;
-			int known = 0;
-			for (uint32_t k = 0; k < dm->adj.n && !known; k++)
-				known = dm->adj.v[k] == s.dom[j];
-			if (!known && u32vec_push(&dm->adj, s.dom[j]))
-				goto nomem;
-		}
-	}
+	if (index_snapshot(c, &s))
+		goto nomem;
 	c->snaps[c->n_snaps++] = s;
 	c->gen++;
 	return 0;

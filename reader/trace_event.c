@@ -456,6 +456,212 @@ static int extra_counters(struct ptw_trace *t, struct seq *s,
 	return 0;
 }
 
+/* The legacy_event fields the model keeps. */
+static void read_legacy(struct ptw_trace_event *ev,
+			const Perfetto__Protos__TrackEvent__LegacyEvent *le)
+{
+	ev->legacy_phase = le->has_phase ? (char)le->phase : 0;
+	ev->has_legacy_id = le->id_case == LE(ID_UNSCOPED_ID);
+	ev->legacy_id = ev->has_legacy_id ? le->unscoped_id : 0;
+	ev->bind_to_enclosing = le->has_bind_to_enclosing &&
+				le->bind_to_enclosing;
+	ev->has_bind_id = le->has_bind_id;
+	ev->bind_id = le->bind_id;
+	ev->flow_direction = le->has_flow_direction
+				     ? (int)le->flow_direction
+				     : 0;
+	if ((le->phase == 'i' || le->phase == 'I') &&
+	    le->has_instant_event_scope)
+		ev->legacy_scope =
+			le->instant_event_scope ==
+					PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_GLOBAL
+				? 'g'
+			: le->instant_event_scope ==
+					PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_PROCESS
+				? 'p'
+				: 0;
+}
+
+/* The event's type (ev->type). A typeless event takes its kind from its
+ * legacy phase (TP ParsePhaseOrType); of those, v1 flow events and async
+ * b/e/n with an id are modelled, the latter on the track trace_processor
+ * makes for the id (*async_kind 1 unscoped/global, 2 local; *async_id).
+ * Returns 0, or 1 if the event is dropped (*why set). */
+static int read_type(struct ptw_trace *t, const struct pos *at,
+		     uint32_t seq_id, const Perfetto__Protos__TrackEvent *te,
+		     struct ptw_trace_event *ev, int *async_kind,
+		     uint64_t *async_id, const char **why)
+{
+	const Perfetto__Protos__TrackEvent__LegacyEvent *le = te->legacy_event;
+	*async_kind = 0;
+	*async_id = 0;
+	if (te->has_type && te->type != 0) {
+		ev->type = (enum ptw_trace_event_type)te->type;
+		return 0;
+	}
+	char ph = ev->legacy_phase;
+	if (le && (ph == 'b' || ph == 'e' || ph == 'n')) {
+		if (le->id_case == LE(ID_UNSCOPED_ID)) {
+			*async_kind = 1;
+			*async_id = le->unscoped_id;
+		} else if (le->id_case == LE(ID_GLOBAL_ID)) {
+			*async_kind = 1;
+			*async_id = le->global_id;
+		} else if (le->id_case == LE(ID_LOCAL_ID)) {
+			*async_kind = 2;
+			*async_id = le->local_id;
+		}
+	}
+	if (*async_kind) {
+		ev->type = ph == 'b'   ? PTW_TRACE_SLICE_BEGIN
+			   : ph == 'e' ? PTW_TRACE_SLICE_END
+				       : PTW_TRACE_INSTANT;
+	} else if (ph != 's' && ph != 't' && ph != 'f') {
+		t->stats.track_event_parser_errors++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
+				 ph ? "TrackEvent with legacy phase other than "
+				      "s, t, f: not read"
+				    : "TrackEvent without type is dropped");
+		*why = ph ? "legacy phase not read" : "no type";
+		return 1;
+	} else {
+		ev->type = PTW_TRACE_LEGACY_FLOW;
+	}
+	return 0;
+}
+
+/* The event's track (ev->track_uuid): its own, the sequence's default,
+ * or the sequence's thread track. Returns 1 if the event named a track
+ * (its own or the default), else 0. */
+static int read_track(const struct seq *s,
+		      const Perfetto__Protos__TrackEvent *te,
+		      struct ptw_trace_event *ev)
+{
+	if (te->has_track_uuid) {
+		ev->track_uuid = te->track_uuid;
+		ev->track_explicit = 1;
+		return 1;
+	}
+	if (s && s->has_defaults && s->has_def_track) {
+		ev->track_uuid = s->def_track;
+		return 1;
+	}
+	ev->track_uuid = s && s->has_thread_track ? s->thread_track : 0;
+	return 0;
+}
+
+/* A counter event's value, converted at tokenization, so the descriptor
+ * must precede it in the file (track_event_tokenizer.cc). Returns 0, or 1
+ * if the event is dropped (*why set, or t->nomem). */
+static int read_counter(struct ptw_trace *t, const struct pos *at,
+			uint32_t seq_id, struct seq *s,
+			const Perfetto__Protos__TrackEvent *te, int has_track,
+			struct ptw_trace_event *ev, const char **why)
+{
+	const struct ptw_trace_track *tr =
+		has_track ? ptw_i_trace_find_track(t, ev->track_uuid) : NULL;
+	if (!has_track) {
+		t->stats.track_event_counter_missing_track_uuid++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+				 "counter event without track uuid is dropped");
+		*why = "counter without track";
+		return 1;
+	}
+	if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
+		t->stats.track_event_counter_invalid_track_uuid++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+				 "counter event on track %llu, which %s; "
+				 "dropped",
+				 (unsigned long long)ev->track_uuid,
+				 tr ? "is not a counter track"
+				    : "no counter descriptor earlier in the "
+				      "file describes");
+		*why = "counter track not described earlier";
+		return 1;
+	}
+	double v;
+	if (te->counter_value_field_case ==
+	    TE(COUNTER_VALUE_FIELD_COUNTER_VALUE)) {
+		ev->counter_kind = PTW_TRACE_COUNTER_INT;
+		ev->counter_int = te->counter_value;
+		v = (double)te->counter_value;
+	} else if (te->counter_value_field_case ==
+		   TE(COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE)) {
+		ev->counter_kind = PTW_TRACE_COUNTER_DOUBLE;
+		ev->counter_double = te->double_counter_value;
+		v = te->double_counter_value;
+	} else {
+		t->stats.track_event_counter_missing_value++;
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
+				 "counter event without value is dropped");
+		*why = "counter without value";
+		return 1;
+	}
+	if (counter_convert(t, s, tr, v, &ev->counter_value)) {
+		t->nomem = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* The flow ids. TP reads the deprecated varint ones only when the fixed64
+ * ones are absent. */
+static void read_flow_ids(struct ptw_trace *t,
+			  const Perfetto__Protos__TrackEvent *te,
+			  struct ptw_trace_event *ev)
+{
+	if (te->n_flow_ids) {
+		ev->flow_ids =
+			ptw_i_trace_copy_u64(t, te->flow_ids, te->n_flow_ids);
+		ev->n_flow_ids = (uint32_t)te->n_flow_ids;
+	} else if (te->n_flow_ids_old) {
+		ev->flow_ids = ptw_i_trace_copy_u64(t, te->flow_ids_old,
+						    te->n_flow_ids_old);
+		ev->n_flow_ids = (uint32_t)te->n_flow_ids_old;
+	}
+	if (te->n_terminating_flow_ids) {
+		ev->terminating_flow_ids =
+			ptw_i_trace_copy_u64(t, te->terminating_flow_ids,
+					     te->n_terminating_flow_ids);
+		ev->n_terminating_flow_ids =
+			(uint32_t)te->n_terminating_flow_ids;
+	} else if (te->n_terminating_flow_ids_old) {
+		ev->terminating_flow_ids =
+			ptw_i_trace_copy_u64(t, te->terminating_flow_ids_old,
+					     te->n_terminating_flow_ids_old);
+		ev->n_terminating_flow_ids =
+			(uint32_t)te->n_terminating_flow_ids_old;
+	}
+}
+
+/* Keeps a copy of the raw TrackEvent that will be event number t->n_events,
+ * whose iids are resolved at the end of the file against generation g.
+ * Returns 0, or 1 when out of memory (t->nomem). */
+static int add_fixup(struct ptw_trace *t, struct gen *g, const uint8_t *raw,
+		     size_t raw_len)
+{
+	void *fx = ptw_i_trace_room(t->fixups, &t->cap_fixups, t->n_fixups,
+				    sizeof(*t->fixups));
+	if (!fx) {
+		t->nomem = 1;
+		return 1;
+	}
+	t->fixups = fx;
+	uint8_t *copy = ptw_arena_alloc(&t->arena, raw_len ? raw_len : 1);
+	if (!copy) {
+		t->nomem = 1;
+		return 1;
+	}
+	if (raw_len)
+		memcpy(copy, raw, raw_len);
+	struct fixup *f = &t->fixups[t->n_fixups++];
+	f->event = t->n_events;
+	f->gen = g;
+	f->bytes = copy;
+	f->len = raw_len;
+	return 0;
+}
+
 /* Tokenizes one TrackEvent. Returns 1 if kept (appended), 0 if dropped
  * (*why set). */
 int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
@@ -482,135 +688,16 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 			"repeated fields unpacked only",
 			pf);
 	}
-	const Perfetto__Protos__TrackEvent__LegacyEvent *le = te->legacy_event;
-	if (le) {
-		ev.legacy_phase = le->has_phase ? (char)le->phase : 0;
-		ev.has_legacy_id = le->id_case == LE(ID_UNSCOPED_ID);
-		ev.legacy_id = ev.has_legacy_id ? le->unscoped_id : 0;
-		ev.bind_to_enclosing = le->has_bind_to_enclosing &&
-				       le->bind_to_enclosing;
-		ev.has_bind_id = le->has_bind_id;
-		ev.bind_id = le->bind_id;
-		ev.flow_direction = le->has_flow_direction
-					    ? (int)le->flow_direction
-					    : 0;
-		if ((le->phase == 'i' || le->phase == 'I') &&
-		    le->has_instant_event_scope)
-			ev.legacy_scope =
-				le->instant_event_scope ==
-						PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_GLOBAL
-					? 'g'
-				: le->instant_event_scope ==
-						PERFETTO__PROTOS__TRACK_EVENT__LEGACY_EVENT__INSTANT_EVENT_SCOPE__SCOPE_PROCESS
-					? 'p'
-					: 0;
-	}
-	/* legacy async: phase b/e/n with an id, on the track trace_processor
-	 * makes for the id (resolved once the names are known) */
-	int async_id_kind = 0; /* 1 unscoped/global, 2 local */
-	uint64_t async_id = 0;
-	if (!te->has_type || te->type == 0) {
-		/* a legacy phase gives the kind (TP ParsePhaseOrType); of
-		 * those, v1 flow events and async b/e/n are modelled */
-		char ph = ev.legacy_phase;
-		if (le && (ph == 'b' || ph == 'e' || ph == 'n')) {
-			if (le->id_case == LE(ID_UNSCOPED_ID)) {
-				async_id_kind = 1;
-				async_id = le->unscoped_id;
-			} else if (le->id_case == LE(ID_GLOBAL_ID)) {
-				async_id_kind = 1;
-				async_id = le->global_id;
-			} else if (le->id_case == LE(ID_LOCAL_ID)) {
-				async_id_kind = 2;
-				async_id = le->local_id;
-			}
-		}
-		if (async_id_kind) {
-			ev.type = ph == 'b'   ? PTW_TRACE_SLICE_BEGIN
-				  : ph == 'e' ? PTW_TRACE_SLICE_END
-					      : PTW_TRACE_INSTANT;
-		} else if (ph != 's' && ph != 't' && ph != 'f') {
-			t->stats.track_event_parser_errors++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
-					 ph ? "TrackEvent with legacy phase "
-					      "other than s, t, f: not read"
-					    : "TrackEvent without type is "
-					      "dropped");
-			*why = ph ? "legacy phase not read" : "no type";
-			return 0;
-		} else {
-			ev.type = PTW_TRACE_LEGACY_FLOW;
-		}
-	} else {
-		ev.type = (enum ptw_trace_event_type)te->type;
-	}
-
-	int has_track = 1;
-	if (te->has_track_uuid) {
-		ev.track_uuid = te->track_uuid;
-		ev.track_explicit = 1;
-	} else if (s && s->has_defaults && s->has_def_track) {
-		ev.track_uuid = s->def_track;
-	} else if (s && s->has_thread_track) {
-		ev.track_uuid = s->thread_track;
-		has_track = 0;
-	} else {
-		ev.track_uuid = 0;
-		has_track = 0;
-	}
-
-	if (ev.type == PTW_TRACE_COUNTER) {
-		/* counters are converted at tokenization, so the descriptor
-		 * must precede them in the file (track_event_tokenizer.cc) */
-		const struct ptw_trace_track *tr =
-			has_track ? ptw_i_trace_find_track(t, ev.track_uuid)
-				  : NULL;
-		if (!has_track) {
-			t->stats.track_event_counter_missing_track_uuid++;
-			ptw_i_trace_diag(
-				t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
-				"counter event without track uuid is dropped");
-			*why = "counter without track";
-			return 0;
-		}
-		if (!tr || tr->kind != PTW_TRACE_TRACK_COUNTER) {
-			t->stats.track_event_counter_invalid_track_uuid++;
-			ptw_i_trace_diag(t, PTW_TRACE_DIAG_COUNTER_TRACK, at,
-					 seq_id,
-					 "counter event on track %llu, which "
-					 "%s; dropped",
-					 (unsigned long long)ev.track_uuid,
-					 tr ? "is not a counter track"
-					    : "no counter descriptor earlier "
-					      "in the file "
-					      "describes");
-			*why = "counter track not described earlier";
-			return 0;
-		}
-		double v;
-		if (te->counter_value_field_case ==
-		    TE(COUNTER_VALUE_FIELD_COUNTER_VALUE)) {
-			ev.counter_kind = PTW_TRACE_COUNTER_INT;
-			ev.counter_int = te->counter_value;
-			v = (double)te->counter_value;
-		} else if (te->counter_value_field_case ==
-			   TE(COUNTER_VALUE_FIELD_DOUBLE_COUNTER_VALUE)) {
-			ev.counter_kind = PTW_TRACE_COUNTER_DOUBLE;
-			ev.counter_double = te->double_counter_value;
-			v = te->double_counter_value;
-		} else {
-			t->stats.track_event_counter_missing_value++;
-			ptw_i_trace_diag(
-				t, PTW_TRACE_DIAG_COUNTER_TRACK, at, seq_id,
-				"counter event without value is dropped");
-			*why = "counter without value";
-			return 0;
-		}
-		if (counter_convert(t, s, tr, v, &ev.counter_value)) {
-			t->nomem = 1;
-			return 0;
-		}
-	}
+	if (te->legacy_event)
+		read_legacy(&ev, te->legacy_event);
+	int async_id_kind;
+	uint64_t async_id;
+	if (read_type(t, at, seq_id, te, &ev, &async_id_kind, &async_id, why))
+		return 0;
+	int has_track = read_track(s, te, &ev);
+	if (ev.type == PTW_TRACE_COUNTER &&
+	    read_counter(t, at, seq_id, s, te, has_track, &ev, why))
+		return 0;
 
 	const char *xwhy = NULL;
 	if (extra_counters(t, s, te, &ev, &xwhy)) {
@@ -622,31 +709,7 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 		*why = xwhy ? xwhy : "out of memory";
 		return 0;
 	}
-
-	/* TP reads the deprecated varint flow ids only when the fixed64
-	 * ones are absent */
-	if (te->n_flow_ids) {
-		ev.flow_ids =
-			ptw_i_trace_copy_u64(t, te->flow_ids, te->n_flow_ids);
-		ev.n_flow_ids = (uint32_t)te->n_flow_ids;
-	} else if (te->n_flow_ids_old) {
-		ev.flow_ids = ptw_i_trace_copy_u64(t, te->flow_ids_old,
-						   te->n_flow_ids_old);
-		ev.n_flow_ids = (uint32_t)te->n_flow_ids_old;
-	}
-	if (te->n_terminating_flow_ids) {
-		ev.terminating_flow_ids =
-			ptw_i_trace_copy_u64(t, te->terminating_flow_ids,
-					     te->n_terminating_flow_ids);
-		ev.n_terminating_flow_ids =
-			(uint32_t)te->n_terminating_flow_ids;
-	} else if (te->n_terminating_flow_ids_old) {
-		ev.terminating_flow_ids =
-			ptw_i_trace_copy_u64(t, te->terminating_flow_ids_old,
-					     te->n_terminating_flow_ids_old);
-		ev.n_terminating_flow_ids =
-			(uint32_t)te->n_terminating_flow_ids_old;
-	}
+	read_flow_ids(t, te, &ev);
 
 	struct gen *g = s ? s->gen : NULL;
 	const char *what = NULL;
@@ -684,26 +747,8 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 			"%s iid %llu is not defined in the current generation "
 			"of sequence %u",
 			what, (unsigned long long)what_iid, seq_id);
-		void *fx = ptw_i_trace_room(t->fixups, &t->cap_fixups,
-					    t->n_fixups, sizeof(*t->fixups));
-		if (!fx) {
-			t->nomem = 1;
+		if (add_fixup(t, g, raw, raw_len))
 			return 0;
-		}
-		t->fixups = fx;
-		uint8_t *copy =
-			ptw_arena_alloc(&t->arena, raw_len ? raw_len : 1);
-		if (!copy) {
-			t->nomem = 1;
-			return 0;
-		}
-		if (raw_len)
-			memcpy(copy, raw, raw_len);
-		struct fixup *f = &t->fixups[t->n_fixups++];
-		f->event = t->n_events;
-		f->gen = g;
-		f->bytes = copy;
-		f->len = raw_len;
 	}
 	t->events[t->n_events++] = ev;
 	return 1;

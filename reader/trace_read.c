@@ -982,9 +982,11 @@ static int unzstd_batch(struct ptw_trace *t, const struct pos *at,
 	return 0;
 }
 
-static int process_batch(struct ptw_trace *t, const struct pos *at,
-			 const uint8_t *pkt, size_t pkt_len,
-			 const struct raw_scan *raw)
+/* Checks a batch's codec: not inside another batch, one codec per
+ * packet and per trace (proto_trace_tokenizer.cc). Returns 2 (zstd), 1
+ * (deflate) or -1 having set the fatal error. */
+static int batch_codec(struct ptw_trace *t, const struct pos *at,
+		       const struct raw_scan *raw)
 {
 	if (at->batch) {
 		ptw_i_trace_set_fatal(
@@ -993,7 +995,6 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 			"batch");
 		return -1;
 	}
-	/* proto_trace_tokenizer.cc: one codec per trace */
 	int codec = raw->has_zstd ? 2 : 1;
 	if (raw->has_zstd && raw->has_compressed) {
 		ptw_i_trace_set_fatal(t, at,
@@ -1007,6 +1008,66 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 				      "and zstd_compressed_packets");
 		return -1;
 	}
+	return codec;
+}
+
+/* The packets of an inflated batch (n bytes): only 0x0A records are
+ * allowed; 1-2 trailing bytes are ignored (proto_trace_tokenizer.h).
+ * Returns 0 or -1. */
+static int process_batch_packets(struct ptw_trace *t, const struct pos *at,
+				 const uint8_t *buf, size_t n)
+{
+	const uint8_t *p = buf, *end = buf + n;
+	while (end - p > 2) {
+		struct pos in = *at;
+		in.batch = t->batch_no;
+		in.inner_offset = (uint64_t)(p - buf);
+		if (*p != 0x0a) {
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"compressed batch holds something "
+				"other than Trace.packet records");
+			return -1;
+		}
+		const uint8_t *q = p + 1;
+		uint64_t sz;
+		if (!ptw_wire_varint(&q, end, &sz) ||
+		    sz > (uint64_t)(end - q)) {
+			ptw_i_trace_set_fatal(t, &in,
+					      "invalid packet size inside a "
+					      "compressed batch");
+			return -1;
+		}
+		struct raw_scan rs;
+		if (scan_packet(q, (size_t)sz, &rs) < 0) {
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"TracePacket inside a compressed batch "
+				"does not parse to its end");
+			return -1;
+		}
+		t->stats.batch_packets++;
+		if (rs.has_compressed || rs.has_zstd) {
+			ptw_i_trace_set_fatal(
+				t, &in,
+				"compressed_packets nested inside a "
+				"compressed batch");
+			return -1;
+		}
+		if (process_packet(t, &in, q, (size_t)sz, &rs) < 0)
+			return -1;
+		p = q + sz;
+	}
+	return 0;
+}
+
+static int process_batch(struct ptw_trace *t, const struct pos *at,
+			 const uint8_t *pkt, size_t pkt_len,
+			 const struct raw_scan *raw)
+{
+	int codec = batch_codec(t, at, raw);
+	if (codec < 0)
+		return -1;
 	t->codec = codec;
 	uint8_t *buf = NULL;
 	size_t n = 0;
@@ -1037,57 +1098,7 @@ static int process_batch(struct ptw_trace *t, const struct pos *at,
 		t->stopped = 1;
 		return -1;
 	}
-
-	/* Inner records: only 0x0A is allowed; 1-2 trailing bytes are
-	 * ignored (proto_trace_tokenizer.h) */
-	const uint8_t *p = buf, *end = buf + n;
-	int rc = 0;
-	while (end - p > 2) {
-		struct pos in = *at;
-		in.batch = t->batch_no;
-		in.inner_offset = (uint64_t)(p - buf);
-		if (*p != 0x0a) {
-			ptw_i_trace_set_fatal(
-				t, &in,
-				"compressed batch holds something "
-				"other than Trace.packet records");
-			rc = -1;
-			break;
-		}
-		const uint8_t *q = p + 1;
-		uint64_t sz;
-		if (!ptw_wire_varint(&q, end, &sz) ||
-		    sz > (uint64_t)(end - q)) {
-			ptw_i_trace_set_fatal(t, &in,
-					      "invalid packet size inside a "
-					      "compressed batch");
-			rc = -1;
-			break;
-		}
-		struct raw_scan rs;
-		if (scan_packet(q, (size_t)sz, &rs) < 0) {
-			ptw_i_trace_set_fatal(
-				t, &in,
-				"TracePacket inside a compressed batch "
-				"does not parse to its end");
-			rc = -1;
-			break;
-		}
-		t->stats.batch_packets++;
-		if (rs.has_compressed || rs.has_zstd) {
-			ptw_i_trace_set_fatal(
-				t, &in,
-				"compressed_packets nested inside a "
-				"compressed batch");
-			rc = -1;
-			break;
-		}
-		if (process_packet(t, &in, q, (size_t)sz, &rs) < 0) {
-			rc = -1;
-			break;
-		}
-		p = q + sz;
-	}
+	int rc = process_batch_packets(t, at, buf, n);
 	free(buf);
 	return rc;
 }
@@ -1212,6 +1223,66 @@ truncated:
 
 /* ---- public API --------------------------------------------------------- */
 
+/* trace_type.cc: whole-file gzip is a container TP unwraps first. If
+ * *d starts with gzip's magic, points *d and *len at the inflated data
+ * (*unzipped, to free) and sets *truncated when the stream ends early.
+ * Returns 0, or -1 with err set. */
+static int unwrap_gzip(const uint8_t **d, size_t *len, const char *name,
+		       uint8_t **unzipped, int *truncated,
+		       struct ptw_error *err)
+{
+	*unzipped = NULL;
+	*truncated = 0;
+	if (*len < 2 || (*d)[0] != 0x1f || (*d)[1] != 0x8b)
+		return 0;
+	enum zstate st;
+	const char *zmsg;
+	size_t unzipped_len = 0;
+	if (zinflate(*d, *len, MAX_GUNZIP, 1, unzipped, &unzipped_len, &st,
+		     &zmsg)) {
+		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		return -1;
+	}
+	if (st != Z_COMPLETE && st != Z_TRUNCATED) {
+		free(*unzipped);
+		*unzipped = NULL;
+		if (err) {
+			err->input = name;
+			err->offset = 0;
+		}
+		ptw_error_set(err, PTW_ERR_FORMAT, 0,
+			      "%s: gzip file does not inflate%s%s", name,
+			      zmsg ? ": " : "", zmsg ? zmsg : "");
+		return -1;
+	}
+	*truncated = st == Z_TRUNCATED;
+	*d = *unzipped;
+	*len = unzipped_len;
+	return 0;
+}
+
+/* A new, empty model of the trace 'name' (len bytes), or NULL (out of
+ * memory). */
+static struct ptw_trace *new_trace(const char *name, size_t len,
+				   const struct ptw_trace_options *opt)
+{
+	struct ptw_trace *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->clocks = ptw_clocks_new();
+	t->name = ptw_arena_strdup(&t->arena, name);
+	if (!t->clocks || !t->name) {
+		ptw_trace_free(t);
+		return NULL;
+	}
+	if (opt)
+		t->opt = *opt;
+	t->max_diags = t->opt.max_diags ? t->opt.max_diags
+					: PTW_TRACE_DEFAULT_MAX_DIAGS;
+	t->stats.bytes = len;
+	return t;
+}
+
 struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 				     const char *name,
 				     const struct ptw_trace_options *opt,
@@ -1226,33 +1297,11 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 		ptw_error_set(err, PTW_ERR_INVALID, 0, "NULL data");
 		return NULL;
 	}
-	/* trace_type.cc: whole-file gzip is a container TP unwraps first */
-	uint8_t *unzipped = NULL;
-	size_t unzipped_len = 0, gzip_in = len;
-	int gz_truncated = 0;
-	if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
-		enum zstate st;
-		const char *zmsg;
-		if (zinflate(d, len, MAX_GUNZIP, 1, &unzipped, &unzipped_len,
-			     &st, &zmsg)) {
-			ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
-			return NULL;
-		}
-		if (st != Z_COMPLETE && st != Z_TRUNCATED) {
-			free(unzipped);
-			if (err) {
-				err->input = name;
-				err->offset = 0;
-			}
-			ptw_error_set(err, PTW_ERR_FORMAT, 0,
-				      "%s: gzip file does not inflate%s%s",
-				      name, zmsg ? ": " : "", zmsg ? zmsg : "");
-			return NULL;
-		}
-		gz_truncated = st == Z_TRUNCATED;
-		d = unzipped;
-		len = unzipped_len;
-	}
+	uint8_t *unzipped;
+	size_t gzip_in = len;
+	int gz_truncated;
+	if (unwrap_gzip(&d, &len, name, &unzipped, &gz_truncated, err))
+		return NULL;
 	if (len == 0 || d[0] != 0x0a) {
 		free(unzipped);
 		if (err) {
@@ -1265,27 +1314,13 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 			len == 0 ? "empty input" : "first byte is not 0x0a");
 		return NULL;
 	}
-	size_t gz_len = unzipped != NULL;
-	struct ptw_trace *t = calloc(1, sizeof(*t));
+	struct ptw_trace *t = new_trace(name, len, opt);
 	if (!t) {
 		free(unzipped);
 		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
 		return NULL;
 	}
-	t->clocks = ptw_clocks_new();
-	t->name = ptw_arena_strdup(&t->arena, name);
-	if (!t->clocks || !t->name) {
-		free(unzipped);
-		ptw_trace_free(t);
-		ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
-		return NULL;
-	}
-	if (opt)
-		t->opt = *opt;
-	t->max_diags = t->opt.max_diags ? t->opt.max_diags
-					: PTW_TRACE_DEFAULT_MAX_DIAGS;
-	t->stats.bytes = len;
-	if (gz_len) {
+	if (unzipped) {
 		/* offsets below are positions in the inflated data */
 		struct pos at = {0, 0, 0};
 		t->stats.gzip_bytes = gzip_in;

@@ -40,6 +40,9 @@ struct input_opt {
 	uint32_t n_tids;
 };
 
+/* A --process-name / --thread-name. */
+struct pname { uint32_t pid, tid; int is_thread; const char *name; };
+
 struct cli {
 	const char *out;
 	int compress, level;
@@ -67,10 +70,9 @@ struct cli {
 	size_t window;
 	uint32_t machine_id;      /* --machine-id (0: none) */
 	const char *machine_name; /* --machine-name (NULL: none) */
+	struct pname *names;      /* --process-name, --thread-name */
+	size_t n_names;
 };
-
-/* A --process-name / --thread-name. */
-struct pname { uint32_t pid, tid; int is_thread; const char *name; };
 
 static double now_s(void)
 {
@@ -410,6 +412,110 @@ static void end_warnings(struct cli *c)
 		     c->repair_what ? c->repair_what : "?");
 }
 
+/* The length of a directory path without its trailing slashes. */
+static int dir_len(const char *path)
+{
+	int n = (int)strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n;
+}
+
+/* When err is about fragment 'frag' of run directory 'path' (not, say,
+ * about the writer), names the fragment with its directory. */
+static void name_fragment(struct ptw_error *err, const char *path,
+			  const char *frag)
+{
+	if (!frag[0] || strncmp(err->msg, frag, strlen(frag)) != 0 ||
+	    strlen(err->msg) + strlen(path) + 4 >= sizeof(err->msg))
+		return;
+	char m[2 * PTW_ERROR_MSG_MAX + 8];
+	snprintf(m, sizeof(m), "%.*s/%s", dir_len(path), path, err->msg);
+	memcpy(err->msg, m, sizeof(err->msg) - 1);
+	err->msg[sizeof(err->msg) - 1] = '\0';
+}
+
+/* Reads an AppleTrace run directory or one fragment into the emitter.
+ * Under --keep-going a directory's failing fragments are reported one by
+ * one and the input counts as read (c->reported_failures). */
+static int convert_appletrace(struct cli *c, const char *path, int is_dir,
+			      ptw_cv_event_fn fn, void *ctx,
+			      struct ptw_error *err)
+{
+	struct ptw_appletrace_run *r = ptw_appletrace_run_create(err);
+	if (!r)
+		return PTW_ERR_NOMEM;
+	/* Runs of simple events go to the emitter in batches (same output,
+	 * less work per event). */
+	ptw_appletrace_run_set_batch(r, c->progress ? on_batch
+						    : ptw_emit_simple_batch);
+	struct ptw_appletrace_warn w = {on_warn, c, NULL};
+	char dir[PATH_MAX];
+	if (is_dir && c->keep_going) {
+		/* Report each failing fragment, read the others. */
+		snprintf(dir, sizeof(dir), "%.*s", dir_len(path), path);
+		c->cur_dir = dir;
+		w.error_fn = on_fragment_error;
+	}
+	int rc = is_dir ? ptw_appletrace_run_read_dir(r, path, fn, ctx, &w, err)
+			: ptw_appletrace_run_read_file(r, path, fn, ctx, &w,
+						       err);
+	c->bytes_in += ptw_appletrace_run_bytes(r);
+	c->cur_dir = NULL;
+	if (rc && w.error_fn) {
+		/* every problem was reported; the events are kept */
+		c->reported_failures++;
+		rc = 0;
+	}
+	if (rc && err && is_dir)
+		name_fragment(err, path, ptw_appletrace_run_file(r));
+	if (rc && err)
+		err->input = NULL; /* owned by r */
+	ptw_appletrace_run_destroy(r);
+	return rc;
+}
+
+/* Reads a Chrome JSON file (or standard input) into the emitter, through
+ * the reorder window when c->reorder is set. */
+static int convert_json(struct cli *c, const char *path, ptw_cv_event_fn fn,
+			void *ctx, struct ptw_error *err)
+{
+	struct ptw_cv_json_read_stats js;
+	struct ptw_cv_json_read_opts jo = {.strict = c->strict};
+	int rc = 0;
+	memset(&js, 0, sizeof(js));
+	/* Chrome writes its M events last, after the tracks they rank were
+	 * written: read those first. */
+	if (mentions_sort_index(path))
+		rc = ptw_cv_json_read(path, &jo, ptw_emit_sort_index_event,
+				      c->em, NULL, err);
+	struct ptw_cv_sort *so = NULL;
+	if (!rc && c->reorder &&
+	    !(so = ptw_cv_sort_create(c->window, fn, ctx, err)))
+		rc = PTW_ERR_NOMEM;
+	if (!rc)
+		rc = so ? ptw_cv_json_read(path, &jo, ptw_cv_sort_event, so,
+					   &js, err)
+			: ptw_cv_json_read(path, &jo, fn, ctx, &js, err);
+	if (!rc && so)
+		rc = ptw_cv_sort_drain(so, err);
+	ptw_cv_sort_destroy(so);
+	c->bytes_in += js.bytes_in;
+	if (c->replay) /* its notes were printed by the first pass */
+		js.system_trace_events = js.stopped = 0;
+	if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet &&
+	    !c->replay)
+		fprintf(stderr, PROG ": notice: %s: array cut inside its last "
+			"event (line %llu), which was dropped\n", path,
+			(unsigned long long)js.cut_line);
+	json_read_notes(c, path, &js);
+	if (rc && err)
+		err->input = NULL;
+	return rc;
+}
+
+/* Converts input number 'no' (an AppleTrace run or fragment, or Chrome
+ * JSON) with its --shift and --remap options. */
 static int convert_input(struct cli *c, const char *path, int no,
 			 struct ptw_error *err)
 {
@@ -428,90 +534,8 @@ static int convert_input(struct cli *c, const char *path, int no,
 	int rc = ptw_emit_begin_input(c->em, &in, err);
 	if (rc)
 		return rc;
-	if (is_at) {
-		struct ptw_appletrace_run *r = ptw_appletrace_run_create(err);
-		if (!r)
-			return PTW_ERR_NOMEM;
-		/* Runs of simple events go to the emitter in batches (same
-		 * output, less work per event). */
-		ptw_appletrace_run_set_batch(r, c->progress ? on_batch
-							    : ptw_emit_simple_batch);
-		struct ptw_appletrace_warn w = {on_warn, c, NULL};
-		char dir[PATH_MAX];
-		if (is_dir && c->keep_going) {
-			/* Report each failing fragment, read the others. */
-			int pl = (int)strlen(path);
-			while (pl > 1 && path[pl - 1] == '/')
-				pl--;
-			snprintf(dir, sizeof(dir), "%.*s", pl, path);
-			c->cur_dir = dir;
-			w.error_fn = on_fragment_error;
-		}
-		rc = is_dir ? ptw_appletrace_run_read_dir(r, path, fn, ctx, &w,
-							  err)
-			    : ptw_appletrace_run_read_file(r, path, fn, ctx, &w,
-							   err);
-		c->bytes_in += ptw_appletrace_run_bytes(r);
-		c->cur_dir = NULL;
-		if (rc && w.error_fn) {
-			/* every problem was reported; the events are kept */
-			ptw_appletrace_run_destroy(r);
-			int rc2 = ptw_emit_end_input(c->em, err);
-			if (rc2)
-				return rc2;
-			c->reported_failures++;
-			return 0;
-		}
-		const char *frag = ptw_appletrace_run_file(r);
-		if (rc && err && is_dir && frag[0] &&
-		    strncmp(err->msg, frag, strlen(frag)) == 0 &&
-		    strlen(err->msg) + strlen(path) + 4 < sizeof(err->msg)) {
-			/* A message about a fragment (not, say, the writer's):
-			 * name the fragment with its directory. */
-			char m[2 * PTW_ERROR_MSG_MAX + 8];
-			int pl = (int)strlen(path);
-			while (pl > 1 && path[pl - 1] == '/')
-				pl--;
-			snprintf(m, sizeof(m), "%.*s/%s", pl, path, err->msg);
-			memcpy(err->msg, m, sizeof(err->msg) - 1);
-			err->msg[sizeof(err->msg) - 1] = '\0';
-		}
-		if (rc && err)
-			err->input = NULL; /* owned by r */
-		ptw_appletrace_run_destroy(r);
-	} else {
-		struct ptw_cv_json_read_stats js;
-		struct ptw_cv_json_read_opts jo = {.strict = c->strict};
-		memset(&js, 0, sizeof(js));
-		/* Chrome writes its M events last, after the tracks they
-		 * rank were written: read those first. */
-		if (mentions_sort_index(path))
-			rc = ptw_cv_json_read(path, &jo,
-					      ptw_emit_sort_index_event, c->em,
-					      NULL, err);
-		struct ptw_cv_sort *so = NULL;
-		if (!rc && c->reorder &&
-		    !(so = ptw_cv_sort_create(c->window, fn, ctx, err)))
-			rc = PTW_ERR_NOMEM;
-		if (!rc)
-			rc = so ? ptw_cv_json_read(path, &jo, ptw_cv_sort_event,
-						   so, &js, err)
-				: ptw_cv_json_read(path, &jo, fn, ctx, &js, err);
-		if (!rc && so)
-			rc = ptw_cv_sort_drain(so, err);
-		ptw_cv_sort_destroy(so);
-		c->bytes_in += js.bytes_in;
-		if (c->replay) /* its notes were printed by the first pass */
-			js.system_trace_events = js.stopped = 0;
-		if (!rc && js.cut == PTW_CV_JSON_CUT_MID_EVENT && !c->quiet &&
-		    !c->replay)
-			fprintf(stderr, PROG ": notice: %s: array cut inside "
-				"its last event (line %llu), which was dropped\n",
-				path, (unsigned long long)js.cut_line);
-		json_read_notes(c, path, &js);
-		if (rc && err)
-			err->input = NULL;
-	}
+	rc = is_at ? convert_appletrace(c, path, is_dir, fn, ctx, err)
+		   : convert_json(c, path, fn, ctx, err);
 	int rc2 = ptw_emit_end_input(c->em, rc ? NULL : err);
 	return rc ? rc : rc2;
 }
@@ -708,8 +732,7 @@ static int all_regular(char *const *in, int n)
  * Returns 0 (with *failed inputs reported under --keep-going) or 1 with a
  * message printed. */
 static int convert_all(struct cli *c, struct output *o, char *const *in,
-		       int n_in, const struct pname *names, size_t n_names,
-		       struct ptw_writer **wp, int *failed)
+		       int n_in, struct ptw_writer **wp, int *failed)
 {
 	struct ptw_error err = {0};
 	/* A converted trace names its machine (no uname: the input may come
@@ -732,11 +755,11 @@ static int convert_all(struct cli *c, struct output *o, char *const *in,
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 1;
 	}
-	for (size_t i = 0; i < n_names; i++) {
-		int rc = names[i].is_thread
-			? ptw_emit_name_thread(c->em, names[i].pid, names[i].tid,
-					       names[i].name)
-			: ptw_emit_name_process(c->em, names[i].pid, names[i].name);
+	for (size_t i = 0; i < c->n_names; i++) {
+		const struct pname *p = &c->names[i];
+		int rc = p->is_thread
+			? ptw_emit_name_thread(c->em, p->pid, p->tid, p->name)
+			: ptw_emit_name_process(c->em, p->pid, p->name);
 		if (rc) {
 			fprintf(stderr, PROG ": %s\n", ptw_strerror(rc));
 			return 1;
@@ -763,11 +786,84 @@ static int convert_all(struct cli *c, struct output *o, char *const *in,
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* ---- command line ------------------------------------------------------- */
+
+enum { O_SHIFT = 256, O_RPID, O_RTID, O_PNAME, O_TNAME, O_TOJSON, O_STRICT,
+       O_VERSION, O_WINDOW, O_MID, O_MNAME };
+
+/* --compress: NULL, LEVEL, deflate[:LEVEL] or zstd[:LEVEL]. Returns 0 or
+ * -1 (bad value). */
+static int opt_compress(struct cli *c, const char *a)
 {
-	static struct cli c;
-	enum { O_SHIFT = 256, O_RPID, O_RTID, O_PNAME, O_TNAME, O_TOJSON,
-	       O_STRICT, O_VERSION, O_WINDOW, O_MID, O_MNAME };
+	c->compress = PTW_COMPRESS_DEFLATE;
+	c->level = 0;
+	uint32_t max = 9;
+	size_t k = 0;
+	if (a && strncmp(a, "zstd", 4) == 0) {
+		c->compress = PTW_COMPRESS_ZSTD;
+		max = 19;
+		k = 4;
+	} else if (a && strncmp(a, "deflate", 7) == 0) {
+		k = 7;
+	}
+	if (a && k) {
+		if (a[k] == '\0')
+			a = NULL;      /* the codec alone */
+		else if (a[k] == ':')
+			a += k + 1;    /* codec:LEVEL */
+		else
+			return -1;
+	}
+	if (!a)
+		return 0;
+	uint32_t l;
+	char *e;
+	if (parse_u32(a, &e, &l) || *e || l < 1 || l > max)
+		return -1;
+	c->level = (int)l;
+	return 0;
+}
+
+/* --process-name PID=NAME or --thread-name PID:TID=NAME. Returns 0, -1
+ * (bad value) or -2 (out of memory). */
+static int opt_name(struct cli *c, const char *arg, int is_thread)
+{
+	struct pname p = {0, 0, is_thread, NULL};
+	char *e;
+	int bad = parse_u32(arg, &e, &p.pid);
+	if (!bad && p.is_thread)
+		bad = *e != ':' || parse_u32(e + 1, &e, &p.tid);
+	if (bad || *e != '=')
+		return -1;
+	p.name = e + 1;
+	void *q = realloc(c->names, (c->n_names + 1) * sizeof(*c->names));
+	if (!q)
+		return -2;
+	c->names = q;
+	c->names[c->n_names++] = p;
+	return 0;
+}
+
+/* The long name of an option that takes a value, for messages. */
+static const char *opt_long_name(int ch)
+{
+	switch (ch) {
+	case 'z': return "compress";
+	case O_SHIFT: return "shift";
+	case O_RPID: return "remap-pid";
+	case O_RTID: return "remap-tid";
+	case O_PNAME: return "process-name";
+	case O_WINDOW: return "reorder-window";
+	case O_MID: return "machine-id";
+	default: return "thread-name";
+	}
+}
+
+/* Reads the options into c; optind is then the first input. Returns -1
+ * to go on, or the exit status (after --help, --version, or a mistake
+ * that was reported). */
+static int parse_args(struct cli *c, int argc, char **argv)
+{
 	static const struct option lo[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"compress", optional_argument, NULL, 'z'},
@@ -788,293 +884,296 @@ int main(int argc, char **argv)
 		{"machine-name", required_argument, NULL, O_MNAME},
 		{NULL, 0, NULL, 0},
 	};
-	struct pname *names = NULL;
-	size_t n_names = 0;
 	int ch;
 	while ((ch = getopt_long(argc, argv, "o:z::kqsh", lo, NULL)) != -1) {
 		char *e;
+		uint32_t v;
 		int bad = 0;
 		switch (ch) {
-		case 'o': c.out = optarg; break;
-		case 'z': {
-			/* LEVEL, deflate[:LEVEL] or zstd[:LEVEL] */
-			c.compress = PTW_COMPRESS_DEFLATE;
-			c.level = 0;
-			const char *a = optarg;
-			uint32_t max = 9;
-			size_t k = 0;
-			if (a && strncmp(a, "zstd", 4) == 0) {
-				c.compress = PTW_COMPRESS_ZSTD;
-				max = 19;
-				k = 4;
-			} else if (a && strncmp(a, "deflate", 7) == 0) {
-				k = 7;
-			}
-			if (a && k) {
-				if (a[k] == '\0')
-					a = NULL;      /* the codec alone */
-				else if (a[k] == ':')
-					a += k + 1;    /* codec:LEVEL */
-				else
-					bad = 1;
-			}
-			if (!bad && a) {
-				uint32_t l;
-				bad = parse_u32(a, &e, &l) || *e || l < 1 || l > max;
-				c.level = (int)l;
-			}
-			break;
-		}
-		case 'k': c.keep_going = 1; break;
-		case 'q': c.quiet = 1; break;
-		case 's': c.stats = 1; break;
-		case O_SHIFT: bad = opt_shift(&c, optarg); break;
-		case O_RPID: bad = opt_remap(&c, optarg, 0); break;
-		case O_RTID: bad = opt_remap(&c, optarg, 1); break;
+		case 'o': c->out = optarg; break;
+		case 'z': bad = opt_compress(c, optarg); break;
+		case 'k': c->keep_going = 1; break;
+		case 'q': c->quiet = 1; break;
+		case 's': c->stats = 1; break;
+		case O_SHIFT: bad = opt_shift(c, optarg); break;
+		case O_RPID: bad = opt_remap(c, optarg, 0); break;
+		case O_RTID: bad = opt_remap(c, optarg, 1); break;
 		case O_PNAME:
-		case O_TNAME: {
-			struct pname p = {0, 0, ch == O_TNAME, NULL};
-			bad = parse_u32(optarg, &e, &p.pid);
-			if (!bad && p.is_thread)
-				bad = *e != ':' || parse_u32(e + 1, &e, &p.tid);
-			bad = bad || *e != '=';
-			if (!bad) {
-				p.name = e + 1;
-				void *q = realloc(names, (n_names + 1) * sizeof(*names));
-				if (!q) {
-					fprintf(stderr, PROG ": out of memory\n");
-					return 1;
-				}
-				names = q;
-				names[n_names++] = p;
+		case O_TNAME:
+			bad = opt_name(c, optarg, ch == O_TNAME);
+			if (bad == -2) {
+				fprintf(stderr, PROG ": out of memory\n");
+				return 1;
 			}
 			break;
-		}
-		case O_TOJSON: c.to_json = 1; break;
-		case O_STRICT: c.strict = 1; break;
-		case O_WINDOW: {
-			uint32_t v;
+		case O_TOJSON: c->to_json = 1; break;
+		case O_STRICT: c->strict = 1; break;
+		case O_WINDOW:
 			bad = parse_u32(optarg, &e, &v) || *e || v < 1;
-			c.window = v;
+			c->window = v;
 			break;
-		}
 		case O_MID:
-			bad = parse_u32(optarg, &e, &c.machine_id) || *e ||
-			      !c.machine_id;
+			bad = parse_u32(optarg, &e, &c->machine_id) || *e ||
+			      !c->machine_id;
 			break;
-		case O_MNAME: c.machine_name = optarg; break;
-		case 'h': usage(stdout); free(names); return 0;
-		case O_VERSION: puts(PROG " " PTW_VERSION); free(names); return 0;
-		default: free(names); return usage_error(); /* getopt said why */
+		case O_MNAME: c->machine_name = optarg; break;
+		case 'h': usage(stdout); return 0;
+		case O_VERSION: puts(PROG " " PTW_VERSION); return 0;
+		default: return usage_error(); /* getopt said why */
 		}
 		if (bad) {
 			fprintf(stderr, PROG ": bad value for --%s: '%s'\n",
-				ch == 'z' ? "compress" : ch == O_SHIFT ? "shift"
-				: ch == O_RPID ? "remap-pid" : ch == O_RTID ? "remap-tid"
-				: ch == O_PNAME ? "process-name"
-				: ch == O_WINDOW ? "reorder-window"
-				: ch == O_MID ? "machine-id" : "thread-name",
-				optarg);
-			free(names);
+				opt_long_name(ch), optarg);
 			return usage_error();
 		}
 	}
-	int n_in = argc - optind;
+	return -1;
+}
+
+/* Checks the number of inputs against the limits and the input numbers
+ * that options name. Returns -1 to go on, or the exit status. */
+static int check_inputs(const struct cli *c, int n_in)
+{
 	if (n_in < 1) {
 		fprintf(stderr, PROG ": no input given\n");
-		free(names);
 		return usage_error();
 	}
 	if (n_in > MAX_INPUTS) {
 		fprintf(stderr, PROG ": at most %d inputs\n", MAX_INPUTS);
 		return 2;
 	}
-	if (c.max_input_opt > n_in) {
+	if (c->max_input_opt > n_in) {
 		fprintf(stderr, PROG ": an option names input %d, but there %s"
-			" %d input%s\n", c.max_input_opt, n_in == 1 ? "is" : "are",
+			" %d input%s\n", c->max_input_opt, n_in == 1 ? "is" : "are",
 			n_in, n_in == 1 ? "" : "s");
 		return 2;
 	}
-	if (c.to_json) {
-		if (n_in != 1) {
-			fprintf(stderr, PROG ": --to-json takes one trace\n");
-			return 2;
-		}
-		free(names);
-		if (c.out && output_is_input(c.out, argv + optind, 1))
-			return 1;
-		return run_to_json(&c, argv[optind]);
+	if (c->to_json && n_in != 1) {
+		fprintf(stderr, PROG ": --to-json takes one trace\n");
+		return 2;
 	}
+	return -1;
+}
 
-	char *out = c.out ? strdup(c.out) : NULL;
+/* ---- conversion --------------------------------------------------------- */
+
+/* The output path (malloc'd): -o, else the first input's name with
+ * .pftrace. NULL with a message printed and *status set. */
+static char *output_path(const struct cli *c, const char *first, int *status)
+{
+	char *out = c->out ? strdup(c->out) : NULL;
 	if (!out) {
-		if (strcmp(argv[optind], "-") == 0) {
+		if (strcmp(first, "-") == 0) {
 			fprintf(stderr, PROG ": reading stdin: name the output "
 				"with -o\n");
-			return 2;
+			*status = 2;
+			return NULL;
 		}
-		out = default_output(argv[optind], ".pftrace");
+		out = default_output(first, ".pftrace");
 	}
 	if (!out) {
 		fprintf(stderr, PROG ": out of memory\n");
+		*status = 1;
+	}
+	return out;
+}
+
+/* Converts every input into o (convert_all). When that pass found events
+ * out of order in inputs that can be read again, starts over on a fresh
+ * output with the reorder window (c->replay). Returns 0 or 1 (message
+ * printed). */
+static int convert_in_order(struct cli *c, struct output *o, const char *out,
+			    char *const *in, int n_in, struct ptw_writer **w,
+			    int *failed)
+{
+	int status = convert_all(c, o, in, n_in, w, failed);
+	struct ptw_emit_stats es = {0};
+	if (c->em)
+		ptw_emit_get_stats(c->em, &es);
+	if (status || *failed || c->reported_failures || c->reorder ||
+	    !es.out_of_order)
+		return status;
+	ptw_writer_close(*w, NULL);
+	*w = NULL;
+	ptw_emit_destroy(c->em);
+	c->em = NULL;
+	output_discard(o);
+	if (output_open(o, out, 1))
+		return 1;
+	c->reorder = c->replay = 1;
+	c->events = c->bytes_in = c->repairs = 0;
+	return convert_all(c, o, in, n_in, w, failed);
+}
+
+/* Ends the trace: the emitter's last packets, the writer's figures in
+ * *ws, the writer closed (*w = NULL) and the output put in place. Returns
+ * 0 or 1 (message printed). */
+static int finish_trace(struct cli *c, struct output *o, struct ptw_writer **w,
+			struct ptw_writer_stats *ws)
+{
+	struct ptw_error err = {0};
+	if (ptw_emit_finish(c->em, &err)) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
 		return 1;
 	}
+	ptw_writer_flush(*w);
+	ptw_writer_get_stats(*w, ws);
+	memset(&err, 0, sizeof(err));
+	int rc = ptw_writer_close(*w, &err);
+	*w = NULL;
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", output_name(o), err.msg);
+		return 1;
+	}
+	return output_commit(o);
+}
+
+/* --stats: one "name value" line per figure. */
+static void print_stats(const struct cli *c, const struct ptw_emit_stats *es,
+			const struct ptw_writer_stats *ws)
+{
+	double t = now_s() - c->t0;
+	fprintf(stderr, "events_read %llu\n",
+		(unsigned long long)es->events_in);
+	for (int p = 0; p < 128; p++)
+		if (es->by_phase[p])
+			fprintf(stderr, "events_read_%c %llu\n",
+				p > 32 ? p : '?',
+				(unsigned long long)es->by_phase[p]);
+	fprintf(stderr, "events_written %llu\n",
+		(unsigned long long)ws->events);
+	fprintf(stderr, "slices %llu\nopen_slices %llu\ninstants %llu\n"
+		"counter_samples %llu\nflows %llu\ndropped %llu\n"
+		"pid_collisions %llu\nwarnings %llu\n",
+		(unsigned long long)es->slices,
+		(unsigned long long)es->open_slices,
+		(unsigned long long)es->instants,
+		(unsigned long long)es->counters,
+		(unsigned long long)es->flows,
+		(unsigned long long)es->dropped,
+		(unsigned long long)es->pid_collisions,
+		(unsigned long long)c->warnings);
+	fprintf(stderr, "dropped_x_without_dur %llu\n"
+		"json_stopped %llu\nlenient_repairs %llu\n",
+		(unsigned long long)es->x_without_dur,
+		(unsigned long long)c->json_stops,
+		(unsigned long long)c->repairs);
+	fprintf(stderr, "short_path %llu\n",
+		(unsigned long long)es->short_path);
+	fprintf(stderr, "batched %llu\n", (unsigned long long)es->batched);
+	fprintf(stderr, "lane %llu\n", (unsigned long long)es->lane);
+	fprintf(stderr, "spilled_overlapping_x %llu\n",
+		(unsigned long long)es->spilled);
+	for (int p = 0; p < 128; p++)
+		if (es->unwritten_by_phase[p])
+			fprintf(stderr, "unwritten_phase_%c %llu\n",
+				p > 32 && p < 127 ? p : '?',
+				(unsigned long long)es->unwritten_by_phase[p]);
+	fprintf(stderr, "out_of_order %llu\n",
+		(unsigned long long)es->out_of_order);
+	fprintf(stderr, "thread_times %llu\n",
+		(unsigned long long)es->thread_times);
+	fprintf(stderr, "args_renamed %llu\nargs_dropped %llu\n",
+		(unsigned long long)es->args_renamed,
+		(unsigned long long)es->args_dropped);
+	fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
+		(unsigned long long)c->bytes_in,
+		(unsigned long long)ws->bytes_written, t);
+}
+
+/* The notices after a conversion (not under --quiet). */
+static void print_notices(const struct output *o,
+			  const struct ptw_emit_stats *es,
+			  const struct ptw_writer_stats *ws)
+{
+	if (!ws->events)
+		fprintf(stderr, PROG ": notice: no events to write: "
+			"%s is a trace without events\n", output_name(o));
+	if (es->pid_collisions)
+		fprintf(stderr, PROG ": notice: %llu pid(s) appear in "
+			"several inputs; kept as separate processes "
+			"(use --remap-pid to renumber)\n",
+			(unsigned long long)es->pid_collisions);
+	if (es->spilled)
+		fprintf(stderr, PROG ": notice: %llu complete (X) "
+			"event(s) partly overlap another on their "
+			"thread and were written on an overlap track "
+			"of that thread, as trace_processor shows them; "
+			"its JSON import also reports them as "
+			"slice_spill_overlapping_complete_event, which "
+			"a protobuf trace cannot carry\n",
+			(unsigned long long)es->spilled);
+	if (es->thread_times)
+		fprintf(stderr, PROG ": notice: %llu event(s) carry "
+			"thread time (tts): trace_processor shows it "
+			"as slice.thread_ts/thread_dur and also as "
+			"rows of a \"thread_time\" counter track per "
+			"thread, which the JSON import does not have\n",
+			(unsigned long long)es->thread_times);
+	if (es->sort_index_late)
+		fprintf(stderr, PROG ": notice: %llu sort index(es) "
+			"came after their track was written and were "
+			"not applied (read from standard input; a file "
+			"is read for them first)"
+			"\n", (unsigned long long)es->sort_index_late);
+}
+
+/* Converts the inputs into one trace. Returns the exit status. */
+static int run_convert(struct cli *c, char *const *in, int n_in)
+{
+	int status = 0;
+	char *out = output_path(c, in[0], &status);
+	if (!out)
+		return status;
 	struct output o;
-	if (output_is_input(out, argv + optind, n_in) ||
-	    output_open(&o, out, 1)) {
+	if (output_is_input(out, in, n_in) || output_open(&o, out, 1)) {
 		free(out);
 		return 1;
 	}
-	c.t0 = c.last_progress = now_s();
-	c.progress = !c.quiet && isatty(2);
+	c->t0 = c->last_progress = now_s();
+	c->progress = !c->quiet && isatty(2);
 	/* Out-of-order events are put right by a second pass through a
 	 * reorder window when the first finds some; inputs read once (pipes)
 	 * or an output written in place need the window from the start. */
-	c.reorder = !o.tmp || !all_regular(argv + optind, n_in);
-	struct ptw_error err = {0};
+	c->reorder = !o.tmp || !all_regular(in, n_in);
 	struct ptw_writer *w = NULL;
-	int failed = 0;
-	int status = convert_all(&c, &o, argv + optind, n_in, names, n_names,
-				 &w, &failed);
-	struct ptw_emit_stats es = {0};
-	if (c.em)
-		ptw_emit_get_stats(c.em, &es);
-	if (!status && !failed && !c.reported_failures && !c.reorder &&
-	    es.out_of_order) {
-		ptw_writer_close(w, NULL);
-		w = NULL;
-		ptw_emit_destroy(c.em);
-		c.em = NULL;
-		output_discard(&o);
-		if (output_open(&o, out, 1)) {
-			status = 1;
-			goto cleanup;
-		}
-		c.reorder = c.replay = 1;
-		c.events = c.bytes_in = c.repairs = 0;
-		status = convert_all(&c, &o, argv + optind, n_in, names,
-				     n_names, &w, &failed);
-	}
-	if (status)
-		goto cleanup;
-	memset(&err, 0, sizeof(err));
-	if (ptw_emit_finish(c.em, &err)) {
-		fprintf(stderr, PROG ": %s\n", err.msg);
-		status = 1;
-		goto cleanup;
-	}
 	struct ptw_writer_stats ws;
-	ptw_writer_flush(w);
-	ptw_writer_get_stats(w, &ws);
-	memset(&err, 0, sizeof(err));
-	int rc = ptw_writer_close(w, &err);
-	w = NULL;
-	if (rc) {
-		fprintf(stderr, PROG ": %s: %s\n", output_name(&o), err.msg);
-		status = 1;
-		goto cleanup;
+	int failed = 0;
+	status = convert_in_order(c, &o, out, in, n_in, &w, &failed);
+	if (!status)
+		status = finish_trace(c, &o, &w, &ws);
+	if (!status) {
+		if (c->progress)
+			fputc('\n', stderr);
+		end_warnings(c);
+		struct ptw_emit_stats es;
+		ptw_emit_get_stats(c->em, &es);
+		if (c->stats)
+			print_stats(c, &es, &ws);
+		if (!c->quiet)
+			print_notices(&o, &es, &ws);
+		status = failed || c->reported_failures ? 1 : 0;
 	}
-	if (output_commit(&o)) {
-		status = 1;
-		goto cleanup;
-	}
-	if (c.progress)
-		fputc('\n', stderr);
-	end_warnings(&c);
-	ptw_emit_get_stats(c.em, &es);
-	if (c.stats) {
-		uint64_t out_bytes = ws.bytes_written;
-		double t = now_s() - c.t0;
-		fprintf(stderr, "events_read %llu\n",
-			(unsigned long long)es.events_in);
-		for (int p = 0; p < 128; p++)
-			if (es.by_phase[p])
-				fprintf(stderr, "events_read_%c %llu\n",
-					p > 32 ? p : '?',
-					(unsigned long long)es.by_phase[p]);
-		fprintf(stderr, "events_written %llu\n",
-			(unsigned long long)ws.events);
-		fprintf(stderr, "slices %llu\nopen_slices %llu\ninstants %llu\n"
-			"counter_samples %llu\nflows %llu\ndropped %llu\n"
-			"pid_collisions %llu\nwarnings %llu\n",
-			(unsigned long long)es.slices,
-			(unsigned long long)es.open_slices,
-			(unsigned long long)es.instants,
-			(unsigned long long)es.counters,
-			(unsigned long long)es.flows,
-			(unsigned long long)es.dropped,
-			(unsigned long long)es.pid_collisions,
-			(unsigned long long)c.warnings);
-		fprintf(stderr, "dropped_x_without_dur %llu\n"
-			"json_stopped %llu\nlenient_repairs %llu\n",
-			(unsigned long long)es.x_without_dur,
-			(unsigned long long)c.json_stops,
-			(unsigned long long)c.repairs);
-		fprintf(stderr, "short_path %llu\n",
-			(unsigned long long)es.short_path);
-		fprintf(stderr, "batched %llu\n",
-			(unsigned long long)es.batched);
-		fprintf(stderr, "lane %llu\n", (unsigned long long)es.lane);
-		fprintf(stderr, "spilled_overlapping_x %llu\n",
-			(unsigned long long)es.spilled);
-		for (int p = 0; p < 128; p++)
-			if (es.unwritten_by_phase[p])
-				fprintf(stderr, "unwritten_phase_%c %llu\n",
-					p > 32 && p < 127 ? p : '?',
-					(unsigned long long)
-						es.unwritten_by_phase[p]);
-		fprintf(stderr, "out_of_order %llu\n",
-			(unsigned long long)es.out_of_order);
-		fprintf(stderr, "thread_times %llu\n",
-			(unsigned long long)es.thread_times);
-		fprintf(stderr, "args_renamed %llu\nargs_dropped %llu\n",
-			(unsigned long long)es.args_renamed,
-			(unsigned long long)es.args_dropped);
-		fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
-			(unsigned long long)c.bytes_in,
-			(unsigned long long)out_bytes, t);
-	}
-	if (!c.quiet) {
-		if (!ws.events)
-			fprintf(stderr, PROG ": notice: no events to write: "
-				"%s is a trace without events\n",
-				output_name(&o));
-		if (es.pid_collisions)
-			fprintf(stderr, PROG ": notice: %llu pid(s) appear in "
-				"several inputs; kept as separate processes "
-				"(use --remap-pid to renumber)\n",
-				(unsigned long long)es.pid_collisions);
-		if (es.spilled)
-			fprintf(stderr, PROG ": notice: %llu complete (X) "
-				"event(s) partly overlap another on their "
-				"thread and were written on an overlap track "
-				"of that thread, as trace_processor shows them; "
-				"its JSON import also reports them as "
-				"slice_spill_overlapping_complete_event, which "
-				"a protobuf trace cannot carry\n",
-				(unsigned long long)es.spilled);
-		if (es.thread_times)
-			fprintf(stderr, PROG ": notice: %llu event(s) carry "
-				"thread time (tts): trace_processor shows it "
-				"as slice.thread_ts/thread_dur and also as "
-				"rows of a \"thread_time\" counter track per "
-				"thread, which the JSON import does not have\n",
-				(unsigned long long)es.thread_times);
-		if (es.sort_index_late)
-			fprintf(stderr, PROG ": notice: %llu sort index(es) "
-				"came after their track was written and were "
-				"not applied (read from standard input; a file "
-				"is read for them first)"
-				"\n", (unsigned long long)es.sort_index_late);
-	}
-	status = failed || c.reported_failures ? 1 : 0;
-cleanup:
 	if (w)
 		ptw_writer_close(w, NULL);
-	ptw_emit_destroy(c.em);
+	ptw_emit_destroy(c->em);
 	output_discard(&o); /* nothing left after a commit */
 	free(out);
-	free(names);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	static struct cli c;
+	int status = parse_args(&c, argc, argv);
+	if (status < 0)
+		status = check_inputs(&c, argc - optind);
+	if (status < 0 && c.to_json)
+		status = c.out && output_is_input(c.out, argv + optind, 1)
+			 ? 1 : run_to_json(&c, argv[optind]);
+	else if (status < 0)
+		status = run_convert(&c, argv + optind, argc - optind);
+	free(c.names);
 	for (int i = 0; i <= MAX_INPUTS; i++) {
 		free(c.opts[i].pids);
 		free(c.opts[i].tids);

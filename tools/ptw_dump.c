@@ -309,26 +309,10 @@ static void print_system_info(const Perfetto__Protos__SystemInfo *si)
 	putchar('}');
 }
 
-static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
-		     const void *vp)
+/* The packet's header fields: sequence, flags, machine, timestamp. */
+static void print_packet_header(const struct ptw_trace_packet_info *in,
+				const Perfetto__Protos__TracePacket *p)
 {
-	(void)ctx;
-	const Perfetto__Protos__TracePacket *p = vp;
-	if (in->is_batch) {
-		printf("@%" PRIu64 " compressed_packets %u bytes -> %" PRIu64
-		       " bytes inflated\n", in->offset, in->size,
-		       in->inflated_size);
-		return 0;
-	}
-	if (in->batch)
-		printf("    +%" PRIu64, in->inner_offset);
-	else
-		printf("@%" PRIu64, in->offset);
-	printf(" #%" PRIu64, in->packet_index);
-	if (!p) {
-		putchar('\n');
-		return 0;
-	}
 	if (p->optional_trusted_packet_sequence_id_case ==
 	    PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID)
 		printf(" seq=%u", p->trusted_packet_sequence_id);
@@ -354,38 +338,45 @@ static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
 		if (in->has_ts)
 			printf(" -> %" PRId64, in->ts);
 	}
-	if (p->trace_packet_defaults) {
-		const Perfetto__Protos__TracePacketDefaults *d =
-			p->trace_packet_defaults;
-		fputs(" defaults{", stdout);
-		if (d->has_timestamp_clock_id)
-			printf("clock=%u", d->timestamp_clock_id);
-		if (d->track_event_defaults &&
-		    d->track_event_defaults->has_track_uuid)
-			printf(" track=%" PRIu64,
-			       d->track_event_defaults->track_uuid);
-		putchar('}');
+}
+
+/* TracePacketDefaults: the clock and the default track. */
+static void print_defaults(const Perfetto__Protos__TracePacketDefaults *d)
+{
+	fputs(" defaults{", stdout);
+	if (d->has_timestamp_clock_id)
+		printf("clock=%u", d->timestamp_clock_id);
+	if (d->track_event_defaults && d->track_event_defaults->has_track_uuid)
+		printf(" track=%" PRIu64, d->track_event_defaults->track_uuid);
+	putchar('}');
+}
+
+/* ClockSnapshot: each clock's id and time, and the primary clock. */
+static void print_clock_snapshot(const Perfetto__Protos__ClockSnapshot *c)
+{
+	fputs(" clock_snapshot{", stdout);
+	for (size_t i = 0; i < c->n_clocks; i++) {
+		printf("%s%u=%" PRIu64, i ? " " : "", c->clocks[i]->clock_id,
+		       c->clocks[i]->timestamp);
+		if (c->clocks[i]->is_incremental)
+			fputs("(incremental)", stdout);
+		if (c->clocks[i]->has_unit_multiplier_ns)
+			printf("(x%" PRIu64 "ns)",
+			       c->clocks[i]->unit_multiplier_ns);
 	}
-	if (p->interned_data)
-		print_interned(p->interned_data);
+	if (c->has_primary_trace_clock)
+		printf(" primary=%d", (int)c->primary_trace_clock);
+	putchar('}');
+}
+
+/* The packet's payload (its data oneof). */
+static void print_payload(const struct ptw_trace_packet_info *in,
+			  const Perfetto__Protos__TracePacket *p)
+{
 	switch (p->data_case) {
-	case PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT: {
-		const Perfetto__Protos__ClockSnapshot *c = p->clock_snapshot;
-		fputs(" clock_snapshot{", stdout);
-		for (size_t i = 0; i < c->n_clocks; i++) {
-			printf("%s%u=%" PRIu64, i ? " " : "",
-			       c->clocks[i]->clock_id, c->clocks[i]->timestamp);
-			if (c->clocks[i]->is_incremental)
-				fputs("(incremental)", stdout);
-			if (c->clocks[i]->has_unit_multiplier_ns)
-				printf("(x%" PRIu64 "ns)",
-				       c->clocks[i]->unit_multiplier_ns);
-		}
-		if (c->has_primary_trace_clock)
-			printf(" primary=%d", (int)c->primary_trace_clock);
-		putchar('}');
+	case PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT:
+		print_clock_snapshot(p->clock_snapshot);
 		break;
-	}
 	case PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR:
 		print_descriptor(p->track_descriptor);
 		break;
@@ -409,6 +400,35 @@ static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
 		printf(" payload field %d", (int)p->data_case);
 		break;
 	}
+}
+
+/* One line per packet (and per compressed batch). */
+static int on_packet(void *ctx, const struct ptw_trace_packet_info *in,
+		     const void *vp)
+{
+	(void)ctx;
+	const Perfetto__Protos__TracePacket *p = vp;
+	if (in->is_batch) {
+		printf("@%" PRIu64 " compressed_packets %u bytes -> %" PRIu64
+		       " bytes inflated\n", in->offset, in->size,
+		       in->inflated_size);
+		return 0;
+	}
+	if (in->batch)
+		printf("    +%" PRIu64, in->inner_offset);
+	else
+		printf("@%" PRIu64, in->offset);
+	printf(" #%" PRIu64, in->packet_index);
+	if (!p) {
+		putchar('\n');
+		return 0;
+	}
+	print_packet_header(in, p);
+	if (p->trace_packet_defaults)
+		print_defaults(p->trace_packet_defaults);
+	if (p->interned_data)
+		print_interned(p->interned_data);
+	print_payload(in, p);
 	if (in->dropped)
 		printf("  DROPPED (%s)", in->drop_reason ? in->drop_reason : "?");
 	putchar('\n');
