@@ -501,28 +501,15 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	}
 	ptw_seq_fast_update(s);
 
+	/* the fields of the fast packet (seq_fast.h), then the rest */
 	q = ptw_pb_write_len_tag(q, PTW_F_PKT_TRACK_EVENT);
 	uint8_t *te = q++;
-	if (p->type) /* none: a legacy phase gives the event's kind */
-		q = ptw_pb_write_varint_field(q, PTW_F_TE_TYPE,
-					      (uint64_t)p->type);
-	if (p->track != s->default_track)
-		q = ptw_pb_write_varint_field(q, PTW_F_TE_TRACK_UUID, p->track);
-	if (p->cat.s)
-		q = ptw_pb_write_varint_field(q, PTW_F_TE_CATEGORY_IIDS, p->cat.iid);
-	if (p->name.s)
-		q = ptw_pb_write_varint_field(q, PTW_F_TE_NAME_IID, p->name.iid);
-	if (p->type == PTW_TE_TYPE_COUNTER) {
-		if (is_double) {
-			uint64_t bits;
-			memcpy(&bits, &dval, sizeof(bits));
-			q = ptw_pb_write_fixed64_field(q, PTW_F_TE_DOUBLE_COUNTER_VALUE,
-						       bits);
-		} else {
-			q = ptw_pb_write_varint_field(q, PTW_F_TE_COUNTER_VALUE,
-						      (uint64_t)ival);
-		}
-	}
+	q = ptw_seq_te_fields(q, p->type,
+			      p->track != s->default_track ? p->track : 0,
+			      p->cat.s ? p->cat.iid : 0,
+			      p->name.s ? p->name.iid : 0);
+	q = ptw_seq_te_value(q, p->type != PTW_TE_TYPE_COUNTER ? 0
+				: is_double ? 2 : 1, ival, dval);
 	for (uint32_t i = 0; i < n_args; i++) {
 		const struct ptw_arg *a = &ev->args[i];
 		q = ptw_pb_write_len_tag(q, PTW_F_TE_DEBUG_ANNOTATIONS);
@@ -635,11 +622,8 @@ ptw_ev_fast_simple(struct ptw_seq *s, int type, uint64_t track, uint64_t ts,
 	if (type == PTW_TE_TYPE_SLICE_END) {
 		if (!tr->depth)
 			return 0;
-	} else {
-		if (category && !(cat_iid = ptw_intern_get_ptr(s->cats, category)))
-			return 0;
-		if (name && !(name_iid = ptw_intern_get_ptr(s->names, name)))
-			return 0;
+	} else if (!ptw_seq_iids(s, category, name, &cat_iid, &name_iid)) {
+		return 0;
 	}
 	*rc = ptw_seq_fast_write(s, ts, type, track, cat_iid, name_iid, 0, 0, 0);
 	if (type == PTW_TE_TYPE_SLICE_BEGIN)
@@ -765,22 +749,18 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 	if (!tr || tr->kind == PTW_TRACK_COUNTER)
 		return 0;
 	uint64_t cat_iid = 0, name_iid = 0;
-	if (type != PTW_SIMPLE_END) {
-		if (category && !(cat_iid = ptw_intern_get_ptr(s->cats, category)))
-			return 0;
-		if (name && !(name_iid = ptw_intern_get_ptr(s->names, name)))
-			return 0;
-	}
-	/* the sequence's header, then the TrackEvent, as ptw_put_head()
-	 * and ptw_put_body_packet() write them after the timestamp */
+	if (type != PTW_SIMPLE_END &&
+	    !ptw_seq_iids(s, category, name, &cat_iid, &name_iid))
+		return 0;
+	/* the known bytes of its packet (ptw_pkt_put): the sequence's
+	 * header and the TrackEvent's tag (s->hdr), its length, its body */
 	uint8_t body[PTW_SEQ_BODY_MAX];
 	size_t n = ptw_seq_body_prepare(body, te_type[type], cat_iid, name_iid);
 	if (s->hdr_len + 2u + n > PTW_SEQ_PREP_TAIL)
 		return 0;
 	memset(p->tail, 0, sizeof(p->tail));
-	memcpy(p->tail, s->hdr, s->hdr_len);
-	uint8_t *q = ptw_pb_write_len_tag(p->tail + s->hdr_len,
-					  PTW_F_PKT_TRACK_EVENT);
+	memcpy(p->tail, s->hdr, s->hdr_len + 1u);
+	uint8_t *q = p->tail + s->hdr_len + 1;
 	*q++ = (uint8_t)n;
 	memcpy(q, body, n);
 	p->gen = s->cp_gen;
