@@ -39,15 +39,15 @@ ptw_seq_fast_ready(const struct ptw_seq *s)
 }
 
 /* Encodes TrackEvent type (0: none, a legacy phase gives the kind),
- * track (0: the sequence's default, not written), category and name iids
- * (0: none) at p; returns the end. */
+ * track (not written if it is the sequence's default, dflt), category
+ * and name iids (0: none) at p; returns the end. */
 static inline __attribute__((always_inline)) uint8_t *
-ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t cat_iid,
-		  uint64_t name_iid)
+ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t dflt,
+		  uint64_t cat_iid, uint64_t name_iid)
 {
 	if (type)
 		p = ptw_pb_write_varint_field(p, PTW_F_TE_TYPE, (uint64_t)type);
-	if (track)
+	if (track != dflt)
 		p = ptw_pb_write_varint_field(p, PTW_F_TE_TRACK_UUID, track);
 	if (cat_iid)
 		p = ptw_pb_write_varint_field(p, PTW_F_TE_CATEGORY_IIDS, cat_iid);
@@ -217,7 +217,7 @@ ptw_seq_fast_write(struct ptw_seq *s, uint64_t ts, int type, uint64_t track,
 				  sizeof(s->hdr), 0);
 	uint8_t *q = ptw_seq_te_fields(te + 1, type,
 				       track != s->default_track ? track : 0,
-				       cat_iid, name_iid);
+				       0, cat_iid, name_iid);
 	q = ptw_seq_te_value(q, value_kind, ival, dval);
 	*te = (uint8_t)(q - te - 1);
 	return ptw_seq_fast_commit(s, ptw_pkt_end(p, q), at, 1);
@@ -247,8 +247,8 @@ static inline size_t ptw_seq_body_prepare(uint8_t body[PTW_SEQ_BODY_MAX],
 					  int type, uint64_t cat_iid,
 					  uint64_t name_iid)
 {
-	return (size_t)(ptw_seq_te_fields(body, type, 0, cat_iid, name_iid) -
-			body);
+	return (size_t)(ptw_seq_te_fields(body, type, 0, 0, cat_iid,
+					  name_iid) - body);
 }
 
 /* The same body for iids below 128 (cat_iid 0: none; name_iid > 0),
