@@ -1,13 +1,17 @@
-/* seq_fast.h - the writer's fast TrackEvent encoder. Private: lib/event.c
- * writes its common events with it, and the converter's emitter writes
- * the events it prepared ahead of time (converters/emit_fast.c) with it,
- * so both produce the same bytes.
+/* seq_fast.h - the writer's event packet encoder. Private: lib/event.c
+ * writes its events with it, the tracer backend its prepared runs, and
+ * the converter's emitter the events it prepared ahead of time
+ * (converters/emit_fast.c), so all produce the same bytes.
  * SPDX-License-Identifier: Apache-2.0
  *
- * The fast path's packet - no annotations or flows, strings already
- * interned in this generation, no checkpoint due - goes straight into the
- * pending buffer after one space check. Packet and TrackEvent are known to
- * be under 128 bytes, so both lengths are single bytes:
+ * Every fast packet is written by ptw_pkt_put() (see "the one packet
+ * encoder" below); the general path (event.c), which frames packets of
+ * any size, shares its timestamp and TrackEvent fields. The fast path's
+ * packet - no annotations or flows,
+ * strings already interned in this generation, no checkpoint due - goes
+ * straight into the pending buffer after one space check. Packet and
+ * TrackEvent are known to be under 128 bytes, so both lengths are single
+ * bytes:
  *
  *   0A len | 40 ts [D0 03 41] | seq id + flags | 5A len | 48 type
  *          | [58 track] [18 cat] [50 name] [F0 01 value | E1 02 double]
@@ -144,7 +148,7 @@ static inline __attribute__((always_inline)) uint8_t *
 ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
 {
 	p = ptw_put_ts(p, ts, &s->base, 0);
-	memcpy(p, s->hdr, sizeof(s->hdr)); /* room: PTW_EV_BASE_MAX */
+	memcpy(p, s->hdr, sizeof(s->hdr)); /* room: 13 + 16 bytes */
 	return p + s->hdr_len;
 }
 
