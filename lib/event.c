@@ -10,7 +10,7 @@
 /* Strings of one event after validation. len == SIZE_MAX: found in the
  * pointer cache (validated when first interned), length not needed. */
 struct ptw_ev_str {
-	const char *s;
+	const char *s;   /* NULL: none (then iid 0) */
 	size_t len;
 	uint64_t iid;
 	int is_new;
@@ -139,16 +139,20 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 	if (p->type == PTW_TE_TYPE_SLICE_END &&
 	    !(ev->flags & PTW_EV_NAMED_END)) {
 		p->name.s = p->cat.s = NULL;
+		p->name.iid = p->cat.iid = 0;
 		if (!p->tr->depth)
 			return ptw_i_writer_fail(w, PTW_ERR_INVALID, 0,
 						 "SLICE_END on track %llu without an open slice",
 						 (unsigned long long)p->track);
 	} else {
-		p->name.s = p->cat.s = NULL;
-		if (ev->name && ptw_ev_check_str(&p->name, ev->name, s->names, is_static))
+		if (!ev->name)
+			p->name.s = NULL, p->name.iid = 0;
+		else if (ptw_ev_check_str(&p->name, ev->name, s->names, is_static))
 			return ptw_ev_fail(w, "event name too long");
-		if (ev->category &&
-		    ptw_ev_check_str(&p->cat, ev->category, s->cats, is_static))
+		if (!ev->category)
+			p->cat.s = NULL, p->cat.iid = 0;
+		else if (ptw_ev_check_str(&p->cat, ev->category, s->cats,
+					  is_static))
 			return ptw_ev_fail(w, "event category too long");
 	}
 	if (ev->n_args > PTW_MAX_ANNOTATIONS)
@@ -378,10 +382,11 @@ static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l)
 }
 
 /* Interns, then writes one TrackEvent packet. 'ev' may be NULL for
- * events without strings, args or flows (counters, bare ENDs). */
+ * events without strings, args or flows (counters, bare ENDs);
+ * value_kind as ptw_seq_te_value takes it (a counter's 1 or 2). */
 static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 			const struct ptw_event *ev, struct ptw_ev_plan *p,
-			int64_t ival, double dval, int is_double)
+			int64_t ival, double dval, int value_kind)
 {
 	struct ptw_writer *w = s->w;
 	/* trace_processor reads packet timestamps as int64: larger values
@@ -501,28 +506,12 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	}
 	ptw_seq_fast_update(s);
 
+	/* the fields of the fast packet (seq_fast.h), then the rest */
 	q = ptw_pb_write_len_tag(q, PTW_F_PKT_TRACK_EVENT);
 	uint8_t *te = q++;
-	if (p->type) /* none: a legacy phase gives the event's kind */
-		q = ptw_pb_write_varint_field(q, PTW_F_TE_TYPE,
-					      (uint64_t)p->type);
-	if (p->track != s->default_track)
-		q = ptw_pb_write_varint_field(q, PTW_F_TE_TRACK_UUID, p->track);
-	if (p->cat.s)
-		q = ptw_pb_write_varint_field(q, PTW_F_TE_CATEGORY_IIDS, p->cat.iid);
-	if (p->name.s)
-		q = ptw_pb_write_varint_field(q, PTW_F_TE_NAME_IID, p->name.iid);
-	if (p->type == PTW_TE_TYPE_COUNTER) {
-		if (is_double) {
-			uint64_t bits;
-			memcpy(&bits, &dval, sizeof(bits));
-			q = ptw_pb_write_fixed64_field(q, PTW_F_TE_DOUBLE_COUNTER_VALUE,
-						       bits);
-		} else {
-			q = ptw_pb_write_varint_field(q, PTW_F_TE_COUNTER_VALUE,
-						      (uint64_t)ival);
-		}
-	}
+	q = ptw_seq_te_fields(q, p->type, p->track, s->default_track,
+			      p->cat.iid, p->name.iid);
+	q = ptw_seq_te_value(q, value_kind, ival, dval);
 	for (uint32_t i = 0; i < n_args; i++) {
 		const struct ptw_arg *a = &ev->args[i];
 		q = ptw_pb_write_len_tag(q, PTW_F_TE_DEBUG_ANNOTATIONS);
@@ -635,11 +624,8 @@ ptw_ev_fast_simple(struct ptw_seq *s, int type, uint64_t track, uint64_t ts,
 	if (type == PTW_TE_TYPE_SLICE_END) {
 		if (!tr->depth)
 			return 0;
-	} else {
-		if (category && !(cat_iid = ptw_intern_get_ptr(s->cats, category)))
-			return 0;
-		if (name && !(name_iid = ptw_intern_get_ptr(s->names, name)))
-			return 0;
+	} else if (!ptw_seq_iids(s, category, name, &cat_iid, &name_iid)) {
+		return 0;
 	}
 	*rc = ptw_seq_fast_write(s, ts, type, track, cat_iid, name_iid, 0, 0, 0);
 	if (type == PTW_TE_TYPE_SLICE_BEGIN)
@@ -765,22 +751,18 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 	if (!tr || tr->kind == PTW_TRACK_COUNTER)
 		return 0;
 	uint64_t cat_iid = 0, name_iid = 0;
-	if (type != PTW_SIMPLE_END) {
-		if (category && !(cat_iid = ptw_intern_get_ptr(s->cats, category)))
-			return 0;
-		if (name && !(name_iid = ptw_intern_get_ptr(s->names, name)))
-			return 0;
-	}
-	/* the sequence's header, then the TrackEvent, as ptw_put_head()
-	 * and ptw_put_body_packet() write them after the timestamp */
+	if (type != PTW_SIMPLE_END &&
+	    !ptw_seq_iids(s, category, name, &cat_iid, &name_iid))
+		return 0;
+	/* the known bytes of its packet (ptw_pkt_put): the sequence's
+	 * header and the TrackEvent's tag (s->hdr), its length, its body */
 	uint8_t body[PTW_SEQ_BODY_MAX];
 	size_t n = ptw_seq_body_prepare(body, te_type[type], cat_iid, name_iid);
 	if (s->hdr_len + 2u + n > PTW_SEQ_PREP_TAIL)
 		return 0;
 	memset(p->tail, 0, sizeof(p->tail));
-	memcpy(p->tail, s->hdr, s->hdr_len);
-	uint8_t *q = ptw_pb_write_len_tag(p->tail + s->hdr_len,
-					  PTW_F_PKT_TRACK_EVENT);
+	memcpy(p->tail, s->hdr, s->hdr_len + 1u);
+	uint8_t *q = p->tail + s->hdr_len + 1;
 	*q++ = (uint8_t)n;
 	memcpy(q, body, n);
 	p->gen = s->cp_gen;
@@ -809,6 +791,7 @@ int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 		return rc;
 	p.type = PTW_TE_TYPE_SLICE_END;
 	p.name.s = p.cat.s = NULL;
+	p.name.iid = p.cat.iid = 0;
 	return ptw_ev_write(s, ev->ts + dur, NULL, &p, 0, 0, 0);
 }
 
@@ -826,7 +809,8 @@ static int ptw_ev_counter(struct ptw_seq *s, uint64_t track, uint64_t ts,
 	if ((rc = ptw_ev_resolve_track(s, track, &p, 1)) != 0)
 		return rc;
 	p.name.s = p.cat.s = NULL;
-	return ptw_ev_write(s, ts, NULL, &p, ival, dval, is_double);
+	p.name.iid = p.cat.iid = 0;
+	return ptw_ev_write(s, ts, NULL, &p, ival, dval, is_double ? 2 : 1);
 }
 
 int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,

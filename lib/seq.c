@@ -41,6 +41,9 @@ struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
 	memcpy(h, w->mid, w->mid_len);
 	h += w->mid_len;
 	s->hdr_len = (uint8_t)(h - s->hdr);
+	/* then the TrackEvent's tag, which the fast packets copy with the
+	 * header (seq_fast.h) */
+	*h = PTW_PB_TAG(PTW_F_PKT_TRACK_EVENT, PTW_PB_WT_LEN);
 	s->names = ptw_intern_create(n);
 	s->cats = ptw_intern_create(n);
 	s->anames = ptw_intern_create(n);

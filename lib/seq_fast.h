@@ -1,13 +1,17 @@
-/* seq_fast.h - the writer's fast TrackEvent encoder. Private: lib/event.c
- * writes its common events with it, and the converter's emitter writes
- * the events it prepared ahead of time (converters/emit_fast.c) with it,
- * so both produce the same bytes.
+/* seq_fast.h - the writer's event packet encoder. Private: lib/event.c
+ * writes its events with it, the tracer backend its prepared runs, and
+ * the converter's emitter the events it prepared ahead of time
+ * (converters/emit_fast.c), so all produce the same bytes.
  * SPDX-License-Identifier: Apache-2.0
  *
- * The fast path's packet - no annotations or flows, strings already
- * interned in this generation, no checkpoint due - goes straight into the
- * pending buffer after one space check. Packet and TrackEvent are known to
- * be under 128 bytes, so both lengths are single bytes:
+ * Every fast packet is written by ptw_pkt_put() (see "the one packet
+ * encoder" below); the general path (event.c), which frames packets of
+ * any size, shares its timestamp and TrackEvent fields. The fast path's
+ * packet - no annotations or flows,
+ * strings already interned in this generation, no checkpoint due - goes
+ * straight into the pending buffer after one space check. Packet and
+ * TrackEvent are known to be under 128 bytes, so both lengths are single
+ * bytes:
  *
  *   0A len | 40 ts [D0 03 41] | seq id + flags | 5A len | 48 type
  *          | [58 track] [18 cat] [50 name] [F0 01 value | E1 02 double]
@@ -38,14 +42,16 @@ ptw_seq_fast_ready(const struct ptw_seq *s)
 	       __builtin_expect(w->pend.cap - w->pend.len >= PTW_EV_FAST_MAX, 1);
 }
 
-/* Encodes TrackEvent type, track (0: the sequence's default, not
- * written), category and name iids (0: none) at p; returns the end. */
+/* Encodes TrackEvent type (0: none, a legacy phase gives the kind),
+ * track (not written if it is the sequence's default, dflt), category
+ * and name iids (0: none) at p; returns the end. */
 static inline __attribute__((always_inline)) uint8_t *
-ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t cat_iid,
-		  uint64_t name_iid)
+ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t dflt,
+		  uint64_t cat_iid, uint64_t name_iid)
 {
-	p = ptw_pb_write_varint_field(p, PTW_F_TE_TYPE, (uint64_t)type);
-	if (track)
+	if (type)
+		p = ptw_pb_write_varint_field(p, PTW_F_TE_TYPE, (uint64_t)type);
+	if (track != dflt)
 		p = ptw_pb_write_varint_field(p, PTW_F_TE_TRACK_UUID, track);
 	if (cat_iid)
 		p = ptw_pb_write_varint_field(p, PTW_F_TE_CATEGORY_IIDS, cat_iid);
@@ -54,68 +60,103 @@ ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t cat_iid,
 	return p;
 }
 
-/* Writes an event packet's timestamp and a sequence's header (hdr, of
- * hdr_len bytes; 16 readable) at p (room reserved), with *base the
- * sequence's delta base; returns the end. Every event packet takes this
- * way. */
+/* Encodes a counter's value at p: value_kind 1 ival, 2 dval, 0 none;
+ * returns the end. */
 static inline __attribute__((always_inline)) uint8_t *
-ptw_put_ts_hdr(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t hdr[16],
-	       size_t hdr_len)
+ptw_seq_te_value(uint8_t *p, int value_kind, int64_t ival, double dval)
 {
-	if (__builtin_expect(ts >= *base, 1)) {
-		/* A delta on clock 64, always written, even 0: a TrackEvent
-		 * packet without a timestamp is dropped by trace_processor. */
+	if (value_kind == 1) {
+		p = ptw_pb_write_varint_field(p, PTW_F_TE_COUNTER_VALUE,
+					      (uint64_t)ival);
+	} else if (value_kind == 2) {
+		uint64_t bits;
+		memcpy(&bits, &dval, sizeof(bits));
+		p = ptw_pb_write_fixed64_field(p, PTW_F_TE_DOUBLE_COUNTER_VALUE,
+					       bits);
+	}
+	return p;
+}
+
+/* ---- the one packet encoder -------------------------------------------
+ * Every event packet of a sequence is
+ *
+ *   0A len | timestamp | known bytes | [what the caller adds]
+ *
+ * with the timestamp a delta on clock 64 against the sequence's base
+ * (*base, then moved to ts), or, time going back, absolute on clock 65
+ * (1:1 with BOOTTIME; the base stays). The known bytes start with the
+ * sequence's header (s->hdr: sequence id, flags, machine id), and are
+ * whatever the caller knew before the timestamp: the header alone (the
+ * general path adds interned data, then the TrackEvent), the header and
+ * the TrackEvent tag (ptw_seq_fast_write adds the TrackEvent's length and
+ * fields), or all of it (a prepared event, struct ptw_seq_prep; the
+ * converter's lane adds a body word). ptw_pkt_put() writes up to the
+ * known bytes' end, ptw_pkt_end() the length byte once the packet is
+ * whole: a fast packet is under 128 bytes. */
+
+/* Writes the timestamp field(s) of an event packet at p (room reserved)
+ * against the delta base *base; returns the end. small_steps (a
+ * constant): deltas are mostly below 2^14 (the tracer's), written in two
+ * stores. Either form may write up to 4 bytes past the end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_put_ts(uint8_t *p, uint64_t ts, uint64_t *base, const int small_steps)
+{
+	uint64_t b = *base;
+	if (__builtin_expect(ts >= b, 1)) {
+		/* always written, even 0: a TrackEvent packet without a
+		 * timestamp is dropped by trace_processor */
 		*p++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-		p = ptw_pb_write_varint_nb(p, ts - *base);
+		p = small_steps ? ptw_pb_write_varint_2b(p, ts - b)
+				: ptw_pb_write_varint_nb(p, ts - b);
 		*base = ts;
 	} else {
-		/* Backwards: absolute on clock 65 (1:1 with BOOTTIME); the
-		 * clock-64 delta base stays where it was. */
 		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);
 		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
 					      PTW_CLOCK_SEQ_ABS);
 	}
-	memcpy(p, hdr, 16); /* room: PTW_EV_FAST_MAX or more */
-	return p + hdr_len;
-}
-
-/* The same for sequence s. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
-{
-	return ptw_put_ts_hdr(p, ts, &s->base, s->hdr, s->hdr_len);
-}
-
-/* Starts a fast packet at p (room reserved), at ts, with a sequence's
- * header and delta base as ptw_put_ts_hdr takes them: everything up to
- * the TrackEvent's fields. *plen and *tlen get the two length bytes
- * (ptw_seq_fast_end() fills them). */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_put_head(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t hdr[16],
-	     size_t hdr_len, uint8_t **plen, uint8_t **tlen)
-{
-	p = ptw_pb_write_len_tag(p, PTW_F_TRACE_PACKET);
-	*plen = p++;
-	p = ptw_put_ts_hdr(p, ts, base, hdr, hdr_len);
-	p = ptw_pb_write_len_tag(p, PTW_F_PKT_TRACK_EVENT);
-	*tlen = p++;
 	return p;
 }
 
-/* The same at the end of sequence s's pending buffer. */
+/* Starts an event packet at p (PTW_EV_FAST_MAX bytes of room): the
+ * record's tag, its length byte (left for ptw_pkt_end), the timestamp
+ * (ptw_put_ts) and known[0, n). 'copy' (a constant, 16 or 32, >= n) is
+ * how many bytes of 'known' are readable: they are copied whole. Returns
+ * the end of the known bytes. */
 static inline __attribute__((always_inline)) uint8_t *
-ptw_seq_fast_head(struct ptw_seq *s, uint64_t ts, uint8_t **plen,
-		  uint8_t **tlen)
+ptw_pkt_put(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t *known,
+	    size_t n, const size_t copy, const int small_steps)
 {
-	struct ptw_pb_buf *b = &s->w->pend;
-	return ptw_put_head(b->data + b->len, ts, &s->base, s->hdr, s->hdr_len,
-			    plen, tlen);
+	uint8_t *q = ptw_put_ts(p + 2, ts, base, small_steps);
+	p[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
+	memcpy(q, known, copy); /* room: PTW_EV_FAST_MAX */
+	return q + n;
+}
+
+/* Ends the packet ptw_pkt_put() started at p, whole up to q (under 128
+ * bytes): its length byte. Returns q. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_pkt_end(uint8_t *p, uint8_t *q)
+{
+	p[1] = (uint8_t)(q - p - 2);
+	return q;
+}
+
+/* The timestamp and header of an event packet of sequence s at p (room
+ * reserved), for packets framed otherwise (the general path: any size);
+ * returns the end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
+{
+	p = ptw_put_ts(p, ts, &s->base, 0);
+	memcpy(p, s->hdr, sizeof(s->hdr)); /* room: 13 + 16 bytes */
+	return p + s->hdr_len;
 }
 
 /* Counts n fast packets that end at p in the pending buffer, the last
  * of them starting at offset 'last': the buffer's length, the sequence's
- * and the writer's counts; flushes past the threshold. Returns 0 or the
- * writer's sticky error. */
+ * and the writer's counts; flushes past the threshold. Every fast packet
+ * (one by one, a run, the converter's lane) is counted here. Returns 0 or
+ * the writer's sticky error. */
 static inline __attribute__((always_inline)) int
 ptw_seq_fast_commit(struct ptw_seq *s, uint8_t *p, size_t last, uint32_t n)
 {
@@ -133,17 +174,6 @@ ptw_seq_fast_commit(struct ptw_seq *s, uint8_t *p, size_t last, uint32_t n)
 	return 0;
 }
 
-/* Ends the packet started by ptw_seq_fast_head() at p: lengths, counts,
- * flush past the threshold. Returns 0 or the writer's sticky error. */
-static inline __attribute__((always_inline)) int
-ptw_seq_fast_end(struct ptw_seq *s, uint8_t *p, uint8_t *plen, uint8_t *tlen)
-{
-	*tlen = (uint8_t)(p - tlen - 1);
-	*plen = (uint8_t)(p - plen - 1);
-	return ptw_seq_fast_commit(s, p, (size_t)(plen - 1 - s->w->pend.data),
-				   1);
-}
-
 /* Returns the track if the fast path may write an event of kind
  * 'counter' (a counter track or not) on it now, else NULL (the slow path
  * then reports any misuse). */
@@ -158,6 +188,23 @@ ptw_seq_fast_track(struct ptw_seq *s, uint64_t track, int counter)
 	return tr;
 }
 
+/* The iids of a simple event's category and name (NULL: none, iid 0)
+ * in sequence s's current generation, found by their pointers (static
+ * strings that the slow path interned). Returns 1, or 0 if either is not
+ * interned now: the slow path then interns it. Every fast path looks its
+ * strings up here. */
+static inline __attribute__((always_inline)) int
+ptw_seq_iids(const struct ptw_seq *s, const char *cat, const char *name,
+	     uint64_t *cat_iid, uint64_t *name_iid)
+{
+	*cat_iid = *name_iid = 0;
+	if (cat && !(*cat_iid = ptw_intern_get_ptr(s->cats, cat)))
+		return 0;
+	if (name && !(*name_iid = ptw_intern_get_ptr(s->names, name)))
+		return 0;
+	return 1;
+}
+
 /* Writes one fast packet: a TrackEvent of 'type' on 'track' with the
  * given iids (0: none) and value_kind 1 (ival) or 2 (dval) for counters.
  * The caller checked ptw_seq_fast_track(). 0 or the sticky error. */
@@ -166,18 +213,18 @@ ptw_seq_fast_write(struct ptw_seq *s, uint64_t ts, int type, uint64_t track,
 		   uint64_t cat_iid, uint64_t name_iid, int value_kind,
 		   int64_t ival, double dval)
 {
-	uint8_t *plen, *tlen;
-	uint8_t *p = ptw_seq_fast_head(s, ts, &plen, &tlen);
-	p = ptw_seq_te_fields(p, type, track != s->default_track ? track : 0,
-			      cat_iid, name_iid);
-	if (value_kind == 1) {
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_COUNTER_VALUE, (uint64_t)ival);
-	} else if (value_kind == 2) {
-		uint64_t bits;
-		memcpy(&bits, &dval, sizeof(bits));
-		p = ptw_pb_write_fixed64_field(p, PTW_F_TE_DOUBLE_COUNTER_VALUE, bits);
-	}
-	return ptw_seq_fast_end(s, p, plen, tlen);
+	struct ptw_pb_buf *b = &s->w->pend;
+	size_t at = b->len;
+	uint8_t *p = b->data + at;
+	/* known: the header and the TrackEvent's tag (s->hdr) */
+	uint8_t *te = ptw_pkt_put(p, ts, &s->base, s->hdr, s->hdr_len + 1u,
+				  sizeof(s->hdr), 0);
+	uint8_t *q = ptw_seq_te_fields(te + 1, type,
+				       track != s->default_track ? track : 0,
+				       0, cat_iid, name_iid);
+	q = ptw_seq_te_value(q, value_kind, ival, dval);
+	*te = (uint8_t)(q - te - 1);
+	return ptw_seq_fast_commit(s, ptw_pkt_end(p, q), at, 1);
 }
 
 /* A counter sample on the fast path, if it may take it now: returns 1
@@ -204,8 +251,8 @@ static inline size_t ptw_seq_body_prepare(uint8_t body[PTW_SEQ_BODY_MAX],
 					  int type, uint64_t cat_iid,
 					  uint64_t name_iid)
 {
-	return (size_t)(ptw_seq_te_fields(body, type, 0, cat_iid, name_iid) -
-			body);
+	return (size_t)(ptw_seq_te_fields(body, type, 0, 0, cat_iid,
+					  name_iid) - body);
 }
 
 /* The same body for iids below 128 (cat_iid 0: none; name_iid > 0),
@@ -229,22 +276,31 @@ static inline uint64_t ptw_seq_body_small(int type, uint64_t cat_iid,
 
 /* Writes a whole packet of an event whose body ptw_seq_body_prepare()
  * made (PTW_SEQ_BODY_MAX bytes readable, n used) at p, at ts, with a
- * sequence's header and delta base as ptw_put_ts_hdr takes them; room
- * for PTW_EV_FAST_MAX bytes is reserved, the iids are still valid (the
- * sequence's cp_gen unchanged). Counts nothing (ptw_seq_fast_commit
- * does); returns the packet's end. */
+ * sequence's delta base and header: hdr is s->hdr (16 bytes, the header's
+ * hdr_len then the TrackEvent's tag). Room for PTW_EV_FAST_MAX bytes is
+ * reserved, the iids are still valid (the sequence's cp_gen unchanged).
+ * Counts nothing (ptw_seq_fast_commit does); returns the packet's end. */
 static inline __attribute__((always_inline)) uint8_t *
 ptw_put_body_packet(uint8_t *p, uint64_t ts, uint64_t *base,
 		    const uint8_t hdr[16], size_t hdr_len,
 		    const uint8_t body[PTW_SEQ_BODY_MAX], size_t n)
 {
-	uint8_t *plen, *tlen;
-	p = ptw_put_head(p, ts, base, hdr, hdr_len, &plen, &tlen);
-	memcpy(p, body, PTW_SEQ_BODY_MAX); /* fits: PTW_EV_FAST_MAX room */
-	p += n;
-	*tlen = (uint8_t)(p - tlen - 1);
-	*plen = (uint8_t)(p - plen - 1);
-	return p;
+	uint8_t *q = ptw_pkt_put(p, ts, base, hdr, hdr_len + 1u, 16, 0);
+	*q++ = (uint8_t)n;
+	memcpy(q, body, PTW_SEQ_BODY_MAX); /* fits: PTW_EV_FAST_MAX room */
+	return ptw_pkt_end(p, q + n);
+}
+
+/* The timestamp and header as ptw_put_ts_hdr() wrote them before
+ * ptw_pkt_put(): for converters/emit_fast.c until it calls ptw_pkt_put
+ * (hdr: 16 readable). Returns the end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_put_ts_hdr(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t hdr[16],
+	       size_t hdr_len)
+{
+	p = ptw_put_ts(p, ts, base, 0);
+	memcpy(p, hdr, 16);
+	return p + hdr_len;
 }
 
 /* The same packet at the end of the pending buffer, counted; the caller
@@ -275,7 +331,7 @@ ptw_seq_write_body(struct ptw_seq *s, uint64_t ts,
  * Each event gets the same checks and bytes as ptw_seq_simple() one by one
  * (ptw_ev_fast_simple, event.c); each packet is
  *   0A len 40 <ts delta> <prepared tail>
- * as ptw_put_head() + ptw_put_body_packet() write it. A run is full when
+ * as ptw_pkt_put() writes it. A run is full when
  * a checkpoint is due, the buffer's room for a fast packet is used up or
  * the last packet reached the flush threshold: end it (which flushes then,
  * as the single path does) and begin another. A loop may instead ask
@@ -355,41 +411,29 @@ ptw_seq_run_put(struct ptw_seq_run *r, uint64_t ts,
 	    ts > (uint64_t)INT64_MAX || (p->depth_d < 0 && !r->depth))
 		return 0;
 	uint8_t *q = r->data + r->len;
-	q[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
-	q[2] = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-	size_t vlen = (size_t)(ptw_pb_write_varint_2b(q + 3, ts - r->base) -
-			       (q + 3));
-	/* < 128: 1 + at most 10 + PTW_SEQ_PREP_TAIL */
-	q[1] = (uint8_t)(1 + vlen + p->len);
-	memcpy(q + 3 + vlen, p->tail, PTW_SEQ_PREP_TAIL); /* room: FAST_MAX */
+	/* (ts >= r->base: the delta form) */
+	uint8_t *e = ptw_pkt_put(q, ts, &r->base, p->tail, 0,
+				 PTW_SEQ_PREP_TAIL, 1);
+	/* (p->len added after the copy: read before, it would take a
+	 * register through the timestamp's stores) */
+	e = ptw_pkt_end(q, e + p->len);
 	r->last = r->len;
-	r->len += 3 + vlen + p->len;
-	r->base = ts;
+	r->len += (size_t)(e - q);
 	r->depth += (uint32_t)(int32_t)p->depth_d;
 	r->n++;
 	return 1;
 }
 
-/* Ends a run: the writer's state and counts, and the flush the last
- * packet called for. Returns 0 or the flush's error. */
+/* Ends a run: the writer's state and counts (ptw_seq_fast_commit), and
+ * the flush the last packet called for. Returns 0 or the flush's error. */
 static inline __attribute__((always_inline)) int
 ptw_seq_run_end(struct ptw_seq *s, const struct ptw_seq_run *r)
 {
 	if (!r->n)
 		return 0;
-	struct ptw_writer *w = s->w;
 	s->base = r->base;
 	r->tr->depth = r->depth;
-	w->last_pkt = r->last;
-	w->pend.len = r->len;
-	s->since_cp += r->n;
-	s->fast_left -= r->n;
-	w->stats.packets += r->n;
-	w->stats.events += r->n;
-	w->pend_has_event = 1;
-	if (r->len >= r->flush_at)
-		return ptw_w_flush(w);
-	return 0;
+	return ptw_seq_fast_commit(s, r->data + r->len, r->last, r->n);
 }
 
 #endif /* PTW_SEQ_FAST_H */

@@ -47,8 +47,10 @@ struct ptw_seq {
 	/* Interning generation: counts checkpoints (which forget every
 	 * iid), so a caller holding iids knows they are still valid. */
 	uint32_t cp_gen;
-	/* Encoded trusted_packet_sequence_id + sequence_flags (NEEDS) of
-	 * every event packet, copied in by the fast path. */
+	/* Encoded trusted_packet_sequence_id + sequence_flags (NEEDS) +
+	 * machine_id of every event packet (hdr_len bytes, at most 15), then
+	 * the TrackEvent's tag (hdr[hdr_len]): copied in by every event
+	 * packet (seq_fast.h ptw_pkt_put). */
 	uint8_t hdr[16];
 	uint8_t hdr_len;
 	struct ptw_intern *names;  /* InternedData.event_names */
