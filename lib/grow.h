@@ -30,11 +30,11 @@ static inline size_t ptw_grow_cap(size_t cap, size_t need, size_t min,
 }
 
 /* realloc(arr, n * elem), or NULL without calling realloc if n * elem
- * overflows size_t. On NULL 'arr' is untouched and still owned by the
- * caller. */
+ * overflows size_t or is 0 (so a failed ptw_grow_cap passes through). On
+ * NULL 'arr' is untouched and still owned by the caller. */
 static inline void *ptw_realloc_array(void *arr, size_t n, size_t elem)
 {
-	if (elem != 0 && n > SIZE_MAX / elem)
+	if (n == 0 || elem == 0 || n > SIZE_MAX / elem)
 		return NULL;
 	return realloc(arr, n * elem);
 }
@@ -59,6 +59,16 @@ static inline void *ptw_grow(void *arr, size_t *cap, size_t need, size_t min,
 	if (p)
 		*cap = nc;
 	return p;
+}
+
+/* ptw_grow() for 'more' elements after the first 'len' (appending to a
+ * buffer); NULL also when len + more overflows size_t. */
+static inline void *ptw_grow_by(void *arr, size_t *cap, size_t len,
+				size_t more, size_t min, size_t elem)
+{
+	if (more > SIZE_MAX - len)
+		return NULL;
+	return ptw_grow(arr, cap, len + more, min, elem);
 }
 
 #endif /* PTW_GROW_H */

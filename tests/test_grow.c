@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* grow.h is inline: route its realloc through a counter that can fail. */
 static int reallocs;
@@ -83,6 +84,7 @@ Test(grow, refuses_overflow_without_calling_realloc)
 	cr_assert_null(ptw_grow(v, &cap, SIZE_MAX, 0, 8));
 	cr_assert_null(ptw_realloc_array(v, SIZE_MAX / 8 + 1, 8));
 	cr_assert_null(ptw_realloc_array(v, 3, SIZE_MAX));
+	cr_assert_null(ptw_realloc_array(v, 0, 8)); /* would free v */
 	cr_assert_eq(reallocs, 0);
 	cr_assert_eq(cap, 4);
 	cr_assert_eq(v[3], 42); /* still ours, still valid */
@@ -109,6 +111,25 @@ Test(grow, failed_realloc_leaves_array_and_cap_intact)
 	cr_assert_eq(cap, 8);
 	cr_assert_eq(w[3], 4);
 	free(w);
+}
+
+Test(grow, grow_by_appends_and_refuses_a_length_that_overflows)
+{
+	size_t cap = 0, len = 0;
+	char *b = ptw_grow_by(NULL, &cap, len, 5, 16, 1);
+	cr_assert_not_null(b);
+	cr_assert_eq(cap, 16);
+	memcpy(b, "hello", 5);
+	len = 5;
+	char *c = ptw_grow_by(b, &cap, len, 100, 16, 1);
+	cr_assert_not_null(c);
+	cr_assert_eq(cap, 105);
+	cr_assert_eq(memcmp(c, "hello", 5), 0);
+	reallocs = 0;
+	cr_assert_null(ptw_grow_by(c, &cap, len, SIZE_MAX - 4, 16, 1));
+	cr_assert_eq(reallocs, 0);
+	cr_assert_eq(cap, 105);
+	free(c);
 }
 
 Test(grow, realloc_array_multiplies_checked)
