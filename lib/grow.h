@@ -44,7 +44,9 @@ static inline void *ptw_realloc_array(void *arr, size_t n, size_t elem)
  * elements when it is smaller (a NULL 'arr' is always allocated). Returns
  * the array, moved or not, and updates *cap; NULL when the size overflows
  * size_t or realloc fails: then 'arr' and *cap are unchanged and 'arr' is
- * still valid. Usage:
+ * still valid. The caller stores the result into its own typed pointer
+ * (no (void **) parameter: writing a T * through a void * lvalue is
+ * undefined behaviour). Usage:
  *     void *p = ptw_grow(t->v, &t->cap, t->n + 1, 16, sizeof(*t->v));
  *     if (!p)
  *             return PTW_ERR_NOMEM;
