@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "appletrace.h"
+#include "grow.h"
 
 struct ptw_appletrace_run {
 	struct ptw_appletrace_names *names;
@@ -183,14 +184,12 @@ static int ptw_at_list_fragments(DIR *d, const char *dir,
 		if (!ptw_appletrace_fragment_name(de->d_name, &num, &is_bin))
 			continue;
 		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			void *p = realloc(v, nc * sizeof(*v));
+			void *p = ptw_grow(v, &cap, n + 1, 16, sizeof(*v));
 			if (!p) {
 				rc = PTW_ERR_NOMEM;
 				break;
 			}
 			v = p;
-			cap = nc;
 		}
 		v[n].num = num;
 		v[n].is_bin = is_bin;

@@ -18,6 +18,7 @@
 
 #include "appletrace.h"
 #include "chrome_json.h"
+#include "grow.h"
 
 #define PTW_AT_TEXT_CHUNK (1u << 20)
 
@@ -152,17 +153,14 @@ static int ptw_at_text_gather(struct ptw_at_text *t, const char *s, size_t n,
 				     PTW_APPLETRACE_MAX_LINE);
 	}
 	if (t->len + take > t->cap) {
-		size_t nc = t->cap ? t->cap : 4096;
-		while (nc < t->len + take)
-			nc *= 2;
-		char *nb = realloc(t->buf, nc);
+		/* t->len + take <= PTW_APPLETRACE_MAX_LINE: no overflow */
+		char *nb = ptw_grow(t->buf, &t->cap, t->len + take, 4096, 1);
 		if (!nb) {
 			t->kind = PTW_APPLETRACE_OTHER;
 			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
 					     "%s: out of memory", t->name);
 		}
 		t->buf = nb;
-		t->cap = nc;
 	}
 	if (take) {
 		memcpy(t->buf + t->len, s, take);

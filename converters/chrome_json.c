@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "grow.h"
 #include "json_internal.h"
 
 #define DEFAULT_CHUNK (1u << 20)
@@ -335,10 +336,10 @@ static int fill(struct rd *r)
 			       "an event (or member name) larger than %zu bytes",
 			       r->max_event);
 	if (r->len == r->cap) {
-		size_t ncap = r->cap * 2;
+		size_t ncap = ptw_grow_cap(r->cap, r->cap + 1, 0, 1);
 		if (ncap > r->max_event + r->chunk)
 			ncap = r->max_event + r->chunk;
-		char *nb = realloc(r->buf, ncap);
+		char *nb = ptw_realloc_array(r->buf, ncap, 1);
 		if (!nb)
 			return ptw_error_set(r->err, PTW_ERR_NOMEM, 0,
 					     "out of memory");

@@ -10,6 +10,7 @@
 
 #include "chrome_json.h"
 #include "emit_internal.h"
+#include "grow.h"
 #include "writer_state.h"
 
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err)
@@ -28,12 +29,10 @@ int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err)
 
 int ptw_em_lifo_grow(struct ptw_em_lifo *l)
 {
-	size_t nc = l->cap ? l->cap * 2 : 16;
-	void *p = realloc(l->b, nc * sizeof(*l->b));
+	void *p = ptw_grow(l->b, &l->cap, l->cap + 1, 16, sizeof(*l->b));
 	if (!p)
 		return -1;
 	l->b = p;
-	l->cap = nc;
 	return 0;
 }
 
@@ -131,12 +130,11 @@ static int ptw_em_cli_name(struct ptw_emit *em, struct ptw_map *m,
 	if (!name)
 		return PTW_ERR_INVALID;
 	if (em->n_cli == em->cli_cap) {
-		size_t nc = em->cli_cap ? em->cli_cap * 2 : 8;
-		void *p = realloc(em->cli_names, nc * sizeof(char *));
+		void *p = ptw_grow(em->cli_names, &em->cli_cap, em->n_cli + 1,
+				   8, sizeof(*em->cli_names));
 		if (!p)
 			return PTW_ERR_NOMEM;
 		em->cli_names = p;
-		em->cli_cap = nc;
 	}
 	char *copy = strdup(name);
 	if (!copy)

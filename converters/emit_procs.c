@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emit_internal.h"
+#include "grow.h"
 
 static int ptw_em_set_name(char **slot, const char *s, size_t n)
 {
@@ -37,14 +38,13 @@ struct ptw_em_proc *ptw_em_proc_get(struct ptw_emit *em, uint32_t pid,
 		return &em->procs[v];
 	}
 	if (em->n_procs == em->procs_cap) {
-		size_t nc = em->procs_cap ? em->procs_cap * 2 : 16;
-		void *p = realloc(em->procs, nc * sizeof(*em->procs));
+		void *p = ptw_grow(em->procs, &em->procs_cap, em->n_procs + 1,
+				   16, sizeof(*em->procs));
 		if (!p) {
 			ptw_em_nomem(err);
 			return NULL;
 		}
 		em->procs = p;
-		em->procs_cap = nc;
 	}
 	struct ptw_em_proc *pr = &em->procs[em->n_procs];
 	memset(pr, 0, sizeof(*pr));
@@ -112,14 +112,13 @@ struct ptw_em_thread *ptw_em_thread_get(struct ptw_emit *em,
 	if (!ptw_em_proc_get(em, pid, &pi, err))
 		return NULL;
 	if (em->n_threads == em->threads_cap) {
-		size_t nc = em->threads_cap ? em->threads_cap * 2 : 16;
-		void *p = realloc(em->threads, nc * sizeof(*em->threads));
+		void *p = ptw_grow(em->threads, &em->threads_cap,
+				   em->n_threads + 1, 16, sizeof(*em->threads));
 		if (!p) {
 			ptw_em_nomem(err);
 			return NULL;
 		}
 		em->threads = p;
-		em->threads_cap = nc;
 	}
 	struct ptw_em_thread *th = calloc(1, sizeof(*th));
 	if (!th) {
@@ -208,12 +207,14 @@ int ptw_em_str_id(struct ptw_emit *em, struct ptw_cv_str s,
 		return ptw_error_set(err, PTW_ERR_LIMIT, 0,
 				     "emit: too many distinct string pids/tids");
 	if (em->n_str == em->str_cap) {
-		size_t nc = em->str_cap ? em->str_cap * 2 : 16;
-		char **pn = realloc(em->str_names, nc * sizeof(*pn));
+		/* names and lens share str_cap: each grows on its own */
+		size_t nc = ptw_grow_cap(em->str_cap, em->n_str + 1, 16,
+					 sizeof(*em->str_names));
+		char **pn = ptw_realloc_array(em->str_names, nc, sizeof(*pn));
 		if (!pn)
 			return ptw_em_nomem(err);
 		em->str_names = pn;
-		size_t *pl = realloc(em->str_lens, nc * sizeof(*pl));
+		size_t *pl = ptw_realloc_array(em->str_lens, nc, sizeof(*pl));
 		if (!pl)
 			return ptw_em_nomem(err);
 		em->str_lens = pl;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "emit_internal.h"
+#include "grow.h"
 #include "json_internal.h"
 
 /* ---- payloads ------------------------------------------------------- */
@@ -25,16 +26,12 @@ static void ptw_em_reserve_slow(struct ptw_em_buf *b, size_t k)
 {
 	if (b->oom)
 		return;
-	size_t nc = b->cap ? b->cap : 4096;
-	while (nc - b->len < k)
-		nc *= 2;
-	char *np = realloc(b->p, nc);
+	char *np = ptw_grow_by(b->p, &b->cap, b->len, k, 4096, 1);
 	if (!np) {
 		b->oom = 1;
 		return;
 	}
 	b->p = np;
-	b->cap = nc;
 }
 
 static inline void ptw_em_reserve(struct ptw_em_buf *b, size_t k)
@@ -406,12 +403,11 @@ static const char *ptw_em_strs_add(struct ptw_em_strs *t, const char *s,
 	/* Each copy is preceded by its FNV-1a hash (ptw_em_strs_hash). */
 	if (!t->n_blocks || t->block_used + 8 + n + 1 > PTW_EM_STRS_BLOCK) {
 		if (t->n_blocks == t->blocks_cap) {
-			size_t nc = t->blocks_cap ? t->blocks_cap * 2 : 8;
-			char **nb = realloc(t->blocks, nc * sizeof(*nb));
+			char **nb = ptw_grow(t->blocks, &t->blocks_cap,
+					     t->n_blocks + 1, 8, sizeof(*nb));
 			if (!nb)
 				return NULL;
 			t->blocks = nb;
-			t->blocks_cap = nc;
 		}
 		/* n < PTW_MAX_STRING_LEN, far below a block */
 		char *b = malloc(PTW_EM_STRS_BLOCK);
@@ -521,14 +517,11 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 			th->n -= th->head;
 			th->head = 0;
 		}
-		if (th->n == th->cap) {
-			size_t nc = th->cap ? th->cap * 2 : 16;
-			void *p = realloc(th->q, nc * sizeof(*th->q));
-			if (!p)
-				return PTW_ERR_NOMEM;
-			th->q = p;
-			th->cap = nc;
-		}
+		void *p = ptw_grow(th->q, &th->cap, th->n + 1, 16,
+				   sizeof(*th->q));
+		if (!p)
+			return PTW_ERR_NOMEM;
+		th->q = p;
 	}
 	struct ptw_em_item x = *it;
 	/* Repeated names and categories travel as stable pointers; only
@@ -619,16 +612,11 @@ static uint64_t ptw_em_stable_hash(const char *s)
 
 int ptw_em_model_reserve(struct ptw_em_thread *th, size_t n)
 {
-	size_t nc = th->model_cap ? th->model_cap : 16;
-	while (nc < n)
-		nc *= 2;
-	if (nc == th->model_cap)
-		return 0;
-	void *p = realloc(th->model, nc * sizeof(*th->model));
+	void *p = ptw_grow(th->model, &th->model_cap, n, 16,
+			   sizeof(*th->model));
 	if (!p)
 		return PTW_ERR_NOMEM;
 	th->model = p;
-	th->model_cap = nc;
 	return 0;
 }
 
@@ -688,12 +676,11 @@ static int64_t ptw_em_x_top_end(struct ptw_em_thread *th, int64_t ts)
 static int ptw_em_x_push(struct ptw_em_thread *th, int64_t end)
 {
 	if (th->xo_n == th->xo_cap) {
-		size_t nc = th->xo_cap ? th->xo_cap * 2 : 8;
-		void *p = realloc(th->xo, nc * sizeof(*th->xo));
+		void *p = ptw_grow(th->xo, &th->xo_cap, th->xo_n + 1, 8,
+				   sizeof(*th->xo));
 		if (!p)
 			return PTW_ERR_NOMEM;
 		th->xo = p;
-		th->xo_cap = nc;
 	}
 	th->xo[th->xo_n].level = th->model_n - 1;
 	th->xo[th->xo_n++].end = end;
@@ -716,7 +703,8 @@ static long ptw_em_ovl_pick(struct ptw_em_thread *th, int64_t ts, int64_t end)
 			break;
 	}
 	if (i == th->n_ovl) {
-		void *p = realloc(th->ovl, (i + 1) * sizeof(*th->ovl));
+		/* one more lane; lanes are few, so no spare capacity */
+		void *p = ptw_realloc_array(th->ovl, i + 1, sizeof(*th->ovl));
 		if (!p)
 			return -1;
 		th->ovl = p;
@@ -725,12 +713,11 @@ static long ptw_em_ovl_pick(struct ptw_em_thread *th, int64_t ts, int64_t end)
 	}
 	struct ptw_em_lane_ovl *l = &th->ovl[i];
 	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 4;
-		void *p = realloc(l->ends, nc * sizeof(*l->ends));
+		void *p = ptw_grow(l->ends, &l->cap, l->n + 1, 4,
+				   sizeof(*l->ends));
 		if (!p)
 			return -1;
 		l->ends = p;
-		l->cap = nc;
 	}
 	l->ends[l->n++] = end;
 	return (long)i;

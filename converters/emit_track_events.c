@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "emit_internal.h"
+#include "grow.h"
 
 static const char ptw_em_no_name[] = PTW_EM_NO_NAME;
 
@@ -110,14 +111,10 @@ uint64_t ptw_em_str_key(uint64_t h, struct ptw_cv_str s)
 /* A name built into em->strbuf; returns it or NULL (out of memory). */
 static char *ptw_em_strbuf(struct ptw_emit *em, size_t need)
 {
-	if (need > em->strbuf_cap) {
-		char *p = realloc(em->strbuf, need);
-		if (!p)
-			return NULL;
+	char *p = ptw_grow(em->strbuf, &em->strbuf_cap, need, 64, 1);
+	if (p)
 		em->strbuf = p;
-		em->strbuf_cap = need;
-	}
-	return em->strbuf;
+	return p;
 }
 
 /* A counter arg's value: an int, a double, or a string that is a whole

@@ -32,6 +32,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "grow.h"
 #include "json_internal.h"
 
 /* A scalar value, or the span of a skipped object/array. */
@@ -647,16 +648,10 @@ static int slow_double(struct pctx *c, size_t s, size_t e, double *d)
 {
 	struct ptw_cv_json_parser *jp = c->jp;
 	size_t len = e - s;
-	if (len + 1 > jp->num_cap) {
-		size_t cap = jp->num_cap ? jp->num_cap : 64;
-		while (cap < len + 1)
-			cap *= 2;
-		char *nb = realloc(jp->num, cap);
-		if (!nb)
-			return fail(c, s, PTW_ERR_NOMEM, "out of memory");
-		jp->num = nb;
-		jp->num_cap = cap;
-	}
+	char *nb = ptw_grow(jp->num, &jp->num_cap, len + 1, 64, 1);
+	if (!nb)
+		return fail(c, s, PTW_ERR_NOMEM, "out of memory");
+	jp->num = nb;
 	memcpy(jp->num, c->p + s, len);
 	jp->num[len] = '\0';
 	*d = strtod_l(jp->num, NULL, jp->c_locale);

@@ -10,6 +10,7 @@
 #include "clock_stream_math.h"
 #include "clock_stream_meta.h"
 #include "clock_stream_store.h"
+#include "grow.h"
 #include "sized.h"
 #include "writer_internal.h"
 
@@ -316,8 +317,9 @@ int ptw_clock_streams_add(struct ptw_clock_streams *cs,
 			"(hz is 0)", d->name);
 
 	/* Everything that can fail before the writer is touched. */
-	struct cs_stream *ns = realloc(cs->streams,
-				       (cs->n_streams + 1) * sizeof(*ns));
+	struct cs_stream *ns = ptw_realloc_array(cs->streams,
+						 (size_t)cs->n_streams + 1,
+						 sizeof(*ns));
 	if (!ns)
 		return ptw_i_writer_fail(cs->w, PTW_ERR_NOMEM, 0,
 					 "clock stream: out of memory");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "ptw/error.h"
 
 #define NO_CHUNK UINT32_MAX
@@ -63,15 +64,15 @@ static int grow_recs(struct ptw_clock_store *s)
 	ncap = min_u32((uint64_t)ncap * 2, s->max_records);
 	if (ncap <= s->cap_recs)
 		return PTW_ERR_LIMIT;
-	void *p = realloc(s->recs, (size_t)ncap * sizeof(*s->recs));
+	void *p = ptw_realloc_array(s->recs, ncap, sizeof(*s->recs));
 	if (!p)
 		return PTW_ERR_NOMEM;
 	s->recs = p;
-	p = realloc(s->free_slots, (size_t)ncap * sizeof(*s->free_slots));
+	p = ptw_realloc_array(s->free_slots, ncap, sizeof(*s->free_slots));
 	if (!p)
 		return PTW_ERR_NOMEM;
 	s->free_slots = p;
-	p = realloc(s->heap, (size_t)ncap * sizeof(*s->heap));
+	p = ptw_realloc_array(s->heap, ncap, sizeof(*s->heap));
 	if (!p)
 		return PTW_ERR_NOMEM;
 	s->heap = p;
@@ -92,11 +93,11 @@ static int grow_chunks(struct ptw_clock_store *s, uint32_t need)
 	uint32_t n = min_u32(ncap, max_chunks);
 	if (n <= s->cap_chunks || n - s->cap_chunks + s->n_free_chunks < need)
 		return PTW_ERR_LIMIT;
-	void *p = realloc(s->chunks, (size_t)n * PTW_CLOCK_STORE_CHUNK);
+	void *p = ptw_realloc_array(s->chunks, n, PTW_CLOCK_STORE_CHUNK);
 	if (!p)
 		return PTW_ERR_NOMEM;
 	s->chunks = p;
-	p = realloc(s->chunk_next, (size_t)n * sizeof(*s->chunk_next));
+	p = ptw_realloc_array(s->chunk_next, n, sizeof(*s->chunk_next));
 	if (!p)
 		return PTW_ERR_NOMEM;
 	s->chunk_next = p;
@@ -228,19 +229,21 @@ static int runs_cover(struct ptw_clock_store *s, uint32_t stream)
 {
 	if (stream < s->n_runs)
 		return 0;
-	uint32_t n = s->n_runs ? s->n_runs : 4;
-	while (n <= stream)
-		n *= 2;
-	struct ptw_clock_run *r = realloc(s->runs, (size_t)n * sizeof(*r));
+	/* runs and heads share the count: sized by the larger element */
+	size_t n = ptw_grow_cap(s->n_runs, (size_t)stream + 1, 4,
+				sizeof(*s->runs));
+	if (n == 0 || n > UINT32_MAX)
+		return PTW_ERR_NOMEM;
+	struct ptw_clock_run *r = ptw_realloc_array(s->runs, n, sizeof(*r));
 	if (!r)
 		return PTW_ERR_NOMEM;
 	s->runs = r;
-	uint32_t *h = realloc(s->heads, (size_t)n * sizeof(*h));
+	uint32_t *h = ptw_realloc_array(s->heads, n, sizeof(*h));
 	if (!h)
 		return PTW_ERR_NOMEM;
 	s->heads = h;
-	memset(r + s->n_runs, 0, (size_t)(n - s->n_runs) * sizeof(*r));
-	s->n_runs = n;
+	memset(r + s->n_runs, 0, (n - s->n_runs) * sizeof(*r));
+	s->n_runs = (uint32_t)n;
 	return 0;
 }
 

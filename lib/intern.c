@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* The pointer cache only needs to hold the distinct literal strings a
  * program passes: it doubles up to this many slots, then forgets
  * everything whenever it is half full. */
@@ -113,7 +115,8 @@ static int ptw_intern_reserve(struct ptw_intern *t, size_t len)
 		if (t->entries_cap > UINT32_MAX / 2)
 			return -1;
 		uint32_t ncap = t->entries_cap * 2;
-		void *p = realloc(t->entries, (size_t)ncap * sizeof(*t->entries));
+		void *p = ptw_realloc_array(t->entries, ncap,
+					    sizeof(*t->entries));
 		if (!p)
 			return -1;
 		t->entries = p;
@@ -123,17 +126,11 @@ static int ptw_intern_reserve(struct ptw_intern *t, size_t len)
 	    ptw_intern_grow_index(t) != 0)
 		return -1;
 	if (t->arena_cap - t->arena_len < len) {
-		size_t ncap = t->arena_cap ? t->arena_cap : 1024;
-		while (ncap - t->arena_len < len) {
-			if (ncap > SIZE_MAX / 2)
-				return -1;
-			ncap *= 2;
-		}
-		char *p = realloc(t->arena, ncap);
+		char *p = ptw_grow_by(t->arena, &t->arena_cap, t->arena_len,
+				      len, 1024, 1);
 		if (!p)
 			return -1;
 		t->arena = p;
-		t->arena_cap = ncap;
 	}
 	return 0;
 }

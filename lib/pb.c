@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "grow.h"
+
 int ptw_pb_buf_init(struct ptw_pb_buf *b, size_t initial_cap)
 {
 	if (initial_cap == 0)
@@ -30,21 +32,12 @@ int ptw_pb_reserve_slow(struct ptw_pb_buf *b, size_t need)
 {
 	if (b->oom)
 		return PTW_ERR_NOMEM;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap - b->len < need) {
-		if (cap > SIZE_MAX / 2) {
-			b->oom = 1;
-			return PTW_ERR_NOMEM;
-		}
-		cap *= 2;
-	}
-	uint8_t *p = realloc(b->data, cap);
+	uint8_t *p = ptw_grow_by(b->data, &b->cap, b->len, need, 4096, 1);
 	if (!p) {
 		b->oom = 1;
 		return PTW_ERR_NOMEM;
 	}
 	b->data = p;
-	b->cap = cap;
 	return PTW_OK;
 }
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "pb_fields.h"
 #include "writer_state.h"
 
@@ -16,8 +17,10 @@ struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
 				 int is_clock)
 {
 	if (w->n_seqs == w->seqs_cap) {
+		if (w->seqs_cap > UINT32_MAX / 2)
+			return NULL;
 		uint32_t cap = w->seqs_cap ? w->seqs_cap * 2 : 8;
-		void *p = realloc(w->seqs, (size_t)cap * sizeof(*w->seqs));
+		void *p = ptw_realloc_array(w->seqs, cap, sizeof(*w->seqs));
 		if (!p)
 			return NULL;
 		w->seqs = p;

@@ -24,6 +24,8 @@
  * Backend thread only. */
 #include "tracer_internal.h"
 
+#include "grow.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,14 +66,11 @@ static int ptw_tr_async_zeroed(struct ptw_tr_async *a, struct ptw_tr_async_ent *
 			a->zq_n -= a->zq_head;
 			a->zq_head = 0;
 		}
-		if (a->zq_n == a->zq_cap) {
-			size_t nc = a->zq_cap ? 2 * a->zq_cap : 64;
-			void *np = realloc(a->zq, nc * sizeof(*a->zq));
-			if (!np)
-				return PTW_ERR_NOMEM;
-			a->zq = np;
-			a->zq_cap = nc;
-		}
+		void *np = ptw_grow(a->zq, &a->zq_cap, a->zq_n + 1, 64,
+				    sizeof(*a->zq));
+		if (!np)
+			return PTW_ERR_NOMEM;
+		a->zq = np;
 	}
 	a->zq[a->zq_n].ix = (uint32_t)(e - a->v);
 	a->zq[a->zq_n].gen = e->gen;
@@ -105,9 +104,12 @@ uint64_t ptw_tr_async_track(struct ptw_tr_async *a, struct ptw_writer *w,
 		ix = a->unused[--a->n_unused];
 	} else {
 		if (a->n == a->cap) {
-			size_t nc = a->cap ? 2 * a->cap : 64;
-			struct ptw_tr_async_ent *nv = realloc(a->v, nc * sizeof(*nv));
-			size_t *nu = realloc(a->unused, nc * sizeof(*nu));
+			/* v and unused share cap: each grows on its own */
+			size_t nc = ptw_grow_cap(a->cap, a->n + 1, 64,
+						 sizeof(*a->v));
+			struct ptw_tr_async_ent *nv =
+				ptw_realloc_array(a->v, nc, sizeof(*nv));
+			size_t *nu = ptw_realloc_array(a->unused, nc, sizeof(*nu));
 			if (nv)
 				a->v = nv;
 			if (nu)
@@ -173,9 +175,10 @@ int ptw_tr_async_end(struct ptw_tr_async *a, uint64_t id, uint64_t ts,
 		return 1;
 	}
 	if (a->n_pend == a->cap_pend) {
-		size_t nc = a->cap_pend ? 2 * a->cap_pend : 16;
+		size_t nc = ptw_grow_cap(a->cap_pend, a->n_pend + 1, 16,
+					 sizeof(*a->pend));
 		void *np = nc <= PTW_TR_ASYNC_MAX_PENDING
-				   ? realloc(a->pend, nc * sizeof(*a->pend))
+				   ? ptw_realloc_array(a->pend, nc, sizeof(*a->pend))
 				   : NULL;
 		if (!np)
 			return -1;

@@ -12,6 +12,7 @@
  * largest copied records seen, never per event. */
 #include "tracer_internal.h"
 
+#include "grow.h"
 #include "pb.h"
 
 #include <stdlib.h>
@@ -25,14 +26,13 @@ int ptw_tr_ostack_room(struct ptw_tr_ostack *st, uint32_t d)
 		return 0;
 	if (d >= UINT32_MAX / 4)
 		return PTW_ERR_NOMEM;
-	uint32_t nc = st->cap ? st->cap : 16;
-	while (nc <= d + 1)
-		nc *= 2;
-	struct ptw_tr_open *lv = realloc(st->lv, nc * sizeof(*lv));
+	/* below UINT32_MAX / 2: cap only grows once d + 1 reaches it */
+	size_t nc = ptw_grow_cap(st->cap, (size_t)d + 2, 16, sizeof(*st->lv));
+	struct ptw_tr_open *lv = ptw_realloc_array(st->lv, nc, sizeof(*lv));
 	if (!lv)
 		return PTW_ERR_NOMEM;
 	st->lv = lv;
-	st->cap = nc;
+	st->cap = (uint32_t)nc;
 	return 0;
 }
 
@@ -69,14 +69,11 @@ int ptw_tr_open_copy(struct ptw_tr_ostack *st, uint32_t d,
 	}
 	size_t n = 1 + (size_t)e->rec.extra;
 	if (off + n * PTW_TR_SLOT > st->buf_cap) {
-		size_t nc = st->buf_cap ? st->buf_cap : 1024;
-		while (nc < off + n * PTW_TR_SLOT)
-			nc *= 2;
-		unsigned char *nb = realloc(st->buf, nc);
+		unsigned char *nb = ptw_grow(st->buf, &st->buf_cap,
+					     off + n * PTW_TR_SLOT, 1024, 1);
 		if (!nb)
 			return PTW_ERR_NOMEM;
 		st->buf = nb;
-		st->buf_cap = nc;
 	}
 	for (size_t i = 0; i < n; i++)
 		memcpy(st->buf + off + i * PTW_TR_SLOT,
@@ -103,12 +100,12 @@ static struct ptw_tr_otrack *ptw_tr_otrack(struct ptw_tracer *tr,
 	if (!create)
 		return NULL;
 	if (tr->n_otracks == tr->cap_otracks) {
-		size_t nc = tr->cap_otracks ? 2 * tr->cap_otracks : 16;
-		struct ptw_tr_otrack *no = realloc(tr->otracks, nc * sizeof(*no));
+		struct ptw_tr_otrack *no =
+			ptw_grow(tr->otracks, &tr->cap_otracks,
+				 tr->n_otracks + 1, 16, sizeof(*no));
 		if (!no)
 			return NULL;
 		tr->otracks = no;
-		tr->cap_otracks = nc;
 	}
 	if (ptw_map_put(&tr->otrack_ix, track, tr->n_otracks + 1))
 		return NULL;

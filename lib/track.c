@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "pb_fields.h"
 #include "writer_state.h"
 
@@ -39,14 +40,10 @@ void ptw_tracks_free(struct ptw_tracks *t)
 uint64_t ptw_tracks_add(struct ptw_tracks *t, enum ptw_track_kind kind)
 {
 	if (t->n == t->cap) {
-		uint64_t cap = t->cap ? t->cap * 2 : 64;
-		if (cap > SIZE_MAX / sizeof(*t->v))
-			return 0;
-		void *p = realloc(t->v, (size_t)cap * sizeof(*t->v));
+		void *p = ptw_grow(t->v, &t->cap, t->cap + 1, 64, sizeof(*t->v));
 		if (!p)
 			return 0;
 		t->v = p;
-		t->cap = cap;
 	}
 	struct ptw_track *tr = &t->v[t->n++];
 	memset(tr, 0, sizeof(*tr));
@@ -93,17 +90,10 @@ static int ptw_track_arena_put(char **arena, size_t *alen, size_t *acap,
 			       uint32_t *len)
 {
 	if (*acap - *alen < n) {
-		size_t cap = *acap ? *acap : 1024;
-		while (cap - *alen < n) {
-			if (cap > SIZE_MAX / 2)
-				return -1;
-			cap *= 2;
-		}
-		char *p = realloc(*arena, cap);
+		char *p = ptw_grow_by(*arena, acap, *alen, n, 1024, 1);
 		if (!p)
 			return -1;
 		*arena = p;
-		*acap = cap;
 	}
 	if (n) /* an empty first name leaves the arena NULL: no memcpy from/to NULL */
 		memcpy(*arena + *alen, str, n);
@@ -127,17 +117,14 @@ static int ptw_track_put_str(struct ptw_tracks *t, const char *str,
 static int ptw_track_keep(struct ptw_tracks *t, const struct ptw_track_rec *r)
 {
 	if (r->uuid > t->last_cap) {
-		uint64_t cap = t->last_cap ? t->last_cap : 64;
-		while (cap < r->uuid)
-			cap *= 2;
-		if (cap > SIZE_MAX / sizeof(*t->last))
-			return -1;
-		struct ptw_track_rec *p = realloc(t->last, (size_t)cap * sizeof(*p));
+		size_t old = t->last_cap;
+		/* uuid <= tracks.n, itself below the size_t capacity of v */
+		struct ptw_track_rec *p = ptw_grow(t->last, &t->last_cap,
+						   (size_t)r->uuid, 64, sizeof(*p));
 		if (!p)
 			return -1;
-		memset(p + t->last_cap, 0, (size_t)(cap - t->last_cap) * sizeof(*p));
+		memset(p + old, 0, (t->last_cap - old) * sizeof(*p));
 		t->last = p;
-		t->last_cap = cap;
 	}
 	struct ptw_track_rec *k = &t->last[r->uuid - 1];
 	uint64_t parent = k->uuid ? k->parent : r->parent; /* renames: none */
@@ -176,17 +163,14 @@ static struct ptw_track_rec *ptw_track_pend_slot(struct ptw_writer *w, int *rc)
 	    (*rc = ptw_w_flush(w)) != 0)
 		return NULL;
 	if (t->n_pend == t->pend_cap) {
-		size_t cap = t->pend_cap ? t->pend_cap * 2 : 16;
-		void *p = cap <= SIZE_MAX / sizeof(*t->pend)
-				  ? realloc(t->pend, cap * sizeof(*t->pend))
-				  : NULL;
+		void *p = ptw_grow(t->pend, &t->pend_cap, t->n_pend + 1, 16,
+				   sizeof(*t->pend));
 		if (!p) {
 			*rc = ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
 						"track table: out of memory");
 			return NULL;
 		}
 		t->pend = p;
-		t->pend_cap = cap;
 	}
 	return &t->pend[t->n_pend];
 }

@@ -46,7 +46,7 @@ struct ptw_track_rec {
 struct ptw_tracks {
 	struct ptw_track *v; /* v[uuid - 1] */
 	uint64_t n;
-	uint64_t cap;
+	size_t cap;
 	/* Descriptors not yet encoded, in call order (see track.c). */
 	struct ptw_track_rec *pend;
 	size_t n_pend, pend_cap;
@@ -59,7 +59,7 @@ struct ptw_tracks {
 	 * descriptor, to describe it again at the start of each piece
 	 * (strings are offsets into 'keep'; renames append). */
 	struct ptw_track_rec *last; /* last[uuid - 1]; has_name etc. as queued */
-	uint64_t last_cap;
+	size_t last_cap;
 	char *keep;
 	size_t keep_len, keep_cap;
 };

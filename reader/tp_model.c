@@ -120,7 +120,7 @@ static void *map_object(struct ptw_u64map *map, uint64_t key, size_t size,
 	if (o)
 		return o;
 	o = calloc(1, size);
-	void *grown = o ? ptw_i_trace_room(*all, cap, *n, sizeof(**all)) : NULL;
+	void *grown = o ? ptw_grow(*all, cap, *n + 1, 64, sizeof(**all)) : NULL;
 	if (grown)
 		*all = grown;
 	if (!grown || ptw_u64map_put(map, key, o) < 0) {
@@ -263,7 +263,7 @@ static long cookie_track(struct ptw_tp_model *m, struct cset *cs,
 			return (long)i;
 		}
 	}
-	void *grown = ptw_i_trace_room(cs->v, &cs->cap, cs->n, sizeof(*cs->v));
+	void *grown = ptw_grow(cs->v, &cs->cap, cs->n + 1, 64, sizeof(*cs->v));
 	if (!grown)
 		return -1;
 	cs->v = grown;
@@ -319,8 +319,8 @@ static int insert_flow(struct ptw_tp_model *m, uint32_t out, uint32_t in,
 		       uint64_t id)
 {
 	struct priv *pv = m->priv_;
-	void *grown = ptw_i_trace_room(m->flows, &pv->cap_flows, m->n_flows,
-				       sizeof(*m->flows));
+	void *grown = ptw_grow(m->flows, &pv->cap_flows, m->n_flows + 1, 64,
+			       sizeof(*m->flows));
 	if (!grown)
 		return -1;
 	m->flows = grown;
@@ -456,7 +456,7 @@ static int pend_flow(struct ptw_tp_model *m, uint64_t track, uint64_t id)
 				       &pv->n_pending, &pv->cap_pending);
 	if (!p)
 		return -1;
-	void *grown = ptw_i_trace_room(p->ids, &p->cap, p->n, sizeof(*p->ids));
+	void *grown = ptw_grow(p->ids, &p->cap, p->n + 1, 64, sizeof(*p->ids));
 	if (!grown)
 		return -1;
 	p->ids = grown;
@@ -588,9 +588,9 @@ static int add_problem(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 		       const char *msg)
 {
 	struct priv *pv = m->priv_;
-	void *grown = ptw_i_trace_room(m->unmatched_ends, &pv->cap_unmatched,
-				       m->n_unmatched_ends,
-				       sizeof(*m->unmatched_ends));
+	void *grown = ptw_grow(m->unmatched_ends, &pv->cap_unmatched,
+			       m->n_unmatched_ends + 1, 64,
+			       sizeof(*m->unmatched_ends));
 	if (!grown)
 		return -1;
 	m->unmatched_ends = grown;
@@ -649,13 +649,13 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 		return -1;
 	if (st->n >= MAX_SLICE_DEPTH)
 		return 0; /* slice_max_depth_exceeded: dropped */
-	void *grown = ptw_i_trace_room(m->slices, &pv->cap_slices, m->n_slices,
-				       sizeof(*m->slices));
+	void *grown = ptw_grow(m->slices, &pv->cap_slices, m->n_slices + 1, 64,
+			       sizeof(*m->slices));
 	if (!grown)
 		return -1;
 	m->slices = grown;
-	if (!(grown = ptw_i_trace_room(st->ids, &st->cap, st->n,
-				       sizeof(*st->ids))))
+	if (!(grown = ptw_grow(st->ids, &st->cap, st->n + 1, 64,
+			       sizeof(*st->ids))))
 		return -1;
 	st->ids = grown;
 	uint32_t id = (uint32_t)m->n_slices;
@@ -740,8 +740,8 @@ static int add_counter(struct ptw_tp_model *m, const struct ptw_trace_event *ev,
 		       uint64_t track, double v)
 {
 	struct priv *pv = m->priv_;
-	void *grown = ptw_i_trace_room(m->counters, &pv->cap_counters,
-				       m->n_counters, sizeof(*m->counters));
+	void *grown = ptw_grow(m->counters, &pv->cap_counters,
+			       m->n_counters + 1, 64, sizeof(*m->counters));
 	if (!grown)
 		return -1;
 	m->counters = grown;

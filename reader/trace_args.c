@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "trace_read.h"
 
 struct ptw_trace_args_index {
@@ -29,16 +30,11 @@ struct kbuf {
 
 static int kb_reserve(struct kbuf *b, size_t more)
 {
-	if (b->n + more + 1 <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 64;
-	while (cap < b->n + more + 1)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
+	/* 'more' bytes and a NUL after the first n */
+	char *p = ptw_grow_by(b->p, &b->cap, b->n + 1, more, 64, 1);
 	if (!p)
 		return -1;
 	b->p = p;
-	b->cap = cap;
 	return 0;
 }
 
@@ -82,12 +78,11 @@ static size_t *index_of(struct ptw_trace_args_table *t, const char *key)
 		if (strcmp(t->idx[i].key, key) == 0)
 			return &t->idx[i].next;
 	if (t->n_idx == t->idx_cap) {
-		size_t cap = t->idx_cap ? t->idx_cap * 2 : 8;
-		void *p = realloc(t->idx, cap * sizeof(*t->idx));
+		void *p = ptw_grow(t->idx, &t->idx_cap, t->n_idx + 1, 8,
+				   sizeof(*t->idx));
 		if (!p)
 			return NULL;
 		t->idx = p;
-		t->idx_cap = cap;
 	}
 	char *k = strdup(key);
 	if (!k)
@@ -114,14 +109,13 @@ static int add_row(struct ptw_trace_args_table *t, const char *flat_key,
 		free(r->flat_key);
 	} else {
 		if (t->n == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 16;
-			void *p = realloc(t->rows, cap * sizeof(*t->rows));
+			void *p = ptw_grow(t->rows, &t->cap, t->n + 1, 16,
+					   sizeof(*t->rows));
 			if (!p) {
 				free(fk);
 				return -1;
 			}
 			t->rows = p;
-			t->cap = cap;
 		}
 		r = &t->rows[t->n];
 		if (!(r->key = strdup(key))) {

@@ -5,22 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "u64map.h"
 
 struct u32vec {
 	uint32_t *v;
-	uint32_t n, cap;
+	uint32_t n;
+	size_t cap;
 };
 
 static int u32vec_push(struct u32vec *a, uint32_t x)
 {
 	if (a->n == a->cap) {
-		uint32_t cap = a->cap ? a->cap * 2 : 4;
-		uint32_t *p = realloc(a->v, cap * sizeof(*p));
+		uint32_t *p = ptw_grow(a->v, &a->cap, (size_t)a->n + 1, 4,
+				       sizeof(*p));
 		if (!p)
 			return -1;
 		a->v = p;
-		a->cap = cap;
 	}
 	a->v[a->n++] = x;
 	return 0;
@@ -53,9 +54,11 @@ struct snapshot {
 
 struct ptw_clocks {
 	struct domain *doms;
-	uint32_t n_doms, cap_doms;
+	uint32_t n_doms;
+	size_t cap_doms;
 	struct snapshot *snaps;
-	uint32_t n_snaps, cap_snaps;
+	uint32_t n_snaps;
+	size_t cap_snaps;
 	struct ptw_u64map idx;	/* (seq << 32 | id) -> domain index + 1 */
 	/* (clock set, domain) -> its last reading (ns): trace_processor
 	 * checks that readings grow per clock among the snapshots of the
@@ -118,12 +121,11 @@ static long add_dom(struct ptw_clocks *c, uint32_t seq, uint32_t id)
 	if (i >= 0)
 		return i;
 	if (c->n_doms == c->cap_doms) {
-		uint32_t cap = c->cap_doms ? c->cap_doms * 2 : 8;
-		struct domain *d = realloc(c->doms, cap * sizeof(*d));
+		struct domain *d = ptw_grow(c->doms, &c->cap_doms,
+					    (size_t)c->n_doms + 1, 8, sizeof(*d));
 		if (!d)
 			return -1;
 		c->doms = d;
-		c->cap_doms = cap;
 	}
 	struct domain *d = &c->doms[c->n_doms];
 	memset(d, 0, sizeof(*d));
@@ -313,12 +315,12 @@ int ptw_clocks_add_snapshot(struct ptw_clocks *c, uint32_t seq,
 	}
 	s.n = n;
 	if (c->n_snaps == c->cap_snaps) {
-		uint32_t cap = c->cap_snaps ? c->cap_snaps * 2 : 8;
-		struct snapshot *p = realloc(c->snaps, cap * sizeof(*p));
+		struct snapshot *p = ptw_grow(c->snaps, &c->cap_snaps,
+					      (size_t)c->n_snaps + 1, 8,
+					      sizeof(*p));
 		if (!p)
 			goto nomem;
 		c->snaps = p;
-		c->cap_snaps = cap;
 	}
 	if (index_snapshot(c, &s))
 		goto nomem;

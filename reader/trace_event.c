@@ -640,8 +640,8 @@ static void read_flow_ids(struct ptw_trace *t,
 static int add_fixup(struct ptw_trace *t, struct gen *g, const uint8_t *raw,
 		     size_t raw_len)
 {
-	void *fx = ptw_i_trace_room(t->fixups, &t->cap_fixups, t->n_fixups,
-				    sizeof(*t->fixups));
+	void *fx = ptw_grow(t->fixups, &t->cap_fixups, t->n_fixups + 1, 64,
+			    sizeof(*t->fixups));
 	if (!fx) {
 		t->nomem = 1;
 		return 1;
@@ -734,8 +734,8 @@ int ptw_i_trace_add_event(struct ptw_trace *t, const struct pos *at,
 		}
 		ev.track_explicit = 1;
 	}
-	void *grown = ptw_i_trace_room(t->events, &t->cap_events, t->n_events,
-				       sizeof(*t->events));
+	void *grown = ptw_grow(t->events, &t->cap_events, t->n_events + 1, 64,
+			       sizeof(*t->events));
 	if (!grown) {
 		t->nomem = 1;
 		return 0;

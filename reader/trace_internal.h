@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "grow.h"
 #include "ptw_trace.pb-c.h"
 #include "trace_clock.h"
 #include "trace_read.h"
@@ -93,12 +94,6 @@ struct ptw_trace {
 	int machine_seen;       /* a packet was looked at for it */
 };
 
-/* The array 'arr' (*cap elements of 'elem' bytes) with room for element
- * n: itself, or grown (doubling, *cap updated). NULL out of memory, arr
- * unchanged. The caller stores the result back into its own typed
- * pointer (no (void **) cast: writing a T * through a void * lvalue is
- * undefined behaviour). */
-void *ptw_i_trace_room(void *arr, size_t *cap, size_t n, size_t elem);
 
 /* Records a diagnostic (formatted once, kept in the arena). */
 void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,

@@ -42,20 +42,6 @@
 
 /* ---- small helpers ---------------------------------------------------- */
 
-void *ptw_i_trace_room(void *arr, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return arr;
-	size_t nc = *cap ? *cap * 2 : 64;
-	if (nc > SIZE_MAX / elem)
-		return NULL;
-	void *p = realloc(arr, nc * elem);
-	if (!p)
-		return NULL;
-	*cap = nc;
-	return p;
-}
-
 void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
 		      const struct pos *at, uint32_t seq, const char *fmt, ...)
 {
@@ -64,8 +50,8 @@ void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
 	/* informational notes must not crowd out rule violations */
 	if (kind > PTW_TRACE_DIAG_NOTE_ && t->n_notes++ >= MAX_NOTES)
 		return;
-	void *grown = ptw_i_trace_room(t->diags, &t->cap_diags, t->n_diags,
-				       sizeof(*t->diags));
+	void *grown = ptw_grow(t->diags, &t->cap_diags, t->n_diags + 1, 64,
+			       sizeof(*t->diags));
 	if (!grown) {
 		t->nomem = 1;
 		return;
@@ -147,8 +133,8 @@ static struct seq *get_seq(struct ptw_trace *t, uint32_t id, int *is_new)
 	if (s)
 		return s;
 	s = calloc(1, sizeof(*s));
-	void *grown = s ? ptw_i_trace_room(t->seq_list, &t->cap_seq_list,
-					   t->n_seq_list, sizeof(*t->seq_list))
+	void *grown = s ? ptw_grow(t->seq_list, &t->cap_seq_list,
+				   t->n_seq_list + 1, 64, sizeof(*t->seq_list))
 			: NULL;
 	if (grown)
 		t->seq_list = grown;
@@ -818,14 +804,14 @@ static int zinflate(const uint8_t *in, size_t in_len, size_t limit, int members,
 				*state = Z_TOO_BIG;
 				break;
 			}
-			uint8_t *nb = realloc(buf, cap * 2);
+			/* doubles */
+			uint8_t *nb = ptw_grow_by(buf, &cap, cap, 1, 0, 1);
 			if (!nb) {
 				free(buf);
 				inflateEnd(&zs);
 				return -1;
 			}
 			buf = nb;
-			cap *= 2;
 		}
 		/* zlib counts in uInt: feed and drain in slices */
 		uInt in_now = left > UINT32_MAX ? UINT32_MAX : (uInt)left;
@@ -951,15 +937,14 @@ static int unzstd_batch(struct ptw_trace *t, const struct pos *at,
 				why = "the batch decompresses to more than 1 GiB";
 				break;
 			}
-			size_t nc = cap * 2;
-			uint8_t *nb = realloc(buf, nc);
+			/* doubles */
+			uint8_t *nb = ptw_grow_by(buf, &cap, cap, 1, 0, 1);
 			if (!nb) {
 				free(buf);
 				ZSTD_freeDCtx(z);
 				return -2;
 			}
 			buf = nb;
-			cap = nc;
 			ob.dst = buf;
 			ob.size = cap;
 		} else if (ib.pos == ib.size) {
@@ -1397,9 +1382,8 @@ struct ptw_trace *ptw_trace_load_file(const char *path,
 	}
 	for (;;) {
 		if (len == cap) {
-			uint8_t *nb = cap > SIZE_MAX / 2
-					      ? NULL
-					      : realloc(buf, cap * 2);
+			/* doubles */
+			uint8_t *nb = ptw_grow_by(buf, &cap, cap, 1, 0, 1);
 			if (!nb) {
 				free(buf);
 				close(fd);
@@ -1408,7 +1392,6 @@ struct ptw_trace *ptw_trace_load_file(const char *path,
 				return NULL;
 			}
 			buf = nb;
-			cap *= 2;
 		}
 		ssize_t r = read(fd, buf + len, cap - len);
 		if (r < 0) {

@@ -74,8 +74,8 @@ uint64_t ptw_i_trace_legacy_async_track(struct ptw_trace *t,
 	nt.offset = ev->offset;
 	nt.legacy_async = 1;
 	nt.scope = ev->category;
-	void *grown = ptw_i_trace_room(t->tracks, &t->cap_tracks, t->n_tracks,
-				       sizeof(*t->tracks));
+	void *grown = ptw_grow(t->tracks, &t->cap_tracks, t->n_tracks + 1, 64,
+			       sizeof(*t->tracks));
 	if (grown)
 		t->tracks = grown;
 	if (!grown || ptw_u64map_put(&t->track_idx, nt.uuid,
@@ -257,8 +257,8 @@ static void add_track(struct ptw_trace *t, struct ptw_trace_track *nt,
 			return;
 		}
 	}
-	void *grown = ptw_i_trace_room(t->tracks, &t->cap_tracks, t->n_tracks,
-				       sizeof(*t->tracks));
+	void *grown = ptw_grow(t->tracks, &t->cap_tracks, t->n_tracks + 1, 64,
+			       sizeof(*t->tracks));
 	if (grown)
 		t->tracks = grown;
 	if (!grown ||

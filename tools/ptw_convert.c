@@ -26,6 +26,7 @@
 #include "chrome_json.h"
 #include "cv_sort.h"
 #include "emit.h"
+#include "grow.h"
 #include "ptw/version.h"
 #include "ptw/writer.h"
 
@@ -158,7 +159,7 @@ static void saw_input_no(struct cli *c, int n)
 static int add_remap(struct ptw_emit_remap **v, uint32_t *n, uint32_t from,
 		     uint32_t to)
 {
-	void *p = realloc(*v, (*n + 1) * sizeof(**v));
+	void *p = ptw_realloc_array(*v, (size_t)*n + 1, sizeof(**v));
 	if (!p)
 		return -1;
 	*v = p;
@@ -836,7 +837,8 @@ static int opt_name(struct cli *c, const char *arg, int is_thread)
 	if (bad || *e != '=')
 		return -1;
 	p.name = e + 1;
-	void *q = realloc(c->names, (c->n_names + 1) * sizeof(*c->names));
+	void *q = ptw_realloc_array(c->names, c->n_names + 1,
+				    sizeof(*c->names));
 	if (!q)
 		return -2;
 	c->names = q;
