@@ -5,6 +5,7 @@
 #include "tracer_internal.h"
 
 #include "ptw/version.h"
+#include "grow.h"
 #include "ring_store.h"
 #include "sized.h"
 #include "writer_internal.h"
@@ -109,14 +110,11 @@ static int ptw_tr_disable_locked(const char *cat, size_t len)
 		if (strlen(c->disabled[i]) == len &&
 		    memcmp(c->disabled[i], cat, len) == 0)
 			return 0;
-	if (c->n_disabled == c->cap_disabled) {
-		size_t nc = c->cap_disabled ? 2 * c->cap_disabled : 8;
-		char **nd = realloc(c->disabled, nc * sizeof(*nd));
-		if (!nd)
-			return PTW_ERR_NOMEM;
-		c->disabled = nd;
-		c->cap_disabled = nc;
-	}
+	char **nd = ptw_grow(c->disabled, &c->cap_disabled, c->n_disabled + 1,
+			     8, sizeof(*nd));
+	if (!nd)
+		return PTW_ERR_NOMEM;
+	c->disabled = nd;
 	char *s = malloc(len + 1);
 	if (!s)
 		return PTW_ERR_NOMEM;

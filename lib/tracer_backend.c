@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "seq_fast.h"
 #include "writer_internal.h"
 
@@ -217,12 +218,17 @@ static uint64_t ptw_tr_counter_track(struct ptw_tracer *tr, const char *name,
 			uuid = tr->counter_uuids[i];
 	if (!uuid) {
 		if (tr->n_counter_names == tr->cap_counter_names) {
-			size_t nc = tr->cap_counter_names ? 2 * tr->cap_counter_names : 16;
-			char **nn = realloc(tr->counter_names, nc * sizeof(*nn));
+			/* two arrays of one capacity */
+			size_t nc = ptw_grow_cap(tr->cap_counter_names,
+						 tr->n_counter_names + 1, 16,
+						 sizeof(uint64_t));
+			char **nn = ptw_realloc_array(tr->counter_names, nc,
+						      sizeof(*nn));
 			if (!nn)
 				return 0;
 			tr->counter_names = nn;
-			uint64_t *nu = realloc(tr->counter_uuids, nc * sizeof(*nu));
+			uint64_t *nu = ptw_realloc_array(tr->counter_uuids, nc,
+							 sizeof(*nu));
 			if (!nu)
 				return 0;
 			tr->counter_uuids = nu;
@@ -837,7 +843,8 @@ static size_t ptw_tr_snapshot_locked(struct ptw_tracer *tr)
 {
 	if (tr->cap_snap < tr->n_threads) {
 		size_t nc = tr->cap_threads;
-		struct ptw_tr_thread **ns = realloc(tr->snap, nc * sizeof(*ns));
+		struct ptw_tr_thread **ns =
+			ptw_realloc_array(tr->snap, nc, sizeof(*ns));
 		if (!ns)
 			return 0; /* retried next pass */
 		tr->snap = ns;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "utf8.h"
 
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
@@ -64,15 +65,12 @@ static struct ptw_tr_thread *ptw_tr_thread_alloc(uint32_t slots)
 /* The tracer-owned part of registration, under mu. Returns 0 or NOMEM. */
 static int ptw_tr_list_add_locked(struct ptw_tracer *tr, struct ptw_tr_thread *t)
 {
-	if (tr->n_threads == tr->cap_threads) {
-		size_t nc = tr->cap_threads ? 2 * tr->cap_threads : 16;
-		struct ptw_tr_thread **nt =
-			realloc(tr->threads, nc * sizeof(*nt));
-		if (!nt)
-			return PTW_ERR_NOMEM;
-		tr->threads = nt;
-		tr->cap_threads = nc;
-	}
+	struct ptw_tr_thread **nt = ptw_grow(tr->threads, &tr->cap_threads,
+					     tr->n_threads + 1, 16,
+					     sizeof(*nt));
+	if (!nt)
+		return PTW_ERR_NOMEM;
+	tr->threads = nt;
 	tr->threads[tr->n_threads++] = t;
 	tr->n_registered++;
 	return 0;
