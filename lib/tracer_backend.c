@@ -993,107 +993,76 @@ static uint32_t ptw_tr_pause_us(uint32_t fill, uint64_t dt_ns)
 	return us < PTW_TR_MIN_SLEEP_US ? (uint32_t)us : PTW_TR_MIN_SLEEP_US;
 }
 
-void *ptw_tr_backend_main(void *arg)
+/* Drains every thread's ring once and finishes the threads that exited.
+ * Returns the slots (and exited threads) consumed; *fill gets the largest
+ * share of a ring found (in 1/PTW_TR_FILL_ONE). */
+static uint64_t ptw_tr_drain_all(struct ptw_tracer *tr, size_t n, uint32_t *fill)
 {
-	struct ptw_tracer *tr = arg;
-	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
-	uint64_t pass_ns = ptw_tr_mono_ns();
-	ptw_tr_backend_tid();
-	for (;;) {
-		if (atomic_load_explicit(&ptw_tr_test_hold, memory_order_acquire) &&
-		    ptw_tr_held(tr))
+	uint64_t work = 0;
+	*fill = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct ptw_tr_thread *th = tr->snap[i];
+		/* Acquire pairs with the destructor's release: once
+		 * 'exited' is seen, the ring holds its last record. */
+		if (atomic_load_explicit(&th->exited, memory_order_acquire)) {
+			ptw_tr_finish_thread(tr, th);
+			ptw_tr_retire(tr, th);
+			tr->snap[i] = NULL; /* freed: a snapshot skips it */
+			work++;
 			continue;
-		/* The writer is touched only inside a pass (tracer_crash.c). */
-		ptw_tr_pass_begin();
-		pthread_mutex_lock(&c->mu);
-		size_t n = ptw_tr_snapshot_locked(tr);
-		int stop = tr->stop_req;
-		uint64_t freq = tr->flush_req;
-		struct ptw_tr_snap_req *sreq = tr->snap_req;
-		char *rename = tr->new_process_name;
-		tr->new_process_name = NULL;
-		pthread_mutex_unlock(&c->mu);
-
-		if (rename) {
-			ptw_tr_check(tr, ptw_writer_rename_track(
-						 tr->w, tr->proc_track, rename));
-			free(rename);
 		}
-		uint64_t work = 0;
-		uint32_t fill = 0; /* the largest share of a ring found */
-		uint64_t now = ptw_tr_mono_ns();
-		uint64_t dt = now - pass_ns;
-		pass_ns = now;
-		for (size_t i = 0; i < n; i++) {
-			struct ptw_tr_thread *th = tr->snap[i];
-			/* Acquire pairs with the destructor's release: once
-			 * 'exited' is seen, the ring holds its last record. */
-			if (atomic_load_explicit(&th->exited,
-						 memory_order_acquire)) {
-				ptw_tr_finish_thread(tr, th);
-				ptw_tr_retire(tr, th);
-				tr->snap[i] = NULL; /* freed: a snapshot skips it */
-				work++;
-				continue;
-			}
-			uint64_t got = ptw_tr_drain(tr, th);
-			work += got;
-			uint32_t f = (uint32_t)(got * PTW_TR_FILL_ONE /
-						th->pub.ring.capacity);
-			fill = f > fill ? f : fill;
-		}
-		ptw_tr_async_pass(&tr->async);
-		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
-		if (stop)
-			break;
-		if (sreq)
-			ptw_tr_serve_snapshot(tr, sreq, n);
-		ptw_tr_publish_bytes(tr);
-		if (freq) {
-			pthread_mutex_lock(&c->mu);
-			int pending = tr->flush_done < freq;
-			pthread_mutex_unlock(&c->mu);
-			if (pending) {
-				int rc = ptw_writer_flush(tr->w);
-				ptw_tr_check(tr, rc);
-				ptw_tr_publish_bytes(tr);
-				pthread_mutex_lock(&c->mu);
-				tr->flush_done = freq;
-				tr->flush_rc = tr->rc;
-				pthread_cond_broadcast(&c->done);
-				pthread_mutex_unlock(&c->mu);
-			}
-		}
-		if (tr->crash && !tr->rc)
-			ptw_tr_check(tr, ptw_i_writer_crash_ready(tr->w));
-		ptw_tr_pass_end();
-		if (work) {
-			sleep_us = ptw_tr_pause_us(fill, dt);
-			if (!sleep_us) {
-				sleep_us = PTW_TR_MIN_SLEEP_US;
-				continue;
-			}
-		}
-		/* Idle or little work: sleep, longer each idle pass up to
-		 * drain_us; stop, flush, rename and waiting producers signal
-		 * 'wake'. */
-		pthread_mutex_lock(&c->mu);
-		if (!tr->stop_req && tr->flush_req == tr->flush_done &&
-		    !tr->new_process_name && !tr->snap_req) {
-			struct timespec dl;
-			clock_gettime(CLOCK_MONOTONIC, &dl);
-			dl.tv_nsec += (long)sleep_us * 1000;
-			while (dl.tv_nsec >= 1000000000L) {
-				dl.tv_nsec -= 1000000000L;
-				dl.tv_sec++;
-			}
-			pthread_cond_timedwait(&c->wake, &c->mu, &dl);
-		}
-		pthread_mutex_unlock(&c->mu);
-		sleep_us = sleep_us * 2 > tr->drain_us ? tr->drain_us : sleep_us * 2;
+		uint64_t got = ptw_tr_drain(tr, th);
+		work += got;
+		uint32_t f = (uint32_t)(got * PTW_TR_FILL_ONE /
+					th->pub.ring.capacity);
+		*fill = f > *fill ? f : *fill;
 	}
+	return work;
+}
 
+/* Answers ptw_flush() request 'freq' if it is still pending. */
+static void ptw_tr_serve_flush(struct ptw_tracer *tr, uint64_t freq)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	int pending = tr->flush_done < freq;
+	pthread_mutex_unlock(&c->mu);
+	if (!pending)
+		return;
+	ptw_tr_check(tr, ptw_writer_flush(tr->w));
+	ptw_tr_publish_bytes(tr);
+	pthread_mutex_lock(&c->mu);
+	tr->flush_done = freq;
+	tr->flush_rc = tr->rc;
+	pthread_cond_broadcast(&c->done);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Sleeps up to sleep_us unless a stop, flush, rename or snapshot is
+ * asked; these and waiting producers signal 'wake'. */
+static void ptw_tr_idle_wait(struct ptw_tracer *tr, uint32_t sleep_us)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	if (!tr->stop_req && tr->flush_req == tr->flush_done &&
+	    !tr->new_process_name && !tr->snap_req) {
+		struct timespec dl;
+		clock_gettime(CLOCK_MONOTONIC, &dl);
+		dl.tv_nsec += (long)sleep_us * 1000;
+		while (dl.tv_nsec >= 1000000000L) {
+			dl.tv_nsec -= 1000000000L;
+			dl.tv_sec++;
+		}
+		pthread_cond_timedwait(&c->wake, &c->mu, &dl);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* The session's end: drains and finishes every thread, then writes the
+ * last packets and closes the writer. */
+static void ptw_tr_backend_stop(struct ptw_tracer *tr)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	/* Stop: the macros are off (no new registrations). Drain and finish
 	 * every thread, then close the writer. */
 	pthread_mutex_lock(&c->mu);
@@ -1140,5 +1109,62 @@ void *ptw_tr_backend_main(void *arg)
 	tr->flush_rc = tr->rc;
 	pthread_cond_broadcast(&c->done);
 	pthread_mutex_unlock(&c->mu);
+}
+
+void *ptw_tr_backend_main(void *arg)
+{
+	struct ptw_tracer *tr = arg;
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
+	uint64_t pass_ns = ptw_tr_mono_ns();
+	ptw_tr_backend_tid();
+	for (;;) {
+		if (atomic_load_explicit(&ptw_tr_test_hold, memory_order_acquire) &&
+		    ptw_tr_held(tr))
+			continue;
+		/* The writer is touched only inside a pass (tracer_crash.c). */
+		ptw_tr_pass_begin();
+		pthread_mutex_lock(&c->mu);
+		size_t n = ptw_tr_snapshot_locked(tr);
+		int stop = tr->stop_req;
+		uint64_t freq = tr->flush_req;
+		struct ptw_tr_snap_req *sreq = tr->snap_req;
+		char *rename = tr->new_process_name;
+		tr->new_process_name = NULL;
+		pthread_mutex_unlock(&c->mu);
+
+		if (rename) {
+			ptw_tr_check(tr, ptw_writer_rename_track(
+						 tr->w, tr->proc_track, rename));
+			free(rename);
+		}
+		uint64_t now = ptw_tr_mono_ns(), dt = now - pass_ns;
+		pass_ns = now;
+		uint32_t fill;
+		uint64_t work = ptw_tr_drain_all(tr, n, &fill);
+		ptw_tr_async_pass(&tr->async);
+		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
+		if (stop)
+			break;
+		if (sreq)
+			ptw_tr_serve_snapshot(tr, sreq, n);
+		ptw_tr_publish_bytes(tr);
+		if (freq)
+			ptw_tr_serve_flush(tr, freq);
+		if (tr->crash && !tr->rc)
+			ptw_tr_check(tr, ptw_i_writer_crash_ready(tr->w));
+		ptw_tr_pass_end();
+		if (work) {
+			sleep_us = ptw_tr_pause_us(fill, dt);
+			if (!sleep_us) {
+				sleep_us = PTW_TR_MIN_SLEEP_US;
+				continue;
+			}
+		}
+		/* idle or little work: longer each idle pass up to drain_us */
+		ptw_tr_idle_wait(tr, sleep_us);
+		sleep_us = sleep_us * 2 > tr->drain_us ? tr->drain_us : sleep_us * 2;
+	}
+	ptw_tr_backend_stop(tr);
 	return NULL;
 }
