@@ -231,6 +231,80 @@ static int ptw_tr_parse_categories_locked(const char *list)
 
 static int ptw_tr_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 
+/* Checks a config (the library's own copy); fills what ptw_start takes
+ * from it. 0 or PTW_ERR_INVALID with *err saying which field. */
+static int ptw_tr_check_config(const struct ptw_config *cfg, uint32_t *slots_out,
+			       uint64_t *ring_bytes_out, int *have_fd_out,
+			       struct ptw_error *err)
+{
+	uint32_t slots = cfg->ring_slots ? cfg->ring_slots : PTW_DEFAULT_RING_SLOTS;
+	*slots_out = slots;
+	if (!ptw_tr_pow2(slots) || slots < PTW_TR_MIN_SLOTS ||
+	    slots > PTW_TR_MAX_SLOTS)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: ring_slots %u is not a power "
+				     "of two in [%u, %u]",
+				     slots, PTW_TR_MIN_SLOTS, PTW_TR_MAX_SLOTS);
+	if (cfg->overflow != PTW_OVERFLOW_DROP &&
+	    cfg->overflow != PTW_OVERFLOW_WAIT)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: unknown overflow policy %d",
+				     (int)cfg->overflow);
+	if (cfg->clock != PTW_CLOCK_MONOTONIC && cfg->clock != PTW_CLOCK_TSC &&
+	    cfg->clock != PTW_CLOCK_FASTEST && cfg->clock != PTW_CLOCK_BOOT)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: unknown clock %d", (int)cfg->clock);
+	if (cfg->mode != PTW_MODE_STREAM && cfg->mode != PTW_MODE_RING)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: unknown mode %d", (int)cfg->mode);
+	int ring = cfg->mode == PTW_MODE_RING;
+	uint64_t ring_bytes = cfg->ring_bytes ? cfg->ring_bytes
+					      : PTW_DEFAULT_RING_BYTES;
+	*ring_bytes_out = ring_bytes;
+	if (ring && ring_bytes < PTW_RS_MIN_BYTES)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: ring_bytes %llu is below %u",
+				     (unsigned long long)ring_bytes,
+				     PTW_RS_MIN_BYTES);
+	/* An fd counts when > 0, or when the caller said so: a zeroed
+	 * config must never write to fd 0 (standard input). */
+	int have_fd = cfg->output_fd > 0 || cfg->output_fd_set;
+	*have_fd_out = have_fd;
+	if (cfg->output_fd_set && !cfg->output_path && cfg->output_fd < 0)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: output_fd_set with output_fd %d",
+				     cfg->output_fd);
+	if (!ring && !cfg->output_path && !have_fd)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: no output named: set output_path, "
+				     "or output_fd (> 0; for fd 0 also "
+				     "output_fd_set), or mode PTW_MODE_RING "
+				     "(snapshots only)");
+	return 0;
+}
+
+/* The session's writer, with the writer options wo (the caller's copy)
+ * completed from the config; NULL with *err filled. */
+static struct ptw_writer *ptw_tr_open_writer(const struct ptw_config *cfg,
+					     struct ptw_writer_options *wo,
+					     uint64_t ring_bytes,
+					     struct ptw_error *err)
+{
+	wo->close_fd = cfg->close_fd;
+	if (cfg->machine_id)
+		wo->machine_id = cfg->machine_id;
+	if (cfg->machine_name)
+		wo->machine_name = cfg->machine_name;
+	/* a trace of this host: its uname; its own REALTIME snapshots */
+	wo->machine_uname = wo->machine_id || wo->machine_name;
+	wo->wall_realtime = 0;
+	if (cfg->mode == PTW_MODE_RING)
+		return ptw_i_writer_open_ring(wo, ring_bytes, err);
+	if (cfg->output_path)
+		return ptw_writer_open(cfg->output_path, wo, err);
+	return ptw_writer_open_fd(cfg->output_fd, wo, err);
+}
+
 int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 		    size_t writer_size, struct ptw_error *err)
 {
@@ -253,46 +327,13 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 				     "version %s) does not know",
 				     writer_size, sizeof(wo), PTW_VERSION);
 	const struct ptw_config *cfg = &cfg_copy;
-	uint32_t slots = cfg->ring_slots ? cfg->ring_slots : PTW_DEFAULT_RING_SLOTS;
-	if (!ptw_tr_pow2(slots) || slots < PTW_TR_MIN_SLOTS ||
-	    slots > PTW_TR_MAX_SLOTS)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: ring_slots %u is not a power "
-				     "of two in [%u, %u]",
-				     slots, PTW_TR_MIN_SLOTS, PTW_TR_MAX_SLOTS);
-	if (cfg->overflow != PTW_OVERFLOW_DROP &&
-	    cfg->overflow != PTW_OVERFLOW_WAIT)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: unknown overflow policy %d",
-				     (int)cfg->overflow);
-	if (cfg->clock != PTW_CLOCK_MONOTONIC && cfg->clock != PTW_CLOCK_TSC &&
-	    cfg->clock != PTW_CLOCK_FASTEST && cfg->clock != PTW_CLOCK_BOOT)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: unknown clock %d", (int)cfg->clock);
-	if (cfg->mode != PTW_MODE_STREAM && cfg->mode != PTW_MODE_RING)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: unknown mode %d", (int)cfg->mode);
+	uint32_t slots = 0;
+	uint64_t ring_bytes = 0;
+	int have_fd = 0;
+	int crc = ptw_tr_check_config(cfg, &slots, &ring_bytes, &have_fd, err);
+	if (crc)
+		return crc;
 	int ring = cfg->mode == PTW_MODE_RING;
-	uint64_t ring_bytes = cfg->ring_bytes ? cfg->ring_bytes
-					      : PTW_DEFAULT_RING_BYTES;
-	if (ring && ring_bytes < PTW_RS_MIN_BYTES)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: ring_bytes %llu is below %u",
-				     (unsigned long long)ring_bytes,
-				     PTW_RS_MIN_BYTES);
-	/* An fd counts when > 0, or when the caller said so: a zeroed
-	 * config must never write to fd 0 (standard input). */
-	int have_fd = cfg->output_fd > 0 || cfg->output_fd_set;
-	if (cfg->output_fd_set && !cfg->output_path && cfg->output_fd < 0)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: output_fd_set with output_fd %d",
-				     cfg->output_fd);
-	if (!ring && !cfg->output_path && !have_fd)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: no output named: set output_path, "
-				     "or output_fd (> 0; for fd 0 also "
-				     "output_fd_set), or mode PTW_MODE_RING "
-				     "(snapshots only)");
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 
@@ -340,20 +381,7 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 		free(tr);
 		return ptw_error_set(err, rc, 0, "ptw_start: out of memory");
 	}
-	wo.close_fd = cfg->close_fd;
-	if (cfg->machine_id)
-		wo.machine_id = cfg->machine_id;
-	if (cfg->machine_name)
-		wo.machine_name = cfg->machine_name;
-	/* a trace of this host: its uname; its own REALTIME snapshots */
-	wo.machine_uname = wo.machine_id || wo.machine_name;
-	wo.wall_realtime = 0;
-	if (ring)
-		tr->w = ptw_i_writer_open_ring(&wo, ring_bytes, err);
-	else if (cfg->output_path)
-		tr->w = ptw_writer_open(cfg->output_path, &wo, err);
-	else
-		tr->w = ptw_writer_open_fd(cfg->output_fd, &wo, err);
+	tr->w = ptw_tr_open_writer(cfg, &wo, ring_bytes, err);
 	if (!tr->w) {
 		pthread_mutex_unlock(&c->mu);
 		free(tr->out_path);
