@@ -396,6 +396,57 @@ static void ptw_tr_async_write_end(struct ptw_tracer *tr, struct ptw_seq *seq,
 	}
 }
 
+/* A counter sample on its counter track (made on first use). */
+static void ptw_tr_process_counter(struct ptw_tracer *tr, struct ptw_seq *seq,
+				   const struct ptw_tr_ev *e)
+{
+	uint64_t track = ptw_tr_counter_track(tr, e->name, e->static_name);
+	if (!track) {
+		int wrc = ptw_writer_error(tr->w)->code;
+		ptw_tr_check(tr, wrc ? wrc : PTW_ERR_NOMEM);
+		return;
+	}
+	int rc;
+	if (e->rec.kind == PTW_I_K_COUNTER_INT) {
+		rc = ptw_seq_counter_int(seq, track, e->ts, (int64_t)e->rec.v.u);
+	} else {
+		double d;
+		memcpy(&d, &e->rec.v.u, sizeof(d));
+		rc = ptw_seq_counter_double(seq, track, e->ts, d);
+	}
+	if (ptw_tr_check(tr, rc))
+		ptw_tr_count_event(tr);
+}
+
+/* An async BEGIN: every event of a live id goes on its track;
+ * trace_processor pairs them by timestamp (tracer_async.c). */
+static void ptw_tr_process_async_begin(struct ptw_tracer *tr,
+				       struct ptw_seq *seq,
+				       const struct ptw_tr_ev *e)
+{
+	uint64_t track = ptw_tr_async_track(&tr->async, tr->w, tr->proc_track,
+					    e->id, e->name, e->ts);
+	if (!track) {
+		int rc = ptw_writer_error(tr->w)->code;
+		ptw_tr_check(tr, rc ? rc : PTW_ERR_NOMEM);
+		return;
+	}
+	struct ptw_event ev;
+	ptw_tr_fill(e, &ev);
+	ev.track = track;
+	if (!ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev)))
+		return;
+	ptw_tr_count_event(tr);
+	if (tr->ring && ptw_tr_open_async_begin(tr, track, e))
+		ptw_tr_open_failed(tr);
+	ptw_tr_async_begun(&tr->async, e->id, e->ts);
+	/* ENDs drained before this BEGIN (other threads' rings) */
+	uint64_t ts;
+	while (ptw_tr_async_pending_end(&tr->async, e->id, &ts, &track))
+		ptw_tr_async_write_end(tr, seq, track, ts);
+}
+
+/* Writes one decoded record of thread th by the writer's general API. */
 static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 			   const struct ptw_tr_ev *e)
 {
@@ -439,51 +490,12 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 			ptw_tr_count_event(tr);
 		break;
 	case PTW_I_K_COUNTER_INT:
-	case PTW_I_K_COUNTER_DOUBLE: {
-		track = ptw_tr_counter_track(tr, e->name, e->static_name);
-		if (!track) {
-			ptw_tr_check(tr, ptw_writer_error(tr->w)->code
-						 ? ptw_writer_error(tr->w)->code
-						 : PTW_ERR_NOMEM);
-			break;
-		}
-		int rc;
-		if (e->rec.kind == PTW_I_K_COUNTER_INT)
-			rc = ptw_seq_counter_int(seq, track, e->ts,
-						 (int64_t)e->rec.v.u);
-		else {
-			double d;
-			memcpy(&d, &e->rec.v.u, sizeof(d));
-			rc = ptw_seq_counter_double(seq, track, e->ts, d);
-		}
-		if (ptw_tr_check(tr, rc))
-			ptw_tr_count_event(tr);
+	case PTW_I_K_COUNTER_DOUBLE:
+		ptw_tr_process_counter(tr, seq, e);
 		break;
-	}
-	case PTW_I_K_ASYNC_BEGIN: {
-		/* Every event of a live id goes on its track; trace_processor
-		 * pairs them by timestamp (tracer_async.c). */
-		track = ptw_tr_async_track(&tr->async, tr->w, tr->proc_track,
-					   e->id, e->name, e->ts);
-		if (!track) {
-			int rc = ptw_writer_error(tr->w)->code;
-			ptw_tr_check(tr, rc ? rc : PTW_ERR_NOMEM);
-			break;
-		}
-		ptw_tr_fill(e, &ev);
-		ev.track = track;
-		if (!ptw_tr_check(tr, ptw_seq_slice_begin(seq, &ev)))
-			break;
-		ptw_tr_count_event(tr);
-		if (tr->ring && ptw_tr_open_async_begin(tr, track, e))
-			ptw_tr_open_failed(tr);
-		ptw_tr_async_begun(&tr->async, e->id, e->ts);
-		/* ENDs drained before this BEGIN (other threads' rings) */
-		uint64_t ts;
-		while (ptw_tr_async_pending_end(&tr->async, e->id, &ts, &track))
-			ptw_tr_async_write_end(tr, seq, track, ts);
+	case PTW_I_K_ASYNC_BEGIN:
+		ptw_tr_process_async_begin(tr, seq, e);
 		break;
-	}
 	case PTW_I_K_ASYNC_END: {
 		int r = ptw_tr_async_end(&tr->async, e->id, e->ts, &track);
 		if (r > 0)
