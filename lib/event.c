@@ -381,6 +381,173 @@ static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l)
 	return ptw_ev_end_nested(le, q);
 }
 
+/* Interns the event's strings in s's tables. Returns 1 if any is new
+ * (the packet then carries InternedData), 0 if none, -1 out of memory. */
+static inline __attribute__((always_inline)) int
+ptw_ev_intern_all(struct ptw_seq *s, const struct ptw_event *ev,
+		  struct ptw_ev_plan *p, uint32_t n_args)
+{
+	int is_static = ev && (ev->flags & PTW_EV_STATIC_STRINGS);
+	int static_args = ev && (ev->flags & PTW_EV_STATIC_ARG_NAMES);
+	int any_new = 0;
+	if (p->name.s) {
+		if (ptw_ev_intern(&p->name, s->names, is_static))
+			return -1;
+		any_new |= p->name.is_new;
+	}
+	if (p->cat.s) {
+		if (ptw_ev_intern(&p->cat, s->cats, is_static))
+			return -1;
+		any_new |= p->cat.is_new;
+	}
+	for (uint32_t i = 0; i < n_args; i++) {
+		if (ptw_ev_intern(&p->anames[i], s->anames, static_args))
+			return -1;
+		any_new |= p->anames[i].is_new;
+		if (p->svals[i].s && p->svals[i].iid != UINT64_MAX) {
+			if (ptw_ev_intern(&p->svals[i], s->svals, 0))
+				return -1;
+			any_new |= p->svals[i].is_new;
+		}
+	}
+	return any_new;
+}
+
+/* The most bytes the packet can take. Everything is sized first, reserved
+ * once, then written with pointer stores: exact lengths for the interned
+ * data (*id_body: the InternedData body), one reserved length byte per
+ * nested message otherwise. */
+static inline __attribute__((always_inline)) size_t
+ptw_ev_size(const struct ptw_event *ev,
+	    const struct ptw_ev_plan *p, uint32_t n_args,
+	    int any_new, size_t *id_body)
+{
+	size_t need = PTW_EV_BASE_MAX, id = 0;
+	if (any_new) {
+		if (p->cat.s && p->cat.is_new)
+			id += ptw_ev_field_size(PTW_F_ID_EVENT_CATEGORIES,
+						ptw_ev_entry_body(&p->cat));
+		if (p->name.s && p->name.is_new)
+			id += ptw_ev_field_size(PTW_F_ID_EVENT_NAMES,
+						ptw_ev_entry_body(&p->name));
+		for (uint32_t i = 0; i < n_args; i++) {
+			if (p->anames[i].is_new)
+				id += ptw_ev_field_size(
+					PTW_F_ID_DEBUG_ANNOTATION_NAMES,
+					ptw_ev_entry_body(&p->anames[i]));
+			if (p->svals[i].s && p->svals[i].is_new)
+				id += ptw_ev_field_size(
+					PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
+					ptw_ev_entry_body(&p->svals[i]));
+		}
+		need += ptw_ev_field_size(PTW_F_PKT_INTERNED_DATA, id);
+	}
+	*id_body = id;
+	need += (size_t)n_args * PTW_EV_ARG_MAX;
+	if (n_args)
+		need += p->nested_need;
+	for (uint32_t i = 0; i < n_args; i++)
+		if (p->svals[i].s && p->svals[i].iid == UINT64_MAX)
+			need += p->svals[i].len;
+	if (ev)
+		need += ((size_t)ev->n_flow_ids + ev->n_terminating_flow_ids) *
+			(PTW_PB_VARINT_MAX + 8) +
+			(ev->legacy ? PTW_EV_LEGACY_MAX : 0);
+	if (ev && (ev->flags & PTW_EV_THREAD_TIME))
+		need += 2 * (2 + PTW_PB_VARINT_MAX);
+	return need;
+}
+
+/* Writes the packet's InternedData (the new entries) at q; counts them
+ * and asks for a checkpoint once a table is full. Returns the end. */
+static uint8_t *ptw_ev_put_interned(uint8_t *q, struct ptw_seq *s,
+				    const struct ptw_ev_plan *p,
+				    uint32_t n_args, size_t id_body)
+{
+	struct ptw_writer *w = s->w;
+	uint64_t n_new = 0;
+	q = ptw_pb_write_len_tag(q, PTW_F_PKT_INTERNED_DATA);
+	q = ptw_pb_write_varint(q, id_body);
+	if (p->cat.s && p->cat.is_new) {
+		q = ptw_ev_put_entry(q, PTW_F_ID_EVENT_CATEGORIES, &p->cat);
+		n_new++;
+	}
+	if (p->name.s && p->name.is_new) {
+		q = ptw_ev_put_entry(q, PTW_F_ID_EVENT_NAMES, &p->name);
+		n_new++;
+	}
+	for (uint32_t i = 0; i < n_args; i++) {
+		if (p->anames[i].is_new) {
+			q = ptw_ev_put_entry(q, PTW_F_ID_DEBUG_ANNOTATION_NAMES,
+					     &p->anames[i]);
+			n_new++;
+		}
+		if (p->svals[i].s && p->svals[i].is_new) {
+			/* InternedString {iid = 1, str = 2}: same numbers as
+			 * the name tables. */
+			q = ptw_ev_put_entry(q, PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
+					     &p->svals[i]);
+			n_new++;
+		}
+	}
+	w->stats.interned_strings += n_new;
+	uint32_t cap = w->opt.max_interned;
+	if (ptw_intern_count(s->names) >= cap ||
+	    ptw_intern_count(s->cats) >= cap ||
+	    ptw_intern_count(s->anames) >= cap ||
+	    ptw_intern_count(s->svals) >= cap)
+		s->need_cp = 1;
+	return q;
+}
+
+/* Writes one debug annotation (its name's iid 'an', a string value's
+ * interning 'sv') at q; returns the end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_ev_put_arg(uint8_t *q, const struct ptw_arg *a,
+	       const struct ptw_ev_str *an,
+	       const struct ptw_ev_str *sv)
+{
+	q = ptw_pb_write_len_tag(q, PTW_F_TE_DEBUG_ANNOTATIONS);
+	uint8_t *da = q++;
+	q = ptw_pb_write_varint_field(q, PTW_F_DA_NAME_IID, an->iid);
+	switch (a->type) {
+	case PTW_ARG_TYPE_BOOL:
+		q = ptw_pb_write_varint_field(q, PTW_F_DA_BOOL_VALUE, a->v.b != 0);
+		break;
+	case PTW_ARG_TYPE_INT:
+		q = ptw_pb_write_varint_field(q, PTW_F_DA_INT_VALUE,
+					      (uint64_t)a->v.i);
+		break;
+	case PTW_ARG_TYPE_UINT:
+		q = ptw_pb_write_varint_field(q, PTW_F_DA_UINT_VALUE, a->v.u);
+		break;
+	case PTW_ARG_TYPE_DOUBLE: {
+		uint64_t bits;
+		memcpy(&bits, &a->v.d, sizeof(bits));
+		q = ptw_pb_write_fixed64_field(q, PTW_F_DA_DOUBLE_VALUE, bits);
+		break;
+	}
+	case PTW_ARG_TYPE_POINTER:
+		q = ptw_pb_write_varint_field(q, PTW_F_DA_POINTER_VALUE, a->v.u);
+		break;
+	case PTW_ARG_TYPE_STRING:
+		if (sv->iid != UINT64_MAX) {
+			q = ptw_pb_write_varint_field(q, PTW_F_DA_STRING_VALUE_IID,
+						      sv->iid);
+		} else {
+			q = ptw_pb_write_len_tag(q, PTW_F_DA_STRING_VALUE);
+			q = ptw_pb_write_varint(q, sv->len);
+			memcpy(q, a->v.s, sv->len);
+			q += sv->len;
+		}
+		break;
+	case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
+		q = ptw_ev_put_nested(q, a);
+		break;
+	}
+	return ptw_ev_end_nested(da, q);
+}
+
 /* Interns, then writes one TrackEvent packet. 'ev' may be NULL for
  * events without strings, args or flows (counters, bare ENDs);
  * value_kind as ptw_seq_te_value takes it (a counter's 1 or 2). */
@@ -398,66 +565,13 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	int rc = ptw_w_seq_prepare(s, ts);
 	if (rc)
 		return rc;
-	int is_static = ev && (ev->flags & PTW_EV_STATIC_STRINGS);
-	int static_args = ev && (ev->flags & PTW_EV_STATIC_ARG_NAMES);
 	uint32_t n_args = ev ? ev->n_args : 0;
-	int any_new = 0;
-	if (p->name.s) {
-		if (ptw_ev_intern(&p->name, s->names, is_static))
-			goto nomem;
-		any_new |= p->name.is_new;
-	}
-	if (p->cat.s) {
-		if (ptw_ev_intern(&p->cat, s->cats, is_static))
-			goto nomem;
-		any_new |= p->cat.is_new;
-	}
-	for (uint32_t i = 0; i < n_args; i++) {
-		if (ptw_ev_intern(&p->anames[i], s->anames, static_args))
-			goto nomem;
-		any_new |= p->anames[i].is_new;
-		if (p->svals[i].s && p->svals[i].iid != UINT64_MAX) {
-			if (ptw_ev_intern(&p->svals[i], s->svals, 0))
-				goto nomem;
-			any_new |= p->svals[i].is_new;
-		}
-	}
-
-	/* Size everything first, reserve once, then write with pointer
-	 * stores: exact lengths for the interned data, one reserved length
-	 * byte per nested message otherwise. */
-	size_t id_body = 0, need = PTW_EV_BASE_MAX;
-	if (any_new) {
-		if (p->cat.s && p->cat.is_new)
-			id_body += ptw_ev_field_size(PTW_F_ID_EVENT_CATEGORIES,
-						     ptw_ev_entry_body(&p->cat));
-		if (p->name.s && p->name.is_new)
-			id_body += ptw_ev_field_size(PTW_F_ID_EVENT_NAMES,
-						     ptw_ev_entry_body(&p->name));
-		for (uint32_t i = 0; i < n_args; i++) {
-			if (p->anames[i].is_new)
-				id_body += ptw_ev_field_size(
-					PTW_F_ID_DEBUG_ANNOTATION_NAMES,
-					ptw_ev_entry_body(&p->anames[i]));
-			if (p->svals[i].s && p->svals[i].is_new)
-				id_body += ptw_ev_field_size(
-					PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
-					ptw_ev_entry_body(&p->svals[i]));
-		}
-		need += ptw_ev_field_size(PTW_F_PKT_INTERNED_DATA, id_body);
-	}
-	need += (size_t)n_args * PTW_EV_ARG_MAX;
-	if (n_args)
-		need += p->nested_need;
-	for (uint32_t i = 0; i < n_args; i++)
-		if (p->svals[i].s && p->svals[i].iid == UINT64_MAX)
-			need += p->svals[i].len;
-	if (ev)
-		need += ((size_t)ev->n_flow_ids + ev->n_terminating_flow_ids) *
-			(PTW_PB_VARINT_MAX + 8) +
-			(ev->legacy ? PTW_EV_LEGACY_MAX : 0);
-	if (ev && (ev->flags & PTW_EV_THREAD_TIME))
-		need += 2 * (2 + PTW_PB_VARINT_MAX);
+	int any_new = ptw_ev_intern_all(s, ev, p, n_args);
+	if (any_new < 0)
+		return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
+					 "intern table: out of memory");
+	size_t id_body = 0;
+	size_t need = ptw_ev_size(ev, p, n_args, any_new, &id_body);
 
 	struct ptw_pb_buf *b = &w->pend;
 	if (!ptw_pb_reserve(b, need)) {
@@ -470,40 +584,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	uint8_t *plen = q++;
 	q = ptw_seq_put_ts_hdr(s, q, ts);
 	s->since_cp++;
-	if (any_new) {
-		uint64_t n_new = 0;
-		q = ptw_pb_write_len_tag(q, PTW_F_PKT_INTERNED_DATA);
-		q = ptw_pb_write_varint(q, id_body);
-		if (p->cat.s && p->cat.is_new) {
-			q = ptw_ev_put_entry(q, PTW_F_ID_EVENT_CATEGORIES, &p->cat);
-			n_new++;
-		}
-		if (p->name.s && p->name.is_new) {
-			q = ptw_ev_put_entry(q, PTW_F_ID_EVENT_NAMES, &p->name);
-			n_new++;
-		}
-		for (uint32_t i = 0; i < n_args; i++) {
-			if (p->anames[i].is_new) {
-				q = ptw_ev_put_entry(q, PTW_F_ID_DEBUG_ANNOTATION_NAMES,
-						     &p->anames[i]);
-				n_new++;
-			}
-			if (p->svals[i].s && p->svals[i].is_new) {
-				/* InternedString {iid = 1, str = 2}: same
-				 * numbers as the name tables. */
-				q = ptw_ev_put_entry(q, PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
-						     &p->svals[i]);
-				n_new++;
-			}
-		}
-		w->stats.interned_strings += n_new;
-		uint32_t cap = w->opt.max_interned;
-		if (ptw_intern_count(s->names) >= cap ||
-		    ptw_intern_count(s->cats) >= cap ||
-		    ptw_intern_count(s->anames) >= cap ||
-		    ptw_intern_count(s->svals) >= cap)
-			s->need_cp = 1;
-	}
+	if (any_new)
+		q = ptw_ev_put_interned(q, s, p, n_args, id_body);
 	ptw_seq_fast_update(s);
 
 	/* the fields of the fast packet (seq_fast.h), then the rest */
@@ -512,48 +594,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	q = ptw_seq_te_fields(q, p->type, p->track, s->default_track,
 			      p->cat.iid, p->name.iid);
 	q = ptw_seq_te_value(q, value_kind, ival, dval);
-	for (uint32_t i = 0; i < n_args; i++) {
-		const struct ptw_arg *a = &ev->args[i];
-		q = ptw_pb_write_len_tag(q, PTW_F_TE_DEBUG_ANNOTATIONS);
-		uint8_t *da = q++;
-		q = ptw_pb_write_varint_field(q, PTW_F_DA_NAME_IID, p->anames[i].iid);
-		switch (a->type) {
-		case PTW_ARG_TYPE_BOOL:
-			q = ptw_pb_write_varint_field(q, PTW_F_DA_BOOL_VALUE, a->v.b != 0);
-			break;
-		case PTW_ARG_TYPE_INT:
-			q = ptw_pb_write_varint_field(q, PTW_F_DA_INT_VALUE,
-						      (uint64_t)a->v.i);
-			break;
-		case PTW_ARG_TYPE_UINT:
-			q = ptw_pb_write_varint_field(q, PTW_F_DA_UINT_VALUE, a->v.u);
-			break;
-		case PTW_ARG_TYPE_DOUBLE: {
-			uint64_t bits;
-			memcpy(&bits, &a->v.d, sizeof(bits));
-			q = ptw_pb_write_fixed64_field(q, PTW_F_DA_DOUBLE_VALUE, bits);
-			break;
-		}
-		case PTW_ARG_TYPE_POINTER:
-			q = ptw_pb_write_varint_field(q, PTW_F_DA_POINTER_VALUE, a->v.u);
-			break;
-		case PTW_ARG_TYPE_STRING:
-			if (p->svals[i].iid != UINT64_MAX) {
-				q = ptw_pb_write_varint_field(q, PTW_F_DA_STRING_VALUE_IID,
-							      p->svals[i].iid);
-			} else {
-				q = ptw_pb_write_len_tag(q, PTW_F_DA_STRING_VALUE);
-				q = ptw_pb_write_varint(q, p->svals[i].len);
-				memcpy(q, a->v.s, p->svals[i].len);
-				q += p->svals[i].len;
-			}
-			break;
-		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
-			q = ptw_ev_put_nested(q, a);
-			break;
-		}
-		q = ptw_ev_end_nested(da, q);
-	}
+	for (uint32_t i = 0; i < n_args; i++)
+		q = ptw_ev_put_arg(q, &ev->args[i], &p->anames[i], &p->svals[i]);
 	if (ev && (ev->flags & PTW_EV_THREAD_TIME)) {
 		/* extra counter: the value on the thread-time track */
 		q = ptw_pb_write_varint_field(q, PTW_F_TE_EXTRA_COUNTER_TRACK_UUIDS,
@@ -583,8 +625,6 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	else if (p->type == PTW_TE_TYPE_SLICE_END && p->tr->depth)
 		p->tr->depth--; /* 0 only with PTW_EV_NAMED_END */
 	return 0;
-nomem:
-	return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0, "intern table: out of memory");
 }
 
 static int ptw_ev_track_event(struct ptw_seq *s, const struct ptw_event *ev,
