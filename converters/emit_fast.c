@@ -716,9 +716,10 @@ struct ptw_em_run {
 	struct ptw_em_thread *th;
 	int64_t last;        /* the latest timestamp of the run */
 	uint16_t *tail;      /* where the next index goes */
-	uint32_t tid;
+	uint64_t tid;        /* PTW_EM_RUN_FREE: no run in this slot yet */
 	uint16_t head, n;
 };
+#define PTW_EM_RUN_FREE UINT64_MAX /* (no uint32_t tid) */
 
 /* Gives a run's events to the lane, and each one it leaves to the short
  * core, in order. 0 or an error. */
@@ -769,8 +770,9 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	struct ptw_em_run runs[64];
 	uint8_t order[64];
 	uint16_t nxt[PTW_EM_ROUND];
-	uint64_t used = 0;
 	unsigned n_runs = 0, i;
+	for (i = 0; i < 64; i++)
+		runs[i].tid = PTW_EM_RUN_FREE;
 	int no_cat = c->cat_n && !c->scat;
 	int rc = 0;
 	for (i = 0; i < n; i++) {
@@ -787,7 +789,9 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		uint32_t tid = e->tid ? e->tid : c->pid;
 		size_t slot = ptw_em_th_slot(tid);
 		struct ptw_em_run *r = &runs[slot];
-		if (!(used >> slot & 1)) {
+		if (__builtin_expect(r->tid != tid, 0)) {
+			if (r->tid != PTW_EM_RUN_FREE)
+				break; /* another thread in this slot */
 			struct ptw_em_thread *th = em->th_cache[slot];
 			if (!th || th->pid != c->pid || th->tid != tid)
 				break;
@@ -801,15 +805,12 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			}
 			if (th->cap == 0 || th->n - th->head > 1)
 				break;
-			used |= 1ull << slot;
 			order[n_runs++] = (uint8_t)slot;
 			r->th = th;
 			r->tid = tid;
 			r->last = th->has_last ? th->last_ts : -1;
 			r->tail = &r->head;
 			r->n = 0;
-		} else if (r->tid != tid) {
-			break;
 		}
 		/* what ptw_em_short_core checks (the queue holds at most
 		 * one item, older than r->last); with plain_ts, shifted
@@ -817,8 +818,8 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		int64_t ts = e->ts_ns + c->shift_ns;
 		const struct ptw_em_sym_slot *ss =
 			&em->sym_cache[ptw_em_sym_index(e->name_sym)];
-		int no_name = (e->name_n == 0) | (e->name_sym == 0) |
-			      (ss->sym != e->name_sym) | no_cat;
+		/* (a batch's names are not empty, their numbers not 0) */
+		int no_name = (ss->sym != e->name_sym) | no_cat;
 		int bad_ts = plain_ts ? 0
 				      : (e->ts_ns > c->ts_in_max) | (ts < 0);
 		if (bad_ts | (ts <= r->last) | ((e->ph != 'E') & no_name))
