@@ -343,6 +343,20 @@ ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
 	return p + 2 + plen;
 }
 
+/* An event kind as the lane writes it (ptw_em_lane_as): 0 a begin, 1
+ * an instant, 2 an end, by ph & 31 ('B' 2, 'i' 9, 'E' 5; a batch's C
+ * never reaches the lane). */
+static const uint8_t ptw_em_lane_kind_of[32] = {[2] = 0, [9] = 1, [5] = 2};
+struct ptw_em_lane_kind {
+	uint64_t keep, flip; /* body: (the slot's & keep) ^ flip */
+	uint64_t key_mask;   /* the slot's key must match the name's */
+	const uint8_t *pre;  /* the packet's fixed part */
+	size_t blen;         /* the body's length */
+	uint64_t be;         /* counts: begins (low half), ends (high) */
+	int d;               /* depth change */
+	int is_e;
+};
+
 /* The X-form lane: the short path again, for a run of batch events (B, E
  * or i) on one thread whose last event the short path took in this epoch
  * (lane_epoch), whose queued item, if any, is prepared, and whose names'
@@ -446,7 +460,8 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	int64_t shift = c->shift_ns;
 	size_t ln[2] = {lifo[0].n, lifo[1].n};
 	struct ptw_em_open_b *lb[2] = {lifo[0].b, lifo[1].b};
-	uint64_t nid = em->next_item, n_b = 0, n_e = 0, dropped = 0;
+	uint64_t nid = em->next_item, dropped = 0;
+	uint64_t n_be = 0; /* begins (low half) and ends (high): one add */
 	int h_d0 = 2; /* kind (depth change) of the queued item: none */
 	uint8_t *p = w->pend.data + len, *last = NULL;
 
@@ -472,42 +487,44 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	const char *h_sname = NULL;
 	int64_t ts = th->last_ts;
 	unsigned j = *jp, k;
+	/* What the loop needs of an event's kind, looked up rather than
+	 * compared (kinds come in random order: a branch on them would
+	 * mispredict). A begin's or an instant's body has its name's iid
+	 * from the lane slot (an instant's type differs from a begin's in
+	 * one bit: 3 vs 1); an end's is fixed, and its name unchecked. */
+	_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) == 2,
+		       "a begin's and an instant's type differ in bit 1");
+	const struct ptw_em_lane_kind kinds[3] = {
+		{.keep = ~0ull, .key_mask = ~0ull, .pre = pre[0],
+		 .blen = blen_bi, .be = 1, .d = 1},
+		{.keep = ~0ull, .flip = 1u << 9, .key_mask = ~0ull,
+		 .pre = pre[0], .blen = blen_bi},
+		{.flip = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
+			 (uint64_t)PTW_TE_TYPE_SLICE_END << 8,
+		 .pre = pre[1], .blen = 2, .be = 1ull << 32, .d = -1,
+		 .is_e = 1}};
 	for (k = 0; k < n; k++, j = nxt[j]) {
 		const struct ptw_cv_simple *e = &ev[j];
-		char ph = e->ph;
+		const struct ptw_em_lane_kind *kd =
+			&kinds[ptw_em_lane_kind_of[e->ph & 31]];
 		/* raw tid 0 has a stack of its own on the pid's thread */
 		unsigned t = mixed ? e->tid == 0 : 0;
-		int is_e = ph == 'E', is_b = ph == 'B';
-		int d = is_b - is_e;
-		/* the body, without a branch on the kind: an end's is fixed,
-		 * a begin's or an instant's has its name's iid from the lane
-		 * slot (an instant's type differs from a begin's in one bit:
-		 * 3 vs 1) */
+		int d = kd->d;
 		uint64_t sym = e->name_sym;
 		const struct ptw_em_lane_slot *sl =
 			&slots[sym & (PTW_EM_LANE_SLOTS - 1)];
-		uint64_t key = sl->key;
-		int unmatched = is_e & (ln[t] == 0);
-		if (__builtin_expect(((is_e == 0) & ((key >> 8) != sym)) |
-					     (is_e & (unmatched == 0) &
-					      (mn == e_floor)),
+		int unmatched = kd->is_e & (ln[t] == 0);
+		/* (sym is not 0: an empty slot does not match) */
+		if (__builtin_expect(((((sl->key >> 8) ^ sym) & kd->key_mask) !=
+				      0) | (kd->is_e & (ln[t] != 0) &
+					    (mn == e_floor)),
 				     0))
-			break; /* (sym is not 0: an empty slot does not match) */
-		_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) ==
-				       2,
-			       "a begin's and an instant's type differ in bit 1");
-		uint64_t body = sl->body ^ ((uint64_t)(d == 0) << 9);
-		uint64_t e_mask = 0 - (uint64_t)is_e; /* (a select, not a
-							* branch: kinds come
-							* in random order) */
-		body = (body & ~e_mask) |
-		       (e_mask & (PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
-				  (uint64_t)PTW_TE_TYPE_SLICE_END << 8));
+			break;
+		uint64_t body = (sl->body & kd->keep) ^ kd->flip;
 
 		/* From here on the event is ours. */
 		ts = e->ts_ns + shift;
-		n_b += (unsigned)is_b;
-		n_e += (unsigned)is_e;
+		n_be += kd->be;
 		if (__builtin_expect(unmatched, 0)) {
 			dropped++; /* unmatched E */
 			continue;
@@ -520,13 +537,13 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		if (__builtin_expect(k + 1 == n_run, 0)) {
 			h_d = d;
 			h_body = body;
-			h_sname = is_e ? ptw_em_empty : sl->sname;
+			h_sname = kd->is_e ? ptw_em_empty : sl->sname;
 			th->n = 1;
 			continue; /* (the loop ends: k + 1 == n_run >= n) */
 		}
 		last = p;
-		p = ptw_em_lane_put(p, ts, &base, pre[is_e], pre_len, body,
-				    is_e ? 2 : blen_bi);
+		p = ptw_em_lane_put(p, ts, &base, kd->pre, pre_len, body,
+				    kd->blen);
 		mn += (size_t)d;
 		low = mn < low ? mn : low;
 	}
@@ -551,6 +568,7 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 
 	/* the counts: the held items written are the queued one and the
 	 * taken ones but the one still queued */
+	uint64_t n_b = (uint32_t)n_be, n_e = n_be >> 32;
 	uint64_t n_i = k - n_b - n_e, held_b = th->n && h_d > 0,
 		 held_i = th->n && h_d == 0;
 	c->lane += k;
