@@ -355,6 +355,7 @@ struct ptw_em_lane_kind {
 	uint64_t be;         /* counts: begins (low half), ends (high) */
 	int d;               /* depth change */
 	int is_e;
+	uint64_t pad;        /* (64 bytes: the index is a shift) */
 };
 
 /* The X-form lane: the short path again, for a run of batch events (B, E
