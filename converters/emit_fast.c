@@ -793,6 +793,9 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	for (i = 0; i < 64; i++)
 		runs[i].tid = PTW_EM_RUN_FREE;
 	int no_cat = c->cat_n && !c->scat;
+	/* locals: the stores into runs[] could alias *c */
+	uint32_t pid = c->pid;
+	int64_t shift = plain_ts ? 0 : c->shift_ns, in_max = c->ts_in_max;
 	int rc = 0;
 	for (i = 0; i < n; i++) {
 		const struct ptw_cv_simple *e = &ev[i];
@@ -805,7 +808,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 				key_ok, is_int, iv, e->d, &rc, err);
 			goto inline_done;
 		}
-		uint32_t tid = e->tid ? e->tid : c->pid;
+		uint32_t tid = e->tid ? e->tid : pid;
 		size_t slot = ptw_em_th_slot(tid);
 		struct ptw_em_run *r = &runs[slot];
 		if (__builtin_expect(r->tid != tid, 0)) {
@@ -834,13 +837,13 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		/* what ptw_em_short_core checks (the queue holds at most
 		 * one item, older than r->last); with plain_ts, shifted
 		 * timestamps cannot leave [0, INT64_MAX] */
-		int64_t ts = e->ts_ns + c->shift_ns;
+		int64_t ts = e->ts_ns + shift;
 		const struct ptw_em_sym_slot *ss =
 			&em->sym_cache[ptw_em_sym_index(e->name_sym)];
 		/* (a batch's names are not empty, their numbers not 0) */
 		int no_name = (ss->sym != e->name_sym) | no_cat;
 		int bad_ts = plain_ts ? 0
-				      : (e->ts_ns > c->ts_in_max) | (ts < 0);
+				      : (e->ts_ns > in_max) | (ts < 0);
 		if (bad_ts | (ts <= r->last) | ((e->ph != 'E') & no_name))
 			break;
 		r->last = ts;
