@@ -514,27 +514,30 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		uint64_t sym = e->name_sym;
 		const struct ptw_em_lane_slot *sl =
 			&slots[sym & (PTW_EM_LANE_SLOTS - 1)];
-		int unmatched = kd->is_e & (ln[t] == 0);
+		size_t lt = ln[t];
 		/* (sym is not 0: an empty slot does not match) */
-		if (__builtin_expect(((((sl->key >> 8) ^ sym) & kd->key_mask) !=
-				      0) | (kd->is_e & (ln[t] != 0) &
-					    (mn == e_floor)),
-				     0))
-			break;
+		int key_bad = (((sl->key >> 8) ^ sym) & kd->key_mask) != 0;
+		/* an end with no B on its stack, or none open in the model */
+		int e_odd = kd->is_e & ((lt == 0) | (mn == e_floor));
+		if (__builtin_expect(key_bad | e_odd, 0)) {
+			if (key_bad | (lt != 0))
+				break; /* (for the short core) */
+			/* From here on the event is ours. */
+			ts = e->ts_ns + shift;
+			n_be += kd->be;
+			dropped++; /* unmatched E */
+			continue;
+		}
 		uint64_t body = (sl->body & kd->keep) ^ kd->flip;
 
 		/* From here on the event is ours. */
 		ts = e->ts_ns + shift;
 		n_be += kd->be;
-		if (__builtin_expect(unmatched, 0)) {
-			dropped++; /* unmatched E */
-			continue;
-		}
 		uint64_t id = ++nid;
-		struct ptw_em_open_b *ob = &lb[t][ln[t]]; /* a begin's */
+		struct ptw_em_open_b *ob = &lb[t][lt]; /* a begin's */
 		ob->id = id;
 		ob->ts = ts;
-		ln[t] += (size_t)d; /* its B was released: a nameless end */
+		ln[t] = lt + (size_t)d; /* its B was released: a nameless end */
 		if (__builtin_expect(k + 1 == n_run, 0)) {
 			h_d = d;
 			h_body = body;
