@@ -441,16 +441,21 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	/* The model's top entries (at most n + 1 count), and the track's
 	 * depth, bound the ends that may be written (as ptw_em_prep_ok: an
 	 * end closes an open slice): e_room. Each begin written adds one
-	 * (the lane's model entries are plain), each end takes one. The
-	 * entries the lane leaves pushed are written at the end, from the
-	 * lowest level it reached. */
+	 * (the lane's model entries are plain), each end takes one. */
 	struct ptw_track *tr = &w->tracks.v[th->uuid - 1];
 	size_t mn0 = th->model_n;
 	size_t e_room = mn0 < (size_t)n + 1 ? mn0 : (size_t)n + 1;
 	if (e_room > tr->depth)
 		e_room = tr->depth;
 	/* e_room moves with the model's level: none is left at e_floor */
-	size_t mn = mn0, low = mn0, e_floor = mn0 - e_room;
+	size_t mn = mn0, e_floor = mn0 - e_room;
+	/* Room in the model for every entry the lane may write (one per
+	 * packet, below), so that it checks none. Without it the short
+	 * core takes the event (and reports the lack of memory). */
+	if (mn0 + n + 1 > th->model_cap &&
+	    ptw_em_model_reserve(th, mn0 + n + 1) != 0)
+		return 0;
+	struct ptw_em_open *model = th->model;
 
 	/* Locals: stores into the packet bytes could alias the fields. */
 	uint64_t base = s->base;
@@ -474,8 +479,8 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		last = p;
 		p = ptw_put_body_packet(p, (uint64_t)q->ts, &base, s->hdr,
 					s->hdr_len, pp->body, pp->body_len);
+		model[mn].name_h = model[mn].cat_h = 0; /* (a begin's) */
 		mn += (size_t)d;
-		low = mn < low ? mn : low;
 		h_d0 = d;
 		th->n = 0;
 	}
@@ -548,21 +553,13 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		last = p;
 		p = ptw_em_lane_put(p, ts, &base, kd->pre, pre_len, body,
 				    kd->blen);
+		/* plain; an end's or an instant's store is above the top */
+		model[mn].name_h = model[mn].cat_h = 0;
 		mn += (size_t)d;
-		low = mn < low ? mn : low;
 	}
 	if (!k && !held)
 		return 0;
 
-	/* the model's entries pushed since 'low' (plain) */
-	if (mn > th->model_cap && ptw_em_model_reserve(th, mn) != 0) {
-		*rc = ptw_em_nomem(err);
-		return k;
-	}
-	for (size_t i = low; i < mn; i++) {
-		struct ptw_em_open *o = &th->model[i];
-		o->name_h = o->cat_h = 0;
-	}
 	th->model_n = mn;
 	/* (the lane keeps no state for v1 flows: ptw_em_flow_ts; what it
 	 * wrote is at most at the last ts it took) */
