@@ -735,10 +735,11 @@ struct ptw_em_run {
 	struct ptw_em_thread *th;
 	int64_t last;        /* the latest timestamp of the run */
 	uint16_t *tail;      /* where the next index goes */
-	uint64_t tid;        /* PTW_EM_RUN_FREE: no run in this slot yet */
+	uint32_t tid;        /* one of another slot: no run here yet */
 	uint16_t head, n;
 };
-#define PTW_EM_RUN_FREE UINT64_MAX /* (no uint32_t tid) */
+_Static_assert(sizeof(struct ptw_em_run) == 32 || sizeof(void *) != 8,
+	       "a run's index is a shift");
 
 /* Gives a run's events to the lane, and each one it leaves to the short
  * core, in order. 0 or an error. */
@@ -791,7 +792,8 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	uint16_t nxt[PTW_EM_ROUND];
 	unsigned n_runs = 0, i;
 	for (i = 0; i < 64; i++)
-		runs[i].tid = PTW_EM_RUN_FREE;
+		runs[i].tid = i ^ 1; /* its slot is i ^ 1 (were it i, the
+				      * round would stop: slower, not wrong) */
 	int no_cat = c->cat_n && !c->scat;
 	/* locals: the stores into runs[] could alias *c */
 	uint32_t pid = c->pid;
@@ -812,7 +814,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		size_t slot = ptw_em_th_slot(tid);
 		struct ptw_em_run *r = &runs[slot];
 		if (__builtin_expect(r->tid != tid, 0)) {
-			if (r->tid != PTW_EM_RUN_FREE)
+			if (ptw_em_th_slot(r->tid) == slot)
 				break; /* another thread in this slot */
 			struct ptw_em_thread *th = em->th_cache[slot];
 			if (!th || th->pid != c->pid || th->tid != tid)
