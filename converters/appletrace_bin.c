@@ -219,8 +219,8 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 }
 
 /* Decodes the run of simple event records (B, E, i and C with a
- * timestamp and a defined name) at the start of p[0, avail) into b->sb,
- * up to PTW_AT_BATCH of them, exactly as ptw_at_bin_event would; returns
+ * timestamp and a defined, non-empty name) at the start of p[0, avail)
+ * into b->sb, up to PTW_AT_BATCH of them, exactly as ptw_at_bin_event would; returns
  * how many. A record that is not simple ends the run (the caller gives
  * it to ptw_at_bin_event, which also reports an undefined name). */
 static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
@@ -246,8 +246,8 @@ static size_t ptw_at_bin_simple_run(struct ptw_at_bin *b, const uint8_t *p,
 			name = ptw_appletrace_names_lookup(b->names, id,
 							   &e->name_sym);
 		}
-		if (!name.p)
-			break;
+		if (!name.n)
+			break; /* undefined (n 0 too) or empty: in full */
 		e->name_n = (uint32_t)name.n; /* <= PTW_APPLETRACE_MAX_STRING */
 		e->tid = ptw_at_tid(ptw_load_le64(p + 5));
 		e->ph = (char)tag;

@@ -96,19 +96,20 @@ typedef int (*ptw_cv_event_fn)(void *ctx, const struct ptw_cv_event *ev,
 
 /* A run of simple events a reader may hand over in one call instead of
  * one callback per event (optional; see ptw_cv_batch_fn): phases B, E and
- * i with scope t, with a timestamp, a name known by its number and no
- * arguments, ids or flows, and counter samples (C) with one numeric
- * argument; everything else they would have in a struct ptw_cv_event
- * (pid, category, the argument's name, input) is in the batch. The name's
- * text is not: a consumer that needs it (not knowing it by its number)
- * takes no more events, and the reader hands that one over in full. Kept
- * small (40 bytes): a batch is read twice. */
+ * i with scope t, with a timestamp, a non-empty name known by its number
+ * and no arguments, ids or flows, and counter samples (C) with one
+ * numeric argument and a non-empty name; everything else they would have
+ * in a struct ptw_cv_event (pid, category, the argument's name, input) is
+ * in the batch. The name's text is not: a consumer that needs it (not
+ * knowing it by its number) takes no more events, and the reader hands
+ * that one over in full. Kept small (40 bytes): a batch is read twice. */
 struct ptw_cv_simple {
 	int64_t ts_ns;           /* >= 0 */
 	uint64_t name_sym;       /* non-zero (ptw_cv_event.name_sym) */
 	double d;                /* C: the value (ptw_cv_double_is_int) */
 	uint32_t tid;
-	uint32_t name_n;         /* the name's length (its text: name_sym's) */
+	uint32_t name_n;         /* the name's length, non-zero (its text:
+				  * name_sym's) */
 	char ph;                 /* 'B', 'E', 'i' or 'C' */
 };
 

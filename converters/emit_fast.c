@@ -343,6 +343,21 @@ ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
 	return p + 2 + plen;
 }
 
+/* An event kind as the lane writes it (ptw_em_lane_as): 0 a begin, 1
+ * an instant, 2 an end, by ph & 31 ('B' 2, 'i' 9, 'E' 5; a batch's C
+ * never reaches the lane). */
+static const uint8_t ptw_em_lane_kind_of[32] = {[2] = 0, [9] = 1, [5] = 2};
+struct ptw_em_lane_kind {
+	uint64_t keep, flip; /* body: (the slot's & keep) ^ flip */
+	uint64_t key_mask;   /* the slot's key must match the name's */
+	const uint8_t *pre;  /* the packet's fixed part */
+	size_t blen;         /* the body's length */
+	uint64_t be;         /* counts: begins (low half), ends (high) */
+	int d;               /* depth change */
+	int is_e;
+	uint64_t pad;        /* (64 bytes: the index is a shift) */
+};
+
 /* The X-form lane: the short path again, for a run of batch events (B, E
  * or i) on one thread whose last event the short path took in this epoch
  * (lane_epoch), whose queued item, if any, is prepared, and whose names'
@@ -426,16 +441,21 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	/* The model's top entries (at most n + 1 count), and the track's
 	 * depth, bound the ends that may be written (as ptw_em_prep_ok: an
 	 * end closes an open slice): e_room. Each begin written adds one
-	 * (the lane's model entries are plain), each end takes one. The
-	 * entries the lane leaves pushed are written at the end, from the
-	 * lowest level it reached. */
+	 * (the lane's model entries are plain), each end takes one. */
 	struct ptw_track *tr = &w->tracks.v[th->uuid - 1];
 	size_t mn0 = th->model_n;
 	size_t e_room = mn0 < (size_t)n + 1 ? mn0 : (size_t)n + 1;
 	if (e_room > tr->depth)
 		e_room = tr->depth;
 	/* e_room moves with the model's level: none is left at e_floor */
-	size_t mn = mn0, low = mn0, e_floor = mn0 - e_room;
+	size_t mn = mn0, e_floor = mn0 - e_room;
+	/* Room in the model for every entry the lane may write (one per
+	 * packet, below), so that it checks none. Without it the short
+	 * core takes the event (and reports the lack of memory). */
+	if (mn0 + n + 1 > th->model_cap &&
+	    ptw_em_model_reserve(th, mn0 + n + 1) != 0)
+		return 0;
+	struct ptw_em_open *model = th->model;
 
 	/* Locals: stores into the packet bytes could alias the fields. */
 	uint64_t base = s->base;
@@ -446,7 +466,8 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	int64_t shift = c->shift_ns;
 	size_t ln[2] = {lifo[0].n, lifo[1].n};
 	struct ptw_em_open_b *lb[2] = {lifo[0].b, lifo[1].b};
-	uint64_t nid = em->next_item, n_b = 0, n_e = 0, dropped = 0;
+	uint64_t nid = em->next_item, dropped = 0;
+	uint64_t n_be = 0; /* begins (low half) and ends (high): one add */
 	int h_d0 = 2; /* kind (depth change) of the queued item: none */
 	uint8_t *p = w->pend.data + len, *last = NULL;
 
@@ -458,8 +479,8 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		last = p;
 		p = ptw_put_body_packet(p, (uint64_t)q->ts, &base, s->hdr,
 					s->hdr_len, pp->body, pp->body_len);
+		model[mn].name_h = model[mn].cat_h = 0; /* (a begin's) */
 		mn += (size_t)d;
-		low = mn < low ? mn : low;
 		h_d0 = d;
 		th->n = 0;
 	}
@@ -472,76 +493,73 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	const char *h_sname = NULL;
 	int64_t ts = th->last_ts;
 	unsigned j = *jp, k;
+	/* What the loop needs of an event's kind, looked up rather than
+	 * compared (kinds come in random order: a branch on them would
+	 * mispredict). A begin's or an instant's body has its name's iid
+	 * from the lane slot (an instant's type differs from a begin's in
+	 * one bit: 3 vs 1); an end's is fixed, and its name unchecked. */
+	_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) == 2,
+		       "a begin's and an instant's type differ in bit 1");
+	const struct ptw_em_lane_kind kinds[3] = {
+		{.keep = ~0ull, .key_mask = ~0ull, .pre = pre[0],
+		 .blen = blen_bi, .be = 1, .d = 1},
+		{.keep = ~0ull, .flip = 1u << 9, .key_mask = ~0ull,
+		 .pre = pre[0], .blen = blen_bi},
+		{.flip = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
+			 (uint64_t)PTW_TE_TYPE_SLICE_END << 8,
+		 .pre = pre[1], .blen = 2, .be = 1ull << 32, .d = -1,
+		 .is_e = 1}};
 	for (k = 0; k < n; k++, j = nxt[j]) {
 		const struct ptw_cv_simple *e = &ev[j];
-		char ph = e->ph;
+		const struct ptw_em_lane_kind *kd =
+			&kinds[ptw_em_lane_kind_of[e->ph & 31]];
 		/* raw tid 0 has a stack of its own on the pid's thread */
 		unsigned t = mixed ? e->tid == 0 : 0;
-		int is_e = ph == 'E', is_b = ph == 'B';
-		int d = is_b - is_e;
-		/* the body, without a branch on the kind: an end's is fixed,
-		 * a begin's or an instant's has its name's iid from the lane
-		 * slot (an instant's type differs from a begin's in one bit:
-		 * 3 vs 1) */
+		int d = kd->d;
 		uint64_t sym = e->name_sym;
 		const struct ptw_em_lane_slot *sl =
 			&slots[sym & (PTW_EM_LANE_SLOTS - 1)];
-		uint64_t key = sl->key;
-		int unmatched = is_e & (ln[t] == 0);
-		if (__builtin_expect(((is_e == 0) & ((key >> 8) != sym)) |
-					     (is_e & (unmatched == 0) &
-					      (mn == e_floor)),
-				     0))
-			break; /* (sym is not 0: an empty slot does not match) */
-		_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) ==
-				       2,
-			       "a begin's and an instant's type differ in bit 1");
-		uint64_t body = sl->body ^ ((uint64_t)(d == 0) << 9);
-		uint64_t e_mask = 0 - (uint64_t)is_e; /* (a select, not a
-							* branch: kinds come
-							* in random order) */
-		body = (body & ~e_mask) |
-		       (e_mask & (PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
-				  (uint64_t)PTW_TE_TYPE_SLICE_END << 8));
-
-		/* From here on the event is ours. */
-		ts = e->ts_ns + shift;
-		n_b += (unsigned)is_b;
-		n_e += (unsigned)is_e;
-		if (__builtin_expect(unmatched, 0)) {
+		size_t lt = ln[t];
+		/* (sym is not 0: an empty slot does not match) */
+		int key_bad = (((sl->key >> 8) ^ sym) & kd->key_mask) != 0;
+		/* an end with no B on its stack, or none open in the model */
+		int e_odd = kd->is_e & ((lt == 0) | (mn == e_floor));
+		if (__builtin_expect(key_bad | e_odd, 0)) {
+			if (key_bad | (lt != 0))
+				break; /* (for the short core) */
+			/* From here on the event is ours. */
+			ts = e->ts_ns + shift;
+			n_be += kd->be;
 			dropped++; /* unmatched E */
 			continue;
 		}
+		uint64_t body = (sl->body & kd->keep) ^ kd->flip;
+
+		/* From here on the event is ours. */
+		ts = e->ts_ns + shift;
+		n_be += kd->be;
 		uint64_t id = ++nid;
-		struct ptw_em_open_b *ob = &lb[t][ln[t]]; /* a begin's */
+		struct ptw_em_open_b *ob = &lb[t][lt]; /* a begin's */
 		ob->id = id;
 		ob->ts = ts;
-		ln[t] += (size_t)d; /* its B was released: a nameless end */
+		ln[t] = lt + (size_t)d; /* its B was released: a nameless end */
 		if (__builtin_expect(k + 1 == n_run, 0)) {
 			h_d = d;
 			h_body = body;
-			h_sname = is_e ? ptw_em_empty : sl->sname;
+			h_sname = kd->is_e ? ptw_em_empty : sl->sname;
 			th->n = 1;
 			continue; /* (the loop ends: k + 1 == n_run >= n) */
 		}
 		last = p;
-		p = ptw_em_lane_put(p, ts, &base, pre[is_e], pre_len, body,
-				    is_e ? 2 : blen_bi);
+		p = ptw_em_lane_put(p, ts, &base, kd->pre, pre_len, body,
+				    kd->blen);
+		/* plain; an end's or an instant's store is above the top */
+		model[mn].name_h = model[mn].cat_h = 0;
 		mn += (size_t)d;
-		low = mn < low ? mn : low;
 	}
 	if (!k && !held)
 		return 0;
 
-	/* the model's entries pushed since 'low' (plain) */
-	if (mn > th->model_cap && ptw_em_model_reserve(th, mn) != 0) {
-		*rc = ptw_em_nomem(err);
-		return k;
-	}
-	for (size_t i = low; i < mn; i++) {
-		struct ptw_em_open *o = &th->model[i];
-		o->name_h = o->cat_h = 0;
-	}
 	th->model_n = mn;
 	/* (the lane keeps no state for v1 flows: ptw_em_flow_ts; what it
 	 * wrote is at most at the last ts it took) */
@@ -551,6 +569,7 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 
 	/* the counts: the held items written are the queued one and the
 	 * taken ones but the one still queued */
+	uint64_t n_b = (uint32_t)n_be, n_e = n_be >> 32;
 	uint64_t n_i = k - n_b - n_e, held_b = th->n && h_d > 0,
 		 held_i = th->n && h_d == 0;
 	c->lane += k;
@@ -716,9 +735,11 @@ struct ptw_em_run {
 	struct ptw_em_thread *th;
 	int64_t last;        /* the latest timestamp of the run */
 	uint16_t *tail;      /* where the next index goes */
-	uint32_t tid;
+	uint32_t tid;        /* one of another slot: no run here yet */
 	uint16_t head, n;
 };
+_Static_assert(sizeof(struct ptw_em_run) == 32 || sizeof(void *) != 8,
+	       "a run's index is a shift");
 
 /* Gives a run's events to the lane, and each one it leaves to the short
  * core, in order. 0 or an error. */
@@ -769,9 +790,14 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	struct ptw_em_run runs[64];
 	uint8_t order[64];
 	uint16_t nxt[PTW_EM_ROUND];
-	uint64_t used = 0;
 	unsigned n_runs = 0, i;
+	for (i = 0; i < 64; i++)
+		runs[i].tid = i ^ 1; /* its slot is i ^ 1 (were it i, the
+				      * round would stop: slower, not wrong) */
 	int no_cat = c->cat_n && !c->scat;
+	/* locals: the stores into runs[] could alias *c */
+	uint32_t pid = c->pid;
+	int64_t shift = plain_ts ? 0 : c->shift_ns, in_max = c->ts_in_max;
 	int rc = 0;
 	for (i = 0; i < n; i++) {
 		const struct ptw_cv_simple *e = &ev[i];
@@ -784,10 +810,12 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 				key_ok, is_int, iv, e->d, &rc, err);
 			goto inline_done;
 		}
-		uint32_t tid = e->tid ? e->tid : c->pid;
+		uint32_t tid = e->tid ? e->tid : pid;
 		size_t slot = ptw_em_th_slot(tid);
 		struct ptw_em_run *r = &runs[slot];
-		if (!(used >> slot & 1)) {
+		if (__builtin_expect(r->tid != tid, 0)) {
+			if (ptw_em_th_slot(r->tid) == slot)
+				break; /* another thread in this slot */
 			struct ptw_em_thread *th = em->th_cache[slot];
 			if (!th || th->pid != c->pid || th->tid != tid)
 				break;
@@ -801,26 +829,23 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			}
 			if (th->cap == 0 || th->n - th->head > 1)
 				break;
-			used |= 1ull << slot;
 			order[n_runs++] = (uint8_t)slot;
 			r->th = th;
 			r->tid = tid;
 			r->last = th->has_last ? th->last_ts : -1;
 			r->tail = &r->head;
 			r->n = 0;
-		} else if (r->tid != tid) {
-			break;
 		}
 		/* what ptw_em_short_core checks (the queue holds at most
 		 * one item, older than r->last); with plain_ts, shifted
 		 * timestamps cannot leave [0, INT64_MAX] */
-		int64_t ts = e->ts_ns + c->shift_ns;
+		int64_t ts = e->ts_ns + shift;
 		const struct ptw_em_sym_slot *ss =
 			&em->sym_cache[ptw_em_sym_index(e->name_sym)];
-		int no_name = (e->name_n == 0) | (e->name_sym == 0) |
-			      (ss->sym != e->name_sym) | no_cat;
+		/* (a batch's names are not empty, their numbers not 0) */
+		int no_name = (ss->sym != e->name_sym) | no_cat;
 		int bad_ts = plain_ts ? 0
-				      : (e->ts_ns > c->ts_in_max) | (ts < 0);
+				      : (e->ts_ns > in_max) | (ts < 0);
 		if (bad_ts | (ts <= r->last) | ((e->ph != 'E') & no_name))
 			break;
 		r->last = ts;
