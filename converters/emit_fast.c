@@ -93,9 +93,9 @@ static inline void ptw_em_lane_sync(struct ptw_em_thread *th,
 		return; /* (a header that long: no lane) */
 	memset(th->lane_pre, 0, sizeof(th->lane_pre));
 	for (int x = 0; x < 2; x++) {
+		/* the header and the TrackEvent's tag (s->hdr), its length */
 		uint8_t *q = th->lane_pre[x];
-		memcpy(q, s->hdr, s->hdr_len);
-		q[s->hdr_len] = PTW_PB_TAG(PTW_F_PKT_TRACK_EVENT, PTW_PB_WT_LEN);
+		memcpy(q, s->hdr, s->hdr_len + 1u);
 		q[s->hdr_len + 1] = (uint8_t)(x ? 2 : blen);
 	}
 	th->lane_pre_len = (uint8_t)(s->hdr_len + 2);
@@ -122,10 +122,7 @@ ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
 	int type = PTW_TE_TYPE_SLICE_END;
 	pp->depth_d = -1;
 	if (ph != 'E') {
-		ni = ptw_intern_get_ptr(s->names, it->sname);
-		if (it->scat)
-			ci = ptw_intern_get_ptr(s->cats, it->scat);
-		if (!ni || (it->scat && !ci))
+		if (!ptw_seq_iids(s, it->scat, it->sname, &ci, &ni) || !ni)
 			return;
 		type = ph == 'B' ? PTW_TE_TYPE_SLICE_BEGIN : PTW_TE_TYPE_INSTANT;
 		pp->depth_d = ph == 'B';
@@ -327,20 +324,18 @@ struct ptw_em_lane_ctx {
 	uint64_t by_b, by_e, by_i, open_slices, instants, dropped, lane;
 };
 
-/* Writes a lane packet at p (room reserved): at ts (*base the sequence's
- * delta base), the fixed part 'pre' (pre_len bytes, 16 readable: to
- * ptw_put_ts_hdr, a longer sequence header) and the body word (blen
- * bytes); the same bytes as ptw_put_body_packet. Returns its end. */
+/* Writes a lane packet at p (room reserved) with the one packet encoder
+ * (ptw_pkt_put, seq_fast.h): at ts (*base the sequence's delta base), the
+ * fixed part 'pre' (pre_len bytes, 16 readable: the sequence header, the
+ * TrackEvent tag and length) and the body word (blen bytes). Returns its
+ * end. */
 static inline __attribute__((always_inline)) uint8_t *
 ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
 		size_t pre_len, uint64_t body, size_t blen)
 {
-	p[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
-	uint8_t *v = ptw_put_ts_hdr(p + 2, (uint64_t)ts, base, pre, pre_len);
-	memcpy(v, &body, sizeof(body));
-	size_t plen = (size_t)(v - p) - 2 + blen; /* < 128 */
-	p[1] = (uint8_t)plen;
-	return p + 2 + plen;
+	uint8_t *q = ptw_pkt_put(p, (uint64_t)ts, base, pre, pre_len, 16, 0);
+	memcpy(q, &body, sizeof(body));
+	return ptw_pkt_end(p, q + blen);
 }
 
 /* An event kind as the lane writes it (ptw_em_lane_as): 0 a begin, 1

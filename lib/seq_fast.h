@@ -291,18 +291,6 @@ ptw_put_body_packet(uint8_t *p, uint64_t ts, uint64_t *base,
 	return ptw_pkt_end(p, q + n);
 }
 
-/* The timestamp and header as ptw_put_ts_hdr() wrote them before
- * ptw_pkt_put(): for converters/emit_fast.c until it calls ptw_pkt_put
- * (hdr: 16 readable). Returns the end. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_put_ts_hdr(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t hdr[16],
-	       size_t hdr_len)
-{
-	p = ptw_put_ts(p, ts, base, 0);
-	memcpy(p, hdr, 16);
-	return p + hdr_len;
-}
-
 /* The same packet at the end of the pending buffer, counted; the caller
  * checked ptw_seq_fast_ready() and keeps the track's depth. 0 or the
  * sticky error. */
