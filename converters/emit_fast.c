@@ -1,39 +1,49 @@
-/* emit_fast.c - the emitter's short path for the bulk of a trace: a B, E
- * or thread-scoped instant with no arguments, ids or flows, on a thread
- * seen before, whose queue holds at most one event, older than this one.
+/* emit_fast.c - the emitter's fast paths for the bulk of a trace: plain
+ * B, E and instant events (no arguments, ids or flows) on a thread seen
+ * before, and counter samples on known tracks.
  * SPDX-License-Identifier: Apache-2.0
  *
- * It does exactly what the general path (emit.c ptw_em_thread_event, then
- * emit_thread.c) does for such an event, without its generality: the one
- * queued event is released (written) because a later timestamp arrived,
- * and the new event becomes the only queued one. For an AppleTrace run (X
- * form), a B is queued open and pushed on the thread's LIFO stack, and an
- * E pops the stack and is queued as a nameless end (its B was written
- * already: it had an older timestamp). An instant, and for Chrome input a
- * B or E, is queued as the general path queues it. Anything else returns
- * 0 before changing any state, and the caller takes the general path; the
- * tests compare the two paths' output byte for byte (batches: see below).
+ * Each event these paths take is written with exactly the bytes the
+ * general path (emit.c ptw_em_thread_event, then emit_thread.c) would
+ * write; for anything else they return 0 before changing any state, and
+ * the caller takes the general path. The tests compare the two paths byte
+ * for byte (tests/test_emit_fast.c, fuzz/fuzz_emit_paths.c).
  *
- * Two more doors share it: ptw_emit_simple_batch() takes runs of such
- * events from the APLTRC01 reader in one call (same core, no struct
- * ptw_cv_event per event), and a counter sample (C with one numeric
- * argument) whose process and counter track are known is written at once
- * (ptw_em_short_counter, as ptw_em_counter would write it).
+ * The general path keeps, per thread, a queue of events not yet written,
+ * so that a later event of the same timestamp can still be put before
+ * them. The "short path" (ptw_em_short_core) handles the common case of
+ * that queue: it holds at most one event, older than the new one. It
+ * writes (releases) the queued event and queues the new one in its place.
+ * For an AppleTrace run (the "X form": B and E matched into complete
+ * slices), a B is queued open and pushed on the thread's stack of open
+ * slices, and an E pops it and is queued as a nameless end (its B was
+ * written already). In X form the short path also prepares the packet of
+ * the event it queues (ptw_em_prep_make), so that releasing it is a copy
+ * through the writer's framing (ptw_em_prep_write).
  *
- * In X form the short path also prepares the packet of the item it queues
- * (ptw_em_prep_make); releasing it is then a copy through the writer's
- * framing (ptw_em_prep_write). A batch is taken in rounds
- * (ptw_em_round): checked in file order as the short core would check
- * it, with counters and threads on the shared sequence written there and
- * then, the events of threads with a sequence of their own are gathered
- * into runs, one per thread, and each run goes through the lane
- * (ptw_em_lane) in one call. A sequence's packets keep their order, but
- * sequences interleave differently than on the general path (and a
- * checkpoint's clock snapshot, taken from the latest time of any
- * sequence, may read another value); trace_processor orders events by
- * timestamp, so it imports the same, and the tests compare batch output
- * event by event, sequence by sequence. The lane's assumptions hold while
- * the emitter's epoch has not moved (emit_internal.h). */
+ * Three ways in:
+ * 1. one event (ptw_emit_event -> ptw_em_short_path);
+ * 2. a counter sample (C with one numeric argument) whose process and
+ *    counter track exist, written at once (ptw_em_short_counter);
+ * 3. batches from the APLTRC01 reader (ptw_emit_simple_batch): many simple
+ *    events in one call, without a struct ptw_cv_event each. A batch is
+ *    cut into rounds of at most PTW_EM_ROUND events (ptw_em_round). A
+ *    round is checked in file order, as the short path would check each
+ *    event; counters, and threads that write on the shared sequence, are
+ *    written there and then; the events of each thread with a sequence of
+ *    its own are linked into a chain, one per thread. Each chain then goes
+ *    to the "lane" (ptw_em_lane): a loop for one thread's X-form events
+ *    that keeps the writer's state in locals, writes prepared packet bytes
+ *    and hands any event it does not take back to the short path.
+ *
+ * Batches keep each sequence's packets in order, but sequences interleave
+ * differently than on the general path (and a checkpoint's clock
+ * snapshot, taken from the latest time of any sequence, may read another
+ * value); trace_processor orders events by timestamp, so it imports the
+ * same, and the tests compare batch output event by event, sequence by
+ * sequence. The lane's shortcuts hold while the emitter's epoch has not
+ * moved (emit_internal.h: a general-path call, a flush or an input change
+ * moves it). */
 #include <string.h>
 
 #include "emit_internal.h"
@@ -353,15 +363,15 @@ struct ptw_em_lane_kind {
 	uint64_t pad;        /* (64 bytes: the index is a shift) */
 };
 
-/* The X-form lane: the short path again, for a run of batch events (B, E
+/* The X-form lane: the short path again, for a chain of batch events (B, E
  * or i) on one thread whose last event the short path took in this epoch
  * (lane_epoch), whose queued item, if any, is prepared, and whose names'
  * iids are in the thread's lane slots (a slot exists only for a name the
  * short core found non-empty and stable: within an input a number always
  * stands for the same text). It releases the queued item first; then it
- * writes each event of the run but the last at once (the next one, in
- * the run, has a later timestamp: it would release it unchanged), and
- * queues the run's last with its prepared packet. The sequence's delta
+ * writes each event of the chain but the last at once (the next one, in
+ * the chain, has a later timestamp: it would release it unchanged), and
+ * queues the chain's last with its prepared packet. The sequence's delta
  * base, the writer's counts, the track's depth, the model and the stacks
  * are kept in locals and stored once, when the lane stops; bodies are
  * chosen by kind without a branch (kinds come in random order). It does
@@ -381,7 +391,7 @@ struct ptw_em_lane_kind {
  * fields (no payload or duration, stable names) the short core or
  * the lane set: only the varying ones are written.
  *
- * 'ev' and 'nxt' give the run: event *jp first, each next one at nxt[j],
+ * 'ev' and 'nxt' give the chain: event *jp first, each next one at nxt[j],
  * n_run of them; the caller checked every event as ptw_em_short_core
  * would (the thread, a later timestamp than the one before, a known
  * name). Returns how many it took (*jp then indexes the first one not
@@ -480,9 +490,9 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		th->n = 0;
 	}
 
-	/* Each event but the run's last is written at once: the next one
-	 * (in this run) has a later timestamp, so it would release it
-	 * unchanged. The run's last is queued, its packet prepared. */
+	/* Each event but the chain's last is written at once: the next one
+	 * (in this chain) has a later timestamp, so it would release it
+	 * unchanged. The chain's last is queued, its packet prepared. */
 	int h_d = 0;
 	uint64_t h_body = 0;
 	const char *h_sname = NULL;
@@ -583,7 +593,7 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	lifo[1].n = ln[1];
 	s->base = base;
 	if (th->n && k) {
-		/* the run's last event, queued (the constant fields are
+		/* the chain's last event, queued (the constant fields are
 		 * set: see above) */
 		q->ts = ts;
 		q->sname = h_sname;
@@ -723,20 +733,20 @@ static inline int ptw_em_short_counter(struct ptw_emit *em,
 /* A batch is taken in rounds of at most PTW_EM_ROUND events: first in
  * file order (ptw_emit_simple_batch), then thread by thread. */
 #define PTW_EM_ROUND 1024u
-_Static_assert(PTW_EM_ROUND <= 65536u, "run indexes are 16-bit");
+_Static_assert(PTW_EM_ROUND <= 65536u, "chain indexes are 16-bit");
 
 /* One thread's events in a round: indexes linked through nxt[]. */
 struct ptw_em_run {
 	struct ptw_em_thread *th;
-	int64_t last;        /* the latest timestamp of the run */
+	int64_t last;        /* the latest timestamp of the chain */
 	uint16_t *tail;      /* where the next index goes */
-	uint32_t tid;        /* one of another slot: no run here yet */
+	uint32_t tid;        /* one of another slot: no chain here yet */
 	uint16_t head, n;
 };
 _Static_assert(sizeof(struct ptw_em_run) == 32 || sizeof(void *) != 8,
-	       "a run's index is a shift");
+	       "a chain's index is a shift");
 
-/* Gives a run's events to the lane, and each one it leaves to the short
+/* Gives a chain's events to the lane, and each one it leaves to the short
  * core, in order. 0 or an error. */
 static int ptw_em_run_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			   const struct ptw_em_run *r,
@@ -772,7 +782,7 @@ static int ptw_em_run_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
  * own go to the short core (both write on the shared sequence, whose
  * order must stay the file's); the events of threads with a sequence of
  * their own are checked as the short core would check them and gathered
- * into runs, one per thread. Then each run is taken, thread after thread:
+ * into chains, one per thread. Then each chain is taken, thread after thread:
  * a sequence's packets keep their order, and trace_processor orders the
  * sequences' events by timestamp whatever their order in the file. Stops
  * at the first event that fits none of this; *taken gets how many came
@@ -782,15 +792,15 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		const struct ptw_cv_simple *ev, unsigned n, int key_ok,
 		unsigned *taken, int plain_ts, struct ptw_error *err)
 {
-	struct ptw_em_run runs[64];
+	struct ptw_em_run chains[64];
 	uint8_t order[64];
 	uint16_t nxt[PTW_EM_ROUND];
 	unsigned n_runs = 0, i;
 	for (i = 0; i < 64; i++)
-		runs[i].tid = i ^ 1; /* its slot is i ^ 1 (were it i, the
+		chains[i].tid = i ^ 1; /* its slot is i ^ 1 (were it i, the
 				      * round would stop: slower, not wrong) */
 	int no_cat = c->cat_n && !c->scat;
-	/* locals: the stores into runs[] could alias *c */
+	/* locals: the stores into chains[] could alias *c */
 	uint32_t pid = c->pid;
 	int64_t shift = plain_ts ? 0 : c->shift_ns, in_max = c->ts_in_max;
 	int rc = 0;
@@ -807,7 +817,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		}
 		uint32_t tid = e->tid ? e->tid : pid;
 		size_t slot = ptw_em_th_slot(tid);
-		struct ptw_em_run *r = &runs[slot];
+		struct ptw_em_run *r = &chains[slot];
 		if (__builtin_expect(r->tid != tid, 0)) {
 			if (ptw_em_th_slot(r->tid) == slot)
 				break; /* another thread in this slot */
@@ -858,7 +868,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	}
 	*taken = i;
 	for (unsigned k = 0; k < n_runs && !rc; k++)
-		rc = ptw_em_run_take(em, c, &runs[order[k]], ev, nxt, err);
+		rc = ptw_em_run_take(em, c, &chains[order[k]], ev, nxt, err);
 	return rc;
 }
 
