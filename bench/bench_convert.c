@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "appletrace.h"
-#include "chrome_json.h"
-#include "emit.h"
-#include "pb.h"
+#include "converters/appletrace/appletrace.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/emit/emit.h"
+#include "lib/encode/pb.h"
 #include "ptw/writer.h"
 
 /* Paths are short (mkdtemp under /tmp); truncation cannot happen. */

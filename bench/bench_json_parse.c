@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "chrome_json.h"
+#include "converters/chrome_json/chrome_json.h"
 
 static double now(void)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ptw/tracer.h"
-#include "tracer_internal.h" /* ptw_tr_test_hold */
+#include "lib/tracer/tracer_internal.h" /* ptw_tr_test_hold */
 
 #define RUN_EVENTS 256 /* events per timed run (nesting stays < 512) */
 #define MIN_RING_SLOTS 64u /* ring_slots: a power of two >= 64 */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "bench_pairs_c.h"
+#include "support/bench_pairs_c.h"
 #include "ptw/tracer.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "appletrace.h"
-#include "emit.h"
+#include "converters/appletrace/appletrace.h"
+#include "converters/emit/emit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

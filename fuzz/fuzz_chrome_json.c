@@ -21,8 +21,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "chrome_json.h"
-#include "cv_sort.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/chrome_json/cv_sort.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "chrome_json.h"
+#include "converters/chrome_json/chrome_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -20,11 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "appletrace.h"
-#include "chrome_json.h"
-#include "emit.h"
-#include "trace_read.h"
-#include "trace_same.h"
+#include "converters/appletrace/appletrace.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/emit/emit.h"
+#include "reader/trace_read.h"
+#include "reader/trace_same.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_model.h"
-#include "trace_check.h"
-#include "trace_read.h"
+#include "reader/tp_model.h"
+#include "reader/trace_check.h"
+#include "reader/trace_read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "arena.h"
-#include "hashmap.h"
+#include "lib/util/hashmap.h"
 #include "trace_internal.h"
 #include "u64map.h"
 

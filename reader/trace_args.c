@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "lib/util/grow.h"
 #include "trace_read.h"
 
 struct ptw_trace_args_index {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "lib/util/grow.h"
 #include "u64map.h"
 
 struct u32vec {

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "arena.h"
-#include "grow.h"
+#include "lib/util/grow.h"
 #include "ptw_trace.pb-c.h"
 #include "trace_clock.h"
 #include "trace_read.h"

@@ -1462,7 +1462,7 @@ const struct ptw_trace_track *ptw_trace_find_track(const struct ptw_trace *t,
 	return ptw_i_trace_find_track(t, uuid);
 }
 
-const struct ptw_trace_stats *ptw_trace_stats(const struct ptw_trace *t)
+const struct ptw_trace_stats *ptw_trace_get_stats(const struct ptw_trace *t)
 {
 	return &t->stats;
 }

@@ -449,7 +449,7 @@ const struct ptw_trace_track *ptw_trace_tracks(const struct ptw_trace *t,
 /* The track with that uuid, or NULL if it was never described. */
 const struct ptw_trace_track *ptw_trace_find_track(const struct ptw_trace *t,
 						   uint64_t uuid);
-const struct ptw_trace_stats *ptw_trace_stats(const struct ptw_trace *t);
+const struct ptw_trace_stats *ptw_trace_get_stats(const struct ptw_trace *t);
 /* Diagnostics in file order (at most max_diags). */
 const struct ptw_trace_diag *ptw_trace_diags(const struct ptw_trace *t,
 					     size_t *n);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hashmap.h"
+#include "lib/util/hashmap.h"
 
 struct ptw_trace_track *ptw_i_trace_find_track(const struct ptw_trace *t,
 					       uint64_t uuid)

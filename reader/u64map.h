@@ -1,6 +1,6 @@
 /* u64map.h - hash map from uint64 keys to pointers, for the trace
  * reader's intern tables (iid -> string) and track lookup (uuid -> track):
- * the shared uint64 map (lib/hashmap.h) holding pointers. Any key is
+ * the shared uint64 map (lib/util/hashmap.h) holding pointers. Any key is
  * allowed (including 0). Not thread-safe.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef PTW_U64MAP_H
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hashmap.h"
+#include "lib/util/hashmap.h"
 
 struct ptw_u64map {
 	struct ptw_map m; /* values are pointers */

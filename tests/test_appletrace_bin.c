@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "appletrace.h"
+#include "converters/appletrace/appletrace.h"
 #include "support/ptw_test.h"
 
 /* ---- a tiny fragment encoder (the reference producer's layout) -------- */

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "appletrace.h"
+#include "converters/appletrace/appletrace.h"
 #include "support/ptw_test.h"
 
 struct got {

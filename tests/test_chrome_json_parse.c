@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "chrome_json.h"
-#include "json_internal.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/chrome_json/json_internal.h"
 
 static struct ptw_cv_json_parser *jp;
 

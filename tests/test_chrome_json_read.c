@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "chrome_json.h"
+#include "converters/chrome_json/chrome_json.h"
 #include "support/ptw_test.h"
 
 /* Collected events: a copy of the fields the tests compare. */

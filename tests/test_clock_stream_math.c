@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 
-#include "clock_stream_math.h"
+#include "lib/clock_stream/clock_stream_math.h"
 #include "ptw/error.h"
 
 static struct ptw_clock_time conv(uint64_t num, uint64_t den, uint64_t off,

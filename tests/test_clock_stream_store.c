@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock_stream_meta.h"
-#include "clock_stream_store.h"
+#include "lib/clock_stream/clock_stream_meta.h"
+#include "lib/clock_stream/clock_stream_store.h"
 #include "ptw/error.h"
 
 static uint64_t rng_next(uint64_t *s)

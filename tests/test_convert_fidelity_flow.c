@@ -28,8 +28,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chrome_json.h"
-#include "emit.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/emit/emit.h"
 #include "support/ptw_test.h"
 #include "test_convert_json.h"
 #include "test_convert_rows.h"

@@ -7,9 +7,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "chrome_json.h"
-#include "cv_sort.h"
-#include "emit.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/chrome_json/cv_sort.h"
+#include "converters/emit/emit.h"
 #include "ptw/writer.h"
 
 /* Converts 'json' into the trace file 'out' with writer options 'o' (NULL:

@@ -8,12 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chrome_json.h"
-#include "emit.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/emit/emit.h"
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
 #include "test_convert_json.h"
-#include "trace_read.h"
+#include "reader/trace_read.h"
 
 /* Appends 'k' bytes: ASCII 'a's, then "é" (C3 A9) pairs. */
 static size_t put_text(char *j, size_t len, size_t lead, size_t k)

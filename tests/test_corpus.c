@@ -18,9 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "appletrace.h"
-#include "chrome_json.h"
-#include "emit.h"
+#include "converters/appletrace/appletrace.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/emit/emit.h"
 #include "support/ptw_test.h"
 #include "test_convert_rows.h"
 

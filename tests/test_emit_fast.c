@@ -18,11 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "appletrace.h"
-#include "chrome_json.h"
-#include "emit.h"
+#include "converters/appletrace/appletrace.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/emit/emit.h"
 #include "support/ptw_test.h"
-#include "trace_same.h"
+#include "reader/trace_same.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -213,7 +213,7 @@ static void same_sequences(const char *a, const char *b, uint64_t seed)
 	cr_assert_eq(r, 1, "seed %llu: %s differs (sequence %u, packet %llu)",
 		     (unsigned long long)seed, d.what ? d.what : "?",
 		     (unsigned)d.seq_id, (unsigned long long)d.packet);
-	cr_assert_eq(ptw_trace_stats(ta)->packets, ptw_trace_stats(tb)->packets);
+	cr_assert_eq(ptw_trace_get_stats(ta)->packets, ptw_trace_get_stats(tb)->packets);
 	ptw_trace_free(ta);
 	ptw_trace_free(tb);
 }
@@ -541,7 +541,7 @@ Test(emit_fast, threads_beyond_the_own_sequences_share_one)
 
 	struct ptw_trace *t = ptw_test_load_checked_or_fail(out, 0);
 	/* descriptors, simulation, wall (unused), 2 x 16 own */
-	cr_expect_eq(ptw_trace_stats(t)->sequences, 1u + 1u + 2u * 16u);
+	cr_expect_eq(ptw_trace_get_stats(t)->sequences, 1u + 1u + 2u * 16u);
 	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
 	cr_assert_eq(m->n_slices, 2u * THREADS * SLICES);
 	size_t per_input[2][THREADS] = {{0}};

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chrome_json.h"
+#include "converters/chrome_json/chrome_json.h"
 #include "ptw/writer.h"
 #include "test_convert_json.h"
 

@@ -12,12 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "chrome_json.h"
-#include "emit.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/emit/emit.h"
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
-#include "tp_model.h"
-#include "trace_read.h"
+#include "reader/tp_model.h"
+#include "reader/trace_read.h"
 
 static char *tmp_path(void)
 {

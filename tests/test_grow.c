@@ -1,4 +1,4 @@
-/* test_grow.c - the growable-array helper (lib/grow.h): it grows by
+/* test_grow.c - the growable-array helper (lib/util/grow.h): it grows by
  * doubling, keeps the contents, refuses sizes that overflow size_t without
  * calling realloc, and leaves the array intact when growth fails.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -20,7 +20,7 @@ static void *test_realloc(void *p, size_t n)
 	return realloc(p, n);
 }
 #define realloc test_realloc
-#include "grow.h"
+#include "lib/util/grow.h"
 #undef realloc
 
 Test(grow, cap_doubles_with_a_minimum_and_covers_need)

@@ -1,11 +1,11 @@
-/* test_hashmap.c - the shared uint64 -> uint64 map (lib/hashmap.h: the
+/* test_hashmap.c - the shared uint64 -> uint64 map (lib/util/hashmap.h: the
  * tracer's backend tables, the converters' tables) against a plain array,
  * under random insert/overwrite/delete.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "hashmap.h"
+#include "lib/util/hashmap.h"
 
 Test(hashmap, matches_a_reference_under_random_operations)
 {

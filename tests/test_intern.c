@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "intern.h"
+#include "lib/writer/intern.h"
 
 #define NPTR 20000
 

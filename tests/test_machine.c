@@ -114,7 +114,7 @@ static void scan_flags(const char *path, struct seen *s, uint32_t want_mid,
 	cr_assert_not_null(t, "%s: %s", path, err.msg);
 	cr_assert_eq(ptw_trace_check(t, flags, &err), 0, "%s: %s", path,
 		     err.msg);
-	const struct ptw_trace_stats *st = ptw_trace_stats(t);
+	const struct ptw_trace_stats *st = ptw_trace_get_stats(t);
 	if (st->n_buffers)
 		s->overwritten = st->buf[0].bytes_overwritten;
 	ptw_trace_free(t);
@@ -391,8 +391,8 @@ Test(machine, realtime_snapshots_keep_batches_whole)
 	cr_assert_geq(sn.rt_snaps, 4);
 	struct ptw_trace *tr = ptw_trace_load_file(path, NULL, &err);
 	cr_assert_not_null(tr, "%s", err.msg);
-	cr_assert_eq(ptw_trace_stats(tr)->batch_packets,
-		     ptw_trace_stats(tr)->packets, "packets outside batches");
+	cr_assert_eq(ptw_trace_get_stats(tr)->batch_packets,
+		     ptw_trace_get_stats(tr)->packets, "packets outside batches");
 	ptw_trace_free(tr);
 	unlink(path);
 }

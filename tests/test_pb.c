@@ -4,8 +4,8 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "pb_fields.h"
-#include "pb.h"
+#include "lib/encode/pb_fields.h"
+#include "lib/encode/pb.h"
 #include "ptw_trace.pb-c.h"
 
 Test(pb, varint_sizes_and_bytes)

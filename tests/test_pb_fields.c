@@ -1,9 +1,9 @@
-/* test_pb_fields.c - every field number in lib/pb_fields.h matches the
+/* test_pb_fields.c - every field number in lib/encode/pb_fields.h matches the
  * protobuf-c descriptor generated from proto/ptw_trace.proto.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 
-#include "pb_fields.h"
+#include "lib/encode/pb_fields.h"
 #include "ptw_trace.pb-c.h"
 
 static void check_field(const ProtobufCMessageDescriptor *d, const char *name,

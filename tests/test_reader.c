@@ -38,7 +38,7 @@ static uint8_t *example(size_t *len)
 
 static void assert_no_tp_errors(const struct ptw_trace *t)
 {
-	const struct ptw_trace_stats *s = ptw_trace_stats(t);
+	const struct ptw_trace_stats *s = ptw_trace_get_stats(t);
 	cr_assert_eq(s->packet_skipped_seq_needs_incremental_state_invalid, 0);
 	cr_assert_eq(s->interned_data_skipped_incremental_state_invalid, 0);
 	cr_assert_eq(s->interned_data_tokenizer_errors, 0);
@@ -121,7 +121,7 @@ Test(reader, worked_example_gives_the_documented_rows)
 	cr_assert_eq(ev[2].ts, 1000003500);
 	cr_assert_null(ev[2].name);
 
-	const struct ptw_trace_stats *s = ptw_trace_stats(t);
+	const struct ptw_trace_stats *s = ptw_trace_get_stats(t);
 	cr_assert_eq(s->records, 7);
 	cr_assert_eq(s->packets, 7);
 	cr_assert_eq(s->sequences, 1);
@@ -295,7 +295,7 @@ static void check_batched(int gzip)
 	uint8_t *d = example_batched(&len, gzip, &boff);
 	struct ptw_trace *t = ptw_test_load_mem_or_fail(d, len);
 	assert_example_rows(t);
-	const struct ptw_trace_stats *s = ptw_trace_stats(t);
+	const struct ptw_trace_stats *s = ptw_trace_get_stats(t);
 	cr_assert_eq(s->batches, 1);
 	cr_assert_eq(s->batch_packets, 6);
 	cr_assert_eq(s->packets, 7);
@@ -478,8 +478,8 @@ Test(reader, other_top_level_fields_and_empty_records_are_skipped)
 	ptw_pb_append_raw(&b.out, d + 45, len - 45);
 	struct ptw_trace *t = ptw_test_load_mem_or_fail(b.out.data, b.out.len);
 	assert_example_rows(t);
-	cr_assert_eq(ptw_trace_stats(t)->skipped_fields, 3);
-	cr_assert_eq(ptw_trace_stats(t)->empty_records, 1);
+	cr_assert_eq(ptw_trace_get_stats(t)->skipped_fields, 3);
+	cr_assert_eq(ptw_trace_get_stats(t)->empty_records, 1);
 	ptw_trace_free(t);
 
 	/* wire type 3 at top level is fatal */
@@ -589,8 +589,8 @@ Test(reader, whole_file_gzip_is_unwrapped)
 	size_t zn = zlib_of(d, len, z, sizeof(z), 16 + 15);
 	struct ptw_trace *t = ptw_test_load_mem_or_fail(z, zn);
 	assert_example_rows(t);
-	cr_assert_eq(ptw_trace_stats(t)->gzip_bytes, zn);
-	cr_assert_eq(ptw_trace_stats(t)->bytes, len);
+	cr_assert_eq(ptw_trace_get_stats(t)->gzip_bytes, zn);
+	cr_assert_eq(ptw_trace_get_stats(t)->bytes, len);
 	cr_assert_eq(ptw_trace_truncated(t, NULL), 0);
 	struct ptw_error err;
 	cr_assert_eq(ptw_trace_check(t, PTW_CHECK_COMPLETE, &err), 0, "%s",
@@ -689,7 +689,7 @@ Test(reader, diagnostics_are_capped_but_stats_go_on)
 	cr_assert_eq(n, 10);
 	cr_assert_eq(dg[0].kind, PTW_TRACE_DIAG_NO_SEQUENCE);
 	cr_assert_eq(dg[0].offset, 0);
-	cr_assert_eq(ptw_trace_stats(t)->packets, 50);
+	cr_assert_eq(ptw_trace_get_stats(t)->packets, 50);
 	cr_assert_eq(ptw_trace_check(t, 0, &err), PTW_ERR_FORMAT);
 	cr_assert_eq(err.offset, 0);
 	ptw_trace_free(t);

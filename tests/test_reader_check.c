@@ -356,7 +356,7 @@ Test(check, loss_reported_with_a_checkpoint_is_fine)
 	ptw_tb_end(&b);
 	ev(&b, 10, INSTANT, "after");
 	struct ptw_trace *t = load(&b);
-	cr_assert_eq(ptw_trace_stats(t)->previous_packet_dropped, 1);
+	cr_assert_eq(ptw_trace_get_stats(t)->previous_packet_dropped, 1);
 	ptw_trace_free(t);
 	expect_ok(&b, 0);
 }

@@ -334,7 +334,7 @@ Test(model, annotations_are_typed_and_end_args_merge)
 	a = ptw_test_find_arg(e, "flag");
 	cr_assert_eq(a->type, PTW_TRACE_ARG_BOOL);
 	cr_assert_eq(a->v.b, 1);
-	cr_assert_eq(ptw_trace_stats(f.t)->track_event_parser_errors, 1);
+	cr_assert_eq(ptw_trace_get_stats(f.t)->track_event_parser_errors, 1);
 	const struct ptw_tp_slice *s = ptw_test_find_slice(f.m, "io", 0);
 	cr_assert_eq(s->n_args, 5);
 	cr_assert_str_eq(s->args[4]->name, "result");
@@ -413,7 +413,7 @@ Test(model, needs_before_cleared_is_dropped_flagless_is_kept)
 	ptw_tb_close(&b);
 	ptw_tb_end(&b);
 	struct fx f = model(&b);
-	const struct ptw_trace_stats *s = ptw_trace_stats(f.t);
+	const struct ptw_trace_stats *s = ptw_trace_get_stats(f.t);
 	cr_assert_eq(s->packet_skipped_seq_needs_incremental_state_invalid, 1);
 	cr_assert_eq(s->interned_data_skipped_incremental_state_invalid, 1);
 	cr_assert_eq(f.m->n_slices, 2);
@@ -452,7 +452,7 @@ Test(model, first_definition_wins_until_cleared)
 	cr_assert_eq(f.m->slices[0].ts, T0 + 20);
 	cr_assert_str_eq(f.m->slices[1].name, "third");
 	cr_assert_eq(f.m->slices[1].ts, 2000000005);
-	cr_assert_eq(ptw_trace_stats(f.t)->checkpoints, 2);
+	cr_assert_eq(ptw_trace_get_stats(f.t)->checkpoints, 2);
 	fx_free(&f);
 }
 
@@ -471,7 +471,7 @@ Test(model, forward_reference_in_a_generation_resolves_like_tp)
 	ptw_tb_end(&b);
 	struct fx f = model(&b);
 	cr_assert_str_eq(f.m->slices[0].name, "later");
-	cr_assert_eq(ptw_trace_stats(f.t)->interned_data_tokenizer_errors, 0);
+	cr_assert_eq(ptw_trace_get_stats(f.t)->interned_data_tokenizer_errors, 0);
 	struct ptw_error err;
 	cr_assert_eq(ptw_trace_check(f.t, 0, &err), PTW_ERR_FORMAT,
 		     "the checker still rejects use before definition");
@@ -501,7 +501,7 @@ Test(model, unknown_category_reads_unknown_iid)
 	struct fx f = model(&b);
 	cr_assert_str_eq(f.m->slices[0].category, "unknown(8)");
 	cr_assert_str_eq(f.m->slices[1].category, "known,lit");
-	cr_assert_eq(ptw_trace_stats(f.t)->interned_data_tokenizer_errors, 2);
+	cr_assert_eq(ptw_trace_get_stats(f.t)->interned_data_tokenizer_errors, 2);
 	fx_free(&f);
 }
 
@@ -672,7 +672,7 @@ Test(model, clock_without_a_path_to_trace_time_drops_packets)
 	struct fx f = model(&b);
 	cr_assert_eq(f.m->n_slices, 1);
 	cr_assert_str_eq(f.m->slices[0].name, "kept");
-	cr_assert_eq(ptw_trace_stats(f.t)->clock_sync_failure_no_path, 1);
+	cr_assert_eq(ptw_trace_get_stats(f.t)->clock_sync_failure_no_path, 1);
 	fx_free(&f);
 }
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ptw/error.h"
-#include "ring.h"
+#include "lib/tracer/ring.h"
 
 static uint64_t scale_count(uint64_t full, uint64_t small)
 {

@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "seq_fast.h"
+#include "lib/writer/seq_fast.h"
 
 Test(seq_fast, small_body_equals_the_general_body)
 {

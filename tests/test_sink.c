@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "ptw/writer.h"
-#include "sink.h"
-#include "writer_state.h"
+#include "lib/writer/sink.h"
+#include "lib/writer/writer_state.h"
 #include "test_writer_util.h"
 
 /* A scratch file in a directory whose file system reserves space the

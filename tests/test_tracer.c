@@ -16,9 +16,9 @@
 
 #include "ptw/tracer.h"
 #include "ptw_trace.pb-c.h"
-#include "trace_check.h"
-#include "trace_read.h"
-#include "tracer_internal.h" /* the backend's map, tested directly */
+#include "reader/trace_check.h"
+#include "reader/trace_read.h"
+#include "lib/tracer/tracer_internal.h" /* the backend's map, tested directly */
 
 /* ASan/UBSan builds run ~4x slower: the stress test scales down there. */
 #if defined(__SANITIZE_ADDRESS__)

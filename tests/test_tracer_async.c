@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "ptw/tracer.h"
-#include "tp_model.h"
-#include "trace_read.h"
+#include "reader/tp_model.h"
+#include "reader/trace_read.h"
 
 static void tmp_path(char *buf, size_t n, const char *tag)
 {

@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "ptw/tracer.h"
-#include "trace_check.h"
-#include "trace_read.h"
+#include "reader/trace_check.h"
+#include "reader/trace_read.h"
 
 /* Sanitizer runtimes install their own handlers for SIGSEGV, SIGBUS and
  * SIGFPE before main: there the "previous handler" the signal goes back
@@ -112,7 +112,7 @@ static void crash_run(int sig, int ring)
 	cr_assert_eq(ptw_trace_check(t, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE, &err),
 		     0, "%s", err.msg);
 	cr_assert(has_event(t, "last words"));
-	cr_assert_eq(ptw_trace_stats(t)->trace_stats_packets, 1);
+	cr_assert_eq(ptw_trace_get_stats(t)->trace_stats_packets, 1);
 	ptw_trace_free(t);
 	unlink(out);
 	unlink(crash);

@@ -20,13 +20,9 @@
 #include "ptw/version.h"
 #include "ptw/writer.h"
 
-// The reader (not public API) names a struct and a function alike.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wshadow"
 extern "C" {
 #include "support/ptw_test.h"
 }
-#pragma GCC diagnostic pop
 
 namespace {
 

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "ptw/tracer.h"
-#include "trace_read.h"
-#include "tracer_internal.h"
+#include "reader/trace_read.h"
+#include "lib/tracer/tracer_internal.h"
 
 /* 80 slices of their own names, more than the backend keeps prepared
  * per thread (64): its table evicts and refills. */

@@ -15,8 +15,8 @@
 
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
-#include "trace_read.h"
-#include "tracer_internal.h"
+#include "reader/trace_read.h"
+#include "lib/tracer/tracer_internal.h"
 
 #define ROUNDS 8u
 #define BLOCK 300u   /* BEGIN/END pairs of one thread in a row */
@@ -157,9 +157,9 @@ static void lagging_backend(enum ptw_clock clock, const char *tag)
 	cr_assert_eq(st.dropped, 0);
 
 	struct ptw_trace *t = ptw_test_load_checked_or_fail(path, 0);
-	cr_assert_eq(ptw_trace_stats(t)->absolute_timestamps, 0,
+	cr_assert_eq(ptw_trace_get_stats(t)->absolute_timestamps, 0,
 		     "%llu events written with absolute timestamps",
-		     (unsigned long long)ptw_trace_stats(t)->absolute_timestamps);
+		     (unsigned long long)ptw_trace_get_stats(t)->absolute_timestamps);
 	size_t n;
 	const struct ptw_trace_event *ev = ptw_trace_events(t, &n);
 	uint32_t seq_of[2] = {0, 0}, seen[2] = {0, 0};

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "ptw/tracer.h"
-#include "tp_model.h"
-#include "trace_check.h"
-#include "trace_read.h"
+#include "reader/tp_model.h"
+#include "reader/trace_check.h"
+#include "reader/trace_read.h"
 
 static int small_scale(void)
 {
@@ -55,7 +55,7 @@ static struct ptw_trace *load_checked(const char *path)
 	int rc = ptw_trace_check(t, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE,
 				 &err);
 	cr_assert_eq(rc, 0, "check %s: %s", path, err.msg);
-	const struct ptw_trace_stats *st = ptw_trace_stats(t);
+	const struct ptw_trace_stats *st = ptw_trace_get_stats(t);
 	/* nothing trace_processor would count as an error */
 	cr_assert_eq(st->packet_skipped_seq_needs_incremental_state_invalid, 0);
 	cr_assert_eq(st->interned_data_tokenizer_errors, 0);
@@ -127,7 +127,7 @@ static void ring_cfg(struct ptw_config *cfg, uint64_t bytes)
 
 static const struct ptw_trace_buf_stats *buf0(const struct ptw_trace *t)
 {
-	const struct ptw_trace_stats *st = ptw_trace_stats(t);
+	const struct ptw_trace_stats *st = ptw_trace_get_stats(t);
 	cr_assert_geq(st->n_buffers, 1);
 	return &st->buf[0];
 }
@@ -442,7 +442,7 @@ Test(tracer_ring, zstd_stream_and_ring)
 			work(0, i);
 		cr_assert_eq(ptw_stop(), 0);
 		struct ptw_trace *t = load_checked(p);
-		cr_assert_gt(ptw_trace_stats(t)->zstd_batches, 0);
+		cr_assert_gt(ptw_trace_get_stats(t)->zstd_batches, 0);
 		int64_t last = 19999, first;
 		int64_t seen = check_suffix(t, &last, 1, &first);
 		if (!ring)

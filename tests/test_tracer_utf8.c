@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "ptw/tracer.h"
-#include "tp_model.h"
-#include "trace_read.h"
-#include "utf8.h"
+#include "reader/tp_model.h"
+#include "reader/trace_read.h"
+#include "lib/util/utf8.h"
 
 /* 'lead' ASCII bytes, then "é" (C3 A9) repeated: the limit falls between
  * the two bytes of an "é" when lead + limit is odd. */

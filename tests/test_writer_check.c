@@ -7,8 +7,8 @@
 
 #include "ptw/writer.h"
 #include "test_writer_util.h"
-#include "trace_check.h"
-#include "trace_read.h"
+#include "reader/trace_check.h"
+#include "reader/trace_read.h"
 
 static void expect_check_ok(const uint8_t *b, size_t len, uint32_t flags,
 			    const char *what)

@@ -218,8 +218,8 @@ Test(writer_deflate, large_trace_cut_at_many_offsets_decodes_a_prefix)
 
 /* ---- zstd ------------------------------------------------------------ */
 
-#include "trace_check.h"
-#include "trace_read.h"
+#include "reader/trace_check.h"
+#include "reader/trace_read.h"
 
 Test(writer_zstd, batches_decode_to_the_same_events_and_pass_the_checker)
 {
@@ -246,7 +246,7 @@ Test(writer_zstd, batches_decode_to_the_same_events_and_pass_the_checker)
 	struct ptw_trace *t = ptw_trace_load_mem(z, z_len, "zstd", NULL, &err);
 	cr_assert_not_null(t, "%s", err.msg);
 	cr_assert_eq(ptw_trace_check(t, PTW_CHECK_COMPLETE, &err), 0, "%s", err.msg);
-	const struct ptw_trace_stats *ts = ptw_trace_stats(t);
+	const struct ptw_trace_stats *ts = ptw_trace_get_stats(t);
 	cr_assert_eq(ts->zstd_batches, b.n_zstd);
 	cr_assert_eq(ts->events, a.n_ev);
 	ptw_trace_free(t);

@@ -8,7 +8,7 @@
 
 #include "ptw/writer.h"
 #include "test_writer_util.h"
-#include "writer_internal.h"
+#include "lib/writer/writer_internal.h"
 
 static struct ptw_writer *open_tmp(char **path, const struct ptw_writer_options *o)
 {

@@ -8,7 +8,7 @@
 
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
-#include "trace_read.h"
+#include "reader/trace_read.h"
 
 static off_t file_size(const char *path)
 {

@@ -11,7 +11,7 @@
 
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
-#include "trace_read.h"
+#include "reader/trace_read.h"
 
 #define BLOCK 20000u  /* events of one sequence written in a row */
 #define ROUNDS 12u
@@ -71,7 +71,7 @@ static double run(const char *path, uint32_t n_seqs, uint32_t checkpoint_packets
 		seen++;
 	}
 	cr_assert_eq(seen, events);
-	cr_assert_eq(ptw_trace_stats(t)->absolute_timestamps, 0);
+	cr_assert_eq(ptw_trace_get_stats(t)->absolute_timestamps, 0);
 	ptw_trace_free(t);
 	return (double)st.bytes_written / (double)events;
 }

@@ -14,7 +14,7 @@
 
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
-#include "trace_read.h"
+#include "reader/trace_read.h"
 
 #define A_INT(n, x) {.name = (n), .type = PTW_ARG_TYPE_INT, .v.i = (x)}
 #define A_STR(n, x) {.name = (n), .type = PTW_ARG_TYPE_STRING, .v.s = (x)}

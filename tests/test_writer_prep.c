@@ -1,5 +1,5 @@
 /* test_writer_prep.c - prepared simple events (ptw_i_seq_prepare +
- * ptw_seq_run_*, the tracer backend's way for one-slot BEGIN, END and
+ * ptw_seq_batch_*, the tracer backend's way for one-slot BEGIN, END and
  * INSTANT records) write the same bytes as ptw_seq_simple one by one: the
  * same pseudo-random workload goes to two writers, one each way, and the
  * two files must be identical - across checkpoints (stale iids), flush
@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "ptw/writer.h"
-#include "seq_fast.h"
-#include "writer_internal.h"
+#include "lib/writer/seq_fast.h"
+#include "lib/writer/writer_internal.h"
 #include "support/ptw_test.h"
-#include "trace_read.h"
+#include "reader/trace_read.h"
 
 #define N_EVENTS 60000u
 
@@ -78,7 +78,7 @@ static struct ptw_writer *open_writer(const char *path,
 {
 	struct ptw_error err;
 	struct ptw_writer *w = ring_bytes
-				       ? ptw_i_writer_open_ring(o, ring_bytes, &err)
+				       ? ptw_i_writer_open_recorder(o, ring_bytes, &err)
 				       : ptw_writer_open(path, o, &err);
 	cr_assert_not_null(w, "%s", err.msg);
 	uint64_t t = ptw_writer_add_thread_track(w, 1, 2, "t");
@@ -140,7 +140,7 @@ static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
 	return rc;
 }
 
-/* chunked: check fullness once per ptw_seq_run_sure() events, as the
+/* chunked: check fullness once per ptw_seq_batch_sure() events, as the
  * tracer's backend does, instead of before each event. */
 static void write_both(const struct ev *v, size_t n,
 		       const struct ptw_writer_options *o, uint64_t ring_bytes,
@@ -167,17 +167,17 @@ static void write_both(const struct ev *v, size_t n,
 	uint64_t prepared = 0, in_runs = 0, refused = 0, full_runs = 0;
 	size_t i = 0;
 	while (i < n) {
-		struct ptw_seq_run run;
+		struct ptw_seq_batch run;
 		size_t k = 0;
-		if (ptw_seq_run_begin(sb, &run)) {
-			uint32_t sure = chunked ? ptw_seq_run_sure(&run) : 0;
+		if (ptw_seq_batch_begin(sb, &run)) {
+			uint32_t sure = chunked ? ptw_seq_batch_sure(&run) : 0;
 			while (i < n && (chunked ? sure != 0
-						 : !ptw_seq_run_full(&run))) {
-				cr_assert(!ptw_seq_run_full(&run),
+						 : !ptw_seq_batch_full(&run))) {
+				cr_assert(!ptw_seq_batch_full(&run),
 					  "event %zu: the run was sure of more", i);
 				struct slot *sl = find(cache, &v[i]);
 				if (!sl->used ||
-				    !ptw_seq_run_put(&run, v[i].ts, &sl->p)) {
+				    !ptw_seq_batch_put(&run, v[i].ts, &sl->p)) {
 					refused += sl->used;
 					break;
 				}
@@ -186,10 +186,10 @@ static void write_both(const struct ev *v, size_t n,
 				i++;
 				k++;
 				if (chunked && --sure == 0)
-					sure = ptw_seq_run_sure(&run);
+					sure = ptw_seq_batch_sure(&run);
 			}
-			full_runs += ptw_seq_run_full(&run);
-			cr_assert_eq(ptw_seq_run_end(sb, &run), 0, "flush failed");
+			full_runs += ptw_seq_batch_full(&run);
+			cr_assert_eq(ptw_seq_batch_end(sb, &run), 0, "flush failed");
 			in_runs += k;
 		}
 		if (k || i == n)

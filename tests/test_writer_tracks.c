@@ -7,7 +7,7 @@
 
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
-#include "trace_read.h"
+#include "reader/trace_read.h"
 
 /* The first string the track table stores is empty: it must not copy into
  * a table that has no storage yet (found by the APLTRC01 fuzzer, UBSan). */

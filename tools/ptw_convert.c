@@ -22,11 +22,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "appletrace.h"
-#include "chrome_json.h"
-#include "cv_sort.h"
-#include "emit.h"
-#include "grow.h"
+#include "converters/appletrace/appletrace.h"
+#include "converters/chrome_json/chrome_json.h"
+#include "converters/chrome_json/cv_sort.h"
+#include "converters/emit/emit.h"
+#include "lib/util/grow.h"
 #include "ptw/version.h"
 #include "ptw/writer.h"
 

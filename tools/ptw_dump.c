@@ -8,9 +8,9 @@
 
 #include "ptw/version.h"
 #include "ptw_trace.pb-c.h"
-#include "tp_model.h"
-#include "trace_check.h"
-#include "trace_read.h"
+#include "reader/tp_model.h"
+#include "reader/trace_check.h"
+#include "reader/trace_read.h"
 
 enum mode { M_PACKETS, M_CHECK, M_EVENTS, M_SLICES, M_COUNTERS, M_FLOWS,
 	    M_TRACKS, M_STATS, M_DIAGS };
@@ -523,7 +523,7 @@ static void print_tracks(const struct ptw_trace *t)
 
 static void print_stats(const struct ptw_trace *t)
 {
-	const struct ptw_trace_stats *s = ptw_trace_stats(t);
+	const struct ptw_trace_stats *s = ptw_trace_get_stats(t);
 #define S(f) printf("%-52s %" PRIu64 "\n", #f, s->f)
 	S(bytes); S(records); S(packets); S(batches); S(batch_packets);
 	S(inflated_bytes); S(skipped_fields); S(empty_records);
@@ -703,7 +703,7 @@ static int dump_one(const char *path, enum mode mode, uint32_t flags)
 			rc = 2;
 			break;
 		}
-		const struct ptw_trace_stats *s = ptw_trace_stats(t);
+		const struct ptw_trace_stats *s = ptw_trace_get_stats(t);
 		size_t nt;
 		ptw_trace_tracks(t, &nt);
 		uint64_t off;

@@ -401,7 +401,7 @@ static inline int ptw_get_stats(struct ptw_stats *out)
  * change in any release; the library exports the ptw_i_* functions and
  * ptw_i_gate only because the macros call them. */
 
-/* Record kinds (lib/tracer_internal.h has the record layout). */
+/* Record kinds (lib/tracer/tracer_internal.h has the record layout). */
 enum ptw_i_kind {
 	PTW_I_K_BEGIN = 1,
 	PTW_I_K_END,
@@ -432,13 +432,13 @@ struct ptw_i_site {
 	uint32_t state;
 };
 
-/* The word every macro reads (lib/tracer.c): 0 while tracing is stopped;
+/* The word every macro reads (lib/tracer/tracer.c): 0 while tracing is stopped;
  * while it runs, a number that grows with every ptw_start() and category
  * change, so that it is above the 'off' of every site whose category was
  * found off before the last change. */
 extern uint64_t ptw_i_gate;
 
-/* Out-of-line producer paths (lib/tracer_event.c, lib/tracer_thread.c),
+/* Out-of-line producer paths (lib/tracer/tracer_event.c, lib/tracer/tracer_thread.c),
  * called only when ptw_i_live(site). Each returns 1 if a BEGIN was
  * recorded or accounted for (the scope guard's state), else 0. */
 int ptw_i_ev(struct ptw_i_site *site);

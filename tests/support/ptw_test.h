@@ -28,9 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tp_model.h"
-#include "trace_check.h"
-#include "trace_read.h"
+#include "reader/tp_model.h"
+#include "reader/trace_check.h"
+#include "reader/trace_read.h"
 
 /* Writes a unique path "<TMPDIR or /tmp>/ptw-<tag>-<pid>-<n>.pftrace"
  * into buf and returns buf. The file is not created. */

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pb.h"
+#include "lib/encode/pb.h"
 
 #define PTW_TB_MAX_DEPTH 16
 

@@ -1,0 +1,937 @@
+/* emit_fast.c - the emitter's fast paths for the bulk of a trace: plain
+ * B, E and instant events (no arguments, ids or flows) on a thread seen
+ * before, and counter samples on known tracks.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Each event these paths take is written with exactly the bytes the
+ * general path (emit.c ptw_em_thread_event, then emit_thread.c) would
+ * write; for anything else they return 0 before changing any state, and
+ * the caller takes the general path. The tests compare the two paths byte
+ * for byte (tests/test_emit_fast.c, fuzz/fuzz_emit_paths.c).
+ *
+ * The general path keeps, per thread, a queue of events not yet written,
+ * so that a later event of the same timestamp can still be put before
+ * them. The "short path" (ptw_em_short_core) handles the common case of
+ * that queue: it holds at most one event, older than the new one. It
+ * writes (releases) the queued event and queues the new one in its place.
+ * For an AppleTrace run (the "X form": B and E matched into complete
+ * slices), a B is queued open and pushed on the thread's stack of open
+ * slices, and an E pops it and is queued as a nameless end (its B was
+ * written already). In X form the short path also prepares the packet of
+ * the event it queues (ptw_em_prep_make), so that releasing it is a copy
+ * through the writer's framing (ptw_em_prep_write).
+ *
+ * Three ways in:
+ * 1. one event (ptw_emit_event -> ptw_em_short_path);
+ * 2. a counter sample (C with one numeric argument) whose process and
+ *    counter track exist, written at once (ptw_em_short_counter);
+ * 3. batches from the APLTRC01 reader (ptw_emit_simple_batch): many simple
+ *    events in one call, without a struct ptw_cv_event each. A batch is
+ *    cut into rounds of at most PTW_EM_ROUND events (ptw_em_round). A
+ *    round is checked in file order, as the short path would check each
+ *    event; counters, and threads that write on the shared sequence, are
+ *    written there and then; the events of each thread with a sequence of
+ *    its own are linked into a chain, one per thread. Each chain then goes
+ *    to the "lane" (ptw_em_lane): a loop for one thread's X-form events
+ *    that keeps the writer's state in locals, writes prepared packet bytes
+ *    and hands any event it does not take back to the short path.
+ *
+ * Batches keep each sequence's packets in order, but sequences interleave
+ * differently than on the general path (and a checkpoint's clock
+ * snapshot, taken from the latest time of any sequence, may read another
+ * value); trace_processor orders events by timestamp, so it imports the
+ * same, and the tests compare batch output event by event, sequence by
+ * sequence. The lane's shortcuts hold while the emitter's epoch has not
+ * moved (emit_internal.h: a general-path call, a flush or an input change
+ * moves it). */
+#include <string.h>
+
+#include "emit_internal.h"
+
+#define PTW_EM_FAST_FLAGS (PTW_CV_HAS_PID | PTW_CV_HAS_TID | PTW_CV_HAS_TS)
+
+/* The stable string of a reader number, if cached (else NULL). */
+static inline const char *ptw_em_fast_sym(const struct ptw_emit *em,
+					  uint64_t sym)
+{
+	const struct ptw_em_sym_slot *sl =
+		&em->sym_cache[ptw_em_sym_index(sym)];
+	return sym && sl->sym == sym ? sl->s : NULL;
+}
+
+/* The stable name and category a Chrome event is queued with (as
+ * ptw_em_thread_event and ptw_em_queue choose them); 0 if they cannot be
+ * stored (then the general path packs them). */
+static int ptw_em_fast_chrome_names(struct ptw_emit *em,
+				    const struct ptw_cv_event *ev,
+				    const char **sname, const char **scat)
+{
+	const char *nm = ev->name.p ? ev->name.p : "";
+	size_t nn = ev->name.p ? ev->name.n : 0;
+	if (ev->ph != 'E' && !nn) {
+		nm = PTW_EM_NO_NAME; /* shown as trace_processor shows it */
+		nn = sizeof(PTW_EM_NO_NAME) - 1;
+	}
+	*sname = ptw_em_strs_get(&em->strs, nm, nn);
+	*scat = NULL;
+	if (*sname && ev->cat.p && ev->cat.n)
+		*scat = ptw_em_strs_get(&em->strs, ev->cat.p, ev->cat.n);
+	return *sname && (!ev->cat.p || !ev->cat.n || *scat);
+}
+
+/* The X-form lane keeps, per thread, the iids of the names its events
+ * used (th->lane_slot: sym << 8 | iid, for iids below 128) and of the
+ * category (lane_ci, for lane_scat), valid for the sequence's cp_gen
+ * lane_gen, and the fixed parts of its packets. Forgets the iids when the
+ * generation or the category changes. */
+static inline void ptw_em_lane_sync(struct ptw_em_thread *th,
+				    const struct ptw_seq *s, const char *scat,
+				    uint64_t ci)
+{
+	if (th->lane_gen == s->cp_gen && th->lane_scat == scat &&
+	    th->lane_ci == ci && th->lane_pre_len)
+		return;
+	memset(th->lane_slot, 0, sizeof(th->lane_slot));
+	th->lane_gen = s->cp_gen;
+	th->lane_scat = scat;
+	th->lane_ci = (uint8_t)ci;
+	unsigned blen;
+	(void)ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN, ci, 1, &blen);
+	th->lane_blen = (uint8_t)blen;
+	th->lane_pre_len = 0;
+	if (s->hdr_len + 2u > sizeof(th->lane_pre[0]))
+		return; /* (a header that long: no lane) */
+	memset(th->lane_pre, 0, sizeof(th->lane_pre));
+	for (int x = 0; x < 2; x++) {
+		/* the header and the TrackEvent's tag (s->hdr), its length */
+		uint8_t *q = th->lane_pre[x];
+		memcpy(q, s->hdr, s->hdr_len + 1u);
+		q[s->hdr_len + 1] = (uint8_t)(x ? 2 : blen);
+	}
+	th->lane_pre_len = (uint8_t)(s->hdr_len + 2);
+}
+
+/* Prepares the packet of X-form item 'it' (phase 'ph', name number
+ * 'sym'), just queued by the short path on a thread with a sequence of
+ * its own: the TrackEvent body with the iids its names have now. Without
+ * them (a name not yet interned in this generation) nothing is
+ * prepared, and the item is released as any other. Also opens the
+ * thread's lane (ptw_em_lane) for this epoch. */
+static inline __attribute__((always_inline)) void
+ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
+		 const struct ptw_em_item *it, char ph, uint64_t sym)
+{
+	struct ptw_em_prep *pp = &th->prep;
+	pp->id = 0;
+	/* what ptw_em_write_simple requires of the thread, fixed until
+	 * the epoch changes */
+	if (!th->own_seq || !th->uuid)
+		return;
+	struct ptw_seq *s = th->seq;
+	uint64_t ci = 0, ni = 0;
+	int type = PTW_TE_TYPE_SLICE_END;
+	pp->depth_d = -1;
+	if (ph != 'E') {
+		if (!ptw_seq_iids(s, it->scat, it->sname, &ci, &ni) || !ni)
+			return;
+		type = ph == 'B' ? PTW_TE_TYPE_SLICE_BEGIN : PTW_TE_TYPE_INSTANT;
+		pp->depth_d = ph == 'B';
+		if (ni < 128 && ci < 128 && sym && sym < (1ull << 56)) {
+			ptw_em_lane_sync(th, s, it->scat, ci);
+			struct ptw_em_lane_slot *sl =
+				&th->lane_slot[sym & (PTW_EM_LANE_SLOTS - 1)];
+			sl->key = sym << 8 | ni;
+			sl->sname = it->sname;
+			unsigned blen;
+			sl->body = ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN,
+						      ci, ni, &blen);
+		}
+	}
+	pp->body_len = (uint8_t)ptw_seq_body_prepare(pp->body, type, ci, ni);
+	pp->id = it->id;
+	th->lane_epoch = em->epoch;
+}
+
+/* 1 if the queued item 'q' can be released through its prepared packet
+ * now, as ptw_em_write_simple would write it. Changes nothing. */
+static inline __attribute__((always_inline)) int
+ptw_em_prep_ok(const struct ptw_emit *em, const struct ptw_em_thread *th,
+	       const struct ptw_em_item *q)
+{
+	const struct ptw_em_prep *pp = &th->prep;
+	const struct ptw_seq *s = th->seq;
+	if (pp->id != q->id || th->lane_epoch != em->epoch ||
+	    !ptw_seq_fast_ready(s))
+		return 0;
+	/* room to push the model (any kind: ptw_em_prep_write's store is
+	 * unconditional) */
+	size_t mn = th->model_n;
+	if (__builtin_expect(mn == th->model_cap, 0))
+		return 0;
+	/* An end must close an open slice. Tested without a branch on the
+	 * item's kind: the kinds come in random order, and such a branch
+	 * mispredicts. */
+	const struct ptw_track *tr = &s->w->tracks.v[th->uuid - 1];
+	unsigned end_bad = (tr->depth == 0) | (mn == 0);
+	return !__builtin_expect((pp->depth_d < 0) & end_bad, 0);
+}
+
+/* Writes the queued item 'q' through its prepared packet (after
+ * ptw_em_prep_ok): the packet, the track's depth, the model and the
+ * counts, as ptw_em_write_simple. Returns the writer's code. */
+static inline __attribute__((always_inline)) int
+ptw_em_prep_write(struct ptw_emit *em, struct ptw_em_thread *th,
+		  const struct ptw_em_item *q)
+{
+	const struct ptw_em_prep *pp = &th->prep;
+	struct ptw_seq *s = th->seq;
+	int d = pp->depth_d;
+	size_t mn = th->model_n;
+	int r = ptw_seq_write_body(s, (uint64_t)q->ts, pp->body, pp->body_len);
+	s->w->tracks.v[th->uuid - 1].depth += (uint32_t)d;
+	struct ptw_em_open *o = &th->model[mn]; /* a begin's, else unused */
+	o->name_h = o->cat_h = 0;
+	th->model_n = mn + (size_t)d;
+	if (__builtin_expect(r != 0, 0))
+		th->model_n -= d > 0; /* as ptw_em_write_simple: no push */
+	ptw_em_fl_note(th, q->ts, d < 0); /* where v1 flows bind */
+	return r;
+}
+
+/* The short path once the event's fields are known: 'ph' is B, E or a
+ * thread-scoped instant, with pid, tid, a timestamp and no arguments,
+ * ids or flows; ts_ns >= 0. 'xform' is em->mode == PTW_EMIT_XFORM; 'ev'
+ * gives a Chrome event's names (unused in X form, where names are found
+ * by their numbers). 'batch': the caller counts the events it took in
+ * events_in and short_path. Returns 1 with *rc set (0 or an error) if it
+ * took the event, else 0 having changed nothing. */
+static inline __attribute__((always_inline)) int
+ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
+		  uint32_t pid, uint32_t raw_tid, int64_t ts_ns, size_t name_n,
+		  uint64_t name_sym, size_t cat_n, uint64_t cat_sym,
+		  const struct ptw_cv_event *ev, int *rc, struct ptw_error *err)
+{
+	if (ts_ns > em->ts_in_max)
+		return 0;
+	int64_t ts = ts_ns + em->shift_ns;
+	/* tid 0 is the pid's main thread (X form: with a LIFO stack of its
+	 * own) */
+	int raw_tid0 = raw_tid == 0 && pid != 0;
+	uint32_t tid = raw_tid ? raw_tid : pid;
+	struct ptw_em_thread *th = em->th_cache[ptw_em_th_slot(tid)];
+	if (ts < 0 || !th || th->pid != pid || th->tid != tid ||
+	    (th->has_last && ts <= th->last_ts) || th->cap == 0)
+		return 0;
+	size_t queued = th->n - th->head;
+	if (queued > 1 || (queued == 1 && th->q[th->head].ts >= ts))
+		return 0;
+	const char *sname = ptw_em_empty, *scat = NULL;
+	struct ptw_em_lifo *l = &th->lifo[raw_tid0];
+	if (!xform) {
+		if (!ptw_em_fast_chrome_names(em, ev, &sname, &scat))
+			return 0;
+	} else if (ph != 'E') {
+		if (!name_n || !(sname = ptw_em_fast_sym(em, name_sym)) ||
+		    (cat_n && !(scat = ptw_em_fast_sym(em, cat_sym))))
+			return 0;
+		if (ph == 'B' && l->n == l->cap && ptw_em_lifo_grow(l) != 0) {
+			*rc = ptw_em_nomem(err); /* taken, and failed */
+			return 1;
+		}
+	}
+
+	/* From here on the event is ours. */
+	if (!batch) {
+		em->st.events_in++;
+		em->st.short_path++;
+	}
+	em->st.by_phase[(unsigned char)ph]++;
+	th->last_ts = ts;
+	th->has_last = 1;
+	if (queued) {
+		const struct ptw_em_item *q = &th->q[th->head];
+		if (ptw_em_prep_ok(em, th, q)) {
+			*rc = ptw_em_prep_write(em, th, q);
+			em->st.open_slices += th->prep.depth_d > 0;
+			em->st.instants += th->prep.depth_d == 0;
+			*rc = *rc ? ptw_em_writer_fail(em, *rc, err) : 0;
+		} else if (ptw_em_write_simple(em, th, q, rc))
+			*rc = *rc ? ptw_em_writer_fail(em, *rc, err) : 0;
+		else
+			*rc = ptw_em_write_item(em, th, q, err);
+		if (*rc)
+			return 1;
+	}
+	th->head = th->n = 0;
+	th->arena.len = 0;
+	th->compact_at = 0;
+	uint64_t seq = ++em->next_seq;
+	*rc = 0;
+	if (xform && ph == 'E' && !l->n) {
+		em->st.dropped++; /* unmatched E */
+		return 1;
+	}
+	/* every field set (no memset: see ptw_em_fast_write) */
+	struct ptw_em_item *it = &th->q[0];
+	it->ts = ts;
+	it->sname = sname;
+	it->scat = scat;
+	it->dur = 0;
+	it->seq = seq;
+	it->id = ++em->next_item;
+	it->flow_id = 0;
+	it->data = it->data_len = 0;
+	it->state = 0;
+	it->flow_ph = it->raw_end = it->e_late = it->cls = it->is_x = 0;
+	it->stable = 1;
+	if (ph == 'B') {
+		it->kind = PTW_EM_BEGIN;
+		if (xform) {
+			it->state = PTW_EM_UNRESOLVED;
+			l->b[l->n].id = it->id;
+			l->b[l->n++].ts = ts;
+		} else {
+			it->state = PTW_EM_RAW;
+		}
+	} else if (ph == 'E') {
+		it->kind = PTW_EM_END;
+		if (xform) {
+			/* Its B is not queued (older ts, released): a
+			 * nameless end. */
+			l->n--;
+		} else {
+			/* matched by name and category when written */
+			it->raw_end = 1;
+			it->e_late = !em->seen_x;
+		}
+	} else {
+		it->kind = PTW_EM_INSTANT;
+	}
+	th->n = 1;
+	if (xform)
+		ptw_em_prep_make(em, th, it, ph, name_sym);
+	if (em->st.max_queue < 1)
+		em->st.max_queue = 1;
+	return 1;
+}
+
+/* The lane builds packet bytes in little-endian words. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define PTW_EM_LANE_HOST 1
+#else
+#define PTW_EM_LANE_HOST 0
+#endif
+
+/* What stays fixed during one batch, and the counts the lane keeps
+ * locally until the batch ends (ptw_em_lane_tally). */
+struct ptw_em_lane_ctx {
+	int64_t shift_ns, ts_in_max;
+	const char *scat;   /* the batch's stable category (NULL: none) */
+	size_t cat_n;       /* the batch's category, as the reader gave it */
+	uint64_t cat_sym;
+	uint32_t pid;
+	int tid0_own;       /* pid != 0: raw tid 0 has a LIFO stack of its own */
+	uint64_t by_b, by_e, by_i, open_slices, instants, dropped, lane;
+};
+
+/* Writes a lane packet at p (room reserved) with the one packet encoder
+ * (ptw_pkt_put, seq_fast.h): at ts (*base the sequence's delta base), the
+ * fixed part 'pre' (pre_len bytes, 16 readable: the sequence header, the
+ * TrackEvent tag and length) and the body word (blen bytes). Returns its
+ * end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
+		size_t pre_len, uint64_t body, size_t blen)
+{
+	uint8_t *q = ptw_pkt_put(p, (uint64_t)ts, base, pre, pre_len, 16, 0);
+	memcpy(q, &body, sizeof(body));
+	return ptw_pkt_end(p, q + blen);
+}
+
+/* An event kind as the lane writes it (ptw_em_lane_as): 0 a begin, 1
+ * an instant, 2 an end, by ph & 31 ('B' 2, 'i' 9, 'E' 5; a batch's C
+ * never reaches the lane). */
+static const uint8_t ptw_em_lane_kind_of[32] = {[2] = 0, [9] = 1, [5] = 2};
+struct ptw_em_lane_kind {
+	uint64_t keep, flip; /* body: (the slot's & keep) ^ flip */
+	uint64_t key_mask;   /* the slot's key must match the name's */
+	const uint8_t *pre;  /* the packet's fixed part */
+	size_t blen;         /* the body's length */
+	uint64_t be;         /* counts: begins (low half), ends (high) */
+	int d;               /* depth change */
+	int is_e;
+	uint64_t pad;        /* (64 bytes: the index is a shift) */
+};
+
+/* The X-form lane: the short path again, for a chain of batch events (B, E
+ * or i) on one thread whose last event the short path took in this epoch
+ * (lane_epoch), whose queued item, if any, is prepared, and whose names'
+ * iids are in the thread's lane slots (a slot exists only for a name the
+ * short core found non-empty and stable: within an input a number always
+ * stands for the same text). It releases the queued item first; then it
+ * writes each event of the chain but the last at once (the next one, in
+ * the chain, has a later timestamp: it would release it unchanged), and
+ * queues the chain's last with its prepared packet. The sequence's delta
+ * base, the writer's counts, the track's depth, the model and the stacks
+ * are kept in locals and stored once, when the lane stops; bodies are
+ * chosen by kind without a branch (kinds come in random order). It does
+ * what ptw_em_short_core does for each event, and stops, having changed
+ * nothing for it, at the first event it cannot take that way (a name
+ * without a slot, an end whose slice is not open, or the
+ * bounds of the call: a checkpoint or a flush due): the caller gives that
+ * one to the short core.
+ *
+ * What it relies on, from lane_epoch == em->epoch: since the short core
+ * last queued an item on th in this epoch, only the short core and the
+ * lane touched th (a general-path call, flush or input change moves the
+ * epoch); so th->head is 0, the arena and compaction mark are reset, the
+ * sequence (the thread's own: nothing else writes on it) has not been
+ * checkpointed between an item's preparation and its release (fast_left
+ * covers the release itself), and q[0] holds an item whose constant
+ * fields (no payload or duration, stable names) the short core or
+ * the lane set: only the varying ones are written.
+ *
+ * 'ev' and 'nxt' give the chain: event *jp first, each next one at nxt[j],
+ * n_run of them; the caller checked every event as ptw_em_short_core
+ * would (the thread, a later timestamp than the one before, a known
+ * name). Returns how many it took (*jp then indexes the first one not
+ * taken; 0 may still have released the queued item), with *rc set (0 or
+ * an error). 'mixed': th is the pid's own thread, which takes raw tid 0
+ * events on a second stack. */
+static inline __attribute__((always_inline)) unsigned
+ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+	       struct ptw_em_thread *th, const struct ptw_cv_simple *ev,
+	       const uint16_t *nxt, unsigned *jp, unsigned n_run, int *rc,
+	       int mixed, struct ptw_error *err)
+{
+	struct ptw_seq *s = th->seq;
+	struct ptw_writer *w = s->w;
+	struct ptw_em_item *q = &th->q[0];
+	struct ptw_em_prep *pp = &th->prep;
+	*rc = 0;
+	if (!PTW_EM_LANE_HOST || th->lane_epoch != em->epoch ||
+	    th->lane_gen != s->cp_gen || th->lane_scat != c->scat ||
+	    !th->lane_pre_len || !ptw_seq_fast_ready(s) ||
+	    (th->n && pp->id != q->id))
+		return 0;
+
+	/* Bounds for the whole call, so that the loop checks none: one
+	 * packet (of at most PTW_EV_FAST_MAX bytes) for the queued item and
+	 * at most one per event; none is due once the buffer reaches
+	 * flush_at or its room runs short, nor after fast_left. Each event
+	 * pushes at most one stack entry (the stacks get room first). */
+	struct ptw_em_lifo *lifo = th->lifo;
+	unsigned held = th->n != 0, n = n_run;
+	size_t len = w->pend.len, rel = s->fast_left;
+	size_t lim = w->pend.cap - PTW_EV_FAST_MAX; /* fast_ready: no wrap */
+	if (w->flush_at < lim)
+		lim = w->flush_at;
+	size_t fit = len < lim ? (lim - 1 - len) / PTW_EV_FAST_MAX + 1 : 0;
+	if (fit < rel)
+		rel = fit;
+	if (rel <= held)
+		return 0;
+	if (n > rel - held)
+		n = (unsigned)(rel - held);
+	for (int t = 0; t <= mixed; t++) { /* the stacks it may push on */
+		struct ptw_em_lifo *l = &lifo[t];
+		while (l->cap - l->n < n && ptw_em_lifo_grow(l) == 0)
+			;
+		if (l->cap - l->n < n)
+			n = (unsigned)(l->cap - l->n);
+	}
+	if (!n)
+		return 0;
+
+	/* The model's top entries (at most n + 1 count), and the track's
+	 * depth, bound the ends that may be written (as ptw_em_prep_ok: an
+	 * end closes an open slice): e_room. Each begin written adds one
+	 * (the lane's model entries are plain), each end takes one. */
+	struct ptw_track *tr = &w->tracks.v[th->uuid - 1];
+	size_t mn0 = th->model_n;
+	size_t e_room = mn0 < (size_t)n + 1 ? mn0 : (size_t)n + 1;
+	if (e_room > tr->depth)
+		e_room = tr->depth;
+	/* e_room moves with the model's level: none is left at e_floor */
+	size_t mn = mn0, e_floor = mn0 - e_room;
+	/* Room in the model for every entry the lane may write (one per
+	 * packet, below), so that it checks none. Without it the short
+	 * core takes the event (and reports the lack of memory). */
+	if (mn0 + n + 1 > th->model_cap &&
+	    ptw_em_model_reserve(th, mn0 + n + 1) != 0)
+		return 0;
+	struct ptw_em_open *model = th->model;
+
+	/* Locals: stores into the packet bytes could alias the fields. */
+	uint64_t base = s->base;
+	uint8_t pre[2][16];
+	memcpy(pre, th->lane_pre, sizeof(pre));
+	size_t pre_len = th->lane_pre_len, blen_bi = th->lane_blen;
+	const struct ptw_em_lane_slot *slots = th->lane_slot;
+	int64_t shift = c->shift_ns;
+	size_t ln[2] = {lifo[0].n, lifo[1].n};
+	struct ptw_em_open_b *lb[2] = {lifo[0].b, lifo[1].b};
+	uint64_t nid = em->next_item, dropped = 0;
+	uint64_t n_be = 0; /* begins (low half) and ends (high): one add */
+	int h_d0 = 2; /* kind (depth change) of the queued item: none */
+	uint8_t *p = w->pend.data + len, *last = NULL;
+
+	/* the queued item, through its prepared packet */
+	if (held) {
+		int d = pp->depth_d;
+		if (__builtin_expect((d < 0) & (mn == e_floor), 0))
+			return 0;
+		last = p;
+		p = ptw_put_body_packet(p, (uint64_t)q->ts, &base, s->hdr,
+					s->hdr_len, pp->body, pp->body_len);
+		model[mn].name_h = model[mn].cat_h = 0; /* (a begin's) */
+		mn += (size_t)d;
+		h_d0 = d;
+		th->n = 0;
+	}
+
+	/* Each event but the chain's last is written at once: the next one
+	 * (in this chain) has a later timestamp, so it would release it
+	 * unchanged. The chain's last is queued, its packet prepared. */
+	int h_d = 0;
+	uint64_t h_body = 0;
+	const char *h_sname = NULL;
+	int64_t ts = th->last_ts;
+	unsigned j = *jp, k;
+	/* What the loop needs of an event's kind, looked up rather than
+	 * compared (kinds come in random order: a branch on them would
+	 * mispredict). A begin's or an instant's body has its name's iid
+	 * from the lane slot (an instant's type differs from a begin's in
+	 * one bit: 3 vs 1); an end's is fixed, and its name unchecked. */
+	_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) == 2,
+		       "a begin's and an instant's type differ in bit 1");
+	const struct ptw_em_lane_kind kinds[3] = {
+		{.keep = ~0ull, .key_mask = ~0ull, .pre = pre[0],
+		 .blen = blen_bi, .be = 1, .d = 1},
+		{.keep = ~0ull, .flip = 1u << 9, .key_mask = ~0ull,
+		 .pre = pre[0], .blen = blen_bi},
+		{.flip = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
+			 (uint64_t)PTW_TE_TYPE_SLICE_END << 8,
+		 .pre = pre[1], .blen = 2, .be = 1ull << 32, .d = -1,
+		 .is_e = 1}};
+	for (k = 0; k < n; k++, j = nxt[j]) {
+		const struct ptw_cv_simple *e = &ev[j];
+		const struct ptw_em_lane_kind *kd =
+			&kinds[ptw_em_lane_kind_of[e->ph & 31]];
+		/* raw tid 0 has a stack of its own on the pid's thread */
+		unsigned t = mixed ? e->tid == 0 : 0;
+		int d = kd->d;
+		uint64_t sym = e->name_sym;
+		const struct ptw_em_lane_slot *sl =
+			&slots[sym & (PTW_EM_LANE_SLOTS - 1)];
+		size_t lt = ln[t];
+		/* (sym is not 0: an empty slot does not match) */
+		int key_bad = (((sl->key >> 8) ^ sym) & kd->key_mask) != 0;
+		/* an end with no B on its stack, or none open in the model */
+		int e_odd = kd->is_e & ((lt == 0) | (mn == e_floor));
+		if (__builtin_expect(key_bad | e_odd, 0)) {
+			if (key_bad | (lt != 0))
+				break; /* (for the short core) */
+			/* From here on the event is ours. */
+			ts = e->ts_ns + shift;
+			n_be += kd->be;
+			dropped++; /* unmatched E */
+			continue;
+		}
+		uint64_t body = (sl->body & kd->keep) ^ kd->flip;
+
+		/* From here on the event is ours. */
+		ts = e->ts_ns + shift;
+		n_be += kd->be;
+		uint64_t id = ++nid;
+		struct ptw_em_open_b *ob = &lb[t][lt]; /* a begin's */
+		ob->id = id;
+		ob->ts = ts;
+		ln[t] = lt + (size_t)d; /* its B was released: a nameless end */
+		if (__builtin_expect(k + 1 == n_run, 0)) {
+			h_d = d;
+			h_body = body;
+			h_sname = kd->is_e ? ptw_em_empty : sl->sname;
+			th->n = 1;
+			continue; /* (the loop ends: k + 1 == n_run >= n) */
+		}
+		last = p;
+		p = ptw_em_lane_put(p, ts, &base, kd->pre, pre_len, body,
+				    kd->blen);
+		/* plain; an end's or an instant's store is above the top */
+		model[mn].name_h = model[mn].cat_h = 0;
+		mn += (size_t)d;
+	}
+	if (!k && !held)
+		return 0;
+
+	th->model_n = mn;
+	/* (the lane keeps no state for v1 flows: ptw_em_flow_ts; what it
+	 * wrote is at most at the last ts it took) */
+	th->fl_unknown = 1;
+	th->fl_max = ts > th->fl_max ? ts : th->fl_max;
+	tr->depth += (uint32_t)(mn - mn0); /* as the model, in X form */
+
+	/* the counts: the held items written are the queued one and the
+	 * taken ones but the one still queued */
+	uint64_t n_b = (uint32_t)n_be, n_e = n_be >> 32;
+	uint64_t n_i = k - n_b - n_e, held_b = th->n && h_d > 0,
+		 held_i = th->n && h_d == 0;
+	c->lane += k;
+	c->by_b += n_b;
+	c->by_e += n_e;
+	c->by_i += n_i;
+	c->dropped += dropped;
+	c->open_slices += n_b + (h_d0 == 1) - held_b;
+	c->instants += n_i + (h_d0 == 0) - held_i;
+	*jp = j;
+	if (k)
+		th->last_ts = ts;
+	em->next_item = nid;
+	em->next_seq += k;
+	lifo[0].n = ln[0];
+	lifo[1].n = ln[1];
+	s->base = base;
+	if (th->n && k) {
+		/* the chain's last event, queued (the constant fields are
+		 * set: see above) */
+		q->ts = ts;
+		q->sname = h_sname;
+		q->scat = h_d < 0 ? NULL : c->scat;
+		q->seq = em->next_seq;
+		q->id = nid;
+		q->state = 0; /* PTW_EM_UNRESOLVED for a begin */
+		q->kind = h_d > 0 ? PTW_EM_BEGIN
+			: h_d < 0 ? PTW_EM_END : PTW_EM_INSTANT;
+		memcpy(pp->body, &h_body, sizeof(h_body));
+		pp->body_len = (uint8_t)(h_d < 0 ? 2 : blen_bi);
+		pp->depth_d = (int8_t)h_d;
+		pp->id = nid;
+	}
+	/* packets: the queued item's, and one per item taken but the one
+	 * queued now */
+	uint32_t written = (uint32_t)((h_d0 != 2) + (k - dropped) -
+				      (uint64_t)(th->n && k));
+	if (written) {
+		int r = ptw_seq_fast_commit(s, p, (size_t)(last - w->pend.data),
+					    written);
+		if (r)
+			*rc = ptw_em_writer_fail(em, r, err);
+	}
+	return k;
+}
+
+static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+			    struct ptw_em_thread *th,
+			    const struct ptw_cv_simple *ev, const uint16_t *nxt,
+			    unsigned *jp, unsigned n_run, int *rc,
+			    struct ptw_error *err)
+{
+	/* Only the pid's own thread (tid == pid) takes events written with
+	 * raw tid 0, and has two stacks. */
+	if (c->tid0_own && th->tid == c->pid)
+		return ptw_em_lane_as(em, c, th, ev, nxt, jp, n_run, rc, 1,
+				      err);
+	return ptw_em_lane_as(em, c, th, ev, nxt, jp, n_run, rc, 0, err);
+}
+
+/* Adds the lane's counts to the statistics. */
+static void ptw_em_lane_tally(struct ptw_emit *em, struct ptw_em_lane_ctx *c)
+{
+	em->st.by_phase['B'] += c->by_b;
+	em->st.by_phase['E'] += c->by_e;
+	em->st.by_phase['i'] += c->by_i;
+	em->st.open_slices += c->open_slices;
+	em->st.instants += c->instants;
+	em->st.dropped += c->dropped;
+	em->st.lane += c->lane;
+}
+
+/* Takes the event if it fits the short path: returns 1 with *rc set (0 or
+ * an error), else 0 having changed nothing. */
+static inline int ptw_em_short_path(struct ptw_emit *em,
+				    const struct ptw_cv_event *ev, int *rc,
+				    struct ptw_error *err)
+{
+	/* em->fast_ok: no pid/tid remapping */
+	int instant = (ev->ph == 'i' || ev->ph == 'I') && ev->scope != 'g' &&
+		      ev->scope != 'p';
+	if ((ev->ph != 'B' && ev->ph != 'E' && !instant) ||
+	    ev->flags != PTW_EM_FAST_FLAGS || ev->n_args || ev->ts_ns < 0)
+		return 0;
+	return ptw_em_short_core(em, em->mode == PTW_EMIT_XFORM, 0, ev->ph,
+				 ev->pid, ev->tid, ev->ts_ns, ev->name.n,
+				 ev->name_sym, ev->cat.n, ev->cat_sym, ev, rc,
+				 err);
+}
+
+/* 1 if key[0, key_n) is the last counter arg key (em->ctr_key), the one
+ * the counter short path knows tracks for. */
+static inline int ptw_em_ctr_key_is(const struct ptw_emit *em, const char *key,
+				    size_t key_n)
+{
+	return em->ctr_key && key_n == em->ctr_key_n &&
+	       memcmp(key, em->ctr_key, key_n) == 0;
+}
+
+/* A counter sample (C with one numeric argument whose key is em->ctr_key:
+ * key_ok, see ptw_em_ctr_key_is) on a process whose track is written and
+ * whose counter track for this name and key is cached (as ptw_em_counter
+ * finds it): written straight away. 'batch' as for ptw_em_short_core.
+ * Returns 1 with *rc set if it took the event, else 0 having changed
+ * nothing. */
+static inline __attribute__((always_inline)) int
+ptw_em_short_counter_core(struct ptw_emit *em, int batch, uint32_t pid,
+			  uint32_t tid, int64_t ts_ns, int has_name,
+			  uint64_t name_sym, int key_ok, int is_int, int64_t iv,
+			  double dv, int *rc, struct ptw_error *err)
+{
+	if (!key_ok || ts_ns < 0 || ts_ns > em->ts_in_max || !em->last_proc ||
+	    em->last_pid != pid)
+		return 0;
+	/* Its thread must exist already (a thread row, see
+	 * ptw_em_touch_thread): else the general path makes it. */
+	tid = tid ? tid : pid;
+	const struct ptw_em_thread *th = em->th_cache[ptw_em_th_slot(tid)];
+	if (!th || th->pid != pid || th->tid != tid)
+		return 0;
+	int64_t ts = ts_ns + em->shift_ns;
+	uint64_t parent = em->procs[em->last_proc - 1].uuid;
+	const char *sn = has_name ? ptw_em_fast_sym(em, name_sym) : NULL;
+	if (ts < 0 || !parent || !sn)
+		return 0;
+	const struct ptw_em_ctr_slot *cs =
+		ptw_em_ctr_slot(em->ctr_cache, parent, sn, em->ctr_key);
+	if (cs->parent != parent || cs->name != sn || cs->key != em->ctr_key)
+		return 0;
+	if (!batch) {
+		em->st.events_in++;
+		em->st.short_path++;
+	}
+	em->st.by_phase['C']++;
+	*rc = ptw_em_counter_sample(em, cs->track, ts, is_int, iv, dv, err);
+	return 1;
+}
+
+/* The same for a struct ptw_cv_event. */
+static inline int ptw_em_short_counter(struct ptw_emit *em,
+				       const struct ptw_cv_event *ev, int *rc,
+				       struct ptw_error *err)
+{
+	const struct ptw_cv_arg *a = ev->args;
+	if (ev->flags != PTW_EM_FAST_FLAGS || ev->n_args != 1 ||
+	    (a->type != PTW_CV_VAL_INT && a->type != PTW_CV_VAL_DOUBLE))
+		return 0;
+	return ptw_em_short_counter_core(
+		em, 0, ev->pid, ev->tid, ev->ts_ns, ev->name.p != NULL,
+		ev->name_sym,
+		ptw_em_ctr_key_is(em, a->key.p ? a->key.p : "",
+				  a->key.p ? a->key.n : 0),
+		a->type == PTW_CV_VAL_INT, a->i, a->d, rc, err);
+}
+
+/* A batch is taken in rounds of at most PTW_EM_ROUND events: first in
+ * file order (ptw_emit_simple_batch), then thread by thread. */
+#define PTW_EM_ROUND 1024u
+_Static_assert(PTW_EM_ROUND <= 65536u, "chain indexes are 16-bit");
+
+/* One thread's events in a round: indexes linked through nxt[]. */
+struct ptw_em_chain {
+	struct ptw_em_thread *th;
+	int64_t last;        /* the latest timestamp of the chain */
+	uint16_t *tail;      /* where the next index goes */
+	uint32_t tid;        /* one of another slot: no chain here yet */
+	uint16_t head, n;
+};
+_Static_assert(sizeof(struct ptw_em_chain) == 32 || sizeof(void *) != 8,
+	       "a chain's index is a shift");
+
+/* Gives a chain's events to the lane, and each one it leaves to the short
+ * core, in order. 0 or an error. */
+static int ptw_em_chain_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+			     const struct ptw_em_chain *r,
+			     const struct ptw_cv_simple *ev, const uint16_t *nxt,
+			     struct ptw_error *err)
+{
+	struct ptw_em_thread *th = r->th;
+	unsigned j = r->head, n = r->n;
+	int rc = 0;
+	while (n) {
+		unsigned k = ptw_em_lane(em, c, th, ev, nxt, &j, n, &rc, err);
+		n -= k;
+		if (rc || !n)
+			break;
+		const struct ptw_cv_simple *e = &ev[j];
+		if (!ptw_em_short_core(em, 1, 1, e->ph, c->pid, e->tid,
+				       e->ts_ns, e->name_n, e->name_sym,
+				       c->cat_n, c->cat_sym, NULL, &rc, err))
+			return ptw_error_set(err, PTW_ERR_STATE, 0,
+					     "emit: internal error: a batch "
+					     "event checked for the short path "
+					     "was refused by it");
+		n--;
+		j = nxt[j];
+		if (rc)
+			break;
+	}
+	return rc;
+}
+
+/* One round: events [0, n) of 'ev'. In file order, counter samples are
+ * written at once, and the events of threads without a sequence of their
+ * own go to the short core (both write on the shared sequence, whose
+ * order must stay the file's); the events of threads with a sequence of
+ * their own are checked as the short core would check them and gathered
+ * into chains, one per thread. Then each chain is taken, thread after thread:
+ * a sequence's packets keep their order, and trace_processor orders the
+ * sequences' events by timestamp whatever their order in the file. Stops
+ * at the first event that fits none of this; *taken gets how many came
+ * before it. 0 or an error. */
+static inline __attribute__((always_inline)) int
+ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+		const struct ptw_cv_simple *ev, unsigned n, int key_ok,
+		unsigned *taken, int plain_ts, struct ptw_error *err)
+{
+	struct ptw_em_chain chains[64];
+	uint8_t order[64];
+	uint16_t nxt[PTW_EM_ROUND];
+	unsigned n_runs = 0, i;
+	for (i = 0; i < 64; i++)
+		chains[i].tid = i ^ 1; /* its slot is i ^ 1 (were it i, the
+				      * round would stop: slower, not wrong) */
+	int no_cat = c->cat_n && !c->scat;
+	/* locals: the stores into chains[] could alias *c */
+	uint32_t pid = c->pid;
+	int64_t shift = plain_ts ? 0 : c->shift_ns, in_max = c->ts_in_max;
+	int rc = 0;
+	for (i = 0; i < n; i++) {
+		const struct ptw_cv_simple *e = &ev[i];
+		int took;
+		if (e->ph == 'C') {
+			int64_t iv;
+			int is_int = ptw_cv_double_is_int(e->d, &iv);
+			took = ptw_em_short_counter_core(
+				em, 1, c->pid, e->tid, e->ts_ns, 1, e->name_sym,
+				key_ok, is_int, iv, e->d, &rc, err);
+			goto inline_done;
+		}
+		uint32_t tid = e->tid ? e->tid : pid;
+		size_t slot = ptw_em_th_slot(tid);
+		struct ptw_em_chain *r = &chains[slot];
+		if (__builtin_expect(r->tid != tid, 0)) {
+			if (ptw_em_th_slot(r->tid) == slot)
+				break; /* another thread in this slot */
+			struct ptw_em_thread *th = em->th_cache[slot];
+			if (!th || th->pid != c->pid || th->tid != tid)
+				break;
+			if (!th->own_seq || !th->uuid) {
+				/* the shared sequence: in file order */
+				took = ptw_em_short_core(
+					em, 1, 1, e->ph, c->pid, e->tid,
+					e->ts_ns, e->name_n, e->name_sym,
+					c->cat_n, c->cat_sym, NULL, &rc, err);
+				goto inline_done;
+			}
+			if (th->cap == 0 || th->n - th->head > 1)
+				break;
+			order[n_runs++] = (uint8_t)slot;
+			r->th = th;
+			r->tid = tid;
+			r->last = th->has_last ? th->last_ts : -1;
+			r->tail = &r->head;
+			r->n = 0;
+		}
+		/* what ptw_em_short_core checks (the queue holds at most
+		 * one item, older than r->last); with plain_ts, shifted
+		 * timestamps cannot leave [0, INT64_MAX] */
+		int64_t ts = e->ts_ns + shift;
+		const struct ptw_em_sym_slot *ss =
+			&em->sym_cache[ptw_em_sym_index(e->name_sym)];
+		/* (a batch's names are not empty, their numbers not 0) */
+		int no_name = (ss->sym != e->name_sym) | no_cat;
+		int bad_ts = plain_ts ? 0
+				      : (e->ts_ns > in_max) | (ts < 0);
+		if (bad_ts | (ts <= r->last) | ((e->ph != 'E') & no_name))
+			break;
+		r->last = ts;
+		r->n++;
+		*r->tail = (uint16_t)i;
+		r->tail = &nxt[i];
+		continue;
+	inline_done:
+		if (!took)
+			break;
+		if (rc) {
+			i++; /* taken, and failed */
+			break;
+		}
+	}
+	*taken = i;
+	for (unsigned k = 0; k < n_runs && !rc; k++)
+		rc = ptw_em_chain_take(em, c, &chains[order[k]], ev, nxt, err);
+	return rc;
+}
+
+static int ptw_em_round(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+			const struct ptw_cv_simple *ev, unsigned n,
+			int key_ok, unsigned *taken, struct ptw_error *err)
+{
+	/* no shift (timestamps are >= 0): the common case, without the
+	 * range checks */
+	if (c->shift_ns == 0 && c->ts_in_max == INT64_MAX)
+		return ptw_em_round_as(em, c, ev, n, key_ok, taken, 1, err);
+	return ptw_em_round_as(em, c, ev, n, key_ok, taken, 0, err);
+}
+
+/* The emitter's front door lives here so that the short path is inlined
+ * into it; the general path is a call away (emit.c). */
+int ptw_emit_event(void *ctx, const struct ptw_cv_event *ev,
+		   struct ptw_error *err)
+{
+	struct ptw_emit *em = ctx;
+	if (__builtin_expect(!em || !ev || !em->in_input, 0))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "emit: event outside an input");
+	int rc;
+	if (em->fast_ok && (ev->ph == 'C' ? ptw_em_short_counter(em, ev, &rc, err)
+					  : ptw_em_short_path(em, ev, &rc, err)))
+		return rc;
+	return ptw_em_general_event(em, ev, err);
+}
+
+int ptw_emit_simple_batch(void *ctx, const struct ptw_cv_batch *b,
+			  size_t *taken, struct ptw_error *err)
+{
+	struct ptw_emit *em = ctx;
+	*taken = 0;
+	if (!em || !b || !em->in_input || !em->fast_ok ||
+	    em->mode != PTW_EMIT_XFORM)
+		return 0; /* each event then goes to ptw_emit_event */
+	size_t cat_n = b->cat.p ? b->cat.n : 0, i = 0;
+	const char *key = b->value_key.p ? b->value_key.p : "";
+	size_t key_n = b->value_key.p ? b->value_key.n : 0;
+	struct ptw_em_lane_ctx c = {
+		.shift_ns = em->shift_ns,
+		.ts_in_max = em->ts_in_max, .pid = b->pid,
+		.tid0_own = b->pid != 0, .cat_n = cat_n, .cat_sym = b->cat_sym,
+		.scat = cat_n ? ptw_em_fast_sym(em, b->cat_sym) : NULL};
+	/* the batch's one value key; no general path runs in a batch, so
+	 * em->ctr_key cannot change during it */
+	int key_ok = ptw_em_ctr_key_is(em, key, key_n);
+	int rc = 0;
+	while (i < b->n && !rc) {
+		size_t left = b->n - i;
+		unsigned n = left < PTW_EM_ROUND ? (unsigned)left : PTW_EM_ROUND;
+		unsigned k;
+		rc = ptw_em_round(em, &c, b->ev + i, n, key_ok, &k, err);
+		i += k;
+		if (k < n)
+			break;
+	}
+	ptw_em_lane_tally(em, &c);
+	*taken = i;
+	em->st.events_in += i;
+	em->st.short_path += i;
+	em->st.batched += i;
+	return rc;
+}

@@ -1,0 +1,614 @@
+/* tracer.c - tracing sessions: start, stop, flush, stats, categories,
+ * process name, fork handling. Producer slow paths are in tracer_thread.c,
+ * the drain loop in tracer_backend.c.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "tracer_internal.h"
+
+#include "ptw/version.h"
+#include "lib/util/grow.h"
+#include "lib/recorder/window.h"
+#include "lib/util/sized.h"
+#include "lib/writer/writer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the global state (the documented exception to "no globals") ------
+ * ptw_i_gate: the word every macro compares with its site's first (relaxed:
+ * it only gates). ptw_i_gen: the generation the out-of-line paths check
+ * (relaxed too: the data a producer then uses is published under
+ * ptw_tr_ctl.mu and re-checked there on the slow path). ptw_i_self: the
+ * calling thread's registered ring. ptw_tr_ctl: the control block behind
+ * ptw_start & co. */
+uint32_t ptw_i_gen = 0; /* __atomic builtins only */
+uint64_t ptw_i_gate = 0; /* __atomic builtins only (tracer.h) */
+_Thread_local struct ptw_i_thread *ptw_i_self
+	__attribute__((tls_model("initial-exec"))) = NULL;
+
+struct ptw_tr_ctl ptw_tr_ctl = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+	.done = PTHREAD_COND_INITIALIZER,
+};
+
+static pthread_once_t ptw_tr_once = PTHREAD_ONCE_INIT;
+static pthread_once_t ptw_tr_atexit_once = PTHREAD_ONCE_INIT;
+
+/* fork(): hold the mutex across the fork so the child gets it unlocked
+ * and consistent; in the child, forget the parent's session (its backend
+ * thread does not exist there; its writer and rings are abandoned, never
+ * touched) and disable the macros. */
+static void ptw_tr_atfork_prepare(void) { pthread_mutex_lock(&ptw_tr_ctl.mu); }
+static void ptw_tr_atfork_parent(void) { pthread_mutex_unlock(&ptw_tr_ctl.mu); }
+static void ptw_tr_atfork_child(void)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	c->tr = NULL;
+	c->stopping = 0;
+	ptw_tr_crash_atfork_child();
+	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
+	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
+	c->gate = 0;
+	__atomic_store_n(&ptw_i_gate, 0, __ATOMIC_SEQ_CST);
+	/* The forking thread's ring belonged to the parent's session: do
+	 * not touch it (the child re-registers on its next session). */
+	ptw_i_self = NULL;
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void ptw_tr_init(void)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_condattr_t a;
+	if (pthread_condattr_init(&a) == 0) {
+		if (pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0) {
+			pthread_cond_destroy(&c->wake);
+			pthread_cond_init(&c->wake, &a);
+		}
+		pthread_condattr_destroy(&a);
+	}
+	pthread_key_create(&c->key, ptw_tr_thread_key_destructor);
+	pthread_atfork(ptw_tr_atfork_prepare, ptw_tr_atfork_parent,
+		       ptw_tr_atfork_child);
+}
+
+void ptw_tr_ctl_init_once(void) { pthread_once(&ptw_tr_once, ptw_tr_init); }
+
+static void ptw_tr_register_atexit(void) { atexit(ptw_stop_atexit); }
+
+uint64_t ptw_i_now_slow(uint32_t g)
+{
+#if defined(__x86_64__)
+	if (g & PTW_I_GEN_TSC)
+		return __builtin_ia32_rdtsc();
+#endif
+	struct timespec ts;
+	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- categories -------------------------------------------------------- */
+
+int ptw_tr_category_enabled(const char *cat)
+{
+	if (!cat || !*cat)
+		return 1;
+	for (size_t i = 0; i < ptw_tr_ctl.n_disabled; i++)
+		if (strcmp(ptw_tr_ctl.disabled[i], cat) == 0)
+			return 0;
+	return 1;
+}
+
+/* Under mu. Returns 0 or PTW_ERR_NOMEM. */
+static int ptw_tr_disable_locked(const char *cat, size_t len)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	for (size_t i = 0; i < c->n_disabled; i++)
+		if (strlen(c->disabled[i]) == len &&
+		    memcmp(c->disabled[i], cat, len) == 0)
+			return 0;
+	char **nd = ptw_grow(c->disabled, &c->cap_disabled, c->n_disabled + 1,
+			     8, sizeof(*nd));
+	if (!nd)
+		return PTW_ERR_NOMEM;
+	c->disabled = nd;
+	char *s = malloc(len + 1);
+	if (!s)
+		return PTW_ERR_NOMEM;
+	memcpy(s, cat, len);
+	s[len] = '\0';
+	c->disabled[c->n_disabled++] = s;
+	return 0;
+}
+
+static void ptw_tr_enable_locked(const char *cat)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	for (size_t i = 0; i < c->n_disabled; i++) {
+		if (strcmp(c->disabled[i], cat) == 0) {
+			free(c->disabled[i]);
+			c->disabled[i] = c->disabled[--c->n_disabled];
+			return;
+		}
+	}
+}
+
+static void ptw_tr_clear_categories_locked(void)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	for (size_t i = 0; i < c->n_disabled; i++)
+		free(c->disabled[i]);
+	c->n_disabled = 0;
+}
+
+/* Under mu: a new generation, so every call site and thread re-validates
+ * on its next event. */
+static void ptw_tr_bump_gen_locked(uint32_t flags)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	c->gen = ((c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_STEP - 1)) | flags;
+	/* Release: a thread that sees the new generation on its slow path
+	 * re-reads everything under the mutex anyway; release keeps the
+	 * order visible to relaxed readers as early as possible. */
+	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_RELEASE);
+	/* A gate above every site's 'off' written so far, so that each site
+	 * reaches the out-of-line path again and re-checks its category. */
+	c->gate = (flags & PTW_I_GEN_ON) ? ++c->gate_seq : 0;
+	__atomic_store_n(&ptw_i_gate, c->gate, __ATOMIC_RELEASE);
+}
+
+int ptw_set_category_enabled(const char *category, int enabled)
+{
+	if (!category)
+		return PTW_ERR_INVALID;
+	if (!*category)
+		return 0;
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	int rc = 0;
+	if (enabled)
+		ptw_tr_enable_locked(category);
+	else
+		rc = ptw_tr_disable_locked(category, strlen(category));
+	ptw_tr_bump_gen_locked(c->gen & (PTW_I_GEN_ON | PTW_I_GEN_CLOCKS));
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+int ptw_set_process_name(const char *name)
+{
+	if (!name)
+		return PTW_ERR_INVALID;
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	char *a = strdup(name), *b = strdup(name);
+	if (!a || !b) {
+		free(a);
+		free(b);
+		return PTW_ERR_NOMEM;
+	}
+	pthread_mutex_lock(&c->mu);
+	free(c->process_name);
+	c->process_name = a;
+	if (c->tr && !c->stopping) {
+		free(c->tr->new_process_name);
+		c->tr->new_process_name = b;
+		b = NULL;
+		pthread_cond_signal(&c->wake);
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(b);
+	return 0;
+}
+
+/* ---- start ------------------------------------------------------------- */
+
+static int ptw_tr_parse_categories_locked(const char *list)
+{
+	ptw_tr_clear_categories_locked();
+	if (!list)
+		return 0;
+	const char *p = list;
+	while (*p) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		const char *e = p;
+		while (*e && *e != ',')
+			e++;
+		size_t len = (size_t)(e - p);
+		while (len && p[len - 1] == ' ')
+			len--;
+		if (len && ptw_tr_disable_locked(p, len))
+			return PTW_ERR_NOMEM;
+		p = e;
+	}
+	return 0;
+}
+
+static int ptw_tr_pow2(uint64_t v) { return v && !(v & (v - 1)); }
+
+/* Checks a config (the library's own copy); fills what ptw_start takes
+ * from it. 0 or PTW_ERR_INVALID with *err saying which field. */
+static int ptw_tr_check_config(const struct ptw_config *cfg, uint32_t *slots_out,
+			       uint64_t *ring_bytes_out, int *have_fd_out,
+			       struct ptw_error *err)
+{
+	uint32_t slots = cfg->ring_slots ? cfg->ring_slots : PTW_DEFAULT_RING_SLOTS;
+	*slots_out = slots;
+	if (!ptw_tr_pow2(slots) || slots < PTW_TR_MIN_SLOTS ||
+	    slots > PTW_TR_MAX_SLOTS)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: ring_slots %u is not a power "
+				     "of two in [%u, %u]",
+				     slots, PTW_TR_MIN_SLOTS, PTW_TR_MAX_SLOTS);
+	if (cfg->overflow != PTW_OVERFLOW_DROP &&
+	    cfg->overflow != PTW_OVERFLOW_WAIT)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: unknown overflow policy %d",
+				     (int)cfg->overflow);
+	if (cfg->clock != PTW_CLOCK_MONOTONIC && cfg->clock != PTW_CLOCK_TSC &&
+	    cfg->clock != PTW_CLOCK_FASTEST && cfg->clock != PTW_CLOCK_BOOT)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: unknown clock %d", (int)cfg->clock);
+	if (cfg->mode != PTW_MODE_STREAM && cfg->mode != PTW_MODE_RING)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: unknown mode %d", (int)cfg->mode);
+	int ring = cfg->mode == PTW_MODE_RING;
+	uint64_t ring_bytes = cfg->ring_bytes ? cfg->ring_bytes
+					      : PTW_DEFAULT_RING_BYTES;
+	*ring_bytes_out = ring_bytes;
+	if (ring && ring_bytes < PTW_RS_MIN_BYTES)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: ring_bytes %llu is below %u",
+				     (unsigned long long)ring_bytes,
+				     PTW_RS_MIN_BYTES);
+	/* An fd counts when > 0, or when the caller said so: a zeroed
+	 * config must never write to fd 0 (standard input). */
+	int have_fd = cfg->output_fd > 0 || cfg->output_fd_set;
+	*have_fd_out = have_fd;
+	if (cfg->output_fd_set && !cfg->output_path && cfg->output_fd < 0)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: output_fd_set with output_fd %d",
+				     cfg->output_fd);
+	if (!ring && !cfg->output_path && !have_fd)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: no output named: set output_path, "
+				     "or output_fd (> 0; for fd 0 also "
+				     "output_fd_set), or mode PTW_MODE_RING "
+				     "(snapshots only)");
+	return 0;
+}
+
+/* The session's writer, with the writer options wo (the caller's copy)
+ * completed from the config; NULL with *err filled. */
+static struct ptw_writer *ptw_tr_open_writer(const struct ptw_config *cfg,
+					     struct ptw_writer_options *wo,
+					     uint64_t ring_bytes,
+					     struct ptw_error *err)
+{
+	wo->close_fd = cfg->close_fd;
+	if (cfg->machine_id)
+		wo->machine_id = cfg->machine_id;
+	if (cfg->machine_name)
+		wo->machine_name = cfg->machine_name;
+	/* a trace of this host: its uname; its own REALTIME snapshots */
+	wo->machine_uname = wo->machine_id || wo->machine_name;
+	wo->wall_realtime = 0;
+	if (cfg->mode == PTW_MODE_RING)
+		return ptw_i_writer_open_recorder(wo, ring_bytes, err);
+	if (cfg->output_path)
+		return ptw_writer_open(cfg->output_path, wo, err);
+	return ptw_writer_open_fd(cfg->output_fd, wo, err);
+}
+
+int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
+		    size_t writer_size, struct ptw_error *err)
+{
+	if (!user_cfg)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: NULL config");
+	/* The caller's structs as its header knew them (sized.h). */
+	struct ptw_config cfg_copy;
+	struct ptw_writer_options wo;
+	if (ptw_sized_in(&cfg_copy, sizeof(cfg_copy), user_cfg, cfg_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: a config of %zu bytes sets "
+				     "fields this library (%zu bytes, version "
+				     "%s) does not know",
+				     cfg_size, sizeof(cfg_copy), PTW_VERSION);
+	if (ptw_sized_in(&wo, sizeof(wo), cfg_copy.writer, writer_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: writer options of %zu bytes "
+				     "set fields this library (%zu bytes, "
+				     "version %s) does not know",
+				     writer_size, sizeof(wo), PTW_VERSION);
+	const struct ptw_config *cfg = &cfg_copy;
+	uint32_t slots = 0;
+	uint64_t ring_bytes = 0;
+	int have_fd = 0;
+	int crc = ptw_tr_check_config(cfg, &slots, &ring_bytes, &have_fd, err);
+	if (crc)
+		return crc;
+	int ring = cfg->mode == PTW_MODE_RING;
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+
+	struct ptw_tracer *tr = calloc(1, sizeof(*tr));
+	if (!tr)
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+				     "ptw_start: out of memory");
+	tr->ring_slots = slots;
+	tr->ring = ring;
+	tr->crash = cfg->crash_path != NULL;
+	tr->out_fd = -1;
+	if (ring && cfg->output_path) {
+		tr->out_path = strdup(cfg->output_path);
+		if (!tr->out_path) {
+			free(tr);
+			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+					     "ptw_start: out of memory");
+		}
+	} else if (ring && have_fd) {
+		tr->out_fd = cfg->output_fd;
+		tr->out_close = cfg->close_fd;
+	}
+	tr->wait = cfg->overflow == PTW_OVERFLOW_WAIT;
+	tr->general_only = cfg->general_path_only != 0;
+	tr->drain_us = cfg->drain_interval_us ? cfg->drain_interval_us
+					      : PTW_DEFAULT_DRAIN_US;
+	tr->pid = (int32_t)getpid();
+	if (cfg->clock == PTW_CLOCK_TSC || cfg->clock == PTW_CLOCK_FASTEST)
+		tr->use_tsc = ptw_tr_tsc_calibrate(&tr->tsc) == 0;
+	tr->clock_bits = tr->use_tsc ? PTW_I_GEN_TSC
+		       : cfg->clock == PTW_CLOCK_BOOT ? PTW_I_GEN_BOOT : 0;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->tr) {
+		pthread_mutex_unlock(&c->mu);
+		free(tr->out_path);
+		free(tr);
+		return ptw_error_set(err, PTW_ERR_STATE, 0,
+				     "ptw_start: tracing is already running");
+	}
+	int rc = ptw_tr_parse_categories_locked(cfg->disabled_categories);
+	if (rc) {
+		pthread_mutex_unlock(&c->mu);
+		free(tr->out_path);
+		free(tr);
+		return ptw_error_set(err, rc, 0, "ptw_start: out of memory");
+	}
+	tr->w = ptw_tr_open_writer(cfg, &wo, ring_bytes, err);
+	if (!tr->w) {
+		pthread_mutex_unlock(&c->mu);
+		free(tr->out_path);
+		free(tr);
+		return err ? err->code : PTW_ERR_IO;
+	}
+	const char *pname = c->process_name ? c->process_name
+			  : cfg->process_name ? cfg->process_name
+					      : program_invocation_short_name;
+	rc = ptw_tr_backend_setup(tr, pname);
+	if (rc) {
+		if (err)
+			*err = tr->err;
+		ptw_writer_close(tr->w, NULL);
+		ptw_tr_backend_free(tr);
+		pthread_mutex_unlock(&c->mu);
+		free(tr);
+		return rc;
+	}
+	rc = ptw_tr_crash_install(tr, cfg->crash_path);
+	if (rc) {
+		ptw_writer_close(tr->w, NULL);
+		ptw_tr_backend_free(tr);
+		pthread_mutex_unlock(&c->mu);
+		free(tr);
+		return ptw_error_set(err, rc, errno,
+				     "ptw_start: cannot install the crash "
+				     "handler (crash_path too long?)");
+	}
+	tr->session = ++c->next_session;
+	c->tr = tr;
+	c->stopping = 0;
+	memset(&c->last, 0, sizeof(c->last));
+	c->have_last = 0;
+	rc = pthread_create(&tr->thread, NULL, ptw_tr_backend_main, tr);
+	if (rc) {
+		c->tr = NULL;
+		ptw_tr_crash_uninstall();
+		pthread_mutex_unlock(&c->mu);
+		ptw_writer_close(tr->w, NULL);
+		ptw_tr_backend_free(tr);
+		free(tr);
+		return ptw_error_set(err, PTW_ERR_NOMEM, rc,
+				     "ptw_start: cannot create the backend thread");
+	}
+	ptw_tr_bump_gen_locked(PTW_I_GEN_ON | tr->clock_bits);
+	pthread_mutex_unlock(&c->mu);
+	if (cfg->stop_at_exit)
+		pthread_once(&ptw_tr_atexit_once, ptw_tr_register_atexit);
+	return 0;
+}
+
+
+/* ---- flush / stop / stats ---------------------------------------------- */
+
+int ptw_flush(void)
+{
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	struct ptw_tracer *tr = c->tr;
+	if (!tr || c->stopping) {
+		pthread_mutex_unlock(&c->mu);
+		return PTW_ERR_STATE;
+	}
+	uint64_t session = tr->session;
+	uint64_t req = ++tr->flush_req;
+	pthread_cond_signal(&c->wake);
+	/* The session cannot be freed while c->tr still points at it; the
+	 * backend completes every request before it exits. */
+	while (c->tr && c->tr->session == session && tr->flush_done < req)
+		pthread_cond_wait(&c->done, &c->mu);
+	int rc = (c->tr && c->tr->session == session) ? tr->flush_rc : 0;
+	pthread_mutex_unlock(&c->mu);
+	return rc;
+}
+
+/* Under mu: live figures of a session. */
+static void ptw_tr_stats_locked(struct ptw_tracer *tr, struct ptw_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->events = atomic_load(&tr->events);
+	out->invalid = atomic_load(&tr->invalid);
+	out->bytes_written = atomic_load(&tr->bytes);
+	out->dropped = tr->dropped_gone;
+	out->waits = tr->waits_gone;
+	for (size_t i = 0; i < tr->n_threads; i++) {
+		out->dropped += atomic_load(&tr->threads[i]->pub.dropped);
+		out->waits += atomic_load(&tr->threads[i]->waits);
+	}
+	out->threads = tr->n_registered;
+	out->tsc_hz = tr->use_tsc ? tr->tsc.hz : 0;
+	out->clock = tr->use_tsc ? PTW_CLOCK_TSC
+		   : (tr->clock_bits & PTW_I_GEN_BOOT) ? PTW_CLOCK_BOOT
+						       : PTW_CLOCK_MONOTONIC;
+	out->running = 1;
+}
+
+int ptw_stop_ex(struct ptw_error *err)
+{
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	if (!c->tr) {
+		pthread_mutex_unlock(&c->mu);
+		return 0;
+	}
+	if (c->stopping) {
+		/* Another thread is stopping this session: wait for it. */
+		uint64_t session = c->tr->session;
+		while (c->tr && c->tr->session == session)
+			pthread_cond_wait(&c->done, &c->mu);
+		pthread_mutex_unlock(&c->mu);
+		return 0;
+	}
+	struct ptw_tracer *tr = c->tr;
+	c->stopping = 1;
+	ptw_tr_bump_gen_locked(0);
+	tr->stop_req = 1;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->mu);
+
+	pthread_join(tr->thread, NULL);
+	ptw_tr_crash_uninstall();
+
+	pthread_mutex_lock(&c->mu);
+	ptw_tr_stats_locked(tr, &c->last);
+	c->last.running = 0;
+	c->have_last = 1;
+	c->tr = NULL;
+	c->stopping = 0;
+	pthread_cond_broadcast(&c->done);
+	pthread_mutex_unlock(&c->mu);
+
+	int rc = tr->rc;
+	if (err) {
+		if (rc)
+			*err = tr->err;
+		else
+			memset(err, 0, sizeof(*err));
+	}
+	ptw_tr_backend_free(tr);
+	free(tr);
+	return rc;
+}
+
+int ptw_stop(void) { return ptw_stop_ex(NULL); }
+
+/* ---- snapshots (flight recorder) --------------------------------------- */
+
+int ptw_snapshot_fd(int fd)
+{
+	if (fd < 0)
+		return PTW_ERR_INVALID;
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	struct ptw_tracer *tr = c->tr;
+	if (!tr || c->stopping || !tr->ring) {
+		pthread_mutex_unlock(&c->mu);
+		return PTW_ERR_STATE;
+	}
+	uint64_t session = tr->session;
+	/* one at a time: the backend holds one request */
+	while (c->tr && c->tr->session == session && !c->stopping &&
+	       tr->snap_busy)
+		pthread_cond_wait(&c->done, &c->mu);
+	if (!c->tr || c->tr->session != session || c->stopping) {
+		pthread_mutex_unlock(&c->mu);
+		return PTW_ERR_STATE;
+	}
+	struct ptw_tr_snap_req req = {.fd = fd, .done = 0, .rc = 0};
+	tr->snap_busy = 1;
+	tr->snap_req = &req;
+	pthread_cond_signal(&c->wake);
+	/* The backend completes every request before it exits (also when
+	 * ptw_stop() races with this call), so 'req' is always answered. */
+	while (!req.done)
+		pthread_cond_wait(&c->done, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+	return req.rc;
+}
+
+int ptw_snapshot(const char *path)
+{
+	if (!path)
+		return PTW_ERR_INVALID;
+	if (!ptw_is_running())
+		return PTW_ERR_STATE;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return PTW_ERR_IO;
+	int rc = ptw_snapshot_fd(fd);
+	if (close(fd) != 0 && !rc)
+		rc = PTW_ERR_IO;
+	return rc;
+}
+
+void ptw_stop_atexit(void) { (void)ptw_stop_ex(NULL); }
+
+int ptw_get_stats_sized(struct ptw_stats *user_out, size_t out_size)
+{
+	if (!user_out)
+		return PTW_ERR_INVALID;
+	struct ptw_stats st;
+	struct ptw_stats *out = &st;
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	int rc = 0;
+	pthread_mutex_lock(&c->mu);
+	if (c->tr) {
+		ptw_tr_stats_locked(c->tr, out);
+		out->running = !c->stopping;
+	}
+	else if (c->have_last)
+		*out = c->last;
+	else {
+		memset(out, 0, sizeof(*out));
+		rc = PTW_ERR_STATE;
+	}
+	pthread_mutex_unlock(&c->mu);
+	ptw_sized_out(user_out, out_size, out, sizeof(*out));
+	return rc;
+}
+
+int ptw_is_running(void)
+{
+	return (__atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED) &
+		PTW_I_GEN_ON) != 0;
+}

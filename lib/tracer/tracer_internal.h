@@ -1,0 +1,432 @@
+/* tracer_internal.h - state shared by the tracer's lib/ files (control,
+ * producer slow paths, backend, TSC). Not installed, not API.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_TRACER_INTERNAL_H
+#define PTW_TRACER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <time.h>
+
+#include "lib/util/hashmap.h"
+#include "ptw/tracer.h"
+#include "ptw/writer.h"
+#include "ring.h"
+#include "lib/writer/writer_internal.h"
+
+/* ---- the producer's records and thread head (the macros do not see them) */
+
+/* One ring slot. Extra slots follow when 'extra' > 0: the copied name
+ * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then
+ * per argument one slot (struct ptw_i_arg_rec) followed by its copied
+ * string. Counters keep their value in v.u (a copied name before it). */
+struct ptw_i_rec {
+	uint64_t ts;       /* raw clock reading (ns, or TSC ticks) */
+	uint8_t kind;      /* enum ptw_i_kind */
+	uint8_t nargs;
+	uint16_t name_len; /* copied name length + 1; 0: no copied name */
+	uint32_t extra;    /* slots after this one */
+	const char *name;
+	union {
+		const char *cat;
+		uint64_t u;
+	} v;
+};
+
+/* ptw_i_arg_rec.type of an argument whose type the ring does not carry
+ * (the backend drops it and counts it as invalid). */
+#define PTW_I_ARG_UNKNOWN 0xFFu
+
+struct ptw_i_arg_rec {
+	const char *name;
+	uint8_t type;      /* enum ptw_arg_type */
+	uint8_t pad[3];
+	uint32_t str_len;  /* PTW_ARG_TYPE_STRING: bytes that follow (+ NUL) */
+	uint64_t val;      /* bits of the value */
+	uint64_t pad2;
+};
+
+/* The head of a registered thread (struct ptw_tr_thread has the rest).
+ * Fields after the ring are touched only by the owning thread, except
+ * the atomics, which the backend reads. */
+struct ptw_i_thread {
+	struct ptw_ring ring;
+	_Alignas(PTW_RING_CACHELINE) uint32_t gen; /* generation validated */
+	uint32_t depth;          /* open BEGINs (producer view) */
+	uint64_t lost_levels;    /* bit d: BEGIN at depth d was dropped */
+	uint64_t pending_drops;  /* drops not yet announced in the ring */
+	_Atomic uint64_t dropped;/* all drops of this thread (exact) */
+};
+
+/* THE GLOBAL STATE of ptw (documented exception to "no globals"):
+ * ptw_i_gate (tracer.h) is the word every macro compares with its site's
+ * 'off': 0 while stopped, else ptw_tr_ctl.gate (grows with every
+ * generation, never reused). ptw_i_gen is the generation the out-of-line
+ * paths check: even = tracing stopped, odd = running; bit 1 = TSC clock,
+ * bit 2 = BOOTTIME clock; bits 3.. count generations (start, stop and
+ * each category change bump it). ptw_i_self is the calling thread's ring
+ * (NULL until its first event). All three live in lib/tracer/tracer.c and are
+ * accessed with __atomic builtins only (ptw_i_self: thread-local). */
+#define PTW_I_GEN_ON 1u
+#define PTW_I_GEN_TSC 2u
+#define PTW_I_GEN_BOOT 4u
+#define PTW_I_GEN_CLOCKS (PTW_I_GEN_TSC | PTW_I_GEN_BOOT)
+#define PTW_I_GEN_STEP 8u
+extern uint32_t ptw_i_gen __attribute__((visibility("hidden")));
+/* initial-exec: one %fs-relative load, no __tls_get_addr call, also when
+ * libptw is a shared library loaded at program start (not dlopen). */
+extern _Thread_local struct ptw_i_thread *ptw_i_self
+	__attribute__((tls_model("initial-exec")));
+
+/* Slow paths (tracer_thread.c). ptw_i_thread_slow resolves the site and
+ * registers the thread; it returns NULL when the event must be skipped
+ * (tracing stopped, category off), else the thread with 'gen' current. */
+struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
+int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
+		       uint64_t *idx);
+uint64_t ptw_i_now_slow(uint32_t g);
+int ptw_i_end_lost(struct ptw_i_thread *t);
+
+/* A clock reading for generation g: TSC ticks, or ns of the chosen clock. */
+static inline uint64_t ptw_i_now(uint32_t g)
+{
+#if defined(__x86_64__)
+	if (g & PTW_I_GEN_TSC)
+		return __builtin_ia32_rdtsc();
+#endif
+#if defined(CLOCK_MONOTONIC) && defined(CLOCK_BOOTTIME)
+	struct timespec ts;
+	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC,
+		      &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#else
+	return ptw_i_now_slow(g);
+#endif
+}
+
+#define PTW_TR_NAME_MAX 64u     /* thread name bytes incl. NUL */
+#define PTW_TR_MIN_SLOTS 64u
+#define PTW_TR_MAX_SLOTS (1u << 28)
+
+/* One-slot BEGIN, END and INSTANT records as the writer prepared them
+ * (struct ptw_seq_prep), per thread, looked up by the record's words as
+ * the producer wrote them (kind, name and category pointers, which are
+ * literals): most of a trace is a few such events. */
+#define PTW_TR_PREP_SLOTS 64u
+struct ptw_tr_prep {
+	uint64_t word;      /* kind, nargs, name_len, extra; 0: empty */
+	const char *name;
+	const char *cat;
+	struct ptw_seq_prep p;
+};
+
+/* One open slice of a thread or an async track, kept for the flight
+ * recorder's snapshot prefix (tracer_open.c): a one-slot BEGIN keeps its
+ * literal name and category; any other BEGIN (arguments, run-time name)
+ * is copied whole, its ring slots, into the stack's 'buf' at 'off'. */
+struct ptw_tr_open {
+	const char *name;   /* NULL: copied at buf + u.off */
+	union {
+		const char *cat;
+		size_t off;
+	} u;
+};
+
+/* The open slices of one track, level d at lv[d]; grown as nesting
+ * deepens, reused. The backend's prepared runs store level 'depth' for
+ * every event without a check: each makes room for as many levels as it
+ * may open first (tracer_backend.c). */
+struct ptw_tr_ostack {
+	struct ptw_tr_open *lv;
+	uint32_t cap;
+	unsigned char *buf;
+	size_t buf_cap;
+};
+
+/* A registered producer thread. The head (struct ptw_i_thread) is what
+ * the producer fast path (tracer_event.c) touches; 'refs' counts the
+ * owners (the thread itself until it exits or re-registers, the session
+ * until it has drained the ring). */
+struct ptw_tr_thread {
+	struct ptw_i_thread pub;
+
+	/* set once before the record is published, then read-only */
+	uint64_t session;
+	int64_t tid;
+	int wait;                     /* overflow policy: PTW_OVERFLOW_WAIT */
+	char init_name[PTW_TR_NAME_MAX];
+	void *ring_mem;
+
+	_Atomic int refs;
+	_Atomic int exited;           /* set by the thread's key destructor */
+	_Atomic uint64_t waits;
+
+	/* producer-private */
+	char carry_name[PTW_TR_NAME_MAX]; /* latest ptw_set_thread_name */
+
+	/* backend-private */
+	struct ptw_seq *seq;
+	uint64_t track;
+	uint64_t drop_track;
+	uint64_t drops_noted;         /* sum of the DROPPED notes drained */
+	uint64_t drops_announced;     /* drops in the trace (never above the
+				       * notes, except a snapshot's or the
+				       * end's exact total, see announce) */
+	uint32_t depth;               /* open slices written to the writer */
+	struct ptw_tr_ostack open;    /* and what they are (ring mode) */
+	int created;                  /* track and sequence exist */
+	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
+};
+
+
+
+/* Tests only: while non-zero, the backend drains nothing (it still stops
+ * when asked), so that producer rings fill and the stop drains them one
+ * after the other, far behind their producers (test_tracer_lag.c). */
+extern _Atomic int ptw_tr_test_hold;
+
+/* Async ids and their tracks (tracer_async.c). */
+struct ptw_tr_async_ent {
+	uint64_t id;
+	uint64_t track;
+	const char *name;     /* the first BEGIN's name (a literal) */
+	uint64_t bal;         /* BEGINs written minus ENDs written */
+	uint64_t last_ts;     /* latest event written on the track */
+	uint64_t zero_pass;   /* pass at which bal last became 0 */
+	uint32_t gen;         /* bumped when the slot is (re)used or freed */
+};
+
+struct ptw_tr_async {
+	struct ptw_map ix;    /* id + 1 -> entry index + 1 */
+	uint64_t max_id_ix;   /* the same for id UINT64_MAX */
+	struct ptw_tr_async_ent *v;
+	size_t n, cap;
+	size_t *unused;       /* free entry slots */
+	size_t n_unused;
+	struct { uint32_t ix, gen; uint64_t pass; } *zq; /* ids whose bal hit 0 */
+	size_t zq_head, zq_n, zq_cap;
+	struct { uint64_t id, ts; } *pend; /* ENDs drained before any BEGIN */
+	size_t n_pend, cap_pend;
+	struct { uint64_t track, last_ts; const char *name; } *free;
+	size_t n_free;        /* idle tracks for reuse */
+	uint64_t pass;        /* full backend passes so far */
+};
+
+int ptw_tr_async_init(struct ptw_tr_async *a);
+void ptw_tr_async_free(struct ptw_tr_async *a);
+/* The track for a BEGIN of 'id' at 'ts' (a new one is named 'name' under
+ * 'parent'); 0 if out of memory or the writer failed. */
+uint64_t ptw_tr_async_track(struct ptw_tr_async *a, struct ptw_writer *w,
+			    uint64_t parent, uint64_t id, const char *name,
+			    uint64_t ts);
+/* After that BEGIN was written. */
+void ptw_tr_async_begun(struct ptw_tr_async *a, uint64_t id, uint64_t ts);
+/* An END of 'id': 1 with *track: write it now; 0: queued until a BEGIN of
+ * the id is written; -1: the queue is full (the END is lost). */
+int ptw_tr_async_end(struct ptw_tr_async *a, uint64_t id, uint64_t ts,
+		     uint64_t *track);
+/* After a BEGIN of 'id': 1 with a queued END (*ts, *track) to write now. */
+int ptw_tr_async_pending_end(struct ptw_tr_async *a, uint64_t id,
+			     uint64_t *ts, uint64_t *track);
+/* After each full pass over the rings: releases ids idle long enough. */
+void ptw_tr_async_pass(struct ptw_tr_async *a);
+/* BEGINs never ended plus ENDs never begun (at stop). */
+uint64_t ptw_tr_async_unmatched(const struct ptw_tr_async *a);
+
+/* TSC to nanoseconds: ns = mono0 + ((tsc - tsc0) * mult) >> 32. */
+struct ptw_tr_tsc {
+	uint64_t hz;
+	uint64_t tsc0;
+	uint64_t mono0;
+	uint64_t mult;
+};
+
+/* A ptw_snapshot_fd() request, on the caller's stack until 'done'. */
+struct ptw_tr_snap_req {
+	int fd;
+	int done;
+	int rc;
+};
+
+/* The open slices of a track no live thread owns: an async track, or
+ * the track of a thread that exited with slices open (ring mode). */
+struct ptw_tr_otrack {
+	uint64_t track;
+	uint32_t depth;
+	struct ptw_tr_ostack st;
+};
+
+/* One tracing session, from ptw_start to ptw_stop. */
+struct ptw_tracer {
+	uint64_t session;
+	struct ptw_writer *w;
+	pthread_t thread;
+	uint32_t ring_slots;
+	int wait;
+	int general_only;         /* cfg->general_path_only */
+	uint32_t drain_us;
+	int use_tsc;
+	uint32_t clock_bits;          /* PTW_I_GEN_TSC / PTW_I_GEN_BOOT / 0 */
+	struct ptw_tr_tsc tsc;
+	int32_t pid;
+	int ring;                     /* PTW_MODE_RING */
+	int crash;                    /* cfg.crash_path set */
+	char *out_path;               /* ring mode: output at stop, owned */
+	int out_fd;                   /* ring mode: output fd at stop, or -1 */
+	int out_close;                /* close out_fd at stop */
+
+	/* under ctl mutex */
+	struct ptw_tr_snap_req *snap_req; /* pending snapshot (one at a time) */
+	int snap_busy;                /* a snapshot call is in progress */
+	struct ptw_tr_thread **threads;
+	size_t n_threads, cap_threads;
+	int stop_req;
+	uint64_t flush_req, flush_done;
+	int flush_rc;
+	char *new_process_name;       /* rename request, owned */
+	uint64_t n_registered;
+	uint64_t dropped_gone;        /* drops of finished threads */
+	uint64_t waits_gone;
+
+	/* backend-private, published to ptw_get_stats() through atomics */
+	_Atomic uint64_t events;
+	_Atomic uint64_t invalid;
+	_Atomic uint64_t bytes;
+	_Atomic uint64_t drops_announced; /* drops in the trace so far */
+	uint64_t proc_track;
+	struct ptw_seq *ctl_seq;
+	struct ptw_map counters;   /* name pointer -> counter track */
+	char **counter_names;         /* distinct counter names (copies) */
+	uint64_t *counter_uuids;
+	size_t n_counter_names, cap_counter_names;
+	struct ptw_tr_async async;    /* async ids -> tracks */
+	char *scratch;                /* copied strings of one record */
+	size_t scratch_cap;
+	struct ptw_tr_thread **snap;  /* backend's copy of the thread list */
+	size_t cap_snap, n_snap;      /* NULL entries: retired this pass */
+	struct ptw_tr_otrack *otracks; /* ring mode (tracer_open.c) */
+	size_t n_otracks, cap_otracks;
+	struct ptw_map otrack_ix;     /* async track uuid -> index + 1 */
+	char *oscratch;               /* decoding a copied BEGIN */
+	int rc;                       /* first error of the session */
+	struct ptw_error err;
+};
+
+/* The control block (tracer.c): the one mutex guarding sessions,
+ * categories and requests, and the backend's wake-up condition. */
+struct ptw_tr_ctl {
+	pthread_mutex_t mu;
+	pthread_cond_t wake;      /* backend sleeps here (CLOCK_MONOTONIC) */
+	pthread_cond_t done;      /* flush/stop completions */
+	struct ptw_tracer *tr;    /* running session, or NULL */
+	int stopping;
+	uint32_t gen;             /* mirror of ptw_i_gen, written under mu */
+	uint64_t gate;            /* mirror of ptw_i_gate, written under mu */
+	uint64_t gate_seq;        /* last gate of a running generation */
+	uint64_t next_session;
+	char **disabled;          /* disabled categories, owned strings */
+	size_t n_disabled, cap_disabled;
+	char *process_name;       /* set by ptw_set_process_name, owned */
+	struct ptw_stats last;
+	int have_last;
+	pthread_key_t key;        /* runs the thread-exit destructor */
+};
+
+extern struct ptw_tr_ctl ptw_tr_ctl;
+
+/* tracer.c */
+void ptw_tr_ctl_init_once(void);
+int ptw_tr_category_enabled(const char *cat); /* under ctl mutex */
+
+/* tracer_thread.c */
+void ptw_tr_thread_unref(struct ptw_tr_thread *t);
+
+/* An END on thread t (producer side): closes t's innermost open level.
+ * Returns 1 if that level's BEGIN was dropped, in which case the END is
+ * dropped too (and counted): the caller writes nothing. Shared by the
+ * one-slot path (tracer_event.c) and ptw_tr_write_n. */
+static inline int ptw_tr_end_was_lost(struct ptw_i_thread *t)
+{
+	if (t->depth)
+		t->depth--;
+	return __builtin_expect(t->lost_levels != 0, 0) && t->depth < 64 &&
+	       (t->lost_levels & ((uint64_t)1 << t->depth)) &&
+	       ptw_i_end_lost(t);
+}
+void ptw_tr_thread_key_destructor(void *p);
+
+/* tracer_backend.c */
+/* A decoded record with its extra slots. */
+struct ptw_tr_ev {
+	struct ptw_i_rec rec;
+	const struct ptw_ring *r;     /* where it was decoded from, at h */
+	uint64_t h;
+	uint64_t ts;
+	const char *name;
+	int static_name;
+	uint64_t id;
+	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
+	uint32_t nargs;
+};
+/* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
+#define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
+/* Decodes the record at slot h of r; its strings go to 'scratch'
+ * (PTW_TR_SCRATCH bytes), arguments of unknown type are left out and
+ * counted in *unknown. */
+void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
+		      uint64_t h, struct ptw_tr_ev *e, char *scratch,
+		      uint64_t *unknown);
+void *ptw_tr_backend_main(void *arg);
+int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name);
+void ptw_tr_backend_free(struct ptw_tracer *tr);
+
+/* tracer_open.c: the open slices of every track, for the snapshot
+ * prefix (ring mode) */
+/* Room for levels 0..d+1 (the prepared runs store level 'depth' for
+ * every event). 0 or PTW_ERR_NOMEM. */
+int ptw_tr_ostack_room(struct ptw_tr_ostack *st, uint32_t d);
+/* Level d of st is a one-slot BEGIN (literal name and category). 0 or
+ * PTW_ERR_NOMEM. */
+int ptw_tr_open_lit(struct ptw_tr_ostack *st, uint32_t d, const char *name,
+		    const char *cat);
+/* Level d of st is the BEGIN decoded as e (its slots are copied). */
+int ptw_tr_open_copy(struct ptw_tr_ostack *st, uint32_t d,
+		     const struct ptw_tr_ev *e);
+void ptw_tr_ostack_free(struct ptw_tr_ostack *st);
+/* An async BEGIN / END was written on 'track'. 0 or PTW_ERR_NOMEM. */
+int ptw_tr_open_async_begin(struct ptw_tracer *tr, uint64_t track,
+			    const struct ptw_tr_ev *e);
+void ptw_tr_open_async_end(struct ptw_tracer *tr, uint64_t track);
+/* A thread retires: its open slices stay described (ring mode) or are
+ * freed. 0 or PTW_ERR_NOMEM. */
+int ptw_tr_open_retire(struct ptw_tracer *tr, struct ptw_tr_thread *th);
+/* The writer's hook (ptw_i_writer_recorder_set_open_fn): every open slice. */
+int ptw_tr_open_fill(void *ctx, struct ptw_pb_buf *b);
+void ptw_tr_open_free(struct ptw_tracer *tr);
+
+/* tracer_crash.c: the backend's pass lock and the crash handler */
+int ptw_tr_pass_begin(void);
+void ptw_tr_pass_end(void);
+void ptw_tr_backend_tid(void);
+int ptw_tr_crash_install(struct ptw_tracer *tr, const char *path);
+void ptw_tr_crash_uninstall(void);
+void ptw_tr_crash_atfork_child(void);
+
+/* tsc.c */
+int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c);
+
+/* Ticks to ns, inline: the backend converts every event. */
+static inline uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c,
+					uint64_t ticks)
+{
+	if (ticks >= c->tsc0)
+		return c->mono0 + (uint64_t)(((unsigned __int128)(ticks - c->tsc0) *
+					      c->mult) >> 32);
+	uint64_t back = (uint64_t)(((unsigned __int128)(c->tsc0 - ticks) *
+				    c->mult) >> 32);
+	return back < c->mono0 ? c->mono0 - back : 0;
+}
+
+#endif /* PTW_TRACER_INTERNAL_H */

@@ -1,0 +1,227 @@
+/* writer_state.h - the writer's and sequences' private state, shared by
+ * the lib/ files that implement include/ptw/writer.h. Not installed.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_WRITER_STATE_H
+#define PTW_WRITER_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deflate.h"
+#include "intern.h"
+#include "lib/encode/pb.h"
+#include "ptw/writer.h"
+#include "lib/recorder/window.h"
+#include "sink.h"
+#include "track.h"
+#include "writer_internal.h"
+
+/* Sequence ids: 1 is the tracing service's own; the writer's track
+ * descriptors use 2, the simulation and wall-clock sequences 3 and 4,
+ * ptw_writer_add_seq() sequences 5, 6, ... */
+#define PTW_SEQ_ID_SERVICE 1u
+#define PTW_SEQ_ID_DESCRIPTORS 2u
+#define PTW_SEQ_ID_FIRST_EVENT 3u
+
+/* String annotation values up to this length are interned
+ * (debug_annotation_string_values); longer ones are written inline. */
+#define PTW_INTERN_VALUE_MAX 256u
+
+struct ptw_seq {
+	struct ptw_writer *w;
+	uint32_t id;
+	uint64_t default_track;  /* 0: none */
+	uint64_t base;           /* running value of clock 64 (last delta base) */
+	uint64_t snap;           /* reading of its newest clock snapshot */
+	uint32_t since_cp;       /* packets since the last checkpoint */
+	uint8_t started;         /* first (CLEARED) packet written */
+	uint8_t need_cp;         /* an intern table reached its cap */
+	uint8_t is_clock;        /* clock-stream sequence: no HOST mode claim */
+	uint8_t destroyed;       /* ptw_seq_destroy() called: events fail */
+	uint64_t dropped;        /* events lost since the last packet */
+	/* Packets the event fast path may still write before the slow path
+	 * must run (checkpoint due, first packet, drops to report, destroyed,
+	 * intern cap): kept by ptw_seq_fast_update(), so the fast path tests
+	 * one counter instead of five fields. */
+	uint32_t fast_left;
+	/* Interning generation: counts checkpoints (which forget every
+	 * iid), so a caller holding iids knows they are still valid. */
+	uint32_t cp_gen;
+	/* Encoded trusted_packet_sequence_id + sequence_flags (NEEDS) +
+	 * machine_id of every event packet (hdr_len bytes, at most 15), then
+	 * the TrackEvent's tag (hdr[hdr_len]): copied in by every event
+	 * packet (seq_fast.h ptw_pkt_put). */
+	uint8_t hdr[16];
+	uint8_t hdr_len;
+	struct ptw_intern *names;  /* InternedData.event_names */
+	struct ptw_intern *cats;   /* InternedData.event_categories */
+	struct ptw_intern *anames; /* InternedData.debug_annotation_names */
+	struct ptw_intern *svals;  /* InternedData.debug_annotation_string_values */
+};
+
+struct ptw_writer {
+	struct ptw_sink sink;
+	struct ptw_writer_options opt; /* resolved: no zero means-default */
+	struct ptw_error err;
+	int sticky;                    /* PTW_ERR_NOMEM/IO once hit; STATE
+					* after finish (nothing is written
+					* then); else 0 */
+	int finished;                  /* ptw_writer_finish() ran */
+	int finish_rc;                 /* what it returned */
+
+	/* Encoded, not yet written packet records. last_pkt is the offset of
+	 * the newest record (deflate splits batches there). */
+	struct ptw_pb_buf pend;
+	size_t last_pkt;
+	size_t flush_at;               /* write once pend.len reaches this */
+	int pend_has_event;            /* pend holds a TrackEvent packet */
+	struct ptw_deflate *defl;      /* NULL: raw output */
+
+	uint64_t open_ns;              /* CLOCK_MONOTONIC at open */
+	struct ptw_writer_stats stats;
+
+	struct ptw_tracks tracks;
+	int desc_started;              /* descriptor sequence has CLEARED */
+	struct ptw_pb_buf dbuf;        /* descriptors being flushed (track.c) */
+
+	struct ptw_seq **seqs;         /* every sequence, freed at close */
+	uint32_t n_seqs, seqs_cap;
+	uint32_t next_seq_id;
+	struct ptw_seq *sim, *wall;
+
+	/* The largest BOOTTIME reading of any ClockSnapshot written so far
+	 * (the flight recorder's time of a cut, recorder.c). */
+	uint64_t last_snapshot;
+
+	/* Flight-recorder mode (recorder.c): output goes into this store
+	 * instead of the sink. NULL: stream to the fd. */
+	struct ptw_window *rs;
+	uint32_t prefix_seq_id;        /* sequence of the snapshot prefix */
+	int ring_discard;              /* drop output until the next cut */
+	int ring_cut_due;              /* start a new piece after this flush */
+	int ring_open_pending;         /* the new piece's open slices are
+					* noted at its first checkpoint */
+	/* who describes the open slices of a new piece (the tracer), see
+	 * ptw_i_writer_recorder_set_open_fn; NULL: a placeholder per slice */
+	int (*ring_open_fn)(void *ctx, struct ptw_pb_buf *b);
+	void *ring_open_ctx;
+	struct ptw_pb_buf ring_meta;   /* metadata packet for the prefix */
+
+	/* Machine options (writer_machine.c): the encoded machine_id field
+	 * that every packet carries (mid_len 0: none), and the SystemInfo
+	 * message written whenever the descriptor sequence (re)starts
+	 * (sysinfo NULL: none). */
+	uint8_t mid[8];
+	uint8_t mid_len;
+	uint8_t *sysinfo;
+	size_t sysinfo_len;
+	int sysinfo_due;               /* written at the next flush */
+	/* REALTIME snapshots: the trace clock's reading now (NULL: none),
+	 * and the trace time of the newest snapshot written. */
+	uint64_t (*rt_now)(const void *ctx);
+	const void *rt_ctx;
+	uint64_t rt_last;
+	int rt_any;
+	/* Timestamp of descriptor packets: 0, or with REALTIME snapshots the
+	 * first one's trace time. Merged with a trace of another machine,
+	 * time 0 (its boot, for the tracer) may fall before the merged
+	 * timeline's start, and trace_processor drops what lies there. */
+	uint64_t desc_ts;
+
+	enum ptw_i_mode mode;
+	int (*close_fn)(void *ctx);
+	void (*free_fn)(void *ctx);
+	void *hook_ctx;
+};
+
+/* Recomputes s->fast_left after any change to the fields it stands for. */
+static inline void ptw_seq_fast_update(struct ptw_seq *s)
+{
+	uint32_t cp = s->w->opt.checkpoint_packets;
+	s->fast_left = s->started && !s->need_cp && !s->dropped &&
+				       !s->destroyed && s->since_cp < cp
+			       ? cp - s->since_cp
+			       : 0;
+}
+
+/* ---- writer.c: packet framing and output ---------------------------- */
+
+/* Starts a Trace.packet record in w->pend; returns its mark. */
+size_t ptw_w_packet_begin(struct ptw_writer *w);
+/* Closes the record; counts it, checks for allocation failure and flushes
+ * past the threshold. 'is_event' marks a TrackEvent packet. Returns 0 or
+ * the sticky error. */
+int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event);
+/* Writes every pending record (descriptors first). Returns 0 or the
+ * sticky error. */
+int ptw_w_flush(struct ptw_writer *w);
+/* Writes 'len' bytes of whole packet records (raw, or deflated batches
+ * split at 'last', the offset of the newest record). Returns 0 or the
+ * sticky error. */
+int ptw_w_emit(struct ptw_writer *w, const uint8_t *data, size_t len,
+	       size_t last);
+
+/* ---- recorder.c: flight-recorder mode ----------------------------- */
+
+/* Stores 'n' output bytes in the ring (instead of writing them). */
+int ptw_w_rec_write(struct ptw_writer *w, const uint8_t *p, size_t n);
+/* After each flush: starts a new piece when the current one is full. */
+int ptw_w_rec_after_flush(struct ptw_writer *w);
+/* A checkpoint for an event at 'ts' goes into the current piece. */
+void ptw_w_rec_note_checkpoint(struct ptw_writer *w, uint64_t ts);
+/* Notes the slices open at the start of the current piece. */
+void ptw_w_rec_note_open(struct ptw_writer *w);
+
+/* ---- track.c: descriptors ------------------------------------------- */
+
+/* Encodes and writes the queued descriptors (called first by
+ * ptw_w_flush). Returns 0 or the sticky error. */
+int ptw_w_flush_tracks(struct ptw_writer *w);
+/* Flight recorder: queues the current descriptor of every track again
+ * (a new piece describes every track). Returns 0 or the sticky error. */
+int ptw_w_requeue_tracks(struct ptw_writer *w);
+
+/* ---- seq.c: sequence state ------------------------------------------ */
+
+struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
+				 int is_clock);
+void ptw_w_seq_free(struct ptw_seq *s);
+/* Writes the sequence's first packet or a due checkpoint before an event
+ * at 'ts'. Returns 0 or an error (nothing written on INVALID). */
+int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts);
+/* The body of a checkpoint packet (CLEARED, defaults, clock snapshot at
+ * x), appended to 'b' inside an open packet. */
+void ptw_w_encode_checkpoint(const struct ptw_writer *w, struct ptw_pb_buf *b,
+			     uint32_t seq_id, int first, int dropped,
+			     uint64_t default_track, uint64_t x);
+
+/* ---- writer_machine.c: machine options -------------------------------- */
+
+/* Sets up w->mid, w->sysinfo and (wall_realtime) the REALTIME snapshots
+ * from w->opt. 0 or PTW_ERR_NOMEM. */
+int ptw_w_machine_init(struct ptw_writer *w);
+void ptw_w_machine_free(struct ptw_writer *w);
+/* Appends the machine_id field (if any) to an open packet in 'b'. */
+static inline void ptw_w_put_mid(const struct ptw_writer *w,
+				 struct ptw_pb_buf *b)
+{
+	ptw_pb_append_raw(b, w->mid, w->mid_len);
+}
+/* Appends the SystemInfo packet (if any) to 'b' (at the first flush, and
+ * in flight-recorder mode at each piece's). */
+void ptw_w_put_sysinfo(const struct ptw_writer *w, struct ptw_pb_buf *b);
+/* Appends a ClockSnapshot of trace time and CLOCK_REALTIME to the
+ * pending packets if REALTIME snapshots are on and 'force' or one is
+ * due (ptw_w_realtime_due: none yet, or the last one at least
+ * PTW_RT_PERIOD_NS old). 0 or the sticky error. */
+int ptw_w_realtime_snapshot(struct ptw_writer *w, int force);
+int ptw_w_realtime_due(const struct ptw_writer *w);
+/* Appends (if REALTIME snapshots are on) a REALTIME snapshot packet for
+ * trace time t, with the offset to REALTIME measured now, to 'b': the
+ * flight recorder's prefix, so that a window's events come after one in
+ * the file (trace_processor converts them as it reads them). t must not
+ * exceed any REALTIME snapshot after it in the file. */
+void ptw_w_put_realtime_at(const struct ptw_writer *w, struct ptw_pb_buf *b,
+			   uint64_t t);
+
+#endif /* PTW_WRITER_STATE_H */
