@@ -121,7 +121,7 @@ static struct slot *find(struct slot *c, const struct ev *e)
 }
 
 /* One event one by one, as the backend's single way: ptw_seq_simple,
- * then prepared for the runs. Returns ptw_seq_simple's result. */
+ * then prepared for the batches. Returns ptw_seq_simple's result. */
 static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
 		  uint64_t *prepared)
 {
@@ -161,7 +161,7 @@ static void write_both(const struct ev *v, size_t n,
 		rc_a[i] = ptw_seq_simple(sa, v[i].type, 0, v[i].ts, v[i].cat,
 					 v[i].name);
 
-	/* in runs of prepared events, as the backend writes them */
+	/* in batches of prepared events, as the backend writes them */
 	struct slot cache[64];
 	memset(cache, 0, sizeof(cache));
 	uint64_t prepared = 0, in_runs = 0, refused = 0, full_runs = 0;
