@@ -305,42 +305,14 @@ static struct ptw_writer *ptw_tr_open_writer(const struct ptw_config *cfg,
 	return ptw_writer_open_fd(cfg->output_fd, wo, err);
 }
 
-int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
-		    size_t writer_size, struct ptw_error *err)
+/* A session's tracer, set from its checked config (no writer, thread or
+ * categories yet); NULL when out of memory. */
+static struct ptw_tracer *ptw_tr_new(const struct ptw_config *cfg,
+				     uint32_t slots, int ring, int have_fd)
 {
-	if (!user_cfg)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: NULL config");
-	/* The caller's structs as its header knew them (sized.h). */
-	struct ptw_config cfg_copy;
-	struct ptw_writer_options wo;
-	if (ptw_sized_in(&cfg_copy, sizeof(cfg_copy), user_cfg, cfg_size))
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: a config of %zu bytes sets "
-				     "fields this library (%zu bytes, version "
-				     "%s) does not know",
-				     cfg_size, sizeof(cfg_copy), PTW_VERSION);
-	if (ptw_sized_in(&wo, sizeof(wo), cfg_copy.writer, writer_size))
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: writer options of %zu bytes "
-				     "set fields this library (%zu bytes, "
-				     "version %s) does not know",
-				     writer_size, sizeof(wo), PTW_VERSION);
-	const struct ptw_config *cfg = &cfg_copy;
-	uint32_t slots = 0;
-	uint64_t ring_bytes = 0;
-	int have_fd = 0;
-	int crc = ptw_tr_check_config(cfg, &slots, &ring_bytes, &have_fd, err);
-	if (crc)
-		return crc;
-	int ring = cfg->mode == PTW_MODE_RING;
-	ptw_tr_ctl_init_once();
-	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-
 	struct ptw_tracer *tr = calloc(1, sizeof(*tr));
 	if (!tr)
-		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
-				     "ptw_start: out of memory");
+		return NULL;
 	tr->ring_slots = slots;
 	tr->ring = ring;
 	tr->crash = cfg->crash_path != NULL;
@@ -349,8 +321,7 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 		tr->out_path = strdup(cfg->output_path);
 		if (!tr->out_path) {
 			free(tr);
-			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
-					     "ptw_start: out of memory");
+			return NULL;
 		}
 	} else if (ring && have_fd) {
 		tr->out_fd = cfg->output_fd;
@@ -365,6 +336,59 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 		tr->use_tsc = ptw_tr_tsc_calibrate(&tr->tsc) == 0;
 	tr->clock_bits = tr->use_tsc ? PTW_I_GEN_TSC
 		       : cfg->clock == PTW_CLOCK_BOOT ? PTW_I_GEN_BOOT : 0;
+	return tr;
+}
+
+/* The caller's config and writer options as its header knew them
+ * (sized.h), copied into the library's own structs. 0 or
+ * PTW_ERR_INVALID. */
+static int ptw_tr_copy_config(struct ptw_config *cfg,
+			      struct ptw_writer_options *wo,
+			      const struct ptw_config *user_cfg, size_t cfg_size,
+			      size_t writer_size, struct ptw_error *err)
+{
+	if (ptw_sized_in(cfg, sizeof(*cfg), user_cfg, cfg_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: a config of %zu bytes sets "
+				     "fields this library (%zu bytes, version "
+				     "%s) does not know",
+				     cfg_size, sizeof(*cfg), PTW_VERSION);
+	if (ptw_sized_in(wo, sizeof(*wo), cfg->writer, writer_size))
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: writer options of %zu bytes "
+				     "set fields this library (%zu bytes, "
+				     "version %s) does not know",
+				     writer_size, sizeof(*wo), PTW_VERSION);
+	return 0;
+}
+
+int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
+		    size_t writer_size, struct ptw_error *err)
+{
+	if (!user_cfg)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: NULL config");
+	struct ptw_config cfg_copy;
+	struct ptw_writer_options wo;
+	int crc0 = ptw_tr_copy_config(&cfg_copy, &wo, user_cfg, cfg_size,
+				      writer_size, err);
+	if (crc0)
+		return crc0;
+	const struct ptw_config *cfg = &cfg_copy;
+	uint32_t slots = 0;
+	uint64_t ring_bytes = 0;
+	int have_fd = 0;
+	int crc = ptw_tr_check_config(cfg, &slots, &ring_bytes, &have_fd, err);
+	if (crc)
+		return crc;
+	int ring = cfg->mode == PTW_MODE_RING;
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+
+	struct ptw_tracer *tr = ptw_tr_new(cfg, slots, ring, have_fd);
+	if (!tr)
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+				     "ptw_start: out of memory");
 
 	pthread_mutex_lock(&c->mu);
 	if (c->tr) {
