@@ -17,6 +17,7 @@
 
 #include "appletrace.h"
 #include "converters/common/cursor.h"
+#include "lib/util/grow.h"
 
 #define PTW_AT_CHUNK (256u << 10)
 
@@ -509,14 +510,13 @@ int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
 			break;
 		if (used == 0 && len == cap) {
 			/* One record longer than the buffer: grow. */
-			uint8_t *nb = realloc(buf, cap * 2);
+			uint8_t *nb = ptw_grow(buf, &cap, cap + 1, 0, 1);
 			if (!nb) {
 				rc = ptw_error_set(err, PTW_ERR_NOMEM, 0,
 						   "%s: out of memory", b.name);
 				break;
 			}
 			buf = nb;
-			cap *= 2;
 			continue;
 		}
 		if (eof && used == 0)
