@@ -983,13 +983,6 @@ static int ptw_tr_held(struct ptw_tracer *tr)
 	return !stop;
 }
 
-static uint64_t ptw_tr_mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* The pause after a pass that found work (see Pacing above): 0 to go
  * round again at once. fill: the largest share of a ring the pass found;
  * dt_ns: the time since the previous pass began. */
@@ -1128,7 +1121,7 @@ void *ptw_tr_backend_main(void *arg)
 	struct ptw_tracer *tr = arg;
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
-	uint64_t pass_ns = ptw_tr_mono_ns();
+	uint64_t pass_ns = ptw_i_now_slow(PTW_I_GEN_ON) /* CLOCK_MONOTONIC ns */;
 	ptw_tr_backend_tid();
 	for (;;) {
 		if (atomic_load_explicit(&ptw_tr_test_hold, memory_order_acquire) &&
@@ -1150,7 +1143,7 @@ void *ptw_tr_backend_main(void *arg)
 						 tr->w, tr->proc_track, rename));
 			free(rename);
 		}
-		uint64_t now = ptw_tr_mono_ns(), dt = now - pass_ns;
+		uint64_t now = ptw_i_now_slow(PTW_I_GEN_ON), dt = now - pass_ns;
 		pass_ns = now;
 		uint32_t fill;
 		uint64_t work = ptw_tr_drain_all(tr, n, &fill);
