@@ -1121,7 +1121,7 @@ void *ptw_tr_backend_main(void *arg)
 	struct ptw_tracer *tr = arg;
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
-	uint64_t pass_ns = ptw_i_now_slow(PTW_I_GEN_ON) /* CLOCK_MONOTONIC ns */;
+	uint64_t pass_ns = ptw_i_now_slow(PTW_I_GEN_ON); /* monotonic ns */
 	ptw_tr_backend_tid();
 	for (;;) {
 		if (atomic_load_explicit(&ptw_tr_test_hold, memory_order_acquire) &&
