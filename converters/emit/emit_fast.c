@@ -81,34 +81,28 @@ static int ptw_em_fast_chrome_names(struct ptw_emit *em,
 
 /* The X-form lane keeps, per thread, the iids of the names its events
  * used (th->lane_slot: sym << 8 | iid, for iids below 128) and of the
- * category (lane_ci, for lane_scat), valid for the sequence's cp_gen
- * lane_gen, and the fixed parts of its packets. Forgets the iids when the
- * generation or the category changes. */
+ * category (lane_ci, for lane_scat), valid in the sequence's generation
+ * lane_gen (seq_lane.h), and the prefixes of its packets. Forgets the
+ * iids when the generation or the category changes. */
 static inline void ptw_em_lane_sync(struct ptw_em_thread *th,
-				    const struct ptw_seq *s, const char *scat,
-				    uint64_t ci)
+				    const struct ptw_seq *s, uint32_t gen,
+				    const char *scat, uint64_t ci)
 {
-	if (th->lane_gen == s->cp_gen && th->lane_scat == scat &&
+	if (th->lane_gen == gen && th->lane_scat == scat &&
 	    th->lane_ci == ci && th->lane_pre_len)
 		return;
 	memset(th->lane_slot, 0, sizeof(th->lane_slot));
-	th->lane_gen = s->cp_gen;
+	th->lane_gen = gen;
 	th->lane_scat = scat;
 	th->lane_ci = (uint8_t)ci;
 	unsigned blen;
 	(void)ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN, ci, 1, &blen);
 	th->lane_blen = (uint8_t)blen;
-	th->lane_pre_len = 0;
-	if (s->hdr_len + 2u > sizeof(th->lane_pre[0]))
-		return; /* (a header that long: no lane) */
-	memset(th->lane_pre, 0, sizeof(th->lane_pre));
-	for (int x = 0; x < 2; x++) {
-		/* the header and the TrackEvent's tag (s->hdr), its length */
-		uint8_t *q = th->lane_pre[x];
-		memcpy(q, s->hdr, s->hdr_len + 1u);
-		q[s->hdr_len + 1] = (uint8_t)(x ? 2 : blen);
-	}
-	th->lane_pre_len = (uint8_t)(s->hdr_len + 2);
+	/* a begin's or an instant's prefix, and an end's (0: no lane) */
+	size_t n = ptw_seq_lane_prefix(s, th->lane_pre[0], blen);
+	if (n && ptw_seq_lane_prefix(s, th->lane_pre[1], 2) != n)
+		n = 0;
+	th->lane_pre_len = (uint8_t)n;
 }
 
 /* Prepares the packet of X-form item 'it' (phase 'ph', name number
@@ -128,16 +122,17 @@ ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (!th->own_seq || !th->uuid)
 		return;
 	struct ptw_seq *s = th->seq;
+	uint32_t gen = ptw_seq_lane_gen(s);
 	uint64_t ci = 0, ni = 0;
 	int type = PTW_TE_TYPE_SLICE_END;
 	pp->depth_d = -1;
 	if (ph != 'E') {
-		if (!ptw_seq_iids(s, it->scat, it->sname, &ci, &ni) || !ni)
+		if (!ptw_seq_lane_iids(s, it->scat, it->sname, &ci, &ni) || !ni)
 			return;
 		type = ph == 'B' ? PTW_TE_TYPE_SLICE_BEGIN : PTW_TE_TYPE_INSTANT;
 		pp->depth_d = ph == 'B';
 		if (ni < 128 && ci < 128 && sym && sym < (1ull << 56)) {
-			ptw_em_lane_sync(th, s, it->scat, ci);
+			ptw_em_lane_sync(th, s, gen, it->scat, ci);
 			struct ptw_em_lane_slot *sl =
 				&th->lane_slot[sym & (PTW_EM_LANE_SLOTS - 1)];
 			sl->key = sym << 8 | ni;
@@ -148,54 +143,106 @@ ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
 		}
 	}
 	pp->body_len = (uint8_t)ptw_seq_body_prepare(pp->body, type, ci, ni);
+	pp->gen = gen;
 	pp->id = it->id;
 	th->lane_epoch = em->epoch;
 }
 
-/* 1 if the queued item 'q' can be released through its prepared packet
- * now, as ptw_em_write_simple would write it. Changes nothing. */
+/* Writes the queued item 'q' through its prepared packet if it can, as
+ * ptw_em_write_simple would write it: the packet, the track's depth
+ * (seq_lane.c), the model and where v1 flows bind. Returns 1 with *rc
+ * set (a writer code), else 0 having changed nothing. */
 static inline __attribute__((always_inline)) int
-ptw_em_prep_ok(const struct ptw_emit *em, const struct ptw_em_thread *th,
-	       const struct ptw_em_item *q)
+ptw_em_prep_take(struct ptw_emit *em, struct ptw_em_thread *th,
+		 const struct ptw_em_item *q, int *rc)
 {
 	const struct ptw_em_prep *pp = &th->prep;
-	const struct ptw_seq *s = th->seq;
-	if (pp->id != q->id || th->lane_epoch != em->epoch ||
-	    !ptw_seq_fast_ready(s))
-		return 0;
-	/* room to push the model (any kind: ptw_em_prep_write's store is
-	 * unconditional) */
-	size_t mn = th->model_n;
-	if (__builtin_expect(mn == th->model_cap, 0))
-		return 0;
-	/* An end must close an open slice. Tested without a branch on the
-	 * item's kind: the kinds come in random order, and such a branch
-	 * mispredicts. */
-	const struct ptw_track *tr = &s->w->tracks.v[th->uuid - 1];
-	unsigned end_bad = (tr->depth == 0) | (mn == 0);
-	return !__builtin_expect((pp->depth_d < 0) & end_bad, 0);
-}
-
-/* Writes the queued item 'q' through its prepared packet (after
- * ptw_em_prep_ok): the packet, the track's depth, the model and the
- * counts, as ptw_em_write_simple. Returns the writer's code. */
-static inline __attribute__((always_inline)) int
-ptw_em_prep_write(struct ptw_emit *em, struct ptw_em_thread *th,
-		  const struct ptw_em_item *q)
-{
-	const struct ptw_em_prep *pp = &th->prep;
-	struct ptw_seq *s = th->seq;
 	int d = pp->depth_d;
 	size_t mn = th->model_n;
-	int r = ptw_seq_write_body(s, (uint64_t)q->ts, pp->body, pp->body_len);
-	s->w->tracks.v[th->uuid - 1].depth += (uint32_t)d;
+	/* room to push the model (any kind: the store below is
+	 * unconditional); an end must close an open slice */
+	if (pp->id != q->id || th->lane_epoch != em->epoch ||
+	    __builtin_expect(mn == th->model_cap, 0) || (d < 0 && mn == 0) ||
+	    !ptw_seq_lane_put_one(th->seq, th->uuid, pp->gen, (uint64_t)q->ts,
+				  pp->body, pp->body_len, d, rc))
+		return 0;
 	struct ptw_em_open *o = &th->model[mn]; /* a begin's, else unused */
 	o->name_h = o->cat_h = 0;
 	th->model_n = mn + (size_t)d;
-	if (__builtin_expect(r != 0, 0))
+	if (__builtin_expect(*rc != 0, 0))
 		th->model_n -= d > 0; /* as ptw_em_write_simple: no push */
 	ptw_em_fl_note(th, q->ts, d < 0); /* where v1 flows bind */
-	return r;
+	return 1;
+}
+
+/* Releases the item queued on th (the short path's case: one item, older
+ * than the new event): through its prepared packet, else as the general
+ * path writes it. Returns 0 or an error (*err set). */
+static inline __attribute__((always_inline)) int
+ptw_em_short_release(struct ptw_emit *em, struct ptw_em_thread *th,
+		     struct ptw_error *err)
+{
+	const struct ptw_em_item *q = &th->q[th->head];
+	int rc;
+	if (ptw_em_prep_take(em, th, q, &rc)) {
+		em->st.open_slices += th->prep.depth_d > 0;
+		em->st.instants += th->prep.depth_d == 0;
+	} else if (!ptw_em_write_simple(em, th, q, &rc)) {
+		return ptw_em_write_item(em, th, q, err);
+	}
+	return rc ? ptw_em_writer_fail(em, rc, err) : 0;
+}
+
+/* Queues event 'ph' at ts (stable names sname, scat; name number
+ * name_sym) as th's only item, the queue being empty: X form pushes a B
+ * on its stack 'l' (which has room) and pops an E's (it has one), and
+ * prepares the item's packet. */
+static inline __attribute__((always_inline)) void
+ptw_em_short_queue(struct ptw_emit *em, struct ptw_em_thread *th, int xform,
+		   struct ptw_em_lifo *l, char ph, int64_t ts,
+		   const char *sname, const char *scat, uint64_t name_sym)
+{
+	/* every field set (no memset: see ptw_em_fast_write) */
+	struct ptw_em_item *it = &th->q[0];
+	it->ts = ts;
+	it->sname = sname;
+	it->scat = scat;
+	it->dur = 0;
+	it->seq = em->next_seq;
+	it->id = ++em->next_item;
+	it->flow_id = 0;
+	it->data = it->data_len = 0;
+	it->state = 0;
+	it->flow_ph = it->raw_end = it->e_late = it->cls = it->is_x = 0;
+	it->stable = 1;
+	if (ph == 'B') {
+		it->kind = PTW_EM_BEGIN;
+		if (xform) {
+			it->state = PTW_EM_UNRESOLVED;
+			l->b[l->n].id = it->id;
+			l->b[l->n++].ts = ts;
+		} else {
+			it->state = PTW_EM_RAW;
+		}
+	} else if (ph == 'E') {
+		it->kind = PTW_EM_END;
+		if (xform) {
+			/* Its B is not queued (older ts, released): a
+			 * nameless end. */
+			l->n--;
+		} else {
+			/* matched by name and category when written */
+			it->raw_end = 1;
+			it->e_late = !em->seen_x;
+		}
+	} else {
+		it->kind = PTW_EM_INSTANT;
+	}
+	th->n = 1;
+	if (xform)
+		ptw_em_prep_make(em, th, it, ph, name_sym);
+	if (em->st.max_queue < 1)
+		em->st.max_queue = 1;
 }
 
 /* The short path once the event's fields are known: 'ph' is B, E or a
@@ -248,73 +295,20 @@ ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
 	em->st.by_phase[(unsigned char)ph]++;
 	th->last_ts = ts;
 	th->has_last = 1;
-	if (queued) {
-		const struct ptw_em_item *q = &th->q[th->head];
-		if (ptw_em_prep_ok(em, th, q)) {
-			*rc = ptw_em_prep_write(em, th, q);
-			em->st.open_slices += th->prep.depth_d > 0;
-			em->st.instants += th->prep.depth_d == 0;
-			*rc = *rc ? ptw_em_writer_fail(em, *rc, err) : 0;
-		} else if (ptw_em_write_simple(em, th, q, rc))
-			*rc = *rc ? ptw_em_writer_fail(em, *rc, err) : 0;
-		else
-			*rc = ptw_em_write_item(em, th, q, err);
-		if (*rc)
-			return 1;
-	}
+	if (queued && (*rc = ptw_em_short_release(em, th, err)) != 0)
+		return 1;
 	th->head = th->n = 0;
 	th->arena.len = 0;
 	th->compact_at = 0;
-	uint64_t seq = ++em->next_seq;
+	++em->next_seq;
 	*rc = 0;
 	if (xform && ph == 'E' && !l->n) {
 		em->st.dropped++; /* unmatched E */
 		return 1;
 	}
-	/* every field set (no memset: see ptw_em_fast_write) */
-	struct ptw_em_item *it = &th->q[0];
-	it->ts = ts;
-	it->sname = sname;
-	it->scat = scat;
-	it->dur = 0;
-	it->seq = seq;
-	it->id = ++em->next_item;
-	it->flow_id = 0;
-	it->data = it->data_len = 0;
-	it->state = 0;
-	it->flow_ph = it->raw_end = it->e_late = it->cls = it->is_x = 0;
-	it->stable = 1;
-	if (ph == 'B') {
-		it->kind = PTW_EM_BEGIN;
-		if (xform) {
-			it->state = PTW_EM_UNRESOLVED;
-			l->b[l->n].id = it->id;
-			l->b[l->n++].ts = ts;
-		} else {
-			it->state = PTW_EM_RAW;
-		}
-	} else if (ph == 'E') {
-		it->kind = PTW_EM_END;
-		if (xform) {
-			/* Its B is not queued (older ts, released): a
-			 * nameless end. */
-			l->n--;
-		} else {
-			/* matched by name and category when written */
-			it->raw_end = 1;
-			it->e_late = !em->seen_x;
-		}
-	} else {
-		it->kind = PTW_EM_INSTANT;
-	}
-	th->n = 1;
-	if (xform)
-		ptw_em_prep_make(em, th, it, ph, name_sym);
-	if (em->st.max_queue < 1)
-		em->st.max_queue = 1;
+	ptw_em_short_queue(em, th, xform, l, ph, ts, sname, scat, name_sym);
 	return 1;
 }
-
 /* The lane builds packet bytes in little-endian words. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define PTW_EM_LANE_HOST 1
@@ -334,20 +328,6 @@ struct ptw_em_lane_ctx {
 	uint64_t by_b, by_e, by_i, open_slices, instants, dropped, lane;
 };
 
-/* Writes a lane packet at p (room reserved) with the one packet encoder
- * (ptw_pkt_put, seq_fast.h): at ts (*base the sequence's delta base), the
- * fixed part 'pre' (pre_len bytes, 16 readable: the sequence header, the
- * TrackEvent tag and length) and the body word (blen bytes). Returns its
- * end. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_em_lane_put(uint8_t *p, int64_t ts, uint64_t *base, const uint8_t *pre,
-		size_t pre_len, uint64_t body, size_t blen)
-{
-	uint8_t *q = ptw_pkt_put(p, (uint64_t)ts, base, pre, pre_len, 16, 0);
-	memcpy(q, &body, sizeof(body));
-	return ptw_pkt_end(p, q + blen);
-}
-
 /* An event kind as the lane writes it (ptw_em_lane_as): 0 a begin, 1
  * an instant, 2 an end, by ph & 31 ('B' 2, 'i' 9, 'E' 5; a batch's C
  * never reaches the lane). */
@@ -355,13 +335,203 @@ static const uint8_t ptw_em_lane_kind_of[32] = {[2] = 0, [9] = 1, [5] = 2};
 struct ptw_em_lane_kind {
 	uint64_t keep, flip; /* body: (the slot's & keep) ^ flip */
 	uint64_t key_mask;   /* the slot's key must match the name's */
-	const uint8_t *pre;  /* the packet's fixed part */
+	const uint8_t *pre;  /* the packet's prefix */
 	size_t blen;         /* the body's length */
 	uint64_t be;         /* counts: begins (low half), ends (high) */
 	int d;               /* depth change */
 	int is_e;
 	uint64_t pad;        /* (64 bytes: the index is a shift) */
 };
+
+/* One call of the lane: the writer's run and the bounds that spare the
+ * loop its checks (ptw_em_lane_open). */
+struct ptw_em_lane_run {
+	struct ptw_seq_lane r; /* r.p, r.base: after the queued item */
+	unsigned n;          /* events it may take */
+	size_t mn0;          /* the model's level at the start */
+	size_t e_floor;      /* no end may take the model below this */
+};
+
+/* Opens the lane on th for at most n_run events (see ptw_em_lane_as):
+ * returns 1 with *lr set, or 0 (nothing changed) if the lane is not open
+ * for th or the writer's fast path cannot take an event now. */
+static inline __attribute__((always_inline)) int
+ptw_em_lane_open(const struct ptw_emit *em, const struct ptw_em_lane_ctx *c,
+		 struct ptw_em_thread *th, unsigned n_run, int mixed,
+		 struct ptw_em_lane_run *lr)
+{
+	const struct ptw_em_prep *pp = &th->prep;
+	if (!PTW_EM_LANE_HOST || th->lane_epoch != em->epoch ||
+	    th->lane_scat != c->scat || !th->lane_pre_len ||
+	    (th->n && (pp->id != th->q[0].id || pp->gen != th->lane_gen)) ||
+	    !ptw_seq_lane_begin(th->seq, th->uuid, th->lane_gen, &lr->r))
+		return 0;
+	/* One packet for the queued item and at most one per event, within
+	 * the run's bound; each event pushes at most one stack entry (the
+	 * stacks get room first). */
+	unsigned held = th->n != 0, n = n_run;
+	if (lr->r.max <= held)
+		return 0;
+	if (n > lr->r.max - held)
+		n = lr->r.max - held;
+	for (int t = 0; t <= mixed; t++) { /* the stacks it may push on */
+		struct ptw_em_lifo *l = &th->lifo[t];
+		while (l->cap - l->n < n && ptw_em_lifo_grow(l) == 0)
+			;
+		if (l->cap - l->n < n)
+			n = (unsigned)(l->cap - l->n);
+	}
+	if (!n)
+		return 0;
+	/* The model's top entries (at most n + 1 count), and the track's
+	 * depth, bound the ends that may be written (as ptw_em_prep_take: an
+	 * end closes an open slice): e_room. Each begin written adds one
+	 * (the lane's model entries are plain), each end takes one. */
+	size_t mn0 = th->model_n;
+	size_t e_room = mn0 < (size_t)n + 1 ? mn0 : (size_t)n + 1;
+	if (e_room > lr->r.depth)
+		e_room = lr->r.depth;
+	/* Room in the model for every entry the lane may write (one per
+	 * packet), so that it checks none. Without it the short core takes
+	 * the event (and reports the lack of memory). */
+	if (mn0 + n + 1 > th->model_cap &&
+	    ptw_em_model_reserve(th, mn0 + n + 1) != 0)
+		return 0;
+	lr->n = n;
+	lr->mn0 = mn0;
+	lr->e_floor = mn0 - e_room; /* e_room moves with the model's level */
+	return 1;
+}
+
+/* What the lane's loop needs of an event's kind, looked up rather than
+ * compared (kinds come in random order: a branch on them would
+ * mispredict), with th's packet prefixes copied into pre (locals of the
+ * loop: pre[0] a begin's or an instant's, pre[1] an end's). A begin's or
+ * an instant's body has its name's iid from the lane slot (an instant's
+ * type differs from a begin's in one bit: 3 vs 1); an end's is fixed,
+ * and its name unchecked. */
+static inline __attribute__((always_inline)) void
+ptw_em_lane_kinds(struct ptw_em_lane_kind k[3], uint8_t pre[2][16],
+		  const struct ptw_em_thread *th)
+{
+	_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) == 2,
+		       "a begin's and an instant's type differ in bit 1");
+	size_t blen_bi = th->lane_blen;
+	memcpy(pre, th->lane_pre, sizeof(th->lane_pre));
+	memset(k, 0, 3 * sizeof(*k));
+	k[0].keep = k[1].keep = ~0ull;
+	k[0].key_mask = k[1].key_mask = ~0ull;
+	k[0].pre = k[1].pre = pre[0];
+	k[0].blen = k[1].blen = blen_bi;
+	k[0].be = 1;
+	k[0].d = 1;
+	k[1].flip = 1u << 9;
+	k[2].flip = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
+		    (uint64_t)PTW_TE_TYPE_SLICE_END << 8;
+	k[2].pre = pre[1];
+	k[2].blen = 2;
+	k[2].be = 1ull << 32;
+	k[2].d = -1;
+	k[2].is_e = 1;
+}
+
+/* Writes the queued item of th through its prepared packet at p, in run
+ * r, with the delta base *base, the model's level being mn; returns the
+ * packet's end. */
+static inline __attribute__((always_inline)) uint8_t *
+ptw_em_lane_held(struct ptw_em_thread *th, const struct ptw_seq_lane *r,
+		 uint8_t *p, uint64_t *base, size_t mn)
+{
+	const struct ptw_em_prep *pp = &th->prep;
+	th->model[mn].name_h = th->model[mn].cat_h = 0; /* (a begin's) */
+	th->n = 0;
+	return ptw_put_body_packet(p, (uint64_t)th->q[0].ts, base, r->hdr,
+				   r->hdr_len, pp->body, pp->body_len);
+}
+
+/* Where the lane's loop stopped: its locals. */
+struct ptw_em_lane_res {
+	uint8_t *p, *last;   /* the packets' end, the newest one's start */
+	uint64_t base, nid;
+	uint64_t n_be, dropped; /* begins (low half) and ends (high) taken */
+	int64_t ts;          /* the last event's */
+	size_t mn;           /* the model's level */
+	size_t ln[2];        /* the stacks' levels */
+	unsigned k;          /* events taken */
+	int h_d0;            /* kind (depth change) of the item queued at the
+			      * start (2: none) */
+	int h_d;             /* the same of the chain's last, if queued */
+	uint64_t h_body;     /* its body */
+	const char *h_sname;
+};
+
+/* Closes the lane after its loop: the thread's, the emitter's and the
+ * writer's state (ptw_seq_lane_end), and the counts. *rc as for
+ * ptw_em_lane_as. */
+static inline __attribute__((always_inline)) void
+ptw_em_lane_close(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+		  struct ptw_em_thread *th, struct ptw_em_lane_run *lr,
+		  const struct ptw_em_lane_res *o, int *rc,
+		  struct ptw_error *err)
+{
+	uint64_t k = o->k;
+	int64_t ts = o->ts;
+	th->model_n = o->mn;
+	/* (the lane keeps no state for v1 flows: ptw_em_flow_ts; what it
+	 * wrote is at most at the last ts it took) */
+	th->fl_unknown = 1;
+	th->fl_max = ts > th->fl_max ? ts : th->fl_max;
+	lr->r.depth += (uint32_t)(o->mn - lr->mn0); /* as the model */
+
+	/* the counts: the held items written are the queued one and the
+	 * taken ones but the one still queued */
+	uint64_t n_b = (uint32_t)o->n_be, n_e = o->n_be >> 32;
+	uint64_t n_i = k - n_b - n_e, held_b = th->n && o->h_d > 0,
+		 held_i = th->n && o->h_d == 0;
+	c->lane += k;
+	c->by_b += n_b;
+	c->by_e += n_e;
+	c->by_i += n_i;
+	c->dropped += o->dropped;
+	c->open_slices += n_b + (o->h_d0 == 1) - held_b;
+	c->instants += n_i + (o->h_d0 == 0) - held_i;
+	if (k)
+		th->last_ts = ts;
+	em->next_item = o->nid;
+	em->next_seq += k;
+	th->lifo[0].n = o->ln[0];
+	th->lifo[1].n = o->ln[1];
+	if (th->n && k) {
+		/* the chain's last event, queued (the constant fields are
+		 * set: see ptw_em_lane_as) */
+		struct ptw_em_item *q = &th->q[0];
+		struct ptw_em_prep *pp = &th->prep;
+		int h_d = o->h_d;
+		q->ts = ts;
+		q->sname = o->h_sname;
+		q->scat = h_d < 0 ? NULL : c->scat;
+		q->seq = em->next_seq;
+		q->id = o->nid;
+		q->state = 0; /* PTW_EM_UNRESOLVED for a begin */
+		q->kind = h_d > 0 ? PTW_EM_BEGIN
+			: h_d < 0 ? PTW_EM_END : PTW_EM_INSTANT;
+		memcpy(pp->body, &o->h_body, sizeof(o->h_body));
+		pp->body_len = (uint8_t)(h_d < 0 ? 2 : th->lane_blen);
+		pp->depth_d = (int8_t)h_d;
+		pp->gen = th->lane_gen;
+		pp->id = o->nid;
+	}
+	/* packets: the queued item's, and one per item taken but the one
+	 * queued now */
+	lr->r.n = (uint32_t)((o->h_d0 != 2) + (k - o->dropped) -
+			     (uint64_t)(th->n && k));
+	lr->r.p = o->p;
+	lr->r.last = o->last;
+	lr->r.base = o->base;
+	int r = ptw_seq_lane_end(th->seq, &lr->r);
+	if (r)
+		*rc = ptw_em_writer_fail(em, r, err);
+}
 
 /* The X-form lane: the short path again, for a chain of batch events (B, E
  * or i) on one thread whose last event the short path took in this epoch
@@ -404,90 +574,35 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	       const uint16_t *nxt, unsigned *jp, unsigned n_run, int *rc,
 	       int mixed, struct ptw_error *err)
 {
-	struct ptw_seq *s = th->seq;
-	struct ptw_writer *w = s->w;
-	struct ptw_em_item *q = &th->q[0];
-	struct ptw_em_prep *pp = &th->prep;
+	struct ptw_em_lane_run lr;
 	*rc = 0;
-	if (!PTW_EM_LANE_HOST || th->lane_epoch != em->epoch ||
-	    th->lane_gen != s->cp_gen || th->lane_scat != c->scat ||
-	    !th->lane_pre_len || !ptw_seq_fast_ready(s) ||
-	    (th->n && pp->id != q->id))
-		return 0;
-
-	/* Bounds for the whole call, so that the loop checks none: one
-	 * packet (of at most PTW_EV_FAST_MAX bytes) for the queued item and
-	 * at most one per event; none is due once the buffer reaches
-	 * flush_at or its room runs short, nor after fast_left. Each event
-	 * pushes at most one stack entry (the stacks get room first). */
-	struct ptw_em_lifo *lifo = th->lifo;
-	unsigned held = th->n != 0, n = n_run;
-	size_t len = w->pend.len, rel = s->fast_left;
-	size_t lim = w->pend.cap - PTW_EV_FAST_MAX; /* fast_ready: no wrap */
-	if (w->flush_at < lim)
-		lim = w->flush_at;
-	size_t fit = len < lim ? (lim - 1 - len) / PTW_EV_FAST_MAX + 1 : 0;
-	if (fit < rel)
-		rel = fit;
-	if (rel <= held)
-		return 0;
-	if (n > rel - held)
-		n = (unsigned)(rel - held);
-	for (int t = 0; t <= mixed; t++) { /* the stacks it may push on */
-		struct ptw_em_lifo *l = &lifo[t];
-		while (l->cap - l->n < n && ptw_em_lifo_grow(l) == 0)
-			;
-		if (l->cap - l->n < n)
-			n = (unsigned)(l->cap - l->n);
-	}
-	if (!n)
-		return 0;
-
-	/* The model's top entries (at most n + 1 count), and the track's
-	 * depth, bound the ends that may be written (as ptw_em_prep_ok: an
-	 * end closes an open slice): e_room. Each begin written adds one
-	 * (the lane's model entries are plain), each end takes one. */
-	struct ptw_track *tr = &w->tracks.v[th->uuid - 1];
-	size_t mn0 = th->model_n;
-	size_t e_room = mn0 < (size_t)n + 1 ? mn0 : (size_t)n + 1;
-	if (e_room > tr->depth)
-		e_room = tr->depth;
-	/* e_room moves with the model's level: none is left at e_floor */
-	size_t mn = mn0, e_floor = mn0 - e_room;
-	/* Room in the model for every entry the lane may write (one per
-	 * packet, below), so that it checks none. Without it the short
-	 * core takes the event (and reports the lack of memory). */
-	if (mn0 + n + 1 > th->model_cap &&
-	    ptw_em_model_reserve(th, mn0 + n + 1) != 0)
+	if (!ptw_em_lane_open(em, c, th, n_run, mixed, &lr))
 		return 0;
 	struct ptw_em_open *model = th->model;
+	unsigned held = th->n != 0, n = lr.n;
 
 	/* Locals: stores into the packet bytes could alias the fields. */
-	uint64_t base = s->base;
+	uint64_t base = lr.r.base;
 	uint8_t pre[2][16];
-	memcpy(pre, th->lane_pre, sizeof(pre));
-	size_t pre_len = th->lane_pre_len, blen_bi = th->lane_blen;
+	struct ptw_em_lane_kind kinds[3];
+	ptw_em_lane_kinds(kinds, pre, th);
+	size_t pre_len = th->lane_pre_len;
 	const struct ptw_em_lane_slot *slots = th->lane_slot;
 	int64_t shift = c->shift_ns;
-	size_t ln[2] = {lifo[0].n, lifo[1].n};
-	struct ptw_em_open_b *lb[2] = {lifo[0].b, lifo[1].b};
+	size_t ln[2] = {th->lifo[0].n, th->lifo[1].n};
+	struct ptw_em_open_b *lb[2] = {th->lifo[0].b, th->lifo[1].b};
 	uint64_t nid = em->next_item, dropped = 0;
 	uint64_t n_be = 0; /* begins (low half) and ends (high): one add */
-	int h_d0 = 2; /* kind (depth change) of the queued item: none */
-	uint8_t *p = w->pend.data + len, *last = NULL;
-
-	/* the queued item, through its prepared packet */
+	size_t mn = lr.mn0, e_floor = lr.e_floor;
+	uint8_t *p = lr.r.p, *last = NULL;
+	/* the queued item, if any (its kind: depth change, 2 none) */
+	int h_d0 = held ? th->prep.depth_d : 2;
 	if (held) {
-		int d = pp->depth_d;
-		if (__builtin_expect((d < 0) & (mn == e_floor), 0))
+		if (__builtin_expect((h_d0 < 0) & (mn == e_floor), 0))
 			return 0;
 		last = p;
-		p = ptw_put_body_packet(p, (uint64_t)q->ts, &base, s->hdr,
-					s->hdr_len, pp->body, pp->body_len);
-		model[mn].name_h = model[mn].cat_h = 0; /* (a begin's) */
-		mn += (size_t)d;
-		h_d0 = d;
-		th->n = 0;
+		p = ptw_em_lane_held(th, &lr.r, p, &base, mn);
+		mn += (size_t)h_d0;
 	}
 
 	/* Each event but the chain's last is written at once: the next one
@@ -498,22 +613,6 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	const char *h_sname = NULL;
 	int64_t ts = th->last_ts;
 	unsigned j = *jp, k;
-	/* What the loop needs of an event's kind, looked up rather than
-	 * compared (kinds come in random order: a branch on them would
-	 * mispredict). A begin's or an instant's body has its name's iid
-	 * from the lane slot (an instant's type differs from a begin's in
-	 * one bit: 3 vs 1); an end's is fixed, and its name unchecked. */
-	_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) == 2,
-		       "a begin's and an instant's type differ in bit 1");
-	const struct ptw_em_lane_kind kinds[3] = {
-		{.keep = ~0ull, .key_mask = ~0ull, .pre = pre[0],
-		 .blen = blen_bi, .be = 1, .d = 1},
-		{.keep = ~0ull, .flip = 1u << 9, .key_mask = ~0ull,
-		 .pre = pre[0], .blen = blen_bi},
-		{.flip = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
-			 (uint64_t)PTW_TE_TYPE_SLICE_END << 8,
-		 .pre = pre[1], .blen = 2, .be = 1ull << 32, .d = -1,
-		 .is_e = 1}};
 	for (k = 0; k < n; k++, j = nxt[j]) {
 		const struct ptw_cv_simple *e = &ev[j];
 		const struct ptw_em_lane_kind *kd =
@@ -556,68 +655,21 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			continue; /* (the loop ends: k + 1 == n_run >= n) */
 		}
 		last = p;
-		p = ptw_em_lane_put(p, ts, &base, kd->pre, pre_len, body,
-				    kd->blen);
+		p = ptw_seq_lane_put(p, (uint64_t)ts, &base, kd->pre, pre_len,
+				     body, kd->blen);
 		/* plain; an end's or an instant's store is above the top */
 		model[mn].name_h = model[mn].cat_h = 0;
 		mn += (size_t)d;
 	}
 	if (!k && !held)
 		return 0;
-
-	th->model_n = mn;
-	/* (the lane keeps no state for v1 flows: ptw_em_flow_ts; what it
-	 * wrote is at most at the last ts it took) */
-	th->fl_unknown = 1;
-	th->fl_max = ts > th->fl_max ? ts : th->fl_max;
-	tr->depth += (uint32_t)(mn - mn0); /* as the model, in X form */
-
-	/* the counts: the held items written are the queued one and the
-	 * taken ones but the one still queued */
-	uint64_t n_b = (uint32_t)n_be, n_e = n_be >> 32;
-	uint64_t n_i = k - n_b - n_e, held_b = th->n && h_d > 0,
-		 held_i = th->n && h_d == 0;
-	c->lane += k;
-	c->by_b += n_b;
-	c->by_e += n_e;
-	c->by_i += n_i;
-	c->dropped += dropped;
-	c->open_slices += n_b + (h_d0 == 1) - held_b;
-	c->instants += n_i + (h_d0 == 0) - held_i;
 	*jp = j;
-	if (k)
-		th->last_ts = ts;
-	em->next_item = nid;
-	em->next_seq += k;
-	lifo[0].n = ln[0];
-	lifo[1].n = ln[1];
-	s->base = base;
-	if (th->n && k) {
-		/* the chain's last event, queued (the constant fields are
-		 * set: see above) */
-		q->ts = ts;
-		q->sname = h_sname;
-		q->scat = h_d < 0 ? NULL : c->scat;
-		q->seq = em->next_seq;
-		q->id = nid;
-		q->state = 0; /* PTW_EM_UNRESOLVED for a begin */
-		q->kind = h_d > 0 ? PTW_EM_BEGIN
-			: h_d < 0 ? PTW_EM_END : PTW_EM_INSTANT;
-		memcpy(pp->body, &h_body, sizeof(h_body));
-		pp->body_len = (uint8_t)(h_d < 0 ? 2 : blen_bi);
-		pp->depth_d = (int8_t)h_d;
-		pp->id = nid;
-	}
-	/* packets: the queued item's, and one per item taken but the one
-	 * queued now */
-	uint32_t written = (uint32_t)((h_d0 != 2) + (k - dropped) -
-				      (uint64_t)(th->n && k));
-	if (written) {
-		int r = ptw_seq_fast_commit(s, p, (size_t)(last - w->pend.data),
-					    written);
-		if (r)
-			*rc = ptw_em_writer_fail(em, r, err);
-	}
+	const struct ptw_em_lane_res o = {
+		.p = p, .last = last, .base = base, .nid = nid, .n_be = n_be,
+		.dropped = dropped, .ts = ts, .mn = mn, .ln = {ln[0], ln[1]},
+		.k = k, .h_d0 = h_d0, .h_d = h_d, .h_body = h_body,
+		.h_sname = h_sname};
+	ptw_em_lane_close(em, c, th, &lr, &o, rc, err);
 	return k;
 }
 

@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/util/hashmap.h"
 #include "emit.h"
-#include "lib/writer/seq_fast.h"
+#include "lib/util/hashmap.h"
+#include "lib/writer/seq_lane.h"
 
 #define PTW_EM_NO_NAME "[No name]"
 
@@ -124,6 +124,7 @@ struct ptw_em_thread {
 	 * iids are still valid). */
 	struct ptw_em_prep {
 		uint64_t id;       /* the item's id; 0: none */
+		uint32_t gen;      /* the iids' generation (seq_lane.h) */
 		int8_t depth_d;    /* +1 begin, -1 end, 0 instant */
 		uint8_t body_len;
 		uint8_t body[PTW_SEQ_BODY_MAX];
@@ -467,13 +468,9 @@ static inline int ptw_em_counter_sample(struct ptw_emit *em, uint64_t track,
 					int64_t ts, int is_int, int64_t iv,
 					double dv, struct ptw_error *err)
 {
-	int rc;
-	if (!ptw_seq_fast_counter(em->seq, track, (uint64_t)ts, is_int, iv, dv,
-				  &rc))
-		rc = is_int ? ptw_seq_counter_int(em->seq, track, (uint64_t)ts,
-						  iv)
-			    : ptw_seq_counter_double(em->seq, track,
-						     (uint64_t)ts, dv);
+	int rc = is_int ? ptw_seq_counter_int(em->seq, track, (uint64_t)ts, iv)
+			: ptw_seq_counter_double(em->seq, track, (uint64_t)ts,
+						 dv);
 	if (rc)
 		return ptw_em_writer_fail(em, rc, err);
 	em->st.counters++;

@@ -835,13 +835,13 @@ int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 	return ptw_ev_write(s, ev->ts + dur, NULL, &p, 0, 0, 0);
 }
 
-static int ptw_ev_counter(struct ptw_seq *s, uint64_t track, uint64_t ts,
-			  int64_t ival, double dval, int is_double)
+/* A counter sample that the fast path did not take (kept out of line:
+ * the fast path's callers then need no frame of their own). */
+static __attribute__((noinline)) int
+ptw_ev_counter_slow(struct ptw_seq *s, uint64_t track, uint64_t ts,
+		    int64_t ival, double dval, int is_double)
 {
-	int rc;
-	if (ptw_seq_fast_counter(s, track, ts, !is_double, ival, dval, &rc))
-		return rc;
-	rc = ptw_ev_enter(s);
+	int rc = ptw_ev_enter(s);
 	if (rc)
 		return rc;
 	struct ptw_ev_plan p;
@@ -851,6 +851,16 @@ static int ptw_ev_counter(struct ptw_seq *s, uint64_t track, uint64_t ts,
 	p.name.s = p.cat.s = NULL;
 	p.name.iid = p.cat.iid = 0;
 	return ptw_ev_write(s, ts, NULL, &p, ival, dval, is_double ? 2 : 1);
+}
+
+static inline __attribute__((always_inline)) int
+ptw_ev_counter(struct ptw_seq *s, uint64_t track, uint64_t ts, int64_t ival,
+	       double dval, int is_double)
+{
+	int rc;
+	if (ptw_seq_fast_counter(s, track, ts, !is_double, ival, dval, &rc))
+		return rc;
+	return ptw_ev_counter_slow(s, track, ts, ival, dval, is_double);
 }
 
 int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,

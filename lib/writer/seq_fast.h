@@ -1,35 +1,20 @@
-/* seq_fast.h - the writer's event packet encoder. Private: lib/writer/event.c
- * writes its events with it, the tracer backend its prepared batches, and
- * the converter's emitter the events it prepared ahead of time
- * (converters/emit/emit_fast.c), so all produce the same bytes.
+/* seq_fast.h - the writer's fast path on its own state: one event packet
+ * (event.c), a batch of prepared ones (the tracer backend). Private to
+ * lib/; the converters write theirs through seq_lane.h.
  * SPDX-License-Identifier: Apache-2.0
  *
- * Every fast packet is written by ptw_pkt_put() (see "the one packet
- * encoder" below); the general path (event.c), which frames packets of
- * any size, shares its timestamp and TrackEvent fields. The fast path's
- * packet - no annotations or flows,
- * strings already interned in this generation, no checkpoint due - goes
- * straight into the pending buffer after one space check. Packet and
- * TrackEvent are known to be under 128 bytes, so both lengths are single
- * bytes:
- *
- *   0A len | 40 ts [D0 03 41] | seq id + flags | 5A len | 48 type
- *          | [58 track] [18 cat] [50 name] [F0 01 value | E1 02 double]
+ * Every fast packet is written by ptw_pkt_put() (pkt_encode.h, the one
+ * packet encoder); the general path (event.c), which frames packets of
+ * any size, shares its timestamp and TrackEvent fields.
  */
 #ifndef PTW_SEQ_FAST_H
 #define PTW_SEQ_FAST_H
 
 #include <string.h>
 
-#include "lib/encode/pb_fields.h"
+#include "pkt_encode.h"
 #include "writer_internal.h"
 #include "writer_state.h"
-
-#define PTW_EV_FAST_MAX 96u
-
-/* A prepared TrackEvent body (type, category, name; default track) takes
- * at most 14 bytes; it is stored and copied as 16. */
-#define PTW_SEQ_BODY_MAX 16u
 
 /* 1 if the fast path may write one event on 's' now: no checkpoint,
  * first packet or drop report due, no sticky error, room in the buffer. */
@@ -40,105 +25,6 @@ ptw_seq_fast_ready(const struct ptw_seq *s)
 	return __builtin_expect(s->fast_left != 0, 1) &
 	       __builtin_expect(w->sticky == 0, 1) &
 	       __builtin_expect(w->pend.cap - w->pend.len >= PTW_EV_FAST_MAX, 1);
-}
-
-/* Encodes TrackEvent type (0: none, a legacy phase gives the kind),
- * track (not written if it is the sequence's default, dflt), category
- * and name iids (0: none) at p; returns the end. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_seq_te_fields(uint8_t *p, int type, uint64_t track, uint64_t dflt,
-		  uint64_t cat_iid, uint64_t name_iid)
-{
-	if (type)
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_TYPE, (uint64_t)type);
-	if (track != dflt)
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_TRACK_UUID, track);
-	if (cat_iid)
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_CATEGORY_IIDS, cat_iid);
-	if (name_iid)
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_NAME_IID, name_iid);
-	return p;
-}
-
-/* Encodes a counter's value at p: value_kind 1 ival, 2 dval, 0 none;
- * returns the end. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_seq_te_value(uint8_t *p, int value_kind, int64_t ival, double dval)
-{
-	if (value_kind == 1) {
-		p = ptw_pb_write_varint_field(p, PTW_F_TE_COUNTER_VALUE,
-					      (uint64_t)ival);
-	} else if (value_kind == 2) {
-		uint64_t bits;
-		memcpy(&bits, &dval, sizeof(bits));
-		p = ptw_pb_write_fixed64_field(p, PTW_F_TE_DOUBLE_COUNTER_VALUE,
-					       bits);
-	}
-	return p;
-}
-
-/* ---- the one packet encoder -------------------------------------------
- * Every event packet of a sequence is
- *
- *   0A len | timestamp | known bytes | [what the caller adds]
- *
- * with the timestamp a delta on clock 64 against the sequence's base
- * (*base, then moved to ts), or, time going back, absolute on clock 65
- * (1:1 with BOOTTIME; the base stays). The known bytes start with the
- * sequence's header (s->hdr: sequence id, flags, machine id), and are
- * whatever the caller knew before the timestamp: the header alone (the
- * general path adds interned data, then the TrackEvent), the header and
- * the TrackEvent tag (ptw_seq_fast_write adds the TrackEvent's length and
- * fields), or all of it (a prepared event, struct ptw_seq_prep; the
- * converter's lane adds a body word). ptw_pkt_put() writes up to the
- * known bytes' end, ptw_pkt_end() the length byte once the packet is
- * whole: a fast packet is under 128 bytes. */
-
-/* Writes the timestamp field(s) of an event packet at p (room reserved)
- * against the delta base *base; returns the end. small_steps (a
- * constant): deltas are mostly below 2^14 (the tracer's), written in two
- * stores. Either form may write up to 4 bytes past the end. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_put_ts(uint8_t *p, uint64_t ts, uint64_t *base, const int small_steps)
-{
-	uint64_t b = *base;
-	if (__builtin_expect(ts >= b, 1)) {
-		/* always written, even 0: a TrackEvent packet without a
-		 * timestamp is dropped by trace_processor */
-		*p++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-		p = small_steps ? ptw_pb_write_varint_2b(p, ts - b)
-				: ptw_pb_write_varint_nb(p, ts - b);
-		*base = ts;
-	} else {
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					      PTW_CLOCK_SEQ_ABS);
-	}
-	return p;
-}
-
-/* Starts an event packet at p (PTW_EV_FAST_MAX bytes of room): the
- * record's tag, its length byte (left for ptw_pkt_end), the timestamp
- * (ptw_put_ts) and known[0, n). 'copy' (a constant, 16 or 32, >= n) is
- * how many bytes of 'known' are readable: they are copied whole. Returns
- * the end of the known bytes. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_pkt_put(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t *known,
-	    size_t n, const size_t copy, const int small_steps)
-{
-	uint8_t *q = ptw_put_ts(p + 2, ts, base, small_steps);
-	p[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
-	memcpy(q, known, copy); /* room: PTW_EV_FAST_MAX */
-	return q + n;
-}
-
-/* Ends the packet ptw_pkt_put() started at p, whole up to q (under 128
- * bytes): its length byte. Returns q. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_pkt_end(uint8_t *p, uint8_t *q)
-{
-	p[1] = (uint8_t)(q - p - 2);
-	return q;
 }
 
 /* The timestamp and header of an event packet of sequence s at p (room
@@ -155,8 +41,8 @@ ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
 /* Counts n fast packets that end at p in the pending buffer, the last
  * of them starting at offset 'last': the buffer's length, the sequence's
  * and the writer's counts; flushes past the threshold. Every fast packet
- * (one by one, a batch, the converter's lane) is counted here. Returns 0 or
- * the writer's sticky error. */
+ * (one by one, a batch, a converter's lane: seq_lane.c) is counted here.
+ * Returns 0 or the writer's sticky error. */
 static inline __attribute__((always_inline)) int
 ptw_seq_fast_commit(struct ptw_seq *s, uint8_t *p, size_t last, uint32_t n)
 {
@@ -242,67 +128,6 @@ ptw_seq_fast_counter(struct ptw_seq *s, uint64_t track, uint64_t ts,
 	*rc = ptw_seq_fast_write(s, ts, PTW_TE_TYPE_COUNTER, track, 0, 0,
 				 is_int ? 1 : 2, ival, dval);
 	return 1;
-}
-
-/* Prepares the body of a simple event (type; category and name iids
- * valid in the sequence's current generation, 0: none) on the default
- * track of its sequence; returns its length. */
-static inline size_t ptw_seq_body_prepare(uint8_t body[PTW_SEQ_BODY_MAX],
-					  int type, uint64_t cat_iid,
-					  uint64_t name_iid)
-{
-	return (size_t)(ptw_seq_te_fields(body, type, 0, 0, cat_iid,
-					  name_iid) - body);
-}
-
-/* The same body for iids below 128 (cat_iid 0: none; name_iid > 0),
- * as a little-endian word of *len bytes, built without a loop. */
-static inline uint64_t ptw_seq_body_small(int type, uint64_t cat_iid,
-					  uint64_t name_iid, unsigned *len)
-{
-	uint64_t w = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
-		     (uint64_t)type << 8;
-	unsigned n = 2;
-	if (cat_iid) {
-		w |= (PTW_PB_TAG(PTW_F_TE_CATEGORY_IIDS, PTW_PB_WT_VARINT) |
-		      cat_iid << 8) << 16;
-		n = 4;
-	}
-	w |= (PTW_PB_TAG(PTW_F_TE_NAME_IID, PTW_PB_WT_VARINT) | name_iid << 8)
-	     << (8 * n);
-	*len = n + 2;
-	return w;
-}
-
-/* Writes a whole packet of an event whose body ptw_seq_body_prepare()
- * made (PTW_SEQ_BODY_MAX bytes readable, n used) at p, at ts, with a
- * sequence's delta base and header: hdr is s->hdr (16 bytes, the header's
- * hdr_len then the TrackEvent's tag). Room for PTW_EV_FAST_MAX bytes is
- * reserved, the iids are still valid (the sequence's cp_gen unchanged).
- * Counts nothing (ptw_seq_fast_commit does); returns the packet's end. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_put_body_packet(uint8_t *p, uint64_t ts, uint64_t *base,
-		    const uint8_t hdr[16], size_t hdr_len,
-		    const uint8_t body[PTW_SEQ_BODY_MAX], size_t n)
-{
-	uint8_t *q = ptw_pkt_put(p, ts, base, hdr, hdr_len + 1u, 16, 0);
-	*q++ = (uint8_t)n;
-	memcpy(q, body, PTW_SEQ_BODY_MAX); /* fits: PTW_EV_FAST_MAX room */
-	return ptw_pkt_end(p, q + n);
-}
-
-/* The same packet at the end of the pending buffer, counted; the caller
- * checked ptw_seq_fast_ready() and keeps the track's depth. 0 or the
- * sticky error. */
-static inline __attribute__((always_inline)) int
-ptw_seq_write_body(struct ptw_seq *s, uint64_t ts,
-		   const uint8_t body[PTW_SEQ_BODY_MAX], size_t n)
-{
-	struct ptw_pb_buf *b = &s->w->pend;
-	size_t at = b->len;
-	uint8_t *p = ptw_put_body_packet(b->data + at, ts, &s->base, s->hdr,
-					 s->hdr_len, body, n);
-	return ptw_seq_fast_commit(s, p, at, 1);
 }
 
 /* A batch of events prepared by ptw_i_seq_prepare(), written with the

@@ -1,0 +1,91 @@
+/* seq_lane.c - runs of prepared simple events for lib/'s converters: the
+ * writer's side of seq_lane.h.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "seq_lane.h"
+
+#include "seq_fast.h"
+#include "writer_state.h"
+
+int ptw_seq_lane_begin(struct ptw_seq *s, uint64_t track, uint32_t gen,
+		       struct ptw_seq_lane *r)
+{
+	if (!ptw_seq_fast_ready(s) || s->cp_gen != gen)
+		return 0;
+	struct ptw_writer *w = s->w;
+	struct ptw_track *tr = ptw_tracks_get(&w->tracks, track);
+	if (!tr || tr->kind == PTW_TRACK_COUNTER)
+		return 0;
+	/* Every packet has PTW_EV_FAST_MAX bytes of room and starts below
+	 * the flush threshold (one starting at or past it, the single path
+	 * would not write: it flushes first), and there are at most
+	 * fast_left of them. (fast_ready: lim does not wrap.) */
+	size_t len = w->pend.len, lim = w->pend.cap - PTW_EV_FAST_MAX;
+	if (w->flush_at < lim)
+		lim = w->flush_at;
+	size_t fit = len < lim ? (lim - 1 - len) / PTW_EV_FAST_MAX + 1 : 0;
+	r->max = fit < s->fast_left ? (uint32_t)fit : s->fast_left;
+	if (!r->max)
+		return 0;
+	r->p = w->pend.data + len;
+	r->base = s->base;
+	r->depth = tr->depth;
+	memcpy(r->hdr, s->hdr, sizeof(r->hdr));
+	r->hdr_len = s->hdr_len;
+	r->last = NULL;
+	r->n = 0;
+	r->s = s;
+	r->tr = tr;
+	return 1;
+}
+
+int ptw_seq_lane_end(struct ptw_seq *s, const struct ptw_seq_lane *r)
+{
+	s->base = r->base;
+	r->tr->depth = r->depth;
+	if (!r->n)
+		return 0;
+	return ptw_seq_fast_commit(s, r->p, (size_t)(r->last - s->w->pend.data),
+				   r->n);
+}
+
+int ptw_seq_lane_put_one(struct ptw_seq *s, uint64_t track, uint32_t gen,
+			 uint64_t ts, const uint8_t body[PTW_SEQ_BODY_MAX],
+			 size_t n, int depth_d, int *rc)
+{
+	if (!ptw_seq_fast_ready(s) || s->cp_gen != gen)
+		return 0;
+	struct ptw_track *tr = ptw_tracks_get(&s->w->tracks, track);
+	if (!tr || tr->kind == PTW_TRACK_COUNTER || (depth_d < 0 && !tr->depth))
+		return 0;
+	struct ptw_pb_buf *b = &s->w->pend;
+	size_t at = b->len;
+	uint8_t *p = ptw_put_body_packet(b->data + at, ts, &s->base, s->hdr,
+					 s->hdr_len, body, n);
+	*rc = ptw_seq_fast_commit(s, p, at, 1);
+	/* (after the commit and its flush, as ptw_seq_simple counts it) */
+	tr->depth += (uint32_t)depth_d;
+	return 1;
+}
+
+uint32_t ptw_seq_lane_gen(const struct ptw_seq *s)
+{
+	return s->cp_gen;
+}
+
+int ptw_seq_lane_iids(const struct ptw_seq *s, const char *cat,
+		      const char *name, uint64_t *cat_iid, uint64_t *name_iid)
+{
+	return ptw_seq_iids(s, cat, name, cat_iid, name_iid);
+}
+
+size_t ptw_seq_lane_prefix(const struct ptw_seq *s, uint8_t pre[16],
+			   size_t body_len)
+{
+	size_t n = s->hdr_len + 2u;
+	if (n > 16 || body_len > 127)
+		return 0;
+	memset(pre, 0, 16);
+	memcpy(pre, s->hdr, s->hdr_len + 1u); /* and the TrackEvent's tag */
+	pre[n - 1] = (uint8_t)body_len;
+	return n;
+}
