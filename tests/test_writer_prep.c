@@ -1,10 +1,10 @@
 /* test_writer_prep.c - prepared simple events (ptw_i_seq_prepare +
  * ptw_seq_batch_*, the tracer backend's way for one-slot BEGIN, END and
- * INSTANT records) write the same bytes as ptw_seq_simple one by one: the
- * same pseudo-random workload goes to two writers, one each way, and the
- * two files must be identical - across checkpoints (stale iids), flush
- * thresholds, time going back, ENDs with no open slice, with each
- * compression and in flight-recorder mode.
+ * INSTANT records; and the converters' runs, seq_lane.h) write the same
+ * bytes as ptw_seq_simple one by one: the same pseudo-random workload goes
+ * to two writers, one each way, and the two files must be identical -
+ * across checkpoints (stale iids), flush thresholds, time going back, ENDs
+ * with no open slice, with each compression and in flight-recorder mode.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -15,6 +15,7 @@
 
 #include "ptw/writer.h"
 #include "lib/writer/seq_fast.h"
+#include "lib/writer/seq_lane.h"
 #include "lib/writer/writer_internal.h"
 #include "support/ptw_test.h"
 #include "reader/trace_read.h"
@@ -72,6 +73,8 @@ static size_t workload(struct ev *v, size_t n)
 
 /* ring_bytes > 0: a flight recorder of that size (its window is written
  * to 'path' at the end), else a writer to 'path'. */
+static uint64_t last_track; /* the track open_writer made last */
+
 static struct ptw_writer *open_writer(const char *path,
 				      const struct ptw_writer_options *o,
 				      uint64_t ring_bytes, struct ptw_seq **s)
@@ -83,6 +86,7 @@ static struct ptw_writer *open_writer(const char *path,
 	cr_assert_not_null(w, "%s", err.msg);
 	uint64_t t = ptw_writer_add_thread_track(w, 1, 2, "t");
 	cr_assert(t);
+	last_track = t;
 	*s = ptw_writer_add_seq(w, t);
 	cr_assert_not_null(*s);
 	return w;
@@ -138,6 +142,27 @@ static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
 		(*prepared)++;
 	}
 	return rc;
+}
+
+/* The files at pa and pb are the same, and a valid trace; removes them. */
+static void same_files(const char *pa, const char *pb, const char *tag)
+{
+	size_t la, lb;
+	uint8_t *a = ptw_test_read_file_or_fail(pa, &la);
+	uint8_t *b = ptw_test_read_file_or_fail(pb, &lb);
+	cr_assert_gt(la, 1000);
+	cr_assert_eq(lb, la, "%s: %zu bytes in runs, %zu one by one", tag, lb,
+		     la);
+	size_t at = 0;
+	while (at < la && a[at] == b[at])
+		at++;
+	cr_assert_eq(at, la, "%s: files differ from byte %zu", tag, at);
+	/* and the file is a valid trace */
+	ptw_trace_free(ptw_test_load_checked_or_fail(pa, 0));
+	free(a);
+	free(b);
+	unlink(pa);
+	unlink(pb);
 }
 
 /* chunked: check fullness once per ptw_seq_batch_sure() events, as the
@@ -210,23 +235,153 @@ static void write_both(const struct ev *v, size_t n,
 	cr_assert_gt(refused, 0);
 	cr_assert_gt(full_runs, 0);
 	cr_assert_gt(prepared, 10);
+	same_files(pa, pb, tag);
+}
 
-	size_t la, lb;
-	uint8_t *a = ptw_test_read_file_or_fail(pa, &la);
-	uint8_t *b = ptw_test_read_file_or_fail(pb, &lb);
-	cr_assert_gt(la, 1000);
-	cr_assert_eq(lb, la, "%s: %zu bytes in runs, %zu one by one", tag, lb,
-		     la);
-	size_t at = 0;
-	while (at < la && a[at] == b[at])
-		at++;
-	cr_assert_eq(at, la, "%s: files differ from byte %zu", tag, at);
-	/* and the file is a valid trace */
-	ptw_trace_free(ptw_test_load_checked_or_fail(pa, 0));
-	free(a);
-	free(b);
-	unlink(pa);
-	unlink(pb);
+/* The converters' way (seq_lane.h): an item prepared per (type, category,
+ * name) after ptw_seq_simple wrote one like it, valid in its generation;
+ * runs of prepared items (ptw_seq_lane_begin/put/end), every fourth turn a
+ * run of one (ptw_seq_lane_put_one), anything else one by one. */
+struct lslot {
+	int used;
+	enum ptw_simple_type type;
+	const char *cat, *name;
+	uint32_t gen;
+	int d;
+	uint8_t pre[16], body[PTW_SEQ_BODY_MAX];
+	size_t pre_len, n;
+	uint64_t word;
+};
+
+static struct lslot *lfind(struct lslot *c, const struct ev *e)
+{
+	for (size_t i = 0; i < 64; i++)
+		if (!c[i].used || (c[i].type == e->type && c[i].cat == e->cat &&
+				   c[i].name == e->name))
+			return &c[i];
+	cr_assert_fail("prepared-item table full");
+	return NULL;
+}
+
+static void lane_prepare(struct ptw_seq *s, struct lslot *sl,
+			 const struct ev *e)
+{
+	static const int te[] = {[PTW_SIMPLE_BEGIN] = PTW_TE_TYPE_SLICE_BEGIN,
+				 [PTW_SIMPLE_END] = PTW_TE_TYPE_SLICE_END,
+				 [PTW_SIMPLE_INSTANT] = PTW_TE_TYPE_INSTANT};
+	uint64_t ci, ni;
+	const char *cat = e->type == PTW_SIMPLE_END ? NULL : e->cat;
+	const char *name = e->type == PTW_SIMPLE_END ? NULL : e->name;
+	cr_assert(ptw_seq_lane_iids(s, cat, name, &ci, &ni),
+		  "strings just written are interned");
+	sl->type = e->type;
+	sl->cat = e->cat;
+	sl->name = e->name;
+	sl->gen = ptw_seq_lane_gen(s);
+	sl->d = e->type == PTW_SIMPLE_BEGIN ? 1 : e->type == PTW_SIMPLE_END ? -1 : 0;
+	memset(sl->body, 0, sizeof(sl->body));
+	sl->n = ptw_seq_body_prepare(sl->body, te[e->type], ci, ni);
+	cr_assert_leq(sl->n, 8, "small iids: a body word");
+	memcpy(&sl->word, sl->body, sizeof(sl->word));
+	sl->pre_len = ptw_seq_lane_prefix(s, sl->pre, sl->n);
+	sl->used = sl->pre_len != 0;
+}
+
+/* Writes v[*i...] in one run if it can (prepared items of one generation);
+ * returns how many it wrote. */
+static size_t lane_run(struct ptw_seq *s, struct lslot *c, const struct ev *v,
+		       size_t i, size_t n, const int *rc_a, uint32_t *max)
+{
+	struct lslot *sl = lfind(c, &v[i]);
+	struct ptw_seq_lane r;
+	if (!sl->used || !ptw_seq_lane_begin(s, last_track, sl->gen, &r))
+		return 0;
+	uint32_t gen = sl->gen, k = 0;
+	uint8_t *p = r.p, *last = NULL;
+	uint64_t base = r.base;
+	for (; i < n && k < r.max; i++, k++) {
+		sl = lfind(c, &v[i]);
+		if (!sl->used || sl->gen != gen || (sl->d < 0 && !r.depth))
+			break;
+		cr_assert_eq(rc_a[i], 0, "event %zu: taken by a run but "
+			     "refused one by one", i);
+		last = p;
+		p = ptw_seq_lane_put(p, v[i].ts, &base, sl->pre, sl->pre_len,
+				     sl->word, sl->n);
+		r.depth += (uint32_t)sl->d;
+	}
+	r.p = p;
+	r.last = last;
+	r.base = base;
+	r.n = k;
+	cr_assert_eq(ptw_seq_lane_end(s, &r), 0, "flush failed");
+	*max = r.max;
+	return k;
+}
+
+static void write_both_lane(const struct ev *v, size_t n,
+			    const struct ptw_writer_options *o,
+			    uint64_t ring_bytes, const char *tag)
+{
+	char pa[128], pb[128];
+	snprintf(pa, sizeof(pa), "/tmp/ptw_test_lane_%s_simple_%d.pftrace",
+		 tag, (int)getpid());
+	snprintf(pb, sizeof(pb), "/tmp/ptw_test_lane_%s_run_%d.pftrace", tag,
+		 (int)getpid());
+	struct ptw_seq *sa, *sb;
+	struct ptw_writer *wa = open_writer(pa, o, ring_bytes, &sa);
+	struct ptw_writer *wb = open_writer(pb, o, ring_bytes, &sb);
+	uint64_t track = last_track;
+	static int rc_a[N_EVENTS];
+	for (size_t i = 0; i < n; i++)
+		rc_a[i] = ptw_seq_simple(sa, v[i].type, 0, v[i].ts, v[i].cat,
+					 v[i].name);
+	struct lslot cache[64];
+	memset(cache, 0, sizeof(cache));
+	uint64_t in_runs = 0, ones = 0, refused = 0, full_runs = 0;
+	size_t i = 0, turn = 0;
+	while (i < n) {
+		struct lslot *sl = lfind(cache, &v[i]);
+		int rc;
+		if (turn++ % 4 == 3 && sl->used) {
+			if (ptw_seq_lane_put_one(sb, track, sl->gen, v[i].ts,
+						 sl->body, sl->n, sl->d, &rc)) {
+				cr_assert_eq(rc, 0);
+				cr_assert_eq(rc_a[i], 0, "event %zu", i);
+				ones++;
+				i++;
+				continue;
+			}
+			refused++;
+		} else {
+			uint32_t max = 0;
+			size_t k = lane_run(sb, cache, v, i, n, rc_a, &max);
+			in_runs += k;
+			full_runs += k && k == max;
+			if (k) {
+				i += k;
+				continue;
+			}
+		}
+		rc = ptw_seq_simple(sb, v[i].type, 0, v[i].ts, v[i].cat,
+				    v[i].name);
+		cr_assert_eq(rc, rc_a[i], "event %zu: %d one by one, %d here", i,
+			     rc_a[i], rc);
+		if (!rc)
+			lane_prepare(sb, sl, &v[i]);
+		i++;
+	}
+	close_writer(wa, pa, ring_bytes);
+	close_writer(wb, pb, ring_bytes);
+	/* the runs did the bulk of the work; runs of one were refused
+	 * (stale iids, ENDs with no open slice); runs filled up */
+	cr_assert_gt(in_runs, n / 2, "only %llu events in runs",
+		     (unsigned long long)in_runs);
+	cr_assert_gt(ones, 20, "%s: %llu runs of one", tag,
+		     (unsigned long long)ones);
+	cr_assert_gt(refused, 0);
+	cr_assert_gt(full_runs, 0);
+	same_files(pa, pb, tag);
 }
 
 static struct ev events[N_EVENTS];
@@ -285,4 +440,64 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_flight_recorder)
 	struct ptw_writer_options o = {.flush_bytes = 4096};
 	for (int c = 0; c <= 1; c++)
 		write_both(events, n, &o, 64u << 10, "ring", c);
+}
+
+/* The converters' runs (seq_lane.h) write the bytes of single events:
+ * checkpoints and flushes often, compressed, with a machine id, in a
+ * flight recorder. */
+Test(writer_prep, lane_runs_write_the_bytes_of_single_events)
+{
+	size_t n = workload(events, N_EVENTS);
+	struct ptw_writer_options o = {.checkpoint_packets = 700,
+				       .flush_bytes = 3000};
+	write_both_lane(events, n, &o, 0, "plain");
+	write_both_lane(events, n, NULL, 0, "default");
+	o.compress = PTW_COMPRESS_DEFLATE;
+	write_both_lane(events, n, &o, 0, "deflate");
+	o.compress = PTW_COMPRESS_ZSTD;
+	write_both_lane(events, n, &o, 0, "zstd");
+	struct ptw_writer_options m = {.checkpoint_packets = 700,
+				       .flush_bytes = 3000,
+				       .machine_id = 4000000000u};
+	write_both_lane(events, n, &m, 0, "machine");
+	struct ptw_writer_options r = {.flush_bytes = 4096};
+	write_both_lane(events, n, &r, 64u << 10, "ring");
+}
+
+/* A run refuses prepared bytes of another generation, and a run of one an
+ * END on a track with no open slice, having written nothing. */
+Test(writer_prep, lane_refuses_stale_items_and_unmatched_ends)
+{
+	char pa[128];
+	snprintf(pa, sizeof(pa), "/tmp/ptw_test_lane_refuse_%d.pftrace",
+		 (int)getpid());
+	struct ptw_writer_options o = {.checkpoint_packets = 4};
+	struct ptw_seq *s;
+	struct ptw_writer *w = open_writer(pa, &o, 0, &s);
+	uint64_t t = last_track;
+	cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, 0, 10, NULL, "a"), 0);
+	uint32_t gen = ptw_seq_lane_gen(s);
+	struct ptw_seq_lane r;
+	cr_assert(ptw_seq_lane_begin(s, t, gen, &r));
+	cr_assert_eq(r.depth, 0);
+	cr_assert_leq(r.max, 4);
+	cr_assert(!ptw_seq_lane_begin(s, t, gen + 1, &r), "stale generation");
+	uint8_t body[PTW_SEQ_BODY_MAX] = {0};
+	size_t bn = ptw_seq_body_prepare(body, PTW_TE_TYPE_SLICE_END, 0, 0);
+	int rc = -1;
+	struct ptw_writer_stats st0, st1;
+	ptw_writer_get_stats(w, &st0);
+	cr_assert(!ptw_seq_lane_put_one(s, t, gen, 11, body, bn, -1, &rc),
+		  "an END with no open slice");
+	ptw_writer_get_stats(w, &st1);
+	cr_assert_eq(st1.events, st0.events);
+	cr_assert_eq(rc, -1);
+	/* checkpoints every 4 packets: the generation moves on */
+	for (uint64_t ts = 20; ptw_seq_lane_gen(s) == gen; ts++)
+		cr_assert_eq(ptw_seq_simple(s, PTW_SIMPLE_INSTANT, 0, ts, NULL,
+					    "a"), 0);
+	cr_assert(!ptw_seq_lane_begin(s, t, gen, &r), "iids forgotten");
+	cr_assert(!ptw_seq_lane_put_one(s, t, gen, 100, body, bn, 0, &rc));
+	close_writer(w, pa, 0);
+	unlink(pa);
 }

@@ -19,7 +19,7 @@
  * slices, and an E pops it and is queued as a nameless end (its B was
  * written already). In X form the short path also prepares the packet of
  * the event it queues (ptw_em_prep_make), so that releasing it is a copy
- * through the writer's framing (ptw_em_prep_write).
+ * (ptw_em_prep_take).
  *
  * Three ways in:
  * 1. one event (ptw_emit_event -> ptw_em_short_path);
@@ -35,6 +35,14 @@
  *    to the "lane" (ptw_em_lane): a loop for one thread's X-form events
  *    that keeps the writer's state in locals, writes prepared packet bytes
  *    and hands any event it does not take back to the short path.
+ *
+ * The writer is reached through its public API and, for prepared packets,
+ * lib/writer/seq_lane.h: a run (begin, put, end) on a thread's own
+ * sequence, whose begin tells whether the writer's fast path may take
+ * events now and how many, and whose end stores the writer's state and
+ * counts. The packets are the writer's bytes (one encoder,
+ * lib/writer/pkt_encode.h); what the emitter prepares ahead of time is
+ * valid for the sequence's interning generation it was made in.
  *
  * Batches keep each sequence's packets in order, but sequences interleave
  * differently than on the general path (and a checkpoint's clock
@@ -554,12 +562,12 @@ ptw_em_lane_close(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
  * What it relies on, from lane_epoch == em->epoch: since the short core
  * last queued an item on th in this epoch, only the short core and the
  * lane touched th (a general-path call, flush or input change moves the
- * epoch); so th->head is 0, the arena and compaction mark are reset, the
- * sequence (the thread's own: nothing else writes on it) has not been
- * checkpointed between an item's preparation and its release (fast_left
- * covers the release itself), and q[0] holds an item whose constant
- * fields (no payload or duration, stable names) the short core or
- * the lane set: only the varying ones are written.
+ * epoch); so th->head is 0, the arena and compaction mark are reset, and
+ * q[0] holds an item whose constant fields (no payload or duration,
+ * stable names) the short core or the lane set: only the varying ones are
+ * written. The prepared bytes' generation is checked by the writer's run
+ * (ptw_seq_lane_begin), which also bounds the call: a checkpoint or a
+ * flush due ends it.
  *
  * 'ev' and 'nxt' give the chain: event *jp first, each next one at nxt[j],
  * n_run of them; the caller checked every event as ptw_em_short_core
