@@ -168,9 +168,12 @@ ptw_em_prep_take(struct ptw_emit *em, struct ptw_em_thread *th,
 	int d = pp->depth_d;
 	size_t mn = th->model_n;
 	/* room to push the model (any kind: the store below is
-	 * unconditional); an end must close an open slice */
+	 * unconditional); an end must close an open slice (tested without a
+	 * branch on the kind: kinds come in random order, and such a branch
+	 * mispredicts; the writer checks the track's depth) */
 	if (pp->id != q->id || th->lane_epoch != em->epoch ||
-	    __builtin_expect(mn == th->model_cap, 0) || (d < 0 && mn == 0) ||
+	    __builtin_expect(mn == th->model_cap, 0) ||
+	    __builtin_expect((d < 0) & (mn == 0), 0) ||
 	    !ptw_seq_lane_put_one(th->seq, th->uuid, pp->gen, (uint64_t)q->ts,
 				  pp->body, pp->body_len, d, rc))
 		return 0;
@@ -317,6 +320,7 @@ ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
 	ptw_em_short_queue(em, th, xform, l, ph, ts, sname, scat, name_sym);
 	return 1;
 }
+
 /* The lane builds packet bytes in little-endian words. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define PTW_EM_LANE_HOST 1
@@ -354,7 +358,7 @@ struct ptw_em_lane_kind {
 /* One call of the lane: the writer's run and the bounds that spare the
  * loop its checks (ptw_em_lane_open). */
 struct ptw_em_lane_run {
-	struct ptw_seq_lane r; /* r.p, r.base: after the queued item */
+	struct ptw_seq_lane r; /* the writer's */
 	unsigned n;          /* events it may take */
 	size_t mn0;          /* the model's level at the start */
 	size_t e_floor;      /* no end may take the model below this */
@@ -461,7 +465,8 @@ ptw_em_lane_held(struct ptw_em_thread *th, const struct ptw_seq_lane *r,
 struct ptw_em_lane_res {
 	uint8_t *p, *last;   /* the packets' end, the newest one's start */
 	uint64_t base, nid;
-	uint64_t n_be, dropped; /* begins (low half) and ends (high) taken */
+	uint64_t n_be;       /* begins (low half) and ends (high) taken */
+	uint64_t dropped;    /* unmatched ends */
 	int64_t ts;          /* the last event's */
 	size_t mn;           /* the model's level */
 	size_t ln[2];        /* the stacks' levels */
