@@ -107,21 +107,34 @@ static void close_writer(struct ptw_writer *w, const char *path,
 }
 
 /* Prepared events of the test, looked up as the backend looks them up. */
-struct slot {
+struct key {
 	int used;
 	enum ptw_simple_type type;
 	const char *cat, *name;
+};
+
+struct slot {
+	struct key k;
 	struct ptw_seq_prep p;
 };
 
-static struct slot *find(struct slot *c, const struct ev *e)
+/* The entry of e's kind, or a free one, in a table of 64 entries of
+ * 'size' bytes, each beginning with its struct key. */
+static void *find_in(void *table, size_t size, const struct ev *e)
 {
-	for (size_t i = 0; i < 64; i++)
-		if (!c[i].used || (c[i].type == e->type && c[i].cat == e->cat &&
-				   c[i].name == e->name))
-			return &c[i];
+	for (size_t i = 0; i < 64; i++) {
+		struct key *k = (struct key *)((char *)table + i * size);
+		if (!k->used || (k->type == e->type && k->cat == e->cat &&
+				 k->name == e->name))
+			return k;
+	}
 	cr_assert_fail("prepared-event table full");
 	return NULL;
+}
+
+static struct slot *find(struct slot *c, const struct ev *e)
+{
+	return find_in(c, sizeof(*c), e);
 }
 
 /* One event one by one, as the backend's single way: ptw_seq_simple,
@@ -134,11 +147,9 @@ static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
 	if (rc != 0)
 		return rc;
 	/* a slot whose preparing failed must not be put (seq_fast.h) */
-	sl->used = ptw_i_seq_prepare(s, e->type, e->cat, e->name, &sl->p);
-	if (sl->used) {
-		sl->type = e->type;
-		sl->cat = e->cat;
-		sl->name = e->name;
+	sl->k.used = ptw_i_seq_prepare(s, e->type, e->cat, e->name, &sl->p);
+	if (sl->k.used) {
+		sl->k = (struct key){1, e->type, e->cat, e->name};
 		(*prepared)++;
 	}
 	return rc;
@@ -165,6 +176,15 @@ static void same_files(const char *pa, const char *pb, const char *tag)
 	unlink(pb);
 }
 
+/* Writes v[0, n) one by one on s; rc[i] gets each result. */
+static void write_single(struct ptw_seq *s, const struct ev *v, size_t n,
+			 int *rc)
+{
+	for (size_t i = 0; i < n; i++)
+		rc[i] = ptw_seq_simple(s, v[i].type, 0, v[i].ts, v[i].cat,
+				       v[i].name);
+}
+
 /* chunked: check fullness once per ptw_seq_batch_sure() events, as the
  * tracer's backend does, instead of before each event. */
 static void write_both(const struct ev *v, size_t n,
@@ -182,9 +202,7 @@ static void write_both(const struct ev *v, size_t n,
 
 	/* one by one */
 	int rc_a[N_EVENTS];
-	for (size_t i = 0; i < n; i++)
-		rc_a[i] = ptw_seq_simple(sa, v[i].type, 0, v[i].ts, v[i].cat,
-					 v[i].name);
+	write_single(sa, v, n, rc_a);
 
 	/* in batches of prepared events, as the backend writes them */
 	struct slot cache[64];
@@ -201,9 +219,9 @@ static void write_both(const struct ev *v, size_t n,
 				cr_assert(!ptw_seq_batch_full(&run),
 					  "event %zu: the run was sure of more", i);
 				struct slot *sl = find(cache, &v[i]);
-				if (!sl->used ||
+				if (!sl->k.used ||
 				    !ptw_seq_batch_put(&run, v[i].ts, &sl->p)) {
-					refused += sl->used;
+					refused += sl->k.used;
 					break;
 				}
 				cr_assert_eq(rc_a[i], 0, "event %zu: taken by a "
@@ -243,9 +261,7 @@ static void write_both(const struct ev *v, size_t n,
  * runs of prepared items (ptw_seq_lane_begin/put/end), every fourth turn a
  * run of one (ptw_seq_lane_put_one), anything else one by one. */
 struct lslot {
-	int used;
-	enum ptw_simple_type type;
-	const char *cat, *name;
+	struct key k;
 	uint32_t gen;
 	int d;
 	uint8_t pre[16], body[PTW_SEQ_BODY_MAX];
@@ -255,12 +271,7 @@ struct lslot {
 
 static struct lslot *lfind(struct lslot *c, const struct ev *e)
 {
-	for (size_t i = 0; i < 64; i++)
-		if (!c[i].used || (c[i].type == e->type && c[i].cat == e->cat &&
-				   c[i].name == e->name))
-			return &c[i];
-	cr_assert_fail("prepared-item table full");
-	return NULL;
+	return find_in(c, sizeof(*c), e);
 }
 
 static void lane_prepare(struct ptw_seq *s, struct lslot *sl,
@@ -274,9 +285,7 @@ static void lane_prepare(struct ptw_seq *s, struct lslot *sl,
 	const char *name = e->type == PTW_SIMPLE_END ? NULL : e->name;
 	cr_assert(ptw_seq_lane_iids(s, cat, name, &ci, &ni),
 		  "strings just written are interned");
-	sl->type = e->type;
-	sl->cat = e->cat;
-	sl->name = e->name;
+	sl->k = (struct key){0, e->type, e->cat, e->name};
 	sl->gen = ptw_seq_lane_gen(s);
 	sl->d = e->type == PTW_SIMPLE_BEGIN ? 1 : e->type == PTW_SIMPLE_END ? -1 : 0;
 	memset(sl->body, 0, sizeof(sl->body));
@@ -284,7 +293,7 @@ static void lane_prepare(struct ptw_seq *s, struct lslot *sl,
 	cr_assert_leq(sl->n, 8, "small iids: a body word");
 	memcpy(&sl->word, sl->body, sizeof(sl->word));
 	sl->pre_len = ptw_seq_lane_prefix(s, sl->pre, sl->n);
-	sl->used = sl->pre_len != 0;
+	sl->k.used = sl->pre_len != 0;
 }
 
 /* Writes v[*i...] in one run if it can (prepared items of one generation);
@@ -294,14 +303,14 @@ static size_t lane_run(struct ptw_seq *s, struct lslot *c, const struct ev *v,
 {
 	struct lslot *sl = lfind(c, &v[i]);
 	struct ptw_seq_lane r;
-	if (!sl->used || !ptw_seq_lane_begin(s, last_track, sl->gen, &r))
+	if (!sl->k.used || !ptw_seq_lane_begin(s, last_track, sl->gen, &r))
 		return 0;
 	uint32_t gen = sl->gen, k = 0;
 	uint8_t *p = r.p, *last = NULL;
 	uint64_t base = r.base;
 	for (; i < n && k < r.max; i++, k++) {
 		sl = lfind(c, &v[i]);
-		if (!sl->used || sl->gen != gen || (sl->d < 0 && !r.depth))
+		if (!sl->k.used || sl->gen != gen || (sl->d < 0 && !r.depth))
 			break;
 		cr_assert_eq(rc_a[i], 0, "event %zu: taken by a run but "
 			     "refused one by one", i);
@@ -333,9 +342,7 @@ static void write_both_lane(const struct ev *v, size_t n,
 	struct ptw_writer *wb = open_writer(pb, o, ring_bytes, &sb);
 	uint64_t track = last_track;
 	static int rc_a[N_EVENTS];
-	for (size_t i = 0; i < n; i++)
-		rc_a[i] = ptw_seq_simple(sa, v[i].type, 0, v[i].ts, v[i].cat,
-					 v[i].name);
+	write_single(sa, v, n, rc_a);
 	struct lslot cache[64];
 	memset(cache, 0, sizeof(cache));
 	uint64_t in_runs = 0, ones = 0, refused = 0, full_runs = 0;
@@ -343,7 +350,7 @@ static void write_both_lane(const struct ev *v, size_t n,
 	while (i < n) {
 		struct lslot *sl = lfind(cache, &v[i]);
 		int rc;
-		if (turn++ % 4 == 3 && sl->used) {
+		if (turn++ % 4 == 3 && sl->k.used) {
 			if (ptw_seq_lane_put_one(sb, track, sl->gen, v[i].ts,
 						 sl->body, sl->n, sl->d, &rc)) {
 				cr_assert_eq(rc, 0);
