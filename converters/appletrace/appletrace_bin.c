@@ -516,9 +516,57 @@ int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
 				     enum ptw_appletrace_kind *kind,
 				     struct ptw_error *err)
 {
+	struct ptw_appletrace_buf buf = {NULL, 0};
+	int rc = ptw_appletrace_bin_read_fd_buf(fd, name, names, fn, batch, ctx,
+						&buf, kind, err);
+	ptw_appletrace_buf_free(&buf);
+	return rc;
+}
+
+void ptw_appletrace_buf_free(struct ptw_appletrace_buf *buf)
+{
+	if (!buf)
+		return;
+	free(buf->p);
+	buf->p = NULL;
+	buf->cap = 0;
+}
+
+/* Reads fd into the buffer at the fragment's offset b->base + *len
+ * (*len bytes are there already) until it is full or the file ends
+ * (*eof). Returns 0 or PTW_ERR_IO. */
+static int ptw_at_bin_fill(struct ptw_at_bin *b, int fd,
+			   const struct ptw_appletrace_buf *buf, size_t *len,
+			   int *eof, struct ptw_error *err)
+{
+	while (*len < buf->cap) {
+		ssize_t r = read(fd, buf->p + *len, buf->cap - *len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return ptw_error_set(err, PTW_ERR_IO, errno,
+					     "%s: read failed: %s", b->name,
+					     strerror(errno));
+		}
+		if (r == 0) {
+			*eof = 1;
+			break;
+		}
+		*len += (size_t)r;
+	}
+	return 0;
+}
+
+int ptw_appletrace_bin_read_fd_buf(int fd, const char *name,
+				   struct ptw_appletrace_names *names,
+				   ptw_cv_event_fn fn, ptw_cv_batch_fn batch,
+				   void *ctx, struct ptw_appletrace_buf *buf,
+				   enum ptw_appletrace_kind *kind,
+				   struct ptw_error *err)
+{
 	if (kind)
 		*kind = PTW_APPLETRACE_OTHER;
-	if (fd < 0 || !names || !fn)
+	if (fd < 0 || !names || !fn || !buf)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "appletrace bin: bad arguments");
 	struct ptw_at_bin b = {.name = name ? name : "<fd>", .names = names,
@@ -530,53 +578,43 @@ int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
 		return ptw_error_set(err, PTW_ERR_IO, errno,
 				     "%s: not a regular file", b.name);
 	b.total = (uint64_t)st.st_size;
+	if (!buf->p) {
+		buf->p = malloc(PTW_AT_CHUNK);
+		if (!buf->p)
+			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+					     "%s: out of memory", b.name);
+		buf->cap = PTW_AT_CHUNK;
+	}
 
-	size_t cap = PTW_AT_CHUNK, len = 0;
-	uint8_t *buf = malloc(cap);
-	if (!buf)
-		return ptw_error_set(err, PTW_ERR_NOMEM, 0, "%s: out of memory",
-				     b.name);
-	int rc = 0;
-	int eof = 0;
+	size_t len = 0;
+	int rc = 0, eof = 0;
 	while (!b.done) {
-		if (!eof && len < cap) {
-			ssize_t r = read(fd, buf + len, cap - len);
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				rc = ptw_error_set(err, PTW_ERR_IO, errno,
-						   "%s: read failed: %s", b.name,
-						   strerror(errno));
-				break;
-			}
-			if (r == 0)
-				eof = 1;
-			len += (size_t)r;
-		}
+		if (!eof && (rc = ptw_at_bin_fill(&b, fd, buf, &len, &eof, err)))
+			break;
 		if (eof && b.base + len < b.total)
 			b.total = b.base + len; /* file shrank under us */
 		size_t used;
-		rc = ptw_at_bin_chunk(&b, buf, len, &used, err);
+		rc = ptw_at_bin_chunk(&b, buf->p, len, &used, err);
 		if (rc || b.done)
 			break;
-		if (used == 0 && len == cap) {
+		if (used == 0 && len == buf->cap) {
 			/* One record longer than the buffer: grow. */
-			uint8_t *nb = ptw_grow(buf, &cap, cap + 1, 0, 1);
+			uint8_t *nb = ptw_grow(buf->p, &buf->cap, buf->cap + 1,
+					       0, 1);
 			if (!nb) {
 				rc = ptw_error_set(err, PTW_ERR_NOMEM, 0,
 						   "%s: out of memory", b.name);
 				break;
 			}
-			buf = nb;
+			buf->p = nb;
 			continue;
 		}
 		if (eof && used == 0)
 			break; /* cannot happen: total was trimmed */
-		memmove(buf, buf + used, len - used);
+		memmove(buf->p, buf->p + used, len - used);
 		len -= used;
 		b.base += used;
 	}
-	free(buf);
 	if (kind)
 		*kind = rc ? (b.kind ? b.kind : PTW_APPLETRACE_OTHER)
 			   : PTW_APPLETRACE_OK;
