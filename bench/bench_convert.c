@@ -445,10 +445,10 @@ static void read_counts(const char *dir, uint64_t *events,
 }
 
 /* Removes the inputs made by this run unless PTW_BENCH_KEEP is set
- * ('given': they were not, and stay). Returns 0. */
-static int finish(const char *dir, int given)
+ * ('reused': they were not, and stay). Returns 0. */
+static int finish(const char *dir, int reused)
 {
-	if (given)
+	if (reused)
 		return 0;
 	if (getenv("PTW_BENCH_KEEP")) {
 		fprintf(stderr, "bench_convert: inputs kept in %s\n", dir);
@@ -465,12 +465,13 @@ int main(void)
 {
 	int quick = getenv("PTW_BENCH_QUICK") && atoi(getenv("PTW_BENCH_QUICK"));
 	const char *given = getenv("PTW_BENCH_DIR");
+	int reuse = given && *given;
 	const char *only = getenv("PTW_BENCH_ONLY");
 	int bin_only = only && strcmp(only, "appletracebin") == 0;
 	uint64_t events = quick ? 200000 : 5000000;
 	uint64_t text_events = quick ? 200000 : 2000000;
 	char dir[512] = "/tmp/ptw-bench-convert-XXXXXX";
-	if (given && *given) {
+	if (reuse) {
 		snprintf(dir, sizeof(dir), "%s", given);
 		read_counts(dir, &events, &text_events);
 	} else {
@@ -507,9 +508,8 @@ int main(void)
 		printf("convert_appletracebin_peak_rss_mb %.1f MiB\n", rb.rss_mb);
 		printf("convert_output_bytes %llu bytes\n",
 		       (unsigned long long)rb.out_bytes);
+		return finish(dir, reuse);
 	}
-	if (bin_only)
-		return finish(dir, given != NULL);
 	struct run rbz = measure_best(bin, 1, 0, out, 1, reps);
 	struct run rt = measure_best(text, 1, 0, out, 0, reps);
 	struct run rf = measure_best(bin, 1, 1, out, 0, reps);
@@ -564,5 +564,5 @@ int main(void)
 	       (unsigned long long)bin_in, (unsigned long long)text_in,
 	       (unsigned long long)json_in);
 
-	return finish(dir, given != NULL);
+	return finish(dir, reuse);
 }

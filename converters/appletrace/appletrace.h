@@ -130,8 +130,8 @@ int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
 				     enum ptw_appletrace_kind *kind,
 				     struct ptw_error *err);
 /* A read buffer that outlives one fragment: a run reads all its fragments
- * through one (fresh memory costs a page fault per page, which was more
- * than reading a small fragment). Zero-initialised when new. */
+ * through one (a fresh buffer costs a page fault per 4 KiB page, each
+ * time). Zero-initialised when new. */
 struct ptw_appletrace_buf {
 	uint8_t *p;
 	size_t cap;

@@ -231,8 +231,7 @@ static const uint8_t ptw_at_simple_tag[256] = {
  * caller gives it to ptw_at_bin_event, which also reports an undefined
  * name). */
 static __attribute__((noinline)) size_t
-ptw_at_bin_simple_records(struct ptw_at_bin *b, const uint8_t *p,
-					size_t avail)
+ptw_at_bin_simple_records(struct ptw_at_bin *b, const uint8_t *p, size_t avail)
 {
 	const struct ptw_appletrace_dense *dense =
 		ptw_appletrace_names_dense(b->names);
@@ -302,10 +301,10 @@ static int ptw_at_bin_batch(struct ptw_at_bin *b, const uint8_t *p,
 }
 
 /* Reads the fragment's header (magic, pid) at the start of p[0, n) and
- * sets *used past it. With fewer bytes than a header in the chunk but not
- * in the file, consumes nothing (the caller reads more); a file shorter
- * than a header was cut by a crash and is fine if it holds (a prefix of)
- * the magic: b->done. */
+ * sets *used past it; consumes nothing while the chunk holds less of the
+ * file than a header (the caller reads more). A file shorter than a
+ * header was cut by a crash: fine (b->done, no events) if what is there
+ * is (a prefix of) the magic. */
 static int ptw_at_bin_header(struct ptw_at_bin *b, const uint8_t *p, size_t n,
 			     size_t *used, struct ptw_error *err)
 {
