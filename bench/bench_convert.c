@@ -434,7 +434,7 @@ static void read_counts(const char *dir, uint64_t *events,
 			uint64_t *text_events)
 {
 	char p[512];
-	unsigned long long e, t;
+	unsigned long long e = 0, t = 0;
 	snprintf(p, sizeof(p), "%s/events", dir);
 	FILE *f = fopen(p, "r");
 	if (!f || fscanf(f, "%llu %llu", &e, &t) != 2)
