@@ -7,7 +7,10 @@
  * in a child process (so peak RSS is the converter's alone) and prints
  * "name value unit" lines (rates: CPU time of the converting child, best
  * of 3 runs; *_wall_* lines: wall clock of that run). PTW_BENCH_QUICK=1
- * uses a small workload and one run. */
+ * uses a small workload and one run. For comparing two builds in turns:
+ * PTW_BENCH_KEEP=1 keeps the generated inputs, PTW_BENCH_DIR=DIR converts
+ * those again instead of generating, PTW_BENCH_ONLY=appletracebin runs
+ * only the APLTRC01 conversion, PTW_BENCH_REPS=N sets the runs. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -391,12 +394,10 @@ static struct run measure_best(const char *in, int is_run, int floor_only,
 	return best;
 }
 
-int main(void)
+/* Generates the inputs in a new directory 'dir' (and the event counts
+ * in its file "events", for PTW_BENCH_DIR). */
+static void make_inputs(char *dir, uint64_t events, uint64_t text_events)
 {
-	int quick = getenv("PTW_BENCH_QUICK") && atoi(getenv("PTW_BENCH_QUICK"));
-	uint64_t events = quick ? 200000 : 5000000;
-	uint64_t text_events = quick ? 200000 : 2000000;
-	char dir[] = "/tmp/ptw-bench-convert-XXXXXX";
 	if (!mkdtemp(dir))
 		die("mkdtemp");
 	char p[512];
@@ -421,6 +422,62 @@ int main(void)
 	if (!g.txt || !g.json)
 		die("fopen");
 	generate(&g, events, text_events);
+	snprintf(p, sizeof(p), "%s/events", dir);
+	FILE *f = fopen(p, "w");
+	if (!f || fprintf(f, "%llu %llu\n", (unsigned long long)events,
+			  (unsigned long long)text_events) < 0 || fclose(f))
+		die(p);
+}
+
+/* The event counts of inputs made earlier by make_inputs. */
+static void read_counts(const char *dir, uint64_t *events,
+			uint64_t *text_events)
+{
+	char p[512];
+	unsigned long long e = 0, t = 0;
+	snprintf(p, sizeof(p), "%s/events", dir);
+	FILE *f = fopen(p, "r");
+	if (!f || fscanf(f, "%llu %llu", &e, &t) != 2)
+		die(p);
+	fclose(f);
+	*events = e;
+	*text_events = t;
+}
+
+/* Removes the inputs made by this run unless PTW_BENCH_KEEP is set
+ * ('reused': they were not, and stay). Returns 0. */
+static int finish(const char *dir, int reused)
+{
+	if (reused)
+		return 0;
+	if (getenv("PTW_BENCH_KEEP")) {
+		fprintf(stderr, "bench_convert: inputs kept in %s\n", dir);
+		return 0;
+	}
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_convert: could not remove %s\n", dir);
+	return 0;
+}
+
+int main(void)
+{
+	int quick = getenv("PTW_BENCH_QUICK") && atoi(getenv("PTW_BENCH_QUICK"));
+	const char *given = getenv("PTW_BENCH_DIR");
+	int reuse = given && *given;
+	const char *only = getenv("PTW_BENCH_ONLY");
+	int bin_only = only && strcmp(only, "appletracebin") == 0;
+	uint64_t events = quick ? 200000 : 5000000;
+	uint64_t text_events = quick ? 200000 : 2000000;
+	char dir[512] = "/tmp/ptw-bench-convert-XXXXXX";
+	if (reuse) {
+		snprintf(dir, sizeof(dir), "%s", given);
+		read_counts(dir, &events, &text_events);
+	} else {
+		make_inputs(dir, events, text_events);
+	}
+	char p[512];
 
 	char bin[512], text[512], json[512], out[512];
 	snprintf(bin, sizeof(bin), "%s/bin", dir);
@@ -438,7 +495,21 @@ int main(void)
 	/* Best of 'reps' runs (the machine is shared: the fastest run is
 	 * the one least disturbed). */
 	int reps = quick ? 1 : 3;
+	if (getenv("PTW_BENCH_REPS") && atoi(getenv("PTW_BENCH_REPS")) > 0)
+		reps = atoi(getenv("PTW_BENCH_REPS"));
 	struct run rb = measure_best(bin, 1, 0, out, 0, reps);
+	if (bin_only) {
+		printf("convert_appletracebin_mb_per_s %.1f MB/s\n",
+		       bin_in / 1e6 / rb.secs);
+		printf("convert_appletracebin_sys_share %.0f %%\n",
+		       100.0 * rb.sys / rb.secs);
+		printf("convert_appletracebin_cpu_s %.3f s\n", rb.secs);
+		printf("convert_appletracebin_wall_s %.3f s\n", rb.wall);
+		printf("convert_appletracebin_peak_rss_mb %.1f MiB\n", rb.rss_mb);
+		printf("convert_output_bytes %llu bytes\n",
+		       (unsigned long long)rb.out_bytes);
+		return finish(dir, reuse);
+	}
 	struct run rbz = measure_best(bin, 1, 0, out, 1, reps);
 	struct run rt = measure_best(text, 1, 0, out, 0, reps);
 	struct run rf = measure_best(bin, 1, 1, out, 0, reps);
@@ -493,13 +564,5 @@ int main(void)
 	       (unsigned long long)bin_in, (unsigned long long)text_in,
 	       (unsigned long long)json_in);
 
-	if (getenv("PTW_BENCH_KEEP")) {
-		fprintf(stderr, "bench_convert: inputs kept in %s\n", dir);
-		return 0;
-	}
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench_convert: could not remove %s\n", dir);
-	return 0;
+	return finish(dir, reuse);
 }

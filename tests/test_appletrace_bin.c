@@ -1,7 +1,8 @@
 /* test_appletrace_bin.c - the APLTRC01 decoder, rule by rule (corpus
  * README section 4): phases and fields, truncation at every byte, zero
  * padding, one name table across fragments, redefinitions, errors with
- * their byte offsets, and the chunked fd reader against the memory one.
+ * their byte offsets, and the chunked fd reader (also one buffer kept
+ * across fragments) against the memory one.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -423,6 +424,72 @@ Test(appletrace_bin, fd_reader_matches_memory_reader_across_chunks)
 	ptw_appletrace_names_destroy(n1);
 	ptw_appletrace_names_destroy(n2);
 	free(f.p);
+}
+
+/* Three fragments for one buffer: a string longer than the reader's
+ * chunk (the buffer grows), many events crossing chunk boundaries, and a
+ * small one ending in a cut event. */
+static void three_fragments(struct frag f[3])
+{
+	size_t big_n = 600u << 10;
+	char *big = malloc(big_n + 1);
+	cr_assert(big);
+	memset(big, 'x', big_n);
+	big[big_n] = '\0';
+	frag_header(&f[0], 7);
+	frag_def(&f[0], 3, big);
+	frag_event(&f[0], 'B', 3, 1, 5, 0);
+	frag_event(&f[0], 'E', 3, 1, 6, 0);
+	free(big);
+	frag_header(&f[1], 7);
+	frag_def(&f[1], 4, "short");
+	size_t nev = ptw_test_scale(30000, 12000);
+	for (size_t i = 0; i < nev; i++)
+		frag_event(&f[1], i % 2 ? 'E' : 'B', i % 3 ? 3 : 4, i % 5,
+			   10 + i, 0);
+	frag_header(&f[2], 7);
+	frag_event(&f[2], 'i', 4, 2, 99999, 0);
+	put(&f[2], "B\x03\x00", 3); /* a cut event ends it */
+}
+
+Test(appletrace_bin, one_buffer_reads_fragments_in_turn_as_memory_does)
+{
+	struct frag f[3];
+	three_fragments(f);
+	struct ptw_appletrace_names *n1 = ptw_appletrace_names_create();
+	struct ptw_appletrace_names *n2 = ptw_appletrace_names_create();
+	struct ptw_appletrace_buf buf = {NULL, 0};
+	struct ptw_error err = {0};
+	for (int i = 0; i < 3; i++) {
+		uint64_t a[2] = {0}, b[2] = {0};
+		char path[256];
+		ptw_test_tmp_path(path, sizeof(path), "apbuf");
+		ptw_test_write_file_or_fail(path, f[i].p, f[i].len);
+		cr_assert_eq(ptw_appletrace_bin_read_mem(f[i].p, f[i].len, "m",
+							 n1, count_cb, a, NULL,
+							 &err), 0, "%s", err.msg);
+		int fd = open(path, O_RDONLY);
+		cr_assert_geq(fd, 0);
+		enum ptw_appletrace_kind kind;
+		cr_assert_eq(ptw_appletrace_bin_read_fd_buf(fd, "f", n2,
+							    count_cb, NULL, b,
+							    &buf, &kind, &err),
+			     0, "%s", err.msg);
+		close(fd);
+		unlink(path);
+		cr_assert_eq(kind, PTW_APPLETRACE_OK);
+		cr_assert_eq(a[0], f[i].n_events);
+		cr_assert_eq(a[0], b[0], "fragment %d", i);
+		cr_assert_eq(a[1], b[1], "fragment %d", i);
+		/* kept for the next fragment, grown past the long string */
+		cr_assert(buf.p && buf.cap > (600u << 10));
+	}
+	ptw_appletrace_buf_free(&buf);
+	cr_assert(!buf.p && !buf.cap);
+	ptw_appletrace_names_destroy(n1);
+	ptw_appletrace_names_destroy(n2);
+	for (int i = 0; i < 3; i++)
+		free(f[i].p);
 }
 
 Test(appletrace_bin, ids_small_and_large_redefine_and_stay_apart)

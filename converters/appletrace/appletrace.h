@@ -129,6 +129,23 @@ int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
 				     ptw_cv_batch_fn batch, void *ctx,
 				     enum ptw_appletrace_kind *kind,
 				     struct ptw_error *err);
+/* A read buffer that outlives one fragment: a run reads all its fragments
+ * through one (a fresh buffer costs a page fault per 4 KiB page, each
+ * time). Zero-initialised when new. */
+struct ptw_appletrace_buf {
+	uint8_t *p;
+	size_t cap;
+};
+void ptw_appletrace_buf_free(struct ptw_appletrace_buf *buf);
+/* ptw_appletrace_bin_read_fd_batch reading through 'buf' (allocated or
+ * grown as needed, kept for the next fragment; free it with
+ * ptw_appletrace_buf_free). */
+int ptw_appletrace_bin_read_fd_buf(int fd, const char *name,
+				   struct ptw_appletrace_names *names,
+				   ptw_cv_event_fn fn, ptw_cv_batch_fn batch,
+				   void *ctx, struct ptw_appletrace_buf *buf,
+				   enum ptw_appletrace_kind *kind,
+				   struct ptw_error *err);
 int ptw_appletrace_bin_read_mem_batch(const void *data, size_t n,
 				      const char *name,
 				      struct ptw_appletrace_names *names,

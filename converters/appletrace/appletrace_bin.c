@@ -219,37 +219,44 @@ static int ptw_at_bin_event(struct ptw_at_bin *b, const uint8_t *p,
 	return rc;
 }
 
+/* 1 for the tags of simple records (B, E, i, C): one load in the hot
+ * loop instead of four compares. */
+static const uint8_t ptw_at_simple_tag[256] = {
+	['B'] = 1, ['E'] = 1, ['i'] = 1, ['C'] = 1};
+
 /* Decodes the simple event records (B, E, i and C with a
  * timestamp and a defined, non-empty name) at the start of p[0, avail)
- * into b->sb, up to PTW_AT_BATCH of them, exactly as ptw_at_bin_event would; returns
- * how many. A record that is not simple ends the run (the caller gives
- * it to ptw_at_bin_event, which also reports an undefined name). */
-static size_t ptw_at_bin_simple_records(struct ptw_at_bin *b, const uint8_t *p,
-					size_t avail)
+ * into b->sb, up to PTW_AT_BATCH of them, exactly as ptw_at_bin_event
+ * would; returns how many. A record that is not simple ends the run (the
+ * caller gives it to ptw_at_bin_event, which also reports an undefined
+ * name). */
+static __attribute__((noinline)) size_t
+ptw_at_bin_simple_records(struct ptw_at_bin *b, const uint8_t *p, size_t avail)
 {
 	const struct ptw_appletrace_dense *dense =
 		ptw_appletrace_names_dense(b->names);
-	size_t max = avail / PTW_APPLETRACE_EVENT_LEN, k;
+	size_t max = avail / PTW_APPLETRACE_EVENT_LEN;
 	if (max > PTW_AT_BATCH)
 		max = PTW_AT_BATCH;
-	for (k = 0; k < max; k++, p += PTW_APPLETRACE_EVENT_LEN) {
+	const uint8_t *end = p + max * PTW_APPLETRACE_EVENT_LEN;
+	struct ptw_cv_simple *e = b->sb;
+	for (; p < end; p += PTW_APPLETRACE_EVENT_LEN, e++) {
 		uint8_t tag = p[0];
-		struct ptw_cv_simple *e = &b->sb[k];
-		if ((tag != 'B' && tag != 'E' && tag != 'i' && tag != 'C') ||
+		if (!ptw_at_simple_tag[tag] ||
 		    !ptw_at_ts_ns(ptw_load_le64(p + 13), &e->ts_ns))
 			break;
 		uint32_t id = ptw_load_le32(p + 1);
-		struct ptw_cv_str name;
+		size_t name_n;
 		if (id < PTW_APPLETRACE_DENSE) {
-			name = dense[id].s;
+			name_n = dense[id].s.n;
 			e->name_sym = dense[id].sym;
 		} else {
-			name = ptw_appletrace_names_lookup(b->names, id,
-							   &e->name_sym);
+			name_n = ptw_appletrace_names_lookup(b->names, id,
+							     &e->name_sym).n;
 		}
-		if (!name.n)
+		if (!name_n)
 			break; /* undefined (n 0 too) or empty: in full */
-		e->name_n = (uint32_t)name.n; /* <= PTW_APPLETRACE_MAX_STRING */
+		e->name_n = (uint32_t)name_n; /* <= PTW_APPLETRACE_MAX_STRING */
 		e->tid = ptw_at_tid(ptw_load_le64(p + 5));
 		e->ph = (char)tag;
 		/* a C's value, as read (every record's: a branch on the tag
@@ -257,7 +264,7 @@ static size_t ptw_at_bin_simple_records(struct ptw_at_bin *b, const uint8_t *p,
 		uint64_t bits = ptw_load_le64(p + 21);
 		memcpy(&e->d, &bits, sizeof(e->d));
 	}
-	return k;
+	return (size_t)(e - b->sb);
 }
 
 /* Hands the simple records at p (see ptw_at_bin_simple_records; file
@@ -293,40 +300,141 @@ static int ptw_at_bin_batch(struct ptw_at_bin *b, const uint8_t *p,
 	return 0;
 }
 
+/* Reads the fragment's header (magic, pid) at the start of p[0, n) and
+ * sets *used past it; consumes nothing while the chunk holds less of the
+ * file than a header (the caller reads more). A file shorter than a
+ * header was cut by a crash: fine (b->done, no events) if what is there
+ * is (a prefix of) the magic. */
+static int ptw_at_bin_header(struct ptw_at_bin *b, const uint8_t *p, size_t n,
+			     size_t *used, struct ptw_error *err)
+{
+	*used = 0;
+	if (b->total < PTW_APPLETRACE_HEADER_LEN) {
+		if (n < b->total)
+			return 0;
+		size_t k = n < 8 ? n : 8;
+		if (memcmp(p, PTW_APPLETRACE_MAGIC, k) != 0)
+			return ptw_at_bin_fail(b, err, PTW_APPLETRACE_BAD_MAGIC,
+					       0, NULL, 0, 0);
+		b->done = 1;
+		*used = n;
+		return 0;
+	}
+	if (n < PTW_APPLETRACE_HEADER_LEN)
+		return 0;
+	if (memcmp(p, PTW_APPLETRACE_MAGIC, 8) != 0)
+		return ptw_at_bin_fail(b, err, PTW_APPLETRACE_BAD_MAGIC, 0, NULL,
+				       0, 0);
+	b->pid = ptw_load_le32(p + 8);
+	b->ev.pid = b->pid;
+	b->header_done = 1;
+	*used = PTW_APPLETRACE_HEADER_LEN;
+	return 0;
+}
+
+/* Takes the event records at p[*pos, end) (all inside the chunk and the
+ * file) while there are any, in batches when b->batch is set; advances
+ * *pos past those taken. Returns 0 or an error. */
+static int ptw_at_bin_events(struct ptw_at_bin *b, const uint8_t *p,
+			     size_t *pos, size_t end, struct ptw_error *err)
+{
+	size_t at = *pos;
+	int rc = 0;
+	while (at + PTW_APPLETRACE_EVENT_LEN <= end &&
+	       ptw_at_is_event_tag(p[at])) {
+		if (b->batch) {
+			size_t done;
+			rc = ptw_at_bin_batch(b, p + at, end - at, b->base + at,
+					      &done, err);
+			at += done * PTW_APPLETRACE_EVENT_LEN;
+			if (rc)
+				break;
+			if (done)
+				continue;
+		}
+		rc = ptw_at_bin_event(b, p + at, b->base + at, err);
+		if (rc)
+			break;
+		at += PTW_APPLETRACE_EVENT_LEN;
+	}
+	*pos = at;
+	return rc;
+}
+
+/* Defines the string of the definition record at p[0, avail) (file
+ * offset 'off') and sets *len to the record's length; *len 0 when the
+ * record is in the file but not yet all in the chunk. One cut by the end
+ * of the file sets b->done. Returns 0 or an error. */
+static int ptw_at_bin_strdef(struct ptw_at_bin *b, const uint8_t *p,
+			     size_t avail, uint64_t off, size_t *len,
+			     struct ptw_error *err)
+{
+	*len = 0;
+	if (off + PTW_APPLETRACE_STRDEF_HDR > b->total) {
+		b->done = 1; /* truncated definition header */
+		return 0;
+	}
+	if (avail < PTW_APPLETRACE_STRDEF_HDR)
+		return 0;
+	uint32_t id = ptw_load_le32(p + 1);
+	uint32_t n = ptw_load_le32(p + 5);
+	if (off + PTW_APPLETRACE_STRDEF_HDR + n > b->total) {
+		b->done = 1; /* truncated string bytes */
+		return 0;
+	}
+	if (n > PTW_APPLETRACE_MAX_STRING)
+		return ptw_at_bin_fail(b, err, PTW_APPLETRACE_OTHER, off, NULL,
+				       0, n);
+	if (avail - PTW_APPLETRACE_STRDEF_HDR < n)
+		return 0; /* in the file, not yet in the chunk */
+	if (ptw_appletrace_names_define(b->names, id,
+					p + PTW_APPLETRACE_STRDEF_HDR, n))
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0, "%s: out of memory",
+				     b->name);
+	*len = PTW_APPLETRACE_STRDEF_HDR + (size_t)n;
+	return 0;
+}
+
+/* The record at p[pos] that the event loop left (tag 0x00, a string
+ * definition, an event not all in the chunk or the file, an unknown tag;
+ * pos < n): sets *len to its length when it was taken, 0 when the chunk
+ * ends here (b->done set if the fragment does). Returns 0 or an error. */
+static int ptw_at_bin_other(struct ptw_at_bin *b, const uint8_t *p, size_t n,
+			    size_t pos, size_t *len, struct ptw_error *err)
+{
+	uint64_t off = b->base + pos;
+	uint8_t tag = p[pos];
+	*len = 0;
+	if (tag == 0x00) {
+		b->done = 1;
+		return 0;
+	}
+	if (tag == 0x01)
+		return ptw_at_bin_strdef(b, p + pos, n - pos, off, len, err);
+	if (!ptw_at_is_event_tag(tag))
+		return ptw_at_bin_fail(b, err, PTW_APPLETRACE_UNKNOWN_TAG, off,
+				       NULL, tag, 0);
+	/* (a complete one was taken by the event loop) */
+	if (off + PTW_APPLETRACE_EVENT_LEN > b->total)
+		b->done = 1; /* truncated event */
+	return 0; /* else: the rest is in the next chunk */
+}
+
 /* Consumes whole records of p[0..n) (file offset b->base); sets *used.
  * Stops early when the next record is incomplete in the chunk but inside
  * the file (the caller reads more), or sets b->done at the end. */
 static int ptw_at_bin_chunk(struct ptw_at_bin *b, const uint8_t *p, size_t n,
 			    size_t *used, struct ptw_error *err)
 {
-	struct ptw_cursor c;
-	ptw_cursor_init(&c, p, n);
+	size_t pos = 0;
+	int rc = 0;
 	*used = 0;
 	if (!b->header_done) {
-		if (b->total < PTW_APPLETRACE_HEADER_LEN) {
-			/* A header cut by a crash: fine if what is there is
-			 * (a prefix of) the magic. */
-			if (n < b->total)
-				return 0;
-			size_t k = n < 8 ? n : 8;
-			if (memcmp(p, PTW_APPLETRACE_MAGIC, k) != 0)
-				return ptw_at_bin_fail(b, err,
-						       PTW_APPLETRACE_BAD_MAGIC,
-						       0, NULL, 0, 0);
-			b->done = 1;
-			*used = n;
-			return 0;
+		rc = ptw_at_bin_header(b, p, n, &pos, err);
+		if (rc || !b->header_done) {
+			*used = pos;
+			return rc;
 		}
-		if (n < PTW_APPLETRACE_HEADER_LEN)
-			return 0;
-		if (memcmp(p, PTW_APPLETRACE_MAGIC, 8) != 0)
-			return ptw_at_bin_fail(b, err, PTW_APPLETRACE_BAD_MAGIC,
-					       0, NULL, 0, 0);
-		c.pos = 8;
-		(void)ptw_cursor_le32(&c, &b->pid);
-		b->ev.pid = b->pid;
-		b->header_done = 1;
-		*used = c.pos;
 	}
 	/* Records wholly inside both the chunk and the file end before
 	 * 'fast_end': events there need no other bound check. */
@@ -334,84 +442,26 @@ static int ptw_at_bin_chunk(struct ptw_at_bin *b, const uint8_t *p, size_t n,
 	if (b->total - b->base < (uint64_t)n)
 		fast_end = (size_t)(b->total - b->base);
 	while (!b->done) {
-		while (c.pos + PTW_APPLETRACE_EVENT_LEN <= fast_end &&
-		       ptw_at_is_event_tag(c.p[c.pos])) {
-			int rc;
-			if (b->batch) {
-				size_t done;
-				rc = ptw_at_bin_batch(b, c.p + c.pos,
-						      fast_end - c.pos,
-						      b->base + c.pos, &done,
-						      err);
-				c.pos += done * PTW_APPLETRACE_EVENT_LEN;
-				*used = c.pos;
-				if (rc)
-					return rc;
-				if (done)
-					continue;
-			}
-			rc = ptw_at_bin_event(b, c.p + c.pos, b->base + c.pos,
-					      err);
-			if (rc)
-				return rc;
-			c.pos += PTW_APPLETRACE_EVENT_LEN;
-			*used = c.pos;
-		}
-		uint64_t off = b->base + c.pos;
-		uint8_t tag;
-		if (off >= b->total) {
+		size_t len;
+		rc = ptw_at_bin_events(b, p, &pos, fast_end, err);
+		*used = pos;
+		if (rc)
+			return rc;
+		if (b->base + pos >= b->total) {
 			b->done = 1;
 			break;
 		}
-		if (!ptw_cursor_has(&c, 1))
+		if (pos >= n)
 			break;
-		tag = c.p[c.pos];
-		if (tag == 0x00) {
-			b->done = 1;
+		rc = ptw_at_bin_other(b, p, n, pos, &len, err);
+		if (rc || !len)
 			break;
-		}
-		if (tag == 0x01) {
-			if (off + PTW_APPLETRACE_STRDEF_HDR > b->total) {
-				b->done = 1; /* truncated definition header */
-				break;
-			}
-			if (!ptw_cursor_has(&c, PTW_APPLETRACE_STRDEF_HDR))
-				break;
-			struct ptw_cursor h = c;
-			uint32_t id = 0, len = 0;
-			h.pos++;
-			(void)ptw_cursor_le32(&h, &id);
-			(void)ptw_cursor_le32(&h, &len);
-			if (off + PTW_APPLETRACE_STRDEF_HDR + len > b->total) {
-				b->done = 1; /* truncated string bytes */
-				break;
-			}
-			if (len > PTW_APPLETRACE_MAX_STRING)
-				return ptw_at_bin_fail(b, err,
-						       PTW_APPLETRACE_OTHER,
-						       off, NULL, 0, len);
-			const uint8_t *s;
-			if (ptw_cursor_bytes(&h, len, &s))
-				break; /* in the file, not yet in the chunk */
-			if (ptw_appletrace_names_define(b->names, id, s, len))
-				return ptw_error_set(err, PTW_ERR_NOMEM, 0,
-						     "%s: out of memory",
-						     b->name);
-			c = h;
-		} else if (ptw_at_is_event_tag(tag)) {
-			/* (a complete one was taken by the loop above) */
-			if (off + PTW_APPLETRACE_EVENT_LEN > b->total)
-				b->done = 1; /* truncated event */
-			break; /* else: the rest is in the next chunk */
-		} else {
-			return ptw_at_bin_fail(b, err, PTW_APPLETRACE_UNKNOWN_TAG,
-					       off, NULL, tag, 0);
-		}
-		*used = c.pos;
+		pos += len;
+		*used = pos;
 	}
 	if (b->done)
 		*used = n;
-	return 0;
+	return rc;
 }
 
 int ptw_appletrace_bin_read_mem(const void *data, size_t n, const char *name,
@@ -465,9 +515,57 @@ int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
 				     enum ptw_appletrace_kind *kind,
 				     struct ptw_error *err)
 {
+	struct ptw_appletrace_buf buf = {NULL, 0};
+	int rc = ptw_appletrace_bin_read_fd_buf(fd, name, names, fn, batch, ctx,
+						&buf, kind, err);
+	ptw_appletrace_buf_free(&buf);
+	return rc;
+}
+
+void ptw_appletrace_buf_free(struct ptw_appletrace_buf *buf)
+{
+	if (!buf)
+		return;
+	free(buf->p);
+	buf->p = NULL;
+	buf->cap = 0;
+}
+
+/* Reads fd into the buffer at the fragment's offset b->base + *len
+ * (*len bytes are there already) until it is full or the file ends
+ * (*eof). Returns 0 or PTW_ERR_IO. */
+static int ptw_at_bin_fill(struct ptw_at_bin *b, int fd,
+			   const struct ptw_appletrace_buf *buf, size_t *len,
+			   int *eof, struct ptw_error *err)
+{
+	while (*len < buf->cap) {
+		ssize_t r = read(fd, buf->p + *len, buf->cap - *len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return ptw_error_set(err, PTW_ERR_IO, errno,
+					     "%s: read failed: %s", b->name,
+					     strerror(errno));
+		}
+		if (r == 0) {
+			*eof = 1;
+			break;
+		}
+		*len += (size_t)r;
+	}
+	return 0;
+}
+
+int ptw_appletrace_bin_read_fd_buf(int fd, const char *name,
+				   struct ptw_appletrace_names *names,
+				   ptw_cv_event_fn fn, ptw_cv_batch_fn batch,
+				   void *ctx, struct ptw_appletrace_buf *buf,
+				   enum ptw_appletrace_kind *kind,
+				   struct ptw_error *err)
+{
 	if (kind)
 		*kind = PTW_APPLETRACE_OTHER;
-	if (fd < 0 || !names || !fn)
+	if (fd < 0 || !names || !fn || !buf)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "appletrace bin: bad arguments");
 	struct ptw_at_bin b = {.name = name ? name : "<fd>", .names = names,
@@ -479,53 +577,43 @@ int ptw_appletrace_bin_read_fd_batch(int fd, const char *name,
 		return ptw_error_set(err, PTW_ERR_IO, errno,
 				     "%s: not a regular file", b.name);
 	b.total = (uint64_t)st.st_size;
+	if (!buf->p) {
+		buf->p = malloc(PTW_AT_CHUNK);
+		if (!buf->p)
+			return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+					     "%s: out of memory", b.name);
+		buf->cap = PTW_AT_CHUNK;
+	}
 
-	size_t cap = PTW_AT_CHUNK, len = 0;
-	uint8_t *buf = malloc(cap);
-	if (!buf)
-		return ptw_error_set(err, PTW_ERR_NOMEM, 0, "%s: out of memory",
-				     b.name);
-	int rc = 0;
-	int eof = 0;
+	size_t len = 0;
+	int rc = 0, eof = 0;
 	while (!b.done) {
-		if (!eof && len < cap) {
-			ssize_t r = read(fd, buf + len, cap - len);
-			if (r < 0) {
-				if (errno == EINTR)
-					continue;
-				rc = ptw_error_set(err, PTW_ERR_IO, errno,
-						   "%s: read failed: %s", b.name,
-						   strerror(errno));
-				break;
-			}
-			if (r == 0)
-				eof = 1;
-			len += (size_t)r;
-		}
+		if (!eof && (rc = ptw_at_bin_fill(&b, fd, buf, &len, &eof, err)))
+			break;
 		if (eof && b.base + len < b.total)
 			b.total = b.base + len; /* file shrank under us */
 		size_t used;
-		rc = ptw_at_bin_chunk(&b, buf, len, &used, err);
+		rc = ptw_at_bin_chunk(&b, buf->p, len, &used, err);
 		if (rc || b.done)
 			break;
-		if (used == 0 && len == cap) {
+		if (used == 0 && len == buf->cap) {
 			/* One record longer than the buffer: grow. */
-			uint8_t *nb = ptw_grow(buf, &cap, cap + 1, 0, 1);
+			uint8_t *nb = ptw_grow(buf->p, &buf->cap, buf->cap + 1,
+					       0, 1);
 			if (!nb) {
 				rc = ptw_error_set(err, PTW_ERR_NOMEM, 0,
 						   "%s: out of memory", b.name);
 				break;
 			}
-			buf = nb;
+			buf->p = nb;
 			continue;
 		}
 		if (eof && used == 0)
 			break; /* cannot happen: total was trimmed */
-		memmove(buf, buf + used, len - used);
+		memmove(buf->p, buf->p + used, len - used);
 		len -= used;
 		b.base += used;
 	}
-	free(buf);
 	if (kind)
 		*kind = rc ? (b.kind ? b.kind : PTW_APPLETRACE_OTHER)
 			   : PTW_APPLETRACE_OK;

@@ -16,6 +16,7 @@
 struct ptw_appletrace_run {
 	struct ptw_appletrace_names *names;
 	ptw_cv_batch_fn batch;
+	struct ptw_appletrace_buf buf; /* binary fragments' read buffer */
 	enum ptw_appletrace_kind kind;
 	char file[256];
 	uint64_t fragments;
@@ -87,6 +88,7 @@ void ptw_appletrace_run_destroy(struct ptw_appletrace_run *r)
 	if (!r)
 		return;
 	ptw_appletrace_names_destroy(r->names);
+	ptw_appletrace_buf_free(&r->buf);
 	free(r);
 }
 
@@ -157,9 +159,9 @@ static int ptw_at_read_one(struct ptw_appletrace_run *r, const char *path,
 		r->bytes += (uint64_t)st.st_size;
 	int rc;
 	if (is_bin)
-		rc = ptw_appletrace_bin_read_fd_batch(fd, r->file, r->names, fn,
-						      r->batch, ctx, &r->kind,
-						      err);
+		rc = ptw_appletrace_bin_read_fd_buf(fd, r->file, r->names, fn,
+						    r->batch, ctx, &r->buf,
+						    &r->kind, err);
 	else
 		rc = ptw_appletrace_text_read_fd(fd, r->file, fn, ctx, warn,
 						 &r->kind, err);
