@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void ptw_test_src_root(char *buf, size_t len)
@@ -30,6 +31,14 @@ void ptw_test_corpus_dir(char *buf, size_t len)
 	char root[4096];
 	ptw_test_src_root(root, sizeof(root));
 	snprintf(buf, len, "%s/../shared/corpus", root);
+}
+
+void ptw_test_corpus_dir_or_skip(char *buf, size_t len)
+{
+	ptw_test_corpus_dir(buf, len);
+	struct stat st;
+	if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+		cr_skip_test("no corpus at %s (set PTW_SHARED_DIR)", buf);
 }
 
 char *ptw_test_tmp_path(char *buf, size_t len, const char *tag)

@@ -43,6 +43,11 @@ void ptw_test_src_root(char *buf, size_t len);
  * it), else <source root>/../shared/corpus. */
 void ptw_test_corpus_dir(char *buf, size_t len);
 
+/* ptw_test_corpus_dir(), then skips the current Criterion test if that is
+ * not a directory: tests must pass on a machine without ../shared
+ * (`make test-no-shared` checks it). */
+void ptw_test_corpus_dir_or_skip(char *buf, size_t len);
+
 /* Reads a whole file into a malloc'd buffer (*len bytes; NUL-terminated
  * for convenience). Fails the test if it cannot. */
 uint8_t *ptw_test_read_file_or_fail(const char *path, size_t *len);
