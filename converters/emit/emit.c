@@ -11,7 +11,6 @@
 #include "converters/chrome_json/chrome_json.h"
 #include "emit_internal.h"
 #include "lib/util/grow.h"
-#include "lib/writer/writer_internal.h"
 
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err)
 {
@@ -274,7 +273,7 @@ int ptw_emit_finish(struct ptw_emit *em, struct ptw_error *err)
 	struct ptw_writer_stats ws;
 	ptw_writer_get_stats(em->w, &ws);
 	if (!ws.packets && !em->n_procs && !em->n_threads &&
-	    ptw_i_seq_start(em->seq, 0))
+	    ptw_seq_lane_start(em->seq, 0))
 		return ptw_em_writer_fail(em, PTW_ERR_INVALID, err);
 	return 0;
 }

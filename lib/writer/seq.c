@@ -225,11 +225,6 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	return ptw_w_packet_end(w, mark, 0);
 }
 
-int ptw_i_seq_start(struct ptw_seq *s, uint64_t ts)
-{
-	return ptw_w_seq_prepare(s, ts);
-}
-
 int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts)
 {
 	struct ptw_writer *w = s->w;

@@ -89,3 +89,8 @@ size_t ptw_seq_lane_prefix(const struct ptw_seq *s, uint8_t pre[16],
 	pre[n - 1] = (uint8_t)body_len;
 	return n;
 }
+
+int ptw_seq_lane_start(struct ptw_seq *s, uint64_t ts)
+{
+	return ptw_w_seq_prepare(s, ts);
+}

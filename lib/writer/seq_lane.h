@@ -102,6 +102,12 @@ int ptw_seq_lane_put_one(struct ptw_seq *s, uint64_t track, uint32_t gen,
 			 uint64_t ts, const uint8_t body[PTW_SEQ_BODY_MAX],
 			 size_t n, int depth_d, int *rc);
 
+/* Writes the first packet of s (its checkpoint: a clock snapshot at ts),
+ * or a checkpoint due, as before an event at ts; nothing if neither is
+ * due. A trace without any event still has a clock snapshot so (the
+ * converters' empty input). 0 or an error. */
+int ptw_seq_lane_start(struct ptw_seq *s, uint64_t ts);
+
 /* The interning generation of s now (see above). */
 uint32_t ptw_seq_lane_gen(const struct ptw_seq *s);
 

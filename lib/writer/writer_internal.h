@@ -141,12 +141,6 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 		      const char *category, const char *name,
 		      struct ptw_seq_prep *p);
 
-/* Writes the first packet of s (its checkpoint: a clock snapshot at ts),
- * or a checkpoint due, as before an event at ts; nothing if neither is
- * due. A trace without any event still has a clock snapshot so (the
- * converters' empty input). 0 or an error. */
-int ptw_i_seq_start(struct ptw_seq *s, uint64_t ts);
-
 /* REALTIME snapshots (writer_machine.c) on trace time read by 'now'
  * (the tracer's event clock, in trace ns): writes one at once, then
  * ptw_i_writer_realtime_tick() writes one when at least 50 ms of trace
