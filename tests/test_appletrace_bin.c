@@ -617,9 +617,10 @@ static int seen_event(void *ctx, const struct ptw_cv_event *ev,
 	struct got g = {.n = 0};
 	collect(&g, ev, err);
 	*seen_add(s) = g.ev[0];
-	/* a batch has no offsets, and names only by number and length */
+	/* a batch has no offsets, and names only by number (non-empty) */
 	s->ev[s->n - 1].offset = 0;
 	memset(s->ev[s->n - 1].name, 0, sizeof(g.ev[0].name));
+	s->ev[s->n - 1].name_n = g.ev[0].name_n != 0;
 	return 0;
 }
 
@@ -640,7 +641,7 @@ static int seen_batch(void *ctx, const struct ptw_cv_batch *b, size_t *taken,
 		struct got_ev *e = seen_add(s);
 		e->ph = x->ph;
 		e->name_sym = x->name_sym;
-		e->name_n = x->name_n;
+		e->name_n = 1; /* a batch's names are not empty */
 		if (b->cat.p)
 			snprintf(e->cat, sizeof(e->cat), "%.*s", (int)b->cat.n,
 				 b->cat.p);

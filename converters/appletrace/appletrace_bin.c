@@ -41,7 +41,9 @@ struct ptw_at_bin {
 	int done;
 	struct ptw_cv_event ev; /* the event handed out (input set) */
 	struct ptw_cv_arg arg;  /* its argument (C, M) */
-	struct ptw_cv_simple sb[PTW_AT_BATCH]; /* a batch being handed out */
+	/* a batch being handed out; aligned, its events do not straddle
+	 * cache lines */
+	_Alignas(64) struct ptw_cv_simple sb[PTW_AT_BATCH];
 };
 
 static int ptw_at_bin_fail(struct ptw_at_bin *b, struct ptw_error *err,
@@ -256,7 +258,6 @@ ptw_at_bin_simple_records(struct ptw_at_bin *b, const uint8_t *p, size_t avail)
 		}
 		if (!name_n)
 			break; /* undefined (n 0 too) or empty: in full */
-		e->name_n = (uint32_t)name_n; /* <= PTW_APPLETRACE_MAX_STRING */
 		e->tid = ptw_at_tid(ptw_load_le64(p + 5));
 		e->ph = (char)tag;
 		/* a C's value, as read (every record's: a branch on the tag

@@ -102,16 +102,19 @@ typedef int (*ptw_cv_event_fn)(void *ctx, const struct ptw_cv_event *ev,
  * in a struct ptw_cv_event (pid, category, the argument's name, input) is
  * in the batch. The name's text is not: a consumer that needs it (not
  * knowing it by its number) takes no more events, and the reader hands
- * that one over in full. Kept small (40 bytes): a batch is read twice. */
+ * that one over in full (so a batch event carries no name length: the
+ * name is known non-empty). Kept small (32 bytes, two to a cache line in
+ * a 64-byte aligned batch): a batch is read twice. */
 struct ptw_cv_simple {
 	int64_t ts_ns;           /* >= 0 */
-	uint64_t name_sym;       /* non-zero (ptw_cv_event.name_sym) */
+	uint64_t name_sym;       /* non-zero (ptw_cv_event.name_sym); the
+				  * name's text (name_sym's) is non-empty */
 	double d;                /* C: the value (ptw_cv_double_is_int) */
 	uint32_t tid;
-	uint32_t name_n;         /* the name's length, non-zero (its text:
-				  * name_sym's) */
 	char ph;                 /* 'B', 'E', 'i' or 'C' */
 };
+_Static_assert(sizeof(struct ptw_cv_simple) == 32,
+	       "a batch event is half a cache line");
 
 /* How a counter value read as a double (APLTRC01) is typed: an integer
  * (PTW_CV_VAL_INT) when an int64_t holds it exactly, else a double.

@@ -828,7 +828,7 @@ static int ptw_em_chain_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			break;
 		const struct ptw_cv_simple *e = &ev[j];
 		if (!ptw_em_short_core(em, 1, 1, e->ph, c->pid, e->tid,
-				       e->ts_ns, e->name_n, e->name_sym,
+				       e->ts_ns, 1, e->name_sym,
 				       c->cat_n, c->cat_sym, NULL, &rc, err))
 			return ptw_error_set(err, PTW_ERR_STATE, 0,
 					     "emit: internal error: a batch "
@@ -893,7 +893,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 				/* the shared sequence: in file order */
 				took = ptw_em_short_core(
 					em, 1, 1, e->ph, c->pid, e->tid,
-					e->ts_ns, e->name_n, e->name_sym,
+					e->ts_ns, 1, e->name_sym,
 					c->cat_n, c->cat_sym, NULL, &rc, err);
 				goto inline_done;
 			}
