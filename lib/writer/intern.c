@@ -12,7 +12,7 @@
  * everything whenever it is half full. */
 #define PTW_INTERN_PCACHE_MAX 8192u
 /* Strings a new table holds before its first growth. */
-#define PTW_INTERN_INITIAL 256u
+#define PTW_INTERN_INITIAL 64u
 
 static uint32_t ptw_intern_pow2(uint32_t n)
 {
