@@ -827,6 +827,7 @@ static int ptw_em_chain_take(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		if (rc || !n)
 			break;
 		const struct ptw_cv_simple *e = &ev[j];
+		/* (name length 1: a batch's names are not empty) */
 		if (!ptw_em_short_core(em, 1, 1, e->ph, c->pid, e->tid,
 				       e->ts_ns, 1, e->name_sym,
 				       c->cat_n, c->cat_sym, NULL, &rc, err))
