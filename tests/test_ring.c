@@ -1,5 +1,6 @@
 /* test_ring.c - SPSC ring: full/empty, wrap-around, multi-slot records,
- * and a two-thread sequence-number stress test (run under TSan too).
+ * the producer's prefetch distance, and two-thread sequence-number stress
+ * tests, with and without the prefetch (run under TSan too).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -108,43 +109,103 @@ Test(ring, multi_slot_records_survive_index_and_array_wrap)
 		     "the free-running index wrapped past 2^64");
 }
 
+/* The commit prefetches PTW_RING_PREFETCH_BYTES ahead, in slots, at
+ * least one, and not at all when that is a lap or more (or the CPU cannot
+ * prefetch for writing). */
+Test(ring, prefetch_distance_follows_slot_size_and_capacity)
+{
+	static const struct {
+		uint32_t slot_size;
+		uint64_t capacity;
+		uint32_t ahead;
+	} c[] = {
+		{32, 32768, PTW_RING_PREFETCH_BYTES / 32},
+		{16, 256, PTW_RING_PREFETCH_BYTES / 16},
+		{16, PTW_RING_PREFETCH_BYTES / 16, 0}, /* a whole lap */
+		{32, 2, 0},
+		{4096, 4, 1},
+		{4096, 1, 0}, /* rejected below */
+	};
+	int ok = ptw_ring_prefetch_ok();
+	cr_assert_eq(ok, ptw_ring_prefetch_ok(), "asked once, same answer");
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		struct ptw_ring *r = ptw_ring_create(c[k].slot_size,
+						     c[k].capacity);
+		if (c[k].capacity < 2) {
+			cr_assert_null(r);
+			continue;
+		}
+		cr_assert_not_null(r);
+		cr_assert_eq(r->p_ahead, ok ? c[k].ahead : 0,
+			     "slot %u x %llu: %u slots ahead", c[k].slot_size,
+			     (unsigned long long)c[k].capacity, r->p_ahead);
+		ptw_ring_destroy(r);
+	}
+}
+
 struct stress {
 	struct ptw_ring *r;
 	uint64_t n;
 	uint64_t full_seen;
 };
 
+/* Records of 1..3 slots (slot k of a record has k in its top byte), so
+ * that commits, and the prefetches behind them, land anywhere in a line;
+ * one-slot records go in by ptw_ring_push. */
+static uint64_t stress_len(uint64_t seq) { return 1 + seq % 3; }
+
 static void *producer(void *arg)
 {
 	struct stress *st = arg;
 	for (uint64_t seq = 0; seq < st->n;) {
-		uint64_t rec[2] = {seq, ~seq};
-		if (ptw_ring_push(st->r, rec))
-			seq++;
-		else
+		uint64_t len = stress_len(seq), i;
+		if (len == 1) {
+			uint64_t rec[2] = {seq, ~seq};
+			if (ptw_ring_push(st->r, rec))
+				seq++;
+			else
+				st->full_seen++;
+			continue;
+		}
+		if (!ptw_ring_reserve(st->r, len, &i)) {
 			st->full_seen++;
+			continue;
+		}
+		for (uint64_t k = 0; k < len; k++) {
+			uint64_t *s = ptw_ring_slot_producer(st->r, i + k);
+			s[0] = seq + (k << 56);
+			s[1] = ~s[0];
+		}
+		ptw_ring_commit(st->r, i + len);
+		seq++;
 	}
 	return NULL;
 }
 
-Test(ring, two_threads_deliver_every_sequence_number_once_in_order)
+/* One producer thread, the test as consumer: every record arrives once,
+ * in order, intact. */
+static void stress_run(uint64_t capacity)
 {
-	struct stress st = {ptw_ring_create(16, 64),
+	struct stress st = {ptw_ring_create(16, capacity),
 			    scale_count(2000000, 100000), 0};
 	cr_assert_not_null(st.r);
 	pthread_t th;
 	cr_assert_eq(pthread_create(&th, NULL, producer, &st), 0);
-	uint64_t want = 0;
+	uint64_t want = 0, k = 0;
 	while (want < st.n) {
 		uint64_t h, n = ptw_ring_peek(st.r, &h);
-		for (uint64_t k = 0; k < n; k++) {
-			const uint64_t *rec = ptw_ring_slot(st.r, h + k);
-			if (rec[0] != want || rec[1] != ~want)
-				cr_assert_fail("slot %llu: got %llu, want %llu",
-					 (unsigned long long)(h + k),
-					 (unsigned long long)rec[0],
-					 (unsigned long long)want);
-			want++;
+		for (uint64_t j = 0; j < n; j++) {
+			const uint64_t *rec = ptw_ring_slot(st.r, h + j);
+			uint64_t exp = want + (k << 56);
+			if (rec[0] != exp || rec[1] != ~exp)
+				cr_assert_fail("slot %llu: got %llx, want %llx",
+					       (unsigned long long)(h + j),
+					       (unsigned long long)rec[0],
+					       (unsigned long long)exp);
+			if (++k == stress_len(want)) {
+				k = 0;
+				want++;
+			}
 		}
 		if (n)
 			ptw_ring_release(st.r, h + n);
@@ -153,4 +214,16 @@ Test(ring, two_threads_deliver_every_sequence_number_once_in_order)
 	cr_assert_eq(ptw_ring_size(st.r), 0);
 	cr_assert_eq(want, st.n);
 	ptw_ring_destroy(st.r);
+}
+
+Test(ring, two_threads_deliver_every_sequence_number_once_in_order)
+{
+	stress_run(PTW_RING_PREFETCH_BYTES / 16); /* no prefetch */
+}
+
+/* The producer prefetches a quarter lap ahead, often into slots the
+ * consumer is still reading: a hint only, nothing may change. */
+Test(ring, prefetch_ahead_of_the_producer_changes_no_record)
+{
+	stress_run(4 * PTW_RING_PREFETCH_BYTES / 16);
 }

@@ -3,6 +3,9 @@
 #include "ring.h"
 
 #include <stdlib.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "ptw/error.h"
 
@@ -14,6 +17,24 @@ static uint32_t log2_u32(uint32_t v)
 	while ((1u << s) < v)
 		s++;
 	return s;
+}
+
+int ptw_ring_prefetch_ok(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	static _Atomic int known; /* 0: not asked yet, 1: no, 2: yes */
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
+	if (!k) {
+		unsigned a, b, c = 0, d;
+		k = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & bit_PRFCHW)
+			    ? 2
+			    : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 2;
+#else
+	return 1;
+#endif
 }
 
 size_t ptw_ring_memsize(uint32_t slot_size, uint64_t capacity)
@@ -40,6 +61,10 @@ int ptw_ring_init(struct ptw_ring *r, void *mem, uint32_t slot_size,
 	r->p_slots = r->c_slots = mem;
 	r->p_mask = r->c_mask = capacity - 1;
 	r->p_shift = r->c_shift = log2_u32(slot_size);
+	/* at least one slot ahead; none if the ring is that small */
+	uint64_t ahead = PTW_RING_PREFETCH_BYTES / slot_size;
+	ahead = ahead ? ahead : 1;
+	r->p_ahead = ptw_ring_prefetch_ok() && ahead < capacity ? (uint32_t)ahead : 0;
 	r->capacity = capacity;
 	r->slot_size = slot_size;
 	return 0;

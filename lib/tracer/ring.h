@@ -32,6 +32,9 @@
 
 #define PTW_RING_CACHELINE 64u
 #define PTW_RING_MAX_SLOT_SIZE 4096u
+#ifndef PTW_RING_PREFETCH_BYTES
+#define PTW_RING_PREFETCH_BYTES 1024u /* how far ahead a commit prefetches */
+#endif
 
 /* Visible because the inline producer/consumer code needs its fields.
  * Producer-written and consumer-written fields sit on separate cache lines
@@ -43,6 +46,8 @@ struct ptw_ring {
 	unsigned char *p_slots;
 	uint64_t p_mask;
 	uint32_t p_shift;
+	uint32_t p_ahead; /* slots between a commit and the slot it prefetches;
+			   * 0: no prefetch (ptw_ring_commit) */
 	/* ---- consumer line: written by the consumer only ---- */
 	_Alignas(PTW_RING_CACHELINE) _Atomic uint64_t head; /* next slot to read */
 	uint64_t tail_cache; /* consumer's last view of tail (never ahead of it) */
@@ -68,6 +73,13 @@ size_t ptw_ring_memsize(uint32_t slot_size, uint64_t capacity);
 int ptw_ring_init(struct ptw_ring *r, void *mem, uint32_t slot_size,
 		  uint64_t capacity, uint64_t start);
 
+/* 1 if ptw_ring_commit prefetches on this CPU (x86: it has PREFETCHW,
+ * CPUID 0x80000001 ECX bit_PRFCHW, which older Intel CPUs lack; asked
+ * once, cpuid is slow in a virtual machine). A ring prefetches
+ * PTW_RING_PREFETCH_BYTES / slot_size slots ahead (at least one), or not
+ * at all if that is a whole lap or more. */
+int ptw_ring_prefetch_ok(void);
+
 /* Allocates a ring and its slots (cache-line aligned). Returns NULL on bad
  * sizes or out of memory. Free with ptw_ring_destroy(). */
 struct ptw_ring *ptw_ring_create(uint32_t slot_size, uint64_t capacity);
@@ -90,7 +102,9 @@ static inline void *ptw_ring_slot_producer(const struct ptw_ring *r,
 					   uint64_t i);
 static inline const void *ptw_ring_slot(const struct ptw_ring *r, uint64_t i);
 
-/* Publishes every reserved slot below 'end' to the consumer. */
+/* Publishes every reserved slot below 'end' to the consumer, and asks for
+ * the cache line PTW_RING_PREFETCH_BYTES further on for writing (see the
+ * implementation). */
 static inline void ptw_ring_commit(struct ptw_ring *r, uint64_t end);
 
 /* Copies one slot_size-byte record in. Returns 1, or 0 if the ring is full
@@ -150,6 +164,24 @@ static inline void ptw_ring_commit(struct ptw_ring *r, uint64_t end)
 	/* Release pairs with the consumer's acquire load of tail: the slot
 	 * contents written above become visible before the new tail does. */
 	atomic_store_explicit(&r->tail, end, memory_order_release);
+	/* The consumer has read, one lap ago, the lines the producer writes
+	 * next, so each of them must be taken back from the other core
+	 * before it can be written: a store that waits for that holds up
+	 * every later store. A prefetch for writing (x86 PREFETCHW) asks
+	 * for the line early, while the producer does other work. It is
+	 * only a hint: a line the consumer has not released yet (near a
+	 * full ring) is merely fetched twice. */
+	if (r->p_ahead) {
+		const void *p = ptw_ring_slot_producer(r, end + r->p_ahead);
+#if defined(__x86_64__) || defined(__i386__)
+		/* not __builtin_prefetch: without -mprfchw it emits
+		 * PREFETCHT0, which fetches the line shared (no gain);
+		 * p_ahead is 0 on a CPU without PREFETCHW (ring.c) */
+		__asm__ volatile("prefetchw %0" ::"m"(*(const char *)p));
+#else
+		__builtin_prefetch(p, 1, 3);
+#endif
+	}
 }
 
 static inline int ptw_ring_push(struct ptw_ring *r, const void *rec)
