@@ -122,6 +122,7 @@ struct ptw_tr_prep {
 	struct ptw_seq_prep p;
 };
 
+
 /* One open slice of a thread or an async track, kept for the flight
  * recorder's snapshot prefix (tracer_open.c): a one-slot BEGIN keeps its
  * literal name and category; any other BEGIN (arguments, run-time name)
@@ -421,7 +422,7 @@ int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c);
 static inline uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c,
 					uint64_t ticks)
 {
-	if (ticks >= c->tsc0)
+	if (__builtin_expect(ticks >= c->tsc0, 1))
 		return c->mono0 + (uint64_t)(((unsigned __int128)(ticks - c->tsc0) *
 					      c->mult) >> 32);
 	uint64_t back = (uint64_t)(((unsigned __int128)(c->tsc0 - ticks) *
