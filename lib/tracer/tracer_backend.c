@@ -644,23 +644,32 @@ struct ptw_tr_hot {
 };
 _Static_assert(sizeof(struct ptw_tr_hot) == 128, "entries of 128 bytes");
 
-/* The tight run's prepared event per kind (the record's word & 3), all of
- * one batch's generation. An empty entry matches no record: none has a
- * word of all ones (its 'extra' would be 2^32 - 1 slots). */
+/* The tight run's prepared events, all of one batch's generation, at
+ * ptw_tr_hot_ix of their key: nested slices of a few names stay in it. An
+ * empty entry matches no record: none has a word of all ones (its
+ * 'extra' would be 2^32 - 1 slots). */
+#define PTW_TR_HOT 16u
 struct ptw_tr_hot_set {
-	struct ptw_tr_hot e[4];
+	struct ptw_tr_hot e[PTW_TR_HOT];
 };
+
+/* A key's entry: its kind and name pointer (an END has none) suffice to
+ * keep a thread's few busy keys apart, at an add and an and. */
+static inline size_t ptw_tr_hot_ix(uint64_t word, const char *name)
+{
+	return (size_t)((uintptr_t)name + word) & (PTW_TR_HOT - 1);
+}
 
 static inline void ptw_tr_hot_clear(struct ptw_tr_hot_set *hs)
 {
-	for (int i = 0; i < 4; i++)
+	for (size_t i = 0; i < PTW_TR_HOT; i++)
 		hs->e[i].word = UINT64_MAX;
 }
 
 static inline void ptw_tr_hot_put(struct ptw_tr_hot_set *hs,
 				  const struct ptw_tr_prep *pe)
 {
-	struct ptw_tr_hot *e = &hs->e[pe->word & 3];
+	struct ptw_tr_hot *e = &hs->e[ptw_tr_hot_ix(pe->word, pe->name)];
 	e->word = pe->word;
 	e->name = pe->name;
 	e->cat = pe->cat;
@@ -672,8 +681,8 @@ static inline void ptw_tr_hot_put(struct ptw_tr_hot_set *hs,
 }
 
 /* The tight run of ptw_tr_batch_gen: up to k records from 'rp' on (no
- * ring wrap between), while each is the prepared event of its kind in
- * 'hs', its time step is below PTW_SEQ_STEP_MAX (so not back in time),
+ * ring wrap between), while each has its prepared event in 'hs', its
+ * time step is below PTW_SEQ_STEP_MAX (so not back in time),
  * and an END has an open slice; *m is the lower of the thread's and the
  * track's open slices (both move alike), lvm[*m] the thread's open level
  * at its depth (keep_open). The caller checked ptw_seq_batch_steps_ok()
@@ -703,7 +712,7 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot_set *hs,
 	for (; p != end; p += PTW_TR_SLOT) {
 		const struct ptw_i_rec *rec = (const void *)p;
 		uint64_t word = ptw_tr_rec_word(rec);
-		const struct ptw_tr_hot *e = &hs->e[word & 3];
+		const struct ptw_tr_hot *e = &hs->e[ptw_tr_hot_ix(word, rec->name)];
 		if (__builtin_expect(e->word != word || e->name != rec->name ||
 					     e->cat != rec->v.cat,
 				     0))
@@ -769,11 +778,10 @@ static __attribute__((noinline)) uint64_t ptw_tr_run_tsc_open(PTW_TR_RUN_ARGS)
  * their own, not inlined: stream mode pays nothing for keep_open, and on
  * its own the loop keeps its state in registers.
  *
- * Most records go by the tight run (ptw_tr_run): a record of a kind whose
- * prepared event the previous one of that kind had, with a small time
- * step. Any other record is looked up and written with every check
- * (ptw_seq_batch_put), and its prepared event becomes its kind's in the
- * run's cache. */
+ * Most records go by the tight run (ptw_tr_run_gen): a record whose
+ * prepared event is in the run's set (struct ptw_tr_hot_set), with a small
+ * time step. Any other record is looked up and written with every check
+ * (ptw_seq_batch_put), and its prepared event goes into the set. */
 static inline __attribute__((always_inline)) uint64_t
 ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		 const struct ptw_ring *r, uint64_t *hp, uint64_t end,
