@@ -93,12 +93,12 @@ static uint32_t rnd(struct gen *g)
 static void block(struct gen *g, unsigned k, int steady)
 {
 	for (unsigned i = 0; i < BLOCK; i++) {
-		uint32_t r = rnd(g), p = r % 1000;
+		uint32_t r = rnd(g), p = r % 1000, q = rnd(g) % 1000;
 		/* the step: 1, 2, 3 or 4 varint bytes */
-		uint32_t s = !steady ? p
-			     : p < 700 ? 0
-			     : p < 990 ? 900
-			     : p < 997 ? 960
+		uint32_t s = !steady ? q
+			     : q < 700 ? 0
+			     : q < 990 ? 900
+			     : q < 997 ? 960
 				       : 995;
 		g->t += s < 850 ? r % 100
 			: s < 950 ? 128 + r % 16000
