@@ -445,6 +445,11 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_compressed)
 		o.compress = PTW_COMPRESS_ZSTD;
 		write_both(events, n, &o, 0, "zstd", c);
 	}
+	/* the default flush point is the batch limit: the packet that goes
+	 * past it makes a batch of its own (the writer's last_pkt) */
+	struct ptw_writer_options d = {.compress = PTW_COMPRESS_DEFLATE};
+	for (int c = 0; c <= 2; c++)
+		write_both(events, n, &d, 0, "deflate-default", c);
 }
 
 Test(writer_prep, runs_write_the_bytes_of_single_events_default_options)
