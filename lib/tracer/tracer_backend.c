@@ -541,7 +541,7 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
  * would (names and categories are literals); cfg.general_path_only
  * turns both off so that tests can compare (test_tracer_fastpath.c; the
  * prepared way's bytes: test_writer_prep.c). */
-#define PTW_TR_BATCH 256u /* records per ptw_tr_batch_gen (then the release check) */
+#define PTW_TR_BATCH 1024u /* records per ptw_tr_batch_gen (then the release check) */
 
 static inline int ptw_tr_is_simple(const struct ptw_i_rec *rec)
 {
@@ -712,7 +712,10 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot_set *hs,
 	for (; p != end; p += PTW_TR_SLOT) {
 		const struct ptw_i_rec *rec = (const void *)p;
 		uint64_t word = ptw_tr_rec_word(rec);
-		const struct ptw_tr_hot *e = &hs->e[ptw_tr_hot_ix(word, rec->name)];
+		const struct ptw_tr_hot *e =
+			(const void *)((const char *)hs +
+				       ptw_tr_hot_ix(word, rec->name) *
+					       sizeof(struct ptw_tr_hot));
 		if (__builtin_expect(e->word != word || e->name != rec->name ||
 					     e->cat != rec->v.cat,
 				     0))
@@ -732,7 +735,8 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot_set *hs,
 		if (keep_open)
 			memcpy(&lvm[d], &rec->name, sizeof(*lvm));
 		last = q;
-		q = ptw_pkt_put_step(q, x - xb, e->head, e->tail, e->len);
+		uint64_t step = x - xb;
+		q = ptw_pkt_put_step(q, step, e->head, e->tail, e->len);
 		xb = x;
 		d = nd;
 	}
