@@ -629,47 +629,32 @@ static struct ptw_tr_prep *ptw_tr_prep_slot(struct ptw_tr_thread *th,
 }
 _Static_assert(PTW_TR_PREP_SLOTS == 64, "32 sets of two");
 
-/* A prepared event as the tight run (ptw_tr_run_gen) uses it: the key,
- * then the packet's first word for a one- and a two-byte time step
- * (ptw_pkt_step_head), the depth change, the tail's length and the tail. */
-struct ptw_tr_hot {
-	uint64_t word;
-	const char *name;
-	const char *cat;
-	uint64_t head[2];
-	int32_t depth_d;
-	uint32_t len;
-	uint8_t tail[PTW_SEQ_PREP_TAIL];
-	uint8_t pad[48]; /* 128 bytes: an entry's address is a shift */
-};
-_Static_assert(sizeof(struct ptw_tr_hot) == 128, "entries of 128 bytes");
-
-/* The tight run's prepared events, all of one batch's generation, at
- * ptw_tr_hot_ix of their key: nested slices of a few names stay in it. An
- * empty entry matches no record: none has a word of all ones (its
- * 'extra' would be 2^32 - 1 slots). */
-#define PTW_TR_HOT 16u
-struct ptw_tr_hot_set {
-	struct ptw_tr_hot e[PTW_TR_HOT];
-};
-
-/* A key's entry: its kind and name pointer (an END has none) suffice to
- * keep a thread's few busy keys apart, at an add and an and. */
+/* A key's entry in a thread's hot set (struct ptw_tr_hot, tracer_internal.h):
+ * its word and name pointer (an END has none), mixed by a multiply, so
+ * that literals a few bytes apart spread. */
 static inline size_t ptw_tr_hot_ix(uint64_t word, const char *name)
 {
-	return (size_t)((uintptr_t)name + word) & (PTW_TR_HOT - 1);
+	return (size_t)((((uintptr_t)name ^ word) * 0x9E3779B97F4A7C15ull) >>
+			(64 - PTW_TR_HOT_BITS));
 }
 
-static inline void ptw_tr_hot_clear(struct ptw_tr_hot_set *hs)
+/* Empties the set unless it is of generation gen (a checkpoint forgets
+ * every iid). An empty entry matches no record: none has a word of all
+ * ones (its 'extra' would be 2^32 - 1 slots). */
+static inline void ptw_tr_hot_check(struct ptw_tr_thread *th, uint32_t gen)
 {
+	if (__builtin_expect(th->hot_ok && th->hot_gen == gen, 1))
+		return;
 	for (size_t i = 0; i < PTW_TR_HOT; i++)
-		hs->e[i].word = UINT64_MAX;
+		th->hot[i].word = UINT64_MAX;
+	th->hot_gen = gen;
+	th->hot_ok = 1;
 }
 
-static inline void ptw_tr_hot_put(struct ptw_tr_hot_set *hs,
+static inline void ptw_tr_hot_put(struct ptw_tr_hot *hs,
 				  const struct ptw_tr_prep *pe)
 {
-	struct ptw_tr_hot *e = &hs->e[ptw_tr_hot_ix(pe->word, pe->name)];
+	struct ptw_tr_hot *e = &hs[ptw_tr_hot_ix(pe->word, pe->name)];
 	e->word = pe->word;
 	e->name = pe->name;
 	e->cat = pe->cat;
@@ -690,7 +675,7 @@ static inline void ptw_tr_hot_put(struct ptw_tr_hot_set *hs,
  * (ptw_seq_batch_sure), so no other check is made per event. Returns the
  * records taken. */
 static inline __attribute__((always_inline)) uint64_t
-ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot_set *hs,
+ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,
 	       const unsigned char *rp, uint64_t k, uint32_t *m,
 	       struct ptw_tr_open *lvm, const struct ptw_tr_tsc *tsc,
 	       const int use_tsc, const int keep_open)
@@ -712,10 +697,7 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot_set *hs,
 	for (; p != end; p += PTW_TR_SLOT) {
 		const struct ptw_i_rec *rec = (const void *)p;
 		uint64_t word = ptw_tr_rec_word(rec);
-		const struct ptw_tr_hot *e =
-			(const void *)((const char *)hs +
-				       ptw_tr_hot_ix(word, rec->name) *
-					       sizeof(struct ptw_tr_hot));
+		const struct ptw_tr_hot *e = &hs[ptw_tr_hot_ix(word, rec->name)];
 		if (__builtin_expect(e->word != word || e->name != rec->name ||
 					     e->cat != rec->v.cat,
 				     0))
@@ -750,7 +732,7 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot_set *hs,
 /* ptw_tr_run_gen's versions: functions of their own, so that the loop
  * has every register to itself. */
 #define PTW_TR_RUN_ARGS                                                        \
-	struct ptw_seq_batch *b, const struct ptw_tr_hot_set *hs,             \
+	struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,                 \
 		const unsigned char *rp, uint64_t k, uint32_t *m,              \
 		struct ptw_tr_open *lvm, const struct ptw_tr_tsc *tsc
 static __attribute__((noinline)) uint64_t ptw_tr_run_ns(PTW_TR_RUN_ARGS)
@@ -783,7 +765,7 @@ static __attribute__((noinline)) uint64_t ptw_tr_run_tsc_open(PTW_TR_RUN_ARGS)
  * its own the loop keeps its state in registers.
  *
  * Most records go by the tight run (ptw_tr_run_gen): a record whose
- * prepared event is in the run's set (struct ptw_tr_hot_set), with a small
+ * prepared event is in the thread's hot set (th->hot), with a small
  * time step. Any other record is looked up and written with every check
  * (ptw_seq_batch_put), and its prepared event goes into the set. */
 static inline __attribute__((always_inline)) uint64_t
@@ -817,8 +799,7 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		if (!ptw_seq_batch_begin(th->seq, &batch))
 			break;
 		uint32_t depth = th->depth, sure;
-		struct ptw_tr_hot_set hs;
-		ptw_tr_hot_clear(&hs);
+		ptw_tr_hot_check(th, batch.gen);
 		/* fullness is checked once per 'sure' events, not per event */
 		while (h < lim && (sure = ptw_seq_batch_sure(&batch)) != 0) {
 			uint64_t stop = lim - h < sure ? lim : h + sure;
@@ -836,7 +817,7 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 								     : ptw_tr_run_ns_open)
 							  : (use_tsc ? ptw_tr_run_tsc
 								     : ptw_tr_run_ns);
-					h += run(&batch, &hs,
+					h += run(&batch, th->hot,
 						 slots + ((h & mask) << shift),
 						 k, &m,
 						 keep_open ? lv + (depth - m)
@@ -861,7 +842,7 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 					       sizeof(*lv));
 				depth += (uint32_t)(int32_t)pe->p.depth_d;
 				/* of this generation: the batch took it */
-				ptw_tr_hot_put(&hs, pe);
+				ptw_tr_hot_put(th->hot, pe);
 				h++;
 			}
 			if (h < stop)
