@@ -539,8 +539,9 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
  * own: through the thread's prepared events (struct ptw_tr_prep) in batches,
  * else one by one through ptw_seq_simple. Both write what ptw_tr_process
  * would (names and categories are literals); cfg.general_path_only
- * turns both off so that tests can compare (test_tracer_fastpath.c; the
- * prepared way's bytes: test_writer_prep.c). */
+ * turns both off so that tests can compare (test_tracer_fastpath.c and,
+ * byte for byte, test_tracer_tight.c; the prepared way's bytes:
+ * test_writer_prep.c). */
 #define PTW_TR_BATCH 1024u /* records per ptw_tr_batch_gen (then the release check) */
 
 static inline int ptw_tr_is_simple(const struct ptw_i_rec *rec)
