@@ -434,3 +434,74 @@ Test(tracer_tight, same_bytes_flight_recorder)
 			    PTW_MODE_RING, 0};
 	same_bytes_and_events(&v);
 }
+
+/* The flight recorder with the smallest window: many cuts, and at each
+ * the thread's slices open at the window's start are described in its
+ * prefix from what the runs stored per BEGIN. Depth-0 slices rotate
+ * through three names (all kept prepared), each with a child: the
+ * window's depth-0 slices, the first one from the prefix, must keep the
+ * rotation. Four sessions each way. */
+static void cut_rotation(int general_only, unsigned session)
+{
+	static const char *const top[] = {"pair", "other", "third"};
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "tight_cut");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.clock = PTW_CLOCK_MONOTONIC;
+	cfg.ring_slots = 4096;
+	cfg.mode = PTW_MODE_RING;
+	cfg.ring_bytes = 64u * 1024u;
+	cfg.general_path_only = general_only;
+	struct ptw_error err;
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(ptw_set_thread_name("cut"), 0);
+	uint64_t t = 1000000000ull;
+	unsigned n = 60000 + 7919 * session; /* cuts fall elsewhere */
+	for (unsigned i = 0; i < n; i++) {
+		put(PTW_I_K_BEGIN, top[i % 3], "bench", t += 40, 0, 0);
+		put(PTW_I_K_BEGIN, "child", "bench", t += 40, 0, 0);
+		put(PTW_I_K_END, NULL, "bench", t += 40, 0, 0);
+		put(PTW_I_K_END, NULL, "bench", t += 40, 0, 0);
+	}
+	cr_assert_eq(ptw_stop(), 0);
+	struct ptw_trace *tt = ptw_test_load_checked_or_fail(path, 0);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(tt);
+	int prev = -1;
+	size_t seen = 0;
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		if (s->depth != 0 || !s->name)
+			continue;
+		int k = -1;
+		for (int j = 0; j < 3; j++)
+			if (strcmp(s->name, top[j]) == 0)
+				k = j;
+		if (k < 0)
+			continue;
+		cr_assert_geq(s->dur, 0);
+		int want = prev < 0 ? k : (prev + 1) % 3;
+		if (prev >= 0)
+			cr_assert_eq(k, want,
+				     "%s: depth-0 slice %zu is %s after %s",
+				     general_only ? "general" : "fast", seen,
+				     top[k], top[prev]);
+		prev = k;
+		seen++;
+	}
+	cr_assert_gt(seen, 100);
+	cr_assert_lt(seen, n / 2, "the window holds only the newest");
+	ptw_tp_model_free(m);
+	ptw_trace_free(tt);
+	unlink(path);
+}
+
+Test(tracer_tight, flight_recorder_cuts_name_the_open_slices)
+{
+	for (unsigned s = 0; s < 4; s++) {
+		cut_rotation(1, s);
+		cut_rotation(0, s);
+	}
+}

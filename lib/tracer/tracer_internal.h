@@ -122,7 +122,6 @@ struct ptw_tr_prep {
 	struct ptw_seq_prep p;
 };
 
-
 /* A prepared event as the backend's tight run uses it (tracer_backend.c,
  * ptw_tr_run_gen): the key, then the packet's first word for a one- and
  * a two-byte time step (ptw_pkt_step_head), the depth change, the tail's
