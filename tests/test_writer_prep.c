@@ -185,8 +185,30 @@ static void write_single(struct ptw_seq *s, const struct ev *v, size_t n,
 				       v[i].name);
 }
 
+/* The tracer backend's tight run (seq_fast.h): an event of a small time
+ * step written by ptw_pkt_put_step() and counted by ptw_seq_batch_took(),
+ * after the checks the run makes. Returns 1 if it took the event. */
+static int put_step(struct ptw_seq_batch *r, const struct slot *sl,
+		    const struct ev *e)
+{
+	const struct ptw_seq_prep *p = &sl->p;
+	if (!sl->k.used || p->gen != r->gen || e->ts < r->base ||
+	    e->ts - r->base >= PTW_SEQ_STEP_MAX ||
+	    !ptw_seq_batch_steps_ok(r, 1) || (p->depth_d < 0 && !r->depth))
+		return 0;
+	uint64_t head[2] = {ptw_pkt_step_head(p->len, 0),
+			    ptw_pkt_step_head(p->len, 1)};
+	uint8_t *q = r->data + r->len;
+	uint8_t *end = ptw_pkt_put_step(q, e->ts - r->base, head, p->tail,
+					p->len);
+	ptw_seq_batch_took(r, (size_t)(end - r->data), r->len, e->ts, 1,
+			   p->depth_d);
+	return 1;
+}
+
 /* chunked: check fullness once per ptw_seq_batch_sure() events, as the
- * tracer's backend does, instead of before each event. */
+ * tracer's backend does, instead of before each event; 2: also write
+ * small steps as the backend's tight run does (put_step). */
 static void write_both(const struct ev *v, size_t n,
 		       const struct ptw_writer_options *o, uint64_t ring_bytes,
 		       const char *tag, int chunked)
@@ -207,7 +229,8 @@ static void write_both(const struct ev *v, size_t n,
 	/* in batches of prepared events, as the backend writes them */
 	struct slot cache[64];
 	memset(cache, 0, sizeof(cache));
-	uint64_t prepared = 0, in_runs = 0, refused = 0, full_runs = 0;
+	uint64_t prepared = 0, in_runs = 0, refused = 0, full_runs = 0,
+		 in_steps = 0;
 	size_t i = 0;
 	while (i < n) {
 		struct ptw_seq_batch run;
@@ -219,8 +242,12 @@ static void write_both(const struct ev *v, size_t n,
 				cr_assert(!ptw_seq_batch_full(&run),
 					  "event %zu: the run was sure of more", i);
 				struct slot *sl = find(cache, &v[i]);
-				if (!sl->k.used ||
-				    !ptw_seq_batch_put(&run, v[i].ts, &sl->p)) {
+				int stepped = chunked == 2 &&
+					      put_step(&run, sl, &v[i]);
+				in_steps += stepped;
+				if (!stepped &&
+				    (!sl->k.used ||
+				     !ptw_seq_batch_put(&run, v[i].ts, &sl->p))) {
 					refused += sl->k.used;
 					break;
 				}
@@ -253,6 +280,9 @@ static void write_both(const struct ev *v, size_t n,
 	cr_assert_gt(refused, 0);
 	cr_assert_gt(full_runs, 0);
 	cr_assert_gt(prepared, 10);
+	if (chunked == 2)
+		cr_assert_gt(in_steps, n / 4, "only %llu events in steps",
+			     (unsigned long long)in_steps);
 	same_files(pa, pb, tag);
 }
 
@@ -399,7 +429,7 @@ Test(writer_prep, runs_write_the_bytes_of_single_events)
 	/* checkpoints often (iids go stale), flushes often */
 	struct ptw_writer_options o = {.checkpoint_packets = 700,
 				       .flush_bytes = 3000};
-	for (int c = 0; c <= 1; c++)
+	for (int c = 0; c <= 2; c++)
 		write_both(events, n, &o, 0, "plain", c);
 }
 
@@ -409,18 +439,23 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_compressed)
 	struct ptw_writer_options o = {.checkpoint_packets = 1000,
 				       .flush_bytes = 5000,
 				       .compress = PTW_COMPRESS_DEFLATE};
-	for (int c = 0; c <= 1; c++) {
+	for (int c = 0; c <= 2; c++) {
 		o.compress = PTW_COMPRESS_DEFLATE;
 		write_both(events, n, &o, 0, "deflate", c);
 		o.compress = PTW_COMPRESS_ZSTD;
 		write_both(events, n, &o, 0, "zstd", c);
 	}
+	/* the default flush point is the batch limit: the packet that goes
+	 * past it makes a batch of its own (the writer's last_pkt) */
+	struct ptw_writer_options d = {.compress = PTW_COMPRESS_DEFLATE};
+	for (int c = 0; c <= 2; c++)
+		write_both(events, n, &d, 0, "deflate-default", c);
 }
 
 Test(writer_prep, runs_write_the_bytes_of_single_events_default_options)
 {
 	size_t n = workload(events, N_EVENTS);
-	for (int c = 0; c <= 1; c++)
+	for (int c = 0; c <= 2; c++)
 		write_both(events, n, NULL, 0, "default", c);
 }
 
@@ -433,7 +468,7 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_with_a_machine_id)
 				       .flush_bytes = 3000,
 				       .machine_id = 4000000000u,
 				       .machine_name = "node-17"};
-	for (int c = 0; c <= 1; c++) {
+	for (int c = 0; c <= 2; c++) {
 		write_both(events, n, &o, 0, "machine", c);
 		write_both(events, n, &o, 64u << 10, "machine-ring", c);
 	}
@@ -445,7 +480,7 @@ Test(writer_prep, runs_write_the_bytes_of_single_events_flight_recorder)
 {
 	size_t n = workload(events, N_EVENTS);
 	struct ptw_writer_options o = {.flush_bytes = 4096};
-	for (int c = 0; c <= 1; c++)
+	for (int c = 0; c <= 2; c++)
 		write_both(events, n, &o, 64u << 10, "ring", c);
 }
 
@@ -507,4 +542,32 @@ Test(writer_prep, lane_refuses_stale_items_and_unmatched_ends)
 	cr_assert(!ptw_seq_lane_put_one(s, t, gen, 100, body, bn, 0, &rc));
 	close_writer(w, pa, 0);
 	unlink(pa);
+}
+
+/* ptw_pkt_put_step() writes the bytes of ptw_pkt_put() + ptw_pkt_end()
+ * for every small step and every length of known bytes. */
+Test(writer_prep, put_step_writes_the_packet_encoders_bytes)
+{
+	uint8_t known[32];
+	for (size_t i = 0; i < sizeof(known); i++)
+		known[i] = (uint8_t)(0xA5 + 37 * i);
+	for (size_t n = 0; n <= sizeof(known); n++) {
+		uint64_t head[2] = {ptw_pkt_step_head(n, 0),
+				    ptw_pkt_step_head(n, 1)};
+		for (uint64_t step = 0; step < PTW_SEQ_STEP_MAX; step++) {
+			uint8_t a[PTW_EV_FAST_MAX], b[PTW_EV_FAST_MAX];
+			memset(a, 0xEE, sizeof(a));
+			memset(b, 0xEE, sizeof(b));
+			uint64_t base = 1000, ts = base + step;
+			uint8_t *ea = ptw_pkt_end(
+				a, ptw_pkt_put(a, ts, &base, known, n, 32, 1));
+			cr_assert_eq(base, ts);
+			uint8_t *eb = ptw_pkt_put_step(b, step, head, known, n);
+			cr_assert_eq(eb - b, ea - a, "n %zu step %llu", n,
+				     (unsigned long long)step);
+			cr_assert_eq(memcmp(a, b, (size_t)(ea - a)), 0,
+				     "n %zu step %llu", n,
+				     (unsigned long long)step);
+		}
+	}
 }

@@ -539,9 +539,10 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
  * own: through the thread's prepared events (struct ptw_tr_prep) in batches,
  * else one by one through ptw_seq_simple. Both write what ptw_tr_process
  * would (names and categories are literals); cfg.general_path_only
- * turns both off so that tests can compare (test_tracer_fastpath.c; the
- * prepared way's bytes: test_writer_prep.c). */
-#define PTW_TR_BATCH 256u /* records per ptw_tr_batch_gen (then the release check) */
+ * turns both off so that tests can compare (test_tracer_fastpath.c and,
+ * byte for byte, test_tracer_tight.c; the prepared way's bytes:
+ * test_writer_prep.c). */
+#define PTW_TR_BATCH 1024u /* records per ptw_tr_batch_gen (then the release check) */
 
 static inline int ptw_tr_is_simple(const struct ptw_i_rec *rec)
 {
@@ -629,6 +630,129 @@ static struct ptw_tr_prep *ptw_tr_prep_slot(struct ptw_tr_thread *th,
 }
 _Static_assert(PTW_TR_PREP_SLOTS == 64, "32 sets of two");
 
+/* A key's entry in a thread's hot set (struct ptw_tr_hot, tracer_internal.h):
+ * its word and name pointer (an END has none), mixed by a multiply, so
+ * that literals a few bytes apart spread. */
+static inline size_t ptw_tr_hot_ix(uint64_t word, const char *name)
+{
+	return (size_t)((((uintptr_t)name ^ word) * 0x9E3779B97F4A7C15ull) >>
+			(64 - PTW_TR_HOT_BITS));
+}
+
+/* Empties the set unless it is of generation gen (a checkpoint forgets
+ * every iid). An empty entry matches no record: none has a word of all
+ * ones (its 'extra' would be 2^32 - 1 slots). */
+static inline void ptw_tr_hot_check(struct ptw_tr_thread *th, uint32_t gen)
+{
+	if (__builtin_expect(th->hot_ok && th->hot_gen == gen, 1))
+		return;
+	for (size_t i = 0; i < PTW_TR_HOT; i++)
+		th->hot[i].word = UINT64_MAX;
+	th->hot_gen = gen;
+	th->hot_ok = 1;
+}
+
+static inline void ptw_tr_hot_put(struct ptw_tr_hot *hs,
+				  const struct ptw_tr_prep *pe)
+{
+	struct ptw_tr_hot *e = &hs[ptw_tr_hot_ix(pe->word, pe->name)];
+	e->word = pe->word;
+	e->name = pe->name;
+	e->cat = pe->cat;
+	e->head[0] = ptw_pkt_step_head(pe->p.len, 0);
+	e->head[1] = ptw_pkt_step_head(pe->p.len, 1);
+	e->depth_d = pe->p.depth_d;
+	e->len = pe->p.len;
+	memcpy(e->tail, pe->p.tail, sizeof(e->tail));
+}
+
+/* The tight run of ptw_tr_batch_gen: up to k records from 'rp' on (no
+ * ring wrap between), while each has its prepared event in 'hs', its
+ * time step is below PTW_SEQ_STEP_MAX (so not back in time),
+ * and an END has an open slice; *m is the lower of the thread's and the
+ * track's open slices (both move alike), lvm[*m] the thread's open level
+ * at its depth (keep_open). The caller checked ptw_seq_batch_steps_ok()
+ * for k and the buffer's room and flush threshold for k events
+ * (ptw_seq_batch_sure), so no other check is made per event. Returns the
+ * records taken. */
+static inline __attribute__((always_inline)) uint64_t
+ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,
+	       const unsigned char *rp, uint64_t k, uint32_t *m,
+	       struct ptw_tr_open *lvm, const struct ptw_tr_tsc *tsc,
+	       const int use_tsc, const int keep_open)
+{
+	/* everything in locals: the packets' stores (bytes) could alias
+	 * what is read through pointers, which the loop would reload */
+	uint8_t *q = b->data + b->len, *last = b->data + b->last;
+	/* With the TSC a time is mono0 + x, x = ((ticks - tsc0) * mult) >>
+	 * 32 (ptw_tr_tsc_to_ns): the step from the base is x minus the
+	 * base's x, xb (modulo 2^64, also for a base below mono0). x is
+	 * the high word of (ticks - tsc0) * (mult << 32), the caller made
+	 * sure that mult is below 2^32 (a TSC above 1 GHz). Ticks below
+	 * tsc0 end the run (the one-by-one way converts them). */
+	const uint64_t tsc0 = tsc->tsc0, mult = tsc->mult << 32,
+		       off = use_tsc ? tsc->mono0 : 0;
+	uint64_t xb = b->base - off;
+	const unsigned char *p = rp, *end = rp + k * PTW_TR_SLOT;
+	uint32_t d = *m, d0 = d;
+	for (; p != end; p += PTW_TR_SLOT) {
+		const struct ptw_i_rec *rec = (const void *)p;
+		uint64_t word = ptw_tr_rec_word(rec);
+		const struct ptw_tr_hot *e = &hs[ptw_tr_hot_ix(word, rec->name)];
+		if (__builtin_expect(e->word != word || e->name != rec->name ||
+					     e->cat != rec->v.cat,
+				     0))
+			break;
+		uint64_t x = rec->ts;
+		if (use_tsc) {
+			if (__builtin_expect(x < tsc0, 0))
+				break;
+			x = (uint64_t)(((unsigned __int128)(x - tsc0) * mult) >>
+				       64);
+		}
+		uint32_t nd = d + (uint32_t)e->depth_d;
+		if (__builtin_expect(x - xb >= PTW_SEQ_STEP_MAX ||
+					     nd == UINT32_MAX,
+				     0))
+			break;
+		if (keep_open)
+			memcpy(&lvm[d], &rec->name, sizeof(*lvm));
+		last = q;
+		uint64_t step = x - xb;
+		q = ptw_pkt_put_step(q, step, e->head, e->tail, e->len);
+		xb = x;
+		d = nd;
+	}
+	uint64_t n = (uint64_t)(p - rp) / PTW_TR_SLOT;
+	ptw_seq_batch_took(b, (size_t)(q - b->data), (size_t)(last - b->data),
+			   xb + off, (uint32_t)n, (int32_t)(d - d0));
+	*m = d;
+	return n;
+}
+
+/* ptw_tr_run_gen's versions: functions of their own, so that the loop
+ * has every register to itself. */
+#define PTW_TR_RUN_ARGS                                                        \
+	struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,                 \
+		const unsigned char *rp, uint64_t k, uint32_t *m,              \
+		struct ptw_tr_open *lvm, const struct ptw_tr_tsc *tsc
+static __attribute__((noinline)) uint64_t ptw_tr_run_ns(PTW_TR_RUN_ARGS)
+{
+	return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, 0, 0);
+}
+static __attribute__((noinline)) uint64_t ptw_tr_run_tsc(PTW_TR_RUN_ARGS)
+{
+	return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, 1, 0);
+}
+static __attribute__((noinline)) uint64_t ptw_tr_run_ns_open(PTW_TR_RUN_ARGS)
+{
+	return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, 0, 1);
+}
+static __attribute__((noinline)) uint64_t ptw_tr_run_tsc_open(PTW_TR_RUN_ARGS)
+{
+	return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, 1, 1);
+}
+
 /* Writes the records from *hp on (at most PTW_TR_BATCH, before 'end') that
  * have a prepared event, in batches (struct ptw_seq_batch), and moves *hp past
  * them. Stops at the first record without one, one the batch does not take,
@@ -639,12 +763,16 @@ _Static_assert(PTW_TR_PREP_SLOTS == 64, "32 sets of two");
  * (ring mode) it also keeps what each BEGIN opens (tracer_open.c). Its
  * two versions, ptw_tr_batch_stream and ptw_tr_batch_recorder, are functions of
  * their own, not inlined: stream mode pays nothing for keep_open, and on
- * its own the loop keeps its state in registers (about 10% fewer
- * instructions per event than inside ptw_tr_drain). */
+ * its own the loop keeps its state in registers.
+ *
+ * Most records go by the tight run (ptw_tr_run_gen): a record whose
+ * prepared event is in the thread's hot set (th->hot), with a small
+ * time step. Any other record is looked up and written with every check
+ * (ptw_seq_batch_put), and its prepared event goes into the set. */
 static inline __attribute__((always_inline)) uint64_t
 ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		 const struct ptw_ring *r, uint64_t *hp, uint64_t end,
-		 const int keep_open)
+		 const int keep_open, const int use_tsc)
 {
 	uint64_t h = *hp, lim = end - h < PTW_TR_BATCH ? end : h + PTW_TR_BATCH;
 	uint64_t counted = 0;
@@ -655,7 +783,8 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	uint64_t mask = r->c_mask;
 	uint32_t shift = r->c_shift;
 	const struct ptw_tr_tsc tsc = tr->tsc;
-	int use_tsc = tr->use_tsc;
+	/* the tight run's TSC conversion takes a TSC above 1 GHz */
+	const int tight = !use_tsc || tsc.mult >> 32 == 0;
 	/* keep_open: every event stores its record's name and category as
 	 * level 'depth' of the open slices: what a BEGIN opens (an END's or
 	 * an INSTANT's store is above the levels in use, harmless), with
@@ -671,10 +800,34 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		if (!ptw_seq_batch_begin(th->seq, &batch))
 			break;
 		uint32_t depth = th->depth, sure;
+		ptw_tr_hot_check(th, batch.gen);
 		/* fullness is checked once per 'sure' events, not per event */
 		while (h < lim && (sure = ptw_seq_batch_sure(&batch)) != 0) {
-			uint64_t stop = lim - h < sure ? lim : h + sure, h0 = h;
-			for (; h < stop; h++) {
+			uint64_t stop = lim - h < sure ? lim : h + sure;
+			while (h < stop) {
+				uint64_t k = stop - h,
+					 wrap = mask + 1 - (h & mask);
+				k = k < wrap ? k : wrap;
+				if (tight && ptw_seq_batch_steps_ok(&batch, k)) {
+					uint32_t m = depth < batch.depth
+							     ? depth
+							     : batch.depth,
+						 m0 = m;
+					uint64_t (*run)(PTW_TR_RUN_ARGS) =
+						keep_open ? (use_tsc ? ptw_tr_run_tsc_open
+								     : ptw_tr_run_ns_open)
+							  : (use_tsc ? ptw_tr_run_tsc
+								     : ptw_tr_run_ns);
+					h += run(&batch, th->hot,
+						 slots + ((h & mask) << shift),
+						 k, &m,
+						 keep_open ? lv + (depth - m)
+							   : NULL,
+						 &tsc);
+					depth += m - m0;
+					if (h == stop)
+						break;
+				}
 				const struct ptw_i_rec *rec = (const void *)(
 					slots + ((h & mask) << shift));
 				const struct ptw_tr_prep *pe =
@@ -689,8 +842,11 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 					memcpy(&lv[depth], &rec->name,
 					       sizeof(*lv));
 				depth += (uint32_t)(int32_t)pe->p.depth_d;
+				/* of this generation: the batch took it */
+				ptw_tr_hot_put(th->hot, pe);
+				h++;
 			}
-			if (h - h0 < sure && h < lim)
+			if (h < stop)
 				break; /* a record the batch does not take */
 		}
 		int full = ptw_seq_batch_full(&batch);
@@ -714,14 +870,16 @@ static __attribute__((noinline)) uint64_t
 ptw_tr_batch_stream(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		    const struct ptw_ring *r, uint64_t *hp, uint64_t end)
 {
-	return ptw_tr_batch_gen(tr, th, r, hp, end, 0);
+	return tr->use_tsc ? ptw_tr_batch_gen(tr, th, r, hp, end, 0, 1)
+			   : ptw_tr_batch_gen(tr, th, r, hp, end, 0, 0);
 }
 
 static __attribute__((noinline)) uint64_t
 ptw_tr_batch_recorder(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		      const struct ptw_ring *r, uint64_t *hp, uint64_t end)
 {
-	return ptw_tr_batch_gen(tr, th, r, hp, end, 1);
+	return tr->use_tsc ? ptw_tr_batch_gen(tr, th, r, hp, end, 1, 1)
+			   : ptw_tr_batch_gen(tr, th, r, hp, end, 1, 0);
 }
 
 /* A simple record one by one: through ptw_seq_simple, after which the

@@ -122,6 +122,25 @@ struct ptw_tr_prep {
 	struct ptw_seq_prep p;
 };
 
+/* A prepared event as the backend's tight run uses it (tracer_backend.c,
+ * ptw_tr_run_gen): the key, then the packet's first word for a one- and
+ * a two-byte time step (ptw_pkt_step_head), the depth change, the tail's
+ * length and the tail. A thread keeps PTW_TR_HOT of them, all of one
+ * generation of its sequence (hot_gen), at a hash of their key. */
+#define PTW_TR_HOT_BITS 5
+#define PTW_TR_HOT (1u << PTW_TR_HOT_BITS)
+struct ptw_tr_hot {
+	uint64_t word;
+	const char *name;
+	const char *cat;
+	uint64_t head[2];
+	int32_t depth_d;
+	uint32_t len;
+	uint8_t tail[PTW_SEQ_PREP_TAIL];
+	uint8_t pad[48]; /* 128 bytes: an entry's address is a shift */
+};
+_Static_assert(sizeof(struct ptw_tr_hot) == 128, "entries of 128 bytes");
+
 /* One open slice of a thread or an async track, kept for the flight
  * recorder's snapshot prefix (tracer_open.c): a one-slot BEGIN keeps its
  * literal name and category; any other BEGIN (arguments, run-time name)
@@ -178,6 +197,9 @@ struct ptw_tr_thread {
 	struct ptw_tr_ostack open;    /* and what they are (ring mode) */
 	int created;                  /* track and sequence exist */
 	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
+	struct ptw_tr_hot hot[PTW_TR_HOT]; /* valid if hot_ok */
+	uint32_t hot_gen;
+	int hot_ok;
 };
 
 
@@ -421,7 +443,7 @@ int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c);
 static inline uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c,
 					uint64_t ticks)
 {
-	if (ticks >= c->tsc0)
+	if (__builtin_expect(ticks >= c->tsc0, 1))
 		return c->mono0 + (uint64_t)(((unsigned __int128)(ticks - c->tsc0) *
 					      c->mult) >> 32);
 	uint64_t back = (uint64_t)(((unsigned __int128)(c->tsc0 - ticks) *

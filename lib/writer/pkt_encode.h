@@ -116,6 +116,44 @@ ptw_pkt_put(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t *known,
 	return q + n;
 }
 
+/* ptw_pkt_put() and ptw_pkt_end() at once for a packet whose known bytes
+ * are all of it (n <= 32 of 'known', 32 readable) and whose time step
+ * (ts - *base, the delta form) is below 2^14, for loops that write many:
+ * tag, length and timestamp are one word, head[two] from
+ * ptw_pkt_step_head(n, two) for a one- (two = 0) or two-byte step (two =
+ * 1), with the step's bits added. The same bytes (test_writer_prep.c);
+ * the caller moves the base. Returns the packet's end. */
+static inline uint64_t ptw_pkt_step_head(size_t n, unsigned two)
+{
+	/* 0A len 40, and the step's continuation bit (bit 7 of byte 3) */
+	return PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN) |
+	       (uint64_t)(n + 2u + two) << 8 |
+	       (uint64_t)PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT) << 16 |
+	       (uint64_t)two << 31;
+}
+
+static inline __attribute__((always_inline)) uint8_t *
+ptw_pkt_put_step(uint8_t *p, uint64_t step, const uint64_t head[2],
+		 const uint8_t known[32], size_t n)
+{
+	uint64_t hi = step & ~(uint64_t)0x7Fu;
+	size_t two = hi != 0; /* a two-byte step (no branch: steps vary) */
+	uint64_t w = head[two];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* step + hi: the low 7 bits in byte 0, the high ones in byte 1 */
+	w |= (step + hi) << 24;
+	memcpy(p, &w, 8);
+#else
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(w >> (8 * i));
+	p[3] |= (uint8_t)(step & 0x7Fu);
+	p[4] = (uint8_t)(step >> 7);
+#endif
+	p += two;
+	memcpy(p + 4, known, 32); /* room: PTW_EV_FAST_MAX */
+	return p + 4 + n;
+}
+
 /* Ends the packet ptw_pkt_put() started at p, whole up to q (under 128
  * bytes): its length byte. Returns q. */
 static inline __attribute__((always_inline)) uint8_t *

@@ -237,6 +237,38 @@ ptw_seq_batch_put(struct ptw_seq_batch *r, uint64_t ts,
 	return 1;
 }
 
+/* A loop of the tracer backend (ptw_tr_batch_gen) writes runs of packets
+ * itself, on locals: each packet by ptw_pkt_put_step() at r->data + len,
+ * for prepared events of the batch's generation (p->gen == r->gen), no
+ * END of no open slice, time steps from 'base' below PTW_SEQ_STEP_MAX,
+ * with ptw_seq_batch_steps_ok() true for the run and at most
+ * ptw_seq_batch_sure() events; then ptw_seq_batch_took() counts them:
+ * the same bytes as ptw_seq_batch_put() one by one. */
+#define PTW_SEQ_STEP_MAX (1u << 14)
+
+/* 1 if k events of steps below PTW_SEQ_STEP_MAX from now cannot take the
+ * time past INT64_MAX (k below 2^40). */
+static inline int ptw_seq_batch_steps_ok(const struct ptw_seq_batch *r,
+					 uint64_t k)
+{
+	return r->base <= (uint64_t)INT64_MAX - k * PTW_SEQ_STEP_MAX;
+}
+
+/* Counts n such packets, which end at offset len, the last at 'last', at
+ * time 'base', and changed the default track's open slices by depth_d. */
+static inline void ptw_seq_batch_took(struct ptw_seq_batch *r, size_t len,
+				      size_t last, uint64_t base, uint32_t n,
+				      int32_t depth_d)
+{
+	if (!n)
+		return;
+	r->len = len;
+	r->last = last;
+	r->base = base;
+	r->n += n;
+	r->depth += (uint32_t)depth_d;
+}
+
 /* Ends a batch: the writer's state and counts (ptw_seq_fast_commit), and
  * the flush the last packet called for. Returns 0 or the flush's error. */
 static inline __attribute__((always_inline)) int
