@@ -19,10 +19,12 @@
 
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 #define PTW_TR_MIN_SLEEP_US 50u
+#define PTW_TR_MAX_PAUSE_US 400u
+#define PTW_TR_FLAT_OUT_NS 12u /* per slot, a producer logging flat out */
 #define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
 /* Pacing: after a pass that found work the backend pauses until the
  * fastest-filling ring would be a quarter full at the pace it filled since
- * the previous pass (half that time, at most PTW_TR_MIN_SLEEP_US) rather
+ * the previous pass (half that time, at most ptw_tr_pause_max_us) rather
  * than going round again at once. A backend that polls rings it has just
  * emptied reads each producer's tail and newest slots while they are being
  * written, and the cache lines going back and forth cost the producer more
@@ -1141,19 +1143,37 @@ static int ptw_tr_held(struct ptw_tracer *tr)
 	return !stop;
 }
 
+/* The longest pause, and the nap after a pass that found nothing right
+ * after one that found work: the time a producer logging flat out takes
+ * to fill half its ring (196 us for the default ring), within
+ * [PTW_TR_MIN_SLEEP_US, PTW_TR_MAX_PAUSE_US] and at most drain_us. When
+ * the producer and the backend share one core, that nap is the producer's
+ * turn between two passes, and each turn costs both threads a switch and
+ * cache refills: turns of half a ring cost 17-19 ns per event against
+ * 20-21 ns with turns of 50 us (docs/tracer.md, Pacing). */
+static uint32_t ptw_tr_pause_max_us(const struct ptw_tracer *tr)
+{
+	uint64_t us = (uint64_t)tr->ring_slots * PTW_TR_FLAT_OUT_NS / 2000;
+	if (us > PTW_TR_MAX_PAUSE_US)
+		us = PTW_TR_MAX_PAUSE_US;
+	if (us > tr->drain_us)
+		us = tr->drain_us;
+	return us < PTW_TR_MIN_SLEEP_US ? PTW_TR_MIN_SLEEP_US : (uint32_t)us;
+}
+
 /* The pause after a pass that found work (see Pacing above): 0 to go
  * round again at once. fill: the largest share of a ring the pass found;
- * dt_ns: the time since the previous pass began. */
-static uint32_t ptw_tr_pause_us(uint32_t fill, uint64_t dt_ns)
+ * dt_ns: the time since the previous pass began; max_us: the longest. */
+static uint32_t ptw_tr_pause_us(uint32_t fill, uint64_t dt_ns, uint32_t max_us)
 {
 	if (fill >= PTW_TR_FILL_ONE / 4)
 		return 0;
 	if (!fill)
-		return PTW_TR_MIN_SLEEP_US;
+		return max_us;
 	uint64_t us = dt_ns * (PTW_TR_FILL_ONE / 4) / fill / 2000;
 	if (us < PTW_TR_PAUSE_MIN_US)
 		return 0;
-	return us < PTW_TR_MIN_SLEEP_US ? (uint32_t)us : PTW_TR_MIN_SLEEP_US;
+	return us < max_us ? (uint32_t)us : max_us;
 }
 
 /* Drains every thread's ring once and finishes the threads that exited.
@@ -1278,7 +1298,7 @@ void *ptw_tr_backend_main(void *arg)
 {
 	struct ptw_tracer *tr = arg;
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	uint32_t sleep_us = PTW_TR_MIN_SLEEP_US;
+	uint32_t max_us = ptw_tr_pause_max_us(tr), sleep_us = max_us;
 	uint64_t pass_ns = ptw_i_now_slow(PTW_I_GEN_ON); /* monotonic ns */
 	ptw_tr_backend_tid();
 	for (;;) {
@@ -1318,9 +1338,9 @@ void *ptw_tr_backend_main(void *arg)
 			ptw_tr_check(tr, ptw_i_writer_crash_ready(tr->w));
 		ptw_tr_pass_end();
 		if (work) {
-			sleep_us = ptw_tr_pause_us(fill, dt);
+			sleep_us = ptw_tr_pause_us(fill, dt, max_us);
 			if (!sleep_us) {
-				sleep_us = PTW_TR_MIN_SLEEP_US;
+				sleep_us = max_us;
 				continue;
 			}
 		}
