@@ -774,7 +774,7 @@ static __attribute__((noinline)) uint64_t ptw_tr_run_tsc_open(PTW_TR_RUN_ARGS)
 static inline __attribute__((always_inline)) uint64_t
 ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		 const struct ptw_ring *r, uint64_t *hp, uint64_t end,
-		 const int keep_open, const int use_tsc)
+		 const int keep_open)
 {
 	uint64_t h = *hp, lim = end - h < PTW_TR_BATCH ? end : h + PTW_TR_BATCH;
 	uint64_t counted = 0;
@@ -785,7 +785,13 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	uint64_t mask = r->c_mask;
 	uint32_t shift = r->c_shift;
 	const struct ptw_tr_tsc tsc = tr->tsc;
-	/* the tight run's TSC conversion takes a TSC above 1 GHz */
+	int use_tsc = tr->use_tsc;
+	/* the tight run's version for this mode and clock; its TSC
+	 * conversion takes a TSC above 1 GHz (else no tight run) */
+	static uint64_t (*const runs[2][2])(PTW_TR_RUN_ARGS) = {
+		{ptw_tr_run_ns, ptw_tr_run_tsc},
+		{ptw_tr_run_ns_open, ptw_tr_run_tsc_open}};
+	uint64_t (*const run)(PTW_TR_RUN_ARGS) = runs[keep_open][use_tsc];
 	const int tight = !use_tsc || tsc.mult >> 32 == 0;
 	/* keep_open: every event stores its record's name and category as
 	 * level 'depth' of the open slices: what a BEGIN opens (an END's or
@@ -815,11 +821,6 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 							     ? depth
 							     : batch.depth,
 						 m0 = m;
-					uint64_t (*run)(PTW_TR_RUN_ARGS) =
-						keep_open ? (use_tsc ? ptw_tr_run_tsc_open
-								     : ptw_tr_run_ns_open)
-							  : (use_tsc ? ptw_tr_run_tsc
-								     : ptw_tr_run_ns);
 					h += run(&batch, th->hot,
 						 slots + ((h & mask) << shift),
 						 k, &m,
@@ -872,16 +873,14 @@ static __attribute__((noinline)) uint64_t
 ptw_tr_batch_stream(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		    const struct ptw_ring *r, uint64_t *hp, uint64_t end)
 {
-	return tr->use_tsc ? ptw_tr_batch_gen(tr, th, r, hp, end, 0, 1)
-			   : ptw_tr_batch_gen(tr, th, r, hp, end, 0, 0);
+	return ptw_tr_batch_gen(tr, th, r, hp, end, 0);
 }
 
 static __attribute__((noinline)) uint64_t
 ptw_tr_batch_recorder(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		      const struct ptw_ring *r, uint64_t *hp, uint64_t end)
 {
-	return tr->use_tsc ? ptw_tr_batch_gen(tr, th, r, hp, end, 1, 1)
-			   : ptw_tr_batch_gen(tr, th, r, hp, end, 1, 0);
+	return ptw_tr_batch_gen(tr, th, r, hp, end, 1);
 }
 
 /* A simple record one by one: through ptw_seq_simple, after which the
