@@ -5,8 +5,7 @@
  * going back between tracks, steps of every length) go to two writers,
  * one each way, with other events between the runs, and the two files
  * must be identical - across checkpoints, flushes, compression, a machine
- * id and in flight-recorder mode. Also the loop-free timestamp encoder
- * the runs use (pkt_encode.h ptw_pkt_put_wide) against ptw_pkt_put().
+ * id and in flight-recorder mode.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -76,7 +75,7 @@ static void value(uint64_t *x, struct sample *s)
 
 /* Samples on N_TRACKS tracks, each with a clock of its own (so time goes
  * back between tracks: absolute timestamps), with steps of every length
- * up to 2^60 (past the loop-free encoder's 2^56), and simple events. */
+ * up to 2^60, and simple events. */
 static size_t workload(struct sample *v, size_t n)
 {
 	uint64_t x = 0xD6E8FEB86659FD93ull;
@@ -291,46 +290,4 @@ Test(writer_ctr, known_bytes_only_for_counter_tracks)
 	cr_assert(!ptw_seq_ctr_known(p.s, 999999, &k), "no such track");
 	close_pair(&p, pa, 0);
 	unlink(pa);
-}
-
-/* ptw_pkt_put_wide() writes ptw_pkt_put()'s bytes for timestamps of every
- * length, either side of the base, and every length of known bytes. */
-Test(writer_ctr, put_wide_writes_the_packet_encoders_bytes)
-{
-	uint8_t known[32];
-	for (size_t i = 0; i < sizeof(known); i++)
-		known[i] = (uint8_t)(0x5A + 29 * i);
-	uint64_t x = 99;
-	for (unsigned bits = 0; bits <= 63; bits++) {
-		for (int j = 0; j < 200; j++) {
-			uint64_t ts = bits ? (1ull << (bits - 1)) |
-						     (next(&x) & ((1ull << (bits - 1)) - 1))
-					   : 0;
-			if (j == 1)
-				ts = bits ? (1ull << (bits - 1)) : 0;
-			if (j == 2 && bits)
-				ts = (1ull << bits) - 1;
-			ts &= (uint64_t)INT64_MAX;
-			uint64_t bases[3] = {0, ts, ts + 1 + next(&x) % 1000};
-			size_t n = (size_t)(next(&x) % 33);
-			for (int k = 0; k < 3; k++) {
-				uint8_t a[PTW_EV_FAST_MAX], b[PTW_EV_FAST_MAX];
-				memset(a, 0xEE, sizeof(a));
-				memset(b, 0xEE, sizeof(b));
-				uint64_t ba = bases[k], bb = bases[k];
-				uint8_t *ea = ptw_pkt_end(
-					a, ptw_pkt_put(a, ts, &ba, known, n, 32, 0));
-				uint8_t *eb = ptw_pkt_end(
-					b, ptw_pkt_put_wide(b, ts, &bb, known, n));
-				cr_assert_eq(ba, bb);
-				cr_assert_eq(eb - b, ea - a, "ts %llu base %llu",
-					     (unsigned long long)ts,
-					     (unsigned long long)bases[k]);
-				cr_assert_eq(memcmp(a, b, (size_t)(ea - a)), 0,
-					     "ts %llu base %llu",
-					     (unsigned long long)ts,
-					     (unsigned long long)bases[k]);
-			}
-		}
-	}
 }

@@ -121,42 +121,6 @@ ptw_pb_write_varint_2b(uint8_t *p, uint64_t v)
 	return ptw_pb_write_varint_nb(p, v);
 }
 
-/* The same encoding without a loop for values below 2^56 (absolute
- * times, or steps between threads, on a shared sequence: 4 to 8 bytes):
- * the 7-bit groups are spread into the bytes of a word in three steps
- * (28-, 14-, 7-bit halves) and stored at once. WARNING: writes 8 bytes
- * whatever the length. */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_pb_write_varint_w8(uint8_t *p, uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (__builtin_expect(v < (1ull << 56), 1)) {
-		uint64_t w = (v & 0xFFFFFFFull) | (v & 0xFFFFFFF0000000ull) << 4;
-		w = (w & 0x00003FFF00003FFFull) |
-		    (w & 0x0FFFC0000FFFC000ull) << 2;
-		w = (w & 0x007F007F007F007Full) |
-		    (w & 0x3F803F803F803F80ull) << 1;
-		/* bytes needed, by the count of leading zero bits of v | 1
-		 * (8 or more: at most 56 bits) */
-		static const uint8_t len_by_clz[64] = {
-			8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7,
-			7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 5, 5, 5,
-			5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3,
-			3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
-		unsigned n = len_by_clz[__builtin_clzll(v | 1u)];
-		/* the continuation bits of bytes 0 to n - 2 */
-		static const uint64_t cont_by_len[9] = {
-			0, 0, 0x80ull, 0x8080ull, 0x808080ull, 0x80808080ull,
-			0x8080808080ull, 0x808080808080ull,
-			0x80808080808080ull};
-		w |= cont_by_len[n];
-		memcpy(p, &w, 8);
-		return p + n;
-	}
-#endif
-	return ptw_pb_write_varint(p, v);
-}
-
 /* Pointer-form field writers for callers that reserved the space first
  * (ptw_pb_reserve): each writes tag + value at p and returns the end.
  * WARNING: no bounds check; at most 2 * PTW_PB_VARINT_MAX bytes

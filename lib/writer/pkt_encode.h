@@ -116,30 +116,6 @@ ptw_pkt_put(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t *known,
 	return q + n;
 }
 
-/* ptw_pkt_put() (copy 32, small_steps 0) for a sequence whose timestamps
- * are mostly absolute or far apart (the shared one, where time goes back
- * between threads): the same bytes, each timestamp written without a
- * loop (ptw_pb_write_varint_w8; up to 8 bytes past the end). */
-static inline __attribute__((always_inline)) uint8_t *
-ptw_pkt_put_wide(uint8_t *p, uint64_t ts, uint64_t *base,
-		 const uint8_t known[32], size_t n)
-{
-	uint64_t b = *base;
-	uint8_t *q = p + 2;
-	*q++ = PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT);
-	if (ts >= b) {
-		q = ptw_pb_write_varint_w8(q, ts - b);
-		*base = ts;
-	} else {
-		q = ptw_pb_write_varint_w8(q, ts);
-		q = ptw_pb_write_varint_field(q, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					      PTW_CLOCK_SEQ_ABS);
-	}
-	p[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
-	memcpy(q, known, 32); /* room: PTW_EV_FAST_MAX */
-	return q + n;
-}
-
 /* ptw_pkt_put() and ptw_pkt_end() at once for a packet whose known bytes
  * are all of it (n <= 32 of 'known', 32 readable) and whose time step
  * (ts - *base, the delta form) is below 2^14, for loops that write many:

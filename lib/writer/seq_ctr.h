@@ -83,7 +83,7 @@ ptw_seq_ctr_put(uint8_t *p, uint64_t ts, uint64_t *base,
 		const struct ptw_seq_ctr_known *k, int is_int, int64_t iv,
 		double dv)
 {
-	uint8_t *q = ptw_pkt_put_wide(p, ts, base, k->b, k->n);
+	uint8_t *q = ptw_pkt_put(p, ts, base, k->b, k->n, 32, 0);
 	uint8_t *e;
 	if (is_int) {
 		e = ptw_seq_te_value(q, 1, iv, 0);
