@@ -158,25 +158,6 @@ static int write_one(struct pair *p, const struct sample *v)
 			 : ptw_seq_counter_double(p->s, t, v->ts, v->dv);
 }
 
-static void same_files(const char *pa, const char *pb, const char *tag)
-{
-	size_t la, lb;
-	uint8_t *a = ptw_test_read_file_or_fail(pa, &la);
-	uint8_t *b = ptw_test_read_file_or_fail(pb, &lb);
-	cr_assert_gt(la, 1000);
-	cr_assert_eq(lb, la, "%s: %zu bytes in runs, %zu one by one", tag, lb,
-		     la);
-	size_t at = 0;
-	while (at < la && a[at] == b[at])
-		at++;
-	cr_assert_eq(at, la, "%s: files differ from byte %zu", tag, at);
-	ptw_trace_free(ptw_test_load_checked_or_fail(pa, 0));
-	free(a);
-	free(b);
-	unlink(pa);
-	unlink(pb);
-}
-
 static struct sample samples[N_SAMPLES];
 
 /* The workload one by one into one writer, and in runs (of random
@@ -237,7 +218,7 @@ static void write_both(const struct ptw_writer_options *o,
 			     tag);
 	if (o && o->flush_bytes)
 		cr_assert_gt(full_runs, 0, "%s: no run filled up", tag);
-	same_files(pa, pb, tag);
+	ptw_test_same_files_or_fail(pa, pb, tag);
 }
 
 Test(writer_ctr, runs_write_the_bytes_of_single_samples)
