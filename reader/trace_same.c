@@ -158,8 +158,8 @@ static int by_seq_index(const void *x, const void *y)
 }
 
 /* The packet records of raw trace [data, data + n), by sequence and,
- * within one, in file order (*k of them); NULL (with *k (size_t)-1 if
- * malformed) else. */
+ * within one, in file order (*k of them); NULL if it is not a sequence of
+ * whole packet records, or out of memory. */
 static struct raw_pkt *raw_packets(const void *data, size_t n, size_t *k)
 {
 	struct ptw_wire_cursor c, pc;
@@ -194,7 +194,6 @@ static struct raw_pkt *raw_packets(const void *data, size_t n, size_t *k)
 	}
 	if (st != PTW_WIRE_END) {
 		free(v);
-		*k = (size_t)-1;
 		return NULL;
 	}
 	if (*k)

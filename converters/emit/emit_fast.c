@@ -869,7 +869,6 @@ ptw_em_ctr_take(struct ptw_emit *em, const struct ptw_cv_simple *ev,
 	uint64_t base = 0;
 	uint32_t left = 0;
 	int rc;
-	em->st.by_phase['C'] += n;
 	for (unsigned k = 0; k < n; k++, j = nxt[j]) {
 		const struct ptw_cv_simple *e = &ev[j];
 		const struct ptw_em_ctr_prep *cp =
@@ -884,12 +883,14 @@ ptw_em_ctr_take(struct ptw_emit *em, const struct ptw_cv_simple *ev,
 				r.last = last;
 				r.base = base;
 				r.n = r.max;
+				em->st.by_phase['C'] += r.n;
 				em->st.counters += r.n;
 				if ((rc = ptw_seq_ctr_end(em->seq, &r)) != 0)
 					return ptw_em_writer_fail(em, rc, err);
 			}
 			r.max = 0;
 			if (!ptw_seq_ctr_begin(em->seq, &r)) {
+				em->st.by_phase['C']++;
 				rc = ptw_em_counter_sample(em, cp->track, ts,
 							   is_int, iv, e->d,
 							   err);
@@ -912,6 +913,7 @@ ptw_em_ctr_take(struct ptw_emit *em, const struct ptw_cv_simple *ev,
 	r.last = last;
 	r.base = base;
 	r.n = r.max - left;
+	em->st.by_phase['C'] += r.n;
 	em->st.counters += r.n;
 	rc = ptw_seq_ctr_end(em->seq, &r);
 	return rc ? ptw_em_writer_fail(em, rc, err) : 0;
@@ -1005,19 +1007,23 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			/* what ptw_em_short_counter_core checks: the thread,
 			 * the time, the track (a prepared entry) */
 			uint32_t ctid = e->tid ? e->tid : pid;
-			const struct ptw_em_thread *th =
-				em->th_cache[ptw_em_th_slot(ctid)];
+			size_t cslot = ptw_em_th_slot(ctid);
+			const struct ptw_em_thread *th = em->th_cache[cslot];
 			const struct ptw_em_ctr_prep *cp =
 				&em->ctr_prep[ptw_em_ctr_prep_index(e->name_sym)];
 			int64_t ts = e->ts_ns + shift;
 			int bad_ts = plain_ts ? 0
 					      : (e->ts_ns > in_max) |
 							(e->ts_ns < 0) | (ts < 0);
-			if (__builtin_expect(stamp && cp->sym == e->name_sym &&
+			/* (an empty entry's sym is 0 and a filled one's stamp
+			 * is not: stamp 0 takes none; a chain's thread was
+			 * checked as the short core checks it) */
+			if (__builtin_expect(cp->sym == e->name_sym &&
 						     cp->stamp == stamp &&
-						     !bad_ts && th &&
-						     th->pid == pid &&
-						     th->tid == ctid,
+						     !bad_ts &&
+						     (chains[cslot].tid == ctid ||
+						      (th && th->pid == pid &&
+						       th->tid == ctid)),
 					     1)) {
 				c_n++;
 				*c_tail = (uint16_t)i;
@@ -1051,7 +1057,7 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 				break;
 			if (!th->own_seq || !th->uuid) {
 				/* the shared sequence: in file order (the
-				 * counter run ends first) */
+				 * counter samples before it first) */
 				if (c_n && (rc = ptw_em_ctr_take(
 						    em, ev, nxt, c_head, c_n,
 						    shift, err)))

@@ -26,7 +26,7 @@
  * are at most INT64_MAX; one before the base is written absolute. Nothing
  * else may write on the writer during a run. Each packet is byte for byte
  * the one ptw_seq_counter_int() or ptw_seq_counter_double() would write
- * for the same sample (tests/test_writer_prep.c). */
+ * for the same sample (tests/test_writer_ctr.c). */
 #ifndef PTW_SEQ_CTR_H
 #define PTW_SEQ_CTR_H
 
