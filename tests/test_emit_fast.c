@@ -242,12 +242,11 @@ static void same_sequence_bytes(const char *a, const char *b, uint64_t seed)
 }
 
 /* Both outputs are the same: byte for byte if 'exact', else sequence by
- * sequence (same_sequences: the batches write thread by thread, so the
+ * sequence, decoded and byte for byte (same_sequences,
+ * same_sequence_bytes: the batches write thread by thread, so the
  * sequences' packets interleave differently, which trace_processor does
- * not see, as it orders events by timestamp; and a checkpoint's clock
- * snapshot, which takes the latest time of any sequence, may read
- * differently). The stats are equal too (the short path took a fair
- * share). Removes both files. */
+ * not see, as it orders events by timestamp). The stats are equal too
+ * (the short path took a fair share). Removes both files. */
 static void compare_outputs(const char *a, const char *b, uint64_t seed,
 			    int exact, struct ptw_emit_stats *sa,
 			    struct ptw_emit_stats *sb)
