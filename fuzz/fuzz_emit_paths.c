@@ -1,8 +1,8 @@
 /* fuzz_emit_paths.c - differential libFuzzer target: the emitter's short
  * path (emit_fast.c), alone and fed in batches by the APLTRC01 reader, and
  * its general path must write the same trace: the same bytes, or for the
- * batches, which write thread by thread, the same events sequence by
- * sequence.
+ * batches, which write thread by thread, the same bytes and events
+ * sequence by sequence.
  * SPDX-License-Identifier: Apache-2.0
  *
  * Input: byte 0's low bit picks the format (0: APLTRC01, split into two
@@ -96,8 +96,9 @@ static void *contents(int fd, size_t *n)
 }
 
 /* Aborts unless the conversions behind fds a and b agree: byte for byte
- * if 'exact', else decoded, sequence by sequence (ptw_trace_same: the
- * batches write thread by thread). */
+ * if 'exact', else sequence by sequence, decoded and byte for byte
+ * (ptw_trace_same, ptw_trace_same_sequence_bytes: the batches write
+ * thread by thread). */
 static void same(int fa, int ra, int fb, int rb, int exact)
 {
 	if (fa < 0 || fb < 0)
@@ -112,7 +113,8 @@ static void same(int fa, int ra, int fb, int rb, int exact)
 	} else if (na || nb) {
 		struct ptw_trace *ta = ptw_trace_load_mem(a, na, "a", NULL, NULL);
 		struct ptw_trace *tb = ptw_trace_load_mem(b, nb, "b", NULL, NULL);
-		if (!ta || !tb || ptw_trace_same(ta, tb, NULL) != 1)
+		if (!ta || !tb || ptw_trace_same(ta, tb, NULL) != 1 ||
+		    ptw_trace_same_sequence_bytes(a, na, b, nb, NULL) != 1)
 			abort();
 		ptw_trace_free(ta);
 		ptw_trace_free(tb);

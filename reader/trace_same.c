@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pb_wire.h"
+
 static int str_eq(const char *a, const char *b)
 {
 	return a == b || (a && b && strcmp(a, b) == 0);
@@ -136,5 +138,85 @@ int ptw_trace_same(const struct ptw_trace *a, const struct ptw_trace *b,
 				   ea[i]->packet_index);
 	free(ea);
 	free(eb);
+	return r;
+}
+
+/* A packet record of a raw trace: its sequence, its place, its bytes. */
+struct raw_pkt {
+	uint64_t seq;
+	size_t index;        /* in the file */
+	const uint8_t *data;
+	size_t len;
+};
+
+static int by_seq_index(const void *x, const void *y)
+{
+	const struct raw_pkt *a = x, *b = y;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The packet records of raw trace [data, data + n), by sequence and,
+ * within one, in file order (*k of them); NULL if it is not a sequence of
+ * whole packet records, or out of memory. */
+static struct raw_pkt *raw_packets(const void *data, size_t n, size_t *k)
+{
+	struct ptw_wire_cursor c, pc;
+	struct ptw_wire_field f, pf;
+	struct raw_pkt *v = NULL;
+	size_t cap = 0;
+	int st;
+	*k = 0;
+	ptw_wire_init(&c, data, n);
+	while ((st = ptw_wire_next(&c, &f)) == PTW_WIRE_FIELD) {
+		if (f.num != 1 || f.wt != 2)
+			break;
+		if (*k == cap) {
+			cap = cap ? 2 * cap : 256;
+			struct raw_pkt *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				return NULL;
+			}
+			v = nv;
+		}
+		struct raw_pkt *r = &v[*k];
+		r->seq = 0;
+		r->index = *k;
+		r->data = f.data;
+		r->len = f.len;
+		ptw_wire_init(&pc, f.data, f.len);
+		while (ptw_wire_next(&pc, &pf) == PTW_WIRE_FIELD)
+			if (pf.num == 10 && pf.wt == 0)
+				r->seq = pf.varint;
+		(*k)++;
+	}
+	if (st != PTW_WIRE_END) {
+		free(v);
+		return NULL;
+	}
+	if (*k)
+		qsort(v, *k, sizeof(*v), by_seq_index);
+	return v ? v : malloc(1);
+}
+
+int ptw_trace_same_sequence_bytes(const void *a, size_t na, const void *b,
+				  size_t nb, struct ptw_trace_diff *d)
+{
+	size_t ka, kb;
+	struct raw_pkt *va = raw_packets(a, na, &ka);
+	struct raw_pkt *vb = raw_packets(b, nb, &kb);
+	int r = va && vb ? 1 : -1;
+	if (r == 1 && ka != kb)
+		r = differ(d, "the number of packets", 0, 0);
+	for (size_t i = 0, in_seq = 0; r == 1 && i < ka; i++) {
+		in_seq = i && va[i].seq == va[i - 1].seq ? in_seq + 1 : 0;
+		if (va[i].seq != vb[i].seq || va[i].len != vb[i].len ||
+		    memcmp(va[i].data, vb[i].data, va[i].len) != 0)
+			r = differ(d, "a packet", (uint32_t)va[i].seq, in_seq);
+	}
+	free(va);
+	free(vb);
 	return r;
 }

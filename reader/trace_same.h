@@ -4,6 +4,7 @@
 #ifndef PTW_TRACE_SAME_H
 #define PTW_TRACE_SAME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "trace_read.h"
@@ -25,5 +26,14 @@ struct ptw_trace_diff {
  * -1 out of memory. */
 int ptw_trace_same(const struct ptw_trace *a, const struct ptw_trace *b,
 		   struct ptw_trace_diff *d);
+
+/* 1 if the raw (uncompressed) traces a[0, na) and b[0, nb) hold, sequence
+ * by sequence (trusted_packet_sequence_id), the same packets byte for
+ * byte in the same order, however the sequences interleave: the same
+ * writes on each sequence. Else 0 with *d (may be NULL) set (seq_id, and
+ * in 'packet' the packet's index within its sequence). -1 out of memory
+ * or if either is not a sequence of whole packet records. */
+int ptw_trace_same_sequence_bytes(const void *a, size_t na, const void *b,
+				  size_t nb, struct ptw_trace_diff *d);
 
 #endif /* PTW_TRACE_SAME_H */

@@ -128,8 +128,14 @@ static void fragment(const char *dir, int k, struct gen *g, int events)
 			id = rnd(g, 2) ? 9 : 5000;
 		uint64_t ph = rnd(g, 100);
 		if (ph < 4) {
-			event(f, 'C', id, tid, ts, rnd(g, 2) ? 0x4008000000000000ull
-								 : 0x4000000000000000ull);
+			/* integers (of every length, negative) and doubles */
+			static const double vals[] = {3.0, 2.0, 0.25, -7.5,
+						      -3.0, 1e19, 4.0e12,
+						      -9.3e18, 123456789.0};
+			double dv = vals[rnd(g, sizeof(vals) / sizeof(vals[0]))];
+			uint64_t bits;
+			memcpy(&bits, &dv, sizeof(bits));
+			event(f, 'C', id, tid, ts, bits);
 		} else if (ph < 8) {
 			event(f, 'i', id, tid, ts, 0);
 		} else if (ph < 9) {
@@ -218,13 +224,29 @@ static void same_sequences(const char *a, const char *b, uint64_t seed)
 	ptw_trace_free(tb);
 }
 
+/* Each sequence's packets are the same bytes in both files, however the
+ * sequences interleave: what the batches write on a sequence is exactly
+ * what the general path writes on it. */
+static void same_sequence_bytes(const char *a, const char *b, uint64_t seed)
+{
+	size_t na, nb;
+	uint8_t *da = ptw_test_read_file_or_fail(a, &na);
+	uint8_t *db = ptw_test_read_file_or_fail(b, &nb);
+	struct ptw_trace_diff d = {0};
+	int r = ptw_trace_same_sequence_bytes(da, na, db, nb, &d);
+	cr_assert_eq(r, 1, "seed %llu: %s differs (sequence %u, packet %llu)",
+		     (unsigned long long)seed, d.what ? d.what : "?",
+		     (unsigned)d.seq_id, (unsigned long long)d.packet);
+	free(da);
+	free(db);
+}
+
 /* Both outputs are the same: byte for byte if 'exact', else sequence by
- * sequence (same_sequences: the batches write thread by thread, so the
+ * sequence, decoded and byte for byte (same_sequences,
+ * same_sequence_bytes: the batches write thread by thread, so the
  * sequences' packets interleave differently, which trace_processor does
- * not see, as it orders events by timestamp; and a checkpoint's clock
- * snapshot, which takes the latest time of any sequence, may read
- * differently). The stats are equal too (the short path took a fair
- * share). Removes both files. */
+ * not see, as it orders events by timestamp). The stats are equal too
+ * (the short path took a fair share). Removes both files. */
 static void compare_outputs(const char *a, const char *b, uint64_t seed,
 			    int exact, struct ptw_emit_stats *sa,
 			    struct ptw_emit_stats *sb)
@@ -244,6 +266,7 @@ static void compare_outputs(const char *a, const char *b, uint64_t seed,
 		free(db);
 	} else {
 		same_sequences(a, b, seed);
+		same_sequence_bytes(a, b, seed);
 	}
 	cr_assert_eq(sb->short_path, 0u);
 	cr_assert_eq(sb->batched, 0u);
@@ -357,6 +380,45 @@ Test(emit_fast, same_output_with_threads_on_the_shared_sequence)
 	for (uint64_t seed = 1; seed <= 6; seed++)
 		same_output(seed * 0xA0761D6478BD642Full, 3000);
 	g_threads = 5;
+}
+
+/* A counter sample of a thread not seen yet, whose tid shares the
+ * emitter's thread cache slot with one seen (5 and 68): the batches leave
+ * it to the general path, which makes the thread, as they leave every
+ * sample they cannot take as the short path would take it. */
+Test(emit_fast, counter_of_a_new_thread_goes_to_the_general_path)
+{
+	char dir[256], p[300], a[300], b[300];
+	ptw_test_tmp_path(dir, sizeof(dir), "fastnewthread");
+	cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
+	snprintf(p, sizeof(p), "%s/trace.appletracebin", dir);
+	FILE *f = fopen(p, "wb");
+	cr_assert(f, "%s", p);
+	cr_assert_eq(fwrite("APLTRC01", 1, 8, f), 8u);
+	put(f, PID, 4);
+	define(f, 1, "n");
+	uint64_t ts = 10;
+	for (int i = 0; i < 200; i++) {
+		event(f, 'B', 1, 5, ts++, 0);
+		/* a sample of thread 5 (its track is made, then prepared),
+		 * then of thread 68 (new: the general path makes it) */
+		event(f, 'C', 1, 5, ts++, 0x4000000000000000ull);
+		event(f, 'C', 1, 5, ts++, 0x4008000000000000ull);
+		if (i == 100)
+			event(f, 'C', 1, 68, ts++, 0x4010000000000000ull);
+		event(f, 'E', 1, 5, ts++, 0);
+	}
+	cr_assert_eq(fclose(f), 0);
+	snprintf(a, sizeof(a), "%s.batch.pftrace", dir);
+	snprintf(b, sizeof(b), "%s.general.pftrace", dir);
+	struct ptw_emit_stats sa, sb;
+	convert(dir, 0, a, 0, 1, &sa);
+	convert(dir, 0, b, 1, 1, &sb);
+	cr_assert_gt(sa.batched, 0u);
+	compare_outputs(a, b, 1, 0, &sa, &sb);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
 }
 
 Test(emit_fast, same_bytes_on_a_long_run)

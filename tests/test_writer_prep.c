@@ -155,27 +155,6 @@ static int single(struct ptw_seq *s, struct slot *c, const struct ev *e,
 	return rc;
 }
 
-/* The files at pa and pb are the same, and a valid trace; removes them. */
-static void same_files(const char *pa, const char *pb, const char *tag)
-{
-	size_t la, lb;
-	uint8_t *a = ptw_test_read_file_or_fail(pa, &la);
-	uint8_t *b = ptw_test_read_file_or_fail(pb, &lb);
-	cr_assert_gt(la, 1000);
-	cr_assert_eq(lb, la, "%s: %zu bytes in runs, %zu one by one", tag, lb,
-		     la);
-	size_t at = 0;
-	while (at < la && a[at] == b[at])
-		at++;
-	cr_assert_eq(at, la, "%s: files differ from byte %zu", tag, at);
-	/* and the file is a valid trace */
-	ptw_trace_free(ptw_test_load_checked_or_fail(pa, 0));
-	free(a);
-	free(b);
-	unlink(pa);
-	unlink(pb);
-}
-
 /* Writes v[0, n) one by one on s; rc[i] gets each result. */
 static void write_single(struct ptw_seq *s, const struct ev *v, size_t n,
 			 int *rc)
@@ -283,7 +262,7 @@ static void write_both(const struct ev *v, size_t n,
 	if (chunked == 2)
 		cr_assert_gt(in_steps, n / 4, "only %llu events in steps",
 			     (unsigned long long)in_steps);
-	same_files(pa, pb, tag);
+	ptw_test_same_files_or_fail(pa, pb, tag);
 }
 
 /* The converters' way (seq_lane.h): an item prepared per (type, category,
@@ -418,7 +397,7 @@ static void write_both_lane(const struct ev *v, size_t n,
 		     (unsigned long long)ones);
 	cr_assert_gt(refused, 0);
 	cr_assert_gt(full_runs, 0);
-	same_files(pa, pb, tag);
+	ptw_test_same_files_or_fail(pa, pb, tag);
 }
 
 static struct ev events[N_EVENTS];

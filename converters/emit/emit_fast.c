@@ -795,6 +795,130 @@ static inline int ptw_em_short_counter(struct ptw_emit *em,
 		a->type == PTW_CV_VAL_INT, a->i, a->d, rc, err);
 }
 
+/* ---- counter samples of a batch -----------------------------------------
+ * A round writes the counter samples it takes in file order on em->seq,
+ * in writer runs (lib/writer/seq_ctr.h): a sample whose track's known
+ * bytes are prepared (struct ptw_em_ctr_prep) is a timestamp, those bytes
+ * and its value. Any other write on the writer ends the run first. */
+
+/* The prepared entry slot of name number sym. */
+static inline size_t ptw_em_ctr_prep_index(uint64_t sym)
+{
+	return ptw_em_sym_index(sym) & (PTW_EM_CTR_PREP - 1);
+}
+
+/* The stamp under which a round of process pid's events takes prepared
+ * counter samples (struct ptw_em_ctr_prep), with their process track in
+ * *parent; 0 (none) unless ptw_em_short_counter_core could take them
+ * (key_ok: the batch's value key is em->ctr_key). Nothing in a round
+ * changes what this reads. */
+static uint64_t ptw_em_ctr_stamp(struct ptw_emit *em, uint32_t pid,
+				 int key_ok, uint64_t *parent)
+{
+	*parent = 0;
+	if (!key_ok || !em->last_proc || em->last_pid != pid)
+		return 0;
+	uint64_t pt = em->procs[em->last_proc - 1].uuid;
+	if (!pt)
+		return 0;
+	if (pt != em->ctr_stamp_parent || em->ctr_key != em->ctr_stamp_key ||
+	    em->input_index != em->ctr_stamp_input) {
+		em->ctr_stamp++;
+		em->ctr_stamp_parent = pt;
+		em->ctr_stamp_key = em->ctr_key;
+		em->ctr_stamp_input = em->input_index;
+	}
+	*parent = pt;
+	return em->ctr_stamp;
+}
+
+/* Prepares the entry of name number sym after ptw_em_short_counter_core
+ * took a sample of it (a counter track of parent found in the caches)
+ * under 'stamp'. */
+static __attribute__((noinline)) void
+ptw_em_ctr_prep_fill(struct ptw_emit *em, uint64_t stamp, uint64_t parent,
+		     uint64_t sym)
+{
+	const char *sn = ptw_em_fast_sym(em, sym);
+	const struct ptw_em_ctr_slot *cs =
+		ptw_em_ctr_slot(em->ctr_cache, parent, sn, em->ctr_key);
+	struct ptw_em_ctr_prep *cp = &em->ctr_prep[ptw_em_ctr_prep_index(sym)];
+	cp->sym = 0;
+	if (!sn || cs->parent != parent || cs->name != sn ||
+	    cs->key != em->ctr_key || !ptw_seq_ctr_known(em->seq, cs->track, &cp->k))
+		return;
+	cp->sym = sym;
+	cp->stamp = stamp;
+	cp->track = cs->track;
+}
+
+/* Writes the n counter samples of a round linked from ev[j] through nxt
+ * (each checked as ptw_em_short_counter_core would check it, with a
+ * prepared entry of this round's stamp), at their timestamps plus
+ * 'shift', in writer runs; a sample that no run takes (a checkpoint due)
+ * goes through the writer's single path, as the short core writes it.
+ * 0 or an error. */
+static __attribute__((noinline)) int
+ptw_em_ctr_take(struct ptw_emit *em, const struct ptw_cv_simple *ev,
+		const uint16_t *nxt, unsigned j, unsigned n, int64_t shift,
+		struct ptw_error *err)
+{
+	const struct ptw_em_ctr_prep *prep = em->ctr_prep;
+	struct ptw_seq_ctr_run r = {0};
+	uint8_t *p = NULL, *last = NULL;
+	uint64_t base = 0;
+	uint32_t left = 0;
+	int rc;
+	for (unsigned k = 0; k < n; k++, j = nxt[j]) {
+		const struct ptw_cv_simple *e = &ev[j];
+		const struct ptw_em_ctr_prep *cp =
+			&prep[ptw_em_ctr_prep_index(e->name_sym)];
+		int64_t ts = e->ts_ns + shift;
+		int64_t iv;
+		int is_int = ptw_cv_double_is_int(e->d, &iv);
+		if (__builtin_expect(!left, 0)) {
+			/* the run is full (or none yet): another */
+			if (r.max) {
+				r.p = p;
+				r.last = last;
+				r.base = base;
+				r.n = r.max;
+				em->st.by_phase['C'] += r.n;
+				em->st.counters += r.n;
+				if ((rc = ptw_seq_ctr_end(em->seq, &r)) != 0)
+					return ptw_em_writer_fail(em, rc, err);
+			}
+			r.max = 0;
+			if (!ptw_seq_ctr_begin(em->seq, &r)) {
+				em->st.by_phase['C']++;
+				rc = ptw_em_counter_sample(em, cp->track, ts,
+							   is_int, iv, e->d,
+							   err);
+				if (rc)
+					return rc;
+				continue;
+			}
+			p = r.p;
+			base = r.base;
+			left = r.max;
+		}
+		last = p;
+		p = ptw_seq_ctr_put(p, (uint64_t)ts, &base, &cp->k, is_int, iv,
+				    e->d);
+		left--;
+	}
+	if (!r.max)
+		return 0;
+	r.p = p;
+	r.last = last;
+	r.base = base;
+	r.n = r.max - left;
+	em->st.by_phase['C'] += r.n;
+	em->st.counters += r.n;
+	rc = ptw_seq_ctr_end(em->seq, &r);
+	return rc ? ptw_em_writer_fail(em, rc, err) : 0;
+}
+
 /* A batch is taken in rounds of at most PTW_EM_ROUND events: first in
  * file order (ptw_emit_simple_batch), then thread by thread. */
 #define PTW_EM_ROUND 1024u
@@ -870,15 +994,56 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	uint32_t pid = c->pid;
 	int64_t shift = plain_ts ? 0 : c->shift_ns, in_max = c->ts_in_max;
 	int rc = 0;
+	/* the counter samples taken, linked through nxt[] from c_head:
+	 * written before any other write on the writer (ptw_em_ctr_take) */
+	uint64_t parent;
+	uint64_t stamp = ptw_em_ctr_stamp(em, pid, key_ok, &parent);
+	uint16_t c_head = 0, *c_tail = &c_head;
+	unsigned c_n = 0;
 	for (i = 0; i < n; i++) {
 		const struct ptw_cv_simple *e = &ev[i];
 		int took;
 		if (e->ph == 'C') {
+			/* what ptw_em_short_counter_core checks: the thread,
+			 * the time, the track (a prepared entry) */
+			uint32_t ctid = e->tid ? e->tid : pid;
+			size_t cslot = ptw_em_th_slot(ctid);
+			const struct ptw_em_thread *th = em->th_cache[cslot];
+			const struct ptw_em_ctr_prep *cp =
+				&em->ctr_prep[ptw_em_ctr_prep_index(e->name_sym)];
+			int64_t ts = e->ts_ns + shift;
+			int bad_ts = plain_ts ? 0
+					      : (e->ts_ns > in_max) |
+							(e->ts_ns < 0) | (ts < 0);
+			/* (an empty entry's sym is 0 and a filled one's stamp
+			 * is not: stamp 0 takes none; a chain's thread was
+			 * checked as the short core checks it) */
+			if (__builtin_expect(cp->sym == e->name_sym &&
+						     cp->stamp == stamp &&
+						     !bad_ts &&
+						     (chains[cslot].tid == ctid ||
+						      (th && th->pid == pid &&
+						       th->tid == ctid)),
+					     1)) {
+				c_n++;
+				*c_tail = (uint16_t)i;
+				c_tail = &nxt[i];
+				continue;
+			}
+			/* the short core's: the samples before it first */
+			if (c_n && (rc = ptw_em_ctr_take(em, ev, nxt, c_head,
+							 c_n, shift, err)))
+				break;
+			c_n = 0;
+			c_tail = &c_head;
 			int64_t iv;
 			int is_int = ptw_cv_double_is_int(e->d, &iv);
 			took = ptw_em_short_counter_core(
 				em, 1, c->pid, e->tid, e->ts_ns, 1, e->name_sym,
 				key_ok, is_int, iv, e->d, &rc, err);
+			if (took && !rc && stamp)
+				ptw_em_ctr_prep_fill(em, stamp, parent,
+						     e->name_sym);
 			goto inline_done;
 		}
 		uint32_t tid = e->tid ? e->tid : pid;
@@ -891,7 +1056,14 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			if (!th || th->pid != c->pid || th->tid != tid)
 				break;
 			if (!th->own_seq || !th->uuid) {
-				/* the shared sequence: in file order */
+				/* the shared sequence: in file order (the
+				 * counter samples before it first) */
+				if (c_n && (rc = ptw_em_ctr_take(
+						    em, ev, nxt, c_head, c_n,
+						    shift, err)))
+					break;
+				c_n = 0;
+				c_tail = &c_head;
 				took = ptw_em_short_core(
 					em, 1, 1, e->ph, c->pid, e->tid,
 					e->ts_ns, 1, e->name_sym,
@@ -932,6 +1104,8 @@ ptw_em_round_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			break;
 		}
 	}
+	if (c_n && !rc)
+		rc = ptw_em_ctr_take(em, ev, nxt, c_head, c_n, shift, err);
 	*taken = i;
 	for (unsigned k = 0; k < n_runs && !rc; k++)
 		rc = ptw_em_chain_take(em, c, &chains[order[k]], ev, nxt, err);

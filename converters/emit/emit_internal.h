@@ -11,6 +11,7 @@
 
 #include "emit.h"
 #include "lib/util/hashmap.h"
+#include "lib/writer/seq_ctr.h"
 #include "lib/writer/seq_lane.h"
 
 #define PTW_EM_NO_NAME "[No name]"
@@ -249,6 +250,21 @@ ptw_em_ctr_slot(struct ptw_em_ctr_slot *cache, uint64_t parent,
 	return &cache[(h >> 32) & (PTW_EM_CTR_CACHE - 1)];
 }
 
+/* Counter samples of the batch path (emit_fast.c), by name number: the
+ * known bytes of the packets of the counter track of (process track, the
+ * number's text, em->ctr_key) on em->seq, made under em->ctr_stamp
+ * 'stamp'. The stamp moves when the input, the process track or the key
+ * of a batch round changes, and when the caches the short path finds the
+ * track through (sym_cache, ctr_cache) lose an entry: an entry of this
+ * stamp is thus one the short path would find too. Direct-mapped. */
+#define PTW_EM_CTR_PREP 256u
+struct ptw_em_ctr_prep {
+	uint64_t sym; /* 0: empty */
+	uint64_t stamp;
+	uint64_t track;
+	struct ptw_seq_ctr_known k;
+};
+
 /* Threads that get a sequence of their own, whose default track is the
  * thread's: their events carry no track uuid and their timestamps are
  * deltas (one shared sequence interleaves threads, whose clocks are
@@ -281,6 +297,11 @@ struct ptw_emit {
 	struct ptw_em_strs strs;
 	struct ptw_em_sym_slot sym_cache[PTW_EM_SYM_CACHE];
 	struct ptw_em_ctr_slot ctr_cache[PTW_EM_CTR_CACHE];
+	struct ptw_em_ctr_prep ctr_prep[PTW_EM_CTR_PREP];
+	uint64_t ctr_stamp;           /* see struct ptw_em_ctr_prep */
+	uint64_t ctr_stamp_parent;    /* what the stamp was made for */
+	const char *ctr_stamp_key;
+	uint32_t ctr_stamp_input;
 	struct ptw_writer *w;
 	struct ptw_seq *seq;          /* shared: processes, counters, async */
 	uint32_t n_thread_seqs;       /* threads with their own sequence */

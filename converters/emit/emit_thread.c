@@ -463,6 +463,8 @@ const char *ptw_em_stable(struct ptw_emit *em, uint64_t sym, const char *s,
 		return sl->s;
 	const char *c = ptw_em_strs_get(&em->strs, s, n);
 	if (sym && c) {
+		if (sl->sym)
+			em->ctr_stamp++; /* (struct ptw_em_ctr_prep) */
 		sl->sym = sym;
 		sl->s = c;
 	}

@@ -239,6 +239,8 @@ int ptw_em_counter(struct ptw_emit *em, const struct ptw_cv_event *ev,
 		if (rc)
 			return rc;
 		if (cs) {
+			if (cs->parent)
+				em->ctr_stamp++; /* (struct ptw_em_ctr_prep) */
 			cs->parent = parent;
 			cs->name = sn;
 			cs->key = sk;

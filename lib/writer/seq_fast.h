@@ -27,6 +27,22 @@ ptw_seq_fast_ready(const struct ptw_seq *s)
 	       __builtin_expect(w->pend.cap - w->pend.len >= PTW_EV_FAST_MAX, 1);
 }
 
+/* How many fast packets a run may write on s from now (the fast path
+ * being ready: ptw_seq_fast_ready): each has PTW_EV_FAST_MAX bytes of
+ * room and starts below the flush threshold (one starting at or past it,
+ * the single path would not write: it flushes first), and there are at
+ * most fast_left of them. 0: none. */
+static inline uint32_t ptw_seq_fast_fit(const struct ptw_seq *s)
+{
+	const struct ptw_writer *w = s->w;
+	/* (fast_ready: lim does not wrap) */
+	size_t len = w->pend.len, lim = w->pend.cap - PTW_EV_FAST_MAX;
+	if (w->flush_at < lim)
+		lim = w->flush_at;
+	size_t fit = len < lim ? (lim - 1 - len) / PTW_EV_FAST_MAX + 1 : 0;
+	return fit < s->fast_left ? (uint32_t)fit : s->fast_left;
+}
+
 /* The timestamp and header of an event packet of sequence s at p (room
  * reserved), for packets framed otherwise (the general path: any size);
  * returns the end. */

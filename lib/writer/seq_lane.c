@@ -15,18 +15,9 @@ int ptw_seq_lane_begin(struct ptw_seq *s, uint64_t track, uint32_t gen,
 	struct ptw_track *tr = ptw_tracks_get(&w->tracks, track);
 	if (!tr || tr->kind == PTW_TRACK_COUNTER)
 		return 0;
-	/* Every packet has PTW_EV_FAST_MAX bytes of room and starts below
-	 * the flush threshold (one starting at or past it, the single path
-	 * would not write: it flushes first), and there are at most
-	 * fast_left of them. (fast_ready: lim does not wrap.) */
-	size_t len = w->pend.len, lim = w->pend.cap - PTW_EV_FAST_MAX;
-	if (w->flush_at < lim)
-		lim = w->flush_at;
-	size_t fit = len < lim ? (lim - 1 - len) / PTW_EV_FAST_MAX + 1 : 0;
-	r->max = fit < s->fast_left ? (uint32_t)fit : s->fast_left;
-	if (!r->max)
+	if (!(r->max = ptw_seq_fast_fit(s)))
 		return 0;
-	r->p = w->pend.data + len;
+	r->p = w->pend.data + w->pend.len;
 	r->base = s->base;
 	r->depth = tr->depth;
 	memcpy(r->hdr, s->hdr, sizeof(r->hdr));

@@ -233,3 +233,22 @@ size_t ptw_test_scale(size_t normal, size_t small)
 	const char *s = getenv("PTW_TEST_SCALE");
 	return s && strcmp(s, "small") == 0 ? small : normal;
 }
+
+void ptw_test_same_files_or_fail(const char *pa, const char *pb,
+				 const char *tag)
+{
+	size_t la, lb;
+	uint8_t *a = ptw_test_read_file_or_fail(pa, &la);
+	uint8_t *b = ptw_test_read_file_or_fail(pb, &lb);
+	cr_assert_gt(la, 1000);
+	cr_assert_eq(lb, la, "%s: %zu bytes vs %zu", tag, lb, la);
+	size_t at = 0;
+	while (at < la && a[at] == b[at])
+		at++;
+	cr_assert_eq(at, la, "%s: files differ from byte %zu", tag, at);
+	ptw_trace_free(ptw_test_load_checked_or_fail(pa, 0));
+	free(a);
+	free(b);
+	unlink(pa);
+	unlink(pb);
+}

@@ -52,6 +52,11 @@ void ptw_test_corpus_dir_or_skip(char *buf, size_t len);
  * for convenience). Fails the test if it cannot. */
 uint8_t *ptw_test_read_file_or_fail(const char *path, size_t *len);
 
+/* Fails the test (naming 'tag') unless the files at pa and pb hold the
+ * same bytes, over 1000 of them, and make a valid trace; removes both. */
+void ptw_test_same_files_or_fail(const char *pa, const char *pb,
+				 const char *tag);
+
 /* Writes 'len' bytes to 'path' (created/truncated). Fails the test on
  * error. */
 void ptw_test_write_file_or_fail(const char *path, const void *data,
