@@ -352,8 +352,10 @@ struct ptw_em_lane_kind {
 	uint64_t be;         /* counts: begins (low half), ends (high) */
 	int d;               /* depth change */
 	int is_e;
-	uint64_t pad;        /* (64 bytes: the index is a shift) */
+	uint64_t head;       /* the packet's head (ptw_pkt_step21_head) */
 };
+_Static_assert(sizeof(struct ptw_em_lane_kind) == 64 || sizeof(void *) != 8,
+	       "a kind's index is a shift");
 
 /* One call of the lane: the writer's run and the bounds that spare the
  * loop its checks (ptw_em_lane_open). */
@@ -428,13 +430,14 @@ ptw_em_lane_kinds(struct ptw_em_lane_kind k[3], uint8_t pre[2][16],
 {
 	_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) == 2,
 		       "a begin's and an instant's type differ in bit 1");
-	size_t blen_bi = th->lane_blen;
+	size_t blen_bi = th->lane_blen, pre_len = th->lane_pre_len;
 	memcpy(pre, th->lane_pre, sizeof(th->lane_pre));
 	memset(k, 0, 3 * sizeof(*k));
 	k[0].keep = k[1].keep = ~0ull;
 	k[0].key_mask = k[1].key_mask = ~0ull;
 	k[0].pre = k[1].pre = pre[0];
 	k[0].blen = k[1].blen = blen_bi;
+	k[0].head = k[1].head = ptw_pkt_step21_head(pre_len + blen_bi);
 	k[0].be = 1;
 	k[0].d = 1;
 	k[1].flip = 1u << 9;
@@ -442,6 +445,7 @@ ptw_em_lane_kinds(struct ptw_em_lane_kind k[3], uint8_t pre[2][16],
 		    (uint64_t)PTW_TE_TYPE_SLICE_END << 8;
 	k[2].pre = pre[1];
 	k[2].blen = 2;
+	k[2].head = ptw_pkt_step21_head(pre_len + 2);
 	k[2].be = 1ull << 32;
 	k[2].d = -1;
 	k[2].is_e = 1;
@@ -668,8 +672,8 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			continue; /* (the loop ends: k + 1 == n_run >= n) */
 		}
 		last = p;
-		p = ptw_seq_lane_put(p, (uint64_t)ts, &base, kd->pre, pre_len,
-				     body, kd->blen);
+		p = ptw_seq_lane_put(p, (uint64_t)ts, &base, kd->head, kd->pre,
+				     pre_len, body, kd->blen);
 		/* plain; an end's or an instant's store is above the top */
 		model[mn].name_h = model[mn].cat_h = 0;
 		mn += (size_t)d;
