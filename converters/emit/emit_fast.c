@@ -644,8 +644,11 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	uint64_t h_body = 0;
 	const char *h_sname = NULL;
 	int64_t ts = th->last_ts;
-	unsigned j = *jp, k;
-	for (k = 0; k < n; k++, j = nxt[j]) {
+	unsigned j = *jp, left = n;
+	/* the chain's last comes when 'left' is q_at (0: not in this call,
+	 * n < n_run) */
+	unsigned q_at = n == n_run;
+	for (; left; left--, j = nxt[j]) {
 		const struct ptw_cv_simple *e = &ev[j];
 		const struct ptw_em_lane_kind *kd =
 			PTW_EM_LANE_KIND_AT(kinds, e->ph);
@@ -688,12 +691,12 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		ob->ts = ts;
 		if (mixed) /* its B was released: a nameless end */
 			ln[t] = lt + (size_t)kd->d;
-		if (__builtin_expect(k + 1 == n_run, 0)) {
+		if (__builtin_expect(left == q_at, 0)) {
 			h_d = kd->d;
 			h_body = body;
 			h_sname = kd->d < 0 ? ptw_em_empty : sl->sname;
 			th->n = 1;
-			continue; /* (the loop ends: k + 1 == n_run >= n) */
+			continue; /* (the loop ends: left is 1) */
 		}
 		last = p;
 		p = ptw_seq_lane_put(p, (uint64_t)ts, &base, kd->head, kd->pre,
@@ -703,6 +706,7 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		o->name_h = o->cat_h = 0;
 		mo = mo2;
 	}
+	unsigned k = n - left;
 	mn = (size_t)mo / 16;
 	if (!mixed) /* and the chain's last, queued, on its stack */
 		ln[0] = (size_t)((mo + lo) / 16 + h_d);
