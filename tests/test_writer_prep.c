@@ -33,8 +33,8 @@ struct ev {
 };
 
 /* A reproducible workload: mostly nested BEGIN/END and INSTANTs with
- * small time steps, some big steps, a few instants back in time and a
- * few ENDs with no open slice; every slice ends. */
+ * small time steps, some big steps (also past 2^21 ns), a few instants
+ * back in time and a few ENDs with no open slice; every slice ends. */
 static size_t workload(struct ev *v, size_t n)
 {
 	uint64_t x = 0x9E3779B97F4A7C15ull, ts = 1000000;
@@ -43,7 +43,11 @@ static size_t workload(struct ev *v, size_t n)
 	for (i = 0; i + 20 < n; i++) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		uint32_t r = (uint32_t)(x >> 33);
-		uint32_t step = r % 100 < 90 ? r % 50 : r % 100 < 98 ? r % 40000 : 0;
+		/* steps of 1, 2 and 3 bytes, a few longer ones */
+		uint32_t step = r % 100 < 90   ? r % 50
+				: r % 100 < 97 ? r % 40000
+				: r % 100 < 98 ? r % 5000000
+					       : 0;
 		ts += step;
 		v[i].cat = cats[(r >> 12) % 3];
 		v[i].name = names[(r >> 16) % 5];
