@@ -90,9 +90,9 @@ static int ptw_em_fast_chrome_names(struct ptw_emit *em,
 /* What the lane's loop needs of an event's kind (PTW_EM_LANE_KIND), in
  * k[0, 4), k[1].pre and k[2].pre being the packet prefixes of a begin and
  * of an end (pre_len bytes), blen_bi the length of a begin's body. A
- * begin's or an instant's body has its name's iid from the lane slot (an instant's
- * type differs from a begin's in one bit: 3 vs 1); an end's is fixed,
- * and its name unchecked. */
+ * begin's or an instant's body has its name's iid from the lane slot (an
+ * instant's type differs from a begin's in one bit: 3 vs 1); an end's is
+ * fixed, and its name unchecked. */
 static inline __attribute__((always_inline)) void
 ptw_em_lane_kinds(struct ptw_em_lane_kind k[4], size_t blen_bi,
 		  size_t pre_len)
@@ -386,6 +386,7 @@ _Static_assert(PTW_EM_LANE_KIND('i') == 0 && PTW_EM_LANE_KIND('B') == 1 &&
 #define PTW_EM_LANE_KIND_AT(kinds, ph)                                        \
 	((const struct ptw_em_lane_kind *)(const void *)((const char *)(kinds) + \
 	   (((unsigned)(unsigned char)(ph) << 6) & 0x180u)))
+
 /* What stays fixed during one batch, and the counts the lane keeps
  * locally until the batch ends (ptw_em_lane_tally). */
 struct ptw_em_lane_ctx {
@@ -632,7 +633,8 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	 * moves both by its depth change), so an end finds its stack empty
 	 * at one model level too: mo_floor is the higher of the two. */
 	char *mb = (char *)model, *lb0 = (char *)lb[0];
-	ptrdiff_t mo = (ptrdiff_t)mn * 16, lo = ((ptrdiff_t)ln[0] - (ptrdiff_t)mn) * 16;
+	ptrdiff_t mo = (ptrdiff_t)mn * 16;
+	ptrdiff_t lo = ((ptrdiff_t)ln[0] - (ptrdiff_t)mn) * 16;
 	ptrdiff_t mo_floor = (ptrdiff_t)e_floor * 16;
 	if (!mixed && -lo > mo_floor)
 		mo_floor = -lo;

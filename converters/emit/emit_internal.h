@@ -146,7 +146,8 @@ struct ptw_em_thread {
 	} prep;
 	/* The X-form lane (emit_fast.c ptw_em_lane) and the prepared
 	 * packet: open while lane_epoch is em->epoch; the iids of names by
-	 * their numbers (key: the number, 0: none; with the stable name) and of the category lane_scat, for the sequence's interning
+	 * their numbers (key: the number, 0: none; with the stable name)
+	 * and of the category lane_scat, for the sequence's interning
 	 * generation lane_gen (lib/writer/seq_lane.h). */
 	uint64_t lane_epoch;
 	uint32_t lane_gen;
