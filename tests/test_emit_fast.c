@@ -37,6 +37,7 @@ struct gen {
 	uint64_t ts[MAX_THREADS]; /* per thread */
 	int depth[MAX_THREADS];
 	int no_x;           /* Chrome: no X events (E's keep file order) */
+	int wide;           /* APLTRC01: time steps of every size */
 };
 
 static uint64_t rnd(struct gen *g, uint64_t n)
@@ -87,6 +88,17 @@ static uint64_t tid_of(int c)
 	return c < 5 ? tids[c] : c == 5 ? PID : 1000 + 64 * (uint64_t)c;
 }
 
+/* A time step (us) of each size the lane's packets encode (in ns): 2
+ * bytes (1-16 us: below 2^14 ns), 3 bytes (17-2097 us: below 2^21 ns),
+ * and longer ones (the general encoder). (Microseconds are 1000 ns: no
+ * 1-byte step; test_writer_prep.c tests every step.) */
+static uint64_t wide_step(struct gen *g)
+{
+	uint64_t r = rnd(g, 10);
+	return r < 5 ? 1 + rnd(g, 16) : r < 8 ? 17 + rnd(g, 2081)
+					  : 2098 + rnd(g, 5000);
+}
+
 /* Writes fragment 'k' of a run: names 1..8 in fragment 0, some redefined
  * later (fragment 2 uses names only fragment 0 defined). */
 static void fragment(const char *dir, int k, struct gen *g, int events)
@@ -119,7 +131,7 @@ static void fragment(const char *dir, int k, struct gen *g, int events)
 		uint64_t r = rnd(g, 100);
 		/* mostly forward, sometimes equal, rarely backward */
 		if (r < 80)
-			g->ts[t] += 1 + rnd(g, 3);
+			g->ts[t] += g->wide ? wide_step(g) : 1 + rnd(g, 3);
 		else if (r < 83 && g->ts[t] > 2)
 			g->ts[t] -= 2;
 		uint64_t ts = g->ts[t];
@@ -153,12 +165,16 @@ static void fragment(const char *dir, int k, struct gen *g, int events)
 	cr_assert_eq(fclose(f), 0);
 }
 
+/* Time steps of every size in make_run (wide_step). */
+static int g_wide;
+
 static void make_run(const char *dir, uint64_t seed, int events)
 {
 	cr_assert_eq(mkdir(dir, 0700), 0, "%s", dir);
 	struct gen g;
 	memset(&g, 0, sizeof(g));
 	g.x = seed;
+	g.wide = g_wide;
 	for (int k = 0; k < 3; k++)
 		fragment(dir, k, &g, events);
 }
@@ -419,6 +435,23 @@ Test(emit_fast, counter_of_a_new_thread_goes_to_the_general_path)
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_assert_eq(system(cmd), 0);
+}
+
+/* Time steps of 2 and 3 bytes and longer ones: the lane's one-word
+ * packet heads (ptw_pkt_put_step21) and the general encoder between
+ * them; also across checkpoints. */
+Test(emit_fast, same_bytes_with_time_steps_of_every_size)
+{
+	g_wide = 1;
+	for (uint64_t seed = 1; seed <= 10; seed++)
+		same_output(seed * 0x9E3779B97F4A7C15ull, 600);
+	static const struct ptw_writer_options wo = {
+		.checkpoint_packets = 37, .max_interned = 16, .flush_bytes = 1000};
+	g_wopts = &wo;
+	for (uint64_t seed = 1; seed <= 4; seed++)
+		same_output(seed * 0xD6E8FEB86659FD93ull, 600);
+	g_wopts = NULL;
+	g_wide = 0;
 }
 
 Test(emit_fast, same_bytes_on_a_long_run)

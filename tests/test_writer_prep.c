@@ -33,8 +33,8 @@ struct ev {
 };
 
 /* A reproducible workload: mostly nested BEGIN/END and INSTANTs with
- * small time steps, some big steps, a few instants back in time and a
- * few ENDs with no open slice; every slice ends. */
+ * small time steps, some big steps (also past 2^21 ns), a few instants
+ * back in time and a few ENDs with no open slice; every slice ends. */
 static size_t workload(struct ev *v, size_t n)
 {
 	uint64_t x = 0x9E3779B97F4A7C15ull, ts = 1000000;
@@ -43,7 +43,11 @@ static size_t workload(struct ev *v, size_t n)
 	for (i = 0; i + 20 < n; i++) {
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		uint32_t r = (uint32_t)(x >> 33);
-		uint32_t step = r % 100 < 90 ? r % 50 : r % 100 < 98 ? r % 40000 : 0;
+		/* steps of 1, 2 and 3 bytes, a few longer ones */
+		uint32_t step = r % 100 < 90   ? r % 50
+				: r % 100 < 97 ? r % 40000
+				: r % 100 < 98 ? r % 5000000
+					       : 0;
 		ts += step;
 		v[i].cat = cats[(r >> 12) % 3];
 		v[i].name = names[(r >> 16) % 5];
@@ -324,7 +328,9 @@ static size_t lane_run(struct ptw_seq *s, struct lslot *c, const struct ev *v,
 		cr_assert_eq(rc_a[i], 0, "event %zu: taken by a run but "
 			     "refused one by one", i);
 		last = p;
-		p = ptw_seq_lane_put(p, v[i].ts, &base, sl->pre, sl->pre_len,
+		p = ptw_seq_lane_put(p, v[i].ts, &base,
+				     ptw_pkt_step21_head(sl->pre_len + sl->n),
+				     sl->pre, sl->pre_len,
 				     sl->word, sl->n);
 		r.depth += (uint32_t)sl->d;
 	}
@@ -549,4 +555,64 @@ Test(writer_prep, put_step_writes_the_packet_encoders_bytes)
 				     (unsigned long long)step);
 		}
 	}
+}
+
+/* ptw_seq_lane_put() writes the bytes of ptw_pkt_put() + ptw_pkt_end():
+ * its one-word head (ptw_pkt_put_step21) for steps of 1, 2 and 3 bytes,
+ * at each class's bounds and in between, for every prefix and body
+ * length; the general encoder for time going back and longer steps. */
+static void lane_put_vs_general(uint64_t base0, uint64_t ts,
+				const uint8_t pre[16], size_t pre_len,
+				uint64_t body, size_t n)
+{
+	uint8_t a[PTW_EV_FAST_MAX], b[PTW_EV_FAST_MAX];
+	memset(a, 0xEE, sizeof(a));
+	memset(b, 0xEE, sizeof(b));
+	uint64_t base_a = base0, base_b = base0;
+	uint8_t *q = ptw_pkt_put(a, ts, &base_a, pre, pre_len, 16, 0);
+	memcpy(q, &body, sizeof(body));
+	uint8_t *ea = ptw_pkt_end(a, q + n);
+	uint8_t *eb = ptw_seq_lane_put(b, ts, &base_b,
+				       ptw_pkt_step21_head(pre_len + n), pre,
+				       pre_len, body, n);
+	cr_assert_eq(base_b, base_a, "base: ts %llu base %llu",
+		     (unsigned long long)ts, (unsigned long long)base0);
+	cr_assert_eq(eb - b, ea - a, "length: ts %llu base %llu pre %zu n %zu",
+		     (unsigned long long)ts, (unsigned long long)base0,
+		     pre_len, n);
+	cr_assert_eq(memcmp(a, b, (size_t)(ea - a)), 0,
+		     "bytes: ts %llu base %llu pre %zu n %zu",
+		     (unsigned long long)ts, (unsigned long long)base0, pre_len,
+		     n);
+}
+
+Test(writer_prep, lane_put_writes_the_packet_encoders_bytes)
+{
+	uint8_t pre[16];
+	for (size_t i = 0; i < sizeof(pre); i++)
+		pre[i] = (uint8_t)(0x5A + 29 * i);
+	uint64_t body = 0x0123456789ABCDEFull;
+	static const uint64_t bounds[] = {
+		0, 1, 126, 127, 128, 129, 255, 256, 16382, 16383, 16384,
+		16385, 65535, 65536, (1u << 20) - 1, 1u << 20,
+		(1u << 21) - 2, (1u << 21) - 1, 1u << 21, (1u << 21) + 1,
+		(1u << 28) - 1, 1u << 28, 1ull << 35, 1ull << 62};
+	uint64_t base = 1000000007ull;
+	for (size_t pre_len = 0; pre_len <= 16; pre_len++)
+		for (size_t n = 0; n <= 8; n++) {
+			for (size_t i = 0; i < sizeof(bounds) / sizeof(*bounds);
+			     i++)
+				lane_put_vs_general(base, base + bounds[i], pre,
+						    pre_len, body, n);
+			/* time going back: written absolute */
+			lane_put_vs_general(base, base - 1, pre, pre_len, body,
+					    n);
+			lane_put_vs_general(base, 0, pre, pre_len, body, n);
+			lane_put_vs_general((uint64_t)INT64_MAX, 5, pre,
+					    pre_len, body, n);
+		}
+	/* every step of each class, for the lengths the lane uses */
+	for (uint64_t step = 0; step < PTW_PKT_STEP21_MAX + 300; step++)
+		for (size_t n = 2; n <= 6; n += 2)
+			lane_put_vs_general(base, base + step, pre, 7, body, n);
 }

@@ -87,8 +87,51 @@ static int ptw_em_fast_chrome_names(struct ptw_emit *em,
 	return *sname && (!ev->cat.p || !ev->cat.n || *scat);
 }
 
+/* What the lane's loop needs of an event's kind (PTW_EM_LANE_KIND), in
+ * k[0, 4), k[1].pre and k[2].pre being the packet prefixes of a begin and
+ * of an end (pre_len bytes), blen_bi the length of a begin's body. A
+ * begin's or an instant's body has its name's iid from the lane slot (an
+ * instant's type differs from a begin's in one bit: 3 vs 1); an end's is
+ * fixed, and its name unchecked. */
+static inline __attribute__((always_inline)) void
+ptw_em_lane_kinds(struct ptw_em_lane_kind k[4], size_t blen_bi,
+		  size_t pre_len)
+{
+	_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) == 2,
+		       "a begin's and an instant's type differ in bit 1");
+	_Static_assert(sizeof(struct ptw_em_open) == 16 &&
+			       sizeof(struct ptw_em_open_b) == 16,
+		       "the lane's levels in bytes are 16 an entry");
+	/* a begin */
+	k[1].keep = ~0ull;
+	k[1].flip = 0;
+	k[1].key_mask = ~0ull;
+	k[1].head = ptw_pkt_step21_head(pre_len + blen_bi);
+	k[1].blen = blen_bi;
+	k[1].be = 1;
+	k[1].d16 = 16;
+	k[1].d = 1;
+	/* an instant: a begin's packet, its type flipped */
+	k[0] = k[1];
+	k[0].flip = 1u << 9;
+	k[0].be = 0;
+	k[0].d16 = 0;
+	k[0].d = 0;
+	k[3] = k[0];
+	/* an end: its own body and prefix, no name */
+	k[2].keep = 0;
+	k[2].flip = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
+		    (uint64_t)PTW_TE_TYPE_SLICE_END << 8;
+	k[2].key_mask = 0;
+	k[2].head = ptw_pkt_step21_head(pre_len + 2);
+	k[2].blen = 2;
+	k[2].be = 1ull << 32;
+	k[2].d16 = -16;
+	k[2].d = -1;
+}
+
 /* The X-form lane keeps, per thread, the iids of the names its events
- * used (th->lane_slot: sym << 8 | iid, for iids below 128) and of the
+ * used (th->lane_slot by the name's number, for iids below 128) and of the
  * category (lane_ci, for lane_scat), valid in the sequence's generation
  * lane_gen (seq_lane.h), and the prefixes of its packets. Forgets the
  * iids when the generation or the category changes. */
@@ -107,10 +150,12 @@ static inline void ptw_em_lane_sync(struct ptw_em_thread *th,
 	(void)ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN, ci, 1, &blen);
 	th->lane_blen = (uint8_t)blen;
 	/* a begin's or an instant's prefix, and an end's (0: no lane) */
-	size_t n = ptw_seq_lane_prefix(s, th->lane_pre[0], blen);
-	if (n && ptw_seq_lane_prefix(s, th->lane_pre[1], 2) != n)
+	struct ptw_em_lane_kind *k = th->lane_kinds;
+	size_t n = ptw_seq_lane_prefix(s, k[1].pre, blen);
+	if (n && ptw_seq_lane_prefix(s, k[2].pre, 2) != n)
 		n = 0;
 	th->lane_pre_len = (uint8_t)n;
+	ptw_em_lane_kinds(k, blen, n);
 }
 
 /* Prepares the packet of X-form item 'it' (phase 'ph', name number
@@ -139,11 +184,11 @@ ptw_em_prep_make(struct ptw_emit *em, struct ptw_em_thread *th,
 			return;
 		type = ph == 'B' ? PTW_TE_TYPE_SLICE_BEGIN : PTW_TE_TYPE_INSTANT;
 		pp->depth_d = ph == 'B';
-		if (ni < 128 && ci < 128 && sym && sym < (1ull << 56)) {
+		if (ni < 128 && ci < 128 && sym) {
 			ptw_em_lane_sync(th, s, gen, it->scat, ci);
 			struct ptw_em_lane_slot *sl =
 				&th->lane_slot[sym & (PTW_EM_LANE_SLOTS - 1)];
-			sl->key = sym << 8 | ni;
+			sl->key = sym;
 			sl->sname = it->sname;
 			unsigned blen;
 			sl->body = ptw_seq_body_small(PTW_TE_TYPE_SLICE_BEGIN,
@@ -328,6 +373,20 @@ ptw_em_short_core(struct ptw_emit *em, int xform, int batch, char ph,
 #define PTW_EM_LANE_HOST 0
 #endif
 
+/* An event kind as the lane writes it (ptw_em_lane_as), found by its
+ * phase's bits 1-2 (kinds come in random order: a branch on them would
+ * mispredict): 0 an instant, 1 a begin, 2 an end; 3, no batch phase, is
+ * an instant again (as the short core takes any other phase). */
+#define PTW_EM_LANE_KIND(ph) (((unsigned)(unsigned char)(ph) >> 1) & 3u)
+_Static_assert(PTW_EM_LANE_KIND('i') == 0 && PTW_EM_LANE_KIND('B') == 1 &&
+		       PTW_EM_LANE_KIND('E') == 2,
+	       "the lane's kinds by phase");
+/* The kind of phase ph in kinds[4], by its offset in bytes (kinds are 128
+ * bytes: PTW_EM_LANE_KIND * 128, without the shift down) */
+#define PTW_EM_LANE_KIND_AT(kinds, ph)                                        \
+	((const struct ptw_em_lane_kind *)(const void *)((const char *)(kinds) + \
+	   (((unsigned)(unsigned char)(ph) << 6) & 0x180u)))
+
 /* What stays fixed during one batch, and the counts the lane keeps
  * locally until the batch ends (ptw_em_lane_tally). */
 struct ptw_em_lane_ctx {
@@ -338,21 +397,6 @@ struct ptw_em_lane_ctx {
 	uint32_t pid;
 	int tid0_own;       /* pid != 0: raw tid 0 has a LIFO stack of its own */
 	uint64_t by_b, by_e, by_i, open_slices, instants, dropped, lane;
-};
-
-/* An event kind as the lane writes it (ptw_em_lane_as): 0 a begin, 1
- * an instant, 2 an end, by ph & 31 ('B' 2, 'i' 9, 'E' 5; a batch's C
- * never reaches the lane). */
-static const uint8_t ptw_em_lane_kind_of[32] = {[2] = 0, [9] = 1, [5] = 2};
-struct ptw_em_lane_kind {
-	uint64_t keep, flip; /* body: (the slot's & keep) ^ flip */
-	uint64_t key_mask;   /* the slot's key must match the name's */
-	const uint8_t *pre;  /* the packet's prefix */
-	size_t blen;         /* the body's length */
-	uint64_t be;         /* counts: begins (low half), ends (high) */
-	int d;               /* depth change */
-	int is_e;
-	uint64_t pad;        /* (64 bytes: the index is a shift) */
 };
 
 /* One call of the lane: the writer's run and the bounds that spare the
@@ -413,38 +457,6 @@ ptw_em_lane_open(const struct ptw_emit *em, const struct ptw_em_lane_ctx *c,
 	lr->mn0 = mn0;
 	lr->e_floor = mn0 - e_room; /* e_room moves with the model's level */
 	return 1;
-}
-
-/* What the lane's loop needs of an event's kind, looked up rather than
- * compared (kinds come in random order: a branch on them would
- * mispredict), with th's packet prefixes copied into pre (locals of the
- * loop: pre[0] a begin's or an instant's, pre[1] an end's). A begin's or
- * an instant's body has its name's iid from the lane slot (an instant's
- * type differs from a begin's in one bit: 3 vs 1); an end's is fixed,
- * and its name unchecked. */
-static inline __attribute__((always_inline)) void
-ptw_em_lane_kinds(struct ptw_em_lane_kind k[3], uint8_t pre[2][16],
-		  const struct ptw_em_thread *th)
-{
-	_Static_assert((PTW_TE_TYPE_SLICE_BEGIN ^ PTW_TE_TYPE_INSTANT) == 2,
-		       "a begin's and an instant's type differ in bit 1");
-	size_t blen_bi = th->lane_blen;
-	memcpy(pre, th->lane_pre, sizeof(th->lane_pre));
-	memset(k, 0, 3 * sizeof(*k));
-	k[0].keep = k[1].keep = ~0ull;
-	k[0].key_mask = k[1].key_mask = ~0ull;
-	k[0].pre = k[1].pre = pre[0];
-	k[0].blen = k[1].blen = blen_bi;
-	k[0].be = 1;
-	k[0].d = 1;
-	k[1].flip = 1u << 9;
-	k[2].flip = PTW_PB_TAG(PTW_F_TE_TYPE, PTW_PB_WT_VARINT) |
-		    (uint64_t)PTW_TE_TYPE_SLICE_END << 8;
-	k[2].pre = pre[1];
-	k[2].blen = 2;
-	k[2].be = 1ull << 32;
-	k[2].d = -1;
-	k[2].is_e = 1;
 }
 
 /* Writes the queued item of th through its prepared packet at p, in run
@@ -596,9 +608,7 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 
 	/* Locals: stores into the packet bytes could alias the fields. */
 	uint64_t base = lr.r.base;
-	uint8_t pre[2][16];
-	struct ptw_em_lane_kind kinds[3];
-	ptw_em_lane_kinds(kinds, pre, th);
+	const struct ptw_em_lane_kind *kinds = th->lane_kinds;
 	size_t pre_len = th->lane_pre_len;
 	const struct ptw_em_lane_slot *slots = th->lane_slot;
 	int64_t shift = c->shift_ns;
@@ -617,6 +627,17 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		p = ptw_em_lane_held(th, &lr.r, p, &base, mn);
 		mn += (size_t)h_d0;
 	}
+	/* The levels in bytes (no scaled index: entries are 16 bytes): the
+	 * model's, mo, which no end may take below mo_floor. With one stack
+	 * (not mixed), the stack's level is the model's plus lo (each event
+	 * moves both by its depth change), so an end finds its stack empty
+	 * at one model level too: mo_floor is the higher of the two. */
+	char *mb = (char *)model, *lb0 = (char *)lb[0];
+	ptrdiff_t mo = (ptrdiff_t)mn * 16;
+	ptrdiff_t lo = ((ptrdiff_t)ln[0] - (ptrdiff_t)mn) * 16;
+	ptrdiff_t mo_floor = (ptrdiff_t)e_floor * 16;
+	if (!mixed && -lo > mo_floor)
+		mo_floor = -lo;
 
 	/* Each event but the chain's last is written at once: the next one
 	 * (in this chain) has a later timestamp, so it would release it
@@ -625,24 +646,31 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	uint64_t h_body = 0;
 	const char *h_sname = NULL;
 	int64_t ts = th->last_ts;
-	unsigned j = *jp, k;
-	for (k = 0; k < n; k++, j = nxt[j]) {
+	unsigned j = *jp, left = n;
+	/* the chain's last comes when 'left' is q_at (0: not in this call,
+	 * n < n_run) */
+	unsigned q_at = n == n_run;
+	for (; left; left--, j = nxt[j]) {
 		const struct ptw_cv_simple *e = &ev[j];
 		const struct ptw_em_lane_kind *kd =
-			&kinds[ptw_em_lane_kind_of[e->ph & 31]];
+			PTW_EM_LANE_KIND_AT(kinds, e->ph);
 		/* raw tid 0 has a stack of its own on the pid's thread */
 		unsigned t = mixed ? e->tid == 0 : 0;
-		int d = kd->d;
 		uint64_t sym = e->name_sym;
 		const struct ptw_em_lane_slot *sl =
 			&slots[sym & (PTW_EM_LANE_SLOTS - 1)];
-		size_t lt = ln[t];
 		/* (sym is not 0: an empty slot does not match) */
-		int key_bad = (((sl->key >> 8) ^ sym) & kd->key_mask) != 0;
+		if (__builtin_expect(((sl->key ^ sym) & kd->key_mask) != 0, 0))
+			break; /* (for the short core) */
+		/* the stack's level (with one, the model's plus lo) */
+		size_t lt = mixed ? ln[t] : (size_t)(mo + lo) / 16;
+		ptrdiff_t mo2 = mo + kd->d16;
 		/* an end with no B on its stack, or none open in the model */
-		int e_odd = kd->is_e & ((lt == 0) | (mn == e_floor));
-		if (__builtin_expect(key_bad | e_odd, 0)) {
-			if (key_bad | (lt != 0))
+		if (__builtin_expect(
+			    mo2 < mo_floor ||
+				    (mixed && (ptrdiff_t)lt + kd->d < 0),
+			    0)) {
+			if (lt != 0)
 				break; /* (for the short core) */
 			/* From here on the event is ours. */
 			ts = e->ts_ns + shift;
@@ -656,24 +684,34 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 		ts = e->ts_ns + shift;
 		n_be += kd->be;
 		uint64_t id = ++nid;
-		struct ptw_em_open_b *ob = &lb[t][lt]; /* a begin's */
+		/* a begin's (plain pointer arithmetic: the stacks are
+		 * arrays of 16-byte entries) */
+		struct ptw_em_open_b *ob =
+			mixed ? &lb[t][lt]
+			      : (struct ptw_em_open_b *)(lb0 + (mo + lo));
 		ob->id = id;
 		ob->ts = ts;
-		ln[t] = lt + (size_t)d; /* its B was released: a nameless end */
-		if (__builtin_expect(k + 1 == n_run, 0)) {
-			h_d = d;
+		if (mixed) /* its B was released: a nameless end */
+			ln[t] = lt + (size_t)kd->d;
+		if (__builtin_expect(left == q_at, 0)) {
+			h_d = kd->d;
 			h_body = body;
-			h_sname = kd->is_e ? ptw_em_empty : sl->sname;
+			h_sname = kd->d < 0 ? ptw_em_empty : sl->sname;
 			th->n = 1;
-			continue; /* (the loop ends: k + 1 == n_run >= n) */
+			continue; /* (the loop ends: left is 1) */
 		}
 		last = p;
-		p = ptw_seq_lane_put(p, (uint64_t)ts, &base, kd->pre, pre_len,
-				     body, kd->blen);
+		p = ptw_seq_lane_put(p, (uint64_t)ts, &base, kd->head, kd->pre,
+				     pre_len, body, kd->blen);
 		/* plain; an end's or an instant's store is above the top */
-		model[mn].name_h = model[mn].cat_h = 0;
-		mn += (size_t)d;
+		struct ptw_em_open *o = (struct ptw_em_open *)(mb + mo);
+		o->name_h = o->cat_h = 0;
+		mo = mo2;
 	}
+	unsigned k = n - left;
+	mn = (size_t)mo / 16;
+	if (!mixed) /* and the chain's last, queued, on its stack */
+		ln[0] = (size_t)((mo + lo) / 16 + h_d);
 	if (!k && !held)
 		return 0;
 	*jp = j;
@@ -686,11 +724,11 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 	return k;
 }
 
-static unsigned ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
-			    struct ptw_em_thread *th,
-			    const struct ptw_cv_simple *ev, const uint16_t *nxt,
-			    unsigned *jp, unsigned n_run, int *rc,
-			    struct ptw_error *err)
+static __attribute__((noinline)) unsigned
+ptw_em_lane(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
+	    struct ptw_em_thread *th, const struct ptw_cv_simple *ev,
+	    const uint16_t *nxt, unsigned *jp, unsigned n_run, int *rc,
+	    struct ptw_error *err)
 {
 	/* Only the pid's own thread (tid == pid) takes events written with
 	 * raw tid 0, and has two stacks. */

@@ -100,6 +100,21 @@ struct ptw_em_proc {
 
 #define PTW_EM_LANE_SLOTS 64u
 
+/* What the X-form lane's loop needs of an event's kind (emit_fast.c). */
+struct ptw_em_lane_kind {
+	uint64_t keep, flip; /* body: (the slot's & keep) ^ flip */
+	uint64_t key_mask;   /* the slot's key must match the name's */
+	uint64_t head;       /* the packet's head (ptw_pkt_step21_head) */
+	uint8_t pre[16];     /* the packet's prefix */
+	uint64_t blen;       /* the body's length */
+	uint64_t be;         /* counts: begins (low half), ends (high) */
+	int64_t d16;         /* depth change, in stack and model bytes */
+	int d;               /* depth change */
+	char pad[128 - 76];  /* (the index is a shift) */
+};
+_Static_assert(sizeof(struct ptw_em_lane_kind) == 128,
+	       "a kind's index is a shift");
+
 struct ptw_em_thread {
 	uint32_t pid, tid, gen;
 	size_t proc;       /* index in procs */
@@ -132,18 +147,18 @@ struct ptw_em_thread {
 	} prep;
 	/* The X-form lane (emit_fast.c ptw_em_lane) and the prepared
 	 * packet: open while lane_epoch is em->epoch; the iids of names by
-	 * their numbers (key: sym << 8 | iid, 0: none; with the stable
-	 * name) and of the category lane_scat, for the sequence's interning
+	 * their numbers (key: the number, 0: none; with the stable name)
+	 * and of the category lane_scat, for the sequence's interning
 	 * generation lane_gen (lib/writer/seq_lane.h). */
 	uint64_t lane_epoch;
 	uint32_t lane_gen;
 	uint8_t lane_ci;
 	const char *lane_scat;
-	/* The fixed parts of the lane's packets, for lane_ci: the sequence
-	 * header, 5A and the TrackEvent length byte, for a begin or an
-	 * instant ([0]) and for an end ([1]), lane_pre_len bytes (0: no
-	 * lane); the length of a begin's or an instant's body (lane_blen). */
-	uint8_t lane_pre[2][16];
+	/* The fixed parts of the lane's packets, for lane_ci, by kind
+	 * (their prefixes: the sequence header, 5A and the TrackEvent
+	 * length byte, lane_pre_len bytes, 0: no lane); the length of a
+	 * begin's or an instant's body (lane_blen). */
+	struct ptw_em_lane_kind lane_kinds[4];
 	uint8_t lane_pre_len, lane_blen;
 	struct ptw_em_lane_slot {
 		uint64_t key;

@@ -154,6 +154,62 @@ ptw_pkt_put_step(uint8_t *p, uint64_t step, const uint64_t head[2],
 	return p + 4 + n;
 }
 
+/* ptw_pkt_put() and ptw_pkt_end() at once for a packet whose known bytes
+ * are a prefix (pre, pre_len bytes, 16 readable) and a body (n bytes of
+ * the little-endian word 'body'), whose time step (ts - *base, the delta
+ * form) is below PTW_PKT_STEP21_MAX, for the converters' lane
+ * (seq_lane.h): their steps often take 3 bytes. Tag, length, timestamp
+ * tag and the 1-3 byte step are one word: head, from
+ * ptw_pkt_step21_head(pre_len + n), plus the step's bits. The same bytes
+ * (test_writer_prep.c); the caller moves the base. Returns the packet's
+ * end. */
+#define PTW_PKT_STEP21_MAX (1u << 21)
+
+static inline uint64_t ptw_pkt_step21_head(size_t n)
+{
+	/* 0A len 40, the length that of a 1-byte step */
+	return PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN) |
+	       (uint64_t)(n + 2u) << 8 |
+	       (uint64_t)PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT) << 16;
+}
+
+static inline __attribute__((always_inline)) uint8_t *
+ptw_pkt_put_step21(uint8_t *p, uint64_t step, uint64_t head,
+		   const uint8_t pre[16], size_t pre_len, uint64_t body,
+		   size_t n)
+{
+	/* by the step's top bit (0-20): its bytes past the first, and what
+	 * they add to the head (the length, the continuation bits) */
+	static const uint8_t more_n[21] = {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1,
+					   1, 1, 1, 2, 2, 2, 2, 2, 2, 2};
+#define PTW_STEP21_1 (1ull << 8 | 0x80ull << 24)
+#define PTW_STEP21_2 (2ull << 8 | 0x80ull << 24 | 0x80ull << 32)
+	static const uint64_t more_w[21] = {
+		0, 0, 0, 0, 0, 0, 0,
+		PTW_STEP21_1, PTW_STEP21_1, PTW_STEP21_1, PTW_STEP21_1,
+		PTW_STEP21_1, PTW_STEP21_1, PTW_STEP21_1,
+		PTW_STEP21_2, PTW_STEP21_2, PTW_STEP21_2, PTW_STEP21_2,
+		PTW_STEP21_2, PTW_STEP21_2, PTW_STEP21_2};
+#undef PTW_STEP21_1
+#undef PTW_STEP21_2
+	unsigned top = 63u ^ (unsigned)__builtin_clzll(step | 1u);
+	/* the step's 7-bit groups one a byte: bits 7-13 move up 1, bits
+	 * 14-20 up 2 */
+	uint64_t groups = step + (step & ~(uint64_t)0x7Fu) +
+			  2u * (step & ~(uint64_t)0x3FFFu);
+	uint64_t w = head + more_w[top] + (groups << 24);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &w, 8);
+#else
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(w >> (8 * i));
+#endif
+	uint8_t *q = p + 4 + more_n[top];
+	memcpy(q, pre, 16); /* room: PTW_EV_FAST_MAX */
+	memcpy(q + pre_len, &body, sizeof(body));
+	return q + pre_len + n;
+}
+
 /* Ends the packet ptw_pkt_put() started at p, whole up to q (under 128
  * bytes): its length byte. Returns q. */
 static inline __attribute__((always_inline)) uint8_t *
