@@ -6,16 +6,24 @@
 #include "seq_fast.h"
 #include "writer_state.h"
 
+/* The slice track 'track' of s if the fast path may write prepared items
+ * of generation 'gen' on it now (no checkpoint, first packet or drop
+ * report due, no sticky error, gen current), else NULL. */
+static struct ptw_track *ptw_seq_lane_track(struct ptw_seq *s, uint64_t track,
+					    uint32_t gen)
+{
+	if (!ptw_seq_fast_ready(s) || s->cp_gen != gen)
+		return NULL;
+	struct ptw_track *tr = ptw_tracks_get(&s->w->tracks, track);
+	return tr && tr->kind != PTW_TRACK_COUNTER ? tr : NULL;
+}
+
 int ptw_seq_lane_begin(struct ptw_seq *s, uint64_t track, uint32_t gen,
 		       struct ptw_seq_lane *r)
 {
-	if (!ptw_seq_fast_ready(s) || s->cp_gen != gen)
-		return 0;
 	struct ptw_writer *w = s->w;
-	struct ptw_track *tr = ptw_tracks_get(&w->tracks, track);
-	if (!tr || tr->kind == PTW_TRACK_COUNTER)
-		return 0;
-	if (!(r->max = ptw_seq_fast_fit(s)))
+	struct ptw_track *tr = ptw_seq_lane_track(s, track, gen);
+	if (!tr || !(r->max = ptw_seq_fast_fit(s)))
 		return 0;
 	r->p = w->pend.data + w->pend.len;
 	r->base = s->base;
@@ -43,10 +51,8 @@ int ptw_seq_lane_put_one(struct ptw_seq *s, uint64_t track, uint32_t gen,
 			 uint64_t ts, const uint8_t body[PTW_SEQ_BODY_MAX],
 			 size_t n, int depth_d, int *rc)
 {
-	if (!ptw_seq_fast_ready(s) || s->cp_gen != gen)
-		return 0;
-	struct ptw_track *tr = ptw_tracks_get(&s->w->tracks, track);
-	if (!tr || tr->kind == PTW_TRACK_COUNTER || (depth_d < 0 && !tr->depth))
+	struct ptw_track *tr = ptw_seq_lane_track(s, track, gen);
+	if (!tr || (depth_d < 0 && !tr->depth))
 		return 0;
 	struct ptw_pb_buf *b = &s->w->pend;
 	size_t at = b->len;
