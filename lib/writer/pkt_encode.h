@@ -154,7 +154,10 @@ ptw_pkt_put_step(uint8_t *p, uint64_t step, const uint64_t head[2],
 	return p + 4 + n;
 }
 
-/* ptw_pkt_put() and ptw_pkt_end() at once for a packet whose known bytes
+/* (The tracer backend keeps ptw_pkt_put_step, above: this form's word,
+ * a bit scan and two table loads, cost its runs 6-10% of their events a
+ * second; docs/writer.md.)
+ * ptw_pkt_put() and ptw_pkt_end() at once for a packet whose known bytes
  * are a prefix (pre, pre_len bytes, 16 readable) and a body (n bytes of
  * the little-endian word 'body'), whose time step (ts - *base, the delta
  * form) is below PTW_PKT_STEP21_MAX, for the converters' lane
