@@ -301,6 +301,20 @@ static void compare_outputs(const char *a, const char *b, uint64_t seed,
 	unlink(b);
 }
 
+/* Converts 'in' (a run directory, or a JSON file if json) by the short
+ * path, in batches if batch (into a: IN.short.pftrace), and by the
+ * general path (b: IN.general.pftrace), with their stats. */
+static void convert_fast_and_general(const char *in, int json, int batch,
+				     char a[300], char b[300],
+				     struct ptw_emit_stats *sa,
+				     struct ptw_emit_stats *sb)
+{
+	snprintf(a, 300, "%s.short.pftrace", in);
+	snprintf(b, 300, "%s.general.pftrace", in);
+	convert(in, json, a, 0, batch, sa);
+	convert(in, json, b, 1, batch, sb);
+}
+
 static void same_output(uint64_t seed, int events)
 {
 	char dir[256], a[300], b[300];
@@ -309,11 +323,8 @@ static void same_output(uint64_t seed, int events)
 	/* short path alone, in batches, and neither (general path; a batch
 	 * callback must then take nothing) */
 	for (int batch = 0; batch < 2; batch++) {
-		snprintf(a, sizeof(a), "%s.short.pftrace", dir);
-		snprintf(b, sizeof(b), "%s.general.pftrace", dir);
 		struct ptw_emit_stats sa, sb;
-		convert(dir, 0, a, 0, batch, &sa);
-		convert(dir, 0, b, 1, batch, &sb);
+		convert_fast_and_general(dir, 0, batch, a, b, &sa, &sb);
 		if (batch) {
 			cr_assert_gt(sa.batched, sa.short_path / 2,
 				     "batches took %llu of %llu",
@@ -425,11 +436,8 @@ Test(emit_fast, counter_of_a_new_thread_goes_to_the_general_path)
 		event(f, 'E', 1, 5, ts++, 0);
 	}
 	cr_assert_eq(fclose(f), 0);
-	snprintf(a, sizeof(a), "%s.batch.pftrace", dir);
-	snprintf(b, sizeof(b), "%s.general.pftrace", dir);
 	struct ptw_emit_stats sa, sb;
-	convert(dir, 0, a, 0, 1, &sa);
-	convert(dir, 0, b, 1, 1, &sb);
+	convert_fast_and_general(dir, 0, 1, a, b, &sa, &sb);
 	cr_assert_gt(sa.batched, 0u);
 	compare_outputs(a, b, 1, 0, &sa, &sb);
 	char cmd[600];
@@ -578,11 +586,8 @@ static void same_json_output(uint64_t seed, int events, int no_x)
 	}
 	fputs("]\n", f);
 	cr_assert_eq(fclose(f), 0);
-	snprintf(a, sizeof(a), "%s.short.pftrace", json);
-	snprintf(b, sizeof(b), "%s.general.pftrace", json);
 	struct ptw_emit_stats sa, sb;
-	convert(json, 1, a, 0, 0, &sa);
-	convert(json, 1, b, 1, 0, &sb);
+	convert_fast_and_general(json, 1, 0, a, b, &sa, &sb);
 	compare_outputs(a, b, seed, 1, &sa, &sb);
 	unlink(json);
 }
