@@ -398,6 +398,14 @@ static struct run measure_best(const char *in, int is_run, int floor_only,
 	return best;
 }
 
+/* The io floor's line, the same in the full and the APLTRC01-only runs. */
+static void print_floor(uint64_t bin_in, const struct run *rf)
+{
+	printf("convert_appletracebin_io_floor_mb_per_s %.1f MB/s "
+	       "(%.0f%% of it in the kernel)\n", bin_in / 1e6 / rf->secs,
+	       100.0 * rf->sys / rf->secs);
+}
+
 /* Generates the inputs in a new directory 'dir' (and the event counts
  * in its file "events", for PTW_BENCH_DIR). */
 static void make_inputs(char *dir, uint64_t events, uint64_t text_events)
@@ -508,8 +516,7 @@ int main(void)
 		/* the floor on the same CPU in the same minute: what the
 		 * machine's reads and writes leave for the conversion */
 		struct run rf = measure_best(bin, 1, 1, out, 0, reps);
-		printf("convert_appletracebin_io_floor_mb_per_s %.1f MB/s\n",
-		       bin_in / 1e6 / rf.secs);
+		print_floor(bin_in, &rf);
 		printf("convert_appletracebin_sys_share %.0f %%\n",
 		       100.0 * rb.sys / rb.secs);
 		printf("convert_appletracebin_cpu_s %.3f s\n", rb.secs);
@@ -539,9 +546,7 @@ int main(void)
 	printf("convert_appletracebin_events_per_s %.0f events/s\n", events / rb.secs);
 	printf("convert_appletracebin_deflate_mb_per_s %.1f MB/s\n",
 	       bin_in / 1e6 / rbz.secs);
-	printf("convert_appletracebin_io_floor_mb_per_s %.1f MB/s "
-	       "(%.0f%% of it in the kernel)\n", bin_in / 1e6 / rf.secs,
-	       100.0 * rf.sys / rf.secs);
+	print_floor(bin_in, &rf);
 	printf("convert_appletracebin_sys_share %.0f %%\n",
 	       100.0 * rb.sys / rb.secs);
 	printf("convert_appletrace_text_mb_per_s %.1f MB/s\n", text_in / 1e6 / rt.secs);
