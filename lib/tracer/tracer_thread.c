@@ -12,6 +12,7 @@
 
 #include "lib/util/grow.h"
 #include "lib/util/utf8.h"
+#include "sites.h"
 
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 /* A producer waiting for ring space yields for this long before it
@@ -88,6 +89,8 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 		 * go on with the current one (same session or a new one). */
 		g = c->gen;
 		if (!(g & PTW_I_GEN_ON) || !tr || c->stopping) {
+			if (site)
+				ptw_tr_sites_settle(site, 0, 0);
 			pthread_mutex_unlock(&c->mu);
 			if (fresh)
 				ptw_tr_thread_unref(fresh);
@@ -97,11 +100,10 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 			int on = ptw_tr_category_enabled(site->cat);
 			__atomic_store_n(&site->state, on ? g : ~g,
 					 __ATOMIC_RELAXED);
+			/* off: the macros skip the site inline until the
+			 * next generation (tracer.h, ptw_i_live) */
+			ptw_tr_sites_settle(site, 1, on);
 			if (!on) {
-				/* The macros skip the site inline until the
-				 * gate moves on (tracer.h, ptw_i_live). */
-				__atomic_store_n(&site->off, c->gate,
-						 __ATOMIC_RELAXED);
 				pthread_mutex_unlock(&c->mu);
 				if (fresh)
 					ptw_tr_thread_unref(fresh);
@@ -156,6 +158,15 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 			fresh->init_name[0] = '\0';
 		fresh->init_name[PTW_TR_NAME_MAX - 1] = '\0';
 	}
+}
+
+void ptw_i_site_stopped(struct ptw_i_site *site)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	if (!(c->gen & PTW_I_GEN_ON))
+		ptw_tr_sites_settle(site, 0, 0);
+	pthread_mutex_unlock(&c->mu);
 }
 
 /* Counts one lost event and makes the next event take the slow path,
@@ -396,8 +407,10 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 static struct ptw_i_thread *ptw_tr_resolve(struct ptw_i_site *site)
 {
 	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
-	if (!(g & PTW_I_GEN_ON))
+	if (!(g & PTW_I_GEN_ON)) {
+		ptw_i_site_stopped(site);
 		return NULL;
+	}
 	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
 	struct ptw_i_thread *t = ptw_i_self;
 	if (s != g || !t || t->gen != g) {
