@@ -135,7 +135,8 @@ struct ptw_config {
 	const struct ptw_writer_options *writer;
 	/* Ring slots per thread, a power of two >= 64. 0: 32768. An event
 	 * takes one 32-byte slot; arguments, async/flow ids and copied
-	 * strings take more. */
+	 * strings take more. Reserved at a thread's first event; its pages
+	 * take memory as the ring reaches them (docs/tracer.md). */
 	uint32_t ring_slots;
 	/* PTW_OVERFLOW_DROP (0, default) or PTW_OVERFLOW_WAIT. */
 	enum ptw_overflow overflow;

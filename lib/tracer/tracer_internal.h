@@ -178,7 +178,8 @@ struct ptw_tr_thread {
 	int64_t tid;
 	int wait;                     /* overflow policy: PTW_OVERFLOW_WAIT */
 	char init_name[PTW_TR_NAME_MAX];
-	void *ring_mem;
+	void *ring_mem;               /* ring_mem.h: ring_bytes of it */
+	size_t ring_bytes;
 
 	_Atomic int refs;
 	_Atomic int exited;           /* set by the thread's key destructor */
@@ -187,7 +188,8 @@ struct ptw_tr_thread {
 	/* producer-private */
 	char carry_name[PTW_TR_NAME_MAX]; /* latest ptw_set_thread_name */
 
-	/* backend-private */
+	/* backend-private (and the last owner's, to free the ring) */
+	int ring_warm;                /* every page of the ring faulted in */
 	struct ptw_seq *seq;
 	uint64_t track;
 	uint64_t drop_track;

@@ -12,6 +12,7 @@
 
 #include "lib/util/grow.h"
 #include "lib/util/utf8.h"
+#include "ring_mem.h"
 #include "sites.h"
 
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
@@ -32,7 +33,7 @@ void ptw_tr_thread_unref(struct ptw_tr_thread *t)
 	/* acq_rel: the last owner must see every write the other owner made
 	 * before dropping its reference, and only then free. */
 	if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
-		free(t->ring_mem);
+		ptw_tr_ring_mem_put(t->ring_mem, t->ring_bytes, t->ring_warm);
 		free(t);
 	}
 }
@@ -46,14 +47,22 @@ static struct ptw_tr_thread *ptw_tr_thread_alloc(uint32_t slots)
 		return NULL;
 	memset(t, 0, sizeof(*t));
 	if (slots) {
+		/* Default rings are reserved, not touched: a page takes memory
+		 * when the ring reaches it, and the backend faults in the rest
+		 * of a busy thread's ring (ring_mem.h). A program that asks for
+		 * larger rings wants room for bursts at full speed: those are
+		 * touched whole now, not on the producer's hot path. */
 		size_t bytes = ptw_ring_memsize(PTW_TR_SLOT, slots);
-		t->ring_mem = aligned_alloc(PTW_RING_CACHELINE, bytes);
+		t->ring_mem = ptw_tr_ring_mem_get(bytes, &t->ring_warm);
 		if (!t->ring_mem) {
 			free(t);
 			return NULL;
 		}
-		/* Touch every page now, not on the producer's hot path. */
-		memset(t->ring_mem, 0, bytes);
+		if (slots > PTW_DEFAULT_RING_SLOTS && !t->ring_warm) {
+			memset(t->ring_mem, 0, bytes);
+			t->ring_warm = 1;
+		}
+		t->ring_bytes = bytes;
 		ptw_ring_init(&t->pub.ring, t->ring_mem, PTW_TR_SLOT, slots, 0);
 	}
 	atomic_init(&t->refs, 1);
