@@ -39,13 +39,17 @@ static void run_threads(unsigned n)
 {
 	pthread_t th[ALIVE];
 	for (unsigned i = 0; i < n; i++) {
+		pthread_t *slot = &th[i % ALIVE];
 		if (i >= ALIVE)
-			cr_assert_eq(pthread_join(th[i % ALIVE], NULL), 0);
-		cr_assert_eq(pthread_create(&th[i % ALIVE], NULL, worker,
-					    (void *)(uintptr_t)i), 0);
+			cr_assert_eq(pthread_join(*slot, NULL), 0);
+		int rc = pthread_create(slot, NULL, worker,
+					(void *)(uintptr_t)i);
+		cr_assert_eq(rc, 0);
 	}
-	for (unsigned i = n > ALIVE ? n - ALIVE : 0; i < n; i++)
-		cr_assert_eq(pthread_join(th[i % ALIVE], NULL), 0);
+	for (unsigned i = n > ALIVE ? n - ALIVE : 0; i < n; i++) {
+		pthread_t *slot = &th[i % ALIVE];
+		cr_assert_eq(pthread_join(*slot, NULL), 0);
+	}
 }
 
 /* Every event is on the track of the thread that logged it, each
