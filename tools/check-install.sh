@@ -102,13 +102,13 @@ cc -std=c11 $cflags "$src/writer.c" -o "$d/rpath/writer" $(pkg-config --libs ptw
 (cd "$d/rpath" && ./writer) || fail "writer built with an rpath does not start"
 rm -f "$d/rpath/example.pftrace"
 
-# CMake: find_package(ptw 0.3 REQUIRED), both imported targets
+# CMake: find_package(ptw 0.4 REQUIRED), both imported targets
 cm="$d/cmake"
 mkdir -p "$cm"
 cat > "$cm/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
 project(ptw_install_test C CXX)
-find_package(ptw 0.3 REQUIRED)
+find_package(ptw 0.4 REQUIRED)
 foreach(p writer.c tracer.c cxx.cc)
   get_filename_component(n \${p} NAME_WE)
   add_executable(\${n}_shared "$src/\${p}")
@@ -132,7 +132,7 @@ needs_so "$cm/build/cxx_shared" 1
 run "$cm/build/cxx_shared" app-cxx.pftrace
 run "$cm/build/cxx_static" app-cxx.pftrace
 # a request for another major version must not be satisfied
-sed -i 's/find_package(ptw 0.3 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
+sed -i 's/find_package(ptw 0.4 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
 if cmake -S "$cm" -B "$cm/build2" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
 	fail "find_package(ptw 1.0) accepted version $(make -s --no-print-directory version)"
 fi

@@ -9,6 +9,7 @@
 #include "lib/recorder/window.h"
 #include "lib/util/sized.h"
 #include "lib/writer/writer_internal.h"
+#include "sites.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,14 +18,13 @@
 #include <unistd.h>
 
 /* ---- the global state (the documented exception to "no globals") ------
- * ptw_i_gate: the word every macro compares with its site's first (relaxed:
- * it only gates). ptw_i_gen: the generation the out-of-line paths check
+ * Each call site's own 'live' word is what a macro reads first (sites.h
+ * lists the sites and sets the words). ptw_i_gen: the generation the out-of-line paths check
  * (relaxed too: the data a producer then uses is published under
  * ptw_tr_ctl.mu and re-checked there on the slow path). ptw_i_self: the
  * calling thread's registered ring. ptw_tr_ctl: the control block behind
  * ptw_start & co. */
 uint32_t ptw_i_gen = 0; /* __atomic builtins only */
-uint64_t ptw_i_gate = 0; /* __atomic builtins only (tracer.h) */
 _Thread_local struct ptw_i_thread *ptw_i_self
 	__attribute__((tls_model("initial-exec"))) = NULL;
 
@@ -51,8 +51,7 @@ static void ptw_tr_atfork_child(void)
 	ptw_tr_crash_atfork_child();
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
-	c->gate = 0;
-	__atomic_store_n(&ptw_i_gate, 0, __ATOMIC_SEQ_CST);
+	ptw_tr_sites_set_all(0);
 	/* The forking thread's ring belonged to the parent's session: do
 	 * not touch it (the child re-registers on its next session). */
 	ptw_i_self = NULL;
@@ -154,10 +153,9 @@ static void ptw_tr_bump_gen_locked(uint32_t flags)
 	 * re-reads everything under the mutex anyway; release keeps the
 	 * order visible to relaxed readers as early as possible. */
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_RELEASE);
-	/* A gate above every site's 'off' written so far, so that each site
-	 * reaches the out-of-line path again and re-checks its category. */
-	c->gate = (flags & PTW_I_GEN_ON) ? ++c->gate_seq : 0;
-	__atomic_store_n(&ptw_i_gate, c->gate, __ATOMIC_RELEASE);
+	/* Running: every known site goes out of line once more and looks
+	 * its category up; stopped: every known site is skipped inline. */
+	ptw_tr_sites_set_all((flags & PTW_I_GEN_ON) ? PTW_I_SITE_CHECK : 0);
 }
 
 int ptw_set_category_enabled(const char *category, int enabled)

@@ -3,6 +3,7 @@
  * producer thread), announces drops, retires exited threads.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "tracer_internal.h"
+#include "ring_mem.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -935,6 +936,13 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 		th->seq = NULL;
 	uint64_t h, n = ptw_ring_peek(r, &h);
 	uint64_t end = h + n, released = h;
+	/* A thread that has filled a sixteenth of its ring logs a lot: fault
+	 * the rest in now, so that it does not take the page faults itself.
+	 * One that logs little keeps the few pages it touched. */
+	if (!th->ring_warm && end >= r->capacity / 16) {
+		ptw_tr_ring_mem_populate(th->ring_mem, th->ring_bytes);
+		th->ring_warm = 1;
+	}
 	uint64_t fast = 0; /* events of the fast ways, counted once */
 	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
 	int simple = th->seq && !tr->general_only;

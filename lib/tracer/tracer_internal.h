@@ -61,14 +61,13 @@ struct ptw_i_thread {
 };
 
 /* THE GLOBAL STATE of ptw (documented exception to "no globals"):
- * ptw_i_gate (tracer.h) is the word every macro compares with its site's
- * 'off': 0 while stopped, else ptw_tr_ctl.gate (grows with every
- * generation, never reused). ptw_i_gen is the generation the out-of-line
- * paths check: even = tracing stopped, odd = running; bit 1 = TSC clock,
- * bit 2 = BOOTTIME clock; bits 3.. count generations (start, stop and
- * each category change bump it). ptw_i_self is the calling thread's ring
- * (NULL until its first event). All three live in lib/tracer/tracer.c and are
- * accessed with __atomic builtins only (ptw_i_self: thread-local). */
+ * ptw_i_gen is the generation the out-of-line paths check: even =
+ * tracing stopped, odd = running; bit 1 = TSC clock, bit 2 = BOOTTIME
+ * clock; bits 3.. count generations (start, stop and each category change
+ * bump it). ptw_i_self is the calling thread's ring (NULL until its first
+ * event). Both live in lib/tracer/tracer.c and are accessed with __atomic
+ * builtins only (ptw_i_self: thread-local). The macros read neither: each
+ * reads its own site's word, which the list of sites (sites.h) sets. */
 #define PTW_I_GEN_ON 1u
 #define PTW_I_GEN_TSC 2u
 #define PTW_I_GEN_BOOT 4u
@@ -84,6 +83,9 @@ extern _Thread_local struct ptw_i_thread *ptw_i_self
  * registers the thread; it returns NULL when the event must be skipped
  * (tracing stopped, category off), else the thread with 'gen' current. */
 struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
+/* A site called while tracing is stopped: listed, and its word set to 0
+ * so that its next calls stay inline (sites.h). */
+void ptw_i_site_stopped(struct ptw_i_site *site);
 int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 		       uint64_t *idx);
 uint64_t ptw_i_now_slow(uint32_t g);
@@ -176,7 +178,8 @@ struct ptw_tr_thread {
 	int64_t tid;
 	int wait;                     /* overflow policy: PTW_OVERFLOW_WAIT */
 	char init_name[PTW_TR_NAME_MAX];
-	void *ring_mem;
+	void *ring_mem;               /* ring_mem.h: ring_bytes of it */
+	size_t ring_bytes;
 
 	_Atomic int refs;
 	_Atomic int exited;           /* set by the thread's key destructor */
@@ -185,7 +188,8 @@ struct ptw_tr_thread {
 	/* producer-private */
 	char carry_name[PTW_TR_NAME_MAX]; /* latest ptw_set_thread_name */
 
-	/* backend-private */
+	/* backend-private (and the last owner's, to free the ring) */
+	int ring_warm;                /* every page of the ring faulted in */
 	struct ptw_seq *seq;
 	uint64_t track;
 	uint64_t drop_track;
@@ -345,8 +349,6 @@ struct ptw_tr_ctl {
 	struct ptw_tracer *tr;    /* running session, or NULL */
 	int stopping;
 	uint32_t gen;             /* mirror of ptw_i_gen, written under mu */
-	uint64_t gate;            /* mirror of ptw_i_gate, written under mu */
-	uint64_t gate_seq;        /* last gate of a running generation */
 	uint64_t next_session;
 	char **disabled;          /* disabled categories, owned strings */
 	size_t n_disabled, cap_disabled;
