@@ -14,6 +14,7 @@
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
 #include "ring.h"
+#include "tracer_unload.h"
 #include "lib/writer/writer_internal.h"
 
 /* ---- the producer's records and thread head (the macros do not see them) */
@@ -196,6 +197,8 @@ struct ptw_tr_thread {
 	uint32_t depth;               /* open slices written to the writer */
 	struct ptw_tr_ostack open;    /* and what they are (ring mode) */
 	int created;                  /* track and sequence exist */
+	uint64_t unload_mark;         /* under ctl mutex: ring drained to here
+				       * by the last unload (tracer_unload.c) */
 	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
 	struct ptw_tr_hot hot[PTW_TR_HOT]; /* valid if hot_ok */
 	uint32_t hot_gen;
@@ -332,6 +335,7 @@ struct ptw_tracer {
 	size_t n_otracks, cap_otracks;
 	struct ptw_map otrack_ix;     /* async track uuid -> index + 1 */
 	char *oscratch;               /* decoding a copied BEGIN */
+	struct ptw_tr_unload unl;     /* libraries unloaded (tracer_unload.c) */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
 };
