@@ -28,6 +28,7 @@
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
 #include "reader/trace_read.h"
+#include "lib/tracer/object_range.h"
 #include "lib/tracer/tracer_internal.h"
 #include "tests/plugins/unload_plugin.h"
 
@@ -68,17 +69,20 @@ static void plugin_load(struct plugin *p, char which)
 	p->literal = lit();
 }
 
+/* What the trace must hold: rounds logged per plugin, and its unloads
+ * while tracing ran ("bye" instants). */
+static int64_t g_rounds[2], g_byes[2];
+
 /* dlclose, and the library is gone (not kept loaded by anything). */
 static void plugin_unload(struct plugin *p)
 {
+	g_byes[p->which - 'A'] += ptw_is_running();
 	cr_assert_eq(dlclose(p->h), 0, "dlclose: %s", dlerror());
 	void *again = dlopen(p->path, RTLD_NOW | RTLD_NOLOAD);
 	cr_assert_null(again, "%s is still loaded after dlclose", p->path);
 	p->h = NULL;
 }
 
-/* What the trace must hold: rounds logged per plugin. */
-static int64_t g_rounds[2];
 static uint64_t g_next_id = 1;
 
 struct job {
@@ -224,7 +228,8 @@ static const char *const k_slices[] = UNLOAD_SLICES;
 static const char *const k_instants[] = UNLOAD_INSTANTS;
 static const char *const k_counters[] = UNLOAD_COUNTERS;
 
-/* The counts of a complete trace: every event of every round. */
+/* The counts of a complete trace: every event of every round, and a
+ * "bye" per unload while tracing ran. */
 static void check_counts(const struct tally *t)
 {
 	for (int p = 0; p < 2; p++) {
@@ -243,6 +248,8 @@ static void check_counts(const struct tally *t)
 			}
 		snprintf(name, sizeof(name), "%c.%s", 'A' + p, UNLOAD_ASYNC);
 		cr_assert_eq(tally_get(t, name), g_rounds[p], "%s", name);
+		snprintf(name, sizeof(name), "%c.bye", 'A' + p);
+		cr_assert_eq(tally_get(t, name), g_byes[p], "%s", name);
 	}
 }
 
@@ -415,6 +422,7 @@ static void unload_run(enum ptw_mode mode)
 	ptw_test_tmp_path(snap_a, sizeof(snap_a), "unload-snap-a");
 	ptw_test_tmp_path(snap_b, sizeof(snap_b), "unload-snap-b");
 	memset(g_rounds, 0, sizeof(g_rounds));
+	memset(g_byes, 0, sizeof(g_byes));
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.output_path = path;
@@ -485,6 +493,7 @@ static void cycles_run(enum ptw_mode mode)
 	ptw_test_tmp_path(path, sizeof(path), "unload-cycles");
 	ptw_test_tmp_path(snap, sizeof(snap), "unload-cycles-snap");
 	memset(g_rounds, 0, sizeof(g_rounds));
+	memset(g_byes, 0, sizeof(g_byes));
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.output_path = path;
@@ -539,6 +548,7 @@ Test(tracer_unload, unloads_without_a_session)
 	char path[256];
 	ptw_test_tmp_path(path, sizeof(path), "unload-nosession");
 	memset(g_rounds, 0, sizeof(g_rounds));
+	memset(g_byes, 0, sizeof(g_byes));
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.output_path = path;
@@ -551,6 +561,7 @@ Test(tracer_unload, unloads_without_a_session)
 	plugin_load(&p, 'B');
 	start_or_die(&cfg); /* the same file: B's session only */
 	memset(g_rounds, 0, sizeof(g_rounds));
+	memset(g_byes, 0, sizeof(g_byes));
 	ptw_tr_test_hold = 1; /* nothing drained before the unload */
 	log_rounds(&p, 3);
 	plugin_unload(&p);
@@ -561,4 +572,35 @@ Test(tracer_unload, unloads_without_a_session)
 	cr_assert_eq(g_rounds[0], 0);
 	check_counts(&t);
 	unlink(path);
+}
+
+/* The object range (lib/tracer/object_range.c): a plugin's literal and
+ * code lie in its range, the program's do not; a plugin loaded later at
+ * the same place is another object; an address of no object has none. */
+Test(tracer_unload, object_range_tells_loaded_objects_apart)
+{
+	struct plugin p;
+	plugin_load(&p, 'A');
+	struct ptw_obj_range ra, rb, rx;
+	cr_assert_eq(ptw_obj_range_of(p.literal, &ra), 0);
+	cr_assert(ptw_obj_range_has(&ra, p.literal));
+	cr_assert(ptw_obj_range_has(&ra, *(void **)&p.log));
+	cr_assert(!ptw_obj_range_has(&ra, (const void *)&g_rounds));
+	cr_assert_eq(ptw_obj_range_of(&g_rounds, &rx), 0);
+	cr_assert(ptw_obj_range_has(&rx, (const void *)&g_rounds));
+	cr_assert(!ptw_obj_range_same(&ra, &rx));
+	struct ptw_obj_range again;
+	cr_assert_eq(ptw_obj_range_of(*(void **)&p.open, &again), 0);
+	cr_assert(ptw_obj_range_same(&ra, &again), "one object, one range");
+	plugin_unload(&p);
+	plugin_load(&p, 'B');
+	cr_assert_eq(ptw_obj_range_of(p.literal, &rb), 0);
+	cr_assert(!ptw_obj_range_same(&ra, &rb),
+		  "a library loaded later is another object, even in the "
+		  "same place");
+	plugin_unload(&p);
+	int on_stack = 0;
+	cr_assert_eq(ptw_obj_range_of(&on_stack, &rx), -1);
+	cr_assert_eq(rx.lo, 0);
+	cr_assert_eq(rx.hi, 0);
 }

@@ -32,7 +32,9 @@ void unload_plugin_log(int64_t round, uint64_t id);
  * (PTW_BEGIN_ARGS, argument "i" = 7) on the calling thread, and the async
  * slice "async_open" of id 'id'. */
 void unload_plugin_open(uint64_t id);
-/* The address of the literal this library names its instants with. */
+/* The library also logs the instant "bye" from a destructor of its own
+ * when it is unloaded.
+ * The address of the literal this library names its instants with. */
 const char *unload_plugin_literal(void);
 
 #ifdef UNLOAD_PLUGIN_PREFIX
@@ -79,6 +81,14 @@ void unload_plugin_open(uint64_t id)
 const char *unload_plugin_literal(void)
 {
 	return P_("instant");
+}
+
+/* Logs the instant "bye" when the library is unloaded: the tracer's own
+ * unload hook runs after this destructor and takes it along. */
+static void unload_plugin_bye(void) __attribute__((destructor));
+static void unload_plugin_bye(void)
+{
+	PTW_INSTANT(CAT, P_("bye"));
 }
 #endif /* UNLOAD_PLUGIN_PREFIX */
 
