@@ -314,7 +314,8 @@ static size_t tp_rows(const char *trace, const char *sql, char out[][96],
 static long tp_number(const char *trace, const char *sql)
 {
 	char rows[1][96];
-	cr_assert_eq(tp_rows(trace, sql, rows, 1), 1, "%s", sql);
+	size_t n = tp_rows(trace, sql, rows, 1);
+	cr_assert_eq(n, 1, "%s", sql);
 	return strtol(rows[0], NULL, 10);
 }
 
@@ -325,33 +326,37 @@ static void tp_check(const char *path, const struct tally *t)
 {
 	if (!tp_shell())
 		return;
-	cr_assert_eq(tp_number(path, "select count(*) from stats where value "
-				     "> 0 and severity in ('error', "
-				     "'data_loss')"),
-		     0, "%s: trace_processor counts errors", path);
-	cr_assert_eq(tp_number(path, "select count(*) from slice where "
-				     "(name like 'A.%' or name like 'B.%') and "
-				     "substr(name, 1, 1) || '.cat' != "
-				     "ifnull(category, '')"),
-		     0, "%s: a slice with another plugin's category", path);
-	cr_assert_eq(tp_number(path, "select count(*) from slice s join args a "
-				     "using (arg_set_id) where (s.name like "
-				     "'A.%' or s.name like 'B.%') and a.key "
-				     "like 'debug.%' and substr(s.name, 1, 1) "
-				     "!= substr(a.key, 7, 1)"),
-		     0, "%s: an argument with another plugin's name", path);
-	cr_assert_eq(tp_number(path, "select count(*) from slice s join track "
-				     "t on s.track_id = t.id where s.name like "
-				     "'_.async%' and t.name != s.name"),
-		     0, "%s: an async slice on another's track", path);
+	/* each query counts what must not be: zero rows expected */
+	static const struct {
+		const char *sql, *what;
+	} none[] = {
+		{"select count(*) from stats where value > 0 and severity in "
+		 "('error', 'data_loss')",
+		 "trace_processor counts errors"},
+		{"select count(*) from slice where (name like 'A.%' or name like "
+		 "'B.%') and substr(name, 1, 1) || '.cat' != ifnull(category, "
+		 "'')",
+		 "a slice with another plugin's category"},
+		{"select count(*) from slice s join args a using (arg_set_id) "
+		 "where (s.name like 'A.%' or s.name like 'B.%') and a.key like "
+		 "'debug.%' and substr(s.name, 1, 1) != substr(a.key, 7, 1)",
+		 "an argument with another plugin's name"},
+		{"select count(*) from slice s join track t on s.track_id = "
+		 "t.id where s.name like '_.async%' and t.name != s.name",
+		 "an async slice on another's track"},
+	};
+	for (size_t q = 0; q < sizeof(none) / sizeof(none[0]); q++) {
+		long bad = tp_number(path, none[q].sql);
+		cr_assert_eq(bad, 0, "%s: %s", path, none[q].what);
+	}
 	char rows[64][96];
-	size_t n = tp_rows(path, "select name, count(*) from slice where name "
-				 "like 'A.%' or name like 'B.%' group by name "
-				 "union all select t.name, count(*) from counter "
-				 "c join counter_track t on c.track_id = t.id "
-				 "where t.name like 'A.%' or t.name like 'B.%' "
-				 "group by t.name",
-			   rows, 64);
+	static const char per_name[] =
+		"select name, count(*) from slice where name like 'A.%' or "
+		"name like 'B.%' group by name union all select t.name, "
+		"count(*) from counter c join counter_track t on c.track_id = "
+		"t.id where t.name like 'A.%' or t.name like 'B.%' group by "
+		"t.name";
+	size_t n = tp_rows(path, per_name, rows, 64);
 	size_t want = 0;
 	for (size_t i = 0; i < t->n; i++)
 		want += prefix_of(t->s[i].name) != 0;
