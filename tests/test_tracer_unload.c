@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ptw/tracer.h"
@@ -387,11 +388,23 @@ static void check_trace(const char *path, uint32_t flags, struct tally *t,
 
 /* ---- the scenario ---------------------------------------------------- */
 
-static void start_or_die(struct ptw_config *cfg)
+/* A session writing to 'path' in which nothing is lost (every event is
+ * in the trace); the counts of what it must hold start at zero. */
+static void session_start(const char *path, enum ptw_mode mode,
+			  uint64_t ring_bytes, int stop_at_exit)
 {
+	memset(g_rounds, 0, sizeof(g_rounds));
+	memset(g_byes, 0, sizeof(g_byes));
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.mode = mode;
+	cfg.ring_bytes = ring_bytes;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	cfg.stop_at_exit = stop_at_exit;
 	struct ptw_error err;
 	memset(&err, 0, sizeof(err));
-	cr_assert_eq(ptw_start_ex(cfg, &err), 0, "ptw_start: %s", err.msg);
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "ptw_start: %s", err.msg);
 }
 
 /* Fills a ring-mode window several times over from the main program, so
@@ -426,15 +439,7 @@ static void unload_run(enum ptw_mode mode)
 	ptw_test_tmp_path(path, sizeof(path), "unload");
 	ptw_test_tmp_path(snap_a, sizeof(snap_a), "unload-snap-a");
 	ptw_test_tmp_path(snap_b, sizeof(snap_b), "unload-snap-b");
-	memset(g_rounds, 0, sizeof(g_rounds));
-	memset(g_byes, 0, sizeof(g_byes));
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.output_path = path;
-	cfg.mode = mode;
-	cfg.ring_bytes = 256u << 10;
-	cfg.overflow = PTW_OVERFLOW_WAIT; /* every event is in the trace */
-	start_or_die(&cfg);
+	session_start(path, mode, 256u << 10, 0);
 	bg_start();
 
 	uintptr_t base_a, base_b;
@@ -497,15 +502,7 @@ static void cycles_run(enum ptw_mode mode)
 	char path[256], snap[256];
 	ptw_test_tmp_path(path, sizeof(path), "unload-cycles");
 	ptw_test_tmp_path(snap, sizeof(snap), "unload-cycles-snap");
-	memset(g_rounds, 0, sizeof(g_rounds));
-	memset(g_byes, 0, sizeof(g_byes));
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.output_path = path;
-	cfg.mode = mode;
-	cfg.ring_bytes = 32u << 20; /* holds the whole session */
-	cfg.overflow = PTW_OVERFLOW_WAIT;
-	start_or_die(&cfg);
+	session_start(path, mode, 32u << 20, 0); /* the window holds it all */
 	bg_start();
 	int cycles = (int)ptw_test_scale(12, 4);
 	for (int c = 0; c < cycles; c++) {
@@ -552,21 +549,14 @@ Test(tracer_unload, unloads_without_a_session)
 	plugin_unload(&p);
 	char path[256];
 	ptw_test_tmp_path(path, sizeof(path), "unload-nosession");
-	memset(g_rounds, 0, sizeof(g_rounds));
-	memset(g_byes, 0, sizeof(g_byes));
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.output_path = path;
-	cfg.overflow = PTW_OVERFLOW_WAIT;
-	start_or_die(&cfg);
+	session_start(path, PTW_MODE_STREAM, 0, 0);
 	plugin_load(&p, 'A');
 	log_rounds(&p, 2);
 	cr_assert_eq(ptw_stop(), 0);
 	plugin_unload(&p); /* after the stop */
 	plugin_load(&p, 'B');
-	start_or_die(&cfg); /* the same file: B's session only */
-	memset(g_rounds, 0, sizeof(g_rounds));
-	memset(g_byes, 0, sizeof(g_byes));
+	/* the same file: B's session only */
+	session_start(path, PTW_MODE_STREAM, 0, 0);
 	ptw_tr_test_hold = 1; /* nothing drained before the unload */
 	log_rounds(&p, 3);
 	plugin_unload(&p);
@@ -608,4 +598,54 @@ Test(tracer_unload, object_range_tells_loaded_objects_apart)
 	cr_assert_eq(ptw_obj_range_of(&on_stack, &rx), -1);
 	cr_assert_eq(rx.lo, 0);
 	cr_assert_eq(rx.hi, 0);
+}
+
+/* A process that unloads a plugin, then exits with another one still
+ * loaded and a session running: with stop_at_exit the stop comes first (then the hooks find no session)
+ * and the trace is complete; without it the hooks drain at exit, while
+ * the backend runs, and the process still ends normally. */
+static void exit_run(int stop_at_exit)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "unload-exit");
+	pid_t pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0) {
+		alarm(60); /* a hang at exit ends as SIGALRM */
+		session_start(path, PTW_MODE_STREAM, 0, stop_at_exit);
+		struct plugin a, b;
+		plugin_load(&a, 'A');
+		plugin_load(&b, 'B'); /* B comes and goes while A stays */
+		ptw_tr_test_hold = 1;
+		log_rounds(&b, 5);
+		plugin_unload(&b);
+		ptw_tr_test_hold = 0;
+		log_rounds(&a, 5);
+		PTW_BEGIN("main", "main.open_at_exit");
+		exit(0); /* A is never dlclose()d */
+	}
+	int status = 0;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child ended with status %#x", status);
+	if (stop_at_exit) {
+		/* what the child logged */
+		g_rounds[0] = g_rounds[1] = 5 * (THREADS + 1);
+		g_byes[0] = 0;
+		g_byes[1] = 1;
+		struct tally t;
+		check_trace(path, PTW_CHECK_ALLOW_OPEN, &t, 1);
+		check_counts(&t);
+	}
+	unlink(path);
+}
+
+Test(tracer_unload, exit_with_a_plugin_loaded_and_stop_at_exit)
+{
+	exit_run(1);
+}
+
+Test(tracer_unload, exit_with_a_plugin_loaded_and_tracing_running)
+{
+	exit_run(0);
 }
