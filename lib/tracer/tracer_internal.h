@@ -22,7 +22,9 @@
 /* One ring slot. Extra slots follow when 'extra' > 0: the copied name
  * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then
  * per argument one slot (struct ptw_i_arg_rec) followed by its copied
- * string. Counters keep their value in v.u (a copied name before it). */
+ * string. Counters keep their value in v.u (a copied name before it).
+ * Read by ptw_tr_decode_at, and by tracer_unload.c for the string
+ * pointers of open slices' copies (ptw_tr_own_copied). */
 struct ptw_i_rec {
 	uint64_t ts;       /* raw clock reading (ns, or TSC ticks) */
 	uint8_t kind;      /* enum ptw_i_kind */

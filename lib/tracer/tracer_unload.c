@@ -160,7 +160,9 @@ static uint64_t ptw_tr_str_slots(size_t len)
 /* The strings of a BEGIN copied whole (tracer_open.c) whose record,
  * arguments and copied strings are the slots at 'p': its name, category
  * and argument names become the session's copies (the copied name and
- * string values are in the slots already). 0 or PTW_ERR_NOMEM. */
+ * string values are in the slots already). 0 or PTW_ERR_NOMEM. It walks
+ * the slots as ptw_tr_decode_at (tracer_backend.c) reads them: a change
+ * of the record layout changes both. */
 static int ptw_tr_own_copied(struct ptw_tracer *tr, unsigned char *p)
 {
 	struct ptw_i_rec rec;
