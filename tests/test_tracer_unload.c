@@ -178,10 +178,11 @@ static int64_t tally_get(const struct tally *t, const char *name)
 	return 0;
 }
 
-/* 'A' or 'B' if s is "A.<...>" or "B.<...>", else 0. */
+/* 'A', 'B' or 'C' if s is "A.<...>", "B.<...>" or "C.<...>" (a plugin's
+ * name), else 0. */
 static char prefix_of(const char *s)
 {
-	return s && (s[0] == 'A' || s[0] == 'B') && s[1] == '.' ? s[0] : 0;
+	return s && s[0] >= 'A' && s[0] <= 'C' && s[1] == '.' ? s[0] : 0;
 }
 
 /* Every event of a plugin has its category and argument names, every
@@ -328,19 +329,22 @@ static void tp_check(const char *path, const struct tally *t)
 	if (!tp_shell())
 		return;
 	/* each query counts what must not be: zero rows expected */
+	/* each query counts what must not be: zero rows expected; a
+	 * plugin's name is "A.<...>", "B.<...>" or "C.<...>" */
+#define PLUGIN_NAME(x) "substr(" x ", 1, 1) in ('A', 'B', 'C') and substr(" \
+		       x ", 2, 1) = '.'"
 	static const struct {
 		const char *sql, *what;
 	} none[] = {
 		{"select count(*) from stats where value > 0 and severity in "
 		 "('error', 'data_loss')",
 		 "trace_processor counts errors"},
-		{"select count(*) from slice where (name like 'A.%' or name like "
-		 "'B.%') and substr(name, 1, 1) || '.cat' != ifnull(category, "
-		 "'')",
+		{"select count(*) from slice where " PLUGIN_NAME("name") " and "
+		 "substr(name, 1, 1) || '.cat' != ifnull(category, '')",
 		 "a slice with another plugin's category"},
 		{"select count(*) from slice s join args a using (arg_set_id) "
-		 "where (s.name like 'A.%' or s.name like 'B.%') and a.key like "
-		 "'debug.%' and substr(s.name, 1, 1) != substr(a.key, 7, 1)",
+		 "where " PLUGIN_NAME("s.name") " and a.key like 'debug.%' and "
+		 "substr(s.name, 1, 1) != substr(a.key, 7, 1)",
 		 "an argument with another plugin's name"},
 		{"select count(*) from slice s join track t on s.track_id = "
 		 "t.id where s.name like '_.async%' and t.name != s.name",
@@ -352,11 +356,11 @@ static void tp_check(const char *path, const struct tally *t)
 	}
 	char rows[64][96];
 	static const char per_name[] =
-		"select name, count(*) from slice where name like 'A.%' or "
-		"name like 'B.%' group by name union all select t.name, "
-		"count(*) from counter c join counter_track t on c.track_id = "
-		"t.id where t.name like 'A.%' or t.name like 'B.%' group by "
-		"t.name";
+		"select name, count(*) from slice where " PLUGIN_NAME("name")
+		" group by name union all select t.name, count(*) from counter "
+		"c join counter_track t on c.track_id = t.id where "
+		PLUGIN_NAME("t.name") " group by t.name";
+#undef PLUGIN_NAME
 	size_t n = tp_rows(path, per_name, rows, 64);
 	size_t want = 0;
 	for (size_t i = 0; i < t->n; i++)
@@ -648,4 +652,49 @@ Test(tracer_unload, exit_with_a_plugin_loaded_and_stop_at_exit)
 Test(tracer_unload, exit_with_a_plugin_loaded_and_tracing_running)
 {
 	exit_run(0);
+}
+
+/* A C++ plugin: a static object, and a function-local static made after
+ * the library's first event, log from their destructors at the unload;
+ * the tracer's hook comes after both (priority 101) and takes their
+ * events along. */
+Test(tracer_unload, cxx_plugin_static_destructors_log_at_unload)
+{
+	char path[256], lib[512];
+	ptw_test_tmp_path(path, sizeof(path), "unload-cxx");
+	struct plugin a;
+	plugin_load(&a, 'A'); /* for the folder */
+	snprintf(lib, sizeof(lib), "%s", a.path);
+	plugin_unload(&a);
+	char *slash = strrchr(lib, '/');
+	cr_assert_not_null(slash);
+	snprintf(slash + 1, sizeof(lib) - (size_t)(slash + 1 - lib),
+		 "libunload_cxx.so");
+	session_start(path, PTW_MODE_STREAM, 0, 0);
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(h, "dlopen %s: %s", lib, dlerror());
+	void (*log)(int64_t);
+	*(void **)&log = dlsym(h, "unload_cxx_log");
+	cr_assert_not_null(log);
+	ptw_tr_test_hold = 1;
+	log(1);
+	log(2);
+	cr_assert_eq(dlclose(h), 0);
+	cr_assert_null(dlopen(lib, RTLD_NOW | RTLD_NOLOAD));
+	ptw_tr_test_hold = 0;
+	cr_assert_eq(ptw_stop(), 0);
+	struct tally t;
+	check_trace(path, 0, &t, 1);
+	static const struct {
+		const char *name;
+		int64_t n;
+	} want[] = {{"C.scope", 2}, {"C.dyn", 2},	  {"C.counter", 2},
+		    {"C.bye", 2},   {"C.bye_static", 1}, {"C.bye_local", 1}};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		cr_assert_eq(tally_get(&t, want[i].name), want[i].n,
+			     "%s: %lld, logged %lld", want[i].name,
+			     (long long)tally_get(&t, want[i].name),
+			     (long long)want[i].n);
+	cr_assert_eq(t.n, sizeof(want) / sizeof(want[0]));
+	unlink(path);
 }
