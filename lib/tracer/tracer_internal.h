@@ -218,7 +218,8 @@ extern _Atomic int ptw_tr_test_hold;
 struct ptw_tr_async_ent {
 	uint64_t id;
 	uint64_t track;
-	const char *name;     /* the first BEGIN's name (a literal) */
+	const char *name;     /* the first BEGIN's name (a literal; NULL
+			       * once forgotten at an unload) */
 	uint64_t bal;         /* BEGINs written minus ENDs written */
 	uint64_t last_ts;     /* latest event written on the track */
 	uint64_t zero_pass;   /* pass at which bal last became 0 */

@@ -236,8 +236,9 @@ static int ptw_tr_forget_backend(struct ptw_tracer *tr, size_t n)
 	ptw_map_clear(&tr->counters);
 	/* An async track goes back to a free list under its first BEGIN's
 	 * name address, and a later BEGIN of the same address takes it. Those
-	 * addresses are forgotten: the tracks in use go to the list under
-	 * none, and the idle ones are not taken again (a new track is). */
+	 * addresses are forgotten: the tracks in use are not listed when
+	 * their ids end, and the idle ones are not taken again (a new track
+	 * is). */
 	for (size_t i = 0; i < tr->async.n; i++)
 		tr->async.v[i].name = NULL;
 	tr->async.n_free = 0;
