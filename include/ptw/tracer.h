@@ -611,6 +611,19 @@ static inline void ptw_i_scope_end(int *began)
 		ptw_i_r_;                                                    \
 	}))
 
+/* Unloading: a library that logs may be dlclose()d at any time (no
+ * ptw_flush() needed). Each translation unit that includes this header
+ * gets this destructor, which runs when its object is unloaded (and at
+ * exit) after the object's other destructors (priority 101 runs last):
+ * ptw_i_unload() then has the backend write everything logged so far and
+ * forget the addresses of string literals it kept (lib/tracer/
+ * tracer_unload.c; docs/tracer.md, "Libraries that are unloaded"). Cheap
+ * when nothing was logged since the last unload. */
+void ptw_i_unload(const void *where);
+extern void *__dso_handle __attribute__((visibility("hidden")));
+static void ptw_i_unload_hook(void) __attribute__((destructor(101), used));
+static void ptw_i_unload_hook(void) { ptw_i_unload(&__dso_handle); }
+
 #ifdef __cplusplus
 } /* extern "C" */
 

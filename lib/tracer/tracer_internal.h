@@ -14,6 +14,7 @@
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
 #include "ring.h"
+#include "tracer_unload.h"
 #include "lib/writer/writer_internal.h"
 
 /* ---- the producer's records and thread head (the macros do not see them) */
@@ -21,7 +22,9 @@
 /* One ring slot. Extra slots follow when 'extra' > 0: the copied name
  * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then
  * per argument one slot (struct ptw_i_arg_rec) followed by its copied
- * string. Counters keep their value in v.u (a copied name before it). */
+ * string. Counters keep their value in v.u (a copied name before it).
+ * Read by ptw_tr_decode_at, and by tracer_unload.c for the string
+ * pointers of open slices' copies (ptw_tr_own_copied). */
 struct ptw_i_rec {
 	uint64_t ts;       /* raw clock reading (ns, or TSC ticks) */
 	uint8_t kind;      /* enum ptw_i_kind */
@@ -200,6 +203,8 @@ struct ptw_tr_thread {
 	uint32_t depth;               /* open slices written to the writer */
 	struct ptw_tr_ostack open;    /* and what they are (ring mode) */
 	int created;                  /* track and sequence exist */
+	uint64_t unload_mark;         /* under ctl mutex: ring drained to here
+				       * by the last unload (tracer_unload.c) */
 	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
 	struct ptw_tr_hot hot[PTW_TR_HOT]; /* valid if hot_ok */
 	uint32_t hot_gen;
@@ -217,7 +222,8 @@ extern _Atomic int ptw_tr_test_hold;
 struct ptw_tr_async_ent {
 	uint64_t id;
 	uint64_t track;
-	const char *name;     /* the first BEGIN's name (a literal) */
+	const char *name;     /* the first BEGIN's name (a literal; NULL
+			       * once forgotten at an unload) */
 	uint64_t bal;         /* BEGINs written minus ENDs written */
 	uint64_t last_ts;     /* latest event written on the track */
 	uint64_t zero_pass;   /* pass at which bal last became 0 */
@@ -336,6 +342,7 @@ struct ptw_tracer {
 	size_t n_otracks, cap_otracks;
 	struct ptw_map otrack_ix;     /* async track uuid -> index + 1 */
 	char *oscratch;               /* decoding a copied BEGIN */
+	struct ptw_tr_unload unl;     /* libraries unloaded (tracer_unload.c) */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
 };

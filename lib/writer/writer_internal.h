@@ -149,6 +149,14 @@ int ptw_i_writer_set_realtime(struct ptw_writer *w,
 			      uint64_t (*now)(const void *ctx), const void *ctx);
 int ptw_i_writer_realtime_tick(struct ptw_writer *w, int force);
 
+/* Forgets which string addresses (PTW_EV_STATIC_STRINGS,
+ * PTW_EV_STATIC_ARG_NAMES) were interned as what, on every sequence: the
+ * strings may be gone (the tracer calls it when a library that logged is
+ * unloaded, tracer_unload.c) and another may come to live at the same
+ * address. Iids stay valid (the tables keep the contents), so no
+ * checkpoint is needed: the next use of an address interns it by content. */
+void ptw_i_writer_forget_addresses(struct ptw_writer *w);
+
 /* Records an error in the writer's error record (code, errno, message) and
  * returns code; NOMEM and IO become sticky. */
 int ptw_i_writer_fail(struct ptw_writer *w, int code, int sys_errno,
