@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -204,6 +205,29 @@ int ptw_set_process_name(const char *name)
 }
 
 /* ---- start ------------------------------------------------------------- */
+
+/* pthread_create for ptw's own threads: they start with every
+ * asynchronous signal blocked (a new thread inherits the caller's mask,
+ * restored right after), so a signal meant for the program (a timer's
+ * SIGALRM, SIGCHLD, SIGTERM...) never runs the program's handler on
+ * ptw's thread, where a macro in that handler would deadlock the backend
+ * on its own mutex. Faults stay deliverable there: the crash dump
+ * relies on them. */
+static int ptw_tr_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL,
+				     SIGFPE,  SIGTRAP, SIGSYS};
+	sigset_t quiet, old;
+	sigfillset(&quiet);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&quiet, faults[i]);
+	int rc = pthread_sigmask(SIG_SETMASK, &quiet, &old);
+	if (rc)
+		return rc;
+	rc = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
 
 static int ptw_tr_parse_categories_locked(const char *list)
 {
@@ -438,7 +462,7 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 	c->stopping = 0;
 	memset(&c->last, 0, sizeof(c->last));
 	c->have_last = 0;
-	rc = pthread_create(&tr->thread, NULL, ptw_tr_backend_main, tr);
+	rc = ptw_tr_thread_create(&tr->thread, ptw_tr_backend_main, tr);
 	if (rc) {
 		c->tr = NULL;
 		ptw_tr_crash_uninstall();
