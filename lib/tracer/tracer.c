@@ -53,9 +53,11 @@ static void ptw_tr_atfork_child(void)
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
 	ptw_tr_sites_set_all(0);
-	/* The forking thread's ring belonged to the parent's session: do
-	 * not touch it (the child re-registers on its next session). */
-	ptw_i_self = NULL;
+	/* The forking thread's record (ptw_i_self) stays: its ring belongs
+	 * to the parent's session and is never written here (the child's
+	 * next session finds the session differs and registers anew), but
+	 * the name set with ptw_set_thread_name carries over from it, as the
+	 * OS name stays with the thread. */
 	pthread_mutex_unlock(&c->mu);
 }
 
