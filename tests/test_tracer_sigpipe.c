@@ -49,8 +49,9 @@ static int sigpipe_blocked(void)
 
 /* Writes events to fd (the write end of a pipe or socket) until a flush
  * has put some in the peer, reads those, closes the reader 'rd' and goes
- * on until the writer fails: it must fail with EPIPE and the program
- * must still be here. What was read decodes. */
+ * on until the writer fails: it must fail with EPIPE, keep counting
+ * only the bytes that went out, and the program must still be here.
+ * What was read decodes. */
 static void writer_reader_gone(int fd, int rd)
 {
 	struct ptw_writer_options o = {.flush_bytes = 64};
@@ -81,6 +82,8 @@ static void writer_reader_gone(int fd, int rd)
 		rc = ptw_writer_flush(w);
 	cr_assert_eq(rc, PTW_ERR_IO);
 	cr_assert_eq(ptw_writer_error(w)->sys_errno, EPIPE);
+	ptw_writer_get_stats(w, &st); /* completed writes only */
+	cr_assert_eq(st.bytes_written, good);
 	cr_assert_eq(ptw_writer_close(w, &err), PTW_ERR_IO);
 	cr_assert_eq(err.sys_errno, EPIPE);
 	struct ptw_trace *t = ptw_test_load_mem_or_fail(buf, got);

@@ -214,8 +214,9 @@ int ptw_set_process_name(const char *name)
  * SIGALRM, SIGCHLD, SIGTERM...) never runs the program's handler on
  * ptw's thread, where a macro in that handler would deadlock the backend
  * on its own mutex. Faults stay deliverable there: the crash dump
- * relies on them. */
-static int ptw_tr_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
+ * relies on them. The thread is given 'name' (top -H, gdb, /proc). */
+static int ptw_tr_thread_create(pthread_t *th, const char *name,
+				void *(*fn)(void *), void *arg)
 {
 	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL,
 				     SIGFPE,  SIGTRAP, SIGSYS};
@@ -228,6 +229,8 @@ static int ptw_tr_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
 		return rc;
 	rc = pthread_create(th, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		(void)pthread_setname_np(*th, name); /* cosmetic if it fails */
 	return rc;
 }
 
@@ -464,7 +467,8 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 	c->stopping = 0;
 	memset(&c->last, 0, sizeof(c->last));
 	c->have_last = 0;
-	rc = ptw_tr_thread_create(&tr->thread, ptw_tr_backend_main, tr);
+	rc = ptw_tr_thread_create(&tr->thread, "ptw-backend",
+				  ptw_tr_backend_main, tr);
 	if (rc) {
 		c->tr = NULL;
 		ptw_tr_crash_uninstall();

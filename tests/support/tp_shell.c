@@ -53,3 +53,14 @@ char *ptw_test_tp_query(const char *trace, const char *sql)
 	memmove(out, nl + 1, strlen(nl + 1) + 1);
 	return out;
 }
+
+void ptw_test_tp_expect_rows(const char *trace, const char *sql,
+			     const char *want)
+{
+	char *got = ptw_test_tp_query(trace, sql);
+	char shown[512];
+	snprintf(shown, sizeof(shown), "%s", got);
+	int same = strcmp(got, want) == 0;
+	free(got); /* before a failing assert, which leaves the test */
+	cr_assert(same, "%s:\ngot:\n%s\nwant:\n%s", sql, shown, want);
+}

@@ -15,4 +15,9 @@ const char *ptw_test_tp_shell(void);
  * fails. */
 char *ptw_test_tp_query(const char *trace, const char *sql);
 
+/* Fails the test unless the query's rows (as ptw_test_tp_query returns
+ * them, e.g. "\"name\"\n" or "0\n") are 'want'. */
+void ptw_test_tp_expect_rows(const char *trace, const char *sql,
+			     const char *want);
+
 #endif /* PTW_TEST_TP_SHELL_H */
