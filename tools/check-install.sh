@@ -86,8 +86,7 @@ for p in writer tracer cxx; do
 	run "$d/pc-shared/$p" "$out"
 	# shellcheck disable=SC2086
 	$build $cflags "$f" -o "$d/pc-static/$p" \
-		-Wl,-Bstatic $(pkg-config --libs ptw) -Wl,-Bdynamic \
-		$(pkg-config --static --libs-only-l ptw | sed 's/-lptw//') ||
+		-Wl,-Bstatic $(pkg-config --static --libs ptw) -Wl,-Bdynamic ||
 		fail "$p: pkg-config --static build failed"
 	needs_so "$d/pc-static/$p" 0
 	run "$d/pc-static/$p" "$out"

@@ -239,7 +239,8 @@ int ptw_is_running(void);
 /* Names the calling thread's track (copied; longer than 63 bytes is cut
  * at the last UTF-8 character boundary within 63 bytes).
  * The default is the OS thread name. Kept for later sessions while the
- * thread lives. Returns 0, or PTW_ERR_INVALID for NULL. */
+ * thread lives (in a child after fork() too). Returns 0, or
+ * PTW_ERR_INVALID for NULL. */
 int ptw_set_thread_name(const char *name);
 
 /* Renames the process track (copied). Effective at once when running and

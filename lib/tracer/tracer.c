@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -52,9 +53,11 @@ static void ptw_tr_atfork_child(void)
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
 	ptw_tr_sites_set_all(0);
-	/* The forking thread's ring belonged to the parent's session: do
-	 * not touch it (the child re-registers on its next session). */
-	ptw_i_self = NULL;
+	/* The forking thread's record (ptw_i_self) stays: its ring belongs
+	 * to the parent's session and is never written here (the child's
+	 * next session finds the session differs and registers anew), but
+	 * the name set with ptw_set_thread_name carries over from it, as the
+	 * OS name stays with the thread. */
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -204,6 +207,32 @@ int ptw_set_process_name(const char *name)
 }
 
 /* ---- start ------------------------------------------------------------- */
+
+/* pthread_create for ptw's own threads: they start with every
+ * asynchronous signal blocked (a new thread inherits the caller's mask,
+ * restored right after), so a signal meant for the program (a timer's
+ * SIGALRM, SIGCHLD, SIGTERM...) never runs the program's handler on
+ * ptw's thread, where a macro in that handler would deadlock the backend
+ * on its own mutex. Faults stay deliverable there: the crash dump
+ * relies on them. The thread is given 'name' (top -H, gdb, /proc). */
+static int ptw_tr_thread_create(pthread_t *th, const char *name,
+				void *(*fn)(void *), void *arg)
+{
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL,
+				     SIGFPE,  SIGTRAP, SIGSYS};
+	sigset_t quiet, old;
+	sigfillset(&quiet);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&quiet, faults[i]);
+	int rc = pthread_sigmask(SIG_SETMASK, &quiet, &old);
+	if (rc)
+		return rc;
+	rc = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		(void)pthread_setname_np(*th, name); /* cosmetic if it fails */
+	return rc;
+}
 
 static int ptw_tr_parse_categories_locked(const char *list)
 {
@@ -438,7 +467,8 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 	c->stopping = 0;
 	memset(&c->last, 0, sizeof(c->last));
 	c->have_last = 0;
-	rc = pthread_create(&tr->thread, NULL, ptw_tr_backend_main, tr);
+	rc = ptw_tr_thread_create(&tr->thread, "ptw-backend",
+				  ptw_tr_backend_main, tr);
 	if (rc) {
 		c->tr = NULL;
 		ptw_tr_crash_uninstall();

@@ -62,7 +62,9 @@ int ptw_i_writer_is_recorder(const struct ptw_writer *w);
 int ptw_i_writer_recorder_prepare(struct ptw_writer *w);
 /* Writes the window (prefix, pieces, with 'pend' the pending packets, and
  * a TraceStats packet if 'st') to fd, with write() only: callable from
- * the crash handler while the writer is not in use. 0 or PTW_ERR_IO. */
+ * the crash handler while the writer is not in use. 0 or PTW_ERR_IO
+ * (EPIPE, no SIGPIPE, on a pipe or socket whose reader has gone: here and
+ * in ptw_i_writer_write_pending). */
 int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
 			      const struct ptw_i_trace_stats *st, int pend);
 /* Stream mode: writes the packets not yet written (and a TraceStats
