@@ -65,6 +65,7 @@
 
 #include "converters/chrome_json/chrome_json.h"
 #include "lib/util/hashmap.h"
+#include "lib/util/utf8.h"
 #include "converters/chrome_json/json_internal.h"
 #include "reader/tp_model.h"
 #include "reader/trace_read.h"
@@ -121,37 +122,8 @@ static void putf(struct out *o, const char *fmt, ...)
 		put(o, tmp, (size_t)k < sizeof(tmp) ? (size_t)k : sizeof(tmp) - 1);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned b0 = s[0], need, lo = 0x80, hi = 0xBF;
-	if (b0 >= 0xC2 && b0 <= 0xDF)
-		need = 1;
-	else if (b0 == 0xE0)
-		need = 2, lo = 0xA0;
-	else if ((b0 >= 0xE1 && b0 <= 0xEC) || b0 == 0xEE || b0 == 0xEF)
-		need = 2;
-	else if (b0 == 0xED)
-		need = 2, hi = 0x9F;
-	else if (b0 == 0xF0)
-		need = 3, lo = 0x90;
-	else if (b0 >= 0xF1 && b0 <= 0xF3)
-		need = 3;
-	else if (b0 == 0xF4)
-		need = 3, hi = 0x8F;
-	else
-		return 0;
-	if (need >= n)
-		return 0;
-	for (unsigned k = 1; k <= need; k++) {
-		unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
-		if (s[k] < l || s[k] > h)
-			return 0;
-	}
-	return need + 1;
-}
-
-/* A JSON string literal; invalid UTF-8 bytes become U+FFFD. */
+/* A JSON string literal; each maximal invalid UTF-8 subpart becomes
+ * U+FFFD (as the writer writes it and the UI shows it). */
 static void put_str_n(struct out *o, const char *s0, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)s0;
@@ -167,13 +139,13 @@ static void put_str_n(struct out *o, const char *s0, size_t n)
 		put(o, (const char *)s + i - run, run);
 		run = 0;
 		if (ch >= 0x80) {
-			size_t k = utf8_len(s + i, n - i);
+			size_t bad, k = ptw_utf8_char(s + i, n - i, &bad);
 			if (k) {
 				put(o, (const char *)s + i, k);
 				i += k;
 			} else {
 				puts_(o, "\\ufffd");
-				i++;
+				i += bad;
 			}
 			continue;
 		}
