@@ -22,45 +22,14 @@
 
 static char g_tp[512];
 
-/* Finds trace_processor_shell or skips the test. */
 static void need_tp(void)
 {
-	const char *env = getenv("PTW_SHARED_DIR");
-	char root[400];
-	if (env && *env) {
-		snprintf(g_tp, sizeof(g_tp), "%s/tp/trace_processor_shell", env);
-	} else {
-		ptw_test_src_root(root, sizeof(root));
-		snprintf(g_tp, sizeof(g_tp),
-			 "%s/../shared/tp/trace_processor_shell", root);
-	}
-	if (access(g_tp, X_OK) != 0)
-		cr_skip_test("no trace_processor_shell at %s", g_tp);
+	ptw_test_tp_or_skip(g_tp, sizeof(g_tp));
 }
 
-/* trace_processor's output (CSV with headers) for 'sql' (no double
- * quotes) on 'trace', malloc'd. */
 static char *query(const char *trace, const char *sql)
 {
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "'%s' -Q \"%s\" '%s' 2>/dev/null", g_tp, sql,
-		 trace);
-	FILE *p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	size_t cap = 1 << 16, len = 0, n;
-	char *out = malloc(cap);
-	cr_assert_not_null(out);
-	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-		len += n;
-		if (cap - len < 2) {
-			cap *= 2;
-			out = realloc(out, cap);
-			cr_assert_not_null(out);
-		}
-	}
-	out[len] = '\0';
-	cr_assert_eq(pclose(p), 0, "%s failed:\n%s", cmd, out);
-	return out;
+	return ptw_test_tp_query(g_tp, trace, sql);
 }
 
 static const char *const k_tables[] = {
@@ -339,19 +308,10 @@ Test(export_tp, corpus_chrome_cases)
 		char in[1024], pf[256];
 		snprintf(in, sizeof(in), "%s/%s/input.json", dir, cases[i]);
 		ptw_test_tmp_path(pf, sizeof(pf), "corpus.pftrace");
-		struct ptw_error err = { 0 };
-		struct ptw_writer *w = ptw_writer_open(pf, NULL, &err);
-		cr_assert_not_null(w, "%s", err.msg);
-		struct ptw_emit *em = ptw_emit_create(w, &err);
-		cr_assert_not_null(em, "%s", err.msg);
-		struct ptw_emit_input ein = { .mode = PTW_EMIT_CHROME };
-		cr_assert_eq(ptw_emit_begin_input(em, &ein, &err), 0);
-		cr_assert_eq(ptw_cv_json_read(in, NULL, ptw_emit_event, em,
-					      NULL, &err), 0, "%s", err.msg);
-		cr_assert_eq(ptw_emit_end_input(em, &err), 0);
-		cr_assert_eq(ptw_emit_finish(em, &err), 0);
-		ptw_emit_destroy(em);
-		cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+		size_t len;
+		char *text = (char *)ptw_test_read_file_or_fail(in, &len);
+		ptw_test_convert_json(pf, text, 0, NULL);
+		free(text);
 		same_in_tp(pf, 0);
 		unlink(pf);
 	}

@@ -28,17 +28,7 @@ static char g_tp[512];
 /* Finds trace_processor_shell or skips the test. */
 static void need_tp(void)
 {
-	const char *env = getenv("PTW_SHARED_DIR");
-	char root[400];
-	if (env && *env) {
-		snprintf(g_tp, sizeof(g_tp), "%s/tp/trace_processor_shell", env);
-	} else {
-		ptw_test_src_root(root, sizeof(root));
-		snprintf(g_tp, sizeof(g_tp),
-			 "%s/../shared/tp/trace_processor_shell", root);
-	}
-	if (access(g_tp, X_OK) != 0)
-		cr_skip_test("no trace_processor_shell at %s", g_tp);
+	ptw_test_tp_or_skip(g_tp, sizeof(g_tp));
 }
 
 /* Packs the traces into one TAR with `util merge`. */
@@ -55,25 +45,7 @@ static void merge(const char *tar, const char *a, const char *b)
  * of its CSV output without the header, one per line, malloc'd. */
 static char *query(const char *trace, const char *sql)
 {
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "'%s' -Q \"%s\" '%s' 2>/dev/null", g_tp, sql,
-		 trace);
-	FILE *p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	size_t cap = 1 << 16, len = 0;
-	char *out = malloc(cap);
-	cr_assert_not_null(out);
-	size_t n;
-	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-		len += n;
-		if (cap - len < 2) {
-			cap *= 2;
-			out = realloc(out, cap);
-			cr_assert_not_null(out);
-		}
-	}
-	out[len] = '\0';
-	cr_assert_eq(pclose(p), 0, "%s failed:\n%s", cmd, out);
+	char *out = ptw_test_tp_query(g_tp, trace, sql);
 	/* drop the header line */
 	char *nl = strchr(out, '\n');
 	cr_assert_not_null(nl, "no header in: %s", out);

@@ -21,6 +21,44 @@ void ptw_test_src_root(char *buf, size_t len)
 	}
 }
 
+void ptw_test_tp_or_skip(char *buf, size_t len)
+{
+	const char *env = getenv("PTW_SHARED_DIR");
+	if (env && *env) {
+		snprintf(buf, len, "%s/tp/trace_processor_shell", env);
+	} else {
+		char root[400];
+		ptw_test_src_root(root, sizeof(root));
+		snprintf(buf, len, "%s/../shared/tp/trace_processor_shell",
+			 root);
+	}
+	if (access(buf, X_OK) != 0)
+		cr_skip_test("no trace_processor_shell at %s", buf);
+}
+
+char *ptw_test_tp_query(const char *tp, const char *trace, const char *sql)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "'%s' -Q \"%s\" '%s' 2>/dev/null", tp, sql,
+		 trace);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	size_t cap = 1 << 16, len = 0, n;
+	char *out = malloc(cap);
+	cr_assert_not_null(out);
+	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			cap *= 2;
+			out = realloc(out, cap);
+			cr_assert_not_null(out);
+		}
+	}
+	out[len] = '\0';
+	cr_assert_eq(pclose(p), 0, "%s failed:\n%s", cmd, out);
+	return out;
+}
+
 void ptw_test_corpus_dir(char *buf, size_t len)
 {
 	const char *env = getenv("PTW_SHARED_DIR");

@@ -48,6 +48,16 @@ void ptw_test_corpus_dir(char *buf, size_t len);
  * (`make test-no-shared` checks it). */
 void ptw_test_corpus_dir_or_skip(char *buf, size_t len);
 
+/* trace_processor_shell: $PTW_SHARED_DIR/tp/trace_processor_shell if set,
+ * else <source root>/../shared/tp/...; skips the current Criterion test
+ * if it is not there. */
+void ptw_test_tp_or_skip(char *buf, size_t len);
+
+/* Runs trace_processor_shell 'tp' with one query 'sql' (no double quotes)
+ * on 'trace'; returns its CSV output, header line included, malloc'd.
+ * Fails the test if the shell fails. */
+char *ptw_test_tp_query(const char *tp, const char *trace, const char *sql);
+
 /* Reads a whole file into a malloc'd buffer (*len bytes; NUL-terminated
  * for convenience). Fails the test if it cannot. */
 uint8_t *ptw_test_read_file_or_fail(const char *path, size_t *len);
