@@ -79,6 +79,23 @@ static const struct jev *find(const struct jevs *j, char ph, const char *name)
 	return NULL;
 }
 
+/* The duration of the slice a thread's B begins: up to the E that closes
+ * it (the E's close the innermost open B, in file order); -1: none. */
+static int64_t b_dur(const struct jevs *j, const struct jev *b)
+{
+	int open = 0;
+	for (size_t i = (size_t)(b - j->e); i < j->n; i++) {
+		const struct jev *e = &j->e[i];
+		if (e->pid != b->pid || e->tid != b->tid)
+			continue;
+		if (e->ph == 'B')
+			open++;
+		else if (e->ph == 'E' && --open == 0)
+			return e->ts - b->ts;
+	}
+	return -1;
+}
+
 static size_t count_ph(const struct jevs *j, char ph)
 {
 	size_t n = 0;
@@ -208,10 +225,10 @@ static void check_export(const struct jevs *j)
 	cr_assert_str_eq(m->args[0].s, "worker");
 	cr_assert_eq(count_ph(j, 'M'), 2);
 
-	/* thread slices: X with exact ns, args of begin and end */
-	const struct jev *x = find(j, 'X', "outer");
+	/* thread slices: B and E with exact ns, args of begin and end */
+	const struct jev *x = find(j, 'B', "outer");
 	cr_assert_eq(x->ts, 1000125);
-	cr_assert_eq(x->dur, 3000000 - 1000125);
+	cr_assert_eq(b_dur(j, x), 3000000 - 1000125);
 	cr_assert_str_eq(x->cat, "demo");
 	cr_assert_eq(x->pid, 10);
 	cr_assert_eq(x->tid, 11);
@@ -228,21 +245,24 @@ static void check_export(const struct jevs *j)
 
 	/* flows: v2 bind_id on both slices, renumbered from 2^63 (the
 	 * JSON import numbers v1 flows 0, 1, ... in the bind id space) */
-	x = find(j, 'X', "inner");
-	cr_assert_eq(x->dur, 500000);
+	x = find(j, 'B', "inner");
+	cr_assert_eq(b_dur(j, x), 500000);
 	cr_assert_str_eq(x->bind_id, "0x8000000000000000");
 	cr_assert_eq(x->flags & (PTW_CV_FLOW_OUT | PTW_CV_FLOW_IN),
 		     PTW_CV_FLOW_OUT);
-	x = find(j, 'X', "recv");
+	x = find(j, 'B', "recv");
 	cr_assert_eq(x->tid, 10);
+	cr_assert_eq(b_dur(j, x), 100000);
 	cr_assert_str_eq(x->bind_id, "0x8000000000000000");
 	cr_assert_eq(x->flags & (PTW_CV_FLOW_OUT | PTW_CV_FLOW_IN),
 		     PTW_CV_FLOW_IN);
-	x = find(j, 'X', "zero");
-	cr_assert_eq(x->dur, 0);
+	x = find(j, 'B', "zero");
+	cr_assert_eq(b_dur(j, x), 0);
 	x = find(j, 'B', "never");
 	cr_assert_eq(x->ts, 6000000);
-	cr_assert_eq(x->flags & PTW_CV_HAS_DUR, 0);
+	cr_assert_eq(b_dur(j, x), -1);
+	cr_assert_eq(count_ph(j, 'X'), 0);
+	cr_assert_eq(count_ph(j, 'E'), 4);
 
 	/* instants by scope */
 	x = find(j, 'i', "mark");

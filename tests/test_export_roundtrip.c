@@ -422,3 +422,40 @@ Test(export_roundtrip, corpus_chrome_cases)
 	closedir(d);
 	cr_assert(cases >= 1);
 }
+
+/* Equal timestamps: a zero-length slice (an instant in the protobuf)
+ * before a slice at its ts stays its sibling, instants stack, an instant
+ * at its parent's end stays inside (Perfetto's diff test
+ * test_same_ts_zero_duration_slice_then_begin_end_slice_unnesting and
+ * neighbours): the JSON export is read in the protobuf's order. */
+Test(export_roundtrip, equal_timestamps_keep_their_depths)
+{
+	static const char *const src[] = {
+		"[{\"name\":\"Slice 1\",\"ph\":\"X\",\"ts\":1000,\"dur\":0,"
+		"\"pid\":1,\"tid\":1},"
+		"{\"name\":\"Slice 2\",\"ph\":\"B\",\"ts\":1000,\"pid\":1,"
+		"\"tid\":1},"
+		"{\"name\":\"Slice 2\",\"ph\":\"E\",\"ts\":1100,\"pid\":1,"
+		"\"tid\":1}]\n",
+		"[{\"name\":\"a\",\"ph\":\"i\",\"s\":\"t\",\"ts\":5,\"pid\":1,"
+		"\"tid\":1},"
+		"{\"name\":\"b\",\"ph\":\"i\",\"s\":\"t\",\"ts\":5,\"pid\":1,"
+		"\"tid\":1},"
+		"{\"name\":\"c\",\"ph\":\"B\",\"ts\":5,\"pid\":1,\"tid\":1},"
+		"{\"name\":\"d\",\"ph\":\"X\",\"dur\":0,\"ts\":5,\"pid\":1,"
+		"\"tid\":1},"
+		"{\"name\":\"e\",\"ph\":\"B\",\"ts\":5,\"pid\":1,\"tid\":1},"
+		"{\"ph\":\"E\",\"ts\":5,\"pid\":1,\"tid\":1},"
+		"{\"ph\":\"E\",\"ts\":6,\"pid\":1,\"tid\":1}]\n",
+	};
+	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
+		char *json = tmp_path();
+		FILE *f = fopen(json, "w");
+		cr_assert_not_null(f);
+		fputs(src[i], f);
+		cr_assert_eq(fclose(f), 0);
+		cr_assert_gt(roundtrip(json), 1);
+		unlink(json);
+		free(json);
+	}
+}

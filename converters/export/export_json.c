@@ -8,10 +8,13 @@
  * linked. Each row becomes the JSON event that trace_processor's JSON
  * importer turns back into the same row:
  *
- *   thread slice            X (dur), or B if never ended
- *   thread instant          i  "s":"t"
+ *   thread slice            B, and E at its END's place (none if never
+ *                           ended); X (dur) on a thread's other tracks
+ *   thread instant          i  "s":"t"; with flows B + E (see below)
  *   process-track instant   i  "s":"p"
  *   global instant          i  "s":"g"
+ *   process / global instant n on its track, as below (an i would
+ *   with flows               lose them)
  *   slice on another track  b + e with "id" (global) or "id2":{"local"}
  *                           (process-scoped), one id per proto track;
  *                           instants there become n
@@ -33,6 +36,22 @@
  *                           space as v2 bind ids, so small ids would
  *                           merge flows on import
  *
+ * Order. trace_processor sorts JSON events by ts, ties in file order,
+ * unless the file has an X: then, at equal ts, E events go first and X
+ * events by decreasing dur before the rest (trace_sorter.h,
+ * SlowOperatorLess). Without X, events at equal ts are thus read in the
+ * order written, as the protobuf import reads the trace's events (ts,
+ * then file order: tp_model.c), so the thread slices are written as B
+ * and E in exactly that order and nest as they did (an instant before a
+ * slice at its ts stays its sibling, an instant at its parent's end ts
+ * stays inside). An instant with flows is a B + E (JSON flows bind to
+ * B, X, b and n only; the E follows the instants stacked on it at the
+ * same ts, which an 'i' would carry too): the same slice row, and its
+ * thread_dur is the protobuf import's 0 where an 'i' leaves NULL. Only a
+ * slice on another track of a thread (the converter's overlap tracks)
+ * needs an X; such a trace is written as before this order existed: X
+ * for every thread slice, an instant with flows as an X of dur 0.
+ *
  * Times are printed exactly: ns / 1000 with up to three decimals. The
  * output is streamed through one buffer; the trace itself is held in
  * memory by the reader library. */
@@ -46,6 +65,7 @@
 
 #include "converters/chrome_json/chrome_json.h"
 #include "lib/util/hashmap.h"
+#include "lib/util/utf8.h"
 #include "converters/chrome_json/json_internal.h"
 #include "reader/tp_model.h"
 #include "reader/trace_read.h"
@@ -102,37 +122,8 @@ static void putf(struct out *o, const char *fmt, ...)
 		put(o, tmp, (size_t)k < sizeof(tmp) ? (size_t)k : sizeof(tmp) - 1);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned b0 = s[0], need, lo = 0x80, hi = 0xBF;
-	if (b0 >= 0xC2 && b0 <= 0xDF)
-		need = 1;
-	else if (b0 == 0xE0)
-		need = 2, lo = 0xA0;
-	else if ((b0 >= 0xE1 && b0 <= 0xEC) || b0 == 0xEE || b0 == 0xEF)
-		need = 2;
-	else if (b0 == 0xED)
-		need = 2, hi = 0x9F;
-	else if (b0 == 0xF0)
-		need = 3, lo = 0x90;
-	else if (b0 >= 0xF1 && b0 <= 0xF3)
-		need = 3;
-	else if (b0 == 0xF4)
-		need = 3, hi = 0x8F;
-	else
-		return 0;
-	if (need >= n)
-		return 0;
-	for (unsigned k = 1; k <= need; k++) {
-		unsigned l = k == 1 ? lo : 0x80, h = k == 1 ? hi : 0xBF;
-		if (s[k] < l || s[k] > h)
-			return 0;
-	}
-	return need + 1;
-}
-
-/* A JSON string literal; invalid UTF-8 bytes become U+FFFD. */
+/* A JSON string literal; each maximal invalid UTF-8 subpart becomes
+ * U+FFFD (as the writer writes it and the UI shows it). */
 static void put_str_n(struct out *o, const char *s0, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)s0;
@@ -148,13 +139,13 @@ static void put_str_n(struct out *o, const char *s0, size_t n)
 		put(o, (const char *)s + i - run, run);
 		run = 0;
 		if (ch >= 0x80) {
-			size_t k = utf8_len(s + i, n - i);
+			size_t bad, k = ptw_utf8_char(s + i, n - i, &bad);
 			if (k) {
 				put(o, (const char *)s + i, k);
 				i += k;
 			} else {
 				puts_(o, "\\ufffd");
-				i++;
+				i += bad;
 			}
 			continue;
 		}
@@ -179,22 +170,41 @@ static void put_str(struct out *o, const char *s)
 	put_str_n(o, s, strlen(s));
 }
 
+/* A decimal integer (printf costs more than the rest of an event). */
+static void put_u64(struct out *o, uint64_t v)
+{
+	char tmp[20];
+	size_t k = sizeof(tmp);
+	do {
+		tmp[--k] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(o, tmp + k, sizeof(tmp) - k);
+}
+
+static void put_i64(struct out *o, int64_t v)
+{
+	if (v < 0)
+		put(o, "-", 1);
+	put_u64(o, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
 /* ns as microseconds, exactly. */
 static void put_us(struct out *o, int64_t ns)
 {
 	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
 	uint64_t us = a / 1000, frac = a % 1000;
-	if (!frac) {
-		putf(o, "%s%" PRIu64, ns < 0 ? "-" : "", us);
+	if (ns < 0)
+		put(o, "-", 1);
+	put_u64(o, us);
+	if (!frac)
 		return;
-	}
-	char f[4];
-	snprintf(f, sizeof(f), "%03u", (unsigned)frac);
-	size_t k = 3;
+	char f[4] = { '.', (char)('0' + frac / 100),
+		      (char)('0' + frac / 10 % 10), (char)('0' + frac % 10) };
+	size_t k = 4;
 	while (f[k - 1] == '0')
 		k--;
-	f[k] = '\0';
-	putf(o, "%s%" PRIu64 ".%s", ns < 0 ? "-" : "", us, f);
+	put(o, f, k);
 }
 
 static void put_double(struct out *o, double d)
@@ -349,9 +359,12 @@ static void put_common(struct out *o, const char *ph, const char *name,
 		puts_(o, ",\"cat\":");
 		put_str(o, cat);
 	}
-	putf(o, ",\"pid\":%" PRId32, pid);
-	if (has_tid)
-		putf(o, ",\"tid\":%" PRId64, tid);
+	puts_(o, ",\"pid\":");
+	put_i64(o, pid);
+	if (has_tid) {
+		puts_(o, ",\"tid\":");
+		put_i64(o, tid);
+	}
 	puts_(o, ",\"ts\":");
 	put_us(o, ts);
 }
@@ -370,8 +383,54 @@ struct ctx {
 	uint8_t *async_track; /* per slice: its track has non-instant slices */
 	uint8_t *link_v1;     /* per flow link: written as v1 s/f events */
 	uint64_t *link_id;    /* per flow link: the id it is written with */
+	/* the trace's events: an event's index is its place in the protobuf
+	 * import's order at equal ts */
+	const struct ptw_trace_event *evs;
+	/* a slice lies on another track of a thread: thread slices are X
+	 * (see the top) */
+	int x_mode;
+	/* per slice: an instant written as B + E (it or an instant stacked
+	 * on it has flows), and the place of its E (after the instants
+	 * stacked on it); NULL when there is none */
+	uint8_t *inst_be;
+	size_t *inst_end;
 	struct out *o;
 };
+
+static int has_flows(const struct ctx *c, const struct ptw_tp_slice *s)
+{
+	const struct slice_flows *f = &c->sf[s->id];
+	return f->in || f->out || f->v1;
+}
+
+/* The slice lies on its thread's own track (else on another track of the
+ * thread, where only an X keeps it apart: the JSON import spills an X
+ * that overlaps onto another track of the thread). */
+static int on_own_thread_track(const struct ctx *c,
+			       const struct ptw_tp_slice *s)
+{
+	const struct ptw_trace_track *tr = ptw_trace_find_track(c->t,
+								s->track_uuid);
+	return !tr || tr->kind == PTW_TRACE_TRACK_THREAD;
+}
+
+/* How a thread slice is written: 'i', 'B' (+ 'E') or 'X'. */
+static char thread_form(const struct ctx *c, const struct ptw_tp_slice *s)
+{
+	if (s->is_instant) {
+		if (c->x_mode)
+			return has_flows(c, s) ? 'X' : 'i';
+		return c->inst_be && c->inst_be[s->id] ? 'B' : 'i';
+	}
+	if (!c->x_mode)
+		return 'B';
+	return s->dur < 0 ? 'B' : 'X';
+}
+
+static size_t event_index(const struct ctx *c, const struct ptw_trace_event *ev)
+{
+	return (size_t)(ev - c->evs);
+}
 
 /* pid and tid of an event that is not a thread's: a process's own
  * (process track), else, for a global one, those of the trace's first
@@ -452,6 +511,9 @@ static int slice_is_async(const struct ctx *c, const struct ptw_tp_slice *s,
 	*ow = s->owner;
 	if (ow->owner == PTW_TP_OWNER_THREAD)
 		return 0;
+	/* an 'i' would lose its flows: an 'n' of its own track keeps them */
+	if (s->is_instant && has_flows(c, s))
+		return 1;
 	if (s->is_instant && s->begin->legacy_scope)
 		return 0; /* a global / process instant of a legacy scope */
 	const struct ptw_trace_track *tr = ptw_trace_find_track(c->t,
@@ -459,6 +521,21 @@ static int slice_is_async(const struct ctx *c, const struct ptw_tp_slice *s,
 	if (tr && tr->kind == PTW_TRACE_TRACK_PROCESS && s->is_instant)
 		return 0;
 	return c->async_track[s->id] || !s->is_instant;
+}
+
+/* The E of a thread slice written as B: no name or category, so it
+ * closes the innermost open slice, as the protobuf END did. */
+static void thread_end(struct ctx *c, const struct ptw_tp_slice *s)
+{
+	struct out *o = c->o;
+	begin_event(o);
+	put_common(o, "E", NULL, NULL, s->owner.pid, s->owner.tid, 1,
+		   s->ts + s->dur);
+	if (s->has_thread_ts && s->has_thread_dur) {
+		puts_(o, ",\"tts\":");
+		put_us(o, s->thread_ts + s->thread_dur);
+	}
+	put(o, "}", 1);
 }
 
 static void async_end(struct ctx *c, const struct ptw_tp_slice *s,
@@ -488,21 +565,23 @@ static void export_slice(struct ctx *c, const struct ptw_tp_slice *s)
 	const struct slice_flows *fl = &c->sf[s->id];
 	begin_event(o);
 	if (on_thread) {
-		const char *ph = s->is_instant ? "i" : s->dur < 0 ? "B" : "X";
-		put_common(o, ph, s->name, s->category, ow.pid, ow.tid, 1, s->ts);
-		if (s->is_instant)
+		char ph = thread_form(c, s);
+		put_common(o, ph == 'i' ? "i" : ph == 'B' ? "B" : "X", s->name,
+			   s->category, ow.pid, ow.tid, 1, s->ts);
+		if (ph == 'i')
 			puts_(o, ",\"s\":\"t\"");
-		else if (s->dur >= 0) {
+		else if (ph == 'X') {
 			puts_(o, ",\"dur\":");
 			put_us(o, s->dur);
 		}
-		/* thread time back as tts / tdur (an instant's thread_dur is
-		 * the protobuf import's 0, not the JSON's) */
+		/* thread time back as tts / tdur (an 'i' instant's thread_dur
+		 * is the protobuf import's 0, not the JSON's NULL); a B's
+		 * thread_dur is its E's tts */
 		if (s->has_thread_ts) {
 			puts_(o, ",\"tts\":");
 			put_us(o, s->thread_ts);
 		}
-		if (s->has_thread_dur && !s->is_instant && s->dur >= 0) {
+		if (ph == 'X' && s->has_thread_dur && !s->is_instant) {
 			puts_(o, ",\"tdur\":");
 			put_us(o, s->thread_dur);
 		}
@@ -631,6 +710,46 @@ static void export_names(struct ctx *c)
 	ptw_map_free(&with);
 }
 
+/* x_mode, and the instants written as B + E: those with flows and those
+ * that instants with flows are stacked on (a B pops an instant below
+ * it, so an 'i' under a B + E would not hold it), with the place of
+ * each one's E: after its descendants (the instants stacked on it at its
+ * ts; slice ids are in creation order, parents first). */
+static int prepare_thread_forms(struct ctx *c)
+{
+	const struct ptw_tp_model *m = c->m;
+	int inst_flows = 0;
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		if (s->owner.owner != PTW_TP_OWNER_THREAD || s->owner.broken)
+			continue;
+		if (!on_own_thread_track(c, s))
+			c->x_mode = 1;
+		else if (s->is_instant && has_flows(c, s))
+			inst_flows = 1;
+	}
+	if (c->x_mode || !inst_flows)
+		return 0;
+	c->inst_end = malloc(m->n_slices * sizeof(*c->inst_end));
+	c->inst_be = malloc(m->n_slices);
+	if (!c->inst_end || !c->inst_be)
+		return -1;
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		c->inst_end[i] = event_index(c, s->begin);
+		c->inst_be[i] = s->is_instant && has_flows(c, s);
+	}
+	for (size_t i = m->n_slices; i-- > 0;) {
+		int64_t p = m->slices[i].parent_id;
+		if (p < 0 || (size_t)p >= i || !m->slices[p].is_instant)
+			continue;
+		if (c->inst_end[p] < c->inst_end[i])
+			c->inst_end[p] = c->inst_end[i];
+		c->inst_be[p] |= c->inst_be[i];
+	}
+	return 0;
+}
+
 /* Flow ids per slice, and which tracks carry real (non-instant) slices. */
 static int prepare(struct ctx *c)
 {
@@ -704,7 +823,7 @@ static int prepare(struct ctx *c)
 		c->async_track[i] = keys[h] == u;
 	}
 	free(keys);
-	return 0;
+	return prepare_thread_forms(c);
 }
 
 /* One line of output, for ordering. */
@@ -712,8 +831,12 @@ struct item {
 	int64_t ts;
 	int kind;       /* 0: async end, 1: anything else */
 	uint32_t depth; /* ends: deeper first */
-	size_t seq;     /* model order (slices, then counters) */
-	int what;       /* 0: slice, 1: async end, 2: counter */
+	size_t seq;     /* place: the index of the event in the protobuf
+			 * import's order (x_mode: model order, slices then
+			 * counters) */
+	int sub;        /* at one place: 0 the event, 1 an E, 2 a counter */
+	int what;       /* 0: slice, 1: async end, 2: counter, 3: thread E */
+	size_t id;      /* the slice's or counter's index */
 };
 
 static int cmp_item(const void *pa, const void *pb)
@@ -725,7 +848,49 @@ static int cmp_item(const void *pa, const void *pb)
 		return a->kind < b->kind ? -1 : 1;
 	if (a->kind == 0 && a->depth != b->depth)
 		return a->depth > b->depth ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	if (a->sub != b->sub)
+		return a->sub < b->sub ? -1 : 1;
+	if (a->depth != b->depth) /* E's of stacked instants: inner first */
+		return a->depth > b->depth ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The items of the slices and counters. */
+static size_t list_items(struct ctx *c, struct item *it)
+{
+	const struct ptw_tp_model *m = c->m;
+	size_t ni = 0;
+	for (size_t i = 0; i < m->n_slices; i++) {
+		const struct ptw_tp_slice *s = &m->slices[i];
+		struct ptw_tp_track_owner ow;
+		int async = slice_is_async(c, s, &ow);
+		size_t place = c->x_mode ? i : event_index(c, s->begin);
+		it[ni++] = (struct item){ s->ts, 1, 0, place, 0, 0, i };
+		if (ow.broken)
+			continue;
+		if (async && !s->is_instant && s->dur > 0)
+			it[ni++] = (struct item){ s->ts + s->dur, 0, s->depth,
+						  place, 0, 1, i };
+		if (async || ow.owner != PTW_TP_OWNER_THREAD ||
+		    thread_form(c, s) != 'B')
+			continue;
+		if (s->is_instant)
+			it[ni++] = (struct item){ s->ts, 1, s->depth,
+						  c->inst_end[i], 1, 3, i };
+		else if (s->end)
+			it[ni++] = (struct item){ s->ts + s->dur, 1, s->depth,
+						  event_index(c, s->end), 1, 3,
+						  i };
+	}
+	for (size_t k = 0; k < m->n_counters; k++) {
+		size_t place = c->x_mode ? m->n_slices + k
+					 : event_index(c, m->counters[k].event);
+		it[ni++] = (struct item){ m->counters[k].ts, 1, 0, place, 2, 2,
+					  k };
+	}
+	return ni;
 }
 
 int ptw_cv_export_json(const char *pftrace_path, FILE *out,
@@ -750,7 +915,9 @@ int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 		return PTW_ERR_NOMEM;
 	}
 	struct out *o = malloc(sizeof(*o));
-	struct ctx c = { .t = t, .m = m, .o = o };
+	size_t n_evs;
+	struct ctx c = { .t = t, .m = m, .o = o,
+			 .evs = ptw_trace_events(t, &n_evs) };
 	int rc = 0;
 	if (!o || prepare(&c)) {
 		rc = ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
@@ -762,38 +929,29 @@ int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 	o->first = 1;
 	put(o, "[", 1);
 	export_names(&c);
-	/* Everything in time order. trace_processor sorts JSON events by ts,
-	 * ties in file order, so at equal ts the async ends come first,
-	 * innermost first (LIFO), then begins, instants and counters in
-	 * model order (parents before children). */
-	size_t ni = 0, cap = 2 * m->n_slices + m->n_counters + 1;
+	/* Everything in time order; at equal ts the async ends first,
+	 * innermost first (LIFO), then the rest in the protobuf import's
+	 * order (see the top; x_mode: model order, parents before
+	 * children). */
+	size_t cap = 2 * m->n_slices + m->n_counters + 1;
 	struct item *it = malloc(cap * sizeof(*it));
 	if (!it) {
 		rc = ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
 		goto done;
 	}
-	for (size_t i = 0; i < m->n_slices; i++) {
-		const struct ptw_tp_slice *s = &m->slices[i];
-		struct ptw_tp_track_owner ow;
-		it[ni++] = (struct item){ s->ts, 1, 0, i, 0 };
-		if (slice_is_async(&c, s, &ow) && !ow.broken && !s->is_instant &&
-		    s->dur > 0)
-			it[ni++] = (struct item){ s->ts + s->dur, 0, s->depth, i,
-						  1 };
-	}
-	for (size_t k = 0; k < m->n_counters; k++)
-		it[ni++] = (struct item){ m->counters[k].ts, 1, 0,
-					  m->n_slices + k, 2 };
+	size_t ni = list_items(&c, it);
 	qsort(it, ni, sizeof(*it), cmp_item);
 	for (size_t i = 0; i < ni; i++) {
 		if (it[i].what == 2) {
-			export_counter(&c, &m->counters[it[i].seq - m->n_slices]);
+			export_counter(&c, &m->counters[it[i].id]);
 		} else if (it[i].what == 1) {
-			const struct ptw_tp_slice *s = &m->slices[it[i].seq];
+			const struct ptw_tp_slice *s = &m->slices[it[i].id];
 			struct ptw_tp_track_owner ow = s->owner;
 			async_end(&c, s, &ow);
+		} else if (it[i].what == 3) {
+			thread_end(&c, &m->slices[it[i].id]);
 		} else {
-			export_slice(&c, &m->slices[it[i].seq]);
+			export_slice(&c, &m->slices[it[i].id]);
 		}
 	}
 	free(it);
@@ -807,6 +965,8 @@ done:
 	free(c.async_track);
 	free(c.link_v1);
 	free(c.link_id);
+	free(c.inst_end);
+	free(c.inst_be);
 	free(o);
 	ptw_tp_model_free(m);
 	ptw_trace_free(t);

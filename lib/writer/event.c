@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/encode/pb_fields.h"
+#include "lib/util/utf8.h"
 #include "seq_fast.h"
 #include "writer_state.h"
 
@@ -11,9 +12,11 @@
  * pointer cache (validated when first interned), length not needed. */
 struct ptw_ev_str {
 	const char *s;   /* NULL: none (then iid 0) */
-	size_t len;
+	size_t len;      /* a new entry's: as written (after U+FFFD) */
 	uint64_t iid;
 	int is_new;
+	int fix;         /* a new entry not UTF-8: written with U+FFFD */
+	size_t raw_len;  /* then the length of s */
 };
 
 struct ptw_ev_plan {
@@ -79,6 +82,17 @@ static inline int ptw_ev_check_str(struct ptw_ev_str *e, const char *s,
 	return e->len > PTW_MAX_STRING_LEN ? -1 : 0;
 }
 
+/* What is not UTF-8 is written as U+FFFD, as the UI shows it
+ * (trace_processor keeps the bytes): checked once per string, for an
+ * inline value or a new entry (the table keeps the bytes given, so the
+ * same string finds the same entry). Out of line: the per-event path
+ * stays as small as it was. */
+static __attribute__((noinline, cold)) void ptw_ev_fix(struct ptw_ev_str *e)
+{
+	e->raw_len = e->len;
+	e->len = ptw_utf8_fixed_len(e->s, e->len, &e->fix);
+}
+
 /* Validates the entries (PTW_ARG_TYPE_DICT) or values (PTW_ARG_TYPE_ARRAY) of 'a',
  * 'depth' levels below a top-level annotation, adding their number to
  * *nodes and their bytes' bound to *need. Returns NULL, or what is wrong.
@@ -105,7 +119,8 @@ static const char *ptw_ev_check_nested(const struct ptw_arg *a,
 			if (len > PTW_MAX_STRING_LEN)
 				return "annotation name too long";
 		}
-		*need += PTW_EV_NODE_MAX + len;
+		/* 3 * len: a byte that is not UTF-8 becomes U+FFFD */
+		*need += PTW_EV_NODE_MAX + 3 * len;
 		const char *why;
 		switch (e->type) {
 		case PTW_ARG_TYPE_BOOL: case PTW_ARG_TYPE_INT: case PTW_ARG_TYPE_UINT:
@@ -117,7 +132,7 @@ static const char *ptw_ev_check_nested(const struct ptw_arg *a,
 			len = strnlen(e->v.s, PTW_MAX_STRING_LEN + 1);
 			if (len > PTW_MAX_STRING_LEN)
 				return "annotation value too long";
-			*need += len;
+			*need += 3 * len;
 			break;
 		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
 			if ((why = ptw_ev_check_nested(e, depth + 1, nodes, need)))
@@ -202,8 +217,10 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 				return ptw_ev_fail(w, "NULL string annotation value");
 			if (ptw_ev_check_str(&p->svals[i], a->v.s, s->svals, 0))
 				return ptw_ev_fail(w, "annotation value too long");
-			if (p->svals[i].len > PTW_INTERN_VALUE_MAX)
+			if (p->svals[i].len > PTW_INTERN_VALUE_MAX) {
 				p->svals[i].iid = UINT64_MAX; /* inline */
+				ptw_ev_fix(&p->svals[i]);
+			}
 			break;
 		case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
 			if ((why = ptw_ev_check_nested(a, 1, &nodes,
@@ -261,6 +278,8 @@ static inline uint8_t *ptw_ev_put_entry(uint8_t *p, uint32_t field,
 	p = ptw_pb_write_varint_field(p, PTW_F_INTERN_IID, e->iid);
 	p = ptw_pb_write_len_tag(p, PTW_F_INTERN_NAME);
 	p = ptw_pb_write_varint(p, e->len);
+	if (__builtin_expect(e->fix, 0))
+		return (uint8_t *)ptw_utf8_fix((char *)p, e->s, e->raw_len);
 	memcpy(p, e->s, e->len);
 	return p + e->len;
 }
@@ -281,13 +300,18 @@ static inline uint8_t *ptw_ev_end_nested(uint8_t *mark, uint8_t *p)
 	return p + extra;
 }
 
-/* Writes a length-delimited string field. */
+/* Writes a length-delimited string field, U+FFFD for what is not UTF-8
+ * (the caller reserved 3 bytes per byte). */
 static inline uint8_t *ptw_ev_put_str(uint8_t *q, uint32_t field,
 				      const char *s)
 {
 	size_t len = strlen(s);
+	int fix;
+	size_t out = ptw_utf8_fixed_len(s, len, &fix);
 	q = ptw_pb_write_len_tag(q, field);
-	q = ptw_pb_write_varint(q, len);
+	q = ptw_pb_write_varint(q, out);
+	if (fix)
+		return (uint8_t *)ptw_utf8_fix((char *)q, s, len);
 	memcpy(q, s, len);
 	return q + len;
 }
@@ -379,6 +403,23 @@ static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l)
 					      (uint64_t)l->flow_dir);
 	}
 	return ptw_ev_end_nested(le, q);
+}
+
+/* ptw_ev_fix for the new entries of an event. */
+static __attribute__((noinline, cold)) void
+ptw_ev_fix_new(struct ptw_ev_plan *p, uint32_t n_args)
+{
+	if (p->name.s && p->name.is_new)
+		ptw_ev_fix(&p->name);
+	if (p->cat.s && p->cat.is_new)
+		ptw_ev_fix(&p->cat);
+	for (uint32_t i = 0; i < n_args; i++) {
+		if (p->anames[i].is_new)
+			ptw_ev_fix(&p->anames[i]);
+		if (p->svals[i].s && p->svals[i].iid != UINT64_MAX &&
+		    p->svals[i].is_new)
+			ptw_ev_fix(&p->svals[i]);
+	}
 }
 
 /* Interns the event's strings in s's tables. Returns 1 if any is new
@@ -537,8 +578,13 @@ ptw_ev_put_arg(uint8_t *q, const struct ptw_arg *a,
 		} else {
 			q = ptw_pb_write_len_tag(q, PTW_F_DA_STRING_VALUE);
 			q = ptw_pb_write_varint(q, sv->len);
-			memcpy(q, a->v.s, sv->len);
-			q += sv->len;
+			if (__builtin_expect(sv->fix, 0)) {
+				q = (uint8_t *)ptw_utf8_fix((char *)q, a->v.s,
+							    sv->raw_len);
+			} else {
+				memcpy(q, a->v.s, sv->len);
+				q += sv->len;
+			}
 		}
 		break;
 	case PTW_ARG_TYPE_DICT: case PTW_ARG_TYPE_ARRAY:
@@ -570,6 +616,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 	if (any_new < 0)
 		return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
 					 "intern table: out of memory");
+	if (any_new)
+		ptw_ev_fix_new(p, n_args);
 	size_t id_body = 0;
 	size_t need = ptw_ev_size(ev, p, n_args, any_new, &id_body);
 

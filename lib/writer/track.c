@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "lib/util/grow.h"
+#include "lib/util/utf8.h"
 #include "lib/encode/pb_fields.h"
 #include "writer_state.h"
 
@@ -107,9 +108,26 @@ static int ptw_track_arena_put(char **arena, size_t *alen, size_t *acap,
 static int ptw_track_put_str(struct ptw_tracks *t, const char *str,
 			     size_t *off, uint32_t *len)
 {
-	/* strlen checked <= PTW_MAX_STRING_LEN */
-	return ptw_track_arena_put(&t->str, &t->str_len, &t->str_cap, str,
-				   strlen(str), off, len);
+	/* strlen checked <= PTW_MAX_STRING_LEN; what is not UTF-8 is kept
+	 * as U+FFFD, as event names are (event.c) */
+	size_t n = strlen(str);
+	int fix;
+	size_t fixed = ptw_utf8_fixed_len(str, n, &fix);
+	if (!fix)
+		return ptw_track_arena_put(&t->str, &t->str_len, &t->str_cap,
+					   str, n, off, len);
+	if (t->str_cap - t->str_len < fixed) {
+		char *p = ptw_grow_by(t->str, &t->str_cap, t->str_len, fixed,
+				      1024, 1);
+		if (!p)
+			return -1;
+		t->str = p;
+	}
+	*off = t->str_len;
+	ptw_utf8_fix(t->str + t->str_len, str, n);
+	t->str_len += fixed;
+	*len = (uint32_t)fixed;
+	return 0;
 }
 
 /* Flight recorder: remembers the descriptor just queued as the track's
