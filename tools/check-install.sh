@@ -103,13 +103,15 @@ cc -std=c11 $cflags "$src/writer.c" -o "$d/rpath/writer" $(pkg-config --libs ptw
 (cd "$d/rpath" && ./writer) || fail "writer built with an rpath does not start"
 rm -f "$d/rpath/example.pftrace"
 
-# CMake: find_package(ptw 0.3 REQUIRED), both imported targets
-cm="$d/cmake"
-mkdir -p "$cm"
-cat > "$cm/CMakeLists.txt" <<CMAKE
+# cmake_project DIR LINE: a CMake project in DIR that gets ptw by LINE and
+# builds each example against ptw::ptw (NAME_shared) and ptw::ptw_static
+# (NAME_static)
+cmake_project() {
+	mkdir -p "$1"
+	cat > "$1/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
-project(ptw_install_test C CXX)
-find_package(ptw 0.3 REQUIRED)
+project(ptw_test C CXX)
+$2
 foreach(p writer.c tracer.c cxx.cc)
   get_filename_component(n \${p} NAME_WE)
   add_executable(\${n}_shared "$src/\${p}")
@@ -118,6 +120,11 @@ foreach(p writer.c tracer.c cxx.cc)
   target_link_libraries(\${n}_static PRIVATE ptw::ptw_static)
 endforeach()
 CMAKE
+}
+
+# CMake: find_package(ptw 0.3 REQUIRED), both imported targets
+cm="$d/cmake"
+cmake_project "$cm" "find_package(ptw 0.3 REQUIRED)"
 cmake -S "$cm" -B "$cm/build" -DCMAKE_PREFIX_PATH="$inst" \
 	-DCMAKE_SKIP_RPATH=ON >"$d/cmake.log" 2>&1 ||
 	{ cat "$d/cmake.log" >&2; fail "cmake configure failed"; }
@@ -149,19 +156,7 @@ fi
 # CMake's build rpath: no LD_LIBRARY_PATH)
 cd "$root"
 sub="$d/subproject"
-mkdir -p "$sub"
-cat > "$sub/CMakeLists.txt" <<CMAKE
-cmake_minimum_required(VERSION 3.16)
-project(ptw_subproject_test C CXX)
-add_subdirectory("$root" ptw)
-foreach(p writer.c tracer.c cxx.cc)
-  get_filename_component(n \${p} NAME_WE)
-  add_executable(\${n}_shared "$src/\${p}")
-  target_link_libraries(\${n}_shared PRIVATE ptw::ptw)
-  add_executable(\${n}_static "$src/\${p}")
-  target_link_libraries(\${n}_static PRIVATE ptw::ptw_static)
-endforeach()
-CMAKE
+cmake_project "$sub" "add_subdirectory(\"$root\" ptw)"
 # (pkg-config finds libdeflate and libzstd on the system, not in DESTDIR)
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
 cmake -S "$sub" -B "$sub/build" >"$d/sub.log" 2>&1 ||
