@@ -30,7 +30,9 @@ mkdir -p "$d/home/ptw" "$d/bin" "$d/pc" "$d/pc-nodeflate"
 
 # the source tree as a clone has it (tracked and new files, no build output)
 if git -C "$root" rev-parse >/dev/null 2>&1; then
-	git -C "$root" ls-files -co --exclude-standard | tar -C "$root" -cf - -T - 
+	git -C "$root" ls-files -co --exclude-standard |
+		while IFS= read -r f; do [ -e "$root/$f" ] && echo "$f"; done |
+		tar -C "$root" -cf - -T -
 else
 	tar -C "$root" --exclude="./$B" --exclude=./.git -cf - .
 fi | tar -C "$d/home/ptw" -xf -
