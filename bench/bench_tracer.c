@@ -378,7 +378,7 @@ int main(void)
 			uint64_t t1 = now_ns();
 			dist_add(&d, (double)(t1 - t0) / (2.0 * (double)per_run));
 		}
-		dist_print(&d, "producer_ns_per_event_disabled");
+		dist_print(&d, "producer_ns_one_site_disabled_off");
 		start("disabled", PTW_CLOCK_MONOTONIC, slots, 0);
 		ptw_set_category_enabled("off", 0);
 		for (unsigned r = 0; r < druns / 4; r++) {
@@ -390,7 +390,7 @@ int main(void)
 			uint64_t t1 = now_ns();
 			dist_add(&d, (double)(t1 - t0) / (2.0 * (double)per_run));
 		}
-		dist_print(&d, "producer_ns_per_event_category_off");
+		dist_print(&d, "producer_ns_one_site_disabled_category");
 		stop();
 		ptw_set_category_enabled("off", 1);
 	}

@@ -17,28 +17,21 @@
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
 #include "support/ptw_test.h"
+#include "support/tp_shell.h"
 #include "test_convert_json.h"
 
 #define ROUNDS 200
 
 /* ---- trace_processor ---------------------------------------------------- */
 
-static char g_tp[512];
+static const char *g_tp;
 
 /* Finds trace_processor_shell or skips the test. */
 static void need_tp(void)
 {
-	const char *env = getenv("PTW_SHARED_DIR");
-	char root[400];
-	if (env && *env) {
-		snprintf(g_tp, sizeof(g_tp), "%s/tp/trace_processor_shell", env);
-	} else {
-		ptw_test_src_root(root, sizeof(root));
-		snprintf(g_tp, sizeof(g_tp),
-			 "%s/../shared/tp/trace_processor_shell", root);
-	}
-	if (access(g_tp, X_OK) != 0)
-		cr_skip_test("no trace_processor_shell at %s", g_tp);
+	g_tp = ptw_test_tp_shell();
+	if (!g_tp)
+		cr_skip_test("no trace_processor_shell (PTW_SHARED_DIR/tp)");
 }
 
 /* Packs the traces into one TAR with `util merge`. */
@@ -51,44 +44,10 @@ static void merge(const char *tar, const char *a, const char *b)
 	cr_assert_eq(system(cmd), 0, "%s failed", cmd);
 }
 
-/* Runs one query (no double quotes in it) on 'trace'; returns the rows
- * of its CSV output without the header, one per line, malloc'd. */
-static char *query(const char *trace, const char *sql)
-{
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "'%s' -Q \"%s\" '%s' 2>/dev/null", g_tp, sql,
-		 trace);
-	FILE *p = popen(cmd, "r");
-	cr_assert_not_null(p);
-	size_t cap = 1 << 16, len = 0;
-	char *out = malloc(cap);
-	cr_assert_not_null(out);
-	size_t n;
-	while ((n = fread(out + len, 1, cap - len - 1, p)) > 0) {
-		len += n;
-		if (cap - len < 2) {
-			cap *= 2;
-			out = realloc(out, cap);
-			cr_assert_not_null(out);
-		}
-	}
-	out[len] = '\0';
-	cr_assert_eq(pclose(p), 0, "%s failed:\n%s", cmd, out);
-	/* drop the header line */
-	char *nl = strchr(out, '\n');
-	cr_assert_not_null(nl, "no header in: %s", out);
-	memmove(out, nl + 1, strlen(nl + 1) + 1);
-	return out;
-}
 
 static void expect_rows(const char *trace, const char *sql, const char *want)
 {
-	char *got = query(trace, sql);
-	char shown[512];
-	snprintf(shown, sizeof(shown), "%s", got);
-	int same = strcmp(got, want) == 0;
-	free(got); /* before a failing assert, which leaves the test */
-	cr_assert(same, "%s:\ngot:\n%s\nwant:\n%s", sql, shown, want);
+	ptw_test_tp_expect_rows(trace, sql, want);
 }
 
 /* The checks shared by every merge: the two machines by name, no error
@@ -123,10 +82,10 @@ static void expect_two_machines(const char *tar, const char *m1,
 static void expect_lined_up(const char *tar)
 {
 	static int64_t a[ROUNDS + 1], b[ROUNDS];
-	char *rows = query(tar,
-			   "select name, ts, extract_arg(arg_set_id, 'debug.i') "
-			   "from slice where name in ('a', 'b') order by name, "
-			   "extract_arg(arg_set_id, 'debug.i')");
+	char *rows = ptw_test_tp_query(
+		tar, "select name, ts, extract_arg(arg_set_id, 'debug.i') "
+		     "from slice where name in ('a', 'b') order by name, "
+		     "extract_arg(arg_set_id, 'debug.i')");
 	int na = 0, nb = 0;
 	for (char *l = rows; *l;) {
 		char name[8];
@@ -461,8 +420,8 @@ Test(machine_tp, flight_recorder_after_a_late_timeline)
 		    "select p.name, m.name from process p join machine m on "
 		    "p.machine_id = m.id where p.pid != 0 order by m.raw_id",
 		    "\"[NULL]\",\"late\"\n\"ring-app\",\"ringbox\"\n");
-	char *rows = query(tar, "select count(*) > 1000 from slice where "
-				"name = 'step'");
+	char *rows = ptw_test_tp_query(tar, "select count(*) > 1000 from "
+					    "slice where name = 'step'");
 	cr_assert_str_eq(rows, "1\n");
 	free(rows);
 	unlink(tar);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -180,4 +181,39 @@ Test(tracer_crash, stop_restores_the_handlers)
 	sigaction(SIGSEGV, NULL, &after);
 	cr_assert(before.sa_handler == after.sa_handler);
 	cr_assert_neq(access(cfg.crash_path, F_OK), 0, "no crash, no file");
+}
+
+/* crash_path is a FIFO whose reader takes the start of the dump and goes
+ * away: the dump fails with EPIPE and the program still dies of its own
+ * signal, not of a SIGPIPE raised by the dump (the ring holds more than
+ * a pipe's 64 KiB, so some write finds the reader gone). */
+Test(tracer_crash, a_dump_into_a_pipe_whose_reader_left_dies_of_the_crash)
+{
+	char fifo[96];
+	snprintf(fifo, sizeof(fifo), "/tmp/ptw_crash_%d_fifo", (int)getpid());
+	unlink(fifo);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	pid_t reader = fork();
+	cr_assert_geq(reader, 0);
+	if (reader == 0) {
+		int fd = open(fifo, O_RDONLY); /* until the dump opens it */
+		char b[512];
+		_exit(fd >= 0 && read(fd, b, sizeof(b)) > 0 ? 0 : 1);
+	}
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		child(SIGABRT, 1, NULL, fifo);
+	}
+	int status, rstatus;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (waitpid(reader, &rstatus, WNOHANG) == 0) {
+		kill(reader, SIGKILL); /* the dump never opened the FIFO */
+		waitpid(reader, &rstatus, 0);
+	}
+	unlink(fifo);
+	cr_assert(died_of(status, SIGABRT), "child status 0x%x", status);
+	cr_assert(WIFEXITED(rstatus) && WEXITSTATUS(rstatus) == 0,
+		  "the reader got nothing: 0x%x", rstatus);
 }

@@ -3,7 +3,6 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 
 #include "ptw/writer.h"
@@ -193,54 +192,6 @@ Test(writer_errors, dev_full_reports_enospc_and_close_returns_it)
 	cr_assert_eq(err.code, PTW_ERR_IO);
 	cr_assert_eq(err.sys_errno, ENOSPC);
 	cr_assert(strstr(err.msg, "No space") != NULL, "%s", err.msg);
-}
-
-Test(writer_errors, closed_pipe_reports_epipe_and_keeps_completed_bytes)
-{
-	signal(SIGPIPE, SIG_IGN);
-	int fds[2];
-	cr_assert_eq(pipe(fds), 0);
-	struct ptw_writer_options o = {.flush_bytes = 64};
-	struct ptw_error err;
-	struct ptw_writer *w = ptw_writer_open_fd(fds[1], &o, &err);
-	cr_assert_not_null(w);
-	uint64_t tr = ptw_writer_add_track(w, "x", 0, -1);
-	struct ptw_seq *s = ptw_writer_sim_seq(w);
-	struct ptw_event ev = {.track = tr, .ts = 1, .name = "n"};
-	for (int i = 0; i < 10; i++)
-		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
-	cr_assert_eq(ptw_writer_flush(w), 0);
-	struct ptw_writer_stats st;
-	ptw_writer_get_stats(w, &st);
-	uint64_t good = st.bytes_written;
-	cr_assert_gt(good, 0);
-	/* Read what was written, then close the reader. */
-	uint8_t *buf = malloc(good);
-	size_t got = 0;
-	while (got < good) {
-		ssize_t k = read(fds[0], buf + got, good - got);
-		cr_assert_gt(k, 0);
-		got += (size_t)k;
-	}
-	close(fds[0]);
-	int rc = 0;
-	for (int i = 0; i < 100 && rc == 0; i++)
-		rc = ptw_seq_instant(s, &ev);
-	if (rc == 0)
-		rc = ptw_writer_flush(w);
-	cr_assert_eq(rc, PTW_ERR_IO);
-	cr_assert_eq(ptw_writer_error(w)->sys_errno, EPIPE);
-	ptw_writer_get_stats(w, &st);
-	cr_assert_eq(st.bytes_written, good);
-	cr_assert_eq(ptw_writer_close(w, &err), PTW_ERR_IO);
-	cr_assert_eq(err.sys_errno, EPIPE);
-	close(fds[1]);
-	/* What the reader got before the failure decodes. */
-	struct tw_trace t;
-	cr_assert_eq(tw_decode(&t, buf, got), 0, "%s", t.err);
-	cr_assert_eq(t.n_ev, 10);
-	tw_trace_free(&t);
-	free(buf);
 }
 
 Test(writer_errors, stats_count_what_was_written)

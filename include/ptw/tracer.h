@@ -22,11 +22,12 @@
  * a run-time name into the ring instead.
  *
  * Cost: with tracing stopped, and for a category that is off, every macro
- * is one relaxed load of a global word, a compare with its call site's
- * word and one predictable branch. When running, an event costs a clock
- * read plus a few stores into the thread's ring: no lock, malloc or syscall
- * after the thread's first event (a category change makes each thread take
- * a mutex once, on its next event).
+ * is one relaxed load of its call site's word and one predictable branch
+ * (a site's first call, and its first after ptw_start() or a category
+ * change, goes out of line once to look its category up). When running,
+ * an event costs a clock read plus a few stores into the thread's ring: no
+ * lock, malloc or syscall after the thread's first event (a category
+ * change makes each thread take a mutex once, on its next event).
  *
  * Thread rule: the macros and ptw_set_thread_name() may be used from any
  * thread at any time, also before ptw_start() and after ptw_stop() (they do
@@ -134,7 +135,8 @@ struct ptw_config {
 	const struct ptw_writer_options *writer;
 	/* Ring slots per thread, a power of two >= 64. 0: 32768. An event
 	 * takes one 32-byte slot; arguments, async/flow ids and copied
-	 * strings take more. */
+	 * strings take more. Reserved at a thread's first event; its pages
+	 * take memory as the ring reaches them (docs/tracer.md). */
 	uint32_t ring_slots;
 	/* PTW_OVERFLOW_DROP (0, default) or PTW_OVERFLOW_WAIT. */
 	enum ptw_overflow overflow;
@@ -237,7 +239,8 @@ int ptw_is_running(void);
 /* Names the calling thread's track (copied; longer than 63 bytes is cut
  * at the last UTF-8 character boundary within 63 bytes).
  * The default is the OS thread name. Kept for later sessions while the
- * thread lives. Returns 0, or PTW_ERR_INVALID for NULL. */
+ * thread lives (in a child after fork() too). Returns 0, or
+ * PTW_ERR_INVALID for NULL. */
 int ptw_set_thread_name(const char *name);
 
 /* Renames the process track (copied). Effective at once when running and
@@ -398,8 +401,8 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 
 /* ---- inline implementation: NOT API ----------------------------------
  * What the macros above expand to. The names below (ptw_i_*, PTW_I_*) may
- * change in any release; the library exports the ptw_i_* functions and
- * ptw_i_gate only because the macros call them. */
+ * change in any release; the library exports the ptw_i_* functions only
+ * because the macros call them. */
 
 /* Record kinds (lib/tracer/tracer_internal.h has the record layout). */
 enum ptw_i_kind {
@@ -417,26 +420,28 @@ enum ptw_i_kind {
 	PTW_I_K_DROPPED,     /* control: v = events lost just before */
 };
 
-/* One per macro call site. The macros test 'off' against ptw_i_gate
- * inline (see ptw_i_live); everything else is read out of line. 'name'
- * and 'kind' are the event's for the one-slot macros (PTW_BEGIN, PTW_END,
- * PTW_INSTANT, the counters), so that their call passes the site only;
- * NULL and 0 for the others. 'state' caches whether the category is on in
- * the current generation (lib/). 'off' and 'state' are accessed with
+/* One per macro call site. The macros test 'live' inline (see
+ * ptw_i_live); everything else is read out of line. 'live' is 0 while the
+ * site is known to be off (tracing stopped, or its category off), else
+ * the call goes out of line: PTW_I_SITE_CHECK (the static initial value,
+ * and what the library writes into every site it knows at ptw_start() and
+ * at each category change) makes it look its category up, and the
+ * library then keeps the site in its list of sites and sets the word.
+ * 'name' and 'kind' are the event's for the one-slot macros (PTW_BEGIN,
+ * PTW_END, PTW_INSTANT, the counters), so that their call passes the site
+ * only; NULL and 0 for the others. 'state' caches whether the category is
+ * on in the current generation, 'known' whether the library lists the
+ * site (lib/, under its mutex). 'live' and 'state' are accessed with
  * __atomic builtins only (valid in C and C++). */
+#define PTW_I_SITE_CHECK 1u
 struct ptw_i_site {
-	uint64_t off; /* ptw_i_gate when the category was found off, or 0 */
+	uint32_t live;
+	uint32_t kind;
 	const char *cat;
 	const char *name;
-	uint32_t kind;
 	uint32_t state;
+	uint32_t known;
 };
-
-/* The word every macro reads (lib/tracer/tracer.c): 0 while tracing is stopped;
- * while it runs, a number that grows with every ptw_start() and category
- * change, so that it is above the 'off' of every site whose category was
- * found off before the last change. */
-extern uint64_t ptw_i_gate;
 
 /* Out-of-line producer paths (lib/tracer/tracer_event.c, lib/tracer/tracer_thread.c),
  * called only when ptw_i_live(site). Each returns 1 if a BEGIN was
@@ -456,18 +461,17 @@ int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
 #define PTW_I_CAT2(a, b) a##b
 #define PTW_I_CAT(a, b) PTW_I_CAT2(a, b)
 #define PTW_I_SITE(var, cat, name, kind) \
-	static struct ptw_i_site var = {0, PTW_I_LIT(cat), (name), (kind), 0}
+	static struct ptw_i_site var = {PTW_I_SITE_CHECK, (kind),            \
+					PTW_I_LIT(cat), (name), 0, 0}
 
-/* The whole disabled cost of a macro: a load of the gate, a compare with
- * the site's word and one branch, for tracing stopped (gate 0) and for a
- * category found off (site->off == gate) alike. True also for a category
- * never checked in this generation: the out-of-line path checks it. */
+/* The whole disabled cost of a macro: a load of the site's word and one
+ * branch, for tracing stopped and for a category found off alike (the
+ * Perfetto SDK's check is the same: one load of its category's state). */
 static inline __attribute__((always_inline)) int
 ptw_i_live(const struct ptw_i_site *site)
 {
-	return __builtin_expect(__atomic_load_n(&ptw_i_gate, __ATOMIC_RELAXED) >
-					__atomic_load_n(&site->off,
-							__ATOMIC_RELAXED),
+	return __builtin_expect(__atomic_load_n(&site->live, __ATOMIC_RELAXED) !=
+					0,
 				0);
 }
 
@@ -504,7 +508,8 @@ static inline uint64_t ptw_i_dbl_bits(double d)
 /* Ends the slice of a scope whose BEGIN counted. */
 static inline void ptw_i_scope_end_now(void)
 {
-	static struct ptw_i_site end_site = {0, "", NULL, PTW_I_K_END, 0};
+	static struct ptw_i_site end_site = {PTW_I_SITE_CHECK, PTW_I_K_END,
+					     "", NULL, 0, 0};
 	if (ptw_i_live(&end_site))
 		(void)ptw_i_ev(&end_site);
 }
@@ -606,6 +611,19 @@ static inline void ptw_i_scope_end(int *began)
 		}                                                            \
 		ptw_i_r_;                                                    \
 	}))
+
+/* Unloading: a library that logs may be dlclose()d at any time (no
+ * ptw_flush() needed). Each translation unit that includes this header
+ * gets this destructor, which runs when its object is unloaded (and at
+ * exit) after the object's other destructors (priority 101 runs last):
+ * ptw_i_unload() then has the backend write everything logged so far and
+ * forget the addresses of string literals it kept (lib/tracer/
+ * tracer_unload.c; docs/tracer.md, "Libraries that are unloaded"). Cheap
+ * when nothing was logged since the last unload. */
+void ptw_i_unload(const void *where);
+extern void *__dso_handle __attribute__((visibility("hidden")));
+static void ptw_i_unload_hook(void) __attribute__((destructor(101), used));
+static void ptw_i_unload_hook(void) { ptw_i_unload(&__dso_handle); }
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -466,8 +466,8 @@ int ptw_i_writer_trace_stats(struct ptw_writer *w,
 	return 0;
 }
 
-int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
-			      const struct ptw_i_trace_stats *st, int pend)
+static int ptw_w_window_out(struct ptw_writer *w, int fd,
+			    const struct ptw_i_trace_stats *st, int pend)
 {
 	struct ptw_window *rs = w->rs;
 	size_t pl = atomic_load_explicit(&rs->prefix_len, memory_order_acquire);
@@ -483,6 +483,16 @@ int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
 	return 0;
 }
 
+int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
+			      const struct ptw_i_trace_stats *st, int pend)
+{
+	struct ptw_sigpipe_guard g;
+	ptw_sigpipe_hold(&g);
+	int rc = ptw_w_window_out(w, fd, st, pend);
+	ptw_sigpipe_release(&g, rc != 0);
+	return rc;
+}
+
 int ptw_i_writer_snapshot(struct ptw_writer *w, int fd,
 			  const struct ptw_i_trace_stats *st)
 {
@@ -495,8 +505,8 @@ int ptw_i_writer_snapshot(struct ptw_writer *w, int fd,
 	return rc;
 }
 
-int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
-			       const struct ptw_i_trace_stats *st)
+static int ptw_w_pending_out(struct ptw_writer *w, int fd,
+			     const struct ptw_i_trace_stats *st)
 {
 	/* what the sink held back of its last write comes first (sink.h) */
 	if (w->sink.carry_len && !w->sink.failed_errno &&
@@ -505,6 +515,16 @@ int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
 	if (w->pend.len && ptw_fd_write_all(fd, w->pend.data, w->pend.len))
 		return PTW_ERR_IO;
 	return st ? ptw_i_writer_put_trace_stats(w, st, fd, NULL) : 0;
+}
+
+int ptw_i_writer_write_pending(struct ptw_writer *w, int fd,
+			       const struct ptw_i_trace_stats *st)
+{
+	struct ptw_sigpipe_guard g;
+	ptw_sigpipe_hold(&g);
+	int rc = ptw_w_pending_out(w, fd, st);
+	ptw_sigpipe_release(&g, rc != 0);
+	return rc;
 }
 
 int ptw_i_writer_crash_ready(struct ptw_writer *w)

@@ -9,22 +9,23 @@
 #include "lib/recorder/window.h"
 #include "lib/util/sized.h"
 #include "lib/writer/writer_internal.h"
+#include "sites.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 /* ---- the global state (the documented exception to "no globals") ------
- * ptw_i_gate: the word every macro compares with its site's first (relaxed:
- * it only gates). ptw_i_gen: the generation the out-of-line paths check
+ * Each call site's own 'live' word is what a macro reads first (sites.h
+ * lists the sites and sets the words). ptw_i_gen: the generation the out-of-line paths check
  * (relaxed too: the data a producer then uses is published under
  * ptw_tr_ctl.mu and re-checked there on the slow path). ptw_i_self: the
  * calling thread's registered ring. ptw_tr_ctl: the control block behind
  * ptw_start & co. */
 uint32_t ptw_i_gen = 0; /* __atomic builtins only */
-uint64_t ptw_i_gate = 0; /* __atomic builtins only (tracer.h) */
 _Thread_local struct ptw_i_thread *ptw_i_self
 	__attribute__((tls_model("initial-exec"))) = NULL;
 
@@ -51,11 +52,12 @@ static void ptw_tr_atfork_child(void)
 	ptw_tr_crash_atfork_child();
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
-	c->gate = 0;
-	__atomic_store_n(&ptw_i_gate, 0, __ATOMIC_SEQ_CST);
-	/* The forking thread's ring belonged to the parent's session: do
-	 * not touch it (the child re-registers on its next session). */
-	ptw_i_self = NULL;
+	ptw_tr_sites_set_all(0);
+	/* The forking thread's record (ptw_i_self) stays: its ring belongs
+	 * to the parent's session and is never written here (the child's
+	 * next session finds the session differs and registers anew), but
+	 * the name set with ptw_set_thread_name carries over from it, as the
+	 * OS name stays with the thread. */
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -154,10 +156,9 @@ static void ptw_tr_bump_gen_locked(uint32_t flags)
 	 * re-reads everything under the mutex anyway; release keeps the
 	 * order visible to relaxed readers as early as possible. */
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_RELEASE);
-	/* A gate above every site's 'off' written so far, so that each site
-	 * reaches the out-of-line path again and re-checks its category. */
-	c->gate = (flags & PTW_I_GEN_ON) ? ++c->gate_seq : 0;
-	__atomic_store_n(&ptw_i_gate, c->gate, __ATOMIC_RELEASE);
+	/* Running: every known site goes out of line once more and looks
+	 * its category up; stopped: every known site is skipped inline. */
+	ptw_tr_sites_set_all((flags & PTW_I_GEN_ON) ? PTW_I_SITE_CHECK : 0);
 }
 
 int ptw_set_category_enabled(const char *category, int enabled)
@@ -206,6 +207,32 @@ int ptw_set_process_name(const char *name)
 }
 
 /* ---- start ------------------------------------------------------------- */
+
+/* pthread_create for ptw's own threads: they start with every
+ * asynchronous signal blocked (a new thread inherits the caller's mask,
+ * restored right after), so a signal meant for the program (a timer's
+ * SIGALRM, SIGCHLD, SIGTERM...) never runs the program's handler on
+ * ptw's thread, where a macro in that handler would deadlock the backend
+ * on its own mutex. Faults stay deliverable there: the crash dump
+ * relies on them. The thread is given 'name' (top -H, gdb, /proc). */
+static int ptw_tr_thread_create(pthread_t *th, const char *name,
+				void *(*fn)(void *), void *arg)
+{
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL,
+				     SIGFPE,  SIGTRAP, SIGSYS};
+	sigset_t quiet, old;
+	sigfillset(&quiet);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&quiet, faults[i]);
+	int rc = pthread_sigmask(SIG_SETMASK, &quiet, &old);
+	if (rc)
+		return rc;
+	rc = pthread_create(th, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		(void)pthread_setname_np(*th, name); /* cosmetic if it fails */
+	return rc;
+}
 
 static int ptw_tr_parse_categories_locked(const char *list)
 {
@@ -440,7 +467,8 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 	c->stopping = 0;
 	memset(&c->last, 0, sizeof(c->last));
 	c->have_last = 0;
-	rc = pthread_create(&tr->thread, NULL, ptw_tr_backend_main, tr);
+	rc = ptw_tr_thread_create(&tr->thread, "ptw-backend",
+				  ptw_tr_backend_main, tr);
 	if (rc) {
 		c->tr = NULL;
 		ptw_tr_crash_uninstall();

@@ -220,7 +220,8 @@ void ptw_tr_async_pass(struct ptw_tr_async *a)
 		ptw_tr_async_index(a, e->id, 0);
 		e->gen++;
 		a->unused[a->n_unused++] = (size_t)(e - a->v);
-		if (a->n_free < PTW_TR_ASYNC_MAX_FREE) {
+		/* (no name: forgotten at an unload, tracer_unload.c) */
+		if (e->name && a->n_free < PTW_TR_ASYNC_MAX_FREE) {
 			a->free[a->n_free].track = e->track;
 			a->free[a->n_free].name = e->name;
 			a->free[a->n_free++].last_ts = e->last_ts;

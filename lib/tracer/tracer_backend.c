@@ -3,6 +3,7 @@
  * producer thread), announces drops, retires exited threads.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "tracer_internal.h"
+#include "ring_mem.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -169,6 +170,7 @@ void ptw_tr_backend_free(struct ptw_tracer *tr)
 	tr->counter_uuids = NULL;
 	ptw_tr_async_free(&tr->async);
 	ptw_tr_open_free(tr);
+	ptw_tr_unload_free(tr);
 	free(tr->scratch);
 	free(tr->snap);
 	free(tr->threads);
@@ -935,6 +937,13 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 		th->seq = NULL;
 	uint64_t h, n = ptw_ring_peek(r, &h);
 	uint64_t end = h + n, released = h;
+	/* A thread that has filled a sixteenth of its ring logs a lot: fault
+	 * the rest in now, so that it does not take the page faults itself.
+	 * One that logs little keeps the few pages it touched. */
+	if (!th->ring_warm && end >= r->capacity / 16) {
+		ptw_tr_ring_mem_populate(th->ring_mem, th->ring_bytes);
+		th->ring_warm = 1;
+	}
 	uint64_t fast = 0; /* events of the fast ways, counted once */
 	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
 	int simple = th->seq && !tr->general_only;
@@ -998,6 +1007,7 @@ static void ptw_tr_retire(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 			break;
 		}
 	}
+	tr->unl.dirty = 1; /* its events may be in the caches */
 	tr->dropped_gone += atomic_load(&th->pub.dropped);
 	tr->waits_gone += atomic_load(&th->waits);
 	pthread_mutex_unlock(&c->mu);
@@ -1127,7 +1137,8 @@ static int ptw_tr_held(struct ptw_tracer *tr)
 {
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	pthread_mutex_lock(&c->mu);
-	int stop = tr->stop_req;
+	/* an unload waits for a drain (tracer_unload.c) */
+	int stop = tr->stop_req || tr->unl.req != tr->unl.done;
 	if (!stop) {
 		struct timespec dl;
 		clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -1220,14 +1231,15 @@ static void ptw_tr_serve_flush(struct ptw_tracer *tr, uint64_t freq)
 	pthread_mutex_unlock(&c->mu);
 }
 
-/* Sleeps up to sleep_us unless a stop, flush, rename or snapshot is
- * asked; these and waiting producers signal 'wake'. */
+/* Sleeps up to sleep_us unless a stop, flush, rename, snapshot or unload
+ * is asked; these and waiting producers signal 'wake'. */
 static void ptw_tr_idle_wait(struct ptw_tracer *tr, uint32_t sleep_us)
 {
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	pthread_mutex_lock(&c->mu);
 	if (!tr->stop_req && tr->flush_req == tr->flush_done &&
-	    !tr->new_process_name && !tr->snap_req) {
+	    !tr->new_process_name && !tr->snap_req &&
+	    tr->unl.req == tr->unl.done) {
 		struct timespec dl;
 		clock_gettime(CLOCK_MONOTONIC, &dl);
 		dl.tv_nsec += (long)sleep_us * 1000;
@@ -1311,6 +1323,7 @@ void *ptw_tr_backend_main(void *arg)
 		int stop = tr->stop_req;
 		uint64_t freq = tr->flush_req;
 		struct ptw_tr_snap_req *sreq = tr->snap_req;
+		uint64_t ureq = tr->unl.req != tr->unl.done ? tr->unl.req : 0;
 		char *rename = tr->new_process_name;
 		tr->new_process_name = NULL;
 		pthread_mutex_unlock(&c->mu);
@@ -1324,6 +1337,8 @@ void *ptw_tr_backend_main(void *arg)
 		pass_ns = now;
 		uint32_t fill;
 		uint64_t work = ptw_tr_drain_all(tr, n, &fill);
+		if (ureq) /* a library goes: every ring was drained */
+			ptw_tr_unload_serve(tr, ureq, n);
 		ptw_tr_async_pass(&tr->async);
 		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
 		if (stop)

@@ -1,7 +1,7 @@
 /* tracer_crash.c - cfg.crash_path: on SIGSEGV, SIGBUS, SIGILL, SIGFPE and
  * SIGABRT, write what the backend has encoded to a file, with
- * async-signal-safe calls only, then restore the previous handler and
- * re-raise the signal.
+ * async-signal-safe calls only (SIGPIPE held off around the writes, as in
+ * sink.h), then restore the previous handler and re-raise the signal.
  * SPDX-License-Identifier: Apache-2.0
  *
  * The backend holds a "pass lock" (an atomic word, no mutex) while it

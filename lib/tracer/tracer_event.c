@@ -1,5 +1,5 @@
 /* tracer_event.c - the producer's enabled path for one-slot events (BEGIN,
- * END, INSTANT, counters): the macros inline only the site's gate check
+ * END, INSTANT, counters): the macros inline only the site's word check
  * and call this with the site (name and kind are in it), so a disabled
  * macro costs a load, a compare and a branch and leaves the caller's code
  * small (bench_tracer: producer_ns_per_macro_d0_peer_loop and _d1_).
@@ -15,9 +15,14 @@ ptw_tr_ev1(struct ptw_i_site *site, uint64_t val)
 	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
 	struct ptw_i_thread *t = ptw_i_self;
 	if (__builtin_expect(s != g || !t || t->gen != g, 0)) {
-		/* stopped, or the category found off in this generation
-		 * (the gate raced ahead of the site's 'off') */
-		if (!(g & PTW_I_GEN_ON) || s == ~g)
+		/* stopped (the site's word is set to 0 for its next calls),
+		 * or the category found off in this generation (a change
+		 * raced ahead of the site's word) */
+		if (!(g & PTW_I_GEN_ON)) {
+			ptw_i_site_stopped(site);
+			return 0;
+		}
+		if (s == ~g)
 			return 0;
 		if (!(t = ptw_i_thread_slow(site, g)))
 			return 0;

@@ -14,6 +14,7 @@
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
 #include "ring.h"
+#include "tracer_unload.h"
 #include "lib/writer/writer_internal.h"
 
 /* ---- the producer's records and thread head (the macros do not see them) */
@@ -21,7 +22,9 @@
 /* One ring slot. Extra slots follow when 'extra' > 0: the copied name
  * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then
  * per argument one slot (struct ptw_i_arg_rec) followed by its copied
- * string. Counters keep their value in v.u (a copied name before it). */
+ * string. Counters keep their value in v.u (a copied name before it).
+ * Read by ptw_tr_decode_at, and by tracer_unload.c for the string
+ * pointers of open slices' copies (ptw_tr_own_copied). */
 struct ptw_i_rec {
 	uint64_t ts;       /* raw clock reading (ns, or TSC ticks) */
 	uint8_t kind;      /* enum ptw_i_kind */
@@ -61,14 +64,13 @@ struct ptw_i_thread {
 };
 
 /* THE GLOBAL STATE of ptw (documented exception to "no globals"):
- * ptw_i_gate (tracer.h) is the word every macro compares with its site's
- * 'off': 0 while stopped, else ptw_tr_ctl.gate (grows with every
- * generation, never reused). ptw_i_gen is the generation the out-of-line
- * paths check: even = tracing stopped, odd = running; bit 1 = TSC clock,
- * bit 2 = BOOTTIME clock; bits 3.. count generations (start, stop and
- * each category change bump it). ptw_i_self is the calling thread's ring
- * (NULL until its first event). All three live in lib/tracer/tracer.c and are
- * accessed with __atomic builtins only (ptw_i_self: thread-local). */
+ * ptw_i_gen is the generation the out-of-line paths check: even =
+ * tracing stopped, odd = running; bit 1 = TSC clock, bit 2 = BOOTTIME
+ * clock; bits 3.. count generations (start, stop and each category change
+ * bump it). ptw_i_self is the calling thread's ring (NULL until its first
+ * event). Both live in lib/tracer/tracer.c and are accessed with __atomic
+ * builtins only (ptw_i_self: thread-local). The macros read neither: each
+ * reads its own site's word, which the list of sites (sites.h) sets. */
 #define PTW_I_GEN_ON 1u
 #define PTW_I_GEN_TSC 2u
 #define PTW_I_GEN_BOOT 4u
@@ -84,6 +86,9 @@ extern _Thread_local struct ptw_i_thread *ptw_i_self
  * registers the thread; it returns NULL when the event must be skipped
  * (tracing stopped, category off), else the thread with 'gen' current. */
 struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
+/* A site called while tracing is stopped: listed, and its word set to 0
+ * so that its next calls stay inline (sites.h). */
+void ptw_i_site_stopped(struct ptw_i_site *site);
 int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 		       uint64_t *idx);
 uint64_t ptw_i_now_slow(uint32_t g);
@@ -176,7 +181,8 @@ struct ptw_tr_thread {
 	int64_t tid;
 	int wait;                     /* overflow policy: PTW_OVERFLOW_WAIT */
 	char init_name[PTW_TR_NAME_MAX];
-	void *ring_mem;
+	void *ring_mem;               /* ring_mem.h: ring_bytes of it */
+	size_t ring_bytes;
 
 	_Atomic int refs;
 	_Atomic int exited;           /* set by the thread's key destructor */
@@ -185,7 +191,8 @@ struct ptw_tr_thread {
 	/* producer-private */
 	char carry_name[PTW_TR_NAME_MAX]; /* latest ptw_set_thread_name */
 
-	/* backend-private */
+	/* backend-private (and the last owner's, to free the ring) */
+	int ring_warm;                /* every page of the ring faulted in */
 	struct ptw_seq *seq;
 	uint64_t track;
 	uint64_t drop_track;
@@ -196,6 +203,8 @@ struct ptw_tr_thread {
 	uint32_t depth;               /* open slices written to the writer */
 	struct ptw_tr_ostack open;    /* and what they are (ring mode) */
 	int created;                  /* track and sequence exist */
+	uint64_t unload_mark;         /* under ctl mutex: ring drained to here
+				       * by the last unload (tracer_unload.c) */
 	struct ptw_tr_prep prep[PTW_TR_PREP_SLOTS];
 	struct ptw_tr_hot hot[PTW_TR_HOT]; /* valid if hot_ok */
 	uint32_t hot_gen;
@@ -213,7 +222,8 @@ extern _Atomic int ptw_tr_test_hold;
 struct ptw_tr_async_ent {
 	uint64_t id;
 	uint64_t track;
-	const char *name;     /* the first BEGIN's name (a literal) */
+	const char *name;     /* the first BEGIN's name (a literal; NULL
+			       * once forgotten at an unload) */
 	uint64_t bal;         /* BEGINs written minus ENDs written */
 	uint64_t last_ts;     /* latest event written on the track */
 	uint64_t zero_pass;   /* pass at which bal last became 0 */
@@ -332,6 +342,7 @@ struct ptw_tracer {
 	size_t n_otracks, cap_otracks;
 	struct ptw_map otrack_ix;     /* async track uuid -> index + 1 */
 	char *oscratch;               /* decoding a copied BEGIN */
+	struct ptw_tr_unload unl;     /* libraries unloaded (tracer_unload.c) */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
 };
@@ -345,8 +356,6 @@ struct ptw_tr_ctl {
 	struct ptw_tracer *tr;    /* running session, or NULL */
 	int stopping;
 	uint32_t gen;             /* mirror of ptw_i_gen, written under mu */
-	uint64_t gate;            /* mirror of ptw_i_gate, written under mu */
-	uint64_t gate_seq;        /* last gate of a running generation */
 	uint64_t next_session;
 	char **disabled;          /* disabled categories, owned strings */
 	size_t n_disabled, cap_disabled;

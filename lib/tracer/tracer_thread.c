@@ -12,6 +12,8 @@
 
 #include "lib/util/grow.h"
 #include "lib/util/utf8.h"
+#include "ring_mem.h"
+#include "sites.h"
 
 #define PTW_TR_SLOT PTW_TRACER_SLOT_SIZE
 /* A producer waiting for ring space yields for this long before it
@@ -31,7 +33,7 @@ void ptw_tr_thread_unref(struct ptw_tr_thread *t)
 	/* acq_rel: the last owner must see every write the other owner made
 	 * before dropping its reference, and only then free. */
 	if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1) {
-		free(t->ring_mem);
+		ptw_tr_ring_mem_put(t->ring_mem, t->ring_bytes, t->ring_warm);
 		free(t);
 	}
 }
@@ -45,14 +47,22 @@ static struct ptw_tr_thread *ptw_tr_thread_alloc(uint32_t slots)
 		return NULL;
 	memset(t, 0, sizeof(*t));
 	if (slots) {
+		/* Default rings are reserved, not touched: a page takes memory
+		 * when the ring reaches it, and the backend faults in the rest
+		 * of a busy thread's ring (ring_mem.h). A program that asks for
+		 * larger rings wants room for bursts at full speed: those are
+		 * touched whole now, not on the producer's hot path. */
 		size_t bytes = ptw_ring_memsize(PTW_TR_SLOT, slots);
-		t->ring_mem = aligned_alloc(PTW_RING_CACHELINE, bytes);
+		t->ring_mem = ptw_tr_ring_mem_get(bytes, &t->ring_warm);
 		if (!t->ring_mem) {
 			free(t);
 			return NULL;
 		}
-		/* Touch every page now, not on the producer's hot path. */
-		memset(t->ring_mem, 0, bytes);
+		if (slots > PTW_DEFAULT_RING_SLOTS && !t->ring_warm) {
+			memset(t->ring_mem, 0, bytes);
+			t->ring_warm = 1;
+		}
+		t->ring_bytes = bytes;
 		ptw_ring_init(&t->pub.ring, t->ring_mem, PTW_TR_SLOT, slots, 0);
 	}
 	atomic_init(&t->refs, 1);
@@ -88,6 +98,8 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 		 * go on with the current one (same session or a new one). */
 		g = c->gen;
 		if (!(g & PTW_I_GEN_ON) || !tr || c->stopping) {
+			if (site)
+				ptw_tr_sites_settle(site, 0, 0);
 			pthread_mutex_unlock(&c->mu);
 			if (fresh)
 				ptw_tr_thread_unref(fresh);
@@ -97,11 +109,10 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 			int on = ptw_tr_category_enabled(site->cat);
 			__atomic_store_n(&site->state, on ? g : ~g,
 					 __ATOMIC_RELAXED);
+			/* off: the macros skip the site inline until the
+			 * next generation (tracer.h, ptw_i_live) */
+			ptw_tr_sites_settle(site, 1, on);
 			if (!on) {
-				/* The macros skip the site inline until the
-				 * gate moves on (tracer.h, ptw_i_live). */
-				__atomic_store_n(&site->off, c->gate,
-						 __ATOMIC_RELAXED);
 				pthread_mutex_unlock(&c->mu);
 				if (fresh)
 					ptw_tr_thread_unref(fresh);
@@ -156,6 +167,15 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 			fresh->init_name[0] = '\0';
 		fresh->init_name[PTW_TR_NAME_MAX - 1] = '\0';
 	}
+}
+
+void ptw_i_site_stopped(struct ptw_i_site *site)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	if (!(c->gen & PTW_I_GEN_ON))
+		ptw_tr_sites_settle(site, 0, 0);
+	pthread_mutex_unlock(&c->mu);
 }
 
 /* Counts one lost event and makes the next event take the slow path,
@@ -396,8 +416,10 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 static struct ptw_i_thread *ptw_tr_resolve(struct ptw_i_site *site)
 {
 	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
-	if (!(g & PTW_I_GEN_ON))
+	if (!(g & PTW_I_GEN_ON)) {
+		ptw_i_site_stopped(site);
 		return NULL;
+	}
 	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
 	struct ptw_i_thread *t = ptw_i_self;
 	if (s != g || !t || t->gen != g) {

@@ -74,6 +74,12 @@ static void ptw_intern_pcache_clear(struct ptw_intern *t)
 	t->last_iid = 0; /* a NULL look-up finds nothing */
 }
 
+void ptw_intern_forget_ptrs(struct ptw_intern *t)
+{
+	if (t->pcount)
+		ptw_intern_pcache_clear(t);
+}
+
 void ptw_intern_reset(struct ptw_intern *t)
 {
 	if (t->count && ++t->gen == 0) {

@@ -87,6 +87,12 @@ static inline uint64_t ptw_intern_get(struct ptw_intern *t, const char *s,
 uint64_t ptw_intern_insert(struct ptw_intern *t, const char *s, size_t len,
 			   uint64_t h, uint64_t w0, uint64_t w1);
 
+/* Forgets every pointer of the pointer cache (the content table and its
+ * iids stay): the next look-up of a string by address misses and goes by
+ * content. For strings whose memory went away (an unloaded library's
+ * literals): another string may come to live at the same address. */
+void ptw_intern_forget_ptrs(struct ptw_intern *t);
+
 /* Remembers 'p' -> 'iid' (best effort: the cache may forget entries). */
 void ptw_intern_put_ptr(struct ptw_intern *t, const void *p, uint64_t iid);
 

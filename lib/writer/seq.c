@@ -142,6 +142,21 @@ void ptw_seq_mark_dropped(struct ptw_seq *s, uint64_t n)
 	ptw_seq_fast_update(s);
 }
 
+void ptw_i_writer_forget_addresses(struct ptw_writer *w)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->n_seqs; i++) {
+		struct ptw_seq *s = w->seqs[i];
+		if (s->destroyed)
+			continue; /* its tables are gone */
+		ptw_intern_forget_ptrs(s->names);
+		ptw_intern_forget_ptrs(s->cats);
+		ptw_intern_forget_ptrs(s->anames);
+		ptw_intern_forget_ptrs(s->svals);
+	}
+}
+
 /* ---- checkpoints ------------------------------------------------------- */
 
 static void ptw_w_append_clock(struct ptw_pb_buf *b, uint32_t id, uint64_t ts,

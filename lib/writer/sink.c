@@ -4,10 +4,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <linux/magic.h>
@@ -28,6 +32,19 @@ static int ptw_sink_fs_wants_prealloc(int fd)
 #endif
 }
 
+/* enum ptw_fd_kind of fd (PTW_FD_FILE for no fd: never written). */
+static int ptw_fd_kind(int fd)
+{
+	struct stat st;
+	if (fd < 0)
+		return PTW_FD_FILE;
+	if (fstat(fd, &st) != 0)
+		return PTW_FD_PIPE;
+	return S_ISREG(st.st_mode)    ? PTW_FD_FILE
+	       : S_ISSOCK(st.st_mode) ? PTW_FD_SOCKET
+				      : PTW_FD_PIPE;
+}
+
 void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd)
 {
 	s->fd = fd;
@@ -39,11 +56,11 @@ void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd)
 	s->alloc_end = 0;
 	s->carry = NULL;
 	s->carry_len = 0;
+	s->kind = ptw_fd_kind(fd);
 	/* only a file of ours: the space is given back and what is held
 	 * back is written when we close it */
-	struct stat st;
 	off_t at;
-	if (own_fd && fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	if (own_fd && fd >= 0 && s->kind == PTW_FD_FILE &&
 	    (at = lseek(fd, 0, SEEK_CUR)) >= 0 && ptw_sink_fs_wants_prealloc(fd)) {
 		s->prealloc = 1;
 		s->pos = (uint64_t)at;
@@ -106,11 +123,54 @@ int ptw_fd_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+void ptw_sigpipe_hold(struct ptw_sigpipe_guard *g)
+{
+	int saved = errno;
+	sigset_t sp, pend;
+	sigemptyset(&sp);
+	sigaddset(&sp, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &sp, &g->old);
+	g->was_pending = sigpending(&pend) == 0 &&
+			 sigismember(&pend, SIGPIPE) == 1;
+	errno = saved;
+}
+
+void ptw_sigpipe_release(struct ptw_sigpipe_guard *g, int failed)
+{
+	int saved = errno;
+	sigset_t sp, pend;
+	sigemptyset(&sp);
+	sigaddset(&sp, SIGPIPE);
+	/* Only a failed write (EPIPE) raises SIGPIPE: the check costs
+	 * nothing on writes that went through. */
+	if (failed && !g->was_pending && sigpending(&pend) == 0 &&
+	    sigismember(&pend, SIGPIPE) == 1) {
+		struct timespec now = {0, 0};
+		while (sigtimedwait(&sp, NULL, &now) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+	errno = saved;
+}
+
+/* One writev() of iov[0..cnt); on a socket a sendmsg() that raises no
+ * SIGPIPE. */
+static ssize_t ptw_fd_writev(int fd, int kind, struct iovec *iov, int cnt)
+{
+	if (kind != PTW_FD_SOCKET)
+		return writev(fd, iov, cnt);
+	struct msghdr m;
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = iov;
+	m.msg_iovlen = (size_t)cnt;
+	return sendmsg(fd, &m, MSG_NOSIGNAL);
+}
+
 /* writev() of every byte of iov[0..cnt), retrying EINTR and short
  * writes (iov is consumed). Returns 0 or the errno of the failure. Not
  * for the crash handler: POSIX does not list writev() as
  * async-signal-safe. */
-static int ptw_fd_writev_all(int fd, struct iovec *iov, int cnt)
+static int ptw_fd_writev_all(int fd, int kind, struct iovec *iov, int cnt)
 {
 	while (cnt) {
 		if (!iov->iov_len) {
@@ -119,7 +179,7 @@ static int ptw_fd_writev_all(int fd, struct iovec *iov, int cnt)
 			continue;
 		}
 		int e;
-		ssize_t k = ptw_fd_took(writev(fd, iov, cnt), &e);
+		ssize_t k = ptw_fd_took(ptw_fd_writev(fd, kind, iov, cnt), &e);
 		if (k < 0)
 			return e;
 		size_t left = (size_t)k;
@@ -143,7 +203,12 @@ static int ptw_sink_out(struct ptw_sink *s, const void *a, size_t an,
 	if (s->prealloc && s->pos + an + bn > s->alloc_end)
 		ptw_sink_reserve(s, an + bn);
 	struct iovec iov[2] = {{(void *)a, an}, {(void *)b, bn}};
-	int e = ptw_fd_writev_all(s->fd, iov, 2);
+	struct ptw_sigpipe_guard g;
+	if (s->kind == PTW_FD_PIPE)
+		ptw_sigpipe_hold(&g);
+	int e = ptw_fd_writev_all(s->fd, s->kind, iov, 2);
+	if (s->kind == PTW_FD_PIPE)
+		ptw_sigpipe_release(&g, e != 0);
 	if (e) {
 		s->failed_errno = e;
 		return -1;

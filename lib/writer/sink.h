@@ -5,6 +5,7 @@
 #ifndef PTW_SINK_H
 #define PTW_SINK_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,9 +14,19 @@
 /* Writes to a file on disk end at a multiple of this offset. */
 #define PTW_SINK_ALIGN (64u << 10)
 
+/* How the sink writes to its fd, decided by fstat at init: only pipes
+ * and sockets raise SIGPIPE (which kills the program by default) when
+ * their reader has gone. */
+enum ptw_fd_kind {
+	PTW_FD_FILE = 0, /* regular file: plain writev() */
+	PTW_FD_PIPE,     /* pipe, FIFO, device, unknown: ptw_sigpipe_hold */
+	PTW_FD_SOCKET,   /* sendmsg(MSG_NOSIGNAL) */
+};
+
 struct ptw_sink {
 	int fd;
 	int own_fd;      /* close fd in ptw_sink_close */
+	int kind;        /* enum ptw_fd_kind */
 	int failed_errno;/* errno of the first failed write; 0 while healthy */
 	int prealloc;    /* reserve disk space ahead of the writes */
 	uint64_t bytes_written; /* bytes in the file (completed writes) */
@@ -35,12 +46,15 @@ struct ptw_sink {
  *    write or ptw_sink_sync: the page cache then takes whole large folios.
  * Together about a third less kernel time per written byte on ext4.
  * ptw_sink_close writes what was held back and gives back the space
- * not used. Any other fd is written as given. */
+ * not used. Any other fd is written as given; on a pipe or socket a
+ * reader that went away fails the write with EPIPE and raises no SIGPIPE
+ * (enum ptw_fd_kind). */
 void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd);
 
 /* Writes all 'n' bytes to fd, retrying EINTR and short writes. Returns 0
  * or the errno of the failure (errno is set too). Async-signal-safe (the
- * flight recorder's snapshots and the crash dump use it). */
+ * flight recorder's snapshots and the crash dump use it). On a pipe or
+ * socket, call it inside ptw_sigpipe_hold/release. */
 int ptw_fd_write_all(int fd, const void *p, size_t n);
 
 /* Writes all 'n' bytes (retrying EINTR and short writes), or holds back
@@ -58,5 +72,19 @@ int ptw_sink_sync(struct ptw_sink *s);
  * then closes the fd if owned. Returns 0, or the errno of the failed
  * write or close. */
 int ptw_sink_close(struct ptw_sink *s);
+
+/* A reader that went away must give the writer EPIPE, never kill the
+ * program with SIGPIPE, and the program's disposition of SIGPIPE is not
+ * ours to change. So around writes to a pipe: ptw_sigpipe_hold blocks
+ * SIGPIPE in the calling thread; ptw_sigpipe_release(g, failed) takes
+ * back the SIGPIPE a failed write raised (unless one was pending before
+ * the hold: that one is the program's) and restores the thread's mask.
+ * Both keep errno; async-signal-safe (the crash dump uses them). */
+struct ptw_sigpipe_guard {
+	sigset_t old;
+	int was_pending;
+};
+void ptw_sigpipe_hold(struct ptw_sigpipe_guard *g);
+void ptw_sigpipe_release(struct ptw_sigpipe_guard *g, int failed);
 
 #endif /* PTW_SINK_H */

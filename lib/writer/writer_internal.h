@@ -62,7 +62,9 @@ int ptw_i_writer_is_recorder(const struct ptw_writer *w);
 int ptw_i_writer_recorder_prepare(struct ptw_writer *w);
 /* Writes the window (prefix, pieces, with 'pend' the pending packets, and
  * a TraceStats packet if 'st') to fd, with write() only: callable from
- * the crash handler while the writer is not in use. 0 or PTW_ERR_IO. */
+ * the crash handler while the writer is not in use. 0 or PTW_ERR_IO
+ * (EPIPE, no SIGPIPE, on a pipe or socket whose reader has gone: here and
+ * in ptw_i_writer_write_pending). */
 int ptw_i_writer_write_window(struct ptw_writer *w, int fd,
 			      const struct ptw_i_trace_stats *st, int pend);
 /* Stream mode: writes the packets not yet written (and a TraceStats
@@ -148,6 +150,14 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 int ptw_i_writer_set_realtime(struct ptw_writer *w,
 			      uint64_t (*now)(const void *ctx), const void *ctx);
 int ptw_i_writer_realtime_tick(struct ptw_writer *w, int force);
+
+/* Forgets which string addresses (PTW_EV_STATIC_STRINGS,
+ * PTW_EV_STATIC_ARG_NAMES) were interned as what, on every sequence: the
+ * strings may be gone (the tracer calls it when a library that logged is
+ * unloaded, tracer_unload.c) and another may come to live at the same
+ * address. Iids stay valid (the tables keep the contents), so no
+ * checkpoint is needed: the next use of an address interns it by content. */
+void ptw_i_writer_forget_addresses(struct ptw_writer *w);
 
 /* Records an error in the writer's error record (code, errno, message) and
  * returns code; NOMEM and IO become sticky. */

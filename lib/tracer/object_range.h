@@ -1,0 +1,45 @@
+/* object_range.h - which loaded object (the program or a shared library)
+ * holds an address, and the address range its segments occupy: the
+ * tracer's unload hook (tracer_unload.c) tells the objects apart by it.
+ * Internal, not API.
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_OBJECT_RANGE_H
+#define PTW_OBJECT_RANGE_H
+
+#include <stdint.h>
+
+/* [lo, hi): from the lowest to the highest byte of the object's PT_LOAD
+ * segments (the gaps between them included: nothing else is mapped
+ * there). 'adds' and 'subs' are the loader's counts of objects loaded
+ * and unloaded so far when the range was found (dl_iterate_phdr): an
+ * object loaded later at the same addresses comes with a higher 'adds'. */
+struct ptw_obj_range {
+	uintptr_t lo, hi;
+	unsigned long long adds, subs;
+};
+
+/* Fills *r for the loaded object whose segments hold 'addr'. Returns 0,
+ * or -1 (r zeroed) if no loaded object holds it. Takes the loader's list
+ * lock for a moment (dl_iterate_phdr): callable from an object's
+ * destructors, also while dlclose() runs them; not from a signal handler. */
+int ptw_obj_range_of(const void *addr, struct ptw_obj_range *r);
+
+/* 1 if 'p' lies in r's range. */
+static inline int ptw_obj_range_has(const struct ptw_obj_range *r,
+				    const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	return a >= r->lo && a < r->hi;
+}
+
+/* 1 if a and b are the same loaded object (same range, and no object was
+ * loaded or unloaded between the two look-ups that could have taken its
+ * place). */
+static inline int ptw_obj_range_same(const struct ptw_obj_range *a,
+				     const struct ptw_obj_range *b)
+{
+	return a->lo == b->lo && a->hi == b->hi && a->adds == b->adds &&
+	       a->subs == b->subs;
+}
+
+#endif /* PTW_OBJECT_RANGE_H */
