@@ -9,31 +9,46 @@ DESTDIR ?=
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 1
 
-# Debian 12 packages the build and tests need (g++ and clang's clang++:
-# the C++ tests, example and header checks); `make deps` (run by every
-# target) installs the missing ones with apt-get when running as root.
-DEBS = gcc g++ clang libclang-rt-14-dev ninja-build pkg-config binutils \
-       protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libdeflate-dev \
-       libcriterion-dev libjson-c-dev libzstd-dev cmake
+# What each target needs is checked (and installed with apt-get when
+# running as root on Debian) by tools/install-deps.sh, by parts: lib
+# (compiler, Ninja, pkg-config, libdeflate, libzstd), tools (zlib),
+# protobuf (protobuf-c: the reader in ptw-convert and ptw-dump), cxx, test.
+DEPS = sh tools/install-deps.sh
+# ninja TARGETS quietly, again verbosely if it fails
+NINJA = ninja -C $(B) -j$$(nproc) $(1) >/dev/null || ninja -C $(B) $(1)
 
 # The version: include/ptw/version.h's three numbers (their only copy).
 VERSION := $(shell sed -n 's/^\#define PTW_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\).*/\2/p' include/ptw/version.h | paste -sd.)
 
-.PHONY: all version deps build test test-reset test-plain test-no-shared test-asan test-tsan test-fuzz test-bench \
-        check-symbols check-headers check-install bench demo install fuzz clean
+.PHONY: all version deps build lib test test-reset test-plain test-no-shared test-asan test-tsan test-fuzz test-bench \
+        check-symbols check-headers check-install check-nonroot bench demo install fuzz clean
 
-all: build
+# `make`: the library and the programs `make install` installs, with only
+# a C compiler, Ninja, pkg-config, libdeflate, libzstd and zlib; without
+# protobuf-c, the library alone (with a note naming the packages).
+all:
+	@$(DEPS) lib tools
+	@t="lib tools"; $(DEPS) --optional "ptw-convert and ptw-dump (they read traces with protobuf-c)" protobuf || t=lib; \
+	  ./configure $(B) plain && { $(call NINJA,$$t); }
+
+# The library alone.
+lib:
+	@$(DEPS) lib
+	@./configure $(B) plain
+	@$(call NINJA,lib)
 
 # Prints the version the install target writes into ptw.pc.
 version:
 	@echo $(VERSION)
 
+# everything the tests need
 deps:
-	@sh tools/install-deps.sh $(DEBS)
+	@$(DEPS) lib tools protobuf cxx test
 
+# Everything: library, programs, examples, benchmarks, tests.
 build: deps
 	@./configure $(B) plain
-	@ninja -C $(B) -j$$(nproc) all >/dev/null || ninja -C $(B) all
+	@$(call NINJA,all)
 
 # The reference corpus the converter tests read: ../shared beside this
 # checkout or, for a clone of a local checkout (as `git clone . /tmp/x`),
@@ -46,7 +61,7 @@ export PTW_SHARED_DIR
 # `make test` is the sum over all variants.
 export PTW_TEST_SUMMARY = $(CURDIR)/$(B)/test-summary.txt
 
-test: build test-reset test-plain test-no-shared test-asan test-tsan check-symbols check-headers check-install test-fuzz test-bench
+test: build test-reset test-plain test-no-shared test-asan test-tsan check-symbols check-headers check-install check-nonroot test-fuzz test-bench
 	@awk '{p += $$2; f += $$3} END {printf "tests: %d passed, %d failed\n", p, f}' $(PTW_TEST_SUMMARY)
 
 test-reset: build
@@ -96,7 +111,10 @@ test-bench: build
 	  { cat $(B)/bench-quick.txt; echo "test-bench: a benchmark failed" >&2; exit 1; }
 	@echo "test-bench: $$(grep -c '^[a-z]' $(B)/bench-quick.txt) figures printed (quick run, $(B)/bench-quick.txt)"
 
-demo: build
+demo:
+	@$(DEPS) lib tools protobuf cxx
+	@./configure $(B) plain
+	@$(call NINJA,lib tools examples)
 	@sh examples/demo.sh $(B)
 
 MAJOR = $(word 1,$(subst ., ,$(VERSION)))
@@ -105,8 +123,9 @@ MINOR = $(word 2,$(subst ., ,$(VERSION)))
 ABI = $(if $(filter 0,$(MAJOR)),$(MAJOR).$(MINOR),$(MAJOR))
 LIBDIR = $(DESTDIR)$(PREFIX)/lib
 # headers, both libraries (libptw.so.X.Y.Z with its libptw.so.ABI and
-# libptw.so links), ptw.pc, the CMake package, the man pages, the programs
-install: build
+# libptw.so links), ptw.pc, the CMake package, the programs and their man
+# pages (if built: they need protobuf-c)
+install: all
 	@test -n "$(VERSION)" || { echo "install: no version in include/ptw/version.h" >&2; exit 1; }
 	install -d $(DESTDIR)$(PREFIX)/include/ptw $(LIBDIR)/pkgconfig $(LIBDIR)/cmake/ptw \
 	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/bin
@@ -119,15 +138,24 @@ install: build
 	for f in ptwConfig ptwConfigVersion; do \
 	  sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@MAJOR@|$(MAJOR)|g' -e 's|@MINOR@|$(MINOR)|g' -e 's|@ABI@|$(ABI)|g' \
 	    tools/cmake/$$f.cmake.in > $(LIBDIR)/cmake/ptw/$$f.cmake || exit 1; done
-	for m in docs/man/*.1; do \
-	  sed -e 's|@VERSION@|$(VERSION)|g' $$m > $(DESTDIR)$(PREFIX)/share/man/man1/$${m##*/} || exit 1; done
-	install -m 755 $(B)/bin/ptw-convert $(B)/bin/ptw-dump $(DESTDIR)$(PREFIX)/bin/
+	@if [ -x $(B)/bin/ptw-convert ] && [ -x $(B)/bin/ptw-dump ]; then \
+	  echo install -m 755 $(B)/bin/ptw-convert $(B)/bin/ptw-dump $(DESTDIR)$(PREFIX)/bin/; \
+	  install -m 755 $(B)/bin/ptw-convert $(B)/bin/ptw-dump $(DESTDIR)$(PREFIX)/bin/ && \
+	  echo "install docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/" && \
+	  for m in docs/man/*.1; do \
+	    sed -e 's|@VERSION@|$(VERSION)|g' $$m > $(DESTDIR)$(PREFIX)/share/man/man1/$${m##*/} || exit 1; done; \
+	else echo "install: ptw-convert and ptw-dump not built (see the note above), not installed"; fi
 
 # The install, built against three ways (tools/check-install.sh), and the
 # man pages against --help (tools/check-man.sh).
 check-install: build
 	@sh tools/check-man.sh $(B)/bin
 	@sh tools/check-install.sh $(B)
+
+# `make && make install PREFIX=~/.local` as a throwaway non-root user with
+# only the library's dependencies visible (as root; skips otherwise).
+check-nonroot: build
+	@sh tools/check-nonroot.sh $(B)
 
 clean:
 	rm -rf $(B)

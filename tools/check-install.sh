@@ -6,7 +6,10 @@
 # program runs, and the installed ptw-dump --check accepts the trace it
 # wrote. A program linked against the shared library must need libptw.so.ABI
 # (MAJOR, or MAJOR.MINOR while MAJOR is 0)
-# and run with only the installed library on its path.
+# and run with only the installed library on its path. Then the same
+# examples in a CMake project that vendors the source tree
+# (add_subdirectory, no install), which must compile the library from the
+# same source list as ./configure.
 # SPDX-License-Identifier: Apache-2.0
 set -eu
 B=$1
@@ -35,21 +38,19 @@ readelf -d "$inst/lib/libptw.so" | grep -q "SONAME.*\[libptw.so.$major\]" ||
 # the README's examples, as written there
 src="$d/src"
 mkdir -p "$src"
-example() { # example HEADING LANG -> the first LANG block after that heading
-	awk -v h="$1" -v l="$2" '$0 == h {f = 1} f && $0 == "```" l {p = 1; next}
-		       p && /^```/ {exit} p' README.md
-}
+example() { sh tools/readme-example.sh "$@"; }
 example "## Writing a trace with the writer API" c > "$src/writer.c"
 example "## Instrumenting a multi-threaded program" c > "$src/tracer.c"
 example "## Using ptw from C++" cpp > "$src/cxx.cc"
 [ -s "$src/writer.c" ] && [ -s "$src/tracer.c" ] && [ -s "$src/cxx.cc" ] ||
 	fail "README examples not found"
 
-# run PROGRAM TRACE: runs it in its folder with only the installed library
-# on the path, then checks the trace with the installed ptw-dump
+# run PROGRAM TRACE [LIBDIR]: runs it in its folder with only the installed
+# library (or LIBDIR's) on the path, then checks the trace with the
+# installed ptw-dump
 run() {
 	dir=$(dirname "$1")
-	(cd "$dir" && LD_LIBRARY_PATH="$inst/lib" "./$(basename "$1")") ||
+	(cd "$dir" && LD_LIBRARY_PATH="${3-$inst/lib}" "./$(basename "$1")") ||
 		fail "$1 failed"
 	"$inst/bin/ptw-dump" --check "$dir/$2" >/dev/null || fail "$dir/$2: check failed"
 	# the writer example's flow goes from "handle" to "parse"
@@ -101,13 +102,15 @@ cc -std=c11 $cflags "$src/writer.c" -o "$d/rpath/writer" $(pkg-config --libs ptw
 (cd "$d/rpath" && ./writer) || fail "writer built with an rpath does not start"
 rm -f "$d/rpath/example.pftrace"
 
-# CMake: find_package(ptw 0.4 REQUIRED), both imported targets
-cm="$d/cmake"
-mkdir -p "$cm"
-cat > "$cm/CMakeLists.txt" <<CMAKE
+# cmake_project DIR LINE: a CMake project in DIR that gets ptw by LINE and
+# builds each example against ptw::ptw (NAME_shared) and ptw::ptw_static
+# (NAME_static)
+cmake_project() {
+	mkdir -p "$1"
+	cat > "$1/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.16)
-project(ptw_install_test C CXX)
-find_package(ptw 0.4 REQUIRED)
+project(ptw_test C CXX)
+$2
 foreach(p writer.c tracer.c cxx.cc)
   get_filename_component(n \${p} NAME_WE)
   add_executable(\${n}_shared "$src/\${p}")
@@ -116,6 +119,11 @@ foreach(p writer.c tracer.c cxx.cc)
   target_link_libraries(\${n}_static PRIVATE ptw::ptw_static)
 endforeach()
 CMAKE
+}
+
+# CMake: find_package(ptw 0.4 REQUIRED), both imported targets
+cm="$d/cmake"
+cmake_project "$cm" "find_package(ptw 0.4 REQUIRED)"
 cmake -S "$cm" -B "$cm/build" -DCMAKE_PREFIX_PATH="$inst" \
 	-DCMAKE_SKIP_RPATH=ON >"$d/cmake.log" 2>&1 ||
 	{ cat "$d/cmake.log" >&2; fail "cmake configure failed"; }
@@ -140,5 +148,35 @@ sed -i 's/find_package(ptw 1.0 REQUIRED)/find_package(ptw 0.1 REQUIRED)/' "$cm/C
 if cmake -S "$cm" -B "$cm/build3" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
 	fail "find_package(ptw 0.1) accepted version $(make -s --no-print-directory version)"
 fi
+
+# CMake subproject: a project that vendors the source tree with
+# add_subdirectory() builds and runs the examples with no install step
+# (the shared ones find libptw.so in the subproject's build folder through
+# CMake's build rpath: no LD_LIBRARY_PATH)
 cd "$root"
-echo "check-install: ok (C and C++; pkg-config shared and static, CMake ptw::ptw and ptw::ptw_static)"
+sub="$d/subproject"
+cmake_project "$sub" "add_subdirectory(\"$root\" ptw)"
+# (pkg-config finds libdeflate and libzstd on the system, not in DESTDIR)
+unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+cmake -S "$sub" -B "$sub/build" >"$d/sub.log" 2>&1 ||
+	{ cat "$d/sub.log" >&2; fail "subproject: cmake configure failed"; }
+cmake --build "$sub/build" --parallel "$(nproc)" >>"$d/sub.log" 2>&1 ||
+	{ cat "$d/sub.log" >&2; fail "subproject: cmake build failed"; }
+# one list of library sources: CMake's (tools/build.vars) is configure's
+sed -n 's|^build obj/\(lib/[^ ]*\)\.o: cc .*|\1.c|p' "$B/build.ninja" | sort > "$d/configure-sources"
+sort "$sub/build/ptw/ptw-sources.txt" > "$d/cmake-sources"
+[ -s "$d/configure-sources" ] && cmp -s "$d/configure-sources" "$d/cmake-sources" ||
+	{ diff "$d/configure-sources" "$d/cmake-sources" >&2;
+	  fail "the CMake subproject and ./configure build different library sources"; }
+for p in writer tracer cxx; do
+	out=example.pftrace
+	[ "$p" = tracer ] && out=app.pftrace
+	[ "$p" = cxx ] && out=app-cxx.pftrace
+	needs_so "$sub/build/${p}_shared" 1
+	ldd "$sub/build/${p}_shared" | grep -q "=> $sub/build/ptw/libptw.so.$major " ||
+		fail "subproject: ${p}_shared does not load the subproject's libptw.so.$major"
+	run "$sub/build/${p}_shared" "$out" ""
+	needs_so "$sub/build/${p}_static" 0
+	run "$sub/build/${p}_static" "$out" ""
+done
+echo "check-install: ok (C and C++; pkg-config shared and static, CMake ptw::ptw and ptw::ptw_static installed and as a subproject)"
