@@ -1,0 +1,28 @@
+/* tp_shell.h - runs the real trace_processor_shell (v58.2) from tests.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * It is found at $PTW_SHARED_DIR/tp/trace_processor_shell, else at
+ * <source root>/../shared/tp/trace_processor_shell. Tests must pass
+ * without it (`make test` also runs with PTW_SHARED_DIR=/nonexistent):
+ * skip the comparison when ptw_test_tp_find() returns NULL. */
+#ifndef PTW_TEST_TP_SHELL_H
+#define PTW_TEST_TP_SHELL_H
+
+#include <stddef.h>
+
+/* The path of trace_processor_shell, or NULL if it is not there (the
+ * path looked at is then in 'looked', if not NULL). */
+const char *ptw_test_tp_find(const char **looked);
+
+/* Runs `trace_processor_shell -Q SQL TRACE` (SQL without double
+ * quotes) and returns its stdout (CSV, the header line removed), one row
+ * a line, malloc'd, or NULL if it exited non-zero. Fails the test if it
+ * cannot be run. */
+char *ptw_test_tp_query(const char *tp, const char *trace, const char *sql);
+
+/* Loads 'trace' in trace_processor_shell (a query of the stats
+ * table) and returns its exit status: 0 it loaded the file, non-zero it
+ * refused it; -1 if it was killed by a signal or could not be run. */
+int ptw_test_tp_loads(const char *tp, const char *trace);
+
+#endif /* PTW_TEST_TP_SHELL_H */
