@@ -1,7 +1,6 @@
 /* test_dump.c - the ptw-dump command line: modes, exit codes, messages.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,20 +14,9 @@
 #include "ptw/writer.h"
 #include "support/trace_build.h"
 
-/* BUILDDIR/bin/ptw-dump next to BUILDDIR/tests/test_dump */
 static const char *dump_path(void)
 {
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	cr_assert_gt(n, 0);
-	exe[n] = '\0';
-	char *dir = dirname(dirname(exe));
-	int len = snprintf(path, sizeof(path), "%s/bin/ptw-dump", dir);
-	cr_assert(len > 0 && (size_t)len < sizeof(path));
-	if (access(path, X_OK) != 0)
-		cr_skip_test("ptw-dump not built at %s", path);
-	return path;
+	return ptw_test_bin_or_skip("ptw-dump");
 }
 
 struct run {

@@ -18,7 +18,6 @@
  * every variant (no crash: the ASan build runs it too) is always checked.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,17 +38,7 @@
 
 static const char *dump_path(void)
 {
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	cr_assert_gt(n, 0);
-	exe[n] = '\0';
-	int len = snprintf(path, sizeof(path), "%s/bin/ptw-dump",
-			   dirname(dirname(exe)));
-	cr_assert(len > 0 && (size_t)len < sizeof(path));
-	if (access(path, X_OK) != 0)
-		cr_skip_test("ptw-dump not built at %s", path);
-	return path;
+	return ptw_test_bin_or_skip("ptw-dump");
 }
 
 /* `ptw-dump ARGS` on 'file' (within 60 s): its exit status, or 128 +
