@@ -468,3 +468,34 @@ Test(dump, check_takes_a_legitimately_open_outer_slice)
 	run_free(&r);
 	unlink(p);
 }
+
+/* A trace that records data loss (a packet flagged
+ * previous_packet_dropped): --check passes it, as trace_processor loads
+ * it, and its summary says so. */
+Test(dump, check_summary_mentions_data_loss)
+{
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-loss");
+	struct ptw_tb b;
+	ptw_tb_init(&b);
+	ptw_tb_start_seq(&b, 2, 64, 2, 1000);
+	ptw_tb_begin_on(&b, 2, 0);
+	ptw_tb_thread_track(&b, 2, 5, 6, "main");
+	ptw_tb_varint(&b, 42, 1); /* previous_packet_dropped */
+	ptw_tb_end(&b);
+	ptw_test_write_file_or_fail(p, b.out.data, b.out.len);
+	ptw_tb_free(&b);
+	snprintf(a, sizeof(a), "--check '%s'", p);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, ", data loss: 1 packet(s) flagged "
+				"previous_packet_dropped"),
+		  "%s", r.out);
+	run_free(&r);
+	write_trace(p, 0, 0);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "data loss") == NULL, "%s", r.out);
+	run_free(&r);
+	unlink(p);
+}
