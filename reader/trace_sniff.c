@@ -30,6 +30,7 @@
 #include "trace_internal.h"
 
 #define LOOKAHEAD 128 /* kGuessTraceMaxLookahead */
+#define FIRST_BLOB (128u << 20) /* the first mmap slice Guess() sees */
 
 static int is_pprof(const uint8_t *data, size_t len)
 {
@@ -92,7 +93,7 @@ const char *ptw_i_trace_sniff_other(const uint8_t *data, size_t len,
 		*refused = 0;
 		return "a systrace text trace";
 	}
-	if (is_pprof(data, len))
+	if (is_pprof(data, len < FIRST_BLOB ? len : FIRST_BLOB))
 		return "a pprof profile";
 	return NULL;
 }
