@@ -52,6 +52,39 @@
 				     * loss. `ptw-dump --check` without
 				     * --strict */
 
+/* How serious one problem is. */
+enum ptw_check_level {
+	PTW_CHECK_NOTE = 0,    /* worth knowing; passes the check with these
+				* flags (a slice left open with
+				* PTW_CHECK_ALLOW_OPEN or PTW_CHECK_AS_TP) */
+	PTW_CHECK_WARNING = 1, /* suspicious; passes the check with these
+				* flags (slice nesting that looks broken:
+				* an END probably lost) */
+	PTW_CHECK_ERROR = 2,   /* fails the check with these flags, but
+				* trace_processor loads the file (it counts
+				* a stat, drops a packet or shows it so) */
+	PTW_CHECK_FATAL = 3,   /* trace_processor refuses the file
+				* (ptw_trace_fatal) */
+};
+
+struct ptw_check_problem {
+	enum ptw_check_level level;
+	uint64_t offset, inner_offset; /* as for events */
+	uint32_t batch;
+	const char *msg; /* complete sentence, no offset prefix; valid
+			  * during the callback */
+};
+
+/* Calls fn for every problem ptw_trace_check(t, flags) looks at (rules
+ * found while reading in file order, then slice nesting), with its level
+ * under 'flags'; the first (in file order) of level PTW_CHECK_ERROR or
+ * above is what ptw_trace_check() reports. Returns 0, or PTW_ERR_NOMEM
+ * (*err set) if the slice model could not be built. */
+int ptw_trace_check_each(const struct ptw_trace *t, uint32_t flags,
+			 void (*fn)(void *ctx,
+				    const struct ptw_check_problem *p),
+			 void *ctx, struct ptw_error *err);
+
 /* Returns 0 if the trace passes, else PTW_ERR_FORMAT with *err (if not
  * NULL) set: err->offset = byte offset of the first problem, err->input =
  * the trace name, err->msg = "byte N: <what>" (with the batch position

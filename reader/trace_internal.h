@@ -104,6 +104,13 @@ void ptw_i_trace_diag(struct ptw_trace *t, enum ptw_trace_diag_kind kind,
 	;
 
 /* Records the error that stops the walk (first one wins). */
+/* trace_sniff.c: the format trace_processor takes data[0, len) (which
+ * starts with 0x0A) for when it is not a proto trace ("a pprof profile"),
+ * or NULL; *refused is set to 1 if it then refuses the file, 0 if it
+ * loads it (showing nothing of it). */
+const char *ptw_i_trace_sniff_other(const uint8_t *data, size_t len,
+				    int *refused);
+
 void ptw_i_trace_set_fatal(struct ptw_trace *t, const struct pos *at,
 			   const char *fmt, ...)
 #if defined(__GNUC__)

@@ -220,7 +220,10 @@ struct raw_scan {
 	size_t compressed_len;
 };
 
-/* Returns 0, or -1 if the packet does not parse to its end. */
+/* Returns 0, or -1 if the packet does not parse to its end (where
+ * ProtoTraceReader::ParsePacket refuses the file: decoder.bytes_left()).
+ * A known message field of another wire type is there but empty, as
+ * protozero's as_bytes() gives it (size 0). */
 static int scan_packet(const uint8_t *data, size_t len, struct raw_scan *r)
 {
 	struct ptw_wire_cursor c;
@@ -229,25 +232,23 @@ static int scan_packet(const uint8_t *data, size_t len, struct raw_scan *r)
 	memset(r, 0, sizeof(*r));
 	ptw_wire_init(&c, data, len);
 	while ((st = ptw_wire_next(&c, &f)) == PTW_WIRE_FIELD) {
+		if (f.wt != 2) {
+			f.data = data;
+			f.len = 0;
+		}
 		switch (f.num) {
 		case F_CLOCK_SNAPSHOT:
-			if (f.wt != 2)
-				return -1;
 			r->snapshot = f.data;
 			r->snapshot_len = f.len;
 			r->n_payloads++;
 			break;
 		case F_TRACK_EVENT:
-			if (f.wt != 2)
-				return -1;
 			r->event = f.data;
 			r->event_len = f.len;
 			r->n_payloads++;
 			break;
 		case F_COMPRESSED:
 		case F_ZSTD: /* one batch field, two codecs */
-			if (f.wt != 2)
-				return -1;
 			if (f.num == F_ZSTD)
 				r->has_zstd = 1;
 			else
@@ -459,9 +460,11 @@ static int step_snapshot(struct ptw_trace *t, struct pkt *k)
 			      NULL, raw->snapshot_len, raw->snapshot)
 		    : k->p->clock_snapshot;
 	if (!cs) {
-		ptw_i_trace_set_fatal(t, k->at,
-				      "ClockSnapshot does not decode");
-		return STEP_STOP;
+		/* trace_processor reads the clocks before the damage */
+		ptw_i_trace_diag(t, PTW_TRACE_DIAG_CLOCK_SNAPSHOT, k->at,
+				 k->seq_id,
+				 "ClockSnapshot does not decode: ignored");
+		return STEP_DONE;
 	}
 	uint32_t n =
 		cs->n_clocks > UINT32_MAX ? UINT32_MAX : (uint32_t)cs->n_clocks;
@@ -709,6 +712,63 @@ static int step_trace_stats(struct ptw_trace *t, struct pkt *k)
 	return STEP_DONE;
 }
 
+/* A TracePacket whose fields all parse (scan_packet) but which protobuf-c
+ * does not decode: a field's nested message is malformed, or a known
+ * field has another wire type. trace_processor decodes lazily (protozero
+ * stops reading a nested message at its first bad field and keeps what
+ * came before) and imports the file; here the packet is decoded without
+ * the fields that do not decode on their own, each recorded as a
+ * diagnostic (PTW_TRACE_DIAG_EVENT). Sets *out to a malloc'd copy of the
+ * kept fields, *raw to its scan and *p to its decoding (NULL when even
+ * that fails: the packet is then empty). Returns 0, or -1 out of
+ * memory. */
+static int salvage_packet(struct ptw_trace *t, const struct pos *at,
+			  const uint8_t *data, size_t len, uint8_t **out,
+			  struct raw_scan *raw,
+			  Perfetto__Protos__TracePacket **p)
+{
+	uint8_t *buf = malloc(len ? len : 1);
+	if (!buf) {
+		t->nomem = 1;
+		return -1;
+	}
+	size_t n = 0;
+	struct ptw_wire_cursor c;
+	struct ptw_wire_field f;
+	ptw_wire_init(&c, data, len);
+	while (ptw_wire_next(&c, &f) == PTW_WIRE_FIELD) {
+		size_t flen = (size_t)(c.p - c.start) - f.offset;
+		Perfetto__Protos__TracePacket *one =
+			perfetto__protos__trace_packet__unpack(
+				NULL, flen, data + f.offset);
+		if (!one) {
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, 0,
+					 "TracePacket field %u does not decode "
+					 "(a nested message is malformed): "
+					 "left out (trace_processor reads "
+					 "what comes before the damage)",
+					 f.num);
+			continue;
+		}
+		perfetto__protos__trace_packet__free_unpacked(one, NULL);
+		memcpy(buf + n, data + f.offset, flen);
+		n += flen;
+	}
+	scan_packet(buf, n, raw);
+	*p = perfetto__protos__trace_packet__unpack(NULL, n, buf);
+	if (!*p) {
+		scan_packet(buf, 0, raw);
+		*p = perfetto__protos__trace_packet__unpack(NULL, 0, buf);
+		if (!*p) {
+			free(buf);
+			t->nomem = 1;
+			return -1;
+		}
+	}
+	*out = buf;
+	return 0;
+}
+
 /* Tokenizes one (non-batch) TracePacket in the order of
  * ProtoTraceReader::ParsePacket (perfetto-wire.md 3.1). Returns 0, or -1
  * to stop the walk (fatal, out of memory, or the callback asked). */
@@ -731,12 +791,14 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 
 	Perfetto__Protos__TracePacket *p =
 		perfetto__protos__trace_packet__unpack(NULL, len, data);
+	uint8_t *kept = NULL;
+	struct raw_scan kept_raw;
 	if (!p) {
-		ptw_i_trace_set_fatal(t, at,
-				      "TracePacket does not decode "
-				      "(trace_processor refuses the whole "
-				      "file)");
-		return -1;
+		/* walked to its end (scan_packet): trace_processor takes it */
+		int r = salvage_packet(t, at, data, len, &kept, &kept_raw, &p);
+		if (r < 0)
+			return -1;
+		raw = &kept_raw;
 	}
 	struct pkt k;
 	memset(&k, 0, sizeof(k));
@@ -761,6 +823,7 @@ static int process_packet(struct ptw_trace *t, const struct pos *at,
 		t->stopped = 1;
 	}
 	perfetto__protos__trace_packet__free_unpacked(p, NULL);
+	free(kept);
 	t->packet_index++;
 	t->stats.packets++;
 	return rc == STEP_STOP || t->nomem ? -1 : 0;
@@ -1317,6 +1380,23 @@ struct ptw_trace *ptw_trace_load_mem(const void *data, size_t len,
 					      : "");
 	}
 	walk(t, d, len);
+	int refused;
+	const char *other = ptw_i_trace_sniff_other(d, len, &refused);
+	if (other) {
+		struct pos at = {0, 0, 0};
+		if (refused)
+			ptw_i_trace_set_fatal(
+				t, &at,
+				"trace_processor takes the file for %s "
+				"(its first bytes), not a proto trace, and "
+				"refuses it", other);
+		else
+			ptw_i_trace_diag(
+				t, PTW_TRACE_DIAG_OTHER_FORMAT, &at, 0,
+				"trace_processor takes the file for %s (its "
+				"first bytes), not a proto trace, and shows "
+				"nothing of it", other);
+	}
 	if (gz_truncated && !t->truncated && !t->has_fatal) {
 		t->truncated = 1;
 		t->trunc_offset = len;

@@ -369,6 +369,10 @@ enum ptw_trace_diag_kind {
 					    * or a payload next to a snapshot */
 	PTW_TRACE_DIAG_MACHINE_ID,         /* machine_id differs from the
 					    * first packet's */
+	PTW_TRACE_DIAG_OTHER_FORMAT,       /* trace_processor takes the file
+					    * for a format it reads without
+					    * an error (systrace text): it
+					    * shows none of its packets */
 	PTW_TRACE_DIAG_NOTE_,              /* ---- informational below ---- */
 	PTW_TRACE_DIAG_TRUNCATED,          /* partial final record */
 	PTW_TRACE_DIAG_SKIPPED_FIELD,      /* top-level non-packet field */

@@ -773,35 +773,58 @@ Test(json_parse, nul_bytes_are_invalid)
 		    "NUL byte");
 }
 
-Test(json_parse, limits_are_reported)
+/* As trace_processor (json_parser.h Iterator, json_args.cc: an explicit
+ * stack, no limit): any nesting depth and any number of "args" members;
+ * an error deep inside is still found, at its byte. */
+Test(json_parse, no_depth_or_args_limit)
 {
-	char deep[2 * PTW_CV_JSON_MAX_DEPTH + 64];
-	size_t k = 0;
-	k += (size_t)sprintf(deep, "{\"a\":");
-	for (int i = 0; i < PTW_CV_JSON_MAX_DEPTH; i++)
-		deep[k++] = '[';
-	for (int i = 0; i < PTW_CV_JSON_MAX_DEPTH; i++)
-		deep[k++] = ']';
+	enum { DEEP = 100000 };
+	char *deep = malloc(7 * DEEP + 64);
+	cr_assert_not_null(deep);
+	/* {"a":{"k":[[{"k":[[ ... 1 ... ]]}]]}} */
+	size_t k = (size_t)sprintf(deep, "{\"a\":");
+	for (int i = 0; i < DEEP; i++) {
+		if (i % 3)
+			deep[k++] = '[';
+		else
+			k += (size_t)sprintf(deep + k, "{\"k\":");
+	}
+	size_t mid = k;
+	deep[k++] = '1';
+	for (int i = DEEP - 1; i >= 0; i--)
+		deep[k++] = i % 3 ? ']' : '}';
 	deep[k++] = '}';
-	/* the event is depth 1: 255 arrays inside it fit, 256 do not */
-	parse_bad_n(deep, k, PTW_ERR_LIMIT, 5 + PTW_CV_JSON_MAX_DEPTH - 1,
-		    "nesting deeper");
 	struct ptw_cv_event ev;
 	struct ptw_error err;
-	memmove(deep + 5, deep + 6, k - 6);
-	k -= 2;
-	memmove(deep + 5 + PTW_CV_JSON_MAX_DEPTH - 1,
-		deep + 5 + PTW_CV_JSON_MAX_DEPTH, k - 5 - PTW_CV_JSON_MAX_DEPTH + 1);
 	cr_assert_eq(ptw_cv_json_parse_object(jp, deep, k, &ev, &err), 0,
 		     "%s", err.msg);
+	deep[mid] = 'x';
+	parse_bad_n(deep, k, PTW_ERR_FORMAT, mid, "expected a value");
+	deep[mid] = '1';
+	deep[k - 2] = ']'; /* the outermost '{' closed by ']' */
+	cr_assert_eq(ptw_cv_json_parse_object(jp, deep, k, &ev, &err),
+		     PTW_ERR_FORMAT);
+	free(deep);
 
-	char args[4096];
+	enum { N = 1000 };
+	char *args = malloc(16 * N + 64);
+	cr_assert_not_null(args);
 	k = (size_t)sprintf(args, "{\"args\":{");
-	for (int i = 0; i <= PTW_CV_MAX_ARGS; i++)
+	for (int i = 0; i < N; i++)
 		k += (size_t)sprintf(args + k, "%s\"k%d\":%d", i ? "," : "", i, i);
 	k += (size_t)sprintf(args + k, "}}");
-	size_t at = (size_t)(strstr(args, "\"k64\"") - args);
-	parse_bad_n(args, k, PTW_ERR_LIMIT, at, "more than 64 members");
+	cr_assert_eq(ptw_cv_json_parse_object(jp, args, k, &ev, &err), 0,
+		     "%s", err.msg);
+	cr_assert_eq(ev.n_args, N);
+	for (int i = 0; i < N; i++) {
+		char key[16];
+		int kn = snprintf(key, sizeof(key), "k%d", i);
+		cr_assert_eq(ev.args[i].key.n, (size_t)kn);
+		cr_assert_eq(memcmp(ev.args[i].key.p, key, (size_t)kn), 0);
+		cr_assert_eq(ev.args[i].type, PTW_CV_VAL_INT);
+		cr_assert_eq(ev.args[i].i, i);
+	}
+	free(args);
 }
 
 Test(json_parse, bad_arguments)

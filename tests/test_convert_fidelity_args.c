@@ -29,6 +29,7 @@
 #include "converters/chrome_json/chrome_json.h"
 #include "converters/emit/emit.h"
 #include "support/ptw_test.h"
+#include "support/tp_shell.h"
 #include "test_convert_expect.h"
 
 /* One args row as "<slice> <key> <type> <value>", types named as in
@@ -240,8 +241,8 @@ Test(convert_fidelity_args, value_types_as_the_json_parser_makes_them)
 	       value_rows, NULL);
 }
 
-/* Every arg of an event is a row (the reader takes up to
- * PTW_CV_MAX_ARGS = 64; the writer PTW_MAX_ANNOTATIONS = 64). */
+/* Every arg of an event is a row (the writer takes up to
+ * PTW_MAX_ANNOTATIONS = 64: more are cut, below). */
 Test(convert_fidelity_args, more_than_sixteen_args)
 {
 	char json[4096];
@@ -334,4 +335,161 @@ Test(convert_fidelity_args, too_deep_values_are_counted)
 	struct ptw_emit_stats st;
 	ptw_test_expect_json_rows("args_deep", json, want, 1, &st, args_rows);
 	cr_expect_eq(st.args_dropped, 1);
+}
+
+/* ---- args past the writer's limits --------------------------------------
+ * trace_processor's JSON import has no limit on the number of args or on
+ * their depth (json_args.cc walks with an explicit stack). The reader
+ * takes them all too; the writer takes PTW_MAX_ANNOTATIONS top-level
+ * args and PTW_MAX_ARG_DEPTH levels: the emitter leaves out the rest and
+ * counts it (args_dropped), and the conversion goes on with the events
+ * after it. Each case is compared with trace_processor loading the JSON
+ * (rows it shows that the converted trace lacks: exactly args_dropped)
+ * and loading the converted trace (the rows our reader decodes). */
+
+/* "s" with the given args, then "after". malloc'd. */
+static char *cut_json(const char *args)
+{
+	size_t n = strlen(args) + 256;
+	char *json = malloc(n);
+	cr_assert_not_null(json);
+	snprintf(json, n,
+		 "[" X("s", 1, "%s") ",{\"name\":\"after\",\"ph\":\"X\","
+		 "\"pid\":1,\"tid\":2,\"ts\":10,\"dur\":1}]", args);
+	return json;
+}
+
+/* {"a0":0,"a1":1,...} with n members. malloc'd. */
+static char *many_args(int n)
+{
+	char *a = malloc((size_t)n * 24 + 8), *p = a;
+	cr_assert_not_null(a);
+	*p++ = '{';
+	for (int i = 0; i < n; i++)
+		p += sprintf(p, "%s\"a%d\":%d", i ? "," : "", i, i);
+	strcpy(p, "}");
+	return a;
+}
+
+/* {"ok":1,"d":V} where the event nests 'depth' levels deep in all (the
+ * event is level 1, "args" level 2): V is depth - 2 arrays ('[') or
+ * objects ({"k":...}) around 1. malloc'd. */
+static char *deep_args(int depth, char open)
+{
+	int levels = depth - 2;
+	char *a = malloc((size_t)levels * 8 + 32), *p = a;
+	cr_assert_not_null(a);
+	p += sprintf(p, "{\"ok\":1,\"d\":");
+	for (int i = 0; i < levels; i++)
+		p += sprintf(p, open == '[' ? "[" : "{\"k\":");
+	*p++ = '1';
+	for (int i = 0; i < levels; i++)
+		*p++ = open == '[' ? ']' : '}';
+	strcpy(p, "}");
+	return a;
+}
+
+/* trace_processor's args rows of 'trace', as args_rows() writes ours. */
+static void tp_rows(const char *tp, const char *trace, struct rows *out)
+{
+	char *csv = ptw_test_tp_run(
+		tp, trace,
+		"select s.name || ' ' || replace(a.key, 'debug.', 'args.') || "
+		"' ' || a.value_type || ' ' || a.display_value from slice s "
+		"join args a using(arg_set_id)");
+	cr_assert_not_null(csv, "trace_processor failed on %s", trace);
+	for (char *l = csv, *nl; *l; l = nl + 1) {
+		nl = strchr(l, '\n');
+		cr_assert_not_null(nl);
+		*nl = '\0';
+		size_t n = strlen(l); /* a CSV string: "..." */
+		cr_assert(n >= 2 && l[0] == '"' && l[n - 1] == '"', "%s", l);
+		l[n - 1] = '\0';
+		rows_add(out, l + 1);
+	}
+	free(csv);
+}
+
+static int rows_has(const struct rows *r, const char *line)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->v[i], line) == 0)
+			return 1;
+	return 0;
+}
+
+static void expect_cut(const char *tag, char *args, size_t kept,
+		       uint64_t dropped)
+{
+	char *json = cut_json(args);
+	free(args);
+	char out[256], in[300];
+	ptw_test_tmp_path(out, sizeof(out), tag);
+	struct ptw_emit_stats st;
+	ptw_test_convert_json(out, json, 0, &st);
+	cr_expect_eq(st.args_dropped, dropped, "%s: args_dropped %llu", tag,
+		     (unsigned long long)st.args_dropped);
+
+	/* decoded: the rows kept, and the event after it */
+	struct rows got = {0};
+	args_rows(out, &got);
+	cr_expect_eq(got.n, kept, "%s: %zu rows", tag, got.n);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(
+		out, PTW_CHECK_ALLOW_OPEN | PTW_CHECK_COMPLETE);
+	struct ptw_tp_model *m = ptw_test_model_or_fail(t);
+	cr_expect_not_null(ptw_test_find_slice(m, "after", 0), "%s", tag);
+	ptw_tp_model_free(m);
+	ptw_trace_free(t);
+
+	const char *looked, *tp = ptw_test_tp_find(&looked);
+	if (!tp) {
+		fprintf(stderr, "%s: no trace_processor_shell at %s: "
+				"comparison skipped\n", tag, looked);
+	} else {
+		snprintf(in, sizeof(in), "%s.json", out);
+		ptw_test_write_file_or_fail(in, json, strlen(json));
+		struct rows want = {0}, conv = {0};
+		tp_rows(tp, in, &want);
+		for (size_t i = 0; i < got.n; i++)
+			cr_expect(rows_has(&want, got.v[i]),
+				  "%s: %s is not a row of the JSON import", tag,
+				  got.v[i]);
+		cr_expect_eq(want.n - got.n, dropped,
+			     "%s: the JSON import shows %zu rows, we %zu", tag,
+			     want.n, got.n);
+		char *after = ptw_test_tp_run(
+			tp, in, "select count(*) from slice where name = 'after'");
+		cr_expect(after && strcmp(after, "1\n") == 0, "%s", tag);
+		free(after);
+		tp_rows(tp, out, &conv);
+		cr_expect(rows_equal(tag, &conv, &got),
+			  "%s: trace_processor shows other rows", tag);
+		char *bad = ptw_test_tp_run(
+			tp, out,
+			"select count(*) from stats where value > 0 and "
+			"severity in ('error', 'data_loss')");
+		cr_expect(bad && strcmp(bad, "0\n") == 0, "%s: stats %s", tag,
+			  bad ? bad : "(failed)");
+		free(bad);
+		rows_free(&want);
+		rows_free(&conv);
+		unlink(in);
+	}
+	rows_free(&got);
+	free(json);
+	unlink(out);
+}
+
+Test(convert_fidelity_args, more_args_than_the_writer_takes_are_cut)
+{
+	expect_cut("args_65", many_args(65), 64, 1);
+	expect_cut("args_1000", many_args(1000), 64, 936);
+}
+
+Test(convert_fidelity_args, args_nested_at_any_depth_are_cut)
+{
+	expect_cut("args_257a", deep_args(257, '['), 1, 1);
+	expect_cut("args_1000a", deep_args(1000, '['), 1, 1);
+	expect_cut("args_257o", deep_args(257, '{'), 1, 1);
+	expect_cut("args_1000o", deep_args(1000, '{'), 1, 1);
 }

@@ -1,7 +1,6 @@
 /* test_dump.c - the ptw-dump command line: modes, exit codes, messages.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,24 +9,14 @@
 #include <unistd.h>
 
 #include "support/ptw_test.h"
+#include "support/tp_shell.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
 #include "support/trace_build.h"
 
-/* BUILDDIR/bin/ptw-dump next to BUILDDIR/tests/test_dump */
 static const char *dump_path(void)
 {
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	cr_assert_gt(n, 0);
-	exe[n] = '\0';
-	char *dir = dirname(dirname(exe));
-	int len = snprintf(path, sizeof(path), "%s/bin/ptw-dump", dir);
-	cr_assert(len > 0 && (size_t)len < sizeof(path));
-	if (access(path, X_OK) != 0)
-		cr_skip_test("ptw-dump not built at %s", path);
-	return path;
+	return ptw_test_bin_or_skip("ptw-dump");
 }
 
 struct run {
@@ -117,9 +106,11 @@ Test(dump, check_ok_prints_a_summary)
 	unlink(p);
 }
 
+/* An undefined iid: trace_processor loads the file (it counts a stat),
+ * so --check passes with a warning naming the byte; --strict fails. */
 Test(dump, check_failure_names_file_and_byte)
 {
-	char p[256], a[600], want[400];
+	char p[256], a[600], want[400], warn[420];
 	ptw_test_tmp_path(p, sizeof(p), "dump-bad");
 	write_trace(p, 1, 0);
 	struct ptw_trace *t = ptw_test_load_or_fail(p);
@@ -127,9 +118,19 @@ Test(dump, check_failure_names_file_and_byte)
 	cr_assert_not_null(e);
 	snprintf(want, sizeof(want), "%s: byte %llu: event name iid 9", p,
 		 (unsigned long long)e->offset);
+	snprintf(warn, sizeof(warn), "%s: warning: byte %llu: event name iid 9",
+		 p, (unsigned long long)e->offset);
 	ptw_trace_free(t);
 	snprintf(a, sizeof(a), "-c '%s'", p);
 	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strncmp(r.err, warn, strlen(warn)) == 0, "got '%s' want '%s'",
+		  r.err, warn);
+	cr_assert(strstr(r.out, ": ok: ") && strstr(r.out, ", 1 warning(s)"),
+		  "%s", r.out);
+	run_free(&r);
+	snprintf(a, sizeof(a), "-c --strict '%s'", p);
+	r = run_dump(a);
 	cr_assert_eq(r.status, 1);
 	cr_assert(strncmp(r.err, want, strlen(want)) == 0, "got '%s' want '%s'",
 		  r.err, want);
@@ -361,4 +362,140 @@ Test(dump, tracer_metadata_is_printed_by_name)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	unlink(path);
+}
+
+/* Slices left open (docs/dump.md "Slices left open"). Writer API traces
+ * of one thread: 'broken' loses the END of the first "frame", so the
+ * later "frame"s nest under it (the shape a tracer leaves when a
+ * category is switched off between BEGIN and END); the other has a
+ * legitimately open outer "main" (a scope around main(), a snapshot)
+ * with complete children of other names. */
+static void write_open_trace(const char *path, int broken)
+{
+	struct ptw_error err = {0};
+	struct ptw_writer *w = ptw_writer_open(path, NULL, &err);
+	cr_assert(w, "%s", err.msg);
+	uint64_t th = ptw_writer_add_thread_track(w, 1, 2, "t");
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	struct ptw_event e = {.track = th, .category = "c"};
+	if (!broken) {
+		e.ts = 1;
+		e.name = "main";
+		cr_assert_eq(ptw_seq_slice_begin(s, &e), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		e.name = "frame";
+		e.ts = 100 * (i + 1);
+		cr_assert_eq(ptw_seq_slice_begin(s, &e), 0);
+		e.name = "draw";
+		e.ts += 10;
+		cr_assert_eq(ptw_seq_slice_begin(s, &e), 0);
+		e.ts += 20;
+		cr_assert_eq(ptw_seq_slice_end(s, &e), 0);
+		e.name = "frame";
+		e.ts += 50;
+		if (!(broken && i == 0)) /* the lost END */
+			cr_assert_eq(ptw_seq_slice_end(s, &e), 0);
+	}
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+Test(dump, check_flags_nesting_broken_by_a_lost_end)
+{
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-broken");
+	write_open_trace(p, 1);
+	snprintf(a, sizeof(a), "--check '%s'", p);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err); /* trace_processor loads it */
+	cr_assert(strstr(r.err, ": warning: byte ") &&
+			  strstr(r.err, "slice nesting looks broken: \"frame\" "
+					"(ts 100, depth 0) never ended, and 3 "
+					"later \"frame\" slice(s) nest "
+					"directly under it"),
+		  "%s", r.err);
+	cr_assert(strstr(r.err, ": note: byte ") &&
+			  strstr(r.err, "slice never ended (dur -1): "
+					"SLICE_BEGIN at ts 100"),
+		  "%s", r.err);
+	cr_assert(strstr(r.out, ", 1 warning(s), 1 slice(s) left open"), "%s",
+		  r.out);
+	run_free(&r);
+	const char *tp = ptw_test_tp_find(NULL);
+	if (tp) { /* the shape, as trace_processor shows it */
+		char *rows = ptw_test_tp_run(
+			tp, p,
+			"select name, dur, depth from slice where name = "
+			"'frame' order by ts");
+		cr_assert(rows && strcmp(rows, "\"frame\",-1,0\n"
+					       "\"frame\",80,1\n"
+					       "\"frame\",80,1\n"
+					       "\"frame\",80,1\n") == 0,
+			  "%s", rows ? rows : "(failed)");
+		free(rows);
+	}
+	snprintf(a, sizeof(a), "--check --strict --allow-open '%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "slice nesting looks broken"), "%s", r.err);
+	run_free(&r);
+	snprintf(a, sizeof(a), "--check --strict '%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 1);
+	cr_assert(strstr(r.err, "slice never ended"), "%s", r.err);
+	run_free(&r);
+	unlink(p);
+}
+
+Test(dump, check_takes_a_legitimately_open_outer_slice)
+{
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-main");
+	write_open_trace(p, 0);
+	snprintf(a, sizeof(a), "--check '%s'", p);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.err, "warning") == NULL, "%s", r.err);
+	cr_assert(strstr(r.err, "slice never ended (dur -1): SLICE_BEGIN at "
+				"ts 1 on track"),
+		  "%s", r.err);
+	cr_assert(strstr(r.out, ", 0 warning(s), 1 slice(s) left open"), "%s",
+		  r.out);
+	run_free(&r);
+	snprintf(a, sizeof(a), "--check --strict '%s'", p);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 1);
+	run_free(&r);
+	unlink(p);
+}
+
+/* A trace that records data loss (a packet flagged
+ * previous_packet_dropped): --check passes it, as trace_processor loads
+ * it, and its summary says so. */
+Test(dump, check_summary_mentions_data_loss)
+{
+	char p[256], a[600];
+	ptw_test_tmp_path(p, sizeof(p), "dump-loss");
+	struct ptw_tb b;
+	ptw_tb_init(&b);
+	ptw_tb_start_seq(&b, 2, 64, 2, 1000);
+	ptw_tb_begin_on(&b, 2, 0);
+	ptw_tb_thread_track(&b, 2, 5, 6, "main");
+	ptw_tb_varint(&b, 42, 1); /* previous_packet_dropped */
+	ptw_tb_end(&b);
+	ptw_test_write_file_or_fail(p, b.out.data, b.out.len);
+	ptw_tb_free(&b);
+	snprintf(a, sizeof(a), "--check '%s'", p);
+	struct run r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, ", data loss: 1 packet(s) flagged "
+				"previous_packet_dropped"),
+		  "%s", r.out);
+	run_free(&r);
+	write_trace(p, 0, 0);
+	r = run_dump(a);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "data loss") == NULL, "%s", r.out);
+	run_free(&r);
+	unlink(p);
 }

@@ -400,10 +400,11 @@ static void end_warnings(struct cli *c)
 			"(debug.a_0_ where its JSON import shows args.a[0])",
 		     (unsigned long long)es.args_renamed);
 	if (es.args_dropped)
-		warn(c, "%llu nested arg value(s) left out: more than %u levels "
-			"deep or more than %u nested values in one event",
-		     (unsigned long long)es.args_dropped, PTW_MAX_ARG_DEPTH,
-		     PTW_MAX_ARG_NODES);
+		warn(c, "%llu arg value(s) left out: more than %u args, more "
+			"than %u levels deep or more than %u nested values in "
+			"one event (args_dropped)",
+		     (unsigned long long)es.args_dropped, PTW_MAX_ANNOTATIONS,
+		     PTW_MAX_ARG_DEPTH, PTW_MAX_ARG_NODES);
 	if (c->repairs)
 		warn(c, "%llu lenient repairs: JSON that is not RFC 8259 was "
 			"read as trace_processor reads it (the first: %s:%llu: "

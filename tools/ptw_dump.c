@@ -25,10 +25,11 @@ static void usage(FILE *f)
 "own 'TRACE: ...' line).\n"
 "\n"
 "Modes (default: print every packet):\n"
-"  -c, --check       does trace_processor import it without errors? On\n"
-"                    failure print 'TRACE: byte N: message' (stderr) and\n"
-"                    exit 1, else a summary (stdout). Slices left open\n"
-"                    (a snapshot, a crash dump) are not an error\n"
+"  -c, --check       does trace_processor load it? Where it would refuse\n"
+"                    the file print 'TRACE: byte N: message' (stderr)\n"
+"                    and exit 1, else a summary (stdout); stats it would\n"
+"                    count are 'TRACE: warning: ...' lines, slices left\n"
+"                    open 'TRACE: note: ...' lines (stderr)\n"
 "  -d, --diags       every diagnostic the reader recorded, in file order\n"
 "  -e, --events      one resolved TrackEvent per line (trace-time ns)\n"
 "  -s, --slices      the slice rows trace_processor would show\n"
@@ -43,12 +44,12 @@ static void usage(FILE *f)
 "                    ended, no packed fields, ...)\n"
 "      --allow-open  --check --strict: slices left open are not an error\n"
 "      --complete    --check: a truncated final record is an error\n"
-"      --allow-loss  --check: previous_packet_dropped is not an error\n"
+"      --allow-loss  --check: previous_packet_dropped is not a warning\n"
 "  -h, --help        this text\n"
 "      --version     print \"ptw-dump VERSION\" and exit\n"
 "\n"
-"Exit status: 0 ok, 1 check failed or the trace is malformed, 2 usage or\n"
-"I/O error.\n");
+"Exit status: 0 ok, 1 check failed (without --strict: trace_processor\n"
+"would refuse the file) or the trace is malformed, 2 usage or I/O error.\n");
 }
 
 /* ---- packet printing ---------------------------------------------------- */
@@ -596,6 +597,128 @@ static void print_diags(const struct ptw_trace *t)
 
 static int dump_one(const char *path, enum mode mode, uint32_t flags);
 
+/* ---- --check -------------------------------------------------------------
+ * Without --strict the verdict is trace_processor's: the trace fails only
+ * where trace_processor refuses the file (PTW_CHECK_FATAL), or ends inside
+ * a record under --complete; everything else it imports is a warning (a
+ * stat it counts, a packet it drops) and slices left open are notes. With
+ * --strict every problem of level PTW_CHECK_ERROR fails. */
+
+#define CHECK_SHOWN 10 /* warning and note lines printed, each */
+
+struct check {
+	const char *path;
+	int strict;
+	uint64_t warnings, notes, open;
+	int failed;
+	struct ptw_check_problem fail; /* the earliest failure */
+	char fail_msg[PTW_ERROR_MSG_MAX];
+};
+
+static void print_problem(const char *path, const char *level,
+			  const struct ptw_check_problem *p)
+{
+	fprintf(stderr, "%s: %sbyte %" PRIu64, path, level, p->offset);
+	if (p->batch)
+		fprintf(stderr, " (batch %u, inflated byte %" PRIu64 ")",
+			p->batch, p->inner_offset);
+	fprintf(stderr, ": %s\n", p->msg);
+}
+
+static void on_problem(void *ctx, const struct ptw_check_problem *p)
+{
+	struct check *c = ctx;
+	int fails = p->level == PTW_CHECK_FATAL ||
+		    (c->strict && p->level == PTW_CHECK_ERROR);
+	if (fails) {
+		if (c->failed && (p->offset > c->fail.offset ||
+				  (p->offset == c->fail.offset &&
+				   p->inner_offset >= c->fail.inner_offset)))
+			return;
+		c->failed = 1;
+		c->fail = *p;
+		snprintf(c->fail_msg, sizeof(c->fail_msg), "%s", p->msg);
+		c->fail.msg = c->fail_msg;
+		return;
+	}
+	if (strncmp(p->msg, "slice never ended", 17) == 0)
+		c->open++;
+	if (p->level == PTW_CHECK_NOTE) {
+		if (c->notes++ < CHECK_SHOWN)
+			print_problem(c->path, "note: ", p);
+	} else if (c->warnings++ < CHECK_SHOWN) {
+		print_problem(c->path, "warning: ", p);
+	}
+}
+
+/* ", data loss: ..." when the trace records some, else "". */
+static void data_loss(const struct ptw_trace_stats *s, char *buf, size_t len)
+{
+	uint64_t writer = 0, seq = 0;
+	for (uint32_t i = 0; i < s->n_buffers && i < PTW_TRACE_MAX_BUFFERS;
+	     i++) {
+		writer += s->buf[i].trace_writer_packet_loss;
+		seq += s->buf[i].sequence_packet_loss;
+	}
+	buf[0] = '\0';
+	if (!s->previous_packet_dropped && !writer && !seq)
+		return;
+	snprintf(buf, len,
+		 ", data loss: %" PRIu64 " packet(s) flagged "
+		 "previous_packet_dropped, trace stats: %" PRIu64
+		 " traced_buf_trace_writer_packet_loss, %" PRIu64
+		 " traced_buf_sequence_packet_loss",
+		 s->previous_packet_dropped, writer, seq);
+}
+
+/* --check of one loaded trace: 0 ok, 1 failed, 2 out of memory. */
+static int check_one(const char *path, const struct ptw_trace *t,
+		     uint32_t flags)
+{
+	struct check c = { .path = path, .strict = !(flags & PTW_CHECK_AS_TP) };
+	struct ptw_error err;
+	uint32_t each = c.strict ? flags : flags & ~PTW_CHECK_COMPLETE;
+	if (ptw_trace_check_each(t, each, on_problem, &c, &err)) {
+		fprintf(stderr, "ptw-dump: %s\n", err.msg);
+		return 2;
+	}
+	uint64_t off;
+	int truncated = ptw_trace_truncated(t, &off);
+	if (!c.failed && truncated && (flags & PTW_CHECK_COMPLETE)) {
+		c.failed = 1;
+		c.fail = (struct ptw_check_problem){
+			.offset = off, .msg = "the file ends inside a record" };
+	}
+	if (c.failed) {
+		print_problem(path, "", &c.fail);
+		return 1;
+	}
+	if (c.warnings > CHECK_SHOWN || c.notes > CHECK_SHOWN)
+		fprintf(stderr, "%s: %" PRIu64 " more warning(s) and note(s) "
+				"(ptw-dump --diags lists the reader's)\n",
+			path, (c.warnings > CHECK_SHOWN ? c.warnings - CHECK_SHOWN
+							: 0) +
+				      (c.notes > CHECK_SHOWN ? c.notes - CHECK_SHOWN
+							     : 0));
+	const struct ptw_trace_stats *s = ptw_trace_get_stats(t);
+	size_t nt;
+	ptw_trace_tracks(t, &nt);
+	char loss[300], more[120];
+	data_loss(s, loss, sizeof(loss));
+	more[0] = '\0';
+	if (c.warnings || c.open)
+		snprintf(more, sizeof(more),
+			 ", %" PRIu64 " warning(s), %" PRIu64
+			 " slice(s) left open", c.warnings, c.open);
+	printf("%s: ok: %" PRIu64 " packets (%" PRIu64 " in %" PRIu64
+	       " compressed batches), %" PRIu64 " sequences, %" PRIu64
+	       " checkpoints, %zu tracks, %" PRIu64 " events%s%s%s\n", path,
+	       s->packets, s->batch_packets, s->batches, s->sequences,
+	       s->checkpoints, nt, s->events,
+	       truncated ? " (truncated tail ignored)" : "", more, loss);
+	return 0;
+}
+
 /* A command-line mistake: what was wrong was said; point to --help, as
  * common Unix tools do. Returns the exit status 2. */
 static int usage_error(void)
@@ -690,32 +813,9 @@ static int dump_one(const char *path, enum mode mode, uint32_t flags)
 	int rc = 0;
 	struct ptw_tp_model *m = NULL;
 	switch (mode) {
-	case M_CHECK: {
-		struct ptw_error ce;
-		int r = ptw_trace_check(t, flags, &ce);
-		if (r == PTW_ERR_FORMAT) {
-			fprintf(stderr, "%s: %s\n", path, ce.msg);
-			rc = 1;
-			break;
-		}
-		if (r) {
-			fprintf(stderr, "ptw-dump: %s\n", ce.msg);
-			rc = 2;
-			break;
-		}
-		const struct ptw_trace_stats *s = ptw_trace_get_stats(t);
-		size_t nt;
-		ptw_trace_tracks(t, &nt);
-		uint64_t off;
-		printf("%s: ok: %" PRIu64 " packets (%" PRIu64 " in %" PRIu64
-		       " compressed batches), %" PRIu64 " sequences, %" PRIu64
-		       " checkpoints, %zu tracks, %" PRIu64 " events%s\n", path,
-		       s->packets, s->batch_packets, s->batches, s->sequences,
-		       s->checkpoints, nt, s->events,
-		       ptw_trace_truncated(t, &off) ? " (truncated tail ignored)"
-						    : "");
+	case M_CHECK:
+		rc = check_one(path, t, flags);
 		break;
-	}
 	case M_EVENTS:
 		print_events(t);
 		break;

@@ -56,8 +56,9 @@
  *    string).
  *  - args: the members of the "args" object in input order (duplicates
  *    kept), each a null, bool, int64, double, decoded string, or (nested
- *    object or array) its raw JSON text. More than PTW_CV_MAX_ARGS members
- *    is PTW_ERR_LIMIT. A non-object "args" is ignored (an earlier "args"
+ *    object or array) its raw JSON text; all of them, at any nesting
+ *    depth, as trace_processor takes them (consumers with limits, such as
+ *    the emitter, cut and count). A non-object "args" is ignored (an earlier "args"
  *    object stays).
  *  - Unknown members are validated and ignored. A repeated member: the last
  *    one wins (args: see above).
@@ -75,10 +76,6 @@
 #include "ptw/error.h"
 
 /* ==== Per-object parser =============================================== */
-
-/* Deepest nesting of arrays/objects accepted inside one event (the event
- * object itself is depth 1). Deeper input is PTW_ERR_LIMIT. */
-#define PTW_CV_JSON_MAX_DEPTH 256
 
 struct ptw_cv_json_parser;
 
@@ -108,8 +105,6 @@ void ptw_cv_json_parser_destroy(struct ptw_cv_json_parser *jp);
  *                  is "byte N: expected ..." (what was expected or what is
  *                  wrong). ptw_cv_json_error_locate() rewrites it with a
  *                  file name and line.
- *  PTW_ERR_LIMIT   nesting deeper than PTW_CV_JSON_MAX_DEPTH, or more than
- *                  PTW_CV_MAX_ARGS members in "args" (offset as above).
  *  PTW_ERR_NOMEM   scratch buffer growth failed.
  *  PTW_ERR_INVALID jp, p (with n > 0) or ev is NULL. */
 int ptw_cv_json_parse_object(struct ptw_cv_json_parser *jp, const char *p,
@@ -235,8 +230,7 @@ struct ptw_cv_json_read_stats {
  *                  "NAME:LINE:COL (byte OFF): expected ...", err->input,
  *                  err->line, err->column, err->offset set (offsets in
  *                  the decompressed text), also for corrupt gzip data.
- *  PTW_ERR_LIMIT   an event larger than max_event_bytes, nesting too deep,
- *                  too many args.
+ *  PTW_ERR_LIMIT   an event larger than max_event_bytes.
  *  PTW_ERR_IO      open/read failed (err->sys_errno).
  *  PTW_ERR_NOMEM
  *  PTW_ERR_INVALID bad arguments.

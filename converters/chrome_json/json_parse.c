@@ -2,8 +2,9 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  * A single pass over the object's bytes that validates everything (grammar,
- * UTF-8, escapes, nesting depth) and fills struct ptw_cv_event directly:
- * no tree, no allocation per event. Strings without escapes are views into
+ * UTF-8, escapes, nesting at any depth) and fills struct ptw_cv_event
+ * directly: no tree, no allocation per event (the buffers grow with the
+ * largest event seen). Strings without escapes are views into
  * the input; strings with escapes are decoded into one scratch buffer sized
  * to the input before parsing starts (a decoded string is never longer than
  * its JSON text), so views never move during a parse.
@@ -56,7 +57,10 @@ struct ptw_cv_json_parser {
 	struct ptw_cv_json_lines lines; /* of the last successful event */
 	struct ptw_cv_json_info info;   /* of the last parse */
 	uint8_t lenient, tp;            /* ptw_cv_json_i_set_mode() */
-	struct ptw_cv_arg args[PTW_CV_MAX_ARGS];
+	struct ptw_cv_arg *args; /* members of "args" (grows, never shrinks) */
+	size_t args_cap;
+	uint64_t *nest;  /* skip_container: one bit per open container, */
+	size_t nest_cap; /* 1 = object (grows with the deepest nesting) */
 	struct val id2_vals[2]; /* "id2" global / local (struct pctx) */
 };
 
@@ -825,53 +829,97 @@ static int literal(struct pctx *c, const char *lit, size_t len)
 
 static int parse_value(struct pctx *c, unsigned depth, struct val *v);
 
-/* Object or array at c->i, validated and skipped; depth counts it. */
-static int skip_container(struct pctx *c, unsigned depth)
+/* Records at nesting level d (0: the outermost container of a skip)
+ * whether that container is an object. */
+static int nest_set(struct pctx *c, size_t d, int is_obj)
 {
-	if (depth > PTW_CV_JSON_MAX_DEPTH)
-		return fail(c, c->i, PTW_ERR_LIMIT,
-			    "nesting deeper than %d levels", PTW_CV_JSON_MAX_DEPTH);
+	struct ptw_cv_json_parser *jp = c->jp;
+	size_t w = d / 64;
+	if (w >= jp->nest_cap) {
+		size_t old = jp->nest_cap;
+		uint64_t *nb = ptw_grow(jp->nest, &jp->nest_cap, w + 1, 4,
+					sizeof(*nb));
+		if (!nb)
+			return fail(c, c->i, PTW_ERR_NOMEM, "out of memory");
+		memset(nb + old, 0, (jp->nest_cap - old) * sizeof(*nb));
+		jp->nest = nb;
+	}
+	uint64_t bit = 1ull << (d % 64);
+	jp->nest[w] = is_obj ? jp->nest[w] | bit : jp->nest[w] & ~bit;
+	return 0;
+}
+
+static inline int nest_is_obj(const struct pctx *c, size_t d)
+{
+	return (int)((c->jp->nest[d / 64] >> (d % 64)) & 1);
+}
+
+/* Object or array at c->i, validated and skipped, without recursion and
+ * at any depth (as trace_processor's parsers: a bit of parser memory per
+ * level, which the event's size bounds). */
+static int skip_container(struct pctx *c)
+{
+	size_t d = 0;  /* nesting level of the innermost open container */
+	int first = 1; /* at its opener: no element read yet */
 	struct val v;
+	struct ptw_cv_str k;
 	int rc;
-	if (c->p[c->i] == '{') {
-		struct ptw_cv_str k;
-		for (int first = 1;; first = 0) {
-			if ((rc = next_member(c, first, &k, NULL)))
-				return rc == MEMBERS_END ? 0 : rc;
-			if ((rc = parse_value(c, depth + 1, &v)))
-				return rc;
-		}
-	}
-	c->i++; /* '[' */
-	skip_ws(c);
-	if (c->i >= c->n)
-		return incomplete(c, "a value or ']'");
-	if (c->p[c->i] == ']') {
-		c->i++;
-		return 0;
-	}
+	if ((rc = nest_set(c, 0, c->p[c->i] == '{')))
+		return rc;
 	for (;;) {
-		if ((rc = parse_value(c, depth + 1, &v)))
+		if (nest_is_obj(c, d)) {
+			rc = next_member(c, first, &k, NULL);
+			if (rc && rc != MEMBERS_END)
+				return rc;
+		} else if (first) {
+			c->i++; /* '[' */
+			skip_ws(c);
+			if (c->i >= c->n)
+				return incomplete(c, "a value or ']'");
+			rc = 0;
+			if (c->p[c->i] == ']') {
+				c->i++;
+				rc = MEMBERS_END;
+			}
+		} else {
+			skip_ws(c);
+			if (c->i >= c->n)
+				return incomplete(c, "',' or ']'");
+			unsigned ch = c->p[c->i];
+			if (ch != ']' && ch != ',')
+				return bad_byte(c, c->i,
+						"',' or ']' after an element");
+			c->i++;
+			rc = ch == ']' ? MEMBERS_END : 0;
+			if (!rc) {
+				skip_ws(c);
+				if (c->i >= c->n)
+					return incomplete(c, "a value");
+				if (c->p[c->i] == ']' && c->lenient) {
+					repair(c, c->i,
+					       "a trailing comma before ']'");
+					c->i++;
+					rc = MEMBERS_END;
+				}
+			}
+		}
+		if (rc == MEMBERS_END) { /* the container at d is closed */
+			if (d == 0)
+				return 0;
+			d--;
+			first = 0;
+			continue;
+		}
+		/* c->i at a value of the container at d */
+		if (c->i < c->n && (c->p[c->i] == '{' || c->p[c->i] == '[')) {
+			if ((rc = nest_set(c, ++d, c->p[c->i] == '{')))
+				return rc;
+			first = 1;
+			continue;
+		}
+		if ((rc = parse_value(c, 0, &v)))
 			return rc;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "',' or ']'");
-		unsigned ch = c->p[c->i];
-		if (ch == ']') {
-			c->i++;
-			return 0;
-		}
-		if (ch != ',')
-			return bad_byte(c, c->i, "',' or ']' after an element");
-		c->i++;
-		skip_ws(c);
-		if (c->i >= c->n)
-			return incomplete(c, "a value");
-		if (c->p[c->i] == ']' && c->lenient) {
-			repair(c, c->i, "a trailing comma before ']'");
-			c->i++;
-			return 0;
-		}
+		first = 0;
 	}
 }
 
@@ -949,7 +997,7 @@ static int parse_value(struct pctx *c, unsigned depth, struct val *v)
 	case '[': {
 		uint64_t nl0 = c->nl;
 		size_t last_nl0 = c->last_nl;
-		if ((rc = skip_container(c, depth)) && depth == 2)
+		if ((rc = skip_container(c)) && depth == 2)
 			rc = tp_take_block(c, rc, s, nl0, last_nl0);
 		if (rc)
 			return rc;
@@ -1157,10 +1205,15 @@ static int parse_args(struct pctx *c, struct ptw_cv_event *ev)
 			stop = 1;
 		if (stop)
 			continue;
-		if (na == PTW_CV_MAX_ARGS)
-			return fail(c, c->name_at, PTW_ERR_LIMIT,
-				    "more than %d members in \"args\"",
-				    PTW_CV_MAX_ARGS);
+		if (na == jp->args_cap) {
+			struct ptw_cv_arg *nb = ptw_grow(jp->args, &jp->args_cap,
+							 (size_t)na + 1, 64,
+							 sizeof(*nb));
+			if (!nb)
+				return fail(c, c->name_at, PTW_ERR_NOMEM,
+					    "out of memory");
+			jp->args = nb;
+		}
 		struct ptw_cv_arg *a = &jp->args[na++];
 		a->key = k;
 		a->type = v.t;
@@ -1580,6 +1633,8 @@ void ptw_cv_json_parser_destroy(struct ptw_cv_json_parser *jp)
 		return;
 	free(jp->scratch);
 	free(jp->num);
+	free(jp->args);
+	free(jp->nest);
 	freelocale(jp->c_locale);
 	free(jp);
 }

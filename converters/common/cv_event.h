@@ -38,8 +38,6 @@ struct ptw_cv_arg {
 	struct ptw_cv_str s;
 };
 
-#define PTW_CV_MAX_ARGS 64
-
 /* Flags telling which optional members were present. */
 #define PTW_CV_HAS_PID 0x001u
 #define PTW_CV_HAS_TID 0x002u

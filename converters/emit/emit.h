@@ -116,8 +116,9 @@ struct ptw_emit_stats {
 	uint64_t args_renamed;       /* args whose key has a '[' or ']':
 				      * trace_processor's protobuf import
 				      * shows them with '_' instead */
-	uint64_t args_dropped;       /* nested arg values beyond the writer's
-				      * PTW_MAX_ARG_NODES / _DEPTH: left out */
+	uint64_t args_dropped;       /* arg values beyond the writer's
+				      * PTW_MAX_ARG_NODES / _DEPTH, and args
+				      * past PTW_MAX_ANNOTATIONS: left out */
 	uint64_t thread_times;       /* events written with thread time (tts):
 				      * each is also a thread_time counter
 				      * row in trace_processor */

@@ -106,8 +106,9 @@ static void ptw_em_put_u32(struct ptw_em_buf *b, uint32_t v)
  *     one entry (named "") is an empty dict (no row);
  *   - '[' and ']' in keys cannot be kept (the protobuf import shows them
  *     as '_'): counted in args_renamed;
- *   - values beyond the writer's PTW_MAX_ARG_NODES / PTW_MAX_ARG_DEPTH are
- *     left out: counted in args_dropped. */
+ *   - values beyond the writer's PTW_MAX_ARG_NODES / PTW_MAX_ARG_DEPTH,
+ *     and top-level args past its PTW_MAX_ANNOTATIONS, are left out:
+ *     counted in args_dropped. */
 
 struct ptw_em_nest {
 	struct ptw_emit *em;
@@ -271,11 +272,14 @@ size_t ptw_em_pack(struct ptw_emit *em, struct ptw_em_buf *b,
 	size_t na_at = b->len;
 	ptw_em_put_u8(b, 0);
 	struct ptw_em_nest nx = { .em = em };
-	for (uint32_t i = 0; ev && i < ev->n_args && na < PTW_MAX_ANNOTATIONS;
-	     i++) {
+	for (uint32_t i = 0; ev && i < ev->n_args; i++) {
 		const struct ptw_cv_arg *a = &ev->args[i];
 		if (a->type == PTW_CV_VAL_NULL)
 			continue; /* nothing to show */
+		if (na == PTW_MAX_ANNOTATIONS) {
+			em->st.args_dropped++; /* beyond the writer's limit */
+			continue;
+		}
 		na += (uint32_t)ptw_em_pack_member(
 			b, &nx, NULL, a->key.p ? a->key.p : "",
 			a->key.p ? a->key.n : 0, a, 0);

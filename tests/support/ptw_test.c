@@ -5,6 +5,8 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,21 @@ void ptw_test_src_root(char *buf, size_t len)
 		if (s)
 			*s = '\0';
 	}
+}
+
+const char *ptw_test_bin_or_skip(const char *name)
+{
+	static char path[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	int len = snprintf(path, sizeof(path), "%s/bin/%s",
+			   dirname(dirname(exe)), name);
+	cr_assert(len > 0 && (size_t)len < sizeof(path));
+	if (access(path, X_OK) != 0)
+		cr_skip_test("%s not built at %s", name, path);
+	return path;
 }
 
 void ptw_test_corpus_dir(char *buf, size_t len)

@@ -39,6 +39,10 @@ char *ptw_test_tmp_path(char *buf, size_t len, const char *tag);
 /* The source tree's root (from this file's path: tests/support/). */
 void ptw_test_src_root(char *buf, size_t len);
 
+/* BUILDDIR/bin/NAME for the test binary BUILDDIR/tests/test_x (a static
+ * buffer); skips the current Criterion test if it is not built. */
+const char *ptw_test_bin_or_skip(const char *name);
+
 /* The reference corpus: $PTW_SHARED_DIR/corpus if set (make test sets
  * it), else <source root>/../shared/corpus. */
 void ptw_test_corpus_dir(char *buf, size_t len);

@@ -1,23 +1,39 @@
-/* tp_shell.h - the real trace_processor_shell (Perfetto v58) for tests
- * that check what it makes of a trace: found at $PTW_SHARED_DIR/tp, else
- * <source root>/../shared/tp. Tests must pass without it (their checks by
- * trace_processor are then skipped).
- * SPDX-License-Identifier: Apache-2.0 */
+/* tp_shell.h - runs the real trace_processor_shell (Perfetto v58.2) from
+ * tests that check what it makes of a trace.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * It is found at $PTW_SHARED_DIR/tp/trace_processor_shell, else at
+ * <source root>/../shared/tp/trace_processor_shell. Tests must pass
+ * without it (`make test` also runs with PTW_SHARED_DIR=/nonexistent):
+ * skip the comparison when ptw_test_tp_shell() returns NULL. */
 #ifndef PTW_TEST_TP_SHELL_H
 #define PTW_TEST_TP_SHELL_H
 
-/* The path of trace_processor_shell, or NULL if it is not there. */
+#include <stddef.h>
+
+/* The path of trace_processor_shell, or NULL if it is not there (the
+ * path looked at is then in 'looked', if not NULL). */
+const char *ptw_test_tp_find(const char **looked);
+/* The same, for callers that do not say where it was looked for. */
 const char *ptw_test_tp_shell(void);
 
-/* Runs one query (no double quotes in it) on 'trace' with
- * trace_processor_shell (which must exist); returns its CSV rows without
- * the header line, one per line, malloc'd. Fails the test if the shell
- * fails. */
+/* Runs `TP -Q SQL TRACE` (SQL without double quotes) and returns its
+ * stdout (CSV, the header line removed), one row a line, malloc'd, or
+ * NULL if it exited non-zero. Fails the test if it cannot be run. */
+char *ptw_test_tp_run(const char *tp, const char *trace, const char *sql);
+
+/* The same with the shell found by ptw_test_tp_shell() (which must
+ * exist); fails the test if the shell fails. */
 char *ptw_test_tp_query(const char *trace, const char *sql);
 
 /* Fails the test unless the query's rows (as ptw_test_tp_query returns
  * them, e.g. "\"name\"\n" or "0\n") are 'want'. */
 void ptw_test_tp_expect_rows(const char *trace, const char *sql,
 			     const char *want);
+
+/* Loads 'trace' in trace_processor_shell (a query of the stats
+ * table) and returns its exit status: 0 it loaded the file, non-zero it
+ * refused it; -1 if it was killed by a signal or could not be run. */
+int ptw_test_tp_loads(const char *tp, const char *trace);
 
 #endif /* PTW_TEST_TP_SHELL_H */
