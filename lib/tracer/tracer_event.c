@@ -19,14 +19,23 @@ ptw_tr_ev1(struct ptw_i_site *site, uint64_t val)
 		 * (the gate raced ahead of the site's 'off') */
 		if (!(g & PTW_I_GEN_ON) || s == ~g)
 			return 0;
-		if (!(t = ptw_i_thread_slow(site, g)))
-			return 0;
+		if (s != PTW_TR_ST_ALT(g) || !t || t->gen != g)
+			if (!(t = ptw_i_thread_slow(site, site->kind, g, &s)))
+				return 0;
+		if (s != t->gen) { /* PTW_TR_ST_ALT (tracer_internal.h) */
+			if (site->kind == PTW_I_K_BEGIN)
+				return ptw_tr_note_skip(t, site->cat);
+			if (!ptw_tr_end_belongs(t, site->cat))
+				return 0;
+		}
 	}
 	uint32_t kind = site->kind;
 	uint64_t ts = ptw_i_now(t->gen);
 	if (kind == PTW_I_K_END && ptw_tr_end_was_lost(t))
 		return 1;
 	struct ptw_ring *r = &t->ring;
+	if (kind == PTW_I_K_BEGIN && t->depth < PTW_TR_CAT_LEVELS)
+		t->cats[t->depth] = site->cat;
 	/* Producer-only check against the cached head; the slow path also
 	 * handles pending drop notes, full rings and the overflow policy. */
 	uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
