@@ -8,7 +8,9 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,6 +294,75 @@ Test(tracer_category, async_ends_follow_the_begin_that_was_recorded)
 	cr_assert_not_null(later->end);
 	cr_assert_geq(later->end->ts, later->ts);
 	tp_expect(path, SLICES_SQL, "recorded,0,1;later,0,1;");
+	unload(&l, path);
+}
+
+/* Soft ENDs (their category was off at some time) drained out of order:
+ * threads registered main, B, C, D (the backend drains their rings in
+ * that order, after the burst) log, in real time, B: BEGIN 7; C: END 7;
+ * main: BEGIN 7; D: END 7. C's END, earlier than main's BEGIN but later
+ * than B's, must pair: two slices, none open, no error. */
+static sem_t soft_go[4];
+
+static void *soft_side(void *p)
+{
+	int who = (int)(intptr_t)p; /* 0: B, 1: C, 2: D */
+	PTW_INSTANT("reg", "register");
+	sem_wait(&soft_go[who]);
+	if (who == 0)
+		PTW_ASYNC_BEGIN("db", "soft", 7);
+	else
+		PTW_ASYNC_END("db", 7);
+	sem_post(&soft_go[3]);
+	return NULL;
+}
+
+Test(tracer_category, soft_async_ends_pair_with_the_earliest_open_begin)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "endcat-soft");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.disabled_categories = "db";
+	cfg.drain_interval_us = 2000000; /* the burst is drained after */
+	cr_assert_eq(ptw_start(&cfg), 0);
+	/* "db" seen while off, then on: its ENDs are soft */
+	PTW_INSTANT("db", "not logged");
+	ptw_set_category_enabled("db", 1);
+	PTW_INSTANT("reg", "register");
+	pthread_t th[3];
+	for (int i = 0; i < 4; i++)
+		sem_init(&soft_go[i], 0, 0);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(pthread_create(&th[i], NULL, soft_side,
+					    (void *)(intptr_t)i), 0);
+		usleep(20000); /* registered in this order */
+	}
+	cr_assert_eq(ptw_flush(), 0);
+	usleep(100000); /* the backend falls into a long idle sleep */
+	sem_post(&soft_go[0]);
+	sem_wait(&soft_go[3]);
+	sem_post(&soft_go[1]);
+	sem_wait(&soft_go[3]);
+	PTW_ASYNC_BEGIN("db", "soft", 7);
+	sem_post(&soft_go[2]);
+	sem_wait(&soft_go[3]);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 4; i++)
+		sem_destroy(&soft_go[i]);
+	stop_clean();
+
+	struct loaded l = load(path);
+	const struct ptw_tp_slice *a = slice(&l, "soft", 0);
+	const struct ptw_tp_slice *b = slice(&l, "soft", 1);
+	cr_assert_geq(a->dur, 0);
+	cr_assert_geq(b->dur, 0);
+	cr_assert_leq(a->ts + a->dur, b->ts);
+	tp_expect(path, "select name, depth, dur >= 0 from slice where "
+			"name = 'soft' order by ts",
+		  "soft,0,1;soft,0,1;");
 	unload(&l, path);
 }
 

@@ -135,8 +135,8 @@ static void tp_no_errors(const char *path, size_t want_slices)
 		memcpy(last, line, sizeof(last));
 	cr_assert_eq(pclose(f), 0);
 	unsigned long slices = 0, errors = 1;
-	cr_assert_eq(sscanf(last, "\"%lu %lu\"", &slices, &errors), 2,
-		     "trace_processor said: %s", last);
+	int got = sscanf(last, "\"%lu %lu\"", &slices, &errors);
+	cr_assert_eq(got, 2, "trace_processor said: %s", last);
 	cr_assert_eq(errors, 0);
 	cr_assert_eq(slices, want_slices);
 }

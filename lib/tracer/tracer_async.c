@@ -156,7 +156,7 @@ void ptw_tr_async_begun(struct ptw_tr_async *a, uint64_t id, uint64_t ts)
 	struct ptw_tr_async_ent *e = ptw_tr_async_find(a, id);
 	if (!e)
 		return;
-	if (e->bal++ == 0)
+	if (e->bal++ == 0 || ts < e->open_ts)
 		e->open_ts = ts;
 	if (ts > e->last_ts)
 		e->last_ts = ts;

@@ -250,7 +250,7 @@ struct ptw_tr_async_ent {
 	uint64_t track;
 	const char *name;     /* the first BEGIN's name (a literal) */
 	uint64_t bal;         /* BEGINs written minus ENDs written */
-	uint64_t open_ts;     /* the BEGIN that made bal 1 */
+	uint64_t open_ts;     /* earliest BEGIN written since bal was 0 */
 	uint64_t last_ts;     /* latest event written on the track */
 	uint64_t zero_pass;   /* pass at which bal last became 0 */
 	uint32_t gen;         /* bumped when the slot is (re)used or freed */
