@@ -34,16 +34,15 @@ ptw_tr_ev1(struct ptw_i_site *site, uint64_t val)
 	if (kind == PTW_I_K_END && ptw_tr_end_was_lost(t))
 		return 1;
 	struct ptw_ring *r = &t->ring;
-	if (kind == PTW_I_K_BEGIN && t->depth < PTW_TR_CAT_LEVELS)
-		t->cats[t->depth] = site->cat;
 	/* Producer-only check against the cached head; the slow path also
 	 * handles pending drop notes, full rings and the overflow policy. */
 	uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	if (__builtin_expect(i - r->head_cache >= r->p_mask + 1, 0) &&
 	    !ptw_i_reserve_slow(t, kind, 1, &i))
-		return kind == PTW_I_K_BEGIN;
+		return kind == PTW_I_K_BEGIN &&
+		       ptw_tr_lost_cat(t, site->cat);
 	if (kind == PTW_I_K_BEGIN)
-		t->depth++;
+		ptw_tr_push_cat(t, site->cat);
 	struct ptw_i_rec *rec = ptw_ring_slot_producer(r, i);
 	rec->ts = ts;
 	rec->kind = (uint8_t)kind;

@@ -456,6 +456,23 @@ static inline int ptw_tr_end_belongs(const struct ptw_i_thread *t,
 	return c == cat || (c && cat && __builtin_strcmp(c, cat) == 0);
 }
 
+/* A BEGIN of cat was written: one level deeper, of category cat. */
+static inline void ptw_tr_push_cat(struct ptw_i_thread *t, const char *cat)
+{
+	if (t->depth < PTW_TR_CAT_LEVELS)
+		t->cats[t->depth] = cat;
+	t->depth++;
+}
+
+/* A BEGIN of cat was dropped (full ring; ptw_i_reserve_slow made it a
+ * lost level): its level's category. Returns 1 (the BEGIN counted). */
+static inline int ptw_tr_lost_cat(struct ptw_i_thread *t, const char *cat)
+{
+	if (t->depth - 1 < PTW_TR_CAT_LEVELS)
+		t->cats[t->depth - 1] = cat;
+	return 1;
+}
+
 /* A BEGIN of cat skipped while its category is off after being on: noted
  * as a level that was not written, so that its END is dropped too.
  * Returns 1 if noted (a scope's guard then ends it), 0 past the levels

@@ -340,8 +340,6 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 			total += ptw_tr_str_slots(ptw_tr_clip(args[a].v.s));
 	}
 	struct ptw_ring *r = &t->ring;
-	if (kind == PTW_I_K_BEGIN && t->depth < PTW_TR_CAT_LEVELS)
-		t->cats[t->depth] = cat;
 	if (kind == PTW_I_K_END) {
 		if (ptw_tr_end_was_lost(t))
 			return 1;
@@ -355,9 +353,9 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 	uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	if ((i - r->head_cache) + total > r->p_mask + 1 &&
 	    !ptw_i_reserve_slow(t, kind, total, &i))
-		return kind == PTW_I_K_BEGIN;
+		return kind == PTW_I_K_BEGIN && ptw_tr_lost_cat(t, cat);
 	if (kind == PTW_I_K_BEGIN)
-		t->depth++;
+		ptw_tr_push_cat(t, cat);
 	struct ptw_i_rec *rec = ptw_ring_slot_producer(r, i);
 	rec->ts = ts;
 	rec->kind = (uint8_t)kind;
@@ -440,19 +438,33 @@ static int ptw_tr_alt_done(struct ptw_i_thread *t, const char *cat,
 	return kind == PTW_I_K_END && !ptw_tr_end_belongs(t, cat);
 }
 
+/* The calling thread if the site is on in its current generation (the
+ * common case, no call), else NULL: then ptw_tr_resolve. */
+static inline struct ptw_i_thread *ptw_tr_ready(const struct ptw_i_site *site)
+{
+	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
+	struct ptw_i_thread *t = ptw_i_self;
+	if (__builtin_expect(__atomic_load_n(&site->state, __ATOMIC_RELAXED) ==
+				     g && t && t->gen == g, 1))
+		return t;
+	return NULL;
+}
+
 int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const char *dyn_name, uint64_t id,
 		 const struct ptw_arg *args, size_t nargs)
 {
-	int alt, ret;
-	struct ptw_i_thread *t = ptw_tr_resolve(site, kind, &alt);
-	if (!t)
-		return 0;
-	if (alt) {
-		if (ptw_tr_alt_done(t, site->cat, kind, &ret))
-			return ret;
-		if (kind == PTW_I_K_ASYNC_END)
-			name = ptw_tr_soft_end;
+	struct ptw_i_thread *t = ptw_tr_ready(site);
+	if (__builtin_expect(!t, 0)) {
+		int alt, ret;
+		if (!(t = ptw_tr_resolve(site, kind, &alt)))
+			return 0;
+		if (alt) {
+			if (ptw_tr_alt_done(t, site->cat, kind, &ret))
+				return ret;
+			if (kind == PTW_I_K_ASYNC_END)
+				name = ptw_tr_soft_end;
+		}
 	}
 	if (!name && !dyn_name &&
 	    (kind == PTW_I_K_BEGIN || kind == PTW_I_K_INSTANT ||
@@ -465,13 +477,18 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 /* The _FMT macros: formats only once the event is known to be recorded,
  * into the stack (a few bytes more than a copied name may hold, so that
  * the cut falls on a UTF-8 character boundary, see ptw_tr_clip). */
-static int ptw_tr_emit_vfmt(struct ptw_i_site *site, uint32_t kind,
-			    uint64_t id, const char *fmt, va_list ap)
+static inline __attribute__((always_inline)) int
+ptw_tr_emit_vfmt(struct ptw_i_site *site, uint32_t kind, uint64_t id,
+		 const char *fmt, va_list ap)
 {
-	int alt, ret;
-	struct ptw_i_thread *t = ptw_tr_resolve(site, kind, &alt);
-	if (!t || (alt && ptw_tr_alt_done(t, site->cat, kind, &ret)))
-		return t ? ret : 0;
+	struct ptw_i_thread *t = ptw_tr_ready(site);
+	if (__builtin_expect(!t, 0)) {
+		int alt, ret;
+		if (!(t = ptw_tr_resolve(site, kind, &alt)))
+			return 0;
+		if (alt && ptw_tr_alt_done(t, site->cat, kind, &ret))
+			return ret;
+	}
 	char buf[PTW_TRACER_MAX_NAME + 8];
 	int n = fmt ? vsnprintf(buf, sizeof(buf), fmt, ap) : -1;
 	if (n < 0)
