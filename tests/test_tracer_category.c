@@ -85,55 +85,15 @@ static const char *parent_name(const struct loaded *l,
 
 /* ---- trace_processor, when at hand --------------------------------------- */
 
-static const char *tp_shell(void)
-{
-	static char path[512];
-	const char *d = getenv("PTW_SHARED_DIR");
-	if (!d)
-		return NULL;
-	snprintf(path, sizeof(path), "%s/tp/trace_processor_shell", d);
-	return access(path, X_OK) == 0 ? path : NULL;
-}
-
-/* The rows of one query, joined with ';' ("name,depth,dur" style lines,
- * quotes removed), into out. */
-static void tp_rows(const char *trace, const char *sql, char *out, size_t max)
-{
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd), "'%s' -Q \"%s\" '%s' 2>/dev/null",
-		 tp_shell(), sql, trace);
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	char line[512];
-	size_t n = 0;
-	int header = 1;
-	out[0] = '\0';
-	while (fgets(line, sizeof(line), f)) {
-		if (line[0] != '"' && (line[0] < '0' || line[0] > '9'))
-			continue; /* log lines */
-		if (header) {
-			header = 0;
-			continue;
-		}
-		for (char *p = line; *p && *p != '\n' && n + 2 < max; p++)
-			if (*p != '"')
-				out[n++] = *p;
-		out[n++] = ';';
-		out[n] = '\0';
-	}
-	cr_assert_eq(pclose(f), 0, "trace_processor_shell failed on %s", trace);
-}
-
 /* trace_processor shows 'want' for 'sql', and no error or data-loss
  * stat. Skipped without trace_processor. */
 static void tp_expect(const char *trace, const char *sql, const char *want)
 {
-	if (!tp_shell())
-		return;
 	char got[4096];
-	tp_rows(trace, sql, got, sizeof(got));
+	if (ptw_test_tp_rows(trace, sql, got, sizeof(got)) != 0)
+		return;
 	cr_assert_str_eq(got, want, "%s: %s", trace, sql);
-	tp_rows(trace,
+	ptw_test_tp_rows(trace,
 		"select name, idx, severity, value from stats where value > 0 "
 		"and severity in ('error', 'data_loss')",
 		got, sizeof(got));

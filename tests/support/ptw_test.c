@@ -228,6 +228,49 @@ uint8_t *ptw_test_hex_or_fail(const char *hex, size_t *len)
 	return out;
 }
 
+const char *ptw_test_tp_shell(void)
+{
+	static char path[512];
+	const char *d = getenv("PTW_SHARED_DIR");
+	if (!d)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/tp/trace_processor_shell", d);
+	return access(path, X_OK) == 0 ? path : NULL;
+}
+
+int ptw_test_tp_rows(const char *trace, const char *sql, char *out,
+		     size_t max)
+{
+	const char *tp = ptw_test_tp_shell();
+	out[0] = '\0';
+	if (!tp)
+		return -1;
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "'%s' -Q \"%s\" '%s' 2>/dev/null", tp, sql,
+		 trace);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f);
+	char line[512];
+	size_t n = 0;
+	int header = 1;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] != '"' && (line[0] < '0' || line[0] > '9'))
+			continue; /* log lines */
+		if (header) {
+			header = 0;
+			continue;
+		}
+		for (char *p = line; *p && *p != '\n' && n + 2 < max; p++)
+			if (*p != '"')
+				out[n++] = *p;
+		out[n++] = ';';
+		out[n] = '\0';
+	}
+	int rc = pclose(f);
+	cr_assert_eq(rc, 0, "trace_processor_shell failed on %s", trace);
+	return 0;
+}
+
 size_t ptw_test_scale(size_t normal, size_t small)
 {
 	const char *s = getenv("PTW_TEST_SCALE");

@@ -98,4 +98,15 @@ uint8_t *ptw_test_hex_or_fail(const char *hex, size_t *len);
  * (the TSan run). */
 size_t ptw_test_scale(size_t normal, size_t small);
 
+/* trace_processor_shell at $PTW_SHARED_DIR/tp, or NULL (checks that need
+ * it are skipped). */
+const char *ptw_test_tp_shell(void);
+
+/* Runs 'sql' on 'trace' in trace_processor; its rows (header dropped,
+ * quotes removed) each followed by ';' into out. Returns 0, or -1 without
+ * trace_processor (out is then ""). Fails the test if trace_processor
+ * does. */
+int ptw_test_tp_rows(const char *trace, const char *sql, char *out,
+		     size_t max);
+
 #endif /* PTW_TEST_H */
