@@ -1319,7 +1319,7 @@ Test(tracer, a_call_site_follows_start_stop_and_category_changes)
 	gate_sites(4);
 	ptw_set_category_enabled("g", 0);
 	gate_sites(5);
-	ptw_set_category_enabled("other", 0); /* the gate moves, "g" stays off */
+	ptw_set_category_enabled("other", 0); /* every site checks again, "g" stays off */
 	gate_sites(6);
 	ptw_set_category_enabled("g", 1);
 	gate_sites(7);
@@ -1333,8 +1333,8 @@ Test(tracer, a_call_site_follows_start_stop_and_category_changes)
 	cr_assert_eq(g.scopes, 3);
 	cr_assert_eq(g.ends, 6);
 
-	/* A new session with "g" off: the sites' 'off' of the first one is
-	 * below the new gate, so they check again and learn it again. */
+	/* A new session with "g" off: ptw_start sets every listed site to
+	 * check again, so they learn it again. */
 	tmp_path(path, sizeof(path), "gate2");
 	cfg.output_path = path;
 	start_or_die(&cfg);

@@ -89,6 +89,29 @@ void traced_thread(int i)
 		PTW_FLOW_START("cxx", "flow_start", id);
 		PTW_FLOW_STEP("cxx", "flow_step", id);
 		PTW_FLOW_END("cxx", "flow_end", id);
+		// the run-time name forms with arguments, ids or a format
+		std::string n = std::to_string(i);
+		PTW_BEGIN_DYN_ARGS("cxx", ("bda " + n).c_str(),
+				   PTW_ARG_I64("n", i));
+		PTW_END("cxx");
+		PTW_INSTANT_DYN_ARGS("cxx", ("ida " + n).c_str(),
+				     PTW_ARG_STR("s", sval.c_str()));
+		{
+			PTW_SCOPE_DYN_ARGS("cxx", ("sda " + n).c_str(),
+					   PTW_ARG_I64("n", i));
+		}
+		PTW_ASYNC_BEGIN_DYN("cxx", ("adyn " + n).c_str(), id + 200);
+		PTW_ASYNC_END("cxx", id + 200);
+		PTW_ASYNC_BEGIN_FMT("cxx", id + 300, "afmt %d", i);
+		PTW_ASYNC_END("cxx", id + 300);
+		PTW_ASYNC_BEGIN_DYN_ARGS("cxx", ("ada " + n).c_str(), id + 400,
+					 PTW_ARG_I64("n", i));
+		PTW_ASYNC_END("cxx", id + 400);
+		PTW_FLOW_START_DYN("cxx", ("fdyn " + n).c_str(), id + 500);
+		PTW_FLOW_STEP_FMT("cxx", id + 500, "fstep %d", i);
+		PTW_FLOW_END_DYN("cxx", ("fend " + n).c_str(), id + 500);
+		PTW_COUNTER_INT_FMT("cxx", 20 + i, "fctr %d", i);
+		PTW_COUNTER_DOUBLE_FMT("cxx", 0.25 + i, "fdbl %s", n.c_str());
 		try {
 			thrower(i);
 		} catch (const std::exception &) {
@@ -253,6 +276,27 @@ Test(cxx, every_tracer_macro_from_std_threads)
 		cr_assert_not_null(slice_on(m, sval.c_str(), tid));
 		std::string ifmt = "ifmt worker " + std::to_string(i);
 		cr_assert_not_null(slice_on(m, ifmt.c_str(), tid));
+
+		std::string n = std::to_string(i);
+		const ptw_tp_slice *bda = slice_on(m, ("bda " + n).c_str(), tid);
+		cr_assert(bda && bda->dur >= 0 && arg_of(bda, "n") &&
+			  arg_of(bda, "n")->v.i == i);
+		const ptw_tp_slice *ida = slice_on(m, ("ida " + n).c_str(), tid);
+		cr_assert(ida && ida->is_instant && arg_of(ida, "s") &&
+			  sval == arg_of(ida, "s")->v.s);
+		const ptw_tp_slice *sda = slice_on(m, ("sda " + n).c_str(), tid);
+		cr_assert(sda && sda->dur >= 0 && arg_of(sda, "n") &&
+			  arg_of(sda, "n")->v.i == i);
+		for (const char *an : {"adyn ", "afmt ", "ada "}) {
+			const ptw_tp_slice *as =
+				ptw_test_find_slice(m, (an + n).c_str(), 0);
+			cr_assert(as && as->dur >= 0, "async %s%d", an, i);
+		}
+		const ptw_tp_slice *ada = ptw_test_find_slice(m, ("ada " + n).c_str(), 0);
+		cr_assert(arg_of(ada, "n") && arg_of(ada, "n")->v.i == i);
+		cr_assert_not_null(slice_on(m, ("fdyn " + n).c_str(), tid));
+		cr_assert_not_null(slice_on(m, ("fstep " + n).c_str(), tid));
+		cr_assert_not_null(slice_on(m, ("fend " + n).c_str(), tid));
 	}
 	// the dynamic name appears as a scope and as a BEGIN_DYN slice
 	cr_assert_eq(count_slices(m, "dyn 0"), 2u);
@@ -261,7 +305,7 @@ Test(cxx, every_tracer_macro_from_std_threads)
 	const ptw_tp_slice *aa = ptw_test_find_slice(m, "async_args", 0);
 	cr_assert(aa && arg_of(aa, "req") &&
 		  std::strncmp(arg_of(aa, "req")->v.s, "value ", 6) == 0);
-	cr_assert_eq(m->n_flows, 2u * kThreads);
+	cr_assert_eq(m->n_flows, 4u * kThreads);
 
 	// counters: literal and run-time names, one track per name
 	std::map<std::string, std::vector<double>> ctr;
@@ -279,6 +323,10 @@ Test(cxx, every_tracer_macro_from_std_threads)
 		auto &v = ctr["dctr " + std::to_string(i)];
 		cr_assert_eq(v.size(), 1u);
 		cr_assert_eq(v[0], (double)i);
+		auto &fi = ctr["fctr " + std::to_string(i)];
+		cr_assert(fi.size() == 1 && fi[0] == 20.0 + i);
+		auto &fd = ctr["fdbl " + std::to_string(i)];
+		cr_assert(fd.size() == 1 && fd[0] == 0.25 + i);
 	}
 	size_t want = m->n_slices;
 	ptw_tp_model_free(m);

@@ -24,10 +24,14 @@
  * Cost: with tracing stopped, and for a category that is off, every macro
  * is one relaxed load of its call site's word and one predictable branch
  * (a site's first call, and its first after ptw_start() or a category
- * change, goes out of line once to look its category up). When running,
- * an event costs a clock read plus a few stores into the thread's ring: no
- * lock, malloc or syscall after the thread's first event (a category
- * change makes each thread take a mutex once, on its next event).
+ * change, goes out of line once to look its category up). (Exception:
+ * once a category was on in a session and is then switched off, its
+ * BEGINs, scopes and ENDs keep calling the library, which notes a skipped
+ * BEGIN so that slices stay exact; their arguments are then evaluated.)
+ * When running, an event costs a clock read plus a few stores into the
+ * thread's ring: no lock, malloc or syscall after the thread's first
+ * event (a category change makes each thread take a mutex once, on its
+ * next event).
  *
  * Thread rule: the macros and ptw_set_thread_name() may be used from any
  * thread at any time, also before ptw_start() and after ptw_stop() (they do
@@ -144,7 +148,9 @@ struct ptw_config {
 	enum ptw_clock clock;
 	/* Process track name. NULL: the program's short name. */
 	const char *process_name;
-	/* Comma-separated categories that start disabled. NULL: none. */
+	/* Comma-separated categories that start disabled; '*' matches any
+	 * run of characters ("debug.*"). NULL: none. See
+	 * ptw_set_category_enabled for the rules. */
 	const char *disabled_categories;
 	/* Longest sleep of the idle backend, microseconds. 0: 1000. */
 	uint32_t drain_interval_us;
@@ -248,9 +254,20 @@ int ptw_set_thread_name(const char *name);
 int ptw_set_process_name(const char *name);
 
 /* Enables or disables a category at run time, at once on every thread (the
- * empty category is always enabled). Lasts until the next ptw_start(),
- * which resets the set to cfg->disabled_categories. Returns 0,
- * PTW_ERR_INVALID (NULL) or PTW_ERR_NOMEM. */
+ * empty category is always enabled). 'category' may be a pattern where
+ * '*' matches any run of characters ("debug.*", "*.verbose", "*"), or a
+ * comma-separated list of names and patterns, applied in order. Rules
+ * apply in the order of the calls: a category is what the latest call
+ * (or cfg->disabled_categories item, which come first) matching it says,
+ * whether that was its exact name or a pattern, and on if none matches;
+ * so ptw_set_category_enabled("debug.*", 0) then ("debug.io", 1) leaves
+ * "debug.io" on, and a later ("debug.*", 0) turns it off again. Rules
+ * also decide categories first used after the call. An event's category
+ * may itself be a group "a,b" (as in the Perfetto SDK): on if any of its
+ * members is. Lasts until the next ptw_start(), which resets the rules to
+ * cfg->disabled_categories. Switching a category while slices of it are
+ * open keeps them exact (PTW_END below). Returns 0, PTW_ERR_INVALID
+ * (NULL) or PTW_ERR_NOMEM. */
 int ptw_set_category_enabled(const char *category, int enabled);
 
 /* ---- the sized entry points behind the wrappers -----------------------
@@ -302,7 +319,8 @@ static inline int ptw_get_stats(struct ptw_stats *out)
  *
  * Where they may stand: every macro except the PTW_SCOPE family is one
  * statement (usable as the body of an if, after a label, ...). PTW_SCOPE,
- * PTW_SCOPE_ARGS, PTW_SCOPE_DYN and PTW_SCOPE_FMT are declarations: they
+ * PTW_SCOPE_ARGS, PTW_SCOPE_DYN, PTW_SCOPE_DYN_ARGS and PTW_SCOPE_FMT are
+ * declarations: they
  * begin a slice that ends when the enclosing block is left, so they stand
  * in a block where a declaration may (any number of them, also on one line
  * or from one macro expansion). In C (before C23) a declaration may not
@@ -312,8 +330,13 @@ static inline int ptw_get_stats(struct ptw_stats *out)
  * declaration may (the slice ends with the guard). */
 
 /* Slice begin and end on the calling thread's track. Give PTW_END the
- * BEGIN's category (PTW_END("io")) so that disabling the category drops
- * both; PTW_END() is always emitted while tracing runs. */
+ * BEGIN's category (PTW_END("io")): an END closes the slice whose BEGIN
+ * was recorded, also when its category was switched off in between, and
+ * is dropped with a BEGIN that was not, also when its category was
+ * switched on in between (on any thread); PTW_END() closes the innermost
+ * slice whatever its category. Exact for the first 64 nested levels of a
+ * thread; deeper, an END of a category that was off at some time in the
+ * session closes the innermost slice. */
 #define PTW_BEGIN(cat, name) PTW_I_EV1(cat, PTW_I_K_BEGIN, PTW_I_LIT(name))
 #define PTW_END(...) PTW_I_EV1("" __VA_ARGS__, PTW_I_K_END, NULL)
 
@@ -347,6 +370,14 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 	PTW_I_EV0(cat, PTW_I_K_INSTANT, NULL, (name_expr), 0)
 #define PTW_SCOPE_DYN(cat, name_expr)                                       \
 	PTW_I_SCOPED(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, (name_expr))
+/* Run-time names with 1..PTW_TRACER_MAX_ARGS PTW_ARG_* arguments. */
+#define PTW_BEGIN_DYN_ARGS(cat, name_expr, ...) \
+	PTW_I_EVN(cat, PTW_I_K_BEGIN, NULL, (name_expr), 0, __VA_ARGS__)
+#define PTW_INSTANT_DYN_ARGS(cat, name_expr, ...) \
+	PTW_I_EVN(cat, PTW_I_K_INSTANT, NULL, (name_expr), 0, __VA_ARGS__)
+#define PTW_SCOPE_DYN_ARGS(cat, name_expr, ...)                             \
+	PTW_I_SCOPEN(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, NULL,        \
+		     (name_expr), __VA_ARGS__)
 
 /* printf-style names: PTW_BEGIN_FMT("io", "read %s", path). The name is
  * formatted on the calling thread, only while tracing runs and the
@@ -373,6 +404,14 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 #define PTW_COUNTER_DOUBLE_DYN(cat, name_expr, value) \
 	PTW_I_EV0(cat, PTW_I_K_COUNTER_DOUBLE, NULL, (name_expr), \
 		  ptw_i_dbl_bits(value))
+/* printf-style track names, the value first:
+ * PTW_COUNTER_INT_FMT("mem", bytes, "heap %d", arena). */
+#define PTW_COUNTER_INT_FMT(cat, value, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_COUNTER_INT, (uint64_t)(int64_t)(value), \
+		   __VA_ARGS__)
+#define PTW_COUNTER_DOUBLE_FMT(cat, value, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_COUNTER_DOUBLE, ptw_i_dbl_bits(value), \
+		   __VA_ARGS__)
 
 /* Asynchronous slice 'id' (any 64-bit value, 0 and UINT64_MAX included):
  * begin and end may come from different threads. While an id is open all
@@ -389,6 +428,19 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 		  __VA_ARGS__)
 #define PTW_ASYNC_END(cat, id) \
 	PTW_I_EV0(cat, PTW_I_K_ASYNC_END, NULL, NULL, (id))
+/* Run-time and printf-style names (the id before the format). */
+#define PTW_ASYNC_BEGIN_DYN(cat, name_expr, id) \
+	PTW_I_EV0(cat, PTW_I_K_ASYNC_BEGIN, NULL, (name_expr), (id))
+#define PTW_ASYNC_BEGIN_DYN_ARGS(cat, name_expr, id, ...) \
+	PTW_I_EVN(cat, PTW_I_K_ASYNC_BEGIN, NULL, (name_expr), (id), \
+		  __VA_ARGS__)
+#define PTW_ASYNC_BEGIN_FMT(cat, id, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_ASYNC_BEGIN, (uint64_t)(id), __VA_ARGS__)
+/* As a slice: the END of an id whose BEGIN was recorded is written also
+ * when the category was switched off in between; one whose BEGIN was
+ * skipped (category off) pairs with no BEGIN logged before it and, left
+ * unpaired, is no error. (Exception: an END of an id while another BEGIN
+ * of the same id is open pairs with that one.) */
 
 /* Flow arrows between events of any threads: an instant 'name' on the
  * calling thread that starts, continues or ends flow 'id'. */
@@ -398,6 +450,18 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 	PTW_I_EV0(cat, PTW_I_K_FLOW_STEP, PTW_I_LIT(name), NULL, (id))
 #define PTW_FLOW_END(cat, name, id) \
 	PTW_I_EV0(cat, PTW_I_K_FLOW_END, PTW_I_LIT(name), NULL, (id))
+#define PTW_FLOW_START_DYN(cat, name_expr, id) \
+	PTW_I_EV0(cat, PTW_I_K_FLOW_START, NULL, (name_expr), (id))
+#define PTW_FLOW_STEP_DYN(cat, name_expr, id) \
+	PTW_I_EV0(cat, PTW_I_K_FLOW_STEP, NULL, (name_expr), (id))
+#define PTW_FLOW_END_DYN(cat, name_expr, id) \
+	PTW_I_EV0(cat, PTW_I_K_FLOW_END, NULL, (name_expr), (id))
+#define PTW_FLOW_START_FMT(cat, id, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_FLOW_START, (uint64_t)(id), __VA_ARGS__)
+#define PTW_FLOW_STEP_FMT(cat, id, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_FLOW_STEP, (uint64_t)(id), __VA_ARGS__)
+#define PTW_FLOW_END_FMT(cat, id, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_FLOW_END, (uint64_t)(id), __VA_ARGS__)
 
 /* ---- inline implementation: NOT API ----------------------------------
  * What the macros above expand to. The names below (ptw_i_*, PTW_I_*) may
@@ -453,6 +517,9 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const struct ptw_arg *args, size_t nargs);
 int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
 		   ...) __attribute__((format(printf, 3, 4)));
+/* The same with an id (async, flow) or a counter's value bits. */
+int ptw_i_emit_fmt_id(struct ptw_i_site *site, uint32_t kind, uint64_t id,
+		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* A string literal, or a build error whose notes name this macro. */
 #define PTW_I_LIT(s) PTW_NAME_MUST_BE_A_LITERAL__USE_THE_DYN_FORM(s)
@@ -566,6 +633,14 @@ static inline void ptw_i_scope_end(int *began)
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_fmt(&ptw_i_site_, (kind_),          \
 					     __VA_ARGS__);                   \
+	} while (0)
+
+#define PTW_I_EVFI(cat_, kind_, id_, ...)                                    \
+	do {                                                                 \
+		PTW_I_SITE(ptw_i_site_, cat_, NULL, 0);                      \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_emit_fmt_id(&ptw_i_site_, (kind_), (id_),\
+						__VA_ARGS__);                \
 	} while (0)
 
 /* The scopes: 'v' is unique per expansion (__COUNTER__, expanded once by

@@ -92,58 +92,184 @@ uint64_t ptw_i_now_slow(uint32_t g)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- categories -------------------------------------------------------- */
+/* ---- categories --------------------------------------------------------
+ * The rules are every ptw_set_category_enabled() call of the session (one
+ * per distinct text, at the place of its latest call) after the items of
+ * cfg.disabled_categories: the latest rule matching a category decides,
+ * none means on. A category "a,b" (a group, as in the Perfetto SDK) is on
+ * if any of its members is. */
 
-int ptw_tr_category_enabled(const char *cat)
+const char ptw_tr_soft_end[] = "";
+
+/* Does 'cat' (len bytes) match 'pat'? '*' matches any run of bytes. */
+static int ptw_tr_glob(const char *pat, const char *cat, size_t len)
 {
-	if (!cat || !*cat)
-		return 1;
-	for (size_t i = 0; i < ptw_tr_ctl.n_disabled; i++)
-		if (strcmp(ptw_tr_ctl.disabled[i], cat) == 0)
+	const char *star = NULL, *resume = NULL, *end = cat + len;
+	while (cat < end) {
+		if (*pat == '*') {
+			star = ++pat;
+			resume = cat;
+		} else if (*pat && *pat == *cat) {
+			pat++;
+			cat++;
+		} else if (star) {
+			pat = star;
+			cat = ++resume;
+		} else {
 			return 0;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return *pat == '\0';
+}
+
+/* One member (len bytes) by the rules, latest first. */
+static int ptw_tr_member_on(const char *cat, size_t len)
+{
+	const struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	if (!len)
+		return 1;
+	for (size_t i = c->n_rules; i-- > 0;)
+		if (ptw_tr_glob(c->rules[i].pat, cat, len))
+			return c->rules[i].on;
 	return 1;
 }
 
-/* Under mu. Returns 0 or PTW_ERR_NOMEM. */
-static int ptw_tr_disable_locked(const char *cat, size_t len)
+/* Under mu: is 'cat' on now? */
+static int ptw_tr_category_on(const char *cat)
 {
-	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	for (size_t i = 0; i < c->n_disabled; i++)
-		if (strlen(c->disabled[i]) == len &&
-		    memcmp(c->disabled[i], cat, len) == 0)
+	if (!cat)
+		return 1;
+	for (;;) {
+		size_t len = strcspn(cat, ",");
+		if (ptw_tr_member_on(cat, len))
+			return 1;
+		if (!cat[len])
 			return 0;
-	char **nd = ptw_grow(c->disabled, &c->cap_disabled, c->n_disabled + 1,
-			     8, sizeof(*nd));
-	if (!nd)
-		return PTW_ERR_NOMEM;
-	c->disabled = nd;
-	char *s = malloc(len + 1);
-	if (!s)
-		return PTW_ERR_NOMEM;
-	memcpy(s, cat, len);
-	s[len] = '\0';
-	c->disabled[c->n_disabled++] = s;
-	return 0;
-}
-
-static void ptw_tr_enable_locked(const char *cat)
-{
-	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	for (size_t i = 0; i < c->n_disabled; i++) {
-		if (strcmp(c->disabled[i], cat) == 0) {
-			free(c->disabled[i]);
-			c->disabled[i] = c->disabled[--c->n_disabled];
-			return;
-		}
+		cat += len + 1;
 	}
 }
 
+/* Under mu: the session's record of 'cat', added on its first use; NULL
+ * when out of memory. */
+static struct ptw_tr_cat_seen *ptw_tr_seen(const char *cat)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	for (size_t i = 0; i < c->n_seen; i++)
+		if (strcmp(c->seen[i].cat, cat) == 0)
+			return &c->seen[i];
+	struct ptw_tr_cat_seen *ns = ptw_grow(c->seen, &c->cap_seen,
+					      c->n_seen + 1, 16, sizeof(*ns));
+	if (!ns)
+		return NULL;
+	c->seen = ns;
+	char *copy = strdup(cat);
+	if (!copy)
+		return NULL;
+	int on = ptw_tr_category_on(cat);
+	struct ptw_tr_cat_seen *e = &c->seen[c->n_seen++];
+	e->cat = copy;
+	e->on = (uint8_t)on;
+	e->ever_on = (uint8_t)on;
+	e->ever_off = (uint8_t)!on;
+	return e;
+}
+
+uint32_t ptw_tr_site_state(const char *cat, uint32_t kind, uint32_t g)
+{
+	if (!cat || !*cat)
+		return g; /* the empty category: always on */
+	struct ptw_tr_cat_seen *e = ptw_tr_seen(cat);
+	/* Out of memory: assume every history; slower, still exact. */
+	int on = e ? e->on : ptw_tr_category_on(cat);
+	int ever_on = e ? e->ever_on : 1, ever_off = e ? e->ever_off : 1;
+	switch (kind) {
+	case PTW_I_K_BEGIN:
+		return on ? g : ever_on ? PTW_TR_ST_ALT(g) : ~g;
+	case PTW_I_K_END:
+	case PTW_I_K_ASYNC_END:
+		return !ever_on ? ~g : ever_off ? PTW_TR_ST_ALT(g) : g;
+	default:
+		return on ? g : ~g;
+	}
+}
+
+/* Under mu: after a rule change, every seen category's state. */
+static void ptw_tr_seen_update_locked(void)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	for (size_t i = 0; i < c->n_seen; i++) {
+		struct ptw_tr_cat_seen *e = &c->seen[i];
+		int on = ptw_tr_category_on(e->cat);
+		e->on = (uint8_t)on;
+		e->ever_on |= (uint8_t)on;
+		e->ever_off |= (uint8_t)!on;
+	}
+}
+
+/* Under mu: appends the rule (len bytes of pat, on), replacing an
+ * earlier rule of the same text. Returns 0 or PTW_ERR_NOMEM. */
+static int ptw_tr_rule_locked(const char *pat, size_t len, int on)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	for (size_t i = 0; i < c->n_rules; i++) {
+		if (strlen(c->rules[i].pat) == len &&
+		    memcmp(c->rules[i].pat, pat, len) == 0) {
+			struct ptw_tr_cat_rule r = c->rules[i];
+			memmove(c->rules + i, c->rules + i + 1,
+				(c->n_rules - i - 1) * sizeof(*c->rules));
+			r.on = on;
+			c->rules[c->n_rules - 1] = r;
+			return 0;
+		}
+	}
+	struct ptw_tr_cat_rule *nr = ptw_grow(c->rules, &c->cap_rules,
+					      c->n_rules + 1, 8, sizeof(*nr));
+	if (!nr)
+		return PTW_ERR_NOMEM;
+	c->rules = nr;
+	char *s = malloc(len + 1);
+	if (!s)
+		return PTW_ERR_NOMEM;
+	memcpy(s, pat, len);
+	s[len] = '\0';
+	c->rules[c->n_rules].pat = s;
+	c->rules[c->n_rules++].on = on;
+	return 0;
+}
+
+/* Under mu: one rule per item of a comma-separated list (spaces around
+ * items ignored), in order. Returns 0 or PTW_ERR_NOMEM. */
+static int ptw_tr_rules_locked(const char *list, int on)
+{
+	const char *p = list;
+	while (*p) {
+		while (*p == ',' || *p == ' ')
+			p++;
+		const char *e = p;
+		while (*e && *e != ',')
+			e++;
+		size_t len = (size_t)(e - p);
+		while (len && p[len - 1] == ' ')
+			len--;
+		if (len && ptw_tr_rule_locked(p, len, on))
+			return PTW_ERR_NOMEM;
+		p = e;
+	}
+	return 0;
+}
+
+/* Under mu: no rules, no category seen (a new session). */
 static void ptw_tr_clear_categories_locked(void)
 {
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	for (size_t i = 0; i < c->n_disabled; i++)
-		free(c->disabled[i]);
-	c->n_disabled = 0;
+	for (size_t i = 0; i < c->n_rules; i++)
+		free(c->rules[i].pat);
+	c->n_rules = 0;
+	for (size_t i = 0; i < c->n_seen; i++)
+		free(c->seen[i].cat);
+	c->n_seen = 0;
 }
 
 /* Under mu: a new generation, so every call site and thread re-validates
@@ -170,11 +296,8 @@ int ptw_set_category_enabled(const char *category, int enabled)
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	pthread_mutex_lock(&c->mu);
-	int rc = 0;
-	if (enabled)
-		ptw_tr_enable_locked(category);
-	else
-		rc = ptw_tr_disable_locked(category, strlen(category));
+	int rc = ptw_tr_rules_locked(category, enabled != 0);
+	ptw_tr_seen_update_locked();
 	ptw_tr_bump_gen_locked(c->gen & (PTW_I_GEN_ON | PTW_I_GEN_CLOCKS));
 	pthread_mutex_unlock(&c->mu);
 	return rc;
@@ -237,23 +360,7 @@ static int ptw_tr_thread_create(pthread_t *th, const char *name,
 static int ptw_tr_parse_categories_locked(const char *list)
 {
 	ptw_tr_clear_categories_locked();
-	if (!list)
-		return 0;
-	const char *p = list;
-	while (*p) {
-		while (*p == ',' || *p == ' ')
-			p++;
-		const char *e = p;
-		while (*e && *e != ',')
-			e++;
-		size_t len = (size_t)(e - p);
-		while (len && p[len - 1] == ' ')
-			len--;
-		if (len && ptw_tr_disable_locked(p, len))
-			return PTW_ERR_NOMEM;
-		p = e;
-	}
-	return 0;
+	return list ? ptw_tr_rules_locked(list, 0) : 0;
 }
 
 static int ptw_tr_pow2(uint64_t v) { return v && !(v & (v - 1)); }

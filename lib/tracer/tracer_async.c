@@ -21,11 +21,17 @@
  * drained before any BEGIN of its id waits in a bounded list and is
  * written after that BEGIN. Nothing else is buffered.
  *
+ * A "soft" END is one whose category was off at some time in the session
+ * (tracer_internal.h, PTW_TR_SOFT_END): its BEGIN may have been skipped.
+ * It pairs only with a BEGIN that is not later than itself; one never
+ * paired is no error, and a full wait list makes room by dropping one.
+ *
  * Backend thread only. */
 #include "tracer_internal.h"
 
 #include "lib/util/grow.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,7 +156,8 @@ void ptw_tr_async_begun(struct ptw_tr_async *a, uint64_t id, uint64_t ts)
 	struct ptw_tr_async_ent *e = ptw_tr_async_find(a, id);
 	if (!e)
 		return;
-	e->bal++;
+	if (e->bal++ == 0 || ts < e->open_ts)
+		e->open_ts = ts;
 	if (ts > e->last_ts)
 		e->last_ts = ts;
 }
@@ -166,38 +173,55 @@ static void ptw_tr_async_take(struct ptw_tr_async *a, struct ptw_tr_async_ent *e
 		e->zero_pass = 0; /* no memory to queue it: kept till stop */
 }
 
-int ptw_tr_async_end(struct ptw_tr_async *a, uint64_t id, uint64_t ts,
-		     uint64_t *track)
+/* A slot in the wait list: a new one, or (full) that of a soft END, which
+ * is dropped. -1 if there is none. */
+static ptrdiff_t ptw_tr_async_pend_slot(struct ptw_tr_async *a)
 {
-	struct ptw_tr_async_ent *e = ptw_tr_async_find(a, id);
-	if (e && e->bal > 0) {
-		ptw_tr_async_take(a, e, ts, track);
-		return 1;
-	}
 	if (a->n_pend == a->cap_pend) {
 		size_t nc = ptw_grow_cap(a->cap_pend, a->n_pend + 1, 16,
 					 sizeof(*a->pend));
 		void *np = nc <= PTW_TR_ASYNC_MAX_PENDING
 				   ? ptw_realloc_array(a->pend, nc, sizeof(*a->pend))
 				   : NULL;
-		if (!np)
-			return -1;
-		a->pend = np;
-		a->cap_pend = nc;
+		if (np) {
+			a->pend = np;
+			a->cap_pend = nc;
+		}
 	}
-	a->pend[a->n_pend].id = id;
-	a->pend[a->n_pend++].ts = ts;
+	if (a->n_pend < a->cap_pend)
+		return (ptrdiff_t)a->n_pend++;
+	for (size_t i = 0; i < a->n_pend; i++)
+		if (a->pend[i].soft)
+			return (ptrdiff_t)i;
+	return -1;
+}
+
+int ptw_tr_async_end(struct ptw_tr_async *a, uint64_t id, uint64_t ts,
+		     int soft, uint64_t *track)
+{
+	struct ptw_tr_async_ent *e = ptw_tr_async_find(a, id);
+	if (e && e->bal > 0 && (!soft || ts >= e->open_ts)) {
+		ptw_tr_async_take(a, e, ts, track);
+		return 1;
+	}
+	ptrdiff_t i = ptw_tr_async_pend_slot(a);
+	if (i < 0)
+		return -1;
+	a->pend[i].id = id;
+	a->pend[i].ts = ts;
+	a->pend[i].soft = soft;
 	return 0;
 }
 
 int ptw_tr_async_pending_end(struct ptw_tr_async *a, uint64_t id,
-			     uint64_t *ts, uint64_t *track)
+			     uint64_t begin_ts, uint64_t *ts, uint64_t *track)
 {
 	struct ptw_tr_async_ent *e = ptw_tr_async_find(a, id);
 	if (!e || e->bal == 0)
 		return 0;
 	for (size_t i = 0; i < a->n_pend; i++) {
-		if (a->pend[i].id == id) {
+		if (a->pend[i].id == id &&
+		    (!a->pend[i].soft || a->pend[i].ts >= begin_ts)) {
 			*ts = a->pend[i].ts;
 			a->pend[i] = a->pend[--a->n_pend];
 			ptw_tr_async_take(a, e, *ts, track);
@@ -233,7 +257,9 @@ void ptw_tr_async_pass(struct ptw_tr_async *a)
 
 uint64_t ptw_tr_async_unmatched(const struct ptw_tr_async *a)
 {
-	uint64_t n = a->n_pend;
+	uint64_t n = 0;
+	for (size_t i = 0; i < a->n_pend; i++)
+		n += !a->pend[i].soft; /* a soft one may end a skipped BEGIN */
 	for (size_t i = 0; i < a->n; i++)
 		n += (uint64_t)a->v[i].bal; /* 0 for released entries */
 	return n;

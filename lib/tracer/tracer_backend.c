@@ -446,7 +446,7 @@ static void ptw_tr_process_async_begin(struct ptw_tracer *tr,
 	ptw_tr_async_begun(&tr->async, e->id, e->ts);
 	/* ENDs drained before this BEGIN (other threads' rings) */
 	uint64_t ts;
-	while (ptw_tr_async_pending_end(&tr->async, e->id, &ts, &track))
+	while (ptw_tr_async_pending_end(&tr->async, e->id, e->ts, &ts, &track))
 		ptw_tr_async_write_end(tr, seq, track, ts);
 }
 
@@ -501,7 +501,8 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		ptw_tr_process_async_begin(tr, seq, e);
 		break;
 	case PTW_I_K_ASYNC_END: {
-		int r = ptw_tr_async_end(&tr->async, e->id, e->ts, &track);
+		int r = ptw_tr_async_end(&tr->async, e->id, e->ts,
+					 e->rec.name == ptw_tr_soft_end, &track);
 		if (r > 0)
 			ptw_tr_async_write_end(tr, seq, track, e->ts);
 		else if (r < 0) /* no room to wait for its BEGIN */

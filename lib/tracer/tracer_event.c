@@ -24,8 +24,15 @@ ptw_tr_ev1(struct ptw_i_site *site, uint64_t val)
 		}
 		if (s == ~g)
 			return 0;
-		if (!(t = ptw_i_thread_slow(site, g)))
-			return 0;
+		if (s != PTW_TR_ST_ALT(g) || !t || t->gen != g)
+			if (!(t = ptw_i_thread_slow(site, site->kind, g, &s)))
+				return 0;
+		if (s != t->gen) { /* PTW_TR_ST_ALT (tracer_internal.h) */
+			if (site->kind == PTW_I_K_BEGIN)
+				return ptw_tr_note_skip(t, site->cat);
+			if (!ptw_tr_end_belongs(t, site->cat))
+				return 0;
+		}
 	}
 	uint32_t kind = site->kind;
 	uint64_t ts = ptw_i_now(t->gen);
@@ -37,9 +44,10 @@ ptw_tr_ev1(struct ptw_i_site *site, uint64_t val)
 	uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	if (__builtin_expect(i - r->head_cache >= r->p_mask + 1, 0) &&
 	    !ptw_i_reserve_slow(t, kind, 1, &i))
-		return kind == PTW_I_K_BEGIN;
+		return kind == PTW_I_K_BEGIN &&
+		       ptw_tr_lost_cat(t, site->cat);
 	if (kind == PTW_I_K_BEGIN)
-		t->depth++;
+		ptw_tr_push_cat(t, site->cat);
 	struct ptw_i_rec *rec = ptw_ring_slot_producer(r, i);
 	rec->ts = ts;
 	rec->kind = (uint8_t)kind;

@@ -51,6 +51,9 @@ struct ptw_i_arg_rec {
 	uint64_t pad2;
 };
 
+#define PTW_TR_CAT_LEVELS 64u /* levels whose category is kept (= bits of
+				* lost_levels) */
+
 /* The head of a registered thread (struct ptw_tr_thread has the rest).
  * Fields after the ring are touched only by the owning thread, except
  * the atomics, which the backend reads. */
@@ -58,9 +61,17 @@ struct ptw_i_thread {
 	struct ptw_ring ring;
 	_Alignas(PTW_RING_CACHELINE) uint32_t gen; /* generation validated */
 	uint32_t depth;          /* open BEGINs (producer view) */
-	uint64_t lost_levels;    /* bit d: BEGIN at depth d was dropped */
+	uint64_t lost_levels;    /* bit d: BEGIN at depth d was not written */
 	uint64_t pending_drops;  /* drops not yet announced in the ring */
 	_Atomic uint64_t dropped;/* all drops of this thread (exact) */
+	/* bit d: the BEGIN at depth d was skipped, its category being off
+	 * (a lost level that is no loss: its END is dropped uncounted) */
+	uint64_t skip_levels;
+	/* cats[d]: category of the BEGIN at depth d (written, dropped or
+	 * skipped), so that an END of a category that was switched off
+	 * during the session closes only a slice of its own category (see
+	 * ptw_tr_end_belongs) */
+	const char *cats[PTW_TR_CAT_LEVELS];
 };
 
 /* THE GLOBAL STATE of ptw (documented exception to "no globals"):
@@ -82,10 +93,34 @@ extern uint32_t ptw_i_gen __attribute__((visibility("hidden")));
 extern _Thread_local struct ptw_i_thread *ptw_i_self
 	__attribute__((tls_model("initial-exec")));
 
-/* Slow paths (tracer_thread.c). ptw_i_thread_slow resolves the site and
- * registers the thread; it returns NULL when the event must be skipped
- * (tracing stopped, category off), else the thread with 'gen' current. */
-struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g);
+/* What the out-of-line paths do with a call site in generation g, its
+ * site->state (set under the mutex from the site's kind and its
+ * category's history in the session, ptw_tr_site_state):
+ *   g                 write the event (an END closes the innermost level);
+ *   ~g                skip it (its word then skips it inline too);
+ *   PTW_TR_ST_ALT(g)  the category has a history: a BEGIN of a category
+ *                     off now but on earlier notes a skipped level
+ *                     (ptw_tr_note_skip), so that its END is dropped; an
+ *                     END of a category that was off at some time closes
+ *                     the innermost level only if it is of its category
+ *                     (ptw_tr_end_belongs); an async END is written
+ *                     marked PTW_TR_SOFT_END.
+ * An END site is skipped only while its category was never on in the
+ * session (no BEGIN of it can have been written or noted). */
+#define PTW_TR_ST_ALT(g) ((g) ^ PTW_I_GEN_ON)
+
+/* The 'name' of an ASYNC_END record whose category was off at some time
+ * in the session: its BEGIN may have been skipped, so the backend does
+ * not count it as an error when no BEGIN of its id comes (tracer.c). */
+extern const char ptw_tr_soft_end[] __attribute__((visibility("hidden")));
+
+/* Slow paths (tracer_thread.c). ptw_i_thread_slow resolves the site (of
+ * 'kind') and registers the thread; it returns NULL when the event must
+ * be skipped (tracing stopped, category off, a skipped BEGIN on a thread
+ * with nothing written in this session), else the thread with 'gen'
+ * current and the site's state for it in *st (may be NULL). */
+struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t kind,
+				       uint32_t g, uint32_t *st);
 /* A site called while tracing is stopped: listed, and its word set to 0
  * so that its next calls stay inline (sites.h). */
 void ptw_i_site_stopped(struct ptw_i_site *site);
@@ -225,6 +260,7 @@ struct ptw_tr_async_ent {
 	const char *name;     /* the first BEGIN's name (a literal; NULL
 			       * once forgotten at an unload) */
 	uint64_t bal;         /* BEGINs written minus ENDs written */
+	uint64_t open_ts;     /* earliest BEGIN written since bal was 0 */
 	uint64_t last_ts;     /* latest event written on the track */
 	uint64_t zero_pass;   /* pass at which bal last became 0 */
 	uint32_t gen;         /* bumped when the slot is (re)used or freed */
@@ -239,7 +275,8 @@ struct ptw_tr_async {
 	size_t n_unused;
 	struct { uint32_t ix, gen; uint64_t pass; } *zq; /* ids whose bal hit 0 */
 	size_t zq_head, zq_n, zq_cap;
-	struct { uint64_t id, ts; } *pend; /* ENDs drained before any BEGIN */
+	struct { uint64_t id, ts; int soft; } *pend; /* ENDs drained before
+						   * any BEGIN */
 	size_t n_pend, cap_pend;
 	struct { uint64_t track, last_ts; const char *name; } *free;
 	size_t n_free;        /* idle tracks for reuse */
@@ -255,16 +292,19 @@ uint64_t ptw_tr_async_track(struct ptw_tr_async *a, struct ptw_writer *w,
 			    uint64_t ts);
 /* After that BEGIN was written. */
 void ptw_tr_async_begun(struct ptw_tr_async *a, uint64_t id, uint64_t ts);
-/* An END of 'id': 1 with *track: write it now; 0: queued until a BEGIN of
- * the id is written; -1: the queue is full (the END is lost). */
+/* An END of 'id' (soft: see tracer_async.c): 1 with *track: write it
+ * now; 0: queued until a BEGIN of the id is written; -1: the queue is full
+ * (the END is lost). */
 int ptw_tr_async_end(struct ptw_tr_async *a, uint64_t id, uint64_t ts,
-		     uint64_t *track);
-/* After a BEGIN of 'id': 1 with a queued END (*ts, *track) to write now. */
+		     int soft, uint64_t *track);
+/* After a BEGIN of 'id' at begin_ts: 1 with a queued END (*ts, *track) to
+ * write now. */
 int ptw_tr_async_pending_end(struct ptw_tr_async *a, uint64_t id,
-			     uint64_t *ts, uint64_t *track);
+			     uint64_t begin_ts, uint64_t *ts, uint64_t *track);
 /* After each full pass over the rings: releases ids idle long enough. */
 void ptw_tr_async_pass(struct ptw_tr_async *a);
-/* BEGINs never ended plus ENDs never begun (at stop). */
+/* BEGINs never ended plus ENDs never begun, soft ones left out (at
+ * stop). */
 uint64_t ptw_tr_async_unmatched(const struct ptw_tr_async *a);
 
 /* TSC to nanoseconds: ns = mono0 + ((tsc - tsc0) * mult) >> 32. */
@@ -347,6 +387,21 @@ struct ptw_tracer {
 	struct ptw_error err;
 };
 
+/* A ptw_set_category_enabled() call or an item of
+ * cfg.disabled_categories: a category name, or a pattern with '*'. */
+struct ptw_tr_cat_rule {
+	char *pat;
+	int on;
+};
+
+/* A category (the text of a call site's 'cat') in this session: on now,
+ * ever on, ever off since a call site first asked about it. Before that
+ * no event of it was logged, so its earlier history does not matter. */
+struct ptw_tr_cat_seen {
+	char *cat;
+	uint8_t on, ever_on, ever_off;
+};
+
 /* The control block (tracer.c): the one mutex guarding sessions,
  * categories and requests, and the backend's wake-up condition. */
 struct ptw_tr_ctl {
@@ -357,8 +412,13 @@ struct ptw_tr_ctl {
 	int stopping;
 	uint32_t gen;             /* mirror of ptw_i_gen, written under mu */
 	uint64_t next_session;
-	char **disabled;          /* disabled categories, owned strings */
-	size_t n_disabled, cap_disabled;
+	/* Category rules, oldest first (the latest that matches decides),
+	 * and the categories the session's call sites asked about, with
+	 * their history in the session (tracer.c, ptw_tr_site_state). */
+	struct ptw_tr_cat_rule *rules;
+	size_t n_rules, cap_rules;
+	struct ptw_tr_cat_seen *seen;
+	size_t n_seen, cap_seen;
 	char *process_name;       /* set by ptw_set_process_name, owned */
 	struct ptw_stats last;
 	int have_last;
@@ -369,14 +429,16 @@ extern struct ptw_tr_ctl ptw_tr_ctl;
 
 /* tracer.c */
 void ptw_tr_ctl_init_once(void);
-int ptw_tr_category_enabled(const char *cat); /* under ctl mutex */
+/* Under ctl mutex: site->state for a call site of 'kind' in category
+ * 'cat' in generation g (see PTW_TR_ST_ALT). */
+uint32_t ptw_tr_site_state(const char *cat, uint32_t kind, uint32_t g);
 
 /* tracer_thread.c */
 void ptw_tr_thread_unref(struct ptw_tr_thread *t);
 
 /* An END on thread t (producer side): closes t's innermost open level.
- * Returns 1 if that level's BEGIN was dropped, in which case the END is
- * dropped too (and counted): the caller writes nothing. Shared by the
+ * Returns 1 if that level's BEGIN was dropped (the END is dropped too and
+ * counted) or skipped (dropped, not counted): the caller writes nothing. Shared by the
  * one-slot path (tracer_event.c) and ptw_tr_write_n. */
 static inline int ptw_tr_end_was_lost(struct ptw_i_thread *t)
 {
@@ -385,6 +447,54 @@ static inline int ptw_tr_end_was_lost(struct ptw_i_thread *t)
 	return __builtin_expect(t->lost_levels != 0, 0) && t->depth < 64 &&
 	       (t->lost_levels & ((uint64_t)1 << t->depth)) &&
 	       ptw_i_end_lost(t);
+}
+
+/* An END of category cat whose site is in PTW_TR_ST_ALT: its BEGIN may
+ * have been skipped unnoted (its category off and never on before). It
+ * closes t's innermost level only if that level is of cat (same pointer
+ * or text); beyond the levels whose category is kept, always (the rule of
+ * a category on all session long); with no level open, never. */
+static inline int ptw_tr_end_belongs(const struct ptw_i_thread *t,
+				     const char *cat)
+{
+	if (!t->depth)
+		return 0;
+	if (t->depth > PTW_TR_CAT_LEVELS)
+		return 1;
+	const char *c = t->cats[t->depth - 1];
+	return c == cat || (c && cat && __builtin_strcmp(c, cat) == 0);
+}
+
+/* A BEGIN of cat was written: one level deeper, of category cat. */
+static inline void ptw_tr_push_cat(struct ptw_i_thread *t, const char *cat)
+{
+	if (t->depth < PTW_TR_CAT_LEVELS)
+		t->cats[t->depth] = cat;
+	t->depth++;
+}
+
+/* A BEGIN of cat was dropped (full ring; ptw_i_reserve_slow made it a
+ * lost level): its level's category. Returns 1 (the BEGIN counted). */
+static inline int ptw_tr_lost_cat(struct ptw_i_thread *t, const char *cat)
+{
+	if (t->depth - 1 < PTW_TR_CAT_LEVELS)
+		t->cats[t->depth - 1] = cat;
+	return 1;
+}
+
+/* A BEGIN of cat skipped while its category is off after being on: noted
+ * as a level that was not written, so that its END is dropped too.
+ * Returns 1 if noted (a scope's guard then ends it), 0 past the levels
+ * that can be noted. */
+static inline int ptw_tr_note_skip(struct ptw_i_thread *t, const char *cat)
+{
+	if (t->depth >= PTW_TR_CAT_LEVELS)
+		return 0;
+	uint64_t bit = (uint64_t)1 << t->depth;
+	t->cats[t->depth++] = cat;
+	t->lost_levels |= bit;
+	t->skip_levels |= bit;
+	return 1;
 }
 void ptw_tr_thread_key_destructor(void *p);
 

@@ -86,7 +86,8 @@ static int ptw_tr_list_add_locked(struct ptw_tracer *tr, struct ptw_tr_thread *t
 	return 0;
 }
 
-struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
+struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t kind,
+				       uint32_t g, uint32_t *st)
 {
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	struct ptw_tr_thread *fresh = NULL;
@@ -105,22 +106,30 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t g)
 				ptw_tr_thread_unref(fresh);
 			return NULL;
 		}
+		uint32_t s = g;
+		struct ptw_tr_thread *t = ptw_tr_me();
+		int mine = t && t->session == tr->session;
 		if (site) {
-			int on = ptw_tr_category_enabled(site->cat);
-			__atomic_store_n(&site->state, on ? g : ~g,
-					 __ATOMIC_RELAXED);
-			/* off: the macros skip the site inline until the
-			 * next generation (tracer.h, ptw_i_live) */
-			ptw_tr_sites_settle(site, 1, on);
-			if (!on) {
+			s = ptw_tr_site_state(site->cat, kind, g);
+			__atomic_store_n(&site->state, s, __ATOMIC_RELAXED);
+			/* Off: the macros skip the site inline until the next
+			 * generation (tracer.h, ptw_i_live; sites.h). A BEGIN
+			 * to note as skipped or an END to check, on a thread
+			 * with nothing written yet in this session: no level
+			 * is open. */
+			ptw_tr_sites_settle(site, 1, s != ~g);
+			if (s == ~g || (s != g && !mine &&
+					(kind == PTW_I_K_BEGIN ||
+					 kind == PTW_I_K_END))) {
 				pthread_mutex_unlock(&c->mu);
 				if (fresh)
 					ptw_tr_thread_unref(fresh);
 				return NULL;
 			}
 		}
-		struct ptw_tr_thread *t = ptw_tr_me();
-		if (t && t->session == tr->session) {
+		if (st)
+			*st = s;
+		if (mine) {
 			t->pub.gen = g;
 			pthread_mutex_unlock(&c->mu);
 			if (fresh)
@@ -198,8 +207,12 @@ static void ptw_tr_count_drop(struct ptw_i_thread *t)
 
 int ptw_i_end_lost(struct ptw_i_thread *t)
 {
-	t->lost_levels &= ~((uint64_t)1 << t->depth);
-	ptw_tr_count_drop(t);
+	uint64_t bit = (uint64_t)1 << t->depth;
+	t->lost_levels &= ~bit;
+	if (t->skip_levels & bit)
+		t->skip_levels &= ~bit; /* skipped, not lost: not counted */
+	else
+		ptw_tr_count_drop(t);
 	return 1;
 }
 
@@ -360,9 +373,9 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 	uint64_t i = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	if ((i - r->head_cache) + total > r->p_mask + 1 &&
 	    !ptw_i_reserve_slow(t, kind, total, &i))
-		return kind == PTW_I_K_BEGIN;
+		return kind == PTW_I_K_BEGIN && ptw_tr_lost_cat(t, cat);
 	if (kind == PTW_I_K_BEGIN)
-		t->depth++;
+		ptw_tr_push_cat(t, cat);
 	struct ptw_i_rec *rec = ptw_ring_slot_producer(r, i);
 	rec->ts = ts;
 	rec->kind = (uint8_t)kind;
@@ -411,9 +424,11 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 	return 1;
 }
 
-/* The calling thread, ready to write an event of 'site'; NULL if tracing
- * is stopped or the site's category is off. */
-static struct ptw_i_thread *ptw_tr_resolve(struct ptw_i_site *site)
+/* The calling thread, ready to write an event of 'kind' at 'site'; NULL
+ * if tracing is stopped or the event is skipped. *alt: the site is in
+ * PTW_TR_ST_ALT (see tracer_internal.h). */
+static struct ptw_i_thread *ptw_tr_resolve(struct ptw_i_site *site,
+					   uint32_t kind, int *alt)
 {
 	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
 	if (!(g & PTW_I_GEN_ON)) {
@@ -425,18 +440,54 @@ static struct ptw_i_thread *ptw_tr_resolve(struct ptw_i_site *site)
 	if (s != g || !t || t->gen != g) {
 		if (s == ~g)
 			return NULL;
-		t = ptw_i_thread_slow(site, g);
+		if (s != PTW_TR_ST_ALT(g) || !t || t->gen != g)
+			t = ptw_i_thread_slow(site, kind, g, &s);
 	}
+	*alt = t && s != t->gen;
 	return t;
+}
+
+/* An event of a site in PTW_TR_ST_ALT: 1 with *ret when it is not to be
+ * written (a BEGIN noted as skipped, an END of another level). */
+static int ptw_tr_alt_done(struct ptw_i_thread *t, const char *cat,
+			   uint32_t kind, int *ret)
+{
+	if (kind == PTW_I_K_BEGIN) {
+		*ret = ptw_tr_note_skip(t, cat);
+		return 1;
+	}
+	*ret = 0;
+	return kind == PTW_I_K_END && !ptw_tr_end_belongs(t, cat);
+}
+
+/* The calling thread if the site is on in its current generation (the
+ * common case, no call), else NULL: then ptw_tr_resolve. */
+static inline struct ptw_i_thread *ptw_tr_ready(const struct ptw_i_site *site)
+{
+	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
+	struct ptw_i_thread *t = ptw_i_self;
+	if (__builtin_expect(__atomic_load_n(&site->state, __ATOMIC_RELAXED) ==
+				     g && t && t->gen == g, 1))
+		return t;
+	return NULL;
 }
 
 int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const char *dyn_name, uint64_t id,
 		 const struct ptw_arg *args, size_t nargs)
 {
-	struct ptw_i_thread *t = ptw_tr_resolve(site);
-	if (!t)
-		return 0;
+	struct ptw_i_thread *t = ptw_tr_ready(site);
+	if (__builtin_expect(!t, 0)) {
+		int alt, ret;
+		if (!(t = ptw_tr_resolve(site, kind, &alt)))
+			return 0;
+		if (alt) {
+			if (ptw_tr_alt_done(t, site->cat, kind, &ret))
+				return ret;
+			if (kind == PTW_I_K_ASYNC_END)
+				name = ptw_tr_soft_end;
+		}
+	}
 	if (!name && !dyn_name &&
 	    (kind == PTW_I_K_BEGIN || kind == PTW_I_K_INSTANT ||
 	     kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE))
@@ -448,20 +499,43 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 /* The _FMT macros: formats only once the event is known to be recorded,
  * into the stack (a few bytes more than a copied name may hold, so that
  * the cut falls on a UTF-8 character boundary, see ptw_tr_clip). */
+static inline __attribute__((always_inline)) int
+ptw_tr_emit_vfmt(struct ptw_i_site *site, uint32_t kind, uint64_t id,
+		 const char *fmt, va_list ap)
+{
+	struct ptw_i_thread *t = ptw_tr_ready(site);
+	if (__builtin_expect(!t, 0)) {
+		int alt, ret;
+		if (!(t = ptw_tr_resolve(site, kind, &alt)))
+			return 0;
+		if (alt && ptw_tr_alt_done(t, site->cat, kind, &ret))
+			return ret;
+	}
+	char buf[PTW_TRACER_MAX_NAME + 8];
+	int n = fmt ? vsnprintf(buf, sizeof(buf), fmt, ap) : -1;
+	if (n < 0)
+		buf[0] = '\0';
+	return ptw_tr_write_n(t, site->cat, kind, NULL, buf, id, NULL, 0);
+}
+
 int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
 		   ...)
 {
-	struct ptw_i_thread *t = ptw_tr_resolve(site);
-	if (!t)
-		return 0;
-	char buf[PTW_TRACER_MAX_NAME + 8];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = fmt ? vsnprintf(buf, sizeof(buf), fmt, ap) : -1;
+	int r = ptw_tr_emit_vfmt(site, kind, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		buf[0] = '\0';
-	return ptw_tr_write_n(t, site->cat, kind, NULL, buf, 0, NULL, 0);
+	return r;
+}
+
+int ptw_i_emit_fmt_id(struct ptw_i_site *site, uint32_t kind, uint64_t id,
+		      const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = ptw_tr_emit_vfmt(site, kind, id, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 /* ---- thread names and exit --------------------------------------------- */
@@ -474,7 +548,7 @@ int ptw_set_thread_name(const char *name)
 	struct ptw_tr_thread *t = ptw_tr_me();
 	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
 	if (g & PTW_I_GEN_ON) {
-		struct ptw_i_thread *pt = ptw_i_thread_slow(NULL, g);
+		struct ptw_i_thread *pt = ptw_i_thread_slow(NULL, 0, g, NULL);
 		if (pt) {
 			t = (struct ptw_tr_thread *)pt;
 			ptw_utf8_copy(t->carry_name, sizeof(t->carry_name), name);

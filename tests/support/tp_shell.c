@@ -81,6 +81,24 @@ void ptw_test_tp_expect_rows(const char *trace, const char *sql,
 	cr_assert(same, "%s:\ngot:\n%s\nwant:\n%s", sql, shown, want);
 }
 
+int ptw_test_tp_rows(const char *trace, const char *sql, char *out,
+		     size_t max)
+{
+	out[0] = '\0';
+	const char *tp = ptw_test_tp_shell();
+	if (!tp)
+		return -1;
+	char *rows = ptw_test_tp_run(tp, trace, sql);
+	cr_assert_not_null(rows, "trace_processor_shell failed on %s", trace);
+	size_t n = 0;
+	for (const char *p = rows; *p && n + 1 < max; p++)
+		if (*p != '"')
+			out[n++] = *p == '\n' ? ';' : *p;
+	out[n] = '\0';
+	free(rows);
+	return 0;
+}
+
 int ptw_test_tp_loads(const char *tp, const char *trace)
 {
 	size_t cn = strlen(tp) + strlen(trace) + 64;

@@ -31,6 +31,12 @@ char *ptw_test_tp_query(const char *trace, const char *sql);
 void ptw_test_tp_expect_rows(const char *trace, const char *sql,
 			     const char *want);
 
+/* Runs 'sql' on 'trace'; its rows (quotes removed) each followed by ';'
+ * into out (at most max bytes). Returns 0, or -1 without trace_processor
+ * (out is then ""). Fails the test if trace_processor fails. */
+int ptw_test_tp_rows(const char *trace, const char *sql, char *out,
+		     size_t max);
+
 /* Loads 'trace' in trace_processor_shell (a query of the stats
  * table) and returns its exit status: 0 it loaded the file, non-zero it
  * refused it; -1 if it was killed by a signal or could not be run. */
