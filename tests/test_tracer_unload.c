@@ -28,6 +28,7 @@
 
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
+#include "support/tp_shell.h"
 #include "reader/trace_read.h"
 #include "lib/tracer/object_range.h"
 #include "lib/tracer/tracer_internal.h"
@@ -270,45 +271,23 @@ static void check_open(const struct tally *t, int plugins)
 
 /* ---- trace_processor --------------------------------------------------- */
 
-static const char *tp_shell(void)
-{
-	static char path[512];
-	const char *d = getenv("PTW_SHARED_DIR");
-	if (!d)
-		return NULL;
-	snprintf(path, sizeof(path), "%s/tp/trace_processor_shell", d);
-	return access(path, X_OK) == 0 ? path : NULL;
-}
-
-/* The rows of a query's result (header dropped), each "a,b,..." with the
- * quotes removed, into 'out'. Returns the number of rows. */
+/* The rows of a query's result, each "a,b,..." with the quotes removed,
+ * into 'out' (tests/support/tp_shell.h). Returns the number of rows. */
 static size_t tp_rows(const char *trace, const char *sql, char out[][96],
 		      size_t max)
 {
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd), "'%s' -Q \"%s\" '%s' 2>/dev/null",
-		 tp_shell(), sql, trace);
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f);
-	char line[512];
+	char *csv = ptw_test_tp_query(trace, sql);
 	size_t n = 0;
-	int header = 1;
-	while (fgets(line, sizeof(line), f)) {
-		if (line[0] != '"' && (line[0] < '0' || line[0] > '9'))
-			continue; /* log lines */
-		if (header) {
-			header = 0;
-			continue;
-		}
-		if (n == max)
-			continue;
+	for (const char *line = csv; *line && n < max; n++) {
 		size_t k = 0;
-		for (const char *c = line; *c && *c != '\n' && k < 95; c++)
-			if (*c != '"')
-				out[n][k++] = *c;
-		out[n++][k] = '\0';
+		for (; *line && *line != '\n'; line++)
+			if (*line != '"' && k < 95)
+				out[n][k++] = *line;
+		out[n][k] = '\0';
+		if (*line == '\n')
+			line++;
 	}
-	cr_assert_eq(pclose(f), 0, "trace_processor_shell failed on %s", trace);
+	free(csv);
 	return n;
 }
 
@@ -326,7 +305,7 @@ static long tp_number(const char *trace, const char *sql)
  * (slices and instants, counter tracks) are those of 't'. */
 static void tp_check(const char *path, const struct tally *t)
 {
-	if (!tp_shell())
+	if (!ptw_test_tp_shell())
 		return;
 	/* each query counts what must not be: zero rows expected */
 	/* each query counts what must not be: zero rows expected; a
