@@ -32,9 +32,12 @@ int ptw_wire_next(struct ptw_wire_cursor *c, struct ptw_wire_field *f)
 		return (c->end - q) >= 10 ? PTW_WIRE_BAD : PTW_WIRE_TRUNCATED;
 	memset(f, 0, sizeof(*f));
 	f->offset = (size_t)(c->p - c->start);
+	/* As trace_processor's decoder (protozero ParseOneField): the field
+	 * number is the tag's upper bits cut to 32; only 0 is malformed, and
+	 * a number above 0xFFFF is a field nobody reads (skipped). */
 	f->num = (uint32_t)(tag >> 3);
 	f->wt = (uint32_t)(tag & 7);
-	if ((tag >> 3) == 0 || (tag >> 3) > 0x1fffffffu)
+	if (f->num == 0)
 		return PTW_WIRE_BAD;
 	switch (f->wt) {
 	case 0:

@@ -319,3 +319,25 @@ Test(dump_flips, field_zero_inside_interned_data_loads)
 	expect_verdict("flip-field0", &b, 1);
 	ptw_tb_free(&b);
 }
+
+/* A field number above 2^29 (a flipped tag byte): protozero cuts the
+ * tag's number to 32 bits and skips numbers above 0xFFFF, so the packet
+ * decodes and trace_processor loads the file (seen with a random flip:
+ * ptw-dump --check used to refuse it). */
+Test(dump_flips, a_field_number_above_2_29_is_skipped_not_refused)
+{
+	struct ptw_tb b;
+	ptw_tb_init(&b);
+	good_packet(&b);
+	ptw_tb_begin_on(&b, 2, 10);
+	ptw_pb_append_varint(&b.pkt, (1015214580885ull << 3) | 0);
+	ptw_pb_append_varint(&b.pkt, 1);
+	ptw_tb_open(&b, 11); /* track_event SLICE_BEGIN "a" on uuid 1 */
+	ptw_tb_varint(&b, 9, 1);
+	ptw_tb_varint(&b, 10, 1);
+	ptw_tb_varint(&b, 11, 1);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	expect_verdict("flip-bigfield", &b, 1);
+	ptw_tb_free(&b);
+}
