@@ -5,6 +5,7 @@
 #include "tracer_internal.h"
 
 #include "ptw/version.h"
+#include "lib/os/os_signal.h"
 #include "lib/util/grow.h"
 #include "lib/recorder/window.h"
 #include "lib/util/sized.h"
@@ -341,17 +342,12 @@ int ptw_set_process_name(const char *name)
 static int ptw_tr_thread_create(pthread_t *th, const char *name,
 				void *(*fn)(void *), void *arg)
 {
-	static const int faults[] = {SIGSEGV, SIGBUS, SIGILL,
-				     SIGFPE,  SIGTRAP, SIGSYS};
-	sigset_t quiet, old;
-	sigfillset(&quiet);
-	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		sigdelset(&quiet, faults[i]);
-	int rc = pthread_sigmask(SIG_SETMASK, &quiet, &old);
+	sigset_t old;
+	int rc = ptw_os_signals_hold_async(&old);
 	if (rc)
 		return rc;
 	rc = pthread_create(th, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ptw_os_signals_restore(&old);
 	if (rc == 0)
 		(void)pthread_setname_np(*th, name); /* cosmetic if it fails */
 	return rc;

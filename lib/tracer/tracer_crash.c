@@ -16,27 +16,22 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/os/os_signal.h"
 #include "lib/writer/writer_internal.h"
 
 #define PTW_CRASH_WAIT_MS 2000
-
-static const int ptw_crash_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-#define PTW_CRASH_NSIG (sizeof(ptw_crash_sigs) / sizeof(ptw_crash_sigs[0]))
 
 static struct {
 	_Atomic(struct ptw_tracer *) tr;
 	_Atomic int state;
 	_Atomic int entered;
 	_Atomic long backend_tid;
-	int installed;                       /* under ctl mutex */
 	char path[4096];
-	struct sigaction old[PTW_CRASH_NSIG];
 } ptw_crash;
 
 static long ptw_crash_tid(void) { return (long)syscall(SYS_gettid); }
@@ -103,28 +98,14 @@ static void ptw_crash_dump(void)
 	close(fd);
 }
 
-static void ptw_crash_handler(int sig, siginfo_t *si, void *uc)
+/* The previous handler gets the signal once this one returns, with the
+ * core dump and exit status as without ptw (os_signal.h). */
+static void ptw_crash_handler(int sig)
 {
-	(void)si;
-	(void)uc;
 	int e = errno;
 	if (!atomic_exchange(&ptw_crash.entered, 1))
 		ptw_crash_dump();
-	for (size_t i = 0; i < PTW_CRASH_NSIG; i++) {
-		if (ptw_crash_sigs[i] != sig)
-			continue;
-		struct sigaction old = ptw_crash.old[i];
-		/* an ignored fault would come back forever: die instead */
-		if (old.sa_handler == SIG_IGN && sig != SIGABRT) {
-			memset(&old, 0, sizeof(old));
-			old.sa_handler = SIG_DFL;
-		}
-		sigaction(sig, &old, NULL);
-	}
-	/* Pending until this handler returns (sig is blocked here), then
-	 * delivered to the previous disposition: core dump and exit status
-	 * as without ptw. A fault re-executes its instruction anyway. */
-	raise(sig);
+	ptw_os_fault_chain(sig);
 	errno = e;
 }
 
@@ -140,36 +121,17 @@ int ptw_tr_crash_install(struct ptw_tracer *tr, const char *path)
 	memcpy(ptw_crash.path, path, n + 1);
 	atomic_store(&ptw_crash.entered, 0);
 	atomic_store(&ptw_crash.tr, tr);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = ptw_crash_handler;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < PTW_CRASH_NSIG; i++) {
-		if (sigaction(ptw_crash_sigs[i], &sa, &ptw_crash.old[i]) != 0) {
-			while (i--)
-				sigaction(ptw_crash_sigs[i], &ptw_crash.old[i], NULL);
-			atomic_store(&ptw_crash.tr, NULL);
-			return PTW_ERR_IO;
-		}
+	if (ptw_os_fault_install(ptw_crash_handler) != 0) {
+		atomic_store(&ptw_crash.tr, NULL);
+		return PTW_ERR_IO;
 	}
-	ptw_crash.installed = 1;
 	return 0;
 }
 
 /* ptw_stop: before the session is freed. */
 void ptw_tr_crash_uninstall(void)
 {
-	if (ptw_crash.installed) {
-		for (size_t i = 0; i < PTW_CRASH_NSIG; i++) {
-			struct sigaction cur;
-			if (sigaction(ptw_crash_sigs[i], NULL, &cur) == 0 &&
-			    (cur.sa_flags & SA_SIGINFO) &&
-			    cur.sa_sigaction == ptw_crash_handler)
-				sigaction(ptw_crash_sigs[i], &ptw_crash.old[i], NULL);
-		}
-		ptw_crash.installed = 0;
-	}
+	ptw_os_fault_uninstall();
 	atomic_store(&ptw_crash.tr, NULL);
 	/* A dump in progress keeps the session: wait for it (the process
 	 * dies when it ends). */

@@ -4,11 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -123,47 +120,13 @@ int ptw_fd_write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-void ptw_sigpipe_hold(struct ptw_sigpipe_guard *g)
-{
-	int saved = errno;
-	sigset_t sp, pend;
-	sigemptyset(&sp);
-	sigaddset(&sp, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &sp, &g->old);
-	g->was_pending = sigpending(&pend) == 0 &&
-			 sigismember(&pend, SIGPIPE) == 1;
-	errno = saved;
-}
-
-void ptw_sigpipe_release(struct ptw_sigpipe_guard *g, int failed)
-{
-	int saved = errno;
-	sigset_t sp, pend;
-	sigemptyset(&sp);
-	sigaddset(&sp, SIGPIPE);
-	/* Only a failed write (EPIPE) raises SIGPIPE: the check costs
-	 * nothing on writes that went through. */
-	if (failed && !g->was_pending && sigpending(&pend) == 0 &&
-	    sigismember(&pend, SIGPIPE) == 1) {
-		struct timespec now = {0, 0};
-		while (sigtimedwait(&sp, NULL, &now) < 0 && errno == EINTR)
-			;
-	}
-	pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-	errno = saved;
-}
-
 /* One writev() of iov[0..cnt); on a socket a sendmsg() that raises no
  * SIGPIPE. */
 static ssize_t ptw_fd_writev(int fd, int kind, struct iovec *iov, int cnt)
 {
 	if (kind != PTW_FD_SOCKET)
 		return writev(fd, iov, cnt);
-	struct msghdr m;
-	memset(&m, 0, sizeof(m));
-	m.msg_iov = iov;
-	m.msg_iovlen = (size_t)cnt;
-	return sendmsg(fd, &m, MSG_NOSIGNAL);
+	return ptw_os_writev_nosigpipe(fd, iov, cnt);
 }
 
 /* writev() of every byte of iov[0..cnt), retrying EINTR and short

@@ -5,9 +5,10 @@
 #ifndef PTW_SINK_H
 #define PTW_SINK_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "lib/os/os_signal.h" /* ptw_sigpipe_hold/release */
 
 /* Disk space reserved past the end of the file at a time. */
 #define PTW_SINK_PREALLOC_STEP (8u << 20)
@@ -72,19 +73,5 @@ int ptw_sink_sync(struct ptw_sink *s);
  * then closes the fd if owned. Returns 0, or the errno of the failed
  * write or close. */
 int ptw_sink_close(struct ptw_sink *s);
-
-/* A reader that went away must give the writer EPIPE, never kill the
- * program with SIGPIPE, and the program's disposition of SIGPIPE is not
- * ours to change. So around writes to a pipe: ptw_sigpipe_hold blocks
- * SIGPIPE in the calling thread; ptw_sigpipe_release(g, failed) takes
- * back the SIGPIPE a failed write raised (unless one was pending before
- * the hold: that one is the program's) and restores the thread's mask.
- * Both keep errno; async-signal-safe (the crash dump uses them). */
-struct ptw_sigpipe_guard {
-	sigset_t old;
-	int was_pending;
-};
-void ptw_sigpipe_hold(struct ptw_sigpipe_guard *g);
-void ptw_sigpipe_release(struct ptw_sigpipe_guard *g, int failed);
 
 #endif /* PTW_SINK_H */
