@@ -6,6 +6,7 @@
 
 #include "ptw/version.h"
 #include "lib/os/os_signal.h"
+#include "lib/os/os_thread.h"
 #include "lib/util/grow.h"
 #include "lib/recorder/window.h"
 #include "lib/util/sized.h"
@@ -349,7 +350,7 @@ static int ptw_tr_thread_create(pthread_t *th, const char *name,
 	rc = pthread_create(th, NULL, fn, arg);
 	ptw_os_signals_restore(&old);
 	if (rc == 0)
-		(void)pthread_setname_np(*th, name); /* cosmetic if it fails */
+		ptw_os_thread_set_name(*th, name); /* cosmetic if it fails */
 	return rc;
 }
 

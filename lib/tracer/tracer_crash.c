@@ -17,11 +17,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lib/os/os_signal.h"
+#include "lib/os/os_thread.h"
 #include "lib/writer/writer_internal.h"
 
 #define PTW_CRASH_WAIT_MS 2000
@@ -34,7 +34,7 @@ static struct {
 	char path[4096];
 } ptw_crash;
 
-static long ptw_crash_tid(void) { return (long)syscall(SYS_gettid); }
+static long ptw_crash_tid(void) { return (long)ptw_os_thread_id(); }
 
 int ptw_tr_pass_begin(void)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/os/os_thread.h"
 #include "lib/util/grow.h"
 #include "lib/util/utf8.h"
 #include "ring_mem.h"
@@ -167,13 +168,13 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t kind,
 		fresh = ptw_tr_thread_alloc(slots);
 		if (!fresh)
 			return NULL;
-		fresh->tid = (int64_t)gettid();
+		fresh->tid = ptw_os_thread_id();
 		if (t && t->carry_name[0])
 			memcpy(fresh->init_name, t->carry_name,
 			       sizeof(fresh->init_name));
-		else if (pthread_getname_np(pthread_self(), fresh->init_name,
-					    sizeof(fresh->init_name)) != 0)
-			fresh->init_name[0] = '\0';
+		else
+			ptw_os_thread_name(fresh->init_name,
+					   sizeof(fresh->init_name));
 		fresh->init_name[PTW_TR_NAME_MAX - 1] = '\0';
 	}
 }

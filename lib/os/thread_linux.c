@@ -1,0 +1,24 @@
+/* thread_linux.c - os_thread.h on Linux.
+ * SPDX-License-Identifier: Apache-2.0 */
+#if defined(__linux__)
+#include "os_thread.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* syscall(), not gettid(): async-signal-safe, and glibc before 2.30 has
+ * no gettid(). */
+int64_t ptw_os_thread_id(void) { return (int64_t)syscall(SYS_gettid); }
+
+void ptw_os_thread_name(char *buf, size_t n)
+{
+	if (pthread_getname_np(pthread_self(), buf, n) != 0)
+		buf[0] = '\0';
+	buf[n - 1] = '\0';
+}
+
+void ptw_os_thread_set_name(pthread_t th, const char *name)
+{
+	(void)pthread_setname_np(th, name);
+}
+#endif /* __linux__ */
