@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include "lib/os/os_fork.h"
+
 struct ptw_tr_block {
 	void *mem;
 	size_t bytes;
@@ -23,8 +25,8 @@ static void ptw_tr_pool_unlock(void) { pthread_mutex_unlock(&ptw_tr_pool_mu); }
 static void ptw_tr_pool_init(void)
 {
 	/* Held across fork, so the child's copy is consistent and unlocked. */
-	pthread_atfork(ptw_tr_pool_lock, ptw_tr_pool_unlock,
-		       ptw_tr_pool_unlock);
+	ptw_os_atfork(ptw_tr_pool_lock, ptw_tr_pool_unlock,
+		      ptw_tr_pool_unlock);
 }
 
 void *ptw_tr_ring_mem_get(size_t bytes, int *warm)

@@ -5,6 +5,7 @@
 #include "tracer_internal.h"
 
 #include "ptw/version.h"
+#include "lib/os/os_fork.h"
 #include "lib/os/os_signal.h"
 #include "lib/os/os_thread.h"
 #include "lib/util/grow.h"
@@ -75,8 +76,8 @@ static void ptw_tr_init(void)
 		pthread_condattr_destroy(&a);
 	}
 	pthread_key_create(&c->key, ptw_tr_thread_key_destructor);
-	pthread_atfork(ptw_tr_atfork_prepare, ptw_tr_atfork_parent,
-		       ptw_tr_atfork_child);
+	ptw_os_atfork(ptw_tr_atfork_prepare, ptw_tr_atfork_parent,
+		      ptw_tr_atfork_child);
 }
 
 void ptw_tr_ctl_init_once(void) { pthread_once(&ptw_tr_once, ptw_tr_init); }
