@@ -1,12 +1,13 @@
-/* ring_mem.c - memory for the producers' rings (ring_mem.h): anonymous
- * mappings, faulted in as used or on request, pooled when threads exit.
+/* ring_mem.c - memory for the producers' rings (ring_mem.h): blocks
+ * from the OS (os_mem.h), faulted in as used or on request, pooled when
+ * threads exit.
  * SPDX-License-Identifier: Apache-2.0 */
 #include "ring_mem.h"
 
 #include <pthread.h>
-#include <sys/mman.h>
 
 #include "lib/os/os_fork.h"
+#include "lib/os/os_mem.h"
 
 struct ptw_tr_block {
 	void *mem;
@@ -51,21 +52,12 @@ void *ptw_tr_ring_mem_get(size_t bytes, int *warm)
 	pthread_mutex_unlock(&ptw_tr_pool_mu);
 	if (mem)
 		return mem;
-	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return mem == MAP_FAILED ? NULL : mem;
+	return ptw_os_mem_reserve(bytes);
 }
 
 void ptw_tr_ring_mem_populate(void *mem, size_t bytes)
 {
-#ifdef MADV_POPULATE_WRITE
-	if (madvise(mem, bytes, MADV_POPULATE_WRITE) == 0)
-		return;
-#endif
-	/* Older kernels: nothing that would not race with the producer
-	 * (writing the pages would); it faults them in itself. */
-	(void)mem;
-	(void)bytes;
+	ptw_os_mem_populate(mem, bytes);
 }
 
 void ptw_tr_ring_mem_put(void *mem, size_t bytes, int warm)
@@ -94,5 +86,5 @@ void ptw_tr_ring_mem_put(void *mem, size_t bytes, int warm)
 	}
 	pthread_mutex_unlock(&ptw_tr_pool_mu);
 	if (drop.mem)
-		munmap(drop.mem, drop.bytes);
+		ptw_os_mem_release(drop.mem, drop.bytes);
 }
