@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "lib/os/os_file.h"
 #include "lib/util/grow.h"
 #include "json_internal.h"
 
@@ -1206,9 +1207,7 @@ int ptw_cv_json_read(const char *path, const struct ptw_cv_json_read_opts *opts,
 			err->input = name;
 		return PTW_ERR_IO;
 	}
-#ifdef POSIX_FADV_SEQUENTIAL
-	(void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
+	ptw_os_file_sequential(fd);
 	int rc = read_fd_named(fd, path, opts, fn, ctx, stats, err);
 	close(fd);
 	return rc;

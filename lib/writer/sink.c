@@ -10,24 +10,8 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__linux__)
-#include <linux/magic.h>
-#include <sys/vfs.h>
-#endif
 
-/* 1 if space reserved ahead pays on fd's file system: on tmpfs,
- * fallocate allocates and zeroes memory pages up front, which made
- * writes slower there, not faster. */
-static int ptw_sink_fs_wants_prealloc(int fd)
-{
-#if defined(__linux__) && defined(FALLOC_FL_KEEP_SIZE)
-	struct statfs fs;
-	return fstatfs(fd, &fs) == 0 && fs.f_type != TMPFS_MAGIC;
-#else
-	(void)fd;
-	return 0;
-#endif
-}
+#include "lib/os/os_file.h"
 
 /* enum ptw_fd_kind of fd (PTW_FD_FILE for no fd: never written). */
 static int ptw_fd_kind(int fd)
@@ -58,7 +42,7 @@ void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd)
 	 * back is written when we close it */
 	off_t at;
 	if (own_fd && fd >= 0 && s->kind == PTW_FD_FILE &&
-	    (at = lseek(fd, 0, SEEK_CUR)) >= 0 && ptw_sink_fs_wants_prealloc(fd)) {
+	    (at = lseek(fd, 0, SEEK_CUR)) >= 0 && ptw_os_file_prealloc_pays(fd)) {
 		s->prealloc = 1;
 		s->pos = (uint64_t)at;
 		s->carry = malloc(PTW_SINK_ALIGN); /* NULL: unaligned writes */
@@ -72,25 +56,14 @@ void ptw_sink_init(struct ptw_sink *s, int fd, int own_fd)
 static __attribute__((noinline)) void ptw_sink_reserve(struct ptw_sink *s,
 						       size_t n)
 {
-#if defined(FALLOC_FL_KEEP_SIZE)
 	uint64_t from = s->alloc_end > s->pos ? s->alloc_end : s->pos;
 	uint64_t len = ((uint64_t)n + PTW_SINK_PREALLOC_STEP - 1) /
 		       PTW_SINK_PREALLOC_STEP * PTW_SINK_PREALLOC_STEP;
-	int saved = errno, rc;
-	do
-		rc = fallocate(s->fd, FALLOC_FL_KEEP_SIZE, (off_t)from,
-			       (off_t)len);
-	while (rc != 0 && errno == EINTR);
-	errno = saved;
-	if (rc != 0) {
+	if (ptw_os_file_prealloc(s->fd, from, len) != 0) {
 		s->prealloc = 0;
 		return;
 	}
 	s->alloc_end = from + len;
-#else
-	(void)n;
-	s->prealloc = 0;
-#endif
 }
 
 /* One write()'s or writev()'s result k: the bytes it took (0 after

@@ -39,8 +39,8 @@ struct ptw_sink {
 
 /* A sink that owns a regular file on a disk file system (not tmpfs):
  *  - reserves disk space PTW_SINK_PREALLOC_STEP bytes at a time ahead of
- *    its writes (fallocate, FALLOC_FL_KEEP_SIZE: the file's size and bytes
- *    do not change), so that each write() finds its blocks mapped instead
+ *    its writes (ptw_os_file_prealloc, Linux's fallocate: the file's size
+ *    and bytes do not change), so that each write() finds its blocks mapped instead
  *    of reserving them page by page;
  *  - ends each write at a PTW_SINK_ALIGN boundary of the file, holding
  *    back the bytes after it (fewer than PTW_SINK_ALIGN) for the next
