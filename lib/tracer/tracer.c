@@ -6,6 +6,7 @@
 
 #include "ptw/version.h"
 #include "lib/os/os_fork.h"
+#include "lib/os/os_proc.h"
 #include "lib/os/os_signal.h"
 #include "lib/os/os_thread.h"
 #include "lib/util/grow.h"
@@ -546,7 +547,7 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 	}
 	const char *pname = c->process_name ? c->process_name
 			  : cfg->process_name ? cfg->process_name
-					      : program_invocation_short_name;
+					      : ptw_os_process_name();
 	rc = ptw_tr_backend_setup(tr, pname);
 	if (rc) {
 		if (err)
