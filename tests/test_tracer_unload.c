@@ -30,7 +30,7 @@
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
 #include "reader/trace_read.h"
-#include "lib/tracer/object_range.h"
+#include "lib/os/os_object.h"
 #include "lib/tracer/tracer_internal.h"
 #include "tests/plugins/unload_plugin.h"
 

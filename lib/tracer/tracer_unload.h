@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "lib/util/hashmap.h"
-#include "object_range.h"
+#include "lib/os/os_object.h"
 
 struct ptw_tracer;
 

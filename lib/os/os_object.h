@@ -1,10 +1,15 @@
-/* object_range.h - which loaded object (the program or a shared library)
+/* os_object.h - which loaded object (the program or a shared library)
  * holds an address, and the address range its segments occupy: the
  * tracer's unload hook (tracer_unload.c) tells the objects apart by it.
  * Internal, not API.
- * SPDX-License-Identifier: Apache-2.0 */
-#ifndef PTW_OBJECT_RANGE_H
-#define PTW_OBJECT_RANGE_H
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * ptw_obj_range_of is implemented once per OS (lib/os/object_linux.c,
+ * the dynamic loader's dl_iterate_phdr); a port adds its own file,
+ * guarded by its OS macro, and nothing else changes. The contract is
+ * below, at each declaration. */
+#ifndef PTW_OS_OBJECT_H
+#define PTW_OS_OBJECT_H
 
 #include <stdint.h>
 
@@ -42,4 +47,4 @@ static inline int ptw_obj_range_same(const struct ptw_obj_range *a,
 	       a->subs == b->subs;
 }
 
-#endif /* PTW_OBJECT_RANGE_H */
+#endif /* PTW_OS_OBJECT_H */

@@ -1,7 +1,8 @@
-/* object_range.c - the address range of the loaded object holding an
- * address (object_range.h).
+/* object_linux.c - os_object.h on Linux: the address range of the
+ * loaded object holding an address, from the loader (dl_iterate_phdr).
  * SPDX-License-Identifier: Apache-2.0 */
-#include "object_range.h"
+#if defined(__linux__)
+#include "os_object.h"
 
 #include <link.h>
 #include <stddef.h>
@@ -51,3 +52,4 @@ int ptw_obj_range_of(const void *addr, struct ptw_obj_range *r)
 		memset(r, 0, sizeof(*r));
 	return f.found ? 0 : -1;
 }
+#endif /* __linux__ */
