@@ -1,0 +1,258 @@
+/* test_os.c - the contracts of lib/os/'s interfaces (os_*.h), checked on
+ * the running system: what a port's files must do for the rest of ptw to
+ * work unchanged. Each test is one promise of one header.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/os/os_file.h"
+#include "lib/os/os_fork.h"
+#include "lib/os/os_mem.h"
+#include "lib/os/os_object.h"
+#include "lib/os/os_proc.h"
+#include "lib/os/os_signal.h"
+#include "lib/os/os_thread.h"
+#include "support/ptw_test.h"
+
+/* ---- os_thread.h ------------------------------------------------------- */
+
+struct named {
+	int64_t id;
+	char name[32];
+	char cut[4];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int go;
+};
+
+static void *named_main(void *arg)
+{
+	struct named *n = arg;
+	pthread_mutex_lock(&n->mu); /* named by the creator meanwhile */
+	while (!n->go)
+		pthread_cond_wait(&n->cv, &n->mu);
+	pthread_mutex_unlock(&n->mu);
+	n->id = ptw_os_thread_id();
+	ptw_os_thread_name(n->name, sizeof(n->name));
+	ptw_os_thread_name(n->cut, sizeof(n->cut));
+	return NULL;
+}
+
+Test(os_thread, ids_are_nonzero_stable_and_differ_between_threads)
+{
+	int64_t me = ptw_os_thread_id();
+	cr_assert_neq(me, 0);
+	cr_assert_eq(ptw_os_thread_id(), me);
+	struct named n = {.mu = PTHREAD_MUTEX_INITIALIZER,
+			  .cv = PTHREAD_COND_INITIALIZER};
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, named_main, &n), 0);
+	pthread_mutex_lock(&n.mu);
+	n.go = 1;
+	pthread_cond_signal(&n.cv);
+	pthread_mutex_unlock(&n.mu);
+	pthread_join(th, NULL);
+	cr_assert_neq(n.id, 0);
+	cr_assert_neq(n.id, me);
+}
+
+Test(os_thread, a_name_set_by_the_creator_is_read_by_the_thread_and_cut_to_fit)
+{
+	struct named n = {.mu = PTHREAD_MUTEX_INITIALIZER,
+			  .cv = PTHREAD_COND_INITIALIZER};
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, named_main, &n), 0);
+	ptw_os_thread_set_name(th, "ptw-os-test");
+	pthread_mutex_lock(&n.mu);
+	n.go = 1;
+	pthread_cond_signal(&n.cv);
+	pthread_mutex_unlock(&n.mu);
+	pthread_join(th, NULL);
+	/* best effort by contract: a port may leave the name unknown ("") */
+	cr_assert(strcmp(n.name, "ptw-os-test") == 0 || n.name[0] == '\0',
+		  "name '%s'", n.name);
+	cr_assert(strlen(n.cut) < sizeof(n.cut));
+	cr_assert_eq(strncmp(n.cut, n.name, strlen(n.cut)), 0);
+}
+
+/* ---- os_proc.h --------------------------------------------------------- */
+
+/* Criterion's worker processes rename themselves ("boxfort-worker"), so
+ * the name is checked for its form, not its value. */
+Test(os_proc, the_process_name_is_a_file_name_without_directory)
+{
+	const char *name = ptw_os_process_name();
+	cr_assert_not_null(name);
+	cr_assert_neq(name[0], '\0');
+	cr_assert_null(strchr(name, '/'), "name '%s'", name);
+	cr_assert_eq(ptw_os_process_name(), name, "the same string each time");
+}
+
+/* ---- os_mem.h ---------------------------------------------------------- */
+
+Test(os_mem, a_block_is_page_aligned_zeroed_writable_and_kept_by_populate)
+{
+	size_t bytes = 1u << 20;
+	unsigned char *m = ptw_os_mem_reserve(bytes);
+	cr_assert_not_null(m);
+	cr_assert_eq((uintptr_t)m % (uintptr_t)sysconf(_SC_PAGESIZE), 0);
+	for (size_t i = 0; i < bytes; i += 4096)
+		cr_assert_eq(m[i], 0, "byte %zu", i);
+	memset(m, 0xa5, bytes / 2);
+	ptw_os_mem_populate(m, bytes);
+	for (size_t i = 0; i < bytes; i += 4093)
+		cr_assert_eq(m[i], i < bytes / 2 ? 0xa5 : 0, "byte %zu", i);
+	ptw_os_mem_release(m, bytes);
+}
+
+/* ---- os_file.h --------------------------------------------------------- */
+
+Test(os_file, prealloc_keeps_the_size_and_contents)
+{
+	char path[512];
+	ptw_test_tmp_path(path, sizeof(path), "prealloc");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "abc", 3), 3);
+	errno = 1234;
+	int rc = ptw_os_file_prealloc(fd, 0, 1u << 20);
+	cr_assert_eq(errno, 1234, "errno kept");
+	struct stat st;
+	cr_assert_eq(fstat(fd, &st), 0);
+	cr_assert_eq(st.st_size, 3);
+	if (ptw_os_file_prealloc_pays(fd))
+		cr_assert_eq(rc, 0, "the file system pays for it, yet: %s",
+			     strerror(rc));
+	ptw_os_file_sequential(fd);
+	char b[4] = {0};
+	cr_assert_eq(pread(fd, b, 3, 0), 3);
+	cr_assert_str_eq(b, "abc");
+	close(fd);
+	unlink(path);
+}
+
+/* ---- os_fork.h --------------------------------------------------------- */
+
+static int forks_prepared, forks_parent, forks_child;
+static void on_prepare(void) { forks_prepared++; }
+static void on_parent(void) { forks_parent++; }
+static void on_child(void) { forks_child++; }
+
+Test(os_fork, handlers_run_before_in_the_parent_and_in_the_child)
+{
+	ptw_os_atfork(on_prepare, on_parent, on_child);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(forks_prepared == 1 && forks_child == 1 && forks_parent == 0
+			      ? 0 : 1);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "the child saw prepare and child once, parent never");
+	cr_assert_eq(forks_prepared, 1);
+	cr_assert_eq(forks_parent, 1);
+	cr_assert_eq(forks_child, 0);
+}
+
+/* ---- os_signal.h ------------------------------------------------------- */
+
+Test(os_signal, ptws_threads_block_async_signals_but_not_faults)
+{
+	sigset_t old, now;
+	cr_assert_eq(ptw_os_signals_hold_async(&old), 0);
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	ptw_os_signals_restore(&old);
+	cr_assert_eq(sigismember(&now, SIGALRM), 1);
+	cr_assert_eq(sigismember(&now, SIGTERM), 1);
+	cr_assert_eq(sigismember(&now, SIGCHLD), 1);
+	cr_assert_eq(sigismember(&now, SIGSEGV), 0);
+	cr_assert_eq(sigismember(&now, SIGBUS), 0);
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	cr_assert_eq(sigismember(&now, SIGALRM), sigismember(&old, SIGALRM));
+}
+
+Test(os_signal, a_pipe_without_reader_gives_epipe_and_no_sigpipe)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	close(p[0]);
+	struct ptw_sigpipe_guard g;
+	ptw_sigpipe_hold(&g);
+	ssize_t k = write(p[1], "x", 1);
+	int e = errno;
+	ptw_sigpipe_release(&g, k < 0);
+	close(p[1]);
+	cr_assert_eq(k, -1);
+	cr_assert_eq(e, EPIPE);
+	sigset_t pend;
+	cr_assert_eq(sigpending(&pend), 0);
+	cr_assert_eq(sigismember(&pend, SIGPIPE), 0, "SIGPIPE taken back");
+}
+
+static int fault_pipe = -1;
+static void on_fault(int sig)
+{
+	unsigned char b = (unsigned char)sig;
+	(void)!write(fault_pipe, &b, 1);
+	ptw_os_fault_chain(sig);
+}
+
+Test(os_signal, a_fault_runs_the_handler_then_the_previous_disposition)
+{
+	int p[2];
+	cr_assert_eq(pipe(p), 0);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		fault_pipe = p[1];
+		signal(SIGABRT, SIG_DFL);
+		if (ptw_os_fault_install(on_fault) != 0)
+			_exit(2);
+		raise(SIGABRT);
+		_exit(3); /* the default disposition kills before this */
+	}
+	close(p[1]);
+	unsigned char b = 0;
+	cr_assert_eq(read(p[0], &b, 1), 1, "the handler ran");
+	close(p[0]);
+	cr_assert_eq(b, SIGABRT);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		  "status %#x", status);
+}
+
+Test(os_signal, uninstall_puts_the_previous_handler_back)
+{
+	struct sigaction before, after;
+	cr_assert_eq(sigaction(SIGBUS, NULL, &before), 0);
+	cr_assert_eq(ptw_os_fault_install(on_fault), 0);
+	ptw_os_fault_uninstall();
+	cr_assert_eq(sigaction(SIGBUS, NULL, &after), 0);
+	cr_assert_eq(after.sa_handler, before.sa_handler);
+}
+
+/* ---- os_object.h ------------------------------------------------------- */
+
+Test(os_object, the_program_holds_its_code_and_not_the_stack)
+{
+	struct ptw_obj_range r, again;
+	cr_assert_eq(ptw_obj_range_of((const void *)(uintptr_t)on_fault, &r), 0);
+	cr_assert(ptw_obj_range_has(&r, (const void *)(uintptr_t)on_prepare));
+	cr_assert_eq(ptw_obj_range_of((const void *)(uintptr_t)on_child, &again), 0);
+	cr_assert(ptw_obj_range_same(&r, &again));
+	int local = 0;
+	cr_assert_eq(ptw_obj_range_of(&local, &r), -1);
+	cr_assert_eq(r.lo, 0);
+	cr_assert_eq(r.hi, 0);
+}
