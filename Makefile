@@ -21,7 +21,7 @@ NINJA = ninja -C $(B) -j$$(nproc) $(1) >/dev/null || ninja -C $(B) $(1)
 VERSION := $(shell sed -n 's/^\#define PTW_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\).*/\2/p' include/ptw/version.h | paste -sd.)
 
 .PHONY: all version deps build lib test test-reset test-plain test-no-shared test-asan test-tsan test-fuzz test-bench \
-        check-symbols check-headers check-os-calls check-install check-nonroot bench demo install fuzz clean
+        check-symbols check-headers check-install check-nonroot bench demo install fuzz clean
 
 # `make`: the library and the programs `make install` installs, with only
 # a C compiler, Ninja, pkg-config, libdeflate, libzstd and zlib; without
@@ -103,6 +103,7 @@ check-headers: build
 	@sh tools/check-headers.sh
 
 # OS-specific calls only in lib/os/ (README, "Platforms").
+.PHONY: check-os-calls
 check-os-calls:
 	@sh tools/check-os-calls.sh
 
