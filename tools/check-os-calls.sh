@@ -13,19 +13,22 @@ cd "${1:-$(dirname "$0")/..}"
 
 # Names beyond POSIX, or whose behaviour differs between systems. Plain
 # POSIX (open, write, pthread_create, clock_gettime(CLOCK_MONOTONIC),
-# uname, getpid, nanosleep...) is fine anywhere.
+# uname, getpid, nanosleep, mmap of a file...) is fine anywhere; an
+# anonymous mapping (MAP_ANONYMOUS, POSIX only since 2024) is not.
 names='gettid|SYS_[a-z_]+|syscall|prctl|pthread_[gs]et_?name_np'
 names="$names|/proc/|sigaction|pthread_sigmask|sigprocmask|sigaltstack"
 names="$names|sigtimedwait|sigwaitinfo|MSG_NOSIGNAL|SO_NOSIGPIPE"
-names="$names|pthread_atfork|fork|vfork|mmap|munmap|mremap|madvise|MADV_[A-Z_]+"
-names="$names|MAP_[A-Z_]+|fallocate|posix_fallocate|posix_fadvise|FALLOC_FL_[A-Z_]+"
+names="$names|pthread_atfork|fork|vfork|mremap|madvise|MADV_[A-Z_]+"
+names="$names|MAP_(ANON|ANONYMOUS|POPULATE|HUGETLB|NORESERVE|LOCKED|GROWSDOWN|STACK)"
+names="$names|MAP_(SYNC|FIXED_NOREPLACE|UNINITIALIZED|SHARED_VALIDATE|32BIT)"
+names="$names|fallocate|posix_fallocate|posix_fadvise|FALLOC_FL_[A-Z_]+"
 names="$names|f?statfs|TMPFS_MAGIC|CLOCK_BOOTTIME|dl_iterate_phdr|dladdr|dlinfo"
 names="$names|program_invocation_(short_)?name|__progname|getauxval"
 names="$names|getrandom|getentropy|sched_getcpu|sched_[gs]etaffinity"
 names="$names|pthread_[gs]etaffinity_np|epoll_[a-z]+|inotify_[a-z]+|eventfd"
 names="$names|signalfd|timerfd_[a-z]+|memfd_create|splice|sendfile"
 names="$names|copy_file_range|futex|__linux__|__APPLE__|__FreeBSD__|_WIN32"
-headers='linux/|sys/(syscall|prctl|vfs|mman|statfs|epoll|eventfd)\.h|link\.h|dlfcn\.h'
+headers='linux/|sys/(syscall|prctl|vfs|statfs|epoll|eventfd)\.h|link\.h|dlfcn\.h'
 
 # The clock concern (TSC calibration, the inline clock reads) moves into
 # per-architecture files on its own branch: until then these places may
