@@ -96,7 +96,8 @@ struct ptw_smb_commit {
 
 /* Counts since creation, over all routers of the smb. */
 struct ptw_smb_stats {
-	uint64_t packets;         /* packets written into the buffer */
+	uint64_t packets;         /* packets routed that were written into
+				   * the buffer (not the mark-only ones) */
 	uint64_t bytes;           /* their bytes, as written (no headers) */
 	uint64_t fragments;       /* continuation fragments (chunk changes
 				   * inside a packet) */

@@ -279,10 +279,11 @@ static int ptw_smb_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 		rem -= ptw_smb_frag(smb->chunk_size - PTW_SMB_CHUNK_HDR, rem,
 				    &h);
 	}
-	/* One chunk is just taken; more are counted first, since a packet
-	 * begun must be finished. Only this thread takes chunks, so those
-	 * counted free stay free. */
-	if (need > 1 && ptw_smb_free_chunks(smb, need) < need)
+	/* A packet begun must be finished: unless its one new chunk is
+	 * taken before anything is written, the chunks it needs are counted
+	 * first. Only this thread takes chunks, so those counted free stay
+	 * free. */
+	if (need > (here ? 0u : 1u) && ptw_smb_free_chunks(smb, need) < need)
 		return 0;
 	if (!here) {
 		if (!ptw_smb_take(r, s, 0, &next))
@@ -322,8 +323,6 @@ static int ptw_smb_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 		*c = next;
 		smb->st.fragments++;
 	}
-	smb->st.packets++;
-	smb->st.bytes += k->len;
 	return 1;
 }
 
@@ -436,6 +435,8 @@ static void ptw_smb_write(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 	if (!k->len)
 		return; /* nothing but the service's fields */
 	if (ptw_smb_put(r, s, k)) {
+		st->packets++;
+		st->bytes += k->len;
 		if (k->cleared)
 			s->lossy = 0;
 		if (s->mark) {
