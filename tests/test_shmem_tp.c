@@ -272,3 +272,73 @@ Test(shmem_tp, a_buffer_too_small_shows_loss_and_nothing_invented)
 	unlink(direct);
 	unlink(sys);
 }
+
+/* A Trace.packet record at b + 1 (returns its length) of a TracePacket
+ * of sequence 'seq': timestamp, sequence_flags CLEARED and a for_testing
+ * field of 1000 bytes (strings of a nested message). */
+static size_t raw_packet(uint8_t *b, uint32_t seq, uint64_t ts)
+{
+	uint8_t *q = b + 4;
+	*q++ = 10 << 3; /* trusted_packet_sequence_id */
+	*q++ = (uint8_t)seq;
+	*q++ = 8 << 3;  /* timestamp */
+	for (; ts >= 0x80; ts >>= 7)
+		*q++ = (uint8_t)(ts | 0x80);
+	*q++ = (uint8_t)ts;
+	*q++ = 13 << 3; /* sequence_flags: CLEARED */
+	*q++ = 1;
+	*q++ = 0xa2;    /* for_testing (900), 1000 bytes */
+	*q++ = 0x38;
+	*q++ = 0xe8;
+	*q++ = 0x07;
+	for (int i = 0; i < 1000; i += 10)
+		memcpy(q + i, "\x0a\x08loss....", 10);
+	q += 1000;
+	size_t n = (size_t)(q - b - 4);
+	/* record header at b + 1: 0x0a, 2-byte length */
+	b[1] = 0x0a;
+	b[2] = (uint8_t)(n | 0x80);
+	b[3] = (uint8_t)(n >> 7);
+	return n + 3;
+}
+
+Test(shmem_tp, a_sequence_whose_first_packet_is_lost_shows_the_loss)
+{
+	const char *tp = ptw_test_tp_shell();
+	if (!tp)
+		cr_skip_test("no trace_processor_shell (PTW_SHARED_DIR/tp)");
+	size_t size = 4096;
+	uint8_t *m = aligned_alloc(4096, size);
+	cr_assert_not_null(m);
+	memset(m, 0, size);
+	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
+	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	struct svc s;
+	svc_init(&s, m, size, 4096);
+	static uint8_t b[1100];
+	size_t n = raw_packet(b, 3, 1000); /* sequence 3 takes the chunk */
+	cr_assert_eq(ptw_smb_route(r, b + 1, n), 0);
+	n = raw_packet(b, 4, 2000); /* sequence 4's first packet: lost */
+	cr_assert_eq(ptw_smb_route(r, b + 1, n), 0);
+	ptw_smb_router_flush(r);
+	svc_drain(&s, smb);
+	n = raw_packet(b, 4, 3000);
+	cr_assert_eq(ptw_smb_route(r, b + 1, n), 0);
+	ptw_smb_router_flush(r);
+	svc_drain(&s, smb);
+	svc_reassemble(&s);
+	struct ptw_smb_stats st;
+	ptw_smb_get_stats(smb, &st);
+	cr_assert_eq(st.dropped, 1);
+	cr_assert_eq(st.packets, 2);
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "smb-first");
+	svc_write_trace(&s, path, 1, 1);
+	ptw_test_tp_expect_rows(path, Q_LOSS,
+				"\"traced_buf_data_loss_smb_full\",0,1\n"
+				"\"traced_buf_sequence_packet_loss\",0,1\n");
+	unlink(path);
+	svc_free(&s);
+	ptw_smb_destroy(smb);
+	free(m);
+}
