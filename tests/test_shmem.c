@@ -551,7 +551,8 @@ Test(shmem, the_service_frees_chunks_while_packets_are_written)
 				break;
 		}
 		uint32_t i = (uint32_t)(ts - 1000);
-		cr_assert_eq(p->writer_id, 1 + i % 5);
+		uint32_t want_writer = 1 + i % 5;
+		cr_assert_eq(p->writer_id, want_writer);
 		cr_assert(!any[p->writer_id] || i > last[p->writer_id]);
 		any[p->writer_id] = 1;
 		last[p->writer_id] = i;
