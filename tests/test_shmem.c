@@ -117,6 +117,29 @@ static void expect_pkt(const struct svc *s, size_t i, uint32_t writer,
 
 static struct tpkt K;
 
+/* A zeroed buffer of 'size' bytes in 4 KiB pages of 'per' chunks, with
+ * a router for target buffer 'target' (hooks h, NULL: none) and the
+ * service's stand-in on it. */
+static struct ptw_smb *rig_open(uint8_t **m, size_t size, uint32_t per,
+				uint32_t target, const struct ptw_smb_hooks *h,
+				struct ptw_smb_router **r, struct svc *s)
+{
+	*m = smb_mem(size);
+	struct ptw_smb *smb = ptw_smb_create(*m, size, 4096, per, NULL);
+	cr_assert_not_null(smb);
+	*r = ptw_smb_router_create(smb, target, h);
+	cr_assert_not_null(*r);
+	svc_init(s, *m, size, 4096);
+	return smb;
+}
+
+static void rig_close(uint8_t *m, struct ptw_smb *smb, struct svc *s)
+{
+	svc_free(s);
+	ptw_smb_destroy(smb);
+	free(m);
+}
+
 /* ---- geometry ------------------------------------------------------------ */
 
 Test(shmem, refuses_what_the_service_would_not_map)
@@ -144,12 +167,10 @@ Test(shmem, refuses_what_the_service_would_not_map)
 Test(shmem, packets_of_three_sequences_come_back_byte_for_byte)
 {
 	size_t size = 64 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
-	cr_assert_not_null(r);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	/* 3 sequences interleaved; writer ids in order of first packet */
 	static struct tpkt want[300];
 	for (uint32_t i = 0; i < 300; i++) {
@@ -178,17 +199,16 @@ Test(shmem, packets_of_three_sequences_come_back_byte_for_byte)
 	/* every chunk read and freed: every page free again */
 	for (size_t p = 0; p < size / 4096; p++)
 		cr_assert_eq(*(uint32_t *)(void *)(m + p * 4096), 0);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, a_packet_larger_than_a_chunk_spans_several)
 {
 	size_t size = 16 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 3, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
+	struct svc s;
+	struct ptw_smb *smb = rig_open(&m, size, 0, 3, NULL, &r, &s);
 	uint32_t cs = ptw_smb_chunk_size(smb);
 	static struct tpkt a, b, c;
 	make_pkt(&a, 7, 0, 1, 100);
@@ -203,8 +223,6 @@ Test(shmem, a_packet_larger_than_a_chunk_spans_several)
 	cr_assert_geq(n, 4);
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(list[i].target_buffer, 3);
-	struct svc s;
-	svc_init(&s, m, size, 4096);
 	cr_assert_eq(svc_commit(&s, list, n), n);
 	/* the chunks as the service sees them: one writer, ids 0.., the
 	 * middle ones a single fragment continuing both ways */
@@ -226,9 +244,7 @@ Test(shmem, a_packet_larger_than_a_chunk_spans_several)
 	struct ptw_smb_stats st;
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.fragments, s.n_chunks - 1);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, a_packet_longer_than_the_buffer_is_dropped_whole)
@@ -269,13 +285,12 @@ static void on_loss(void *ctx, uint32_t seq)
 Test(shmem, a_full_buffer_drops_counts_and_marks_the_next_packet)
 {
 	size_t size = 2 * 4096; /* two chunks */
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
 	struct loss_log log = { .n = 0 };
 	struct ptw_smb_hooks h = { .ctx = &log, .loss = on_loss };
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, &h);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, &h, &r, &s);
 	static struct tpkt first[40];
 	uint32_t i = 0;
 	struct ptw_smb_stats st;
@@ -323,19 +338,16 @@ Test(shmem, a_full_buffer_drops_counts_and_marks_the_next_packet)
 	memcpy(marked + clr.out_len, "\xd0\x02\x81\x02", 4);
 	expect_pkt(&s, written, 1, marked, clr.out_len + 4);
 	expect_pkt(&s, written + 1, 1, after.out, after.out_len);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, a_loss_at_the_end_is_marked_by_a_packet_of_its_own)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	/* 4 packets of 1018 bytes (2-byte size) fill the chunk's 4080 */
 	for (uint32_t i = 0; i < 6; i++) {
 		make_pkt(&K, 4, 0, i, 1011);
@@ -358,9 +370,7 @@ Test(shmem, a_loss_at_the_end_is_marked_by_a_packet_of_its_own)
 	cr_assert_eq(st.loss_marks, 1);
 	cr_assert_eq(s.n_pkts, 5);
 	expect_pkt(&s, 4, 1, (const uint8_t *)"\xd0\x02\x81\x02", 4);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 /* ---- many writers, reuse ------------------------------------------------- */
@@ -368,11 +378,10 @@ Test(shmem, a_loss_at_the_end_is_marked_by_a_packet_of_its_own)
 Test(shmem, more_sequences_than_chunks)
 {
 	size_t size = 4 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 2, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 2, 0, NULL, &r, &s);
 	/* 40 sequences, 8 chunks: each round of one packet per sequence is
 	 * flushed and read before the next, as the backend and the service
 	 * take turns */
@@ -414,19 +423,16 @@ Test(shmem, more_sequences_than_chunks)
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.packets - before.packets, 8);
 	cr_assert_eq(st.dropped - before.dropped, 32);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, chunks_freed_by_the_service_are_taken_again)
 {
 	size_t size = 2 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	static struct tpkt want[200];
 	for (uint32_t i = 0; i < 200; i++) {
 		make_pkt(&want[i], 3 + i % 2, 0, i, 1500);
@@ -449,19 +455,16 @@ Test(shmem, chunks_freed_by_the_service_are_taken_again)
 		expect_pkt(&s, 100 + i, 2, want[2 * i + 1].out,
 			   want[2 * i + 1].out_len);
 	}
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, a_chunk_completed_twice_before_a_commit_is_listed_once)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	make_pkt(&K, 3, 0, 1, 10);
 	route(r, &K);
 	ptw_smb_router_flush(r);
@@ -472,9 +475,7 @@ Test(shmem, a_chunk_completed_twice_before_a_commit_is_listed_once)
 	ptw_smb_router_flush(r);
 	cr_assert_eq(ptw_smb_pending_commits(smb), 1);
 	cr_assert_eq(svc_drain(&s, smb), 1);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 /* ---- a service on another thread ----------------------------------------- */
@@ -579,11 +580,10 @@ Test(shmem, the_service_frees_chunks_while_packets_are_written)
 Test(shmem, the_services_fields_are_stripped_or_the_packet_refused)
 {
 	size_t size = 4 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	/* trusted_uid, _pid, machine_id anywhere; previous_packet_dropped
 	 * kept (moved to the end) */
 	K.in_len = K.out_len = 0;
@@ -619,9 +619,7 @@ Test(shmem, the_services_fields_are_stripped_or_the_packet_refused)
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.refused, 1);
 	cr_assert_eq(st.malformed, 2);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 struct writer_log {
@@ -674,11 +672,10 @@ Test(shmem, writer_ids_are_announced_and_given_back)
 Test(shmem, a_loss_before_the_first_packet_is_marked_twice)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	make_pkt(&K, 3, SEQ_CLEARED, 1, 100); /* takes the only chunk */
 	cr_assert_eq(route(r, &K), 0);
 	static struct tpkt b;
@@ -699,9 +696,7 @@ Test(shmem, a_loss_before_the_first_packet_is_marked_twice)
 	memcpy(marked, b.out, b.out_len);
 	memcpy(marked + b.out_len, "\xd0\x02\x81\x02", 4);
 	expect_pkt(&s, 2, 2, marked, b.out_len + 4);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 struct staller {
@@ -763,7 +758,5 @@ Test(shmem, the_stall_hook_waits_for_room_instead_of_dropping)
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.dropped, 1);
 	cr_assert_eq(t.calls, 1);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
