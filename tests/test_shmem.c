@@ -14,10 +14,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/shmem/smb.h"
 #include "lib/shmem/smb_abi.h"
+#include "lib/writer/writer_internal.h"
 #include "ptw/error.h"
+#include "ptw/writer.h"
 #include "support/smb_service.h"
 
 /* ---- packets ------------------------------------------------------------- */
@@ -759,4 +762,115 @@ Test(shmem, the_stall_hook_waits_for_room_instead_of_dropping)
 	cr_assert_eq(st.dropped, 1);
 	cr_assert_eq(t.calls, 1);
 	rig_close(m, smb, &s);
+}
+
+/* ---- the writer's hooks for system mode ------------------------------------ */
+
+struct capture {
+	uint8_t *p;
+	size_t n, cap;
+	int fail; /* return this from the next call */
+};
+
+static int capture_out(void *ctx, const uint8_t *p, size_t n)
+{
+	struct capture *c = ctx;
+	if (c->fail)
+		return c->fail;
+	if (c->n + n > c->cap) {
+		c->cap = (c->n + n) * 2;
+		c->p = realloc(c->p, c->cap);
+		cr_assert_not_null(c->p);
+	}
+	memcpy(c->p + c->n, p, n);
+	c->n += n;
+	return 0;
+}
+
+/* Packets of sequence 'seq' in the captured records with sequence_flags
+ * SEQ_INCREMENTAL_STATE_CLEARED. */
+static int count_cleared(const struct capture *c, uint32_t seq)
+{
+	int n = 0;
+	const uint8_t *p = c->p, *end = c->p + c->n;
+	while (p < end) {
+		cr_assert_eq(*p++, 0x0a);
+		uint64_t len = 0;
+		for (unsigned sh = 0;; sh += 7) {
+			len |= (uint64_t)(*p & 0x7f) << sh;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		/* ptw's packets begin with the sequence id, then the flags */
+		if (p[0] == 10 << 3 && p[1] == seq && p[2] == 13 << 3 &&
+		    (p[3] & SEQ_CLEARED))
+			n++;
+		p += len;
+	}
+	return n;
+}
+
+Test(shmem_writer, clear_incremental_makes_the_next_event_a_checkpoint)
+{
+	static struct capture c;
+	memset(&c, 0, sizeof(c));
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_i_writer_open_output(NULL, capture_out, &c,
+							&err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t t1 = ptw_writer_add_thread_track(w, 1, 2, "a");
+	uint64_t t2 = ptw_writer_add_thread_track(w, 1, 3, "b");
+	struct ptw_seq *a = ptw_writer_add_seq(w, t1); /* sequence 5 */
+	struct ptw_seq *b = ptw_writer_add_seq(w, t2); /* sequence 6 */
+	uint64_t ts = 100;
+	for (int i = 0; i < 3; i++, ts += 10) {
+		cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, ts, "c",
+					    "x"), 0);
+		cr_assert_eq(ptw_seq_simple(b, PTW_SIMPLE_INSTANT, 0, ts, "c",
+					    "x"), 0);
+	}
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	cr_assert_eq(count_cleared(&c, 5), 1); /* the first packet */
+	cr_assert_eq(count_cleared(&c, 6), 1);
+	ptw_i_writer_clear_incremental(w, 5);
+	for (int i = 0; i < 2; i++, ts += 10) {
+		cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, ts, "c",
+					    "x"), 0);
+		cr_assert_eq(ptw_seq_simple(b, PTW_SIMPLE_INSTANT, 0, ts, "c",
+					    "x"), 0);
+	}
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	cr_assert_eq(count_cleared(&c, 5), 2);
+	cr_assert_eq(count_cleared(&c, 6), 1);
+	ptw_i_writer_clear_incremental(w, 0); /* every sequence */
+	cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, ts, "c", "x"), 0);
+	cr_assert_eq(ptw_seq_simple(b, PTW_SIMPLE_INSTANT, 0, ts, "c", "x"), 0);
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	cr_assert_eq(count_cleared(&c, 5), 3);
+	cr_assert_eq(count_cleared(&c, 6), 2);
+	/* the hook's error is the writer's */
+	c.fail = PTW_ERR_IO;
+	cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, ts, "c", "x"), 0);
+	cr_assert_eq(ptw_writer_flush(w), PTW_ERR_IO);
+	cr_assert_neq(ptw_writer_close(w, &err), 0);
+	free(c.p);
+}
+
+Test(shmem_writer, an_output_hook_takes_no_compression)
+{
+	static struct capture c;
+	struct ptw_writer_options o = { .compress = PTW_COMPRESS_DEFLATE };
+	struct ptw_error err;
+	cr_assert_null(ptw_i_writer_open_output(&o, capture_out, &c, &err));
+	cr_assert_eq(err.code, PTW_ERR_INVALID);
+	char path[] = "/tmp/ptw-smb-hook-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	struct ptw_writer *w = ptw_writer_open_fd(fd, &o, &err);
+	cr_assert_not_null(w);
+	cr_assert_eq(ptw_i_writer_set_output(w, capture_out, &c),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_writer_close(w, &err), 0);
+	close(fd);
+	unlink(path);
 }
