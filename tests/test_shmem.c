@@ -874,3 +874,57 @@ Test(shmem_writer, an_output_hook_takes_no_compression)
 	close(fd);
 	unlink(path);
 }
+
+/* ---- a service that breaks the rules ------------------------------------ */
+
+Test(shmem, a_hostile_service_cannot_make_it_write_outside_its_chunks)
+{
+	/* The service changes page words and chunk headers at random (any
+	 * layout, reserved ones too, any states) between packets: the
+	 * router must keep writing only inside chunks it took (ASan checks
+	 * the buffer's bounds), never crash, and account for every packet. */
+	size_t size = 8 * 4096;
+	uint8_t *m;
+	struct ptw_smb_router *r;
+	struct svc s;
+	struct ptw_smb *smb = rig_open(&m, size, 4, 0, NULL, &r, &s);
+	uint64_t x = 88172645463325252ull; /* xorshift */
+	uint32_t routed = 0;
+	for (uint32_t i = 0; i < 3000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t page = (uint32_t)(x % 8);
+		uint8_t *pg = m + (size_t)page * 4096;
+		switch ((x >> 8) % 4) {
+		case 0: /* any word */
+			atomic_store(ptw_smb_page_word(pg), (uint32_t)(x >> 16));
+			break;
+		case 1: /* a chunk header anywhere in the page */
+			memcpy(pg + 8 + ((x >> 20) % 4000), &x, 8);
+			break;
+		default: /* frees chunks the honest way */
+			svc_scan(&s);
+		}
+		make_pkt(&K, 3 + (uint32_t)((x >> 32) % 20),
+			 (x >> 40) % 3 ? SEQ_NEEDS : SEQ_CLEARED, i,
+			 1 + (size_t)((x >> 44) % 9000));
+		cr_assert_eq(route(r, &K), 0);
+		routed++;
+		if (i % 10 == 9) {
+			ptw_smb_router_flush(r);
+			struct ptw_smb_commit c[64];
+			size_t n;
+			while ((n = ptw_smb_take_commits(smb, c, 64)) > 0)
+				for (size_t j = 0; j < n; j++) {
+					cr_assert_lt(c[j].page, 8);
+					cr_assert_lt(c[j].chunk, 14);
+				}
+		}
+	}
+	struct ptw_smb_stats st;
+	ptw_smb_get_stats(smb, &st);
+	cr_assert_eq(st.packets + st.dropped + st.skipped, routed);
+	cr_assert_gt(st.packets, 0);
+	rig_close(m, smb, &s);
+}
