@@ -608,20 +608,36 @@ Test(shmem, the_services_fields_are_stripped_or_the_packet_refused)
 	memcpy(ts.in + ts.in_len, "\x9a\x02\x02\x08\x01", 5); /* 35: {1: 1} */
 	ts.in_len += 5;
 	cr_assert_eq(route(r, &ts), 0);
-	/* not a Trace.packet record; a truncated packet */
+	/* not a Trace.packet record; a truncated packet (in a record
+	 * between two good ones, which go in) */
 	cr_assert_eq(ptw_smb_route(r, (const uint8_t *)"\x12\x01\x00", 3),
+		     PTW_ERR_INVALID);
+	static uint8_t three[300];
+	uint8_t *q = three;
+	*q++ = 0x0a;
+	*q++ = (uint8_t)K.in_len;
+	memcpy(q, K.in, K.in_len);
+	q += K.in_len;
+	memcpy(q, "\x0a\x03\x0a\x05\x01", 5);
+	q += 5;
+	*q++ = 0x0a;
+	*q++ = (uint8_t)K.in_len;
+	memcpy(q, K.in, K.in_len);
+	q += K.in_len;
+	cr_assert_eq(ptw_smb_route(r, three, (size_t)(q - three)),
 		     PTW_ERR_INVALID);
 	cr_assert_eq(ptw_smb_route_packet(r, (const uint8_t *)"\x0a\x05\x01", 3),
 		     PTW_ERR_INVALID);
 	ptw_smb_router_flush(r);
 	svc_drain(&s, smb);
 	svc_reassemble(&s);
-	cr_assert_eq(s.n_pkts, 1);
-	expect_pkt(&s, 0, 1, K.out, K.out_len);
+	cr_assert_eq(s.n_pkts, 3);
+	for (size_t i = 0; i < 3; i++)
+		expect_pkt(&s, i, 1, K.out, K.out_len);
 	struct ptw_smb_stats st;
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.refused, 1);
-	cr_assert_eq(st.malformed, 2);
+	cr_assert_eq(st.malformed, 3);
 	rig_close(m, smb, &s);
 }
 

@@ -576,6 +576,7 @@ int ptw_smb_route_packet(struct ptw_smb_router *r, const uint8_t *pkt,
 int ptw_smb_route(struct ptw_smb_router *r, const uint8_t *p, size_t n)
 {
 	const uint8_t *end = p + n;
+	int bad = 0;
 	while (p < end) {
 		uint64_t tag, len;
 		if (ptw_smb_varint(&p, end, &tag) ||
@@ -586,11 +587,13 @@ int ptw_smb_route(struct ptw_smb_router *r, const uint8_t *p, size_t n)
 			return PTW_ERR_INVALID;
 		}
 		int rc = ptw_smb_route_packet(r, p, (size_t)len);
-		if (rc)
+		if (rc == PTW_ERR_INVALID)
+			bad = rc; /* counted; the records after it are fine */
+		else if (rc)
 			return rc;
 		p += len;
 	}
-	return 0;
+	return bad;
 }
 
 void ptw_smb_router_flush(struct ptw_smb_router *r)
