@@ -944,3 +944,43 @@ Test(shmem, a_hostile_service_cannot_make_it_write_outside_its_chunks)
 	cr_assert_gt(st.packets, 0);
 	rig_close(m, smb, &s);
 }
+
+/* The loss hook runs inside the writer's output: it may ask the writer
+ * for a checkpoint right there (the next event is one). */
+struct inner {
+	struct capture c;
+	struct ptw_writer *w;
+	int asked;
+};
+
+static int inner_out(void *ctx, const uint8_t *p, size_t n)
+{
+	struct inner *in = ctx;
+	if (!in->asked) {
+		in->asked = 1;
+		ptw_i_writer_clear_incremental(in->w, 5);
+	}
+	return capture_out(&in->c, p, n);
+}
+
+Test(shmem_writer, clear_incremental_from_inside_the_output)
+{
+	static struct inner in;
+	memset(&in, 0, sizeof(in));
+	struct ptw_error err;
+	struct ptw_writer_options o = { .flush_bytes = 4096 };
+	in.w = ptw_i_writer_open_output(&o, inner_out, &in, &err);
+	cr_assert_not_null(in.w);
+	uint64_t t = ptw_writer_add_thread_track(in.w, 1, 2, "a");
+	struct ptw_seq *a = ptw_writer_add_seq(in.w, t); /* sequence 5 */
+	/* enough events for several flushes inside ptw_seq_simple, the
+	 * first of which asks for the checkpoint */
+	for (uint64_t i = 0; i < 2000; i++)
+		cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, 100 + i,
+					    "c", "x"), 0);
+	cr_assert_eq(ptw_writer_flush(in.w), 0);
+	cr_assert_eq(in.asked, 1);
+	cr_assert_eq(count_cleared(&in.c, 5), 2);
+	cr_assert_eq(ptw_writer_close(in.w, &err), 0);
+	free(in.c.p);
+}
