@@ -183,11 +183,11 @@ static int ptw_smb_parse(const uint8_t *p, size_t n, struct ptw_smb_pkt *k)
 		/* Most fields are none of those below: one test passes them. */
 		if (field < 64 && !((PTW_SMB_SPECIAL_LOW >> field) & 1u))
 			goto keep;
-		switch (field) {
-		case F_TRUSTED_SEQ:
+		if (field == F_TRUSTED_SEQ) { /* every packet: no jump table */
 			k->seq_id = (uint32_t)v;
-			strip = 1;
-			break;
+			continue;
+		}
+		switch (field) {
 		case F_TRUSTED_UID:
 		case F_TRUSTED_PID:
 		case F_MACHINE_ID:
@@ -229,6 +229,17 @@ static void ptw_smb_add_mark(struct ptw_smb_pkt *k, uint32_t value)
 	q = ptw_pb_write_varint(q, value);
 	k->mark_len = (uint32_t)(q - k->mark);
 	k->len += k->mark_len;
+}
+
+/* memcpy for the few bytes of most runs, without a call. */
+static inline void ptw_smb_copy_small(uint8_t *d, const uint8_t *p, size_t n)
+{
+	if (n > 32) {
+		memcpy(d, p, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		d[i] = p[i];
 }
 
 /* Copies n bytes of k from offset off on into dst. */
@@ -307,10 +318,10 @@ static int ptw_smb_try_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 		uint8_t *d = c->base + c->used;
 		*d++ = (uint8_t)k->len;
 		for (uint32_t i = 0; i < k->nseg; i++) {
-			memcpy(d, k->seg[i], k->seg_len[i]);
+			ptw_smb_copy_small(d, k->seg[i], k->seg_len[i]);
 			d += k->seg_len[i];
 		}
-		memcpy(d, k->mark, k->mark_len);
+		ptw_smb_copy_small(d, k->mark, k->mark_len);
 		c->used += 1 + (uint32_t)k->len;
 		c->count++;
 		ptw_smb_chunk_publish(c);
