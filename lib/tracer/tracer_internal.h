@@ -383,6 +383,8 @@ struct ptw_tracer {
 	struct ptw_map otrack_ix;     /* async track uuid -> index + 1 */
 	char *oscratch;               /* decoding a copied BEGIN */
 	struct ptw_tr_unload unl;     /* libraries unloaded (tracer_unload.c) */
+	struct ptw_stk_sym *sym;      /* names of stack frames (lib/stack/),
+				       * made at the first stack */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
 };
@@ -510,6 +512,12 @@ struct ptw_tr_ev {
 	uint64_t id;
 	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
 	uint32_t nargs;
+	/* A _STACK event's return addresses, innermost first (+1: the NUL
+	 * the ring's byte copy appends), and (ptw_tr_decode) their frames */
+	uint32_t n_pcs;
+	uint64_t pcs[PTW_TRACER_MAX_STACK + 1];
+	struct ptw_frame frames[PTW_TRACER_MAX_STACK];
+	struct ptw_callstack cs;
 };
 /* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
 #define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))

@@ -1,6 +1,7 @@
 /* tracer_thread.c - producer slow paths: thread registration, full rings
  * (drop or wait), multi-slot records, thread names and thread exit.
  * SPDX-License-Identifier: Apache-2.0 */
+#include "lib/stack/stack.h"
 #include "tracer_internal.h"
 
 #include <sched.h>
@@ -358,6 +359,8 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		total++;
 		if (args[a].type == PTW_ARG_TYPE_STRING)
 			total += ptw_tr_str_slots(ptw_tr_clip(args[a].v.s));
+		else if (ptw_stk_is_arg(&args[a]))
+			total += ptw_tr_str_slots(8u * args[a].v.nested.n);
 	}
 	struct ptw_ring *r = &t->ring;
 	if (kind == PTW_I_K_END) {
@@ -413,6 +416,14 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 			break;
 		}
 		default:
+			if (ptw_stk_is_arg(&args[a])) { /* lib/stack/ */
+				ar->type = PTW_I_ARG_STACK;
+				ar->str_len = 8u * args[a].v.nested.n;
+				ptw_tr_put_bytes(r, &k, (const char *)(const void *)
+						 args[a].v.nested.items,
+						 ar->str_len);
+				break;
+			}
 			/* Not a type the ring carries: the backend drops the
 			 * argument and counts it (ptw_get_stats().invalid) rather
 			 * than write a value that was never logged. */
