@@ -155,6 +155,67 @@ Test(tracer_stack, known_chains_in_the_flight_recorder)
 	run(&cfg, "stkr");
 }
 
+/* cfg.stack_categories: every PTW_BEGIN / PTW_SCOPE of those categories
+ * carries its stack; their other events and other categories none. */
+static __attribute__((noinline)) void cat_inner(void)
+{
+	PTW_BEGIN("grp,auto", "begin");
+	PTW_INSTANT("auto", "instant");
+	PTW_END();
+	PTW_SCOPE("plain", "no_stack");
+	KEEP();
+}
+
+__attribute__((noinline)) void cat_scoped(void);
+__attribute__((noinline)) void cat_scoped(void)
+{
+	PTW_SCOPE("auto", "scope");
+	cat_inner();
+	KEEP();
+}
+
+static void *cat_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 2; i++)
+		cat_scoped();
+	KEEP();
+	return NULL;
+}
+
+static void run_cat(struct ptw_config *cfg, const char *tag)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), tag);
+	cfg->output_path = path;
+	cfg->stack_categories = "x,au*";
+	cr_assert_eq(ptw_start(cfg), 0);
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, cat_thread, NULL), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(ptw_stop(), 0);
+	char rows[4096];
+	if (ptw_test_tp_stacks(path, rows, sizeof(rows)) == 0)
+		cr_assert_str_eq(rows,
+				 "scope:cat_thread>cat_scoped;"
+				 "begin:cat_thread>cat_scoped>cat_inner;"
+				 "scope:cat_thread>cat_scoped;"
+				 "begin:cat_thread>cat_scoped>cat_inner;");
+	unlink(path);
+}
+
+Test(tracer_stack, stack_categories_give_begins_their_stack)
+{
+	struct ptw_config cfg = {0};
+	run_cat(&cfg, "stkc");
+}
+
+Test(tracer_stack, stack_categories_in_the_flight_recorder)
+{
+	struct ptw_config cfg = {.mode = PTW_MODE_RING, .general_path_only = 1};
+	run_cat(&cfg, "stkcr");
+}
+
 /* Tracing stopped: the macros capture nothing and write nothing. */
 Test(tracer_stack, stopped_macros_do_nothing)
 {

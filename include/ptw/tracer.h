@@ -182,6 +182,11 @@ struct ptw_config {
 	 * trace is the same (tests compare the two); for tests and for
 	 * telling a fast-path problem from another. */
 	int general_path_only;
+	/* Comma-separated categories ('*' as in disabled_categories) whose
+	 * PTW_BEGIN and PTW_SCOPE events record the calling thread's
+	 * callstack, as the _STACK macros do (docs/tracer.md, "Callstacks").
+	 * NULL: none. Copied at ptw_start. */
+	const char *stack_categories;
 };
 
 /* Figures of the running session, or of the last one after ptw_stop(). */

@@ -69,8 +69,10 @@ void ptw_stk_sym_free(struct ptw_stk_sym *y);
  * outermost first: function name (NULL if no symbol covers it), the
  * object's mapping, and rel_pc = pc - 1 - the object's load address (the
  * call instruction's address in the ELF file). Strings and mappings
- * belong to y and stay valid until it is freed. */
-void ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
+ * belong to y and stay valid until it is freed. Returns how many of them
+ * are the program's: innermost frames of the tracer itself (ptw_i_*) are
+ * left out. */
+uint32_t ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
 			uint32_t n, struct ptw_frame *out);
 
 #endif /* PTW_STACK_H */

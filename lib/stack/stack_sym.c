@@ -293,8 +293,8 @@ static int ptw_stk_count(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1;
 }
 
-void ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
-			uint32_t n, struct ptw_frame *out)
+uint32_t ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
+			    uint32_t n, struct ptw_frame *out)
 {
 	int relisted = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -320,4 +320,11 @@ void ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
 		f->rel_pc = pc - o->l_addr;
 		f->function = ptw_stk_fn_name(o, f->rel_pc);
 	}
+	/* The tracer's own frames on top (ptw_i_ev, when the compiler made
+	 * no sibling call to ptw_i_emit_stack) are not the program's. */
+	uint32_t keep = n;
+	while (keep > 1 && out[keep - 1].function &&
+	       strncmp(out[keep - 1].function, "ptw_i_", 6) == 0)
+		keep--;
+	return keep;
 }

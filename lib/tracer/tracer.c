@@ -151,6 +151,29 @@ static int ptw_tr_category_on(const char *cat)
 	}
 }
 
+/* Under mu: does a member of 'cat' match cfg.stack_categories? */
+static int ptw_tr_stack_cat(const char *cat)
+{
+	const char *pats = ptw_tr_ctl.stack_cats;
+	for (; pats && *pats; pats += strcspn(pats, ",") + (pats[strcspn(pats, ",")] != 0)) {
+		size_t plen = strcspn(pats, ",");
+		char pat[256];
+		if (!plen || plen >= sizeof(pat))
+			continue;
+		memcpy(pat, pats, plen);
+		pat[plen] = '\0';
+		for (const char *m = cat;;) {
+			size_t len = strcspn(m, ",");
+			if (len && ptw_tr_glob(pat, m, len))
+				return 1;
+			if (!m[len])
+				break;
+			m += len + 1;
+		}
+	}
+	return 0;
+}
+
 /* Under mu: the session's record of 'cat', added on its first use; NULL
  * when out of memory. */
 static struct ptw_tr_cat_seen *ptw_tr_seen(const char *cat)
@@ -186,6 +209,8 @@ uint32_t ptw_tr_site_state(const char *cat, uint32_t kind, uint32_t g)
 	int ever_on = e ? e->ever_on : 1, ever_off = e ? e->ever_off : 1;
 	switch (kind) {
 	case PTW_I_K_BEGIN:
+		if (on && ptw_tr_stack_cat(cat))
+			return PTW_TR_ST_STACK(g);
 		return on ? g : ever_on ? PTW_TR_ST_ALT(g) : ~g;
 	case PTW_I_K_END:
 	case PTW_I_K_ASYNC_END:
@@ -533,6 +558,11 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 				     "ptw_start: tracing is already running");
 	}
 	int rc = ptw_tr_parse_categories_locked(cfg->disabled_categories);
+	free(c->stack_cats);
+	c->stack_cats = NULL;
+	if (!rc && cfg->stack_categories &&
+	    !(c->stack_cats = strdup(cfg->stack_categories)))
+		rc = PTW_ERR_NOMEM;
 	if (rc) {
 		pthread_mutex_unlock(&c->mu);
 		free(tr->out_path);

@@ -360,9 +360,9 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 		if (!tr->sym)
 			tr->sym = ptw_stk_sym_create();
 		if (tr->sym) {
-			ptw_stk_sym_frames(tr->sym, e->pcs, e->n_pcs, e->frames);
 			e->cs.frames = e->frames;
-			e->cs.n_frames = e->n_pcs;
+			e->cs.n_frames = ptw_stk_sym_frames(tr->sym, e->pcs,
+							    e->n_pcs, e->frames);
 			e->cs.flags = 0;
 		}
 	}

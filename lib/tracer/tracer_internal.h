@@ -108,6 +108,15 @@ extern _Thread_local struct ptw_i_thread *ptw_i_self
  * An END site is skipped only while its category was never on in the
  * session (no BEGIN of it can have been written or noted). */
 #define PTW_TR_ST_ALT(g) ((g) ^ PTW_I_GEN_ON)
+/* A one-slot BEGIN site of a category of cfg.stack_categories, on: its
+ * events go out of line with the caller's stack (ptw_i_emit_stack). Never
+ * a generation (same counter, other clock bits). Elsewhere the same as g
+ * (ptw_tr_st_plain). */
+#define PTW_TR_ST_STACK(g) ((g) ^ PTW_I_GEN_TSC)
+static inline uint32_t ptw_tr_st_plain(uint32_t s, uint32_t g)
+{
+	return s == PTW_TR_ST_STACK(g) ? g : s;
+}
 
 /* The 'name' of an ASYNC_END record whose category was off at some time
  * in the session: its BEGIN may have been skipped, so the backend does
@@ -422,6 +431,7 @@ struct ptw_tr_ctl {
 	struct ptw_tr_cat_seen *seen;
 	size_t n_seen, cap_seen;
 	char *process_name;       /* set by ptw_set_process_name, owned */
+	char *stack_cats;         /* cfg.stack_categories of the session */
 	struct ptw_stats last;
 	int have_last;
 	pthread_key_t key;        /* runs the thread-exit destructor */

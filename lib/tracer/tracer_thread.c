@@ -119,7 +119,7 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t kind,
 			 * with nothing written yet in this session: no level
 			 * is open. */
 			ptw_tr_sites_settle(site, 1, s != ~g);
-			if (s == ~g || (s != g && !mine &&
+			if (s == ~g || (ptw_tr_st_plain(s, g) != g && !mine &&
 					(kind == PTW_I_K_BEGIN ||
 					 kind == PTW_I_K_END))) {
 				pthread_mutex_unlock(&c->mu);
@@ -451,10 +451,11 @@ static struct ptw_i_thread *ptw_tr_resolve(struct ptw_i_site *site,
 	if (s != g || !t || t->gen != g) {
 		if (s == ~g)
 			return NULL;
-		if (s != PTW_TR_ST_ALT(g) || !t || t->gen != g)
+		if ((s != PTW_TR_ST_ALT(g) && s != PTW_TR_ST_STACK(g)) || !t ||
+		    t->gen != g)
 			t = ptw_i_thread_slow(site, kind, g, &s);
 	}
-	*alt = t && s != t->gen;
+	*alt = t && ptw_tr_st_plain(s, t->gen) != t->gen;
 	return t;
 }
 
