@@ -3,6 +3,7 @@
  * trace_processor shows them, and what a repeated stack costs.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -202,5 +203,40 @@ Test(writer_callstack, bad_stacks_are_refused_and_write_nothing)
 	ptw_writer_get_stats(w, &st);
 	cr_assert_eq(st.events, 0);
 	cr_assert_eq(ptw_writer_close(w, NULL), 0);
+	unlink(path);
+}
+
+/* A stack table that reaches max_interned makes the next event a
+ * checkpoint (as the string tables do): many distinct stacks stay right. */
+Test(writer_callstack, full_stack_tables_checkpoint_and_stay_right)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "wcsf");
+	struct ptw_error err;
+	struct ptw_writer_options o = {.max_interned = 4};
+	struct ptw_writer *w = ptw_writer_open(path, &o, &err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t tr = ptw_writer_add_thread_track(w, 10, 11, "t");
+	char names[12][8], want[512] = "";
+	for (int i = 0; i < 12; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+		struct ptw_frame fr[2] = {{.function = "main"},
+					  {.function = names[i]}};
+		struct ptw_callstack cs = {fr, 2, 0};
+		struct ptw_event ev = {.track = tr, .ts = 100 + (uint64_t)i,
+				       .name = "e", .callstack = &cs};
+		cr_assert_eq(ptw_seq_instant(ptw_writer_sim_seq(w), &ev), 0);
+		size_t n = strlen(want);
+		snprintf(want + n, sizeof(want) - n, "e:main>%s;", names[i]);
+	}
+	struct ptw_writer_stats st;
+	ptw_writer_get_stats(w, &st);
+	cr_assert_gt(st.checkpoints, 3, "%llu checkpoints",
+		     (unsigned long long)st.checkpoints);
+	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+	ptw_trace_free(ptw_test_load_checked_or_fail(path, 0));
+	char rows[1024];
+	if (ptw_test_tp_stacks(path, rows, sizeof(rows)) == 0)
+		cr_assert_str_eq(rows, want);
 	unlink(path);
 }
