@@ -113,8 +113,8 @@ static void expect_chains(const char *path)
 	unsigned long long rel = 0;
 	char name[512];
 	int bid = 0;
-	cr_assert_eq(sscanf(m, "%llu,%511[^,],%d;", &rel, name, &bid), 3,
-		     "%s", m);
+	int fields = sscanf(m, "%llu,%511[^,],%d;", &rel, name, &bid);
+	cr_assert_eq(fields, 3, "%s", m);
 	cr_assert(strstr(name, "/plugins/libstack_lib.so"), "%s", name);
 	cr_assert_eq(bid, 40, "build id of 20 bytes: %s", m);
 	uintptr_t fn = (uintptr_t)*(void **)&lib_call - (uintptr_t)lib_base;
@@ -200,7 +200,8 @@ static void run_cat(struct ptw_config *cfg, const char *tag)
 				 "scope:cat_thread>cat_scoped;"
 				 "begin:cat_thread>cat_scoped>cat_inner;"
 				 "scope:cat_thread>cat_scoped;"
-				 "begin:cat_thread>cat_scoped>cat_inner;");
+				 "begin:cat_thread>cat_scoped>cat_inner;",
+				 "%s", rows);
 	unlink(path);
 }
 

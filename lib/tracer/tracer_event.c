@@ -83,24 +83,32 @@ static __attribute__((noinline)) int ptw_tr_ev1_call(struct ptw_i_site *site,
 	return ptw_tr_ev1(site, val);
 }
 
-/* A BEGIN of a category of cfg.stack_categories (PTW_TR_ST_STACK) goes
- * to the _STACK path by a sibling call, so that the stack it captures
- * starts at the macro's function, as a _STACK macro's does (where the
- * compiler makes no sibling call, the backend leaves this frame out).
- * This function holds no local whose address escapes: that would forbid
- * the sibling calls. */
-int ptw_i_ev(struct ptw_i_site *site)
+/* ptw_i_ev for a site whose state is not the generation: a BEGIN of a
+ * category of cfg.stack_categories (PTW_TR_ST_STACK) goes to the _STACK
+ * path by a sibling call, so that the stack it captures starts at the
+ * macro's function, as a _STACK macro's does (where the compiler makes no
+ * sibling call, the backend leaves the tracer's frames out). Neither
+ * function holds a local whose address escapes: that would forbid the
+ * sibling calls. */
+static __attribute__((noinline)) int ptw_tr_ev_other(struct ptw_i_site *site,
+						     uint32_t g, uint32_t s)
 {
-	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
-	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
-	if (__builtin_expect(s != g, 0) && site->kind == PTW_I_K_BEGIN &&
-	    (g & PTW_I_GEN_ON)) {
+	if (site->kind == PTW_I_K_BEGIN && (g & PTW_I_GEN_ON)) {
 		if (s != PTW_TR_ST_STACK(g) && s != ~g &&
 		    s != PTW_TR_ST_ALT(g))
 			s = ptw_tr_ev_state(site, g); /* not known yet */
 		if (s == PTW_TR_ST_STACK(g))
 			return ptw_i_emit_stack(site, PTW_I_K_BEGIN, site->name);
 	}
+	return ptw_tr_ev1_call(site, 0);
+}
+
+int ptw_i_ev(struct ptw_i_site *site)
+{
+	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
+	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+	if (__builtin_expect(s != g, 0))
+		return ptw_tr_ev_other(site, g, s);
 	return ptw_tr_ev1_call(site, 0);
 }
 
