@@ -74,14 +74,32 @@ static void *stk_thread(void *arg)
 	return NULL;
 }
 
-/* What trace_processor shows from the thread's function in; what lies
- * outside it (the C library's thread start) is cut. */
+/* Each row "name:<outside>>from>...;" of 'rows' (cut in place) as
+ * "name:from>...;" into got: what lies outside the thread's function 'from'
+ * (the C library's or TSan's thread start) is cut. */
+static void cut_rows(char *rows, const char *from, char *got, size_t max)
+{
+	got[0] = '\0';
+	for (char *r = rows, *end; *r; r = end + 1) {
+		end = strchr(r, ';');
+		cr_assert_not_null(end, "%s", rows);
+		*end = '\0';
+		char *colon = strchr(r, ':');
+		char *at = strstr(r, from);
+		cr_assert(colon && at, "row %s", r);
+		size_t n = strlen(got);
+		snprintf(got + n, max - n, "%.*s%s;", (int)(colon - r + 1), r,
+			 at);
+	}
+}
+
+/* What trace_processor shows from the thread's function in. */
 static void expect_chains(const char *path)
 {
 	char rows[8192];
 	if (ptw_test_tp_stacks(path, rows, sizeof(rows)) != 0)
 		return;
-	char want[2048] = "", got[8192] = "";
+	char want[2048] = "", got[8192];
 	const char *chain = "stk_thread>stk_outer>stack_lib_call>stk_cb";
 	for (int i = 0; i < 3; i++) {
 		size_t n = strlen(want);
@@ -89,18 +107,7 @@ static void expect_chains(const char *path)
 			 "cb_scope:%s;leaf:%s>stk_leaf;leaf_again:%s>stk_leaf;",
 			 chain, chain, chain);
 	}
-	/* each row: "name:<outside>>stk_thread>...": cut <outside> */
-	for (char *r = rows, *end; *r; r = end + 1) {
-		end = strchr(r, ';');
-		cr_assert_not_null(end, "%s", rows);
-		*end = '\0';
-		char *colon = strchr(r, ':');
-		char *from = strstr(r, "stk_thread");
-		cr_assert(colon && from, "row %s", r);
-		size_t n = strlen(got);
-		snprintf(got + n, sizeof(got) - n, "%.*s%s;",
-			 (int)(colon - r + 1), r, from);
-	}
+	cut_rows(rows, "stk_thread", got, sizeof(got));
 	cr_assert_str_eq(got, want);
 
 	/* the library's frame: its file, build id and rel_pc in the file */
@@ -194,14 +201,16 @@ static void run_cat(struct ptw_config *cfg, const char *tag)
 	cr_assert_eq(pthread_create(&th, NULL, cat_thread, NULL), 0);
 	cr_assert_eq(pthread_join(th, NULL), 0);
 	cr_assert_eq(ptw_stop(), 0);
-	char rows[4096];
-	if (ptw_test_tp_stacks(path, rows, sizeof(rows)) == 0)
-		cr_assert_str_eq(rows,
+	char rows[4096], got[4096];
+	if (ptw_test_tp_stacks(path, rows, sizeof(rows)) == 0) {
+		cut_rows(rows, "cat_thread", got, sizeof(got));
+		cr_assert_str_eq(got,
 				 "scope:cat_thread>cat_scoped;"
 				 "begin:cat_thread>cat_scoped>cat_inner;"
 				 "scope:cat_thread>cat_scoped;"
 				 "begin:cat_thread>cat_scoped>cat_inner;",
-				 "%s", rows);
+				 "%s", got);
+	}
 	unlink(path);
 }
 

@@ -70,8 +70,8 @@ void ptw_stk_sym_free(struct ptw_stk_sym *y);
  * object's mapping, and rel_pc = pc - 1 - the object's load address (the
  * call instruction's address in the ELF file). Strings and mappings
  * belong to y and stay valid until it is freed. Returns how many of them
- * are the program's: innermost frames of the tracer itself (ptw_i_*) are
- * left out. */
+ * are the program's: innermost frames of the tracer itself (ptw_i_*,
+ * ptw_tr_*) are left out. */
 uint32_t ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
 			uint32_t n, struct ptw_frame *out);
 

@@ -320,11 +320,13 @@ uint32_t ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
 		f->rel_pc = pc - o->l_addr;
 		f->function = ptw_stk_fn_name(o, f->rel_pc);
 	}
-	/* The tracer's own frames on top (ptw_i_ev, when the compiler made
-	 * no sibling call to ptw_i_emit_stack) are not the program's. */
+	/* The tracer's own frames on top (ptw_i_ev and ptw_tr_ev_other, when
+	 * the compiler made no sibling call to ptw_i_emit_stack) are not the
+	 * program's. */
 	uint32_t keep = n;
 	while (keep > 1 && out[keep - 1].function &&
-	       strncmp(out[keep - 1].function, "ptw_i_", 6) == 0)
+	       (strncmp(out[keep - 1].function, "ptw_i_", 6) == 0 ||
+		strncmp(out[keep - 1].function, "ptw_tr_", 7) == 0))
 		keep--;
 	return keep;
 }
