@@ -151,17 +151,12 @@ static int ptw_tr_category_on(const char *cat)
 	}
 }
 
-/* Under mu: does a member of 'cat' match cfg.stack_categories? */
+/* Under mu: does a member of 'cat' match cfg.stack_categories? Its copy
+ * (ctl.stack_cats) holds the patterns NUL-separated, an empty one last. */
 static int ptw_tr_stack_cat(const char *cat)
 {
-	const char *pats = ptw_tr_ctl.stack_cats;
-	for (; pats && *pats; pats += strcspn(pats, ",") + (pats[strcspn(pats, ",")] != 0)) {
-		size_t plen = strcspn(pats, ",");
-		char pat[256];
-		if (!plen || plen >= sizeof(pat))
-			continue;
-		memcpy(pat, pats, plen);
-		pat[plen] = '\0';
+	const char *pat = ptw_tr_ctl.stack_cats;
+	for (; pat && *pat; pat += strlen(pat) + 1)
 		for (const char *m = cat;;) {
 			size_t len = strcspn(m, ",");
 			if (len && ptw_tr_glob(pat, m, len))
@@ -170,7 +165,30 @@ static int ptw_tr_stack_cat(const char *cat)
 				break;
 			m += len + 1;
 		}
-	}
+	return 0;
+}
+
+/* Under mu: keeps cfg.stack_categories for ptw_tr_stack_cat (NULL: none;
+ * empty items dropped). 0 or PTW_ERR_NOMEM. */
+static int ptw_tr_set_stack_cats_locked(const char *list)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	free(c->stack_cats);
+	c->stack_cats = NULL;
+	if (!list)
+		return 0;
+	size_t n = strlen(list);
+	char *q = c->stack_cats = malloc(n + 2);
+	if (!q)
+		return PTW_ERR_NOMEM;
+	for (const char *p = list; *p; p++)
+		if (*p != ',')
+			*q++ = *p;
+		else if (q > c->stack_cats && q[-1] != '\0')
+			*q++ = '\0';
+	if (q > c->stack_cats && q[-1] != '\0')
+		*q++ = '\0';
+	*q = '\0';
 	return 0;
 }
 
@@ -558,11 +576,8 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 				     "ptw_start: tracing is already running");
 	}
 	int rc = ptw_tr_parse_categories_locked(cfg->disabled_categories);
-	free(c->stack_cats);
-	c->stack_cats = NULL;
-	if (!rc && cfg->stack_categories &&
-	    !(c->stack_cats = strdup(cfg->stack_categories)))
-		rc = PTW_ERR_NOMEM;
+	if (!rc)
+		rc = ptw_tr_set_stack_cats_locked(cfg->stack_categories);
 	if (rc) {
 		pthread_mutex_unlock(&c->mu);
 		free(tr->out_path);
