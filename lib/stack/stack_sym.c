@@ -2,8 +2,8 @@
  * backend: the loaded objects (dl_iterate_phdr: load address, executable
  * segment, build id from PT_NOTE) and their function symbols (.symtab of
  * the file on disk, else .dynsym), read when a stack first lands in an
- * object. An address outside every known object makes it look at the
- * loaded objects again if any was loaded or unloaded since.
+ * object. Each stack first asks the loader whether an object was loaded or
+ * unloaded since the list was made, and then lists them again.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <elf.h>
 #include <fcntl.h>
@@ -296,20 +296,17 @@ static int ptw_stk_count(struct dl_phdr_info *info, size_t size, void *ctx)
 uint32_t ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
 			    uint32_t n, struct ptw_frame *out)
 {
-	int relisted = 0;
+	/* an object loaded or unloaded since the list was made: list them
+	 * again (the loader counts both; this look-up stops at the first
+	 * object) */
+	unsigned long long c[2] = {0, 0};
+	dl_iterate_phdr(ptw_stk_count, c);
+	if (c[0] != y->adds || c[1] != y->subs || y->failed)
+		ptw_stk_list(y);
 	for (uint32_t i = 0; i < n; i++) {
 		/* a return address: the call is the byte before it */
 		uint64_t pc = pcs[i] ? pcs[i] - 1 : 0;
 		struct ptw_stk_obj *o = ptw_stk_find(y, pc);
-		if (!o && !relisted) {
-			unsigned long long c[2] = {0, 0};
-			dl_iterate_phdr(ptw_stk_count, c);
-			relisted = 1;
-			if (c[0] != y->adds || c[1] != y->subs || y->failed) {
-				ptw_stk_list(y);
-				o = ptw_stk_find(y, pc);
-			}
-		}
 		struct ptw_frame *f = &out[n - 1 - i]; /* outermost first */
 		memset(f, 0, sizeof(*f));
 		if (!o) {
