@@ -2,8 +2,9 @@
  * function, a function of a shared library, a callback) captured by frame
  * pointers on the producer and named by the backend, as trace_processor
  * shows it (frames in order, the library's mapping with its build id and
- * rel_pc); through the backend's fast and general paths and the flight
- * recorder. PTW_TEST_LOADS_PLUGINS: dlopen()s tests/plugins/
+ * rel_pc); PTW_INSTANT_STACK, PTW_BEGIN_STACK and PTW_SCOPE_STACK, and
+ * cfg.stack_categories; through the backend's fast and general paths and
+ * the flight recorder. PTW_TEST_LOADS_PLUGINS: dlopen()s tests/plugins/
  * libstack_lib.so (and is linked with -rdynamic).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
@@ -55,7 +56,9 @@ __attribute__((noinline)) void stk_cb(int k);
 __attribute__((noinline)) void stk_cb(int k)
 {
 	PTW_SCOPE_STACK("stk", "cb_scope");
+	PTW_BEGIN_STACK("stk", "cb_begin");
 	stk_leaf(k);
+	PTW_END();
 	KEEP();
 }
 
@@ -104,8 +107,9 @@ static void expect_chains(const char *path)
 	for (int i = 0; i < 3; i++) {
 		size_t n = strlen(want);
 		snprintf(want + n, sizeof(want) - n,
-			 "cb_scope:%s;leaf:%s>stk_leaf;leaf_again:%s>stk_leaf;",
-			 chain, chain, chain);
+			 "cb_scope:%s;cb_begin:%s;leaf:%s>stk_leaf;"
+			 "leaf_again:%s>stk_leaf;",
+			 chain, chain, chain, chain);
 	}
 	cut_rows(rows, "stk_thread", got, sizeof(got));
 	cr_assert_str_eq(got, want);
@@ -224,6 +228,53 @@ Test(tracer_stack, stack_categories_in_the_flight_recorder)
 {
 	struct ptw_config cfg = {.mode = PTW_MODE_RING, .general_path_only = 1};
 	run_cat(&cfg, "stkcr");
+}
+
+/* A flight recorder that wraps many times: every stack in the window
+ * still resolves (each piece interns its stacks again). */
+static __attribute__((noinline)) void wrap_leaf(int i)
+{
+	PTW_INSTANT_STACK("stk", "w");
+	if (i % 2)
+		PTW_INSTANT_STACK("stk", "w");
+	KEEP();
+}
+
+static void *wrap_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 20000; i++)
+		wrap_leaf(i);
+	KEEP();
+	return NULL;
+}
+
+Test(tracer_stack, a_wrapped_flight_recorder_keeps_whole_stacks)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "stkw");
+	struct ptw_config cfg = {.output_path = path, .mode = PTW_MODE_RING,
+				 .ring_bytes = 64u << 10,
+				 .overflow = PTW_OVERFLOW_WAIT};
+	cr_assert_eq(ptw_start(&cfg), 0);
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, wrap_thread, NULL), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	struct ptw_stats st;
+	ptw_get_stats(&st);
+	cr_assert_eq(ptw_stop(), 0);
+	static char rows[1 << 20], got[1 << 20];
+	if (ptw_test_tp_stacks(path, rows, sizeof(rows)) == 0) {
+		cut_rows(rows, "wrap_thread", got, sizeof(got));
+		size_t n = 0;
+		for (const char *r = got; *r; r += strlen("w:wrap_thread>wrap_leaf;"), n++)
+			cr_assert(strncmp(r, "w:wrap_thread>wrap_leaf;",
+					  strlen("w:wrap_thread>wrap_leaf;")) == 0,
+				  "row %zu: %.60s", n, r);
+		/* the window holds a part of the 30000 events only */
+		cr_assert(n > 100 && n < 30000, "%zu stacks", n);
+	}
+	unlink(path);
 }
 
 /* Tracing stopped: the macros capture nothing and write nothing. */
