@@ -101,6 +101,9 @@ int main(int argc, char **argv)
 	cfg.output_path = argv[1];
 	cfg.clock = PTW_CLOCK_FASTEST;
 	cfg.process_name = "demo-threads";
+	/* every fib and "write result" slice with its callstack (select a
+	 * slice in the UI: the recursion shows as fib > fib > ...) */
+	cfg.stack_categories = "compute,io";
 	cfg.stop_at_exit = 1;
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {

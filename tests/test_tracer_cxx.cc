@@ -22,6 +22,7 @@
 
 extern "C" {
 #include "support/ptw_test.h"
+#include "support/tp_stack.h"
 }
 
 namespace {
@@ -392,4 +393,59 @@ Test(cxx, writer_api_from_std_threads)
 		unlink(paths[i].c_str());
 	}
 	cr_assert_str_eq(ptw_version(), PTW_VERSION);
+}
+
+/* The _STACK macros in C++: a scope guard with the stack, in a chain of
+ * C++ functions (names as the symbol tables have them: mangled). */
+namespace {
+__attribute__((noinline)) void cxx_stk_inner(int k)
+{
+	PTW_INSTANT_STACK("stk", "cxx_instant");
+	if (k)
+		throw std::runtime_error("leave the scope by an exception");
+}
+
+__attribute__((noinline)) void cxx_stk_outer(int k)
+{
+	PTW_SCOPE_STACK("stk", "cxx_scope");
+	cxx_stk_inner(k);
+	__asm__ volatile("" ::: "memory");
+}
+volatile int g_stk_k = 1; /* not a constant: no .constprop clones */
+} // namespace
+
+Test(cxx, stack_macros_record_the_chain)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "cxxstk");
+	ptw_config cfg = {};
+	cfg.output_path = path;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	std::thread([] {
+		try {
+			cxx_stk_outer(g_stk_k);
+		} catch (const std::runtime_error &) {
+		}
+	}).join();
+	cr_assert_eq(ptw_stop(), 0);
+	char rows[4096];
+	if (ptw_test_tp_stacks(path, rows, sizeof(rows)) == 0) {
+		/* innermost frames; the thread's start (std::thread's
+		 * internals) lies outside */
+		std::string r(rows);
+		cr_assert(r.find("cxx_scope:") == 0, "%s", rows);
+		std::string outer = "_ZN12_GLOBAL__N_113cxx_stk_outerEi";
+		std::string inner = "_ZN12_GLOBAL__N_113cxx_stk_innerEi";
+		size_t semi = r.find(';');
+		cr_assert(r.substr(0, semi).size() > outer.size() &&
+				  r.compare(semi - outer.size(), outer.size(),
+					    outer) == 0,
+			  "%s", rows);
+		std::string second = r.substr(semi + 1);
+		cr_assert(second.find("cxx_instant:") == 0 &&
+				  second.find(outer + ">" + inner + ";") !=
+					  std::string::npos,
+			  "%s", rows);
+	}
+	unlink(path);
 }

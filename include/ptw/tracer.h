@@ -70,6 +70,7 @@ extern "C" {
 #define PTW_TRACER_MAX_NAME 1024u       /* bytes of a copied (dynamic) string;
 					 * longer ones are cut between UTF-8
 					 * characters */
+#define PTW_TRACER_MAX_STACK 64u        /* frames of a _STACK event */
 #define PTW_TRACER_SLOT_SIZE 32u        /* bytes per ring slot */
 
 #define PTW_DEFAULT_RING_BYTES (64u << 20) /* flight recorder: 64 MiB */
@@ -181,6 +182,11 @@ struct ptw_config {
 	 * trace is the same (tests compare the two); for tests and for
 	 * telling a fast-path problem from another. */
 	int general_path_only;
+	/* Comma-separated categories ('*' as in disabled_categories) whose
+	 * PTW_BEGIN and PTW_SCOPE events record the calling thread's
+	 * callstack, as the _STACK macros do (docs/tracer.md, "Callstacks").
+	 * NULL: none. Copied at ptw_start. */
+	const char *stack_categories;
 };
 
 /* Figures of the running session, or of the last one after ptw_stop(). */
@@ -379,6 +385,23 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 	PTW_I_SCOPEN(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, NULL,        \
 		     (name_expr), __VA_ARGS__)
 
+/* With the calling thread's callstack (lib/stack/): the return addresses
+ * of up to PTW_TRACER_MAX_STACK frames, from the function that uses the
+ * macro outwards, read by walking frame pointers (build the code whose
+ * frames you want with -fno-omit-frame-pointer; a frame without one ends
+ * the walk) and copied into the ring (8 bytes a frame). The backend names
+ * them from the symbol tables (.symtab, else .dynsym) of the loaded ELF
+ * objects and writes them interned with their mappings and build ids, so
+ * that trace_processor shows them in stack_profile_callsite / _frame and
+ * an unnamed frame can be symbolized later (docs/tracer.md,
+ * "Callstacks"). */
+#define PTW_BEGIN_STACK(cat, name)                                          \
+	PTW_I_EVS(cat, PTW_I_K_BEGIN, PTW_I_LIT(name))
+#define PTW_INSTANT_STACK(cat, name)                                        \
+	PTW_I_EVS(cat, PTW_I_K_INSTANT, PTW_I_LIT(name))
+#define PTW_SCOPE_STACK(cat, name)                                          \
+	PTW_I_SCOPES(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, PTW_I_LIT(name))
+
 /* printf-style names: PTW_BEGIN_FMT("io", "read %s", path). The name is
  * formatted on the calling thread, only while tracing runs and the
  * category is on, into a stack buffer and copied into the ring like a
@@ -517,6 +540,9 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const struct ptw_arg *args, size_t nargs);
 int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
 		   ...) __attribute__((format(printf, 3, 4)));
+/* The _STACK macros: captures the caller's stack (lib/stack/). */
+int ptw_i_emit_stack(struct ptw_i_site *site, uint32_t kind,
+		     const char *name);
 /* The same with an id (async, flow) or a counter's value bits. */
 int ptw_i_emit_fmt_id(struct ptw_i_site *site, uint32_t kind, uint64_t id,
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -635,6 +661,14 @@ static inline void ptw_i_scope_end(int *began)
 					     __VA_ARGS__);                   \
 	} while (0)
 
+#define PTW_I_EVS(cat_, kind_, name_)                                        \
+	do {                                                                 \
+		PTW_I_SITE(ptw_i_site_, cat_, NULL, 0);                      \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_emit_stack(&ptw_i_site_, (kind_),        \
+					       (name_));                     \
+	} while (0)
+
 #define PTW_I_EVFI(cat_, kind_, id_, ...)                                    \
 	do {                                                                 \
 		PTW_I_SITE(ptw_i_site_, cat_, NULL, 0);                      \
@@ -661,6 +695,14 @@ static inline void ptw_i_scope_end(int *began)
 		struct ptw_i_site *ptw_i_s_ = PTW_I_SITE_PTR(v, cat, NULL, 0); \
 		ptw_i_live(ptw_i_s_) ? ptw_i_emit_n(ptw_i_s_, PTW_I_K_BEGIN, \
 						    NULL, dyn, 0, NULL, 0)   \
+				     : 0;                                    \
+	}))
+#define PTW_I_SCOPES(v, cat, name)                                           \
+	PTW_I_SCOPE_SITE(v, cat, NULL, 0)                                    \
+	PTW_I_GUARD(v, __extension__({                                       \
+		struct ptw_i_site *ptw_i_s_ = PTW_I_SITE_PTR(v, cat, NULL, 0); \
+		ptw_i_live(ptw_i_s_) ? ptw_i_emit_stack(ptw_i_s_,            \
+							PTW_I_K_BEGIN, name) \
 				     : 0;                                    \
 	}))
 #define PTW_I_SCOPEF(v, cat, ...)                                            \

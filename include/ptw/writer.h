@@ -211,6 +211,52 @@ struct ptw_legacy {
 	char instant_scope;      /* INSTANT only: 'g', 'p', or 0 (none) */
 };
 
+/* ---- callstacks -------------------------------------------------------
+ * How the program got to an event (TrackEvent.callstack / callstack_iid):
+ * trace_processor puts it in track_event_callstacks (slice_id, callsite_id;
+ * an END's in end_callsite_id), whose callsite leads through
+ * stack_profile_callsite (parent_id, depth 0 = outermost) to
+ * stack_profile_frame (name, rel_pc, mapping) and stack_profile_mapping
+ * (name, build_id, start, end, exact_offset, load_bias). */
+#define PTW_MAX_FRAMES 256u /* frames per callstack */
+
+/* A loaded object (ELF file) a frame's pc lies in: InternedData.mappings,
+ * which keeps an unnamed frame symbolizable later (build id + rel_pc). */
+struct ptw_mapping {
+	const char *path;         /* NULL: none */
+	const uint8_t *build_id;  /* raw bytes (NT_GNU_BUILD_ID); NULL: none */
+	uint32_t build_id_len;    /* at most 64 */
+	uint64_t start, end;      /* the mapped address range */
+	uint64_t exact_offset;    /* file offset of 'start' */
+	uint64_t load_bias;       /* p_vaddr - p_offset of its segment */
+};
+
+/* One frame. Strings NUL-terminated UTF-8, copied or interned. */
+struct ptw_frame {
+	const char *function;     /* NULL: unnamed */
+	const char *file;         /* source file; NULL: none */
+	uint32_t line;            /* 0: none */
+	/* Interned form only: the mapping (NULL: none) and the pc relative
+	 * to the object's ELF addresses (pc - load address). */
+	const struct ptw_mapping *mapping;
+	uint64_t rel_pc;
+};
+
+/* Flags of struct ptw_callstack. */
+#define PTW_CS_INLINE 1u /* write the frames inline (TrackEvent.callstack:
+			  * function, file and line only; no interning).
+			  * Default: interned per sequence (InternedData
+			  * function_names, source_paths, build_ids,
+			  * mapping_paths, mappings, frames, callstacks), so
+			  * that a stack seen again since the sequence's
+			  * last checkpoint costs one callstack_iid field */
+
+struct ptw_callstack {
+	const struct ptw_frame *frames; /* outermost (main) first */
+	uint32_t n_frames;              /* 1..PTW_MAX_FRAMES; 0: no stack */
+	uint32_t flags;                 /* PTW_CS_* */
+};
+
 /* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
  * before the call returns. */
 struct ptw_event {
@@ -230,6 +276,7 @@ struct ptw_event {
 	int64_t thread_time;
 	uint64_t thread_time_track;
 	const struct ptw_legacy *legacy;     /* NULL: none */
+	const struct ptw_callstack *callstack; /* NULL: none */
 };
 
 struct ptw_writer_stats {

@@ -70,6 +70,30 @@
 #define PTW_F_ID_EVENT_NAMES 2             /* InternedData.event_names */
 #define PTW_F_ID_DEBUG_ANNOTATION_NAMES 3  /* InternedData.debug_annotation_names */
 #define PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES 29 /* InternedData.debug_annotation_string_values */
+/* InternedData: callstacks (profile_common.proto) */
+#define PTW_F_ID_FUNCTION_NAMES 5          /* InternedData.function_names */
+#define PTW_F_ID_FRAMES 6                  /* InternedData.frames */
+#define PTW_F_ID_CALLSTACKS 7              /* InternedData.callstacks */
+#define PTW_F_ID_BUILD_IDS 16              /* InternedData.build_ids */
+#define PTW_F_ID_MAPPING_PATHS 17          /* InternedData.mapping_paths */
+#define PTW_F_ID_SOURCE_PATHS 18           /* InternedData.source_paths */
+#define PTW_F_ID_MAPPINGS 19               /* InternedData.mappings */
+#define PTW_F_MAP_IID 1                    /* Mapping.iid */
+#define PTW_F_MAP_BUILD_ID 2               /* Mapping.build_id (iid) */
+#define PTW_F_MAP_START_OFFSET 3           /* Mapping.start_offset */
+#define PTW_F_MAP_START 4                  /* Mapping.start */
+#define PTW_F_MAP_END 5                    /* Mapping.end */
+#define PTW_F_MAP_LOAD_BIAS 6              /* Mapping.load_bias */
+#define PTW_F_MAP_PATH_STRING_IDS 7        /* Mapping.path_string_ids */
+#define PTW_F_MAP_EXACT_OFFSET 8           /* Mapping.exact_offset */
+#define PTW_F_FRAME_IID 1                  /* Frame.iid */
+#define PTW_F_FRAME_FUNCTION_NAME_ID 2     /* Frame.function_name_id */
+#define PTW_F_FRAME_MAPPING_ID 3           /* Frame.mapping_id */
+#define PTW_F_FRAME_REL_PC 4               /* Frame.rel_pc */
+#define PTW_F_FRAME_SOURCE_PATH_IID 5      /* Frame.source_path_iid */
+#define PTW_F_FRAME_LINE_NUMBER 6          /* Frame.line_number */
+#define PTW_F_CS_IID 1                     /* Callstack.iid */
+#define PTW_F_CS_FRAME_IDS 2               /* Callstack.frame_ids */
 /* EventCategory, EventName, DebugAnnotationName: iid = 1, name = 2 */
 #define PTW_F_INTERN_IID 1                 /* EventName.iid (and EventCategory, DebugAnnotationName) */
 #define PTW_F_INTERN_NAME 2                /* EventName.name (and EventCategory, DebugAnnotationName) */
@@ -92,6 +116,12 @@
 #define PTW_F_TE_FLOW_IDS 47               /* TrackEvent.flow_ids */
 #define PTW_F_TE_TERMINATING_FLOW_IDS 48   /* TrackEvent.terminating_flow_ids */
 #define PTW_F_TE_LEGACY_EVENT 6            /* TrackEvent.legacy_event */
+#define PTW_F_TE_CALLSTACK 55              /* TrackEvent.callstack (inline) */
+#define PTW_F_TE_CALLSTACK_IID 56          /* TrackEvent.callstack_iid */
+#define PTW_F_ICS_FRAMES 1                 /* InlineCallstack.frames */
+#define PTW_F_ICS_FUNCTION_NAME 1          /* InlineCallstack.Frame.function_name */
+#define PTW_F_ICS_SOURCE_FILE 2            /* InlineCallstack.Frame.source_file */
+#define PTW_F_ICS_LINE_NUMBER 3            /* InlineCallstack.Frame.line_number */
 /* TrackEvent.LegacyEvent */
 #define PTW_F_LE_PHASE 2                   /* LegacyEvent.phase */
 #define PTW_F_LE_INSTANT_EVENT_SCOPE 14    /* LegacyEvent.instant_event_scope */

@@ -155,6 +155,47 @@ static int ptw_tr_category_on(const char *cat)
 	}
 }
 
+/* Under mu: does a member of 'cat' match cfg.stack_categories? Its copy
+ * (ctl.stack_cats) holds the patterns NUL-separated, an empty one last. */
+static int ptw_tr_stack_cat(const char *cat)
+{
+	const char *pat = ptw_tr_ctl.stack_cats;
+	for (; pat && *pat; pat += strlen(pat) + 1)
+		for (const char *m = cat;;) {
+			size_t len = strcspn(m, ",");
+			if (len && ptw_tr_glob(pat, m, len))
+				return 1;
+			if (!m[len])
+				break;
+			m += len + 1;
+		}
+	return 0;
+}
+
+/* Under mu: keeps cfg.stack_categories for ptw_tr_stack_cat (NULL: none;
+ * empty items dropped). 0 or PTW_ERR_NOMEM. */
+static int ptw_tr_set_stack_cats_locked(const char *list)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	free(c->stack_cats);
+	c->stack_cats = NULL;
+	if (!list)
+		return 0;
+	size_t n = strlen(list);
+	char *q = c->stack_cats = malloc(n + 2);
+	if (!q)
+		return PTW_ERR_NOMEM;
+	for (const char *p = list; *p; p++)
+		if (*p != ',')
+			*q++ = *p;
+		else if (q > c->stack_cats && q[-1] != '\0')
+			*q++ = '\0';
+	if (q > c->stack_cats && q[-1] != '\0')
+		*q++ = '\0';
+	*q = '\0';
+	return 0;
+}
+
 /* Under mu: the session's record of 'cat', added on its first use; NULL
  * when out of memory. */
 static struct ptw_tr_cat_seen *ptw_tr_seen(const char *cat)
@@ -190,6 +231,8 @@ uint32_t ptw_tr_site_state(const char *cat, uint32_t kind, uint32_t g)
 	int ever_on = e ? e->ever_on : 1, ever_off = e ? e->ever_off : 1;
 	switch (kind) {
 	case PTW_I_K_BEGIN:
+		if (on && ptw_tr_stack_cat(cat))
+			return PTW_TR_ST_STACK(g);
 		return on ? g : ever_on ? PTW_TR_ST_ALT(g) : ~g;
 	case PTW_I_K_END:
 	case PTW_I_K_ASYNC_END:
@@ -532,6 +575,8 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 				     "ptw_start: tracing is already running");
 	}
 	int rc = ptw_tr_parse_categories_locked(cfg->disabled_categories);
+	if (!rc)
+		rc = ptw_tr_set_stack_cats_locked(cfg->stack_categories);
 	if (rc) {
 		pthread_mutex_unlock(&c->mu);
 		free(tr->out_path);

@@ -2,6 +2,7 @@
  * order per thread, into the writer (one sequence and thread track per
  * producer thread), announces drops, retires exited threads.
  * SPDX-License-Identifier: Apache-2.0 */
+#include "lib/stack/stack.h"
 #include "tracer_internal.h"
 #include "ring_mem.h"
 
@@ -171,6 +172,8 @@ void ptw_tr_backend_free(struct ptw_tracer *tr)
 	ptw_tr_async_free(&tr->async);
 	ptw_tr_open_free(tr);
 	ptw_tr_unload_free(tr);
+	ptw_stk_sym_free(tr->sym);
+	tr->sym = NULL;
 	free(tr->scratch);
 	free(tr->snap);
 	free(tr->threads);
@@ -286,6 +289,8 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 	e->static_name = 1;
 	e->id = 0;
 	e->nargs = 0;
+	e->n_pcs = 0;
+	e->cs.n_frames = 0;
 	uint64_t k = h + 1;
 	if (e->rec.name_len) {
 		size_t len = e->rec.name_len - 1u;
@@ -331,6 +336,14 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 		}
 		default: /* PTW_I_ARG_UNKNOWN: dropped, never written as 0 */
 			kept--;
+			if (ar.type == PTW_I_ARG_STACK) { /* lib/stack/ */
+				size_t len = ar.str_len;
+				if (len > 8u * PTW_TRACER_MAX_STACK)
+					len = 8u * PTW_TRACER_MAX_STACK;
+				ptw_tr_get_bytes(r, &k, (char *)e->pcs, len);
+				e->n_pcs = (uint32_t)(len / 8u);
+				break;
+			}
 			(*unknown)++;
 			break;
 		}
@@ -343,6 +356,16 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 {
 	uint64_t unknown = 0;
 	ptw_tr_decode_at(tr, r, h, e, tr->scratch, &unknown);
+	if (e->n_pcs) {
+		if (!tr->sym)
+			tr->sym = ptw_stk_sym_create();
+		if (tr->sym) {
+			e->cs.frames = e->frames;
+			e->cs.n_frames = ptw_stk_sym_frames(tr->sym, e->pcs,
+							    e->n_pcs, e->frames);
+			e->cs.flags = 0;
+		}
+	}
 	if (unknown)
 		atomic_fetch_add_explicit(&tr->invalid, unknown,
 					  memory_order_relaxed);
@@ -358,6 +381,7 @@ static void ptw_tr_fill(const struct ptw_tr_ev *e, struct ptw_event *ev)
 	ev->args = e->nargs ? e->args : NULL;
 	ev->n_args = e->nargs;
 	ev->flags = e->static_name ? PTW_EV_STATIC_STRINGS : 0;
+	ev->callstack = e->cs.n_frames ? &e->cs : NULL;
 }
 
 /* Announces drops up to 'total' on the thread's sequence: the next packet

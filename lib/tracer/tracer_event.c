@@ -24,9 +24,12 @@ ptw_tr_ev1(struct ptw_i_site *site, uint64_t val)
 		}
 		if (s == ~g)
 			return 0;
-		if (s != PTW_TR_ST_ALT(g) || !t || t->gen != g)
+		if ((s != PTW_TR_ST_ALT(g) && s != PTW_TR_ST_STACK(g)) || !t ||
+		    t->gen != g)
 			if (!(t = ptw_i_thread_slow(site, site->kind, g, &s)))
 				return 0;
+		if (s == PTW_TR_ST_STACK(t->gen)) /* (ptw_i_ev resolves it) */
+			return ptw_i_emit_stack(site, PTW_I_K_BEGIN, site->name);
 		if (s != t->gen) { /* PTW_TR_ST_ALT (tracer_internal.h) */
 			if (site->kind == PTW_I_K_BEGIN)
 				return ptw_tr_note_skip(t, site->cat);
@@ -63,7 +66,51 @@ ptw_tr_ev1(struct ptw_i_site *site, uint64_t val)
 	return 1;
 }
 
-int ptw_i_ev(struct ptw_i_site *site) { return ptw_tr_ev1(site, 0); }
+/* A site's state in generation g, looked up (and the thread registered)
+ * out of line, so that ptw_i_ev holds no local whose address escapes. */
+static __attribute__((noinline, cold)) uint32_t
+ptw_tr_ev_state(struct ptw_i_site *site, uint32_t g)
+{
+	uint32_t s = g;
+	if (!ptw_i_thread_slow(site, site->kind, g, &s))
+		return ~g;
+	return s;
+}
+
+static __attribute__((noinline)) int ptw_tr_ev1_call(struct ptw_i_site *site,
+						    uint64_t val)
+{
+	return ptw_tr_ev1(site, val);
+}
+
+/* ptw_i_ev for a site whose state is not the generation: a BEGIN of a
+ * category of cfg.stack_categories (PTW_TR_ST_STACK) goes to the _STACK
+ * path by a sibling call, so that the stack it captures starts at the
+ * macro's function, as a _STACK macro's does (where the compiler makes no
+ * sibling call, the backend leaves the tracer's frames out). Neither
+ * function holds a local whose address escapes: that would forbid the
+ * sibling calls. */
+static __attribute__((noinline)) int ptw_tr_ev_other(struct ptw_i_site *site,
+						     uint32_t g, uint32_t s)
+{
+	if (site->kind == PTW_I_K_BEGIN && (g & PTW_I_GEN_ON)) {
+		if (s != PTW_TR_ST_STACK(g) && s != ~g &&
+		    s != PTW_TR_ST_ALT(g))
+			s = ptw_tr_ev_state(site, g); /* not known yet */
+		if (s == PTW_TR_ST_STACK(g))
+			return ptw_i_emit_stack(site, PTW_I_K_BEGIN, site->name);
+	}
+	return ptw_tr_ev1_call(site, 0);
+}
+
+int ptw_i_ev(struct ptw_i_site *site)
+{
+	uint32_t g = __atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED);
+	uint32_t s = __atomic_load_n(&site->state, __ATOMIC_RELAXED);
+	if (__builtin_expect(s != g, 0))
+		return ptw_tr_ev_other(site, g, s);
+	return ptw_tr_ev1_call(site, 0);
+}
 
 int ptw_i_ev_val(struct ptw_i_site *site, uint64_t val)
 {

@@ -108,6 +108,15 @@ extern _Thread_local struct ptw_i_thread *ptw_i_self
  * An END site is skipped only while its category was never on in the
  * session (no BEGIN of it can have been written or noted). */
 #define PTW_TR_ST_ALT(g) ((g) ^ PTW_I_GEN_ON)
+/* A one-slot BEGIN site of a category of cfg.stack_categories, on: its
+ * events go out of line with the caller's stack (ptw_i_emit_stack). Never
+ * a generation (same counter, other clock bits). Elsewhere the same as g
+ * (ptw_tr_st_plain). */
+#define PTW_TR_ST_STACK(g) ((g) ^ PTW_I_GEN_TSC)
+static inline uint32_t ptw_tr_st_plain(uint32_t s, uint32_t g)
+{
+	return s == PTW_TR_ST_STACK(g) ? g : s;
+}
 
 /* The 'name' of an ASYNC_END record whose category was off at some time
  * in the session: its BEGIN may have been skipped, so the backend does
@@ -383,6 +392,8 @@ struct ptw_tracer {
 	struct ptw_map otrack_ix;     /* async track uuid -> index + 1 */
 	char *oscratch;               /* decoding a copied BEGIN */
 	struct ptw_tr_unload unl;     /* libraries unloaded (tracer_unload.c) */
+	struct ptw_stk_sym *sym;      /* names of stack frames (lib/stack/),
+				       * made at the first stack */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
 };
@@ -420,6 +431,7 @@ struct ptw_tr_ctl {
 	struct ptw_tr_cat_seen *seen;
 	size_t n_seen, cap_seen;
 	char *process_name;       /* set by ptw_set_process_name, owned */
+	char *stack_cats;         /* cfg.stack_categories of the session */
 	struct ptw_stats last;
 	int have_last;
 	pthread_key_t key;        /* runs the thread-exit destructor */
@@ -510,6 +522,12 @@ struct ptw_tr_ev {
 	uint64_t id;
 	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
 	uint32_t nargs;
+	/* A _STACK event's return addresses, innermost first (+1: the NUL
+	 * the ring's byte copy appends), and (ptw_tr_decode) their frames */
+	uint32_t n_pcs;
+	uint64_t pcs[PTW_TRACER_MAX_STACK + 1];
+	struct ptw_frame frames[PTW_TRACER_MAX_STACK];
+	struct ptw_callstack cs;
 };
 /* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
 #define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))

@@ -1,6 +1,7 @@
 /* tracer_thread.c - producer slow paths: thread registration, full rings
  * (drop or wait), multi-slot records, thread names and thread exit.
  * SPDX-License-Identifier: Apache-2.0 */
+#include "lib/stack/stack.h"
 #include "tracer_internal.h"
 
 #include <sched.h>
@@ -119,7 +120,7 @@ struct ptw_i_thread *ptw_i_thread_slow(struct ptw_i_site *site, uint32_t kind,
 			 * with nothing written yet in this session: no level
 			 * is open. */
 			ptw_tr_sites_settle(site, 1, s != ~g);
-			if (s == ~g || (s != g && !mine &&
+			if (s == ~g || (ptw_tr_st_plain(s, g) != g && !mine &&
 					(kind == PTW_I_K_BEGIN ||
 					 kind == PTW_I_K_END))) {
 				pthread_mutex_unlock(&c->mu);
@@ -359,6 +360,8 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		total++;
 		if (args[a].type == PTW_ARG_TYPE_STRING)
 			total += ptw_tr_str_slots(ptw_tr_clip(args[a].v.s));
+		else if (ptw_stk_is_arg(&args[a]))
+			total += ptw_tr_str_slots(8u * args[a].v.nested.n);
 	}
 	struct ptw_ring *r = &t->ring;
 	if (kind == PTW_I_K_END) {
@@ -414,6 +417,14 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 			break;
 		}
 		default:
+			if (ptw_stk_is_arg(&args[a])) { /* lib/stack/ */
+				ar->type = PTW_I_ARG_STACK;
+				ar->str_len = 8u * args[a].v.nested.n;
+				ptw_tr_put_bytes(r, &k, (const char *)(const void *)
+						 args[a].v.nested.items,
+						 ar->str_len);
+				break;
+			}
 			/* Not a type the ring carries: the backend drops the
 			 * argument and counts it (ptw_get_stats().invalid) rather
 			 * than write a value that was never logged. */
@@ -441,10 +452,11 @@ static struct ptw_i_thread *ptw_tr_resolve(struct ptw_i_site *site,
 	if (s != g || !t || t->gen != g) {
 		if (s == ~g)
 			return NULL;
-		if (s != PTW_TR_ST_ALT(g) || !t || t->gen != g)
+		if ((s != PTW_TR_ST_ALT(g) && s != PTW_TR_ST_STACK(g)) || !t ||
+		    t->gen != g)
 			t = ptw_i_thread_slow(site, kind, g, &s);
 	}
-	*alt = t && s != t->gen;
+	*alt = t && ptw_tr_st_plain(s, t->gen) != t->gen;
 	return t;
 }
 

@@ -33,6 +33,7 @@
  * array entry per translation unit; a hook whose object logged nothing
  * new costs a mutex and a look at each thread's ring tail (docs/tracer.md,
  * "Libraries that are unloaded", has the figures). */
+#include "lib/stack/stack.h"
 #include "tracer_internal.h"
 
 #include "lib/util/grow.h"
@@ -189,7 +190,8 @@ static int ptw_tr_own_copied(struct ptw_tracer *tr, unsigned char *p)
 		memcpy(&ar, q, sizeof(ar));
 		rc |= ptw_tr_own_at(tr, &ar.name);
 		memcpy(q, &ar, sizeof(ar));
-		if (ar.type == PTW_ARG_TYPE_STRING)
+		if (ar.type == PTW_ARG_TYPE_STRING ||
+		    ar.type == PTW_I_ARG_STACK)
 			k += ptw_tr_str_slots(ar.str_len);
 	}
 	return rc ? PTW_ERR_NOMEM : 0;

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <string.h>
 
+#include "callstack.h"
 #include "lib/encode/pb_fields.h"
 #include "lib/util/utf8.h"
 #include "seq_fast.h"
@@ -27,6 +28,7 @@ struct ptw_ev_plan {
 	struct ptw_ev_str anames[PTW_MAX_ANNOTATIONS];
 	struct ptw_ev_str svals[PTW_MAX_ANNOTATIONS]; /* s == NULL: inline */
 	size_t nested_need; /* bytes' bound of nested annotations */
+	struct ptw_stk_out stk; /* the callstack's bytes (callstack.c) */
 };
 
 /* Upper bound of one nested DebugAnnotation besides its inline name and
@@ -184,6 +186,9 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 	if ((ev->n_args && !ev->args) || (ev->n_flow_ids && !ev->flow_ids) ||
 	    (ev->n_terminating_flow_ids && !ev->terminating_flow_ids))
 		return ptw_ev_fail(w, "NULL array with a non-zero count");
+	const char *cs_why;
+	if (ev->callstack && (cs_why = ptw_w_stk_check(ev->callstack)))
+		return ptw_ev_fail(w, cs_why);
 	if (ev->legacy && (unsigned)ev->legacy->flow_dir > PTW_FLOW_INOUT)
 		return ptw_ev_fail(w, "unknown flow direction");
 	if (ev->legacy && ev->legacy->phase && p->type)
@@ -481,9 +486,11 @@ ptw_ev_size(const struct ptw_event *ev,
 					PTW_F_ID_DEBUG_ANNOTATION_STRING_VALUES,
 					ptw_ev_entry_body(&p->svals[i]));
 		}
+		id += p->stk.id_len;
 		need += ptw_ev_field_size(PTW_F_PKT_INTERNED_DATA, id);
 	}
 	*id_body = id;
+	need += p->stk.te_len;
 	need += (size_t)n_args * PTW_EV_ARG_MAX;
 	if (n_args)
 		need += p->nested_need;
@@ -530,6 +537,10 @@ static uint8_t *ptw_ev_put_interned(uint8_t *q, struct ptw_seq *s,
 					     &p->svals[i]);
 			n_new++;
 		}
+	}
+	if (p->stk.id_len) { /* the callstack's new entries */
+		memcpy(q, p->stk.id, p->stk.id_len);
+		q += p->stk.id_len;
 	}
 	w->stats.interned_strings += n_new;
 	uint32_t cap = w->opt.max_interned;
@@ -618,6 +629,13 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 					 "intern table: out of memory");
 	if (any_new)
 		ptw_ev_fix_new(p, n_args);
+	p->stk.id_len = p->stk.te_len = 0;
+	if (ev && ev->callstack && ev->callstack->n_frames) {
+		if ((rc = ptw_w_stk_encode(s, ev->callstack, &p->stk)) != 0)
+			return ptw_i_writer_fail(w, rc, 0,
+						 "callstack: out of memory");
+		any_new |= p->stk.id_len != 0;
+	}
 	size_t id_body = 0;
 	size_t need = ptw_ev_size(ev, p, n_args, any_new, &id_body);
 
@@ -660,6 +678,10 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 						       ev->terminating_flow_ids[i]);
 		if (ev->legacy)
 			q = ptw_ev_put_legacy(q, ev->legacy);
+		if (p->stk.te_len) {
+			memcpy(q, p->stk.te, p->stk.te_len);
+			q += p->stk.te_len;
+		}
 	}
 	q = ptw_ev_end_nested(te, q);
 	b->len = (size_t)(q - b->data);
@@ -730,7 +752,7 @@ ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev, int type, int *rc)
 	if (__builtin_expect(!ev, 0) ||
 	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
 	    (ev->flags & (PTW_EV_THREAD_TIME | PTW_EV_NAMED_END)) ||
-	    ev->legacy ||
+	    ((uintptr_t)ev->legacy | (uintptr_t)ev->callstack) ||
 	    (type != PTW_TE_TYPE_SLICE_END &&
 	     !(ev->flags & PTW_EV_STATIC_STRINGS)))
 		return 0;

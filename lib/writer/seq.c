@@ -6,6 +6,7 @@
 
 #include "lib/util/grow.h"
 #include "lib/encode/pb_fields.h"
+#include "callstack.h"
 #include "writer_state.h"
 
 /* Headroom of each intern table beyond max_interned: one event can add
@@ -67,6 +68,8 @@ static void ptw_w_seq_free_tables(struct ptw_seq *s)
 	ptw_intern_destroy(s->anames);
 	ptw_intern_destroy(s->svals);
 	s->names = s->cats = s->anames = s->svals = NULL;
+	ptw_w_stk_free(s->stk);
+	s->stk = NULL;
 }
 
 void ptw_w_seq_free(struct ptw_seq *s)

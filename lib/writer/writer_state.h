@@ -57,6 +57,8 @@ struct ptw_seq {
 	struct ptw_intern *cats;   /* InternedData.event_categories */
 	struct ptw_intern *anames; /* InternedData.debug_annotation_names */
 	struct ptw_intern *svals;  /* InternedData.debug_annotation_string_values */
+	struct ptw_stk *stk;       /* callstack tables (callstack.c); NULL
+				    * until the sequence's first stack */
 };
 
 struct ptw_writer {
