@@ -138,6 +138,7 @@ struct ptw_tp_model {
 	/* ENDs trace_processor ignores or that nest improperly, in TP order */
 	struct ptw_tp_problem *unmatched_ends; size_t n_unmatched_ends;
 	uint64_t misplaced_end_event;    /* TP stat */
+	uint64_t slice_drop_overlapping_complete_event; /* TP stat */
 	uint64_t track_hierarchy_missing_uuid; /* events dropped */
 	/* flow_tracker.cc stats */
 	uint64_t flow_end_without_start;
