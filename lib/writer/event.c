@@ -875,16 +875,27 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 	return 1;
 }
 
-int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
-			   uint64_t dur)
+/* The entry checks of a complete slice of 'dur' ns (ok: dur_ok). */
+static int ptw_ev_complete_enter(struct ptw_seq *s, const struct ptw_event *ev,
+				 uint64_t dur, int dur_ok)
 {
 	int rc = ptw_ev_enter(s);
 	if (rc)
 		return rc;
 	if (!ev)
 		return ptw_ev_fail(s->w, "event is NULL");
-	if (ev->ts > (uint64_t)INT64_MAX || dur > (uint64_t)INT64_MAX - ev->ts)
+	if (!dur_ok || ev->ts > (uint64_t)INT64_MAX ||
+	    dur > (uint64_t)INT64_MAX - ev->ts)
 		return ptw_ev_fail(s->w, "slice end time exceeds INT64_MAX");
+	return 0;
+}
+
+int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
+			   uint64_t dur)
+{
+	int rc = ptw_ev_complete_enter(s, ev, dur, 1);
+	if (rc)
+		return rc;
 	struct ptw_ev_plan p;
 	p.type = PTW_TE_TYPE_SLICE_BEGIN;
 	p.is_x = 0;
@@ -902,11 +913,10 @@ int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 int ptw_seq_legacy_complete(struct ptw_seq *s, const struct ptw_event *ev,
 			    uint64_t dur_us)
 {
-	int rc = ptw_ev_enter(s);
+	int ok = dur_us <= (uint64_t)INT64_MAX / 1000;
+	int rc = ptw_ev_complete_enter(s, ev, ok ? dur_us * 1000 : 0, ok);
 	if (rc)
 		return rc;
-	if (!ev)
-		return ptw_ev_fail(s->w, "event is NULL");
 	const struct ptw_legacy *l = ev->legacy;
 	if (l && (l->phase || l->instant_scope))
 		return ptw_ev_fail(s->w, "legacy phase or scope on a complete "
@@ -914,9 +924,6 @@ int ptw_seq_legacy_complete(struct ptw_seq *s, const struct ptw_event *ev,
 	if (ev->flags & (PTW_EV_THREAD_TIME | PTW_EV_NAMED_END))
 		return ptw_ev_fail(s->w, "thread time or named end on a "
 					 "complete slice");
-	if (ev->ts > (uint64_t)INT64_MAX || dur_us > (uint64_t)INT64_MAX / 1000 ||
-	    dur_us * 1000 > (uint64_t)INT64_MAX - ev->ts)
-		return ptw_ev_fail(s->w, "slice end time exceeds INT64_MAX");
 	struct ptw_ev_plan p;
 	p.type = 0;
 	p.is_x = 1;
