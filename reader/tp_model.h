@@ -9,6 +9,10 @@
  *     (NULL on the END matches anything); an unmatched END is ignored;
  *     annotations on the END are appended to the slice's args;
  *   - INSTANT is a dur-0 slice at the current depth;
+ *   - COMPLETE (legacy_event phase 'X', duration_us) is a slice with its
+ *     duration from the start (SliceTracker::Scoped), on a thread's
+ *     track only; one that starts inside a complete slice and ends after
+ *     it is dropped (slice_drop_overlapping_complete_event);
  *   - completed slices are popped once a later event starts after their
  *     end (slice_tracker.cc MaybeCloseStack), so depths match TP;
  *   - slices still open at the end keep dur -1.
