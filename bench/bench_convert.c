@@ -745,8 +745,8 @@ int main(void)
 		tp_compare(tp, json, pf, "", reps);
 		tp_compare(tp, chrome, pfc, "_chrome", reps);
 	} else {
-		printf("tp_load_ratio_json skipped (no trace_processor_shell; "
-		       "set PTW_SHARED_DIR)\n");
+		fprintf(stderr, "bench_convert: no trace_processor_shell "
+				"(set PTW_SHARED_DIR): tp_load_* skipped\n");
 	}
 	unlink(pf);
 	unlink(pfc);
