@@ -11,7 +11,16 @@
  * PTW_BENCH_KEEP=1 keeps the generated inputs, PTW_BENCH_DIR=DIR converts
  * those again instead of generating, PTW_BENCH_ONLY=appletracebin runs
  * only the APLTRC01 conversion and its io floor, PTW_BENCH_REPS=N sets
- * the runs. */
+ * the runs.
+ *
+ * A second Chrome JSON input, chrome.json, is shaped like the files
+ * people convert (issue 40): complete (X) events with two args, instants
+ * and counters on 3 processes / 8 threads, timestamps with fractions of
+ * a microsecond. When trace_processor_shell is found ($PTW_SHARED_DIR/tp
+ * or ../shared/tp beside the source tree), each JSON input and its
+ * conversion are loaded by it (select count(*) from slice), in turns,
+ * and tp_load_* lines give its CPU time (best of the runs) and
+ * tp_load_ratio_json* the converted trace's over the JSON's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -37,6 +46,8 @@
 
 #define THREADS 16
 #define NAMES 64
+/* chrome.json: events per full run (quick: a twentieth) */
+#define CHROME_EVENTS 1200000
 #define FRAG_BYTES (32u << 20)
 
 static double now_s(void)
@@ -183,6 +194,140 @@ static void generate(struct gen *g, uint64_t events, uint64_t text_events)
 		die("close");
 	if (fclose(g->bin))
 		die("close");
+}
+
+/* chrome.json (see the top): per thread, X events nest inside the
+ * enclosing X's still running; half the events are X (durations in whole
+ * microseconds, as Chrome writes them), 30% instants, 20% counters. */
+static void make_chrome(const char *path, uint64_t events)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		die(path);
+	static const char *const cats[] = {"toplevel", "v8", "blink", "cc"};
+	double cur[8];
+	double stk[8][64];
+	int depth[8] = {0};
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int t = 0; t < 8; t++)
+		cur[t] = 1000.0 + t;
+	fputs("[\n", f);
+	for (uint64_t i = 0; i < events; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		int t = (int)(x % 8);
+		uint32_t r = (uint32_t)((x >> 8) % 100);
+		int pid = 1 + t % 3, tid = 100 + t;
+		cur[t] += (double)(1 + (x >> 20) % 40000) / 1000.0;
+		double ts = cur[t];
+		while (depth[t] && stk[t][depth[t] - 1] <= ts)
+			depth[t]--;
+		const char *sep = i ? ",\n" : "";
+		unsigned nm = (unsigned)((x >> 40) % 40);
+		const char *cat = cats[(x >> 50) % 4];
+		int n;
+		if (r < 50) {
+			double lim = depth[t] ? stk[t][depth[t] - 1] - ts : 1e9;
+			uint64_t d = (x >> 30) % 10 < 3 ? (x >> 33) % 200
+							 : (x >> 33) % 20;
+			if ((double)d >= lim)
+				d = lim >= 1.0 ? (uint64_t)(lim - 1.0) : 0;
+			if (depth[t] < 64)
+				stk[t][depth[t]++] = ts + (double)d;
+			n = fprintf(f, "%s{\"name\":\"Task%02u::Run\",\"cat\":"
+				    "\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
+				    "\"ts\":%.3f,\"dur\":%llu,\"args\":{"
+				    "\"count\":%llu,\"url\":\"https://example."
+				    "com/p/%llu\"}}", sep, nm, cat, pid, tid, ts,
+				    (unsigned long long)d,
+				    (unsigned long long)((x >> 12) % 100000),
+				    (unsigned long long)((x >> 45) % 1000));
+		} else if (r < 80) {
+			n = fprintf(f, "%s{\"name\":\"Task%02u::Run\",\"cat\":"
+				    "\"%s\",\"ph\":\"i\",\"s\":\"t\",\"pid\":%d,"
+				    "\"tid\":%d,\"ts\":%.3f}", sep, nm, cat, pid,
+				    tid, ts);
+		} else {
+			n = fprintf(f, "%s{\"name\":\"Counter%u\",\"cat\":"
+				    "\"mem\",\"ph\":\"C\",\"pid\":%d,\"tid\":%d,"
+				    "\"ts\":%.3f,\"args\":{\"value\":%llu}}", sep,
+				    nm % 6, pid, tid, ts,
+				    (unsigned long long)((x >> 24) % (1u << 20)));
+		}
+		if (n < 0)
+			die(path);
+	}
+	if (fputs("\n]\n", f) < 0 || fclose(f))
+		die(path);
+}
+
+/* trace_processor_shell, or NULL. */
+static const char *tp_path(void)
+{
+	static char p[4096];
+	const char *env = getenv("PTW_SHARED_DIR");
+	if (env && *env) {
+		snprintf(p, sizeof(p), "%s/tp/trace_processor_shell", env);
+	} else {
+		/* <root>/bench/bench_convert.c -> <root>/../shared */
+		snprintf(p, sizeof(p), "%s", __FILE__);
+		for (int k = 0; k < 2; k++) {
+			char *s = strrchr(p, '/');
+			if (s)
+				*s = '\0';
+		}
+		size_t n = strlen(p);
+		snprintf(p + n, sizeof(p) - n, "/../shared/tp/trace_processor_shell");
+	}
+	return access(p, X_OK) == 0 ? p : NULL;
+}
+
+/* CPU seconds (user + system) of trace_processor loading 'trace'; < 0
+ * if it failed. */
+static double tp_load(const char *tp, const char *trace)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(tp, tp, "-Q", "select count(*) from slice", trace,
+		      (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	struct rusage ru;
+	if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		return -1;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* Loads a JSON input and its conversion in turns, 'reps' times each, and
+ * prints the best CPU times and their ratio (suffix: "" or "_chrome"). */
+static void tp_compare(const char *tp, const char *json, const char *pf,
+		       const char *suffix, int reps)
+{
+	double bj = -1, bp = -1;
+	for (int i = 0; i < reps; i++) {
+		double j = tp_load(tp, json), p = tp_load(tp, pf);
+		if (j < 0 || p < 0) {
+			fprintf(stderr, "bench_convert: trace_processor failed "
+					"on %s or %s\n", json, pf);
+			return;
+		}
+		bj = bj < 0 || j < bj ? j : bj;
+		bp = bp < 0 || p < bp ? p : bp;
+	}
+	printf("tp_load_json%s_s %.3f s\n", suffix, bj);
+	printf("tp_load_pftrace%s_s %.3f s\n", suffix, bp);
+	printf("tp_load_ratio_json%s %.3f pftrace/json\n", suffix, bp / bj);
 }
 
 static uint64_t dir_bytes(const char *dir)
@@ -577,6 +722,34 @@ int main(void)
 	printf("convert_input_bytes %llu bytes (bin) %llu (text) %llu (json)\n",
 	       (unsigned long long)bin_in, (unsigned long long)text_in,
 	       (unsigned long long)json_in);
+
+	/* the Chrome-shaped input (made here unless reused and present) */
+	char chrome[512], pf[512], pfc[512];
+	snprintf(chrome, sizeof(chrome), "%s/chrome.json", dir);
+	snprintf(pf, sizeof(pf), "%s/trace.pftrace", dir);
+	snprintf(pfc, sizeof(pfc), "%s/chrome.pftrace", dir);
+	if (stat(chrome, &st) != 0)
+		make_chrome(chrome, quick ? CHROME_EVENTS / 20 : CHROME_EVENTS);
+	stat(chrome, &st);
+	uint64_t chrome_in = (uint64_t)st.st_size;
+	struct run rc = measure_best(chrome, 0, 0, pfc, 0, reps);
+	printf("convert_chrome_json_mb_per_s %.1f MB/s\n",
+	       chrome_in / 1e6 / rc.secs);
+	printf("convert_chrome_json_peak_rss_mb %.1f MiB\n", rc.rss_mb);
+	printf("convert_output_ratio_chrome %.4f out/in (%llu bytes)\n",
+	       (double)rc.out_bytes / chrome_in,
+	       (unsigned long long)rc.out_bytes);
+	const char *tp = tp_path();
+	if (tp) {
+		measure(json, 0, 0, pf, 0); /* trace.json's conversion, kept */
+		tp_compare(tp, json, pf, "", reps);
+		tp_compare(tp, chrome, pfc, "_chrome", reps);
+	} else {
+		fprintf(stderr, "bench_convert: no trace_processor_shell "
+				"(set PTW_SHARED_DIR): tp_load_* skipped\n");
+	}
+	unlink(pf);
+	unlink(pfc);
 
 	return finish(dir, reuse);
 }

@@ -141,9 +141,12 @@ static struct stack *get_stack(struct ptw_tp_model *m, uint64_t uuid)
 
 /* slice_tracker.cc MaybeCloseStack: pops slices that ended before
  * 'ts' (or at it, unless both are instants) and truncates slices left
- * open inside a slice that already ended (misplaced_end_event). */
-static void maybe_close_stack(struct ptw_tp_model *m, struct stack *st,
-			      int64_t ts, int64_t dur)
+ * open inside a slice that already ended (misplaced_end_event). Returns
+ * 1 when a new slice of duration 'dur' (>= 0) starts inside a complete
+ * slice and ends after it (trace_processor then drops the new slice,
+ * slice_drop_overlapping_complete_event), else 0. */
+static int maybe_close_stack(struct ptw_tp_model *m, struct stack *st,
+			     int64_t ts, int64_t dur)
 {
 	int incomplete_descendant = 0;
 	for (long i = (long)st->n - 1; i >= 0; i--) {
@@ -175,7 +178,10 @@ static void maybe_close_stack(struct ptw_tp_model *m, struct stack *st,
 			st->n--; /* StackPop pops the back, as TP does */
 			continue;
 		}
+		if (dur != -1 && ts < end_ts && dur > end_ts - ts)
+			return 1;
 	}
+	return 0;
 }
 
 /* MatchingIncompleteSliceIndex: innermost open slice whose category and
@@ -627,13 +633,13 @@ static int thread_time(const struct ptw_trace *t,
 static struct stack *stack_at(struct ptw_tp_model *m, const struct ptw_trace *t,
 			      const struct ptw_trace_event *ev, int64_t dur,
 			      uint64_t *key, const char **tname,
-			      struct ptw_tp_track_owner *owner)
+			      struct ptw_tp_track_owner *owner, int *overlap)
 {
 	if (tp_track_of(m, t, ev, key, tname, owner))
 		return NULL;
 	struct stack *st = get_stack(m, *key);
-	if (st)
-		maybe_close_stack(m, st, ev->ts, dur);
+	if (st && maybe_close_stack(m, st, ev->ts, dur) && overlap)
+		*overlap = 1;
 	return st;
 }
 
@@ -644,9 +650,15 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 	uint64_t key;
 	const char *tname;
 	struct ptw_tp_track_owner owner;
-	struct stack *st = stack_at(m, t, ev, dur, &key, &tname, &owner);
+	int overlap = 0;
+	struct stack *st = stack_at(m, t, ev, dur, &key, &tname, &owner,
+				    &overlap);
 	if (!st)
 		return -1;
+	if (overlap) {
+		m->slice_drop_overlapping_complete_event++;
+		return 0;
+	}
 	if (st->n >= MAX_SLICE_DEPTH)
 		return 0; /* slice_max_depth_exceeded: dropped */
 	void *grown = ptw_grow(m->slices, &pv->cap_slices, m->n_slices + 1, 64,
@@ -673,11 +685,14 @@ static int start_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 	s->depth = (uint32_t)st->n;
 	s->parent_id = st->n ? (int64_t)st->ids[st->n - 1] : -1;
 	s->is_instant = ev->type == PTW_TRACE_INSTANT;
-	/* ParseThreadBeginEvent / ParseThreadInstantEvent (utid_ set) */
+	/* ParseThreadBeginEvent / ParseThreadInstantEvent (utid_ set);
+	 * ParseThreadCompleteEvent sets thread_dur from legacy_event's
+	 * thread_duration_us, which is not read here (0) */
 	if (owner.owner == PTW_TP_OWNER_THREAD &&
 	    thread_time(t, ev, &s->thread_ts)) {
 		s->has_thread_ts = 1;
-		s->has_thread_dur = s->is_instant; /* thread_dur 0 */
+		s->has_thread_dur = s->is_instant ||
+				    ev->type == PTW_TRACE_COMPLETE;
 	}
 	s->begin = ev;
 	st->ids[st->n++] = id;
@@ -695,7 +710,7 @@ static int end_slice(struct ptw_tp_model *m, const struct ptw_trace *t,
 	uint64_t key;
 	const char *tname;
 	struct ptw_tp_track_owner owner;
-	struct stack *st = stack_at(m, t, ev, -1, &key, &tname, &owner);
+	struct stack *st = stack_at(m, t, ev, -1, &key, &tname, &owner, NULL);
 	if (!st)
 		return -1;
 	long i = st->n ? match_open(m, st, ev->name, ev->category) : -1;
@@ -794,6 +809,14 @@ static int build(struct ptw_tp_model *m, const struct ptw_trace *t)
 			break;
 		case PTW_TRACE_INSTANT:
 			rc = start_slice(m, t, ev, 0);
+			break;
+		case PTW_TRACE_COMPLETE:
+			/* ParseThreadCompleteEvent: on a thread only */
+			if (o.owner != PTW_TP_OWNER_THREAD)
+				rc = add_problem(m, ev, "TrackEvent with phase "
+						 "X without thread association");
+			else
+				rc = start_slice(m, t, ev, ev->dur);
 			break;
 		case PTW_TRACE_SLICE_END:
 			rc = end_slice(m, t, ev);

@@ -9,6 +9,10 @@
  *     (NULL on the END matches anything); an unmatched END is ignored;
  *     annotations on the END are appended to the slice's args;
  *   - INSTANT is a dur-0 slice at the current depth;
+ *   - COMPLETE (legacy_event phase 'X', duration_us) is a slice with its
+ *     duration from the start (SliceTracker::Scoped), on a thread's
+ *     track only; one that starts inside a complete slice and ends after
+ *     it is dropped (slice_drop_overlapping_complete_event);
  *   - completed slices are popped once a later event starts after their
  *     end (slice_tracker.cc MaybeCloseStack), so depths match TP;
  *   - slices still open at the end keep dur -1.
@@ -138,6 +142,7 @@ struct ptw_tp_model {
 	/* ENDs trace_processor ignores or that nest improperly, in TP order */
 	struct ptw_tp_problem *unmatched_ends; size_t n_unmatched_ends;
 	uint64_t misplaced_end_event;    /* TP stat */
+	uint64_t slice_drop_overlapping_complete_event; /* TP stat */
 	uint64_t track_hierarchy_missing_uuid; /* events dropped */
 	/* flow_tracker.cc stats */
 	uint64_t flow_end_without_start;

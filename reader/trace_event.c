@@ -461,6 +461,8 @@ static void read_legacy(struct ptw_trace_event *ev,
 			const Perfetto__Protos__TrackEvent__LegacyEvent *le)
 {
 	ev->legacy_phase = le->has_phase ? (char)le->phase : 0;
+	/* int64 arithmetic as trace_processor's (wrapping, not UB here) */
+	ev->dur = (int64_t)((uint64_t)le->duration_us * 1000u);
 	ev->has_legacy_id = le->id_case == LE(ID_UNSCOPED_ID);
 	ev->legacy_id = ev->has_legacy_id ? le->unscoped_id : 0;
 	ev->bind_to_enclosing = le->has_bind_to_enclosing &&
@@ -512,7 +514,19 @@ static int read_type(struct ptw_trace *t, const struct pos *at,
 			*async_id = le->local_id;
 		}
 	}
-	if (*async_kind) {
+	if (ph == 'X') {
+		/* ParseThreadCompleteEvent; the model drops it off a thread
+		 * (tp_model.c), as trace_processor does */
+		if (ev->dur < 0) {
+			t->stats.track_event_parser_errors++;
+			ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
+					 "TrackEvent with phase X with "
+					 "negative duration: dropped");
+			*why = "phase X with negative duration";
+			return 1;
+		}
+		ev->type = PTW_TRACE_COMPLETE;
+	} else if (*async_kind) {
 		ev->type = ph == 'b'   ? PTW_TRACE_SLICE_BEGIN
 			   : ph == 'e' ? PTW_TRACE_SLICE_END
 				       : PTW_TRACE_INSTANT;
@@ -520,7 +534,7 @@ static int read_type(struct ptw_trace *t, const struct pos *at,
 		t->stats.track_event_parser_errors++;
 		ptw_i_trace_diag(t, PTW_TRACE_DIAG_EVENT, at, seq_id,
 				 ph ? "TrackEvent with legacy phase other than "
-				      "s, t, f: not read"
+				      "s, t, f, X: not read"
 				    : "TrackEvent without type is dropped");
 		*why = ph ? "legacy phase not read" : "no type";
 		return 1;

@@ -1591,6 +1591,8 @@ const char *ptw_trace_event_type_name(int type)
 		return "COUNTER";
 	case PTW_TRACE_STATE:
 		return "STATE";
+	case PTW_TRACE_COMPLETE:
+		return "COMPLETE";
 	default:
 		return "UNSPECIFIED";
 	}

@@ -66,6 +66,10 @@ enum ptw_trace_event_type {
 	PTW_TRACE_INSTANT = 3,
 	PTW_TRACE_COUNTER = 4,
 	PTW_TRACE_STATE = 5,
+	/* Not a TrackEvent type: a typeless event whose legacy_event has
+	 * phase 'X' and duration_us, a complete slice (ptw_trace_event.dur;
+	 * trace_processor's ParseThreadCompleteEvent) */
+	PTW_TRACE_COMPLETE = 16,
 };
 
 enum ptw_trace_arg_type {
@@ -186,6 +190,9 @@ struct ptw_trace_event {
 	 * process instant track, track_event_event_importer.h) */
 	char legacy_phase;
 	char legacy_scope;
+	/* PTW_TRACE_COMPLETE: legacy_event.duration_us in ns (as
+	 * trace_processor computes it, duration_us * 1000) */
+	int64_t dur;
 	enum ptw_trace_counter_kind counter_kind;
 	int64_t counter_int;   /* raw value as written (counter_value) */
 	double counter_double; /* raw value (double_counter_value) */

@@ -82,6 +82,7 @@ static int same_event(const struct ptw_trace_event *a,
 	    a->n_flow_ids != b->n_flow_ids ||
 	    a->n_terminating_flow_ids != b->n_terminating_flow_ids ||
 	    a->n_args != b->n_args || a->legacy_phase != b->legacy_phase ||
+	    a->dur != b->dur ||
 	    a->has_legacy_id != b->has_legacy_id ||
 	    a->legacy_id != b->legacy_id ||
 	    a->bind_to_enclosing != b->bind_to_enclosing ||

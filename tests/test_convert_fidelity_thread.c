@@ -207,11 +207,11 @@ Test(fidelity_thread, overlapping_x_inside_an_open_b)
 /* An open B between two X's hides the lower one from the check (ST: the
  * complete slice below a pending one is only tested for truncation, and
  * 5 <= 10 keeps it): C [5, 15) nests on the thread track at depth 2, no
- * spill. KNOWN LIMIT, disabled: trace_processor then keeps A's duration
- * although b and C above it stay open past A's end; the converter ends
- * A with a nameless END, which closes the innermost open slice (C), so
- * A, b and C get other durations (docs/convert.md, known limits). */
-Test(fidelity_thread, open_b_above_an_x_means_no_spill, .disabled = true)
+ * spill. trace_processor keeps A's duration although b and C above it
+ * stay open past A's end. (It failed while X's were written as a BEGIN
+ * and an END: the nameless END closed the innermost open slice, C; an X
+ * of whole microseconds is now one complete event, as in the JSON.) */
+Test(fidelity_thread, open_b_above_an_x_means_no_spill)
 {
 	static const char *const want[] = {
 		"0 10000 A c 0 2 1 main null null",
@@ -223,6 +223,28 @@ Test(fidelity_thread, open_b_above_an_x_means_no_spill, .disabled = true)
 	       "{\"name\":\"b\",\"cat\":\"c\",\"ph\":\"B\",\"pid\":1,"
 	       "\"tid\":2,\"ts\":2}," X("C", 5, 10) "]", want, &st);
 	cr_expect_eq(st.spilled, 0);
+}
+
+/* A B left open inside an X when the X ends (ST MaybeCloseStack): the
+ * next slice event after the X's end (here b's own E at 15) truncates b
+ * at the X's end (misplaced_end_event) and pops both; the E then closes
+ * nothing. The converter's X of one event is complete from its start, as
+ * the JSON's, so the protobuf import does the same (written as a BEGIN
+ * and an END, A's END closed b and b's E closed A at 15). */
+Test(fidelity_thread, b_left_open_in_an_x_is_truncated_at_its_end)
+{
+	static const char *const want[] = {
+		"0 10000 A c 0 2 1 main null null",
+		"2000 8000 b c 1 2 1 main null null",
+		"20000 0 i c 0 2 1 main null null",
+	};
+	EXPECT("x_trunc", "[" X("A", 0, 10) ","
+	       "{\"name\":\"b\",\"cat\":\"c\",\"ph\":\"B\",\"pid\":1,"
+	       "\"tid\":2,\"ts\":2},"
+	       "{\"name\":\"b\",\"cat\":\"c\",\"ph\":\"E\",\"pid\":1,"
+	       "\"tid\":2,\"ts\":15},"
+	       "{\"name\":\"i\",\"cat\":\"c\",\"ph\":\"i\",\"s\":\"t\","
+	       "\"pid\":1,\"tid\":2,\"ts\":20}]", want, NULL);
 }
 
 /* The short path (emit_fast.c) never takes an X, so a spill written

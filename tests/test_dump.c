@@ -499,3 +499,47 @@ Test(dump, check_summary_mentions_data_loss)
 	run_free(&r);
 	unlink(p);
 }
+
+/* ptw-dump reads a complete event (legacy_event phase 'X', as ptw-convert
+ * writes a Chrome X of whole microseconds): -e prints it as COMPLETE with
+ * its duration in ns, -s its slice, and --check counts no open slice. */
+Test(dump, complete_events_are_printed_with_their_duration)
+{
+	char p[256];
+	ptw_test_tmp_path(p, sizeof(p), "dump-x");
+	struct ptw_tb b;
+	ptw_tb_init(&b);
+	ptw_tb_start_seq(&b, 2, 64, 2, 1000);
+	ptw_tb_begin_on(&b, 2, 0);
+	ptw_tb_thread_track(&b, 2, 5, 6, "main");
+	ptw_tb_end(&b);
+	ptw_tb_begin_on(&b, 2, 10);
+	ptw_tb_open(&b, 11);            /* track_event */
+	ptw_tb_string(&b, 23, "x");     /* name */
+	ptw_tb_open(&b, 6);             /* legacy_event */
+	ptw_tb_varint(&b, 2, 'X');      /* phase */
+	ptw_tb_varint(&b, 3, 7);        /* duration_us */
+	ptw_tb_close(&b);
+	ptw_tb_close(&b);
+	ptw_tb_end(&b);
+	ptw_test_write_file_or_fail(p, b.out.data, b.out.len);
+	ptw_tb_free(&b);
+	char args[PATH_MAX];
+	snprintf(args, sizeof(args), "-e '%s'", p);
+	struct run r = run_dump(args);
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.out, "COMPLETE track=2 name=\"x\" dur=7000"), "%s",
+		  r.out);
+	run_free(&r);
+	snprintf(args, sizeof(args), "-s '%s'", p);
+	r = run_dump(args);
+	cr_expect(strstr(r.out, "ts=1010 dur=7000 track=2 depth=0"), "%s",
+		  r.out);
+	run_free(&r);
+	snprintf(args, sizeof(args), "--check --strict '%s'", p);
+	r = run_dump(args);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strstr(r.err, "never ended"), "%s", r.err);
+	run_free(&r);
+	unlink(p);
+}

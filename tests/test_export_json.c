@@ -11,6 +11,7 @@
 
 #include "converters/chrome_json/chrome_json.h"
 #include "ptw/writer.h"
+#include "support/ptw_test.h"
 #include "test_convert_json.h"
 
 struct jev {
@@ -444,6 +445,47 @@ Test(export_json, global_events_make_no_process_0)
 	cr_expect_eq(find(j, 'M', "thread_exists")->tid, 3);
 	cr_expect_eq(find(j, 'i', "G")->tid, 2);
 	cr_expect_eq(find(j, 'b', "A")->tid, 2);
+	free(j);
+	unlink(pf);
+	free(pf);
+}
+
+/* A Chrome X of whole microseconds is converted into one complete event
+ * (legacy_event phase 'X'), which has no END to place an E at: the export
+ * writes X events (with the slice's dur and args) and an X of a fraction
+ * of a microsecond, converted into a BEGIN and an END, also as an X. */
+Test(export_json, one_event_complete_slices_come_back_as_x)
+{
+	static const char src[] =
+		"[{\"name\":\"whole\",\"cat\":\"c\",\"ph\":\"X\",\"ts\":1.5,"
+		"\"dur\":10,\"pid\":1,\"tid\":2,\"args\":{\"k\":3}},"
+		"{\"name\":\"frac\",\"ph\":\"X\",\"ts\":2,\"dur\":2.25,"
+		"\"pid\":1,\"tid\":2},"
+		"{\"name\":\"b\",\"ph\":\"B\",\"ts\":5,\"pid\":1,\"tid\":2},"
+		"{\"name\":\"b\",\"ph\":\"E\",\"ts\":6,\"pid\":1,\"tid\":2}]";
+	char *pf = tmp_path("pftrace");
+	ptw_test_convert_json(pf, src, 0, NULL);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(pf, 0);
+	size_t n, complete = 0;
+	const struct ptw_trace_event *e = ptw_trace_events(t, &n);
+	for (size_t i = 0; i < n; i++)
+		complete += e[i].type == PTW_TRACE_COMPLETE;
+	cr_expect_eq(complete, 1, "only the whole-microsecond X is one event");
+	ptw_trace_free(t);
+	struct jevs *j = calloc(1, sizeof(*j));
+	cr_assert_not_null(j);
+	export_and_read(pf, j, NULL);
+	const struct jev *w = find(j, 'X', "whole");
+	cr_expect_eq(w->ts, 1500);
+	cr_expect_eq(w->dur, 10000);
+	cr_expect_str_eq(w->cat, "c");
+	cr_assert_eq(w->n_args, 1);
+	cr_expect_str_eq(w->args[0].key, "k");
+	cr_expect_eq(w->args[0].i, 3);
+	const struct jev *f = find(j, 'X', "frac");
+	cr_expect_eq(f->ts, 2000);
+	cr_expect_eq(f->dur, 2250);
+	cr_expect_eq(find(j, 'X', "b")->dur, 1000);
 	free(j);
 	unlink(pf);
 	free(pf);

@@ -994,3 +994,62 @@ Test(model, the_topmost_slice_may_have_ended_until_a_slice_event_pops_it)
 	cr_assert(has_flow(f.m, "mark", "D"));
 	fx_free(&f);
 }
+
+/* A typeless event whose legacy_event has phase 'X' and duration_us (as
+ * ptw-convert writes a Chrome X) is one complete slice
+ * (ParseThreadCompleteEvent, SliceTracker::Scoped): it stays on its
+ * track's stack until an event at or after its end; one that starts in
+ * it and ends after it is dropped (slice_drop_overlapping_complete_event);
+ * off a thread it is dropped; a negative duration is a parser error. */
+static void xev(struct ptw_tb *b, uint64_t delta, uint64_t track,
+		const char *name, int64_t dur_us)
+{
+	ptw_tb_begin_on(b, 2, delta);
+	ptw_tb_open(b, EVENT);
+	if (track)
+		ptw_tb_varint(b, TRACK, track);
+	ptw_tb_string(b, NAME, name);
+	ptw_tb_open(b, 6);                 /* legacy_event */
+	ptw_tb_varint(b, 2, 'X');          /* phase */
+	ptw_tb_varint(b, 3, (uint64_t)dur_us); /* duration_us */
+	ptw_tb_close(b);
+	done(b);
+}
+
+Test(model, legacy_complete_events_are_scoped_slices)
+{
+	struct ptw_tb b;
+	base(&b);
+	xev(&b, 1000, 0, "outer", 5);      /* T0+1000, ends +6000 */
+	xev(&b, 1000, 0, "inner", 1);      /* +2000, ends +3000 */
+	ev(&b, 1000, INSTANT, 0, "mark");  /* +3000: inner popped */
+	xev(&b, 1000, 0, "overlap", 3);    /* +4000..7000: dropped */
+	ev(&b, 2000, INSTANT, 0, "after"); /* +6000: outer popped */
+	xev(&b, 0, 1, "on_process", 1);    /* no thread: dropped */
+	xev(&b, 0, 0, "negative", -1);     /* parser error: dropped */
+	struct fx f = model(&b);
+	cr_assert_eq(f.m->n_slices, 4);
+	const struct ptw_tp_slice *o = ptw_test_find_slice(f.m, "outer", 0);
+	const struct ptw_tp_slice *i = ptw_test_find_slice(f.m, "inner", 0);
+	const struct ptw_tp_slice *k = ptw_test_find_slice(f.m, "mark", 0);
+	const struct ptw_tp_slice *a = ptw_test_find_slice(f.m, "after", 0);
+	cr_assert_eq(o->ts, T0 + 1000);
+	cr_assert_eq(o->dur, 5000);
+	cr_assert_eq(o->depth, 0);
+	cr_assert(!o->is_instant);
+	cr_assert_eq(i->dur, 1000);
+	cr_assert_eq(i->depth, 1);
+	cr_assert_eq(i->parent_id, o->id);
+	cr_assert_eq(k->depth, 1, "inner ended at the instant's ts");
+	cr_assert_eq(k->parent_id, o->id);
+	cr_assert_eq(a->depth, 0, "outer ended at the instant's ts");
+	cr_assert_eq(f.m->slice_drop_overlapping_complete_event, 1);
+	cr_assert_eq(f.m->n_unmatched_ends, 1, "the X off a thread");
+	cr_assert_eq(ptw_trace_get_stats(f.t)->track_event_parser_errors, 1);
+	size_t n;
+	const struct ptw_trace_event *e = ptw_trace_events(f.t, &n);
+	cr_assert_eq(e[0].type, PTW_TRACE_COMPLETE);
+	cr_assert_eq(e[0].dur, 5000);
+	cr_assert_str_eq(ptw_trace_event_type_name(e[0].type), "COMPLETE");
+	fx_free(&f);
+}

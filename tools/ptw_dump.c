@@ -161,7 +161,9 @@ static void print_event(const struct ptw_trace_event *e)
 	print_ids("flows", e->flow_ids, e->n_flow_ids);
 	print_ids("terminating_flows", e->terminating_flow_ids,
 		  e->n_terminating_flow_ids);
-	if (e->legacy_phase)
+	if (e->type == PTW_TRACE_COMPLETE)
+		printf(" dur=%" PRId64, e->dur);
+	else if (e->legacy_phase)
 		printf(" phase=%c id=%" PRIu64 "%s", e->legacy_phase,
 		       e->legacy_id, e->bind_to_enclosing ? " bp=e" : "");
 	if (e->has_bind_id)

@@ -52,6 +52,8 @@ enum ptw_em_kind {
 	PTW_EM_INSTANT,
 	PTW_EM_FLOW,
 	PTW_EM_OVL_END, /* end of a spilled X, on overlap lane flow_id */
+	PTW_EM_X_END,   /* end of an X written as one packet (is_x 2): its
+			 * place in the model only, nothing written */
 };
 
 enum ptw_em_state {
@@ -79,14 +81,26 @@ struct ptw_em_item {
 	uint8_t cls;       /* sort class while flushing */
 	uint8_t stable;    /* sname/scat hold the strings */
 	uint8_t is_x;      /* BEGIN of a Chrome X (may spill, see
-			    * ptw_em_spill) */
+			    * ptw_em_spill); 2: written as one packet
+			    * unless it spills (its END is a PTW_EM_X_END) */
 };
 
 /* A slice open on the thread, in trace_processor's order (for Chrome E
  * matching). */
 struct ptw_em_open {
-	uint64_t name_h, cat_h; /* 0: none (wildcard) */
+	uint64_t name_h, cat_h; /* 0: none (wildcard); both PTW_EM_OPEN_X:
+				 * an X written as one packet */
 };
+
+/* An X written as one packet is complete in trace_processor from its
+ * start: no END closes it (SliceTracker matches incomplete slices only),
+ * and it leaves the stack lazily (MaybeCloseStack), as in its JSON
+ * import. */
+#define PTW_EM_OPEN_X UINT64_MAX
+static inline int ptw_em_open_is_x(const struct ptw_em_open *o)
+{
+	return (o->name_h & o->cat_h) == PTW_EM_OPEN_X;
+}
 
 struct ptw_em_proc {
 	uint32_t pid;
@@ -178,6 +192,14 @@ struct ptw_em_thread {
 	} lifo[2];
 	struct ptw_em_open *model;
 	size_t model_n, model_cap;
+	/* An X written as one packet ended (its PTW_EM_X_END) below slices
+	 * still open: trace_processor truncates them and pops the X at the
+	 * next slice event after its end (MaybeCloseStack, as in its JSON
+	 * import), at which point the model drops entries [trunc_level, ...)
+	 * (trunc_on: pending) */
+	int trunc_on;
+	size_t trunc_level;
+	int64_t trunc_end;
 	uint64_t tt_uuid;  /* thread-time counter track; 0 until needed */
 	/* Chrome X slices open on the thread's track, as trace_processor's
 	 * JSON importer keeps them on its stack: the model level of the
@@ -514,6 +536,10 @@ static inline int ptw_em_counter_sample(struct ptw_emit *em, uint64_t track,
 	return 0;
 }
 
+/* Removes the innermost model entry that is (want_x 1) or is not (0) an
+ * X written as one packet (the top if there is none). */
+void ptw_em_model_pop(struct ptw_em_thread *th, int want_x);
+
 /* Room for at least n model entries: 0 or PTW_ERR_NOMEM. */
 int ptw_em_model_reserve(struct ptw_em_thread *th, size_t n);
 
@@ -557,7 +583,8 @@ ptw_em_write_simple(struct ptw_emit *em, struct ptw_em_thread *th,
 	    it->kind >= PTW_EM_FLOW)
 		return 0;
 	if (it->kind == PTW_EM_END) {
-		if (!th->model_n)
+		if (!th->model_n ||
+		    ptw_em_open_is_x(&th->model[th->model_n - 1]))
 			return 0;
 		*rc = ptw_seq_simple(th->seq, PTW_SIMPLE_END, th->uuid,
 				     (uint64_t)it->ts, NULL, NULL);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "emit_internal.h"
+#include "lib/writer/seq_complete.h"
 #include "lib/util/grow.h"
 #include "converters/chrome_json/json_internal.h"
 
@@ -752,7 +753,8 @@ static int ptw_em_spill(struct ptw_emit *em, struct ptw_em_thread *th,
 		return ptw_em_writer_fail(em, rc, err);
 	/* the X's END was queued right after it (emit.c) */
 	struct ptw_em_item *e = ptw_em_find(th, it->id + 1);
-	if (e && e->kind == PTW_EM_END && e->ts == end) {
+	if (e && (e->kind == PTW_EM_END || e->kind == PTW_EM_X_END) &&
+	    e->ts == end) {
 		e->kind = PTW_EM_OVL_END;
 		e->flow_id = (uint64_t)k;
 	}
@@ -844,6 +846,8 @@ static inline int ptw_em_raw_end_matches(const struct ptw_em_thread *th,
 	}
 	for (size_t k = th->model_n; k > 0; k--) {
 		const struct ptw_em_open *o = &th->model[k - 1];
+		if (ptw_em_open_is_x(o))
+			continue;
 		if ((!ch || o->cat_h == ch) &&
 		    (!nh || !o->name_h || o->name_h == nh))
 			return 1;
@@ -851,15 +855,45 @@ static inline int ptw_em_raw_end_matches(const struct ptw_em_thread *th,
 	return 0;
 }
 
+/* The innermost model entry that is (want_x) or is not an X written as
+ * one packet, or model_n if none. */
+static size_t ptw_em_model_find(const struct ptw_em_thread *th, int want_x)
+{
+	for (size_t k = th->model_n; k > 0; k--)
+		if (ptw_em_open_is_x(&th->model[k - 1]) == want_x)
+			return k - 1;
+	return th->model_n;
+}
+
+void ptw_em_model_pop(struct ptw_em_thread *th, int want_x)
+{
+	if (!th->model_n)
+		return;
+	size_t k = ptw_em_model_find(th, want_x);
+	if (k == th->model_n)
+		k = th->model_n - 1;
+	memmove(th->model + k, th->model + k + 1,
+		(th->model_n - k - 1) * sizeof(*th->model));
+	th->model_n--;
+	/* the X's recorded above it move down one level; its own is stale */
+	for (size_t i = 0; i < th->xo_n; i++) {
+		if (th->xo[i].level == k)
+			th->xo[i].end = INT64_MIN;
+		else if (th->xo[i].level > k)
+			th->xo[i].level--;
+	}
+}
+
 /* An END item: closes the innermost open slice (dropped, and counted,
- * when it closes nothing). */
+ * when it closes nothing). Xs written as one packet above it stay (they
+ * are complete in trace_processor). */
 static inline int ptw_em_write_end(struct ptw_emit *em,
 				   struct ptw_em_thread *th,
 				   const struct ptw_em_item *it,
 				   const struct ptw_em_payload *pl,
 				   struct ptw_event *ev, struct ptw_error *err)
 {
-	if (!th->model_n ||
+	if (ptw_em_model_find(th, 0) == th->model_n ||
 	    (it->raw_end && !ptw_em_raw_end_matches(th, it, pl))) {
 		em->st.dropped++; /* closes nothing */
 		return 0;
@@ -867,7 +901,7 @@ static inline int ptw_em_write_end(struct ptw_emit *em,
 	ev->name = NULL;
 	ev->category = NULL;
 	int rc = ptw_seq_slice_end(th->seq, ev);
-	th->model_n--;
+	ptw_em_model_pop(th, 0);
 	if (rc)
 		return ptw_em_writer_fail(em, rc, err);
 	ptw_em_fl_note(th, it->ts, !it->raw_end); /* raw: a JSON E */
@@ -902,7 +936,20 @@ static inline int ptw_em_write_begin(struct ptw_emit *em,
 	}
 	em->st.flows += pl->flow_dir != 0;
 	ptw_em_fl_note(th, it->ts, 0);
-	if (it->kind == PTW_EM_INSTANT ||
+	if (it->is_x == 2) {
+		/* one packet; its END item (PTW_EM_X_END) writes nothing */
+		rc = ptw_seq_legacy_complete(th->seq, ev,
+					     (uint64_t)(it->dur / 1000));
+		if (!rc)
+			rc = ptw_em_push_model(th, pl, 0, it->stable);
+		if (!rc)
+			th->model[th->model_n - 1].name_h =
+				th->model[th->model_n - 1].cat_h =
+					PTW_EM_OPEN_X;
+		if (!rc && ptw_em_x_push(th, x_end))
+			return ptw_em_nomem(err);
+		em->st.slices++;
+	} else if (it->kind == PTW_EM_INSTANT ||
 	    (it->state == PTW_EM_COMPLETE && it->dur == 0)) {
 		rc = ptw_seq_instant(th->seq, ev);
 		em->st.instants++;
@@ -982,6 +1029,29 @@ int ptw_em_write_item(struct ptw_emit *em, struct ptw_em_thread *th,
 		      const struct ptw_em_item *it, struct ptw_error *err)
 {
 	int rc;
+	if (__builtin_expect(th->trunc_on, 0) && it->ts > th->trunc_end &&
+	    (it->kind == PTW_EM_BEGIN || it->kind == PTW_EM_INSTANT ||
+	     it->kind == PTW_EM_END)) {
+		if (th->model_n > th->trunc_level)
+			th->model_n = th->trunc_level;
+		th->trunc_on = 0;
+	}
+	if (it->kind == PTW_EM_X_END) {
+		/* trace_processor ends the X by its duration and pops it
+		 * from its stack as its JSON import does (MaybeCloseStack);
+		 * slices left open above it are truncated later */
+		size_t k = th->model_n;
+		while (k > 0 && !ptw_em_open_is_x(&th->model[k - 1]))
+			k--;
+		if (k == th->model_n || k == 0) {
+			ptw_em_model_pop(th, 1);
+		} else if (!th->trunc_on || k - 1 < th->trunc_level) {
+			th->trunc_on = 1;
+			th->trunc_level = k - 1;
+			th->trunc_end = it->ts;
+		}
+		return 0;
+	}
 	if (ptw_em_write_simple(em, th, it, &rc))
 		return rc ? ptw_em_writer_fail(em, rc, err) : 0;
 	return ptw_em_write_full(em, th, it, err);
@@ -1006,7 +1076,8 @@ static int ptw_em_item_cmp(const void *a, const void *b)
  * before that, Chrome E's keep their file order. */
 static uint8_t ptw_em_class(const struct ptw_em_item *it)
 {
-	if (it->kind == PTW_EM_END || it->kind == PTW_EM_OVL_END)
+	if (it->kind == PTW_EM_END || it->kind == PTW_EM_OVL_END ||
+	    it->kind == PTW_EM_X_END)
 		return it->e_late ? 2 : 0;
 	if (it->kind == PTW_EM_BEGIN) {
 		if (it->state == PTW_EM_COMPLETE)
@@ -1029,7 +1100,8 @@ int ptw_em_flush(struct ptw_emit *em, struct ptw_em_thread *th, int final,
 		while (g < th->n && th->q[g].ts == t) {
 			const struct ptw_em_item *it = &th->q[g];
 			if (it->kind != PTW_EM_END &&
-			    it->kind != PTW_EM_OVL_END)
+			    it->kind != PTW_EM_OVL_END &&
+			    it->kind != PTW_EM_X_END)
 				others++;
 			if (it->kind == PTW_EM_BEGIN &&
 			    it->state == PTW_EM_UNRESOLVED)

@@ -10,6 +10,7 @@
  *
  *   thread slice            B, and E at its END's place (none if never
  *                           ended); X (dur) on a thread's other tracks
+ *                           and for one-event complete slices (x_mode)
  *   thread instant          i  "s":"t"; with flows B + E (see below)
  *   process-track instant   i  "s":"p"
  *   global instant          i  "s":"g"
@@ -49,8 +50,10 @@
  * same ts, which an 'i' would carry too): the same slice row, and its
  * thread_dur is the protobuf import's 0 where an 'i' leaves NULL. Only a
  * slice on another track of a thread (the converter's overlap tracks)
- * needs an X; such a trace is written as before this order existed: X
- * for every thread slice, an instant with flows as an X of dur 0.
+ * or a complete slice of one event (legacy_event phase 'X', as
+ * ptw-convert writes Chrome X events) needs an X; such a trace is written
+ * as before this order existed: X for every thread slice, an instant with
+ * flows as an X of dur 0.
  *
  * Times are printed exactly: ns / 1000 with up to three decimals. The
  * output is streamed through one buffer; the trace itself is held in
@@ -723,7 +726,10 @@ static int prepare_thread_forms(struct ctx *c)
 		const struct ptw_tp_slice *s = &m->slices[i];
 		if (s->owner.owner != PTW_TP_OWNER_THREAD || s->owner.broken)
 			continue;
-		if (!on_own_thread_track(c, s))
+		/* a complete slice of one event (legacy phase X) has no END
+		 * to place an E at: X, as it came */
+		if (!on_own_thread_track(c, s) ||
+		    (s->begin && s->begin->type == PTW_TRACE_COMPLETE))
 			c->x_mode = 1;
 		else if (s->is_instant && has_flows(c, s))
 			inst_flows = 1;

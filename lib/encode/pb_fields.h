@@ -124,6 +124,7 @@
 #define PTW_F_ICS_LINE_NUMBER 3            /* InlineCallstack.Frame.line_number */
 /* TrackEvent.LegacyEvent */
 #define PTW_F_LE_PHASE 2                   /* LegacyEvent.phase */
+#define PTW_F_LE_DURATION_US 3             /* LegacyEvent.duration_us */
 #define PTW_F_LE_INSTANT_EVENT_SCOPE 14    /* LegacyEvent.instant_event_scope */
 #define PTW_LE_SCOPE_GLOBAL 1              /* InstantEventScope.SCOPE_GLOBAL */
 #define PTW_LE_SCOPE_PROCESS 2             /* InstantEventScope.SCOPE_PROCESS */

@@ -6,6 +6,7 @@
 #include "callstack.h"
 #include "lib/encode/pb_fields.h"
 #include "lib/util/utf8.h"
+#include "seq_complete.h"
 #include "seq_fast.h"
 #include "writer_state.h"
 
@@ -29,6 +30,10 @@ struct ptw_ev_plan {
 	struct ptw_ev_str svals[PTW_MAX_ANNOTATIONS]; /* s == NULL: inline */
 	size_t nested_need; /* bytes' bound of nested annotations */
 	struct ptw_stk_out stk; /* the callstack's bytes (callstack.c) */
+	/* a complete slice in one typeless event: legacy_event phase 'X'
+	 * with duration_us x_dur_us (ptw_seq_legacy_complete) */
+	int is_x;
+	uint64_t x_dur_us;
 };
 
 /* Upper bound of one nested DebugAnnotation besides its inline name and
@@ -381,10 +386,19 @@ static uint8_t *ptw_ev_put_nested(uint8_t *q, const struct ptw_arg *a)
 #define PTW_EV_LEGACY_MAX 48u
 
 /* Writes TrackEvent.legacy_event (the room is reserved). */
-static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l)
+static uint8_t *ptw_ev_put_legacy(uint8_t *q, const struct ptw_legacy *l,
+				  const struct ptw_ev_plan *p)
 {
+	static const struct ptw_legacy none;
 	q = ptw_pb_write_len_tag(q, PTW_F_TE_LEGACY_EVENT);
 	uint8_t *le = q++;
+	if (!l)
+		l = &none;
+	if (p->is_x) {
+		q = ptw_pb_write_varint_field(q, PTW_F_LE_PHASE, 'X');
+		q = ptw_pb_write_varint_field(q, PTW_F_LE_DURATION_US,
+					      p->x_dur_us);
+	}
 	if (l->phase) {
 		q = ptw_pb_write_varint_field(q, PTW_F_LE_PHASE,
 					      (uint64_t)(unsigned char)l->phase);
@@ -500,7 +514,7 @@ ptw_ev_size(const struct ptw_event *ev,
 	if (ev)
 		need += ((size_t)ev->n_flow_ids + ev->n_terminating_flow_ids) *
 			(PTW_PB_VARINT_MAX + 8) +
-			(ev->legacy ? PTW_EV_LEGACY_MAX : 0);
+			(ev->legacy || p->is_x ? PTW_EV_LEGACY_MAX : 0);
 	if (ev && (ev->flags & PTW_EV_THREAD_TIME))
 		need += 2 * (2 + PTW_PB_VARINT_MAX);
 	return need;
@@ -676,8 +690,8 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 		for (uint32_t i = 0; i < ev->n_terminating_flow_ids; i++)
 			q = ptw_pb_write_fixed64_field(q, PTW_F_TE_TERMINATING_FLOW_IDS,
 						       ev->terminating_flow_ids[i]);
-		if (ev->legacy)
-			q = ptw_ev_put_legacy(q, ev->legacy);
+		if (ev->legacy || p->is_x)
+			q = ptw_ev_put_legacy(q, ev->legacy, p);
 		if (p->stk.te_len) {
 			memcpy(q, p->stk.te, p->stk.te_len);
 			q += p->stk.te_len;
@@ -707,6 +721,7 @@ static int ptw_ev_track_event(struct ptw_seq *s, const struct ptw_event *ev,
 		return ptw_ev_fail(s->w, "event is NULL");
 	struct ptw_ev_plan p;
 	p.type = type;
+	p.is_x = 0;
 	if ((rc = ptw_ev_resolve_track(s, ev->track, &p, 0)) != 0 ||
 	    (rc = ptw_ev_validate(s, ev, &p)) != 0)
 		return rc;
@@ -882,18 +897,30 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 	return 1;
 }
 
-int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
-			   uint64_t dur)
+/* The entry checks of a complete slice of 'dur' ns (ok: dur_ok). */
+static int ptw_ev_complete_enter(struct ptw_seq *s, const struct ptw_event *ev,
+				 uint64_t dur, int dur_ok)
 {
 	int rc = ptw_ev_enter(s);
 	if (rc)
 		return rc;
 	if (!ev)
 		return ptw_ev_fail(s->w, "event is NULL");
-	if (ev->ts > (uint64_t)INT64_MAX || dur > (uint64_t)INT64_MAX - ev->ts)
+	if (!dur_ok || ev->ts > (uint64_t)INT64_MAX ||
+	    dur > (uint64_t)INT64_MAX - ev->ts)
 		return ptw_ev_fail(s->w, "slice end time exceeds INT64_MAX");
+	return 0;
+}
+
+int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
+			   uint64_t dur)
+{
+	int rc = ptw_ev_complete_enter(s, ev, dur, 1);
+	if (rc)
+		return rc;
 	struct ptw_ev_plan p;
 	p.type = PTW_TE_TYPE_SLICE_BEGIN;
+	p.is_x = 0;
 	if ((rc = ptw_ev_resolve_track(s, ev->track, &p, 0)) != 0 ||
 	    (rc = ptw_ev_validate(s, ev, &p)) != 0)
 		return rc;
@@ -903,6 +930,30 @@ int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 	p.name.s = p.cat.s = NULL;
 	p.name.iid = p.cat.iid = 0;
 	return ptw_ev_write(s, ev->ts + dur, NULL, &p, 0, 0, 0);
+}
+
+int ptw_seq_legacy_complete(struct ptw_seq *s, const struct ptw_event *ev,
+			    uint64_t dur_us)
+{
+	int ok = dur_us <= (uint64_t)INT64_MAX / 1000;
+	int rc = ptw_ev_complete_enter(s, ev, ok ? dur_us * 1000 : 0, ok);
+	if (rc)
+		return rc;
+	const struct ptw_legacy *l = ev->legacy;
+	if (l && (l->phase || l->instant_scope))
+		return ptw_ev_fail(s->w, "legacy phase or scope on a complete "
+					 "slice");
+	if (ev->flags & (PTW_EV_THREAD_TIME | PTW_EV_NAMED_END))
+		return ptw_ev_fail(s->w, "thread time or named end on a "
+					 "complete slice");
+	struct ptw_ev_plan p;
+	p.type = 0;
+	p.is_x = 1;
+	p.x_dur_us = dur_us;
+	if ((rc = ptw_ev_resolve_track(s, ev->track, &p, 0)) != 0 ||
+	    (rc = ptw_ev_validate(s, ev, &p)) != 0)
+		return rc;
+	return ptw_ev_write(s, ev->ts, ev, &p, 0, 0, 0);
 }
 
 /* A counter sample that the fast path did not take (kept out of line:
@@ -916,6 +967,7 @@ ptw_ev_counter_slow(struct ptw_seq *s, uint64_t track, uint64_t ts,
 		return rc;
 	struct ptw_ev_plan p;
 	p.type = PTW_TE_TYPE_COUNTER;
+	p.is_x = 0;
 	if ((rc = ptw_ev_resolve_track(s, track, &p, 1)) != 0)
 		return rc;
 	p.name.s = p.cat.s = NULL;
