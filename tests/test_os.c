@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -255,4 +256,53 @@ Test(os_object, the_program_holds_its_code_and_not_the_stack)
 	cr_assert_eq(ptw_obj_range_of(&local, &r), -1);
 	cr_assert_eq(r.lo, 0);
 	cr_assert_eq(r.hi, 0);
+}
+
+struct os_list_find {
+	uintptr_t addr;
+	int objects, holders, with_build_id;
+	char path[4096];
+};
+
+static int os_list_one(const struct ptw_os_object *o, void *ctx)
+{
+	struct os_list_find *f = ctx;
+	f->objects++;
+	uintptr_t lo = o->base + (uintptr_t)o->x_vaddr;
+	if (f->addr >= lo && f->addr < lo + (uintptr_t)o->x_memsz) {
+		f->holders++;
+		f->with_build_id = o->build_id && o->build_id_len >= 8 &&
+				   o->build_id_len <= PTW_OS_BUILD_ID_MAX;
+		snprintf(f->path, sizeof(f->path), "%s", o->path);
+	}
+	return 0;
+}
+
+static int os_list_stop(const struct ptw_os_object *o, void *ctx)
+{
+	(void)o;
+	++*(int *)ctx;
+	return 1;
+}
+
+Test(os_object, the_list_has_the_program_with_its_code_build_id_and_file)
+{
+	struct os_list_find f = {(uintptr_t)os_list_one, 0, 0, 0, ""};
+	unsigned long long adds = 0, subs = 0, adds2 = 0, subs2 = 0;
+	ptw_os_objects_each(os_list_one, &f, &adds, &subs);
+	cr_assert_geq(f.objects, 2, "the program and libc at least");
+	cr_assert_eq(f.holders, 1, "exactly one executable segment holds "
+				   "a function of the program");
+	cr_assert(f.with_build_id, "gcc and the linker give Debian's "
+				   "programs a GNU build id");
+	struct stat a, b;
+	cr_assert_eq(stat(f.path, &a), 0, "the file is named: %s", f.path);
+	cr_assert_eq(stat("/proc/self/exe", &b), 0);
+	cr_assert(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+	cr_assert_geq(adds, 1);
+	ptw_os_objects_counts(&adds2, &subs2);
+	cr_assert(adds2 == adds && subs2 == subs, "nothing loaded between");
+	int calls = 0;
+	ptw_os_objects_each(os_list_stop, &calls, NULL, NULL);
+	cr_assert_eq(calls, 1, "a non-zero return stops the list");
 }

@@ -45,7 +45,8 @@ for f in $(find lib converters reader tools -name '*.[ch]' -not -path 'lib/os/*'
 	# -fpreprocessed: strip comments, expand nothing, include nothing
 	gcc -fpreprocessed -dD -E -P -x c "$f" 2>/dev/null > "$tmp" ||
 		{ echo "check-os-calls: cannot read $f" >&2; exit 1; }
-	hits=$( { grep -noE "\\b($names)\\b" "$tmp" || true
+	# (/proc/ starts with no word character: \b cannot bound it)
+	hits=$( { grep -noE "\\b($names)\\b|/proc/" "$tmp" || true
 		  grep -nE "^[[:space:]]*#[[:space:]]*include[[:space:]]*<($headers)" "$tmp" |
 			sed 's/:.*</:</' || true; } )
 	[ -n "$hits" ] || continue

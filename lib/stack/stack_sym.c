@@ -1,22 +1,29 @@
 /* stack_sym.c - names the return addresses of captured stacks on the
- * backend: the loaded objects (dl_iterate_phdr: load address, executable
- * segment, build id from PT_NOTE) and their function symbols (.symtab of
+ * backend: the loaded objects (lib/os/os_object.h: load address,
+ * executable segment, build id) and their function symbols (.symtab of
  * the file on disk, else .dynsym), read when a stack first lands in an
  * object. Each stack first asks the loader whether an object was loaded or
  * unloaded since the list was made, and then lists them again.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <elf.h>
 #include <fcntl.h>
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/os/os_object.h"
 #include "stack.h"
 
-#define PTW_STK_BID_MAX 64u
+#define PTW_STK_BID_MAX PTW_OS_BUILD_ID_MAX
+
+/* The ELF types of this process's word size. */
+#if UINTPTR_MAX > 0xffffffffu
+#define PTW_ELF(type) Elf64_##type
+#else
+#define PTW_ELF(type) Elf32_##type
+#endif
 
 struct ptw_stk_fn {
 	uint64_t addr, size; /* ELF virtual address */
@@ -37,7 +44,7 @@ struct ptw_stk_obj {
 struct ptw_stk_sym {
 	struct ptw_stk_obj *objs;
 	size_t n, cap;
-	unsigned long long adds, subs; /* dl_iterate_phdr's counters then */
+	unsigned long long adds, subs; /* the loader's counters then */
 	int failed;                    /* out of memory listing them */
 };
 
@@ -61,46 +68,9 @@ void ptw_stk_sym_free(struct ptw_stk_sym *y)
 	free(y);
 }
 
-/* NT_GNU_BUILD_ID of a PT_NOTE segment in memory. */
-static void ptw_stk_build_id(struct ptw_stk_obj *o, const unsigned char *p,
-			     size_t size)
+static int ptw_stk_list_one(const struct ptw_os_object *x, void *ctx)
 {
-	size_t off = 0;
-	while (off + sizeof(ElfW(Nhdr)) <= size) {
-		ElfW(Nhdr) nh;
-		memcpy(&nh, p + off, sizeof(nh));
-		size_t name = (nh.n_namesz + 3u) & ~(size_t)3;
-		size_t desc = (nh.n_descsz + 3u) & ~(size_t)3;
-		size_t body = off + sizeof(nh);
-		if (name > size - body || desc > size - body - name)
-			return;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp(p + body, "GNU", 4) == 0 && nh.n_descsz &&
-		    nh.n_descsz <= PTW_STK_BID_MAX) {
-			memcpy(o->bid, p + body + name, nh.n_descsz);
-			o->map.build_id = o->bid;
-			o->map.build_id_len = nh.n_descsz;
-			return;
-		}
-		off = body + name + desc;
-	}
-}
-
-static int ptw_stk_list_one(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	(void)size;
 	struct ptw_stk_sym *y = ctx;
-	y->adds = info->dlpi_adds;
-	y->subs = info->dlpi_subs;
-	const ElfW(Phdr) *x = NULL;
-	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD &&
-		    (info->dlpi_phdr[i].p_flags & PF_X)) {
-			x = &info->dlpi_phdr[i];
-			break;
-		}
-	if (!x)
-		return 0;
 	if (y->n == y->cap) {
 		size_t cap = y->cap ? 2 * y->cap : 32;
 		void *p = realloc(y->objs, cap * sizeof(*y->objs));
@@ -113,30 +83,21 @@ static int ptw_stk_list_one(struct dl_phdr_info *info, size_t size, void *ctx)
 	}
 	struct ptw_stk_obj *o = &y->objs[y->n];
 	memset(o, 0, sizeof(*o));
-	o->l_addr = info->dlpi_addr;
-	const char *name = info->dlpi_name;
-	char exe[4096];
-	if (!name || !*name) { /* the main program */
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		exe[n > 0 ? n : 0] = '\0';
-		name = exe;
-	}
-	if (!(o->path = strdup(name))) {
+	o->l_addr = x->base;
+	if (!(o->path = strdup(x->path))) {
 		y->failed = 1;
 		return 1;
 	}
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	o->map.path = o->path;
-	o->map.start = (info->dlpi_addr + x->p_vaddr) & ~(page - 1);
-	o->map.end = info->dlpi_addr + x->p_vaddr + x->p_memsz;
-	o->map.exact_offset = x->p_offset & ~(page - 1);
-	o->map.load_bias = x->p_vaddr - x->p_offset;
-	for (ElfW(Half) i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_NOTE && !o->map.build_id)
-			ptw_stk_build_id(o, (const unsigned char *)
-					 (info->dlpi_addr + ph->p_vaddr),
-					 ph->p_memsz);
+	o->map.start = (x->base + x->x_vaddr) & ~(page - 1);
+	o->map.end = x->base + x->x_vaddr + x->x_memsz;
+	o->map.exact_offset = x->x_offset & ~(page - 1);
+	o->map.load_bias = x->x_vaddr - x->x_offset;
+	if (x->build_id) {
+		memcpy(o->bid, x->build_id, x->build_id_len);
+		o->map.build_id = o->bid;
+		o->map.build_id_len = x->build_id_len;
 	}
 	y->n++;
 	return 0;
@@ -147,7 +108,7 @@ static void ptw_stk_list(struct ptw_stk_sym *y)
 {
 	ptw_stk_objs_free(y);
 	y->failed = 0;
-	dl_iterate_phdr(ptw_stk_list_one, y);
+	ptw_os_objects_each(ptw_stk_list_one, y, &y->adds, &y->subs);
 }
 
 struct ptw_stk_sym *ptw_stk_sym_create(void)
@@ -168,24 +129,24 @@ static int ptw_stk_fn_cmp(const void *a, const void *b)
  * f (len bytes), names from its linked string table. 0, or -1 if the
  * table is not there or malformed. */
 static int ptw_stk_read_syms(struct ptw_stk_obj *o, const unsigned char *f,
-			     size_t len, const ElfW(Ehdr) *eh,
-			     const ElfW(Shdr) *sh)
+			     size_t len, const PTW_ELF(Ehdr) *eh,
+			     const PTW_ELF(Shdr) *sh)
 {
-	if (sh->sh_link >= eh->e_shnum || sh->sh_entsize != sizeof(ElfW(Sym)) ||
+	if (sh->sh_link >= eh->e_shnum || sh->sh_entsize != sizeof(PTW_ELF(Sym)) ||
 	    sh->sh_offset > len || sh->sh_size > len - sh->sh_offset)
 		return -1;
-	ElfW(Shdr) st;
+	PTW_ELF(Shdr) st;
 	memcpy(&st, f + eh->e_shoff + (size_t)sh->sh_link * eh->e_shentsize,
 	       sizeof(st));
 	if (st.sh_offset > len || st.sh_size > len - st.sh_offset)
 		return -1;
 	const char *strs = (const char *)f + st.sh_offset;
-	size_t n = sh->sh_size / sizeof(ElfW(Sym)), used = 0, nbytes = 0;
+	size_t n = sh->sh_size / sizeof(PTW_ELF(Sym)), used = 0, nbytes = 0;
 	struct ptw_stk_fn *fns = malloc((n ? n : 1) * sizeof(*fns));
 	if (!fns)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		ElfW(Sym) s;
+		PTW_ELF(Sym) s;
 		memcpy(&s, f + sh->sh_offset + i * sizeof(s), sizeof(s));
 		int type = ELF64_ST_TYPE(s.st_info);
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
@@ -224,22 +185,22 @@ static void ptw_stk_read(struct ptw_stk_obj *o)
 		return;
 	struct stat sb;
 	void *m = MAP_FAILED;
-	if (fstat(fd, &sb) == 0 && sb.st_size >= (off_t)sizeof(ElfW(Ehdr)))
+	if (fstat(fd, &sb) == 0 && sb.st_size >= (off_t)sizeof(PTW_ELF(Ehdr)))
 		m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED)
 		return;
 	const unsigned char *f = m;
 	size_t len = (size_t)sb.st_size;
-	ElfW(Ehdr) eh;
+	PTW_ELF(Ehdr) eh;
 	memcpy(&eh, f, sizeof(eh));
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
 	    eh.e_ident[EI_CLASS] == (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) &&
-	    eh.e_shentsize == sizeof(ElfW(Shdr)) && eh.e_shoff < len &&
+	    eh.e_shentsize == sizeof(PTW_ELF(Shdr)) && eh.e_shoff < len &&
 	    (size_t)eh.e_shnum * eh.e_shentsize <= len - eh.e_shoff) {
-		const ElfW(Shdr) *best = NULL;
-		ElfW(Shdr) sh[2];
-		for (ElfW(Half) i = 0; i < eh.e_shnum; i++) {
+		const PTW_ELF(Shdr) *best = NULL;
+		PTW_ELF(Shdr) sh[2];
+		for (PTW_ELF(Half) i = 0; i < eh.e_shnum; i++) {
 			memcpy(&sh[0], f + eh.e_shoff + (size_t)i * eh.e_shentsize,
 			       sizeof(sh[0]));
 			if (sh[0].sh_type == SHT_SYMTAB ||
@@ -284,15 +245,6 @@ static struct ptw_stk_obj *ptw_stk_find(struct ptw_stk_sym *y, uint64_t pc)
 	return NULL;
 }
 
-static int ptw_stk_count(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	(void)size;
-	unsigned long long *c = ctx;
-	c[0] = info->dlpi_adds;
-	c[1] = info->dlpi_subs;
-	return 1;
-}
-
 uint32_t ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
 			    uint32_t n, struct ptw_frame *out)
 {
@@ -300,7 +252,7 @@ uint32_t ptw_stk_sym_frames(struct ptw_stk_sym *y, const uint64_t *pcs,
 	 * again (the loader counts both; this look-up stops at the first
 	 * object) */
 	unsigned long long c[2] = {0, 0};
-	dl_iterate_phdr(ptw_stk_count, c);
+	ptw_os_objects_counts(&c[0], &c[1]);
 	if (c[0] != y->adds || c[1] != y->subs || y->failed)
 		ptw_stk_list(y);
 	for (uint32_t i = 0; i < n; i++) {
