@@ -1341,6 +1341,8 @@ void *ptw_tr_backend_main(void *arg)
 		if (ureq) /* a library goes: every ring was drained */
 			ptw_tr_unload_serve(tr, ureq, n);
 		ptw_tr_async_pass(&tr->async);
+		if (tr->out.pass) /* system mode's requests (lib/system) */
+			tr->out.pass(tr->out.ctx, tr->w);
 		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
 		if (stop)
 			break;
