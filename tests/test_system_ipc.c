@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -357,5 +358,82 @@ Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 	ptw_pb_buf_free(&cmd);
 	ptw_pb_buf_free(&body);
 	ptw_pb_buf_free(&out);
+	fake_done(&f);
+}
+
+/* The inodes of this process's sockets ("socket:[N]"), up to max. */
+static size_t socket_inodes(unsigned long *out, size_t max)
+{
+	size_t n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	cr_assert_not_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)) && n < max) {
+		char p[300], l[64];
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		ssize_t k = readlink(p, l, sizeof(l) - 1);
+		if (k <= 0)
+			continue;
+		l[k] = '\0';
+		unsigned long ino;
+		if (sscanf(l, "socket:[%lu]", &ino) == 1)
+			out[n++] = ino;
+	}
+	closedir(d);
+	return n;
+}
+
+static int has_inode(const unsigned long *v, size_t n, unsigned long ino)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == ino)
+			return 1;
+	return 0;
+}
+
+Test(system_ipc, a_forked_child_does_not_inherit_the_connection)
+{
+	struct fake f;
+	fake_listen(&f);
+	unsigned long before[256], after[256];
+	size_t nb = socket_inodes(before, 256);
+	start_system();
+	fake_accept(&f);
+	(void)expect_bind(&f);
+	size_t na = socket_inodes(after, 256);
+	unsigned long ptw_sock = 0;
+	for (size_t i = 0; i < na; i++)
+		if (!has_inode(before, nb, after[i]) &&
+		    after[i] != 0 && !ptw_sock) {
+			/* not the fake's accepted end: that one is f.fd */
+			char p[64], l[64];
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", f.fd);
+			ssize_t k = readlink(p, l, sizeof(l) - 1);
+			cr_assert(k > 0);
+			l[k] = '\0';
+			unsigned long mine;
+			cr_assert_eq(sscanf(l, "socket:[%lu]", &mine), 1);
+			if (after[i] != mine)
+				ptw_sock = after[i];
+		}
+	cr_assert_neq(ptw_sock, 0, "ptw's socket not found");
+	pid_t pid = fork();
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		unsigned long child[256];
+		size_t nc = socket_inodes(child, 256);
+		int ok = !has_inode(child, nc, ptw_sock) && ptw_is_running() == 0 &&
+			 ptw_stop() == 0;
+		_exit(ok ? 0 : 1);
+	}
+	int st = 0;
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the child kept ptw's connection (or its ptw_stop failed)");
+	/* the parent's connection is still there: ptw answers nothing
+	 * more, but it has not closed it */
+	struct pollfd pf = {f.fd, POLLIN, 0};
+	cr_assert_eq(poll(&pf, 1, 100), 0, "the parent's connection closed");
+	cr_assert_eq(ptw_stop(), 0);
 	fake_done(&f);
 }
