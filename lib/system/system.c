@@ -186,7 +186,7 @@ static void ptw_sys_pass(void *ctx, struct ptw_writer *w)
 {
 	struct ptw_sys *s = ctx;
 	if (atomic_exchange_explicit(&s->clear_req, 0, memory_order_acq_rel))
-		(void)ptw_i_writer_clear_incremental(w, 0);
+		ptw_i_writer_clear_incremental(w, 0);
 	uint32_t seqs[sizeof(s->loss_seq) / sizeof(s->loss_seq[0])];
 	pthread_mutex_lock(&s->qmu);
 	size_t n = s->n_loss;
@@ -196,10 +196,10 @@ static void ptw_sys_pass(void *ctx, struct ptw_writer *w)
 	s->loss_all = 0;
 	pthread_mutex_unlock(&s->qmu);
 	if (all)
-		(void)ptw_i_writer_clear_incremental(w, 0);
+		ptw_i_writer_clear_incremental(w, 0);
 	else
 		for (size_t i = 0; i < n; i++)
-			(void)ptw_i_writer_clear_incremental(w, seqs[i]);
+			ptw_i_writer_clear_incremental(w, seqs[i]);
 }
 
 /* The tracer's category filter (under its mutex): the session's

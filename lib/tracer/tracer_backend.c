@@ -1103,7 +1103,7 @@ static void ptw_tr_final_output(struct ptw_tracer *tr)
 	struct ptw_i_trace_stats st = {
 		.packet_loss = atomic_load_explicit(&tr->drops_announced,
 						    memory_order_relaxed)};
-	if (tr->rc)
+	if (tr->rc || tr->out.fn) /* system mode: the service writes stats */
 		return;
 	if (!tr->ring) {
 		ptw_tr_check(tr, ptw_i_writer_trace_stats(tr->w, &st));
