@@ -151,3 +151,310 @@ Test(system, an_output_beside_system_mode_is_refused_for_now)
 	cr_assert_eq(ptw_start_ex(&cfg, &err), PTW_ERR_INVALID);
 	cr_assert(strstr(err.msg, "system mode") != NULL, "%s", err.msg);
 }
+
+/* Runs one session of 'cfg_text' while this thread logs 'n' instants of
+ * each of 'cats' (comma-free names, NULL-terminated), one every
+ * iteration; returns after the session and perfetto ended. */
+static void record_instants(struct ptw_test_svc *s, const char *cfg_text,
+			    const char *out, int n)
+{
+	pid_t pf = ptw_test_perfetto_start(s, cfg_text, out);
+	cr_assert(ptw_test_wait_running(1, 10000), "the session never started");
+	for (int i = 0; i < n; i++) {
+		PTW_INSTANT("app", "app event");
+		PTW_INSTANT("io", "io event");
+		PTW_INSTANT("gfx", "gfx event");
+	}
+	cr_assert(ptw_test_wait_running(0, 30000), "the session never stopped");
+	ptw_test_perfetto_wait(pf);
+}
+
+Test(system, the_sessions_category_config_is_honoured)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start_system("app,io,gfx");
+	ptw_declare_category("gfx", "drawing", "slow");
+	char out[400], got[1024];
+	snprintf(out, sizeof(out), "%s/cats.pftrace", s.dir);
+	/* io off by name; gfx off by its tag "slow" (the default) */
+	record_instants(&s,
+			"buffers { size_kb: 8192 }\n"
+			"data_sources { config { name: \"track_event\" "
+			"track_event_config { disabled_categories: \"io\" } } }\n"
+			"duration_ms: 800\n",
+			out, 50);
+	rows(out, "select name, count(*) from slice group by name order by name",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "app event,50;");
+	/* then only what a tag enables */
+	snprintf(out, sizeof(out), "%s/tags.pftrace", s.dir);
+	record_instants(&s,
+			"buffers { size_kb: 8192 }\n"
+			"data_sources { config { name: \"track_event\" "
+			"track_event_config { disabled_categories: \"*\" "
+			"enabled_tags: \"slow\" } } }\n"
+			"duration_ms: 800\n",
+			out, 20);
+	rows(out, "select name, count(*) from slice group by name order by name",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "gfx event,20;");
+	expect_no_errors(out);
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}
+
+Test(system, the_service_killed_and_restarted_the_next_session_records)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start_system("app,io,gfx");
+	char out[400], got[256];
+	snprintf(out, sizeof(out), "%s/first.pftrace", s.dir);
+	record_instants(&s, CFG_ALL, out, 10);
+	ptw_test_svc_kill(&s);
+	/* the program runs on without a service */
+	for (int i = 0; i < 1000; i++)
+		PTW_INSTANT("app", "nobody");
+	cr_assert_eq(ptw_is_running(), 0);
+	ptw_test_svc_restart(&s);
+	snprintf(out, sizeof(out), "%s/second.pftrace", s.dir);
+	record_instants(&s, CFG_ALL, out, 30);
+	rows(out, "select name, count(*) from slice group by name order by name",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "app event,30;io event,30;");
+	expect_no_errors(out);
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}
+
+Test(system, clear_incremental_state_keeps_every_event_named)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start_system("app,io");
+	char out[400], got[256];
+	snprintf(out, sizeof(out), "%s/clear.pftrace", s.dir);
+	pid_t pf = ptw_test_perfetto_start(
+		&s,
+		"buffers { size_kb: 8192 }\n"
+		"data_sources { config { name: \"track_event\" } }\n"
+		"incremental_state_config { clear_period_ms: 50 }\n"
+		"duration_ms: 1000\n",
+		out);
+	cr_assert(ptw_test_wait_running(1, 10000));
+	int n = 0;
+	while (ptw_is_running()) {
+		PTW_SCOPE("app", "step");
+		PTW_INSTANT("io", "poll");
+		n++;
+		usleep(1000);
+	}
+	ptw_test_perfetto_wait(pf);
+	/* every event named (interning restarted right after each clear);
+	 * the last loop may race the stop */
+	rows(out, "select count(*) from slice where name is null or name not "
+		  "in ('step', 'poll')",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	rows(out, "select count(*) from slice where name = 'step'", got,
+	     sizeof(got));
+	int steps = atoi(got);
+	cr_assert(steps >= n - 1 && steps <= n, "%d steps of %d", steps, n);
+	cr_assert(n > 100, "only %d steps in a second", n);
+	expect_no_errors(out);
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}
+
+#define N_MANY 96
+
+static void *many_worker(void *arg)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "many-%ld", (long)arg);
+	ptw_set_thread_name(name);
+	for (int i = 0; i < 20; i++) {
+		PTW_SCOPE("app", "unit");
+		PTW_INSTANT("io", "mark");
+	}
+	return NULL;
+}
+
+/* More threads (sequences) than the buffer has chunks (a 128 KiB buffer
+ * of 32 KiB pages: 4): each event is in the trace, on its thread, or its
+ * loss is counted by ptw and shown by trace_processor; none invented. */
+Test(system, more_threads_than_chunks)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = "app,io";
+	cfg.system_buffer_kb = 128;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	char out[400], got[4096];
+	snprintf(out, sizeof(out), "%s/many.pftrace", s.dir);
+	pid_t pf = ptw_test_perfetto_start(&s, CFG_ALL, out);
+	cr_assert(ptw_test_wait_running(1, 10000));
+	pthread_t th[N_MANY];
+	for (long i = 0; i < N_MANY; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, many_worker, (void *)i), 0);
+	for (int i = 0; i < N_MANY; i++)
+		pthread_join(th[i], NULL);
+	cr_assert_eq(ptw_flush(), 0);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert(ptw_test_wait_running(0, 20000));
+	ptw_test_perfetto_wait(pf);
+	/* none invented: only our names, on our threads, at most 20 each */
+	rows(out,
+	     "select count(*) from slice s join thread_track tt on s.track_id "
+	     "= tt.id join thread t using (utid) where s.name not in ('unit', "
+	     "'mark') or t.name not like 'many-%'",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	rows(out,
+	     "select count(*) from (select t.name, count(*) c from slice s join "
+	     "thread_track tt on s.track_id = tt.id join thread t using (utid) "
+	     "group by t.name having c > 40)",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	rows(out, "select count(*) from slice", got, sizeof(got));
+	int n = atoi(got);
+	if (st.system_lost == 0) {
+		cr_assert_eq(n, N_MANY * 40, "%d of %d events, none lost", n,
+			     N_MANY * 40);
+		expect_no_errors(out);
+	} else {
+		cr_assert_lt(n, N_MANY * 40);
+		rows(out,
+		     "select count(*) from stats where value > 0 and severity = "
+		     "'data_loss'",
+		     got, sizeof(got));
+		cr_assert_neq(atoi(got), 0, "%llu packets lost, not shown",
+			      (unsigned long long)st.system_lost);
+	}
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}
+
+/* The session's buffer far too small (discard when full): the service
+ * counts what it dropped, trace_processor shows it, and what is there
+ * was logged. */
+Test(system, a_buffer_far_too_small_shows_its_loss)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start_system("app,io,gfx");
+	char out[400], got[1024];
+	snprintf(out, sizeof(out), "%s/small.pftrace", s.dir);
+	record_instants(&s,
+			"buffers { size_kb: 64 fill_policy: DISCARD }\n"
+			"data_sources { config { name: \"track_event\" } }\n"
+			"duration_ms: 1000\n",
+			out, 50000);
+	rows(out,
+	     "select count(*) from slice where name not in ('app event', "
+	     "'io event')",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	rows(out, "select count(*) from slice", got, sizeof(got));
+	int n = atoi(got);
+	cr_assert(n > 0 && n < 100000, "%d of 100000 events", n);
+	rows(out,
+	     "select count(*) from stats where value > 0 and severity = "
+	     "'data_loss'",
+	     got, sizeof(got));
+	cr_assert_neq(atoi(got), 0, "the loss is not shown");
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}
+
+/* Mounts tracefs when absent (as root); 1 if sched_switch can be
+ * recorded. */
+static int tracefs_ready(void)
+{
+	if (access("/sys/kernel/tracing/events/sched/sched_switch", F_OK) == 0)
+		return 1;
+	if (geteuid() != 0)
+		return 0;
+	if (system("mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null") != 0)
+		return 0;
+	return access("/sys/kernel/tracing/events/sched/sched_switch", F_OK) == 0;
+}
+
+static void *sched_worker(void *arg)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "sched-%ld", (long)arg);
+	ptw_set_thread_name(name);
+	for (int i = 0; i < 200 && ptw_is_running(); i++) {
+		PTW_SCOPE("app", "burst");
+		volatile unsigned x = 0;
+		for (unsigned k = 0; k < 20000; k++)
+			x += k;
+		PTW_INSTANT("io", "between");
+		usleep(500); /* off the CPU between bursts */
+	}
+	return NULL;
+}
+
+/* As root with tracefs: the scheduler beside our events. Each instant and
+ * each slice's begin and end falls inside a period when sched shows the
+ * same thread running (a thread logs only while it runs): the clocks line
+ * up and the threads are the same threads. */
+Test(system, our_events_fall_where_sched_shows_the_thread_running)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	if (!tracefs_ready()) {
+		ptw_test_svc_stop(&s);
+		cr_skip("no tracefs (needs root to mount it): sched_switch not "
+			"recordable");
+	}
+	ptw_test_svc_start_probes(&s);
+	start_system("app,io");
+	char out[400], got[1024];
+	snprintf(out, sizeof(out), "%s/sched.pftrace", s.dir);
+	pid_t pf = ptw_test_perfetto_start(
+		&s,
+		"buffers { size_kb: 32768 }\n"
+		"data_sources { config { name: \"track_event\" } }\n"
+		"data_sources { config { name: \"linux.ftrace\" ftrace_config { "
+		"ftrace_events: \"sched/sched_switch\" } } }\n"
+		"duration_ms: 3000\n",
+		out);
+	cr_assert(ptw_test_wait_running(1, 20000), "the session never started");
+	pthread_t th[3];
+	for (long i = 0; i < 3; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, sched_worker, (void *)i), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	cr_assert(ptw_test_wait_running(0, 30000));
+	ptw_test_perfetto_wait(pf);
+	rows(out,
+	     "select count(*) from slice s join thread_track tt on s.track_id = "
+	     "tt.id join thread t using (utid) where t.name like 'sched-%'",
+	     got, sizeof(got));
+	int ours = atoi(got);
+	cr_assert_gt(ours, 100, "only %d of our events", ours);
+	/* every point of ours (an instant, a slice's begin and end) inside
+	 * a sched period of its thread */
+	rows(out,
+	     "with p as (select tt.utid, s.ts as x from slice s join "
+	     "thread_track tt on s.track_id = tt.id join thread t using (utid) "
+	     "where t.name like 'sched-%' union all select tt.utid, s.ts + "
+	     "s.dur from slice s join thread_track tt on s.track_id = tt.id "
+	     "join thread t using (utid) where t.name like 'sched-%' and s.dur "
+	     "> 0) select count(*) from p where not exists (select 1 from "
+	     "sched c where c.utid = p.utid and c.ts <= p.x and (c.dur < 0 or "
+	     "p.x <= c.ts + c.dur))",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;", "points of ours outside their thread's "
+				    "running periods: %s", got);
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}

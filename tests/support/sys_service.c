@@ -103,8 +103,21 @@ void ptw_test_svc_start_or_skip(struct ptw_test_svc *s)
 
 void ptw_test_svc_restart(struct ptw_test_svc *s) { ptw_test_svc_run(s); }
 
+void ptw_test_svc_start_probes(struct ptw_test_svc *s)
+{
+	char log[400];
+	snprintf(log, sizeof(log), "%s/probes.log", s->dir);
+	static const char *const args[] = {"traced_probes", NULL};
+	s->probes = ptw_test_spawn(s->tracebox, args, log);
+}
+
 void ptw_test_svc_kill(struct ptw_test_svc *s)
 {
+	if (s->probes > 0) {
+		kill(s->probes, SIGKILL);
+		waitpid(s->probes, NULL, 0);
+	}
+	s->probes = 0;
 	if (s->traced > 0) {
 		kill(s->traced, SIGKILL);
 		waitpid(s->traced, NULL, 0);

@@ -13,6 +13,7 @@ struct ptw_test_svc {
 	char prod[320], cons[320];
 	char tracebox[4096];
 	pid_t traced;
+	pid_t probes;   /* traced_probes, if started */
 };
 
 /* The path of tracebox, or NULL (the path looked at in 'looked'). */
@@ -24,6 +25,8 @@ const char *ptw_test_tracebox_find(const char **looked);
  * PERFETTO_PRODUCER_SOCK_NAME / PERFETTO_CONSUMER_SOCK_NAME in this
  * process. */
 void ptw_test_svc_start_or_skip(struct ptw_test_svc *s);
+/* Starts traced_probes (the kernel's data sources) beside traced. */
+void ptw_test_svc_start_probes(struct ptw_test_svc *s);
 /* Starts traced again on the same sockets (after ptw_test_svc_kill). */
 void ptw_test_svc_restart(struct ptw_test_svc *s);
 /* Kills traced (SIGKILL, by pid) and reaps it. */
