@@ -138,7 +138,8 @@ struct ptw_smb_hooks {
  * not in the ABI; PTW_ERR_NOMEM). */
 struct ptw_smb *ptw_smb_create(void *mem, size_t size, uint32_t page_size,
 			       uint32_t chunks_per_page, int *err);
-/* Frees the smb (routers first). The memory is the caller's. */
+/* Destroys the routers left (ptw_smb_router_destroy) and frees the smb.
+ * The memory is the caller's. */
 void ptw_smb_destroy(struct ptw_smb *smb);
 
 /* A router writing into 'smb' for a session's 'target_buffer'
@@ -168,8 +169,9 @@ int ptw_smb_route_packet(struct ptw_smb_router *r, const uint8_t *pkt,
 void ptw_smb_router_flush(struct ptw_smb_router *r);
 
 /* Forgets sequence 'seq_id' (its writer finished it, e.g. a thread that
- * exited): completes its chunk; its writer id is not reused. A later
- * packet of that id gets a new writer id. */
+ * exited): completes its chunk and gives back its writer id (hooks.writer
+ * with added 0), which is not handed out again. A later packet of that
+ * sequence id gets a new writer id. */
 void ptw_smb_router_forget(struct ptw_smb_router *r, uint32_t seq_id);
 
 /* ClearIncrementalState changes nothing here: the writer clears its

@@ -238,6 +238,17 @@ int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event)
 	return 0;
 }
 
+/* System mode: the records go to the output hook instead of the fd. */
+static int ptw_w_out_write(struct ptw_writer *w, const void *p, size_t n)
+{
+	int rc = w->out_fn(w->out_ctx, p, n);
+	if (rc)
+		return ptw_i_writer_fail(w, rc, 0, "trace output hook failed");
+	w->sink.bytes_written += n;
+	w->stats.bytes_written = w->sink.bytes_written;
+	return 0;
+}
+
 /* The sink's result (0 or -1 after a failed write) as the writer's. */
 static int ptw_w_sink_result(struct ptw_writer *w, int rc)
 {
@@ -253,6 +264,8 @@ static int ptw_w_write(struct ptw_writer *w, const void *p, size_t n)
 {
 	if (w->rs)
 		return ptw_w_rec_write(w, p, n);
+	if (w->out_fn)
+		return ptw_w_out_write(w, p, n);
 	return ptw_w_sink_result(w, ptw_sink_write(&w->sink, p, n));
 }
 
@@ -472,6 +485,59 @@ int ptw_i_writer_set_close_hook(struct ptw_writer *w,
 	w->free_fn = free_fn;
 	w->hook_ctx = ctx;
 	return 0;
+}
+
+int ptw_i_writer_set_output(struct ptw_writer *w,
+			    int (*fn)(void *ctx, const uint8_t *p, size_t n),
+			    void *ctx)
+{
+	if (!w || !fn)
+		return PTW_ERR_INVALID;
+	if (w->defl || w->rs || w->sink.bytes_written || w->pend.len)
+		return ptw_i_writer_fail(w, PTW_ERR_INVALID, 0,
+					 "an output hook needs a fresh writer "
+					 "without compression or flight "
+					 "recorder");
+	w->out_fn = fn;
+	w->out_ctx = ctx;
+	return 0;
+}
+
+struct ptw_writer *
+ptw_i_writer_open_output(const struct ptw_writer_options *opt,
+			 int (*fn)(void *ctx, const uint8_t *p, size_t n),
+			 void *ctx, struct ptw_error *err)
+{
+	struct ptw_writer_options o;
+	if (opt)
+		o = *opt;
+	else
+		memset(&o, 0, sizeof(o));
+	if (o.compress || !fn) {
+		ptw_error_set(err, PTW_ERR_INVALID, 0,
+			      "an output hook takes packets uncompressed");
+		return NULL;
+	}
+	o.close_fd = 0;
+	struct ptw_writer *w = ptw_w_open(-1, &o, err);
+	if (w)
+		ptw_i_writer_set_output(w, fn, ctx); /* cannot fail: fresh */
+	return w;
+}
+
+void ptw_i_writer_clear_incremental(struct ptw_writer *w, uint32_t seq_id)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->n_seqs; i++) {
+		struct ptw_seq *s = w->seqs[i];
+		if (seq_id && s->id != seq_id)
+			continue;
+		if (s->started) { /* a first packet clears it anyway */
+			s->need_cp = 1;
+			ptw_seq_fast_update(s);
+		}
+	}
 }
 
 void ptw_i_writer_note_clock_peak(struct ptw_writer *w, uint64_t records,

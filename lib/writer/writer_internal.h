@@ -4,6 +4,7 @@
 #ifndef PTW_WRITER_INTERNAL_H
 #define PTW_WRITER_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ptw/writer.h"
@@ -158,6 +159,31 @@ int ptw_i_writer_realtime_tick(struct ptw_writer *w, int force);
  * address. Iids stay valid (the tables keep the contents), so no
  * checkpoint is needed: the next use of an address interns it by content. */
 void ptw_i_writer_forget_addresses(struct ptw_writer *w);
+
+/* ---- system mode (lib/shmem/smb.h) ---------------------------------- */
+
+/* The writer's output, whole Trace.packet records as they would go to
+ * its file, goes to fn(ctx, p, n) instead (e.g. ptw_smb_route); fn
+ * returns 0 or a PTW_ERR_* code, which becomes the writer's error (NOMEM
+ * and IO sticky). Only on a fresh writer (nothing written yet) without
+ * compression or flight recorder: else PTW_ERR_INVALID. A TraceStats
+ * packet (ptw_i_writer_trace_stats) must not be asked of such a writer:
+ * only the service writes those. */
+int ptw_i_writer_set_output(struct ptw_writer *w,
+			    int (*fn)(void *ctx, const uint8_t *p, size_t n),
+			    void *ctx);
+/* A writer without a file whose output goes to fn (as above). Options
+ * as ptw_writer_open's; compress must be 0. NULL with *err on failure. */
+struct ptw_writer *
+ptw_i_writer_open_output(const struct ptw_writer_options *opt,
+			 int (*fn)(void *ctx, const uint8_t *p, size_t n),
+			 void *ctx, struct ptw_error *err);
+/* The next event on sequence 'seq_id' (a trusted_packet_sequence_id the
+ * writer gave; 0: every sequence) first clears the sequence's
+ * incremental state: a checkpoint (SEQ_INCREMENTAL_STATE_CLEARED, clock
+ * snapshot, interning anew). For a lost packet (ptw_smb_hooks.loss) and
+ * the service's ClearIncrementalState. */
+void ptw_i_writer_clear_incremental(struct ptw_writer *w, uint32_t seq_id);
 
 /* Records an error in the writer's error record (code, errno, message) and
  * returns code; NOMEM and IO become sticky. */

@@ -128,6 +128,11 @@ struct ptw_writer {
 	 * timeline's start, and trace_processor drops what lies there. */
 	uint64_t desc_ts;
 
+	/* System mode (ptw_i_writer_set_output): output goes to out_fn
+	 * instead of the sink. NULL: the sink (or the recorder's ring). */
+	int (*out_fn)(void *ctx, const uint8_t *p, size_t n);
+	void *out_ctx;
+
 	enum ptw_i_mode mode;
 	int (*close_fn)(void *ctx);
 	void (*free_fn)(void *ctx);
