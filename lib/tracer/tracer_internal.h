@@ -330,13 +330,6 @@ struct ptw_tr_otrack {
 	struct ptw_tr_ostack st;
 };
 
-/* TEMPORARY until h-syssmb's writer hook is merged (lib/writer) */
-struct ptw_writer *ptw_i_writer_open_output(
-	const struct ptw_writer_options *wo,
-	int (*fn)(void *ctx, const uint8_t *p, size_t n), void *ctx,
-	struct ptw_error *err);
-void ptw_i_writer_clear_incremental(struct ptw_writer *w, uint32_t seq_id);
-
 /* A session of system mode (lib/system): its writer's output goes to
  * 'fn' (the shared memory buffer) instead of a file, and 'pass' runs on
  * the backend thread after each pass with the writer (NULL: none). */
