@@ -603,6 +603,14 @@ int ptw_sys_start(const struct ptw_config *cfg,
 	return 0;
 }
 
+int ptw_sys_on(void)
+{
+	pthread_mutex_lock(&ptw_sys_mu);
+	int on = ptw_sys_g != NULL;
+	pthread_mutex_unlock(&ptw_sys_mu);
+	return on;
+}
+
 int ptw_sys_stop(void)
 {
 	pthread_mutex_lock(&ptw_sys_mu);

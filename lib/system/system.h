@@ -24,6 +24,9 @@ int ptw_sys_start(const struct ptw_config *cfg,
  * running session with a last flush and commit) and returns 1; else 0. */
 int ptw_sys_stop(void);
 
+/* 1 while system mode is on (between ptw_start and ptw_stop). */
+int ptw_sys_on(void);
+
 /* fork() child, under the tracer's mutex: forgets system mode without
  * touching the parent's thread; closes the child's copies of the
  * connection and unmaps the buffer. */

@@ -622,6 +622,10 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 			pthread_once(&ptw_tr_atexit_once, ptw_tr_register_atexit);
 		return rc;
 	}
+	if (ptw_sys_on())
+		return ptw_error_set(err, PTW_ERR_STATE, 0,
+				     "ptw_start: system mode is on (ptw_stop "
+				     "it first)");
 	return ptw_tr_start_cfg(&cfg, &wo, NULL, NULL, NULL, err);
 }
 

@@ -166,3 +166,17 @@ int ptw_test_wait_running(int want, int ms)
 	}
 	return ptw_is_running() == want;
 }
+
+int ptw_test_svc_wait_registered(struct ptw_test_svc *s)
+{
+	char cmd[4600];
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' perfetto --query 2>/dev/null | grep -q '^track_event '",
+		 s->tracebox);
+	for (int i = 0; i < 100; i++) {
+		if (system(cmd) == 0)
+			return 1;
+		ptw_test_sleep_ms(100);
+	}
+	return 0;
+}

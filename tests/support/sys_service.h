@@ -34,6 +34,10 @@ void ptw_test_svc_kill(struct ptw_test_svc *s);
 /* Kills traced and removes the temp dir. */
 void ptw_test_svc_stop(struct ptw_test_svc *s);
 
+/* Waits (bounded: 10 s) until a producer registered "track_event" with
+ * the service (`tracebox perfetto --query` lists it). 1 if so. */
+int ptw_test_svc_wait_registered(struct ptw_test_svc *s);
+
 /* Writes 'cfg' (a text TraceConfig) to the temp dir and starts
  * `tracebox perfetto --txt -c CFG -o OUT`; returns its pid. */
 pid_t ptw_test_perfetto_start(struct ptw_test_svc *s, const char *cfg,
