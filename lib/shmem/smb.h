@@ -49,8 +49,9 @@
  * packets), so nothing is ever patched: no kChunkNeedsPatching, no
  * chunks_to_patch. A chunk holds at most 1023 packets (the count's bits).
  *
- * Never blocks: a packet for which there are not enough free chunks right
- * now is dropped whole and counted ('dropped'). Its sequence is then in
+ * Never blocks by itself: a packet for which there are not enough free
+ * chunks right now is dropped whole and counted ('dropped'), unless the
+ * optional hooks.stall makes room. Its sequence is then in
  * loss: until a packet that clears its incremental state
  * (SEQ_INCREMENTAL_STATE_CLEARED or incremental_state_cleared), packets
  * that need that state (SEQ_NEEDS_INCREMENTAL_STATE) are left out too
@@ -60,10 +61,14 @@
  * packet written after a loss carries previous_packet_dropped =
  * DATA_LOSS_PRESENT | DATA_LOSS_SMB_FULL (as the SDK's TraceWriter
  * marks it): trace_processor counts it per sequence
- * (traced_buf_sequence_packet_loss, data_loss severity, with the
- * service's TraceStats). A loss not followed by any packet gets a packet
- * of that mark alone at the next ptw_smb_router_flush() that finds a free
- * chunk.
+ * (traced_buf_sequence_packet_loss and traced_buf_data_loss_smb_full,
+ * data_loss severity, with the service's TraceStats). trace_processor
+ * ignores the mark on the first packet of a sequence (the service marks
+ * every first packet), so a sequence that lost packets before any was
+ * written gets a packet of the mark alone first. A loss not followed by
+ * any packet gets a packet of that mark alone at the next
+ * ptw_smb_router_flush() that finds a free chunk. With hooks.stall the
+ * routing thread may wait for room instead (bounded by the hook).
  *
  * Thread rule: an smb and all its routers belong to one thread at a time
  * (the tracer's backend); nothing here locks or sleeps, and only the
@@ -96,7 +101,8 @@ struct ptw_smb_commit {
 
 /* Counts since creation, over all routers of the smb. */
 struct ptw_smb_stats {
-	uint64_t packets;         /* packets written into the buffer */
+	uint64_t packets;         /* packets routed that were written into
+				   * the buffer (not the mark-only ones) */
 	uint64_t bytes;           /* their bytes, as written (no headers) */
 	uint64_t fragments;       /* continuation fragments (chunk changes
 				   * inside a packet) */
@@ -128,6 +134,15 @@ struct ptw_smb_hooks {
 	 * commit list: send a CommitDataRequest now (it may be called in the
 	 * middle of ptw_smb_route). */
 	void (*commit_due)(void *ctx);
+	/* No chunk is free for a packet now ('attempt' 0, 1, ... for that
+	 * packet). The router has completed every chunk it and the other
+	 * routers of the smb held open (they are in the commit list). Return
+	 * non-zero once room is likely (e.g. the commits were sent and the
+	 * caller waited a little): the router tries again; 0: the packet is
+	 * dropped as without the hook. NULL: never waits. Only for this
+	 * thread (the backend), never a producer's: keep the total wait
+	 * bounded. */
+	int (*stall)(void *ctx, unsigned attempt);
 };
 
 /* An smb over 'size' bytes at 'mem' (page-aligned, e.g. the service's

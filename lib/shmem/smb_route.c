@@ -48,6 +48,7 @@ struct ptw_smb_seq {
 	uint8_t lossy;          /* lost a packet: NEEDS packets left out
 				 * until one clears the state */
 	uint8_t mark;           /* a loss that no written packet carried */
+	uint8_t any;            /* a packet was written on it */
 	struct ptw_smb_chunk ch;
 };
 
@@ -261,8 +262,8 @@ static int ptw_smb_take(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 
 /* Writes k on s's writer, whole or not at all. Returns 1, or 0 if there
  * were not enough free chunks (nothing of it will be read). */
-static int ptw_smb_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
-		       const struct ptw_smb_pkt *k)
+static int ptw_smb_try_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
+			   const struct ptw_smb_pkt *k)
 {
 	struct ptw_smb *smb = r->smb;
 	struct ptw_smb_chunk *c = &s->ch, next;
@@ -279,10 +280,11 @@ static int ptw_smb_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 		rem -= ptw_smb_frag(smb->chunk_size - PTW_SMB_CHUNK_HDR, rem,
 				    &h);
 	}
-	/* One chunk is just taken; more are counted first, since a packet
-	 * begun must be finished. Only this thread takes chunks, so those
-	 * counted free stay free. */
-	if (need > 1 && ptw_smb_free_chunks(smb, need) < need)
+	/* A packet begun must be finished: unless its one new chunk is
+	 * taken before anything is written, the chunks it needs are counted
+	 * first. Only this thread takes chunks, so those counted free stay
+	 * free. */
+	if (need > (here ? 0u : 1u) && ptw_smb_free_chunks(smb, need) < need)
 		return 0;
 	if (!here) {
 		if (!ptw_smb_take(r, s, 0, &next))
@@ -322,9 +324,45 @@ static int ptw_smb_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 		*c = next;
 		smb->st.fragments++;
 	}
-	smb->st.packets++;
-	smb->st.bytes += k->len;
 	return 1;
+}
+
+/* Completes every chunk that the routers of smb hold open, so that a
+ * commit can hand them all to the service. */
+static void ptw_smb_complete_open(struct ptw_smb *smb)
+{
+	for (struct ptw_smb_router *r = smb->routers; r; r = r->next)
+		for (size_t i = 0; i < r->n_seqs; i++)
+			ptw_smb_complete_seq(r, r->seqs[i]);
+}
+
+/* ptw_smb_try_put; when it finds no room and 'may_stall', as long as
+ * hooks.stall says it made room likely, completes the open chunks and
+ * tries again. */
+static int ptw_smb_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
+		       const struct ptw_smb_pkt *k, int may_stall)
+{
+	for (unsigned attempt = 0;; attempt++) {
+		if (ptw_smb_try_put(r, s, k)) {
+			s->any = 1;
+			return 1;
+		}
+		if (!may_stall || !r->hooks.stall)
+			return 0;
+		ptw_smb_complete_open(r->smb);
+		if (!r->hooks.stall(r->hooks.ctx, attempt))
+			return 0;
+	}
+}
+
+/* A packet of a loss mark alone (previous_packet_dropped). */
+static int ptw_smb_put_mark(struct ptw_smb_router *r, struct ptw_smb_seq *s,
+			    int may_stall)
+{
+	struct ptw_smb_pkt k;
+	memset(&k, 0, sizeof(k));
+	ptw_smb_add_mark(&k, PTW_SMB_LOSS_MARK);
+	return ptw_smb_put(r, s, &k, may_stall);
 }
 
 /* ---- sequences ------------------------------------------------------------ */
@@ -435,7 +473,13 @@ static void ptw_smb_write(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 		ptw_smb_add_mark(k, mark);
 	if (!k->len)
 		return; /* nothing but the service's fields */
-	if (ptw_smb_put(r, s, k)) {
+	/* trace_processor ignores the mark on a sequence's first packet
+	 * (the service marks every first packet): a mark alone goes first */
+	if (s->mark && !s->any)
+		(void)ptw_smb_put_mark(r, s, 1);
+	if (ptw_smb_put(r, s, k, 1)) {
+		st->packets++;
+		st->bytes += k->len;
 		if (k->cleared)
 			s->lossy = 0;
 		if (s->mark) {
@@ -503,16 +547,14 @@ void ptw_smb_router_flush(struct ptw_smb_router *r)
 {
 	for (size_t i = 0; i < r->n_seqs; i++) {
 		struct ptw_smb_seq *s = r->seqs[i];
-		if (s->mark && s->writer_id) {
-			/* A packet of the mark alone (nothing to lose if it
-			 * finds no chunk either: the mark stays due). */
-			struct ptw_smb_pkt k;
-			memset(&k, 0, sizeof(k));
-			ptw_smb_add_mark(&k, PTW_SMB_LOSS_MARK);
-			if (ptw_smb_put(r, s, &k)) {
-				s->mark = 0;
-				r->smb->st.loss_marks++;
-			}
+		/* A packet of the mark alone (two on a sequence that has no
+		 * packet yet, see ptw_smb_write); if it finds no chunk the
+		 * mark stays due. */
+		if (s->mark && s->writer_id &&
+		    (s->any || ptw_smb_put_mark(r, s, 0)) &&
+		    ptw_smb_put_mark(r, s, 0)) {
+			s->mark = 0;
+			r->smb->st.loss_marks++;
 		}
 		ptw_smb_complete_seq(r, s);
 	}
