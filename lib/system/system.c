@@ -39,6 +39,9 @@
 #define PTW_SYS_COMMIT_MAX 4096u
 /* Longest wait for the last bytes to reach the service at the end. */
 #define PTW_SYS_LAST_SEND_MS 2000
+/* A full buffer: the backend waits for the service to free chunks at
+ * most this many times 1 ms per packet, then drops it (counted). */
+#define PTW_SYS_STALL_TRIES 100u
 /* The largest buffer ptw maps (the service's own limit is 32 MiB). */
 #define PTW_SYS_MAX_SMB (64u << 20)
 
@@ -57,8 +60,14 @@ struct ptw_sys {
 	struct ptw_writer_options wo;
 	char *process_name, *disabled, *machine_name;
 
-	/* system thread only */
+	/* the connection: the system thread's, under sock_mu, which it lets
+	 * go while it sleeps in poll() and while it waits for the backend
+	 * (a flush, a stop): a backend waiting for room in the buffer then
+	 * sends the commits itself (ptw_sys_hook_stall) */
+	pthread_mutex_t sock_mu;
 	struct ptw_sys_prod prod;
+
+	/* system thread only */
 	char path[128];
 	uint32_t backoff_ms;
 	uint64_t next_try_ms;
@@ -131,6 +140,32 @@ static void ptw_sys_take(struct ptw_sys *s)
 }
 
 static void ptw_sys_hook_commit(void *ctx) { ptw_sys_take(ctx); }
+
+static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id);
+
+/* No free chunk (the router completed every open one): the commits go
+ * out now, sent from here if the system thread lets go of the connection
+ * (it sleeps in poll, or waits for this very backend in a flush or a
+ * stop), else by it once woken; then a millisecond for the service to
+ * copy and free chunks. The producers never wait: their rings absorb
+ * events meanwhile (and count what does not fit). */
+static int ptw_sys_hook_stall(void *ctx, unsigned attempt)
+{
+	struct ptw_sys *s = ctx;
+	if (attempt >= PTW_SYS_STALL_TRIES)
+		return 0;
+	ptw_sys_take(s);
+	if (pthread_mutex_trylock(&s->sock_mu) == 0) {
+		if (s->prod.state == PTW_SYS_P_READY) {
+			ptw_sys_send_queued(s, 0);
+			(void)ptw_sys_ipc_io(&s->prod.ipc, POLLOUT);
+		}
+		pthread_mutex_unlock(&s->sock_mu);
+	}
+	struct timespec ts = {0, 1000000L};
+	nanosleep(&ts, NULL);
+	return 1;
+}
 
 static void ptw_sys_hook_writer(void *ctx, uint32_t id, uint32_t target,
 				int added)
@@ -267,7 +302,9 @@ static void ptw_sys_end_session(struct ptw_sys *s)
 {
 	if (!s->active)
 		return;
+	pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
 	(void)ptw_tr_stop_session(NULL);
+	pthread_mutex_lock(&s->sock_mu);
 	/* the backend is gone: the router is this thread's now */
 	ptw_smb_router_destroy(s->router);
 	s->router = NULL;
@@ -325,6 +362,7 @@ static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
 		.writer = ptw_sys_hook_writer,
 		.loss = ptw_sys_hook_loss,
 		.commit_due = ptw_sys_hook_commit,
+		.stall = ptw_sys_hook_stall,
 	};
 	s->router = ptw_smb_router_create(s->smb, ds->target_buffer, &h);
 	if (!s->router)
@@ -366,9 +404,12 @@ static void ptw_sys_on_flush(void *ctx, uint64_t req, const uint64_t *ids,
 {
 	struct ptw_sys *s = ctx;
 	/* drains every ring up to now into the buffer (ptw_sys_out) */
-	if (s->active && ptw_sys_has(ids, n, s->active))
+	if (s->active && ptw_sys_has(ids, n, s->active)) {
+		pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
 		(void)ptw_flush();
-	ptw_sys_send_queued(s, req ? req : 0);
+		pthread_mutex_lock(&s->sock_mu);
+	}
+	ptw_sys_send_queued(s, req);
 }
 
 static void ptw_sys_on_clear(void *ctx, const uint64_t *ids, size_t n)
@@ -437,6 +478,7 @@ static void *ptw_sys_main(void *arg)
 {
 	struct ptw_sys *s = arg;
 	struct ptw_sys_prod *p = &s->prod;
+	pthread_mutex_lock(&s->sock_mu);
 	while (!atomic_load(&s->quit)) {
 		if (p->state == PTW_SYS_P_CLOSED && ptw_sys_now_ms() >= s->next_try_ms) {
 			if (ptw_sys_prod_connect(p, s->path))
@@ -453,7 +495,9 @@ static void *ptw_sys_main(void *arg)
 			uint64_t now = ptw_sys_now_ms();
 			timeout = s->next_try_ms > now ? (int)(s->next_try_ms - now) : 0;
 		}
+		pthread_mutex_unlock(&s->sock_mu);
 		int rc = poll(pf, nf, timeout);
+		pthread_mutex_lock(&s->sock_mu);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (pf[0].revents)
@@ -482,6 +526,7 @@ static void *ptw_sys_main(void *arg)
 		ptw_sys_last_send(s);
 	ptw_sys_prod_close(p);
 	ptw_sys_unmap(s);
+	pthread_mutex_unlock(&s->sock_mu);
 	return NULL;
 }
 
@@ -507,6 +552,7 @@ static void ptw_sys_free(struct ptw_sys *s)
 	if (s->wake_w >= 0)
 		close(s->wake_w);
 	pthread_mutex_destroy(&s->qmu);
+	pthread_mutex_destroy(&s->sock_mu);
 	free(s->q);
 	free(s->regs);
 	free(s->te_raw);
@@ -560,6 +606,7 @@ int ptw_sys_start(const struct ptw_config *cfg,
 				     "ptw_start: out of memory");
 	s->wake_r = s->wake_w = -1;
 	pthread_mutex_init(&s->qmu, NULL);
+	pthread_mutex_init(&s->sock_mu, NULL);
 	int fds[2];
 	if (ptw_sys_prod_init(&s->prod, &ptw_sys_ops, s,
 			      program_invocation_short_name) ||
