@@ -325,6 +325,8 @@ Test(system, more_threads_than_chunks)
 	cr_assert_str_eq(got, "0;");
 	rows(out, "select count(*) from slice", got, sizeof(got));
 	int n = atoi(got);
+	cr_log_info("%d of %d events, %llu packets lost", n, N_MANY * 40,
+		    (unsigned long long)st.system_lost);
 	if (st.system_lost == 0) {
 		cr_assert_eq(n, N_MANY * 40, "%d of %d events, none lost", n,
 			     N_MANY * 40);

@@ -53,6 +53,7 @@ struct ptw_sys_wreg {
 struct ptw_sys {
 	pthread_t th;
 	int wake_r, wake_w;        /* self-pipe, both non-blocking */
+	_Atomic int woken;         /* a byte is in the pipe, not yet read */
 	_Atomic int quit;
 
 	/* the sessions' config (strings are copies owned here) */
@@ -110,6 +111,10 @@ static uint64_t ptw_sys_now_ms(void)
 
 static void ptw_sys_wake(struct ptw_sys *s)
 {
+	/* one byte per wake-up of the system thread: the backend's next
+	 * batches add no system call while it has not run yet */
+	if (atomic_exchange_explicit(&s->woken, 1, memory_order_acq_rel))
+		return;
 	char b = 1;
 	/* a full pipe already wakes it */
 	ssize_t n = write(s->wake_w, &b, 1);
@@ -326,8 +331,10 @@ static int ptw_sys_on_setup_smb(void *ctx, int fd, uint32_t page_size)
 		close(fd);
 		return -1;
 	}
+	/* populated now, on this thread: the backend's first writes into
+	 * each page then take no page fault */
 	void *mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, fd, 0);
+			 MAP_SHARED | MAP_POPULATE, fd, 0);
 	close(fd);
 	if (mem == MAP_FAILED)
 		return -1;
@@ -453,6 +460,7 @@ static void ptw_sys_disconnect(struct ptw_sys *s)
 static void ptw_sys_drain_wake(struct ptw_sys *s)
 {
 	char buf[64];
+	atomic_store_explicit(&s->woken, 0, memory_order_release);
 	while (read(s->wake_r, buf, sizeof(buf)) > 0)
 		;
 }
