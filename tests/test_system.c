@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ptw/tracer.h"
@@ -470,5 +471,46 @@ Test(system, our_events_fall_where_sched_shows_the_thread_running)
 	cr_assert_leq(outside * 100, checked, "%d of %d points of ours outside "
 		      "their thread's running periods", outside, checked);
 	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}
+
+/* A program that exits while a session records it: stop_at_exit sends
+ * what it logged to the service before it disconnects. */
+Test(system, an_exit_during_the_session_keeps_what_was_logged)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	char out[400], got[256];
+	snprintf(out, sizeof(out), "%s/exit.pftrace", s.dir);
+	pid_t child = fork();
+	cr_assert(child >= 0);
+	if (child == 0) {
+		struct ptw_config cfg;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.system = 1;
+		cfg.categories = "app";
+		cfg.stop_at_exit = 1;
+		cfg.overflow = PTW_OVERFLOW_WAIT;
+		if (ptw_start(&cfg) != 0)
+			_exit(2);
+		if (!ptw_test_wait_running(1, 20000))
+			_exit(3);
+		for (int i = 0; i < 5000; i++)
+			PTW_INSTANT("app", "last words");
+		exit(0); /* atexit: ptw_stop() */
+	}
+	pid_t pf = ptw_test_perfetto_start(&s,
+					   "buffers { size_kb: 8192 }\n"
+					   "data_sources { config { name: "
+					   "\"track_event\" } }\n"
+					   "duration_ms: 3000\n",
+					   out);
+	int st = 0;
+	cr_assert_eq(waitpid(child, &st, 0), child);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	ptw_test_perfetto_wait(pf);
+	rows(out, "select count(*) from slice where name = 'last words'", got,
+	     sizeof(got));
+	cr_assert_str_eq(got, "5000;");
 	ptw_test_svc_stop(&s);
 }
