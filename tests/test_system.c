@@ -398,9 +398,9 @@ static void *sched_worker(void *arg)
 	ptw_set_thread_name(name);
 	for (int i = 0; i < 20000 && ptw_is_running(); i++) {
 		PTW_SCOPE("app", "burst");
-		volatile unsigned x = 0;
+		static volatile unsigned spin;
 		for (unsigned k = 0; k < 20000; k++)
-			x += k;
+			spin = spin + k;
 		PTW_INSTANT("io", "between");
 		usleep(500); /* off the CPU between bursts */
 	}

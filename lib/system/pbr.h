@@ -25,7 +25,7 @@ static inline void ptw_sys_pbr_init(struct ptw_sys_pbr *r, const void *p,
 				    size_t n)
 {
 	r->p = (const uint8_t *)p;
-	r->end = r->p + n;
+	r->end = n ? r->p + n : r->p; /* p may be NULL when n is 0 */
 }
 
 static inline int ptw_sys_pbr_varint(struct ptw_sys_pbr *r, uint64_t *out)

@@ -36,7 +36,7 @@
 #define PTW_SYS_DEFAULT_KB 2048u
 #define PTW_SYS_PAGE_HINT (32u * 1024u)
 /* Chunks per CommitData (each ~12 bytes: far below a frame). */
-#define PTW_SYS_COMMIT_MAX 4096u
+#define PTW_SYS_COMMIT_MAX 1024u
 /* Longest wait for the last bytes to reach the service at the end. */
 #define PTW_SYS_LAST_SEND_MS 2000
 /* A full buffer: the backend waits for the service to free chunks at
@@ -272,16 +272,16 @@ static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id)
 					  regs[i].added);
 	size_t i = 0;
 	do {
+		struct ptw_sys_chunk_ref refs[PTW_SYS_COMMIT_MAX];
 		size_t k = qn - i > PTW_SYS_COMMIT_MAX ? PTW_SYS_COMMIT_MAX
 						       : qn - i;
-		/* struct ptw_smb_commit is the same three numbers */
-		_Static_assert(sizeof(struct ptw_sys_chunk_ref) ==
-				       sizeof(struct ptw_smb_commit),
-			       "same layout");
+		for (size_t j = 0; j < k; j++)
+			refs[j] = (struct ptw_sys_chunk_ref){
+				q[i + j].page, q[i + j].chunk,
+				q[i + j].target_buffer};
 		int last = i + k == qn;
 		if (k || (last && flush_id))
-			ptw_sys_prod_commit(p, (const struct ptw_sys_chunk_ref *)(q + i),
-					    k, last ? flush_id : 0);
+			ptw_sys_prod_commit(p, refs, k, last ? flush_id : 0);
 		i += k;
 	} while (i < qn);
 	free(regs);
