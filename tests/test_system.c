@@ -47,7 +47,7 @@ static void expect_no_errors(const char *trace)
 	     "select name, idx, value from stats where value > 0 and severity "
 	     "in ('error', 'data_loss')",
 	     got, sizeof(got));
-	cr_assert_str_empty(got, "%s: error stats: %s", trace, got);
+	cr_assert_str_eq(got, "", "%s: error stats: %s", trace, got);
 }
 
 static void *worker(void *arg)
@@ -398,9 +398,10 @@ static void *sched_worker(void *arg)
 	ptw_set_thread_name(name);
 	for (int i = 0; i < 20000 && ptw_is_running(); i++) {
 		PTW_SCOPE("app", "burst");
-		static volatile unsigned spin;
+		volatile unsigned spin = 0; /* busy on the CPU a while */
 		for (unsigned k = 0; k < 20000; k++)
 			spin = spin + k;
+		(void)spin;
 		PTW_INSTANT("io", "between");
 		usleep(500); /* off the CPU between bursts */
 	}
@@ -417,7 +418,7 @@ Test(system, our_events_fall_where_sched_shows_the_thread_running)
 	ptw_test_svc_start_or_skip(&s);
 	if (!tracefs_ready()) {
 		ptw_test_svc_stop(&s);
-		cr_skip("no tracefs (needs root to mount it): sched_switch not "
+		cr_skip_test("no tracefs (needs root to mount it): sched_switch not "
 			"recordable");
 	}
 	ptw_test_svc_start_probes(&s);
@@ -499,6 +500,7 @@ Test(system, an_exit_during_the_session_keeps_what_was_logged)
 			PTW_INSTANT("app", "last words");
 		exit(0); /* atexit: ptw_stop() */
 	}
+	cr_assert(ptw_test_svc_wait_registered(&s), "the child did not register");
 	pid_t pf = ptw_test_perfetto_start(&s,
 					   "buffers { size_kb: 8192 }\n"
 					   "data_sources { config { name: "

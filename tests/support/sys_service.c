@@ -87,10 +87,10 @@ void ptw_test_svc_start_or_skip(struct ptw_test_svc *s)
 	memset(s, 0, sizeof(*s));
 	const char *tb = ptw_test_tracebox_find(&looked);
 	if (!tb)
-		cr_skip("no tracebox at %s: the system mode test needs Perfetto's "
+		cr_skip_test("no tracebox at %s: the system mode test needs Perfetto's "
 			"service (set PTW_SHARED_DIR)", looked);
 	if (!ptw_test_tp_find(&looked))
-		cr_skip("no trace_processor_shell at %s", looked);
+		cr_skip_test("no trace_processor_shell at %s", looked);
 	snprintf(s->tracebox, sizeof(s->tracebox), "%s", tb);
 	snprintf(s->dir, sizeof(s->dir), "/tmp/ptw-sys-XXXXXX");
 	cr_assert_not_null(mkdtemp(s->dir));
