@@ -14,10 +14,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/shmem/smb.h"
 #include "lib/shmem/smb_abi.h"
+#include "lib/writer/writer_internal.h"
 #include "ptw/error.h"
+#include "ptw/writer.h"
 #include "support/smb_service.h"
 
 /* ---- packets ------------------------------------------------------------- */
@@ -117,6 +120,29 @@ static void expect_pkt(const struct svc *s, size_t i, uint32_t writer,
 
 static struct tpkt K;
 
+/* A zeroed buffer of 'size' bytes in 4 KiB pages of 'per' chunks, with
+ * a router for target buffer 'target' (hooks h, NULL: none) and the
+ * service's stand-in on it. */
+static struct ptw_smb *rig_open(uint8_t **m, size_t size, uint32_t per,
+				uint32_t target, const struct ptw_smb_hooks *h,
+				struct ptw_smb_router **r, struct svc *s)
+{
+	*m = smb_mem(size);
+	struct ptw_smb *smb = ptw_smb_create(*m, size, 4096, per, NULL);
+	cr_assert_not_null(smb);
+	*r = ptw_smb_router_create(smb, target, h);
+	cr_assert_not_null(*r);
+	svc_init(s, *m, size, 4096);
+	return smb;
+}
+
+static void rig_close(uint8_t *m, struct ptw_smb *smb, struct svc *s)
+{
+	svc_free(s);
+	ptw_smb_destroy(smb);
+	free(m);
+}
+
 /* ---- geometry ------------------------------------------------------------ */
 
 Test(shmem, refuses_what_the_service_would_not_map)
@@ -144,12 +170,10 @@ Test(shmem, refuses_what_the_service_would_not_map)
 Test(shmem, packets_of_three_sequences_come_back_byte_for_byte)
 {
 	size_t size = 64 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
-	cr_assert_not_null(r);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	/* 3 sequences interleaved; writer ids in order of first packet */
 	static struct tpkt want[300];
 	for (uint32_t i = 0; i < 300; i++) {
@@ -178,17 +202,16 @@ Test(shmem, packets_of_three_sequences_come_back_byte_for_byte)
 	/* every chunk read and freed: every page free again */
 	for (size_t p = 0; p < size / 4096; p++)
 		cr_assert_eq(*(uint32_t *)(void *)(m + p * 4096), 0);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, a_packet_larger_than_a_chunk_spans_several)
 {
 	size_t size = 16 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 3, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
+	struct svc s;
+	struct ptw_smb *smb = rig_open(&m, size, 0, 3, NULL, &r, &s);
 	uint32_t cs = ptw_smb_chunk_size(smb);
 	static struct tpkt a, b, c;
 	make_pkt(&a, 7, 0, 1, 100);
@@ -203,8 +226,6 @@ Test(shmem, a_packet_larger_than_a_chunk_spans_several)
 	cr_assert_geq(n, 4);
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(list[i].target_buffer, 3);
-	struct svc s;
-	svc_init(&s, m, size, 4096);
 	cr_assert_eq(svc_commit(&s, list, n), n);
 	/* the chunks as the service sees them: one writer, ids 0.., the
 	 * middle ones a single fragment continuing both ways */
@@ -226,9 +247,7 @@ Test(shmem, a_packet_larger_than_a_chunk_spans_several)
 	struct ptw_smb_stats st;
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.fragments, s.n_chunks - 1);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, a_packet_longer_than_the_buffer_is_dropped_whole)
@@ -269,13 +288,12 @@ static void on_loss(void *ctx, uint32_t seq)
 Test(shmem, a_full_buffer_drops_counts_and_marks_the_next_packet)
 {
 	size_t size = 2 * 4096; /* two chunks */
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
 	struct loss_log log = { .n = 0 };
 	struct ptw_smb_hooks h = { .ctx = &log, .loss = on_loss };
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, &h);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, &h, &r, &s);
 	static struct tpkt first[40];
 	uint32_t i = 0;
 	struct ptw_smb_stats st;
@@ -323,19 +341,16 @@ Test(shmem, a_full_buffer_drops_counts_and_marks_the_next_packet)
 	memcpy(marked + clr.out_len, "\xd0\x02\x81\x02", 4);
 	expect_pkt(&s, written, 1, marked, clr.out_len + 4);
 	expect_pkt(&s, written + 1, 1, after.out, after.out_len);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, a_loss_at_the_end_is_marked_by_a_packet_of_its_own)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	/* 4 packets of 1018 bytes (2-byte size) fill the chunk's 4080 */
 	for (uint32_t i = 0; i < 6; i++) {
 		make_pkt(&K, 4, 0, i, 1011);
@@ -358,9 +373,7 @@ Test(shmem, a_loss_at_the_end_is_marked_by_a_packet_of_its_own)
 	cr_assert_eq(st.loss_marks, 1);
 	cr_assert_eq(s.n_pkts, 5);
 	expect_pkt(&s, 4, 1, (const uint8_t *)"\xd0\x02\x81\x02", 4);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 /* ---- many writers, reuse ------------------------------------------------- */
@@ -368,11 +381,10 @@ Test(shmem, a_loss_at_the_end_is_marked_by_a_packet_of_its_own)
 Test(shmem, more_sequences_than_chunks)
 {
 	size_t size = 4 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 2, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 2, 0, NULL, &r, &s);
 	/* 40 sequences, 8 chunks: each round of one packet per sequence is
 	 * flushed and read before the next, as the backend and the service
 	 * take turns */
@@ -414,19 +426,16 @@ Test(shmem, more_sequences_than_chunks)
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.packets - before.packets, 8);
 	cr_assert_eq(st.dropped - before.dropped, 32);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, chunks_freed_by_the_service_are_taken_again)
 {
 	size_t size = 2 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	static struct tpkt want[200];
 	for (uint32_t i = 0; i < 200; i++) {
 		make_pkt(&want[i], 3 + i % 2, 0, i, 1500);
@@ -449,19 +458,16 @@ Test(shmem, chunks_freed_by_the_service_are_taken_again)
 		expect_pkt(&s, 100 + i, 2, want[2 * i + 1].out,
 			   want[2 * i + 1].out_len);
 	}
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 Test(shmem, a_chunk_completed_twice_before_a_commit_is_listed_once)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	make_pkt(&K, 3, 0, 1, 10);
 	route(r, &K);
 	ptw_smb_router_flush(r);
@@ -472,9 +478,7 @@ Test(shmem, a_chunk_completed_twice_before_a_commit_is_listed_once)
 	ptw_smb_router_flush(r);
 	cr_assert_eq(ptw_smb_pending_commits(smb), 1);
 	cr_assert_eq(svc_drain(&s, smb), 1);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 /* ---- a service on another thread ----------------------------------------- */
@@ -551,7 +555,8 @@ Test(shmem, the_service_frees_chunks_while_packets_are_written)
 				break;
 		}
 		uint32_t i = (uint32_t)(ts - 1000);
-		cr_assert_eq(p->writer_id, 1 + i % 5);
+		uint32_t want_writer = 1 + i % 5;
+		cr_assert_eq(p->writer_id, want_writer);
 		cr_assert(!any[p->writer_id] || i > last[p->writer_id]);
 		any[p->writer_id] = 1;
 		last[p->writer_id] = i;
@@ -578,11 +583,10 @@ Test(shmem, the_service_frees_chunks_while_packets_are_written)
 Test(shmem, the_services_fields_are_stripped_or_the_packet_refused)
 {
 	size_t size = 4 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	/* trusted_uid, _pid, machine_id anywhere; previous_packet_dropped
 	 * kept (moved to the end) */
 	K.in_len = K.out_len = 0;
@@ -604,23 +608,37 @@ Test(shmem, the_services_fields_are_stripped_or_the_packet_refused)
 	memcpy(ts.in + ts.in_len, "\x9a\x02\x02\x08\x01", 5); /* 35: {1: 1} */
 	ts.in_len += 5;
 	cr_assert_eq(route(r, &ts), 0);
-	/* not a Trace.packet record; a truncated packet */
+	/* not a Trace.packet record; a truncated packet (in a record
+	 * between two good ones, which go in) */
 	cr_assert_eq(ptw_smb_route(r, (const uint8_t *)"\x12\x01\x00", 3),
+		     PTW_ERR_INVALID);
+	static uint8_t three[300];
+	uint8_t *q = three;
+	*q++ = 0x0a;
+	*q++ = (uint8_t)K.in_len;
+	memcpy(q, K.in, K.in_len);
+	q += K.in_len;
+	memcpy(q, "\x0a\x03\x0a\x05\x01", 5);
+	q += 5;
+	*q++ = 0x0a;
+	*q++ = (uint8_t)K.in_len;
+	memcpy(q, K.in, K.in_len);
+	q += K.in_len;
+	cr_assert_eq(ptw_smb_route(r, three, (size_t)(q - three)),
 		     PTW_ERR_INVALID);
 	cr_assert_eq(ptw_smb_route_packet(r, (const uint8_t *)"\x0a\x05\x01", 3),
 		     PTW_ERR_INVALID);
 	ptw_smb_router_flush(r);
 	svc_drain(&s, smb);
 	svc_reassemble(&s);
-	cr_assert_eq(s.n_pkts, 1);
-	expect_pkt(&s, 0, 1, K.out, K.out_len);
+	cr_assert_eq(s.n_pkts, 3);
+	for (size_t i = 0; i < 3; i++)
+		expect_pkt(&s, i, 1, K.out, K.out_len);
 	struct ptw_smb_stats st;
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.refused, 1);
-	cr_assert_eq(st.malformed, 2);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	cr_assert_eq(st.malformed, 3);
+	rig_close(m, smb, &s);
 }
 
 struct writer_log {
@@ -673,11 +691,10 @@ Test(shmem, writer_ids_are_announced_and_given_back)
 Test(shmem, a_loss_before_the_first_packet_is_marked_twice)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, NULL);
+	uint8_t *m;
+	struct ptw_smb_router *r;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
+	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
 	make_pkt(&K, 3, SEQ_CLEARED, 1, 100); /* takes the only chunk */
 	cr_assert_eq(route(r, &K), 0);
 	static struct tpkt b;
@@ -698,9 +715,7 @@ Test(shmem, a_loss_before_the_first_packet_is_marked_twice)
 	memcpy(marked, b.out, b.out_len);
 	memcpy(marked + b.out_len, "\xd0\x02\x81\x02", 4);
 	expect_pkt(&s, 2, 2, marked, b.out_len + 4);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
 }
 
 struct staller {
@@ -762,7 +777,210 @@ Test(shmem, the_stall_hook_waits_for_room_instead_of_dropping)
 	ptw_smb_get_stats(smb, &st);
 	cr_assert_eq(st.dropped, 1);
 	cr_assert_eq(t.calls, 1);
-	svc_free(&s);
-	ptw_smb_destroy(smb);
-	free(m);
+	rig_close(m, smb, &s);
+}
+
+/* ---- the writer's hooks for system mode ------------------------------------ */
+
+struct capture {
+	uint8_t *p;
+	size_t n, cap;
+	int fail; /* return this from the next call */
+};
+
+static int capture_out(void *ctx, const uint8_t *p, size_t n)
+{
+	struct capture *c = ctx;
+	if (c->fail)
+		return c->fail;
+	if (c->n + n > c->cap) {
+		c->cap = (c->n + n) * 2;
+		c->p = realloc(c->p, c->cap);
+		cr_assert_not_null(c->p);
+	}
+	memcpy(c->p + c->n, p, n);
+	c->n += n;
+	return 0;
+}
+
+/* Packets of sequence 'seq' in the captured records with sequence_flags
+ * SEQ_INCREMENTAL_STATE_CLEARED. */
+static int count_cleared(const struct capture *c, uint32_t seq)
+{
+	int n = 0;
+	const uint8_t *p = c->p, *end = c->p + c->n;
+	while (p < end) {
+		cr_assert_eq(*p++, 0x0a);
+		uint64_t len = 0;
+		for (unsigned sh = 0;; sh += 7) {
+			len |= (uint64_t)(*p & 0x7f) << sh;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		/* ptw's packets begin with the sequence id, then the flags */
+		if (p[0] == 10 << 3 && p[1] == seq && p[2] == 13 << 3 &&
+		    (p[3] & SEQ_CLEARED))
+			n++;
+		p += len;
+	}
+	return n;
+}
+
+Test(shmem_writer, clear_incremental_makes_the_next_event_a_checkpoint)
+{
+	static struct capture c;
+	memset(&c, 0, sizeof(c));
+	struct ptw_error err;
+	struct ptw_writer *w = ptw_i_writer_open_output(NULL, capture_out, &c,
+							&err);
+	cr_assert_not_null(w, "%s", err.msg);
+	uint64_t t1 = ptw_writer_add_thread_track(w, 1, 2, "a");
+	uint64_t t2 = ptw_writer_add_thread_track(w, 1, 3, "b");
+	struct ptw_seq *a = ptw_writer_add_seq(w, t1); /* sequence 5 */
+	struct ptw_seq *b = ptw_writer_add_seq(w, t2); /* sequence 6 */
+	uint64_t ts = 100;
+	for (int i = 0; i < 3; i++, ts += 10) {
+		cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, ts, "c",
+					    "x"), 0);
+		cr_assert_eq(ptw_seq_simple(b, PTW_SIMPLE_INSTANT, 0, ts, "c",
+					    "x"), 0);
+	}
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	cr_assert_eq(count_cleared(&c, 5), 1); /* the first packet */
+	cr_assert_eq(count_cleared(&c, 6), 1);
+	ptw_i_writer_clear_incremental(w, 5);
+	for (int i = 0; i < 2; i++, ts += 10) {
+		cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, ts, "c",
+					    "x"), 0);
+		cr_assert_eq(ptw_seq_simple(b, PTW_SIMPLE_INSTANT, 0, ts, "c",
+					    "x"), 0);
+	}
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	cr_assert_eq(count_cleared(&c, 5), 2);
+	cr_assert_eq(count_cleared(&c, 6), 1);
+	ptw_i_writer_clear_incremental(w, 0); /* every sequence */
+	cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, ts, "c", "x"), 0);
+	cr_assert_eq(ptw_seq_simple(b, PTW_SIMPLE_INSTANT, 0, ts, "c", "x"), 0);
+	cr_assert_eq(ptw_writer_flush(w), 0);
+	cr_assert_eq(count_cleared(&c, 5), 3);
+	cr_assert_eq(count_cleared(&c, 6), 2);
+	/* the hook's error is the writer's */
+	c.fail = PTW_ERR_IO;
+	cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, ts, "c", "x"), 0);
+	cr_assert_eq(ptw_writer_flush(w), PTW_ERR_IO);
+	cr_assert_neq(ptw_writer_close(w, &err), 0);
+	free(c.p);
+}
+
+Test(shmem_writer, an_output_hook_takes_no_compression)
+{
+	static struct capture c;
+	struct ptw_writer_options o = { .compress = PTW_COMPRESS_DEFLATE };
+	struct ptw_error err;
+	cr_assert_null(ptw_i_writer_open_output(&o, capture_out, &c, &err));
+	cr_assert_eq(err.code, PTW_ERR_INVALID);
+	char path[] = "/tmp/ptw-smb-hook-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	struct ptw_writer *w = ptw_writer_open_fd(fd, &o, &err);
+	cr_assert_not_null(w);
+	cr_assert_eq(ptw_i_writer_set_output(w, capture_out, &c),
+		     PTW_ERR_INVALID);
+	cr_assert_eq(ptw_writer_close(w, &err), 0);
+	close(fd);
+	unlink(path);
+}
+
+/* ---- a service that breaks the rules ------------------------------------ */
+
+Test(shmem, a_hostile_service_cannot_make_it_write_outside_its_chunks)
+{
+	/* The service changes page words and chunk headers at random (any
+	 * layout, reserved ones too, any states) between packets: the
+	 * router must keep writing only inside chunks it took (ASan checks
+	 * the buffer's bounds), never crash, and account for every packet. */
+	size_t size = 8 * 4096;
+	uint8_t *m;
+	struct ptw_smb_router *r;
+	struct svc s;
+	struct ptw_smb *smb = rig_open(&m, size, 4, 0, NULL, &r, &s);
+	uint64_t x = 88172645463325252ull; /* xorshift */
+	uint32_t routed = 0;
+	for (uint32_t i = 0; i < 3000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint32_t page = (uint32_t)(x % 8);
+		uint8_t *pg = m + (size_t)page * 4096;
+		switch ((x >> 8) % 4) {
+		case 0: /* any word */
+			atomic_store(ptw_smb_page_word(pg), (uint32_t)(x >> 16));
+			break;
+		case 1: /* a chunk header anywhere in the page */
+			memcpy(pg + 8 + ((x >> 20) % 4000), &x, 8);
+			break;
+		default: /* frees chunks the honest way */
+			svc_scan(&s);
+		}
+		make_pkt(&K, 3 + (uint32_t)((x >> 32) % 20),
+			 (x >> 40) % 3 ? SEQ_NEEDS : SEQ_CLEARED, i,
+			 1 + (size_t)((x >> 44) % 9000));
+		cr_assert_eq(route(r, &K), 0);
+		routed++;
+		if (i % 10 == 9) {
+			ptw_smb_router_flush(r);
+			struct ptw_smb_commit c[64];
+			size_t n;
+			while ((n = ptw_smb_take_commits(smb, c, 64)) > 0)
+				for (size_t j = 0; j < n; j++) {
+					cr_assert_lt(c[j].page, 8);
+					cr_assert_lt(c[j].chunk, 14);
+				}
+		}
+	}
+	struct ptw_smb_stats st;
+	ptw_smb_get_stats(smb, &st);
+	cr_assert_eq(st.packets + st.dropped + st.skipped, routed);
+	cr_assert_gt(st.packets, 0);
+	rig_close(m, smb, &s);
+}
+
+/* The loss hook runs inside the writer's output: it may ask the writer
+ * for a checkpoint right there (the next event is one). */
+struct inner {
+	struct capture c;
+	struct ptw_writer *w;
+	int asked;
+};
+
+static int inner_out(void *ctx, const uint8_t *p, size_t n)
+{
+	struct inner *in = ctx;
+	if (!in->asked) {
+		in->asked = 1;
+		ptw_i_writer_clear_incremental(in->w, 5);
+	}
+	return capture_out(&in->c, p, n);
+}
+
+Test(shmem_writer, clear_incremental_from_inside_the_output)
+{
+	static struct inner in;
+	memset(&in, 0, sizeof(in));
+	struct ptw_error err;
+	struct ptw_writer_options o = { .flush_bytes = 4096 };
+	in.w = ptw_i_writer_open_output(&o, inner_out, &in, &err);
+	cr_assert_not_null(in.w);
+	uint64_t t = ptw_writer_add_thread_track(in.w, 1, 2, "a");
+	struct ptw_seq *a = ptw_writer_add_seq(in.w, t); /* sequence 5 */
+	/* enough events for several flushes inside ptw_seq_simple, the
+	 * first of which asks for the checkpoint */
+	for (uint64_t i = 0; i < 2000; i++)
+		cr_assert_eq(ptw_seq_simple(a, PTW_SIMPLE_INSTANT, 0, 100 + i,
+					    "c", "x"), 0);
+	cr_assert_eq(ptw_writer_flush(in.w), 0);
+	cr_assert_eq(in.asked, 1);
+	cr_assert_eq(count_cleared(&in.c, 5), 2);
+	cr_assert_eq(ptw_writer_close(in.w, &err), 0);
+	free(in.c.p);
 }

@@ -23,6 +23,13 @@
 
 #define THREADS 4
 
+/* Skips the test without trace_processor_shell. */
+static void need_tp(void)
+{
+	if (!ptw_test_tp_shell())
+		cr_skip_test("no trace_processor_shell (PTW_SHARED_DIR/tp)");
+}
+
 /* The events: on each of THREADS threads (a sequence each) nested slices
  * with args, instants, a counter, and now and then an argument longer
  * than a chunk (its packet spans several). 'rounds' per thread. */
@@ -172,15 +179,18 @@ static const char *Q_SLICES =
 static const char *Q_COUNTERS =
 	"select c.ts, c.value, t.name from counter c join counter_track t "
 	"on c.track_id = t.id order by c.ts";
+/* the slices that ended (a slice whose END was lost has dur -1) */
+static const char *Q_ENDED =
+	"select s.ts, s.name, t.name, extract_arg(s.arg_set_id, 'debug.i') "
+	"from slice s join thread_track tt on s.track_id = tt.id join thread t "
+	"using(utid) where s.dur >= 0 order by s.ts";
 static const char *Q_LOSS =
 	"select name, idx, value from stats where value > 0 and severity in "
 	"('error', 'data_loss') order by name";
 
 Test(shmem_tp, a_writer_through_the_buffer_gives_the_same_trace)
 {
-	const char *tp = ptw_test_tp_shell();
-	if (!tp)
-		cr_skip_test("no trace_processor_shell (PTW_SHARED_DIR/tp)");
+	need_tp();
 	char direct[256], sys[256];
 	ptw_test_tmp_path(direct, sizeof(direct), "smb-direct");
 	ptw_test_tmp_path(sys, sizeof(sys), "smb-system");
@@ -226,9 +236,7 @@ static void expect_subset(const char *sub, const char *all)
 
 Test(shmem_tp, a_buffer_too_small_shows_loss_and_nothing_invented)
 {
-	const char *tp = ptw_test_tp_shell();
-	if (!tp)
-		cr_skip_test("no trace_processor_shell (PTW_SHARED_DIR/tp)");
+	need_tp();
 	char direct[256], sys[256];
 	ptw_test_tmp_path(direct, sizeof(direct), "smb-direct");
 	ptw_test_tmp_path(sys, sizeof(sys), "smb-loss");
@@ -247,18 +255,8 @@ Test(shmem_tp, a_buffer_too_small_shows_loss_and_nothing_invented)
 	cr_assert_null(strstr(loss, "error"), "%s", loss);
 	free(loss);
 	/* what arrived was logged: no slice, arg or counter invented */
-	char *a = ptw_test_tp_query(direct,
-				    "select s.ts, s.name, t.name, "
-				    "extract_arg(s.arg_set_id, 'debug.i') from "
-				    "slice s join thread_track tt on s.track_id "
-				    "= tt.id join thread t using(utid) where "
-				    "s.dur >= 0 order by s.ts");
-	char *b = ptw_test_tp_query(sys,
-				    "select s.ts, s.name, t.name, "
-				    "extract_arg(s.arg_set_id, 'debug.i') from "
-				    "slice s join thread_track tt on s.track_id "
-				    "= tt.id join thread t using(utid) where "
-				    "s.dur >= 0 order by s.ts");
+	char *a = ptw_test_tp_query(direct, Q_ENDED);
+	char *b = ptw_test_tp_query(sys, Q_ENDED);
 	cr_assert_gt(strlen(b), 0);
 	cr_assert_lt(strlen(b), strlen(a));
 	expect_subset(b, a);
@@ -304,9 +302,7 @@ static size_t raw_packet(uint8_t *b, uint32_t seq, uint64_t ts)
 
 Test(shmem_tp, a_sequence_whose_first_packet_is_lost_shows_the_loss)
 {
-	const char *tp = ptw_test_tp_shell();
-	if (!tp)
-		cr_skip_test("no trace_processor_shell (PTW_SHARED_DIR/tp)");
+	need_tp();
 	size_t size = 4096;
 	uint8_t *m = aligned_alloc(4096, size);
 	cr_assert_not_null(m);

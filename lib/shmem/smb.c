@@ -154,7 +154,12 @@ int ptw_smb_acquire(struct ptw_smb *smb, uint32_t writer_id,
 uint32_t ptw_smb_free_chunks(const struct ptw_smb *smb, uint32_t enough)
 {
 	uint32_t n = 0;
-	for (uint32_t p = 0; p < smb->num_pages && n < enough; p++) {
+	/* from where the next chunk will be looked for: free ones are
+	 * likely there, and the count stops at 'enough' */
+	for (uint32_t i = 0; i < smb->num_pages && n < enough; i++) {
+		uint32_t p = smb->cursor + i;
+		if (p >= smb->num_pages)
+			p -= smb->num_pages;
 		_Atomic uint32_t *w = ptw_smb_page_word(ptw_smb_page(smb, p));
 		uint32_t v = atomic_load_explicit(w, memory_order_acquire);
 		uint32_t layout = ptw_smb_word_layout(v);
@@ -163,17 +168,10 @@ uint32_t ptw_smb_free_chunks(const struct ptw_smb *smb, uint32_t enough)
 			continue;
 		}
 		uint32_t k = ptw_smb_layout_chunks(layout);
-		for (uint32_t i = 0; i < k; i++)
-			n += ptw_smb_word_state(v, i) == PTW_SMB_FREE;
+		for (uint32_t c = 0; c < k; c++)
+			n += ptw_smb_word_state(v, c) == PTW_SMB_FREE;
 	}
 	return n;
-}
-
-void ptw_smb_chunk_publish(struct ptw_smb_chunk *c)
-{
-	atomic_store_explicit(ptw_smb_packets_word(c->base),
-			      ptw_smb_packets(c->count, c->flags),
-			      memory_order_release);
 }
 
 int ptw_smb_complete(struct ptw_smb *smb, struct ptw_smb_chunk *c,

@@ -168,9 +168,12 @@ struct ptw_smb_router *ptw_smb_router_create(struct ptw_smb *smb,
 void ptw_smb_router_destroy(struct ptw_smb_router *r);
 
 /* Writes 'n' bytes of whole Trace.packet records (field 1, what a ptw
- * writer writes to a file, uncompressed). Returns 0, or PTW_ERR_INVALID
- * if the bytes are not such records (counted in 'malformed'; the records
- * before the bad one are written, the rest left out). A packet lost for
+ * writer writes to a file, uncompressed). Returns 0; PTW_ERR_INVALID if a
+ * record's packet is not a well-formed TracePacket (counted in
+ * 'malformed' and left out, the other records are written) or the bytes
+ * are not such records (counted; the records before are written, the
+ * rest left out); PTW_ERR_NOMEM if a new sequence's state could not be
+ * allocated (that packet and the rest are left out). A packet lost for
  * want of chunks is not an error (counted). */
 int ptw_smb_route(struct ptw_smb_router *r, const uint8_t *p, size_t n);
 /* The same for one TracePacket's bytes (no record framing). */

@@ -52,7 +52,12 @@ int ptw_smb_acquire(struct ptw_smb *smb, uint32_t writer_id,
 uint32_t ptw_smb_free_chunks(const struct ptw_smb *smb, uint32_t enough);
 /* Publishes the count and flags of c (release: the bytes before it are
  * visible to the service first). */
-void ptw_smb_chunk_publish(struct ptw_smb_chunk *c);
+static inline void ptw_smb_chunk_publish(struct ptw_smb_chunk *c)
+{
+	atomic_store_explicit(ptw_smb_packets_word(c->base),
+			      ptw_smb_packets(c->count, c->flags),
+			      memory_order_release);
+}
 /* Marks c complete and adds it to the commit list for 'target_buffer';
  * c holds nothing then. Returns 1 if the list just reached half the
  * buffer's chunks (time to send a commit). */

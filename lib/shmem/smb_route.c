@@ -14,6 +14,7 @@
 #include "smb_internal.h"
 
 /* Kept runs of one packet: ptw's packets strip one to three fields. */
+#define PTW_SMB_SEQ_CACHE 64u
 #define PTW_SMB_MAX_SEGS 32u
 /* A packet is begun in the open chunk only if this much room is left
  * (the SDK's kPacketHeaderSize + 8): less would make a tiny fragment. */
@@ -41,6 +42,23 @@ static const uint32_t ptw_smb_refused[] = {
 };
 #define F_INCREMENTAL_STATE_CLEARED 41u /* deprecated bool */
 
+/* The fields below 64 that the parser looks at (bit per field). */
+#define PTW_SMB_SPECIAL_LOW                                                   \
+	((1ull << F_TRUSTED_UID) | (1ull << F_TRUSTED_SEQ) |                  \
+	 (1ull << PTW_F_PKT_SEQUENCE_FLAGS) |                                 \
+	 (1ull << F_INCREMENTAL_STATE_CLEARED) |                              \
+	 (1ull << PTW_F_PKT_PREVIOUS_PACKET_DROPPED) | (1ull << 33) |         \
+	 (1ull << 35) | (1ull << 36) | (1ull << 50))
+
+static int ptw_smb_is_refused(uint64_t field)
+{
+	for (size_t i = 0;
+	     i < sizeof(ptw_smb_refused) / sizeof(ptw_smb_refused[0]); i++)
+		if (field == ptw_smb_refused[i])
+			return 1;
+	return 0;
+}
+
 struct ptw_smb_seq {
 	uint32_t seq_id;
 	uint32_t writer_id;     /* 0: none was left */
@@ -59,7 +77,9 @@ struct ptw_smb_router {
 	struct ptw_map map;           /* seq_id -> index + 1 in seqs */
 	struct ptw_smb_seq **seqs;
 	size_t n_seqs, seqs_cap;
-	struct ptw_smb_seq *last;     /* the previous packet's sequence */
+	/* recent sequences by the low bits of their id (the writer's output
+	 * interleaves them packet by packet) */
+	struct ptw_smb_seq *cache[PTW_SMB_SEQ_CACHE];
 	struct ptw_smb_router *next;  /* in smb->routers */
 };
 
@@ -81,9 +101,15 @@ struct ptw_smb_pkt {
 
 /* ---- parsing ---------------------------------------------------------- */
 
-static int ptw_smb_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+static inline int ptw_smb_varint(const uint8_t **pp, const uint8_t *end,
+				 uint64_t *v)
 {
 	const uint8_t *p = *pp;
+	if (__builtin_expect(p < end && *p < 0x80u, 1)) { /* most of them */
+		*v = *p;
+		*pp = p + 1;
+		return 0;
+	}
 	uint64_t x = 0;
 	for (unsigned sh = 0; sh < 64 && p < end; sh += 7) {
 		uint8_t b = *p++;
@@ -119,7 +145,11 @@ static int ptw_smb_keep(struct ptw_smb_pkt *k, const uint8_t *from,
 static int ptw_smb_parse(const uint8_t *p, size_t n, struct ptw_smb_pkt *k)
 {
 	const uint8_t *end = p + n;
-	memset(k, 0, offsetof(struct ptw_smb_pkt, mark));
+	/* field by field: the runs' arrays are written as they fill */
+	k->nseg = 0;
+	k->len = 0;
+	k->seq_id = k->seq_flags = k->dropped = k->mark_len = 0;
+	k->cleared = k->refused = 0;
 	while (p < end) {
 		const uint8_t *f = p;
 		uint64_t tag, v = 0;
@@ -150,11 +180,14 @@ static int ptw_smb_parse(const uint8_t *p, size_t n, struct ptw_smb_pkt *k)
 			return -1;
 		}
 		int strip = 0;
-		switch (field) {
-		case F_TRUSTED_SEQ:
+		/* Most fields are none of those below: one test passes them. */
+		if (field < 64 && !((PTW_SMB_SPECIAL_LOW >> field) & 1u))
+			goto keep;
+		if (field == F_TRUSTED_SEQ) { /* every packet: no jump table */
 			k->seq_id = (uint32_t)v;
-			strip = 1;
-			break;
+			continue;
+		}
+		switch (field) {
 		case F_TRUSTED_UID:
 		case F_TRUSTED_PID:
 		case F_MACHINE_ID:
@@ -175,13 +208,13 @@ static int ptw_smb_parse(const uint8_t *p, size_t n, struct ptw_smb_pkt *k)
 				k->cleared = 1;
 			break;
 		default:
-			for (size_t i = 0; i < sizeof(ptw_smb_refused) /
-						       sizeof(ptw_smb_refused[0]);
-			     i++)
-				if (field == ptw_smb_refused[i])
-					k->refused = 1;
+			if (field >= 33) /* the refused ones, none below */
+				k->refused |= ptw_smb_is_refused(field);
 		}
-		if (!strip && ptw_smb_keep(k, f, p))
+		if (strip)
+			continue;
+keep:
+		if (ptw_smb_keep(k, f, p))
 			return -1;
 	}
 	return 0;
@@ -196,6 +229,17 @@ static void ptw_smb_add_mark(struct ptw_smb_pkt *k, uint32_t value)
 	q = ptw_pb_write_varint(q, value);
 	k->mark_len = (uint32_t)(q - k->mark);
 	k->len += k->mark_len;
+}
+
+/* memcpy for the few bytes of most runs, without a call. */
+static inline void ptw_smb_copy_small(uint8_t *d, const uint8_t *p, size_t n)
+{
+	if (n > 32) {
+		memcpy(d, p, n);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		d[i] = p[i];
 }
 
 /* Copies n bytes of k from offset off on into dst. */
@@ -268,6 +312,21 @@ static int ptw_smb_try_put(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 	struct ptw_smb *smb = r->smb;
 	struct ptw_smb_chunk *c = &s->ch, next;
 	uint32_t room = c->base ? c->size - c->used : 0;
+	if (room > k->len + 2 && c->count < PTW_SMB_MAX_PACKETS_PER_CHUNK &&
+	    k->len < 128 - 2) {
+		/* the common case: a small packet that fits */
+		uint8_t *d = c->base + c->used;
+		*d++ = (uint8_t)k->len;
+		for (uint32_t i = 0; i < k->nseg; i++) {
+			ptw_smb_copy_small(d, k->seg[i], k->seg_len[i]);
+			d += k->seg_len[i];
+		}
+		ptw_smb_copy_small(d, k->mark, k->mark_len);
+		c->used += 1 + (uint32_t)k->len;
+		c->count++;
+		ptw_smb_chunk_publish(c);
+		return 1;
+	}
 	int here = c->base && c->count < PTW_SMB_MAX_PACKETS_PER_CHUNK &&
 		   room >= PTW_SMB_MIN_BEGIN;
 	/* New chunks it takes: the same steps as the writing below. */
@@ -370,11 +429,12 @@ static int ptw_smb_put_mark(struct ptw_smb_router *r, struct ptw_smb_seq *s,
 static struct ptw_smb_seq *ptw_smb_seq_get(struct ptw_smb_router *r,
 					   uint32_t seq_id)
 {
-	if (r->last && r->last->seq_id == seq_id)
-		return r->last;
+	struct ptw_smb_seq **slot = &r->cache[seq_id % PTW_SMB_SEQ_CACHE];
+	if (*slot && (*slot)->seq_id == seq_id)
+		return *slot;
 	uint64_t i;
 	if (ptw_map_get(&r->map, seq_id, &i))
-		return r->last = r->seqs[i - 1];
+		return *slot = r->seqs[i - 1];
 	if (r->n_seqs == r->seqs_cap) {
 		size_t cap = r->seqs_cap ? r->seqs_cap * 2 : 16;
 		void *p = ptw_realloc_array(r->seqs, cap, sizeof(*r->seqs));
@@ -399,7 +459,7 @@ static struct ptw_smb_seq *ptw_smb_seq_get(struct ptw_smb_router *r,
 					r->target_buffer, 1);
 	}
 	r->seqs[r->n_seqs++] = s;
-	return r->last = s;
+	return *slot = s;
 }
 
 /* Completes s's chunk, gives back its writer id and frees it. */
@@ -408,8 +468,9 @@ static void ptw_smb_seq_end(struct ptw_smb_router *r, struct ptw_smb_seq *s)
 	ptw_smb_complete_seq(r, s);
 	if (s->writer_id && r->hooks.writer)
 		r->hooks.writer(r->hooks.ctx, s->writer_id, r->target_buffer, 0);
-	if (r->last == s)
-		r->last = NULL;
+	struct ptw_smb_seq **slot = &r->cache[s->seq_id % PTW_SMB_SEQ_CACHE];
+	if (*slot == s)
+		*slot = NULL;
 	free(s);
 }
 
@@ -526,6 +587,7 @@ int ptw_smb_route_packet(struct ptw_smb_router *r, const uint8_t *pkt,
 int ptw_smb_route(struct ptw_smb_router *r, const uint8_t *p, size_t n)
 {
 	const uint8_t *end = p + n;
+	int bad = 0;
 	while (p < end) {
 		uint64_t tag, len;
 		if (ptw_smb_varint(&p, end, &tag) ||
@@ -536,11 +598,13 @@ int ptw_smb_route(struct ptw_smb_router *r, const uint8_t *p, size_t n)
 			return PTW_ERR_INVALID;
 		}
 		int rc = ptw_smb_route_packet(r, p, (size_t)len);
-		if (rc)
+		if (rc == PTW_ERR_INVALID)
+			bad = rc; /* counted; the records after it are fine */
+		else if (rc)
 			return rc;
 		p += len;
 	}
-	return 0;
+	return bad;
 }
 
 void ptw_smb_router_flush(struct ptw_smb_router *r)

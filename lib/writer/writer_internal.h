@@ -182,7 +182,10 @@ ptw_i_writer_open_output(const struct ptw_writer_options *opt,
  * writer gave; 0: every sequence) first clears the sequence's
  * incremental state: a checkpoint (SEQ_INCREMENTAL_STATE_CLEARED, clock
  * snapshot, interning anew). For a lost packet (ptw_smb_hooks.loss) and
- * the service's ClearIncrementalState. */
+ * the service's ClearIncrementalState. It only marks the sequences, so it
+ * may be called from inside the writer's own output hook (the router's
+ * loss hook runs there): the writer is between packets whenever it
+ * writes its output. */
 void ptw_i_writer_clear_incremental(struct ptw_writer *w, uint32_t seq_id);
 
 /* Records an error in the writer's error record (code, errno, message) and
