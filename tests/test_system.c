@@ -516,3 +516,22 @@ Test(system, an_exit_during_the_session_keeps_what_was_logged)
 	cr_assert_str_eq(got, "5000;");
 	ptw_test_svc_stop(&s);
 }
+
+/* The declared categories reach the service (what the UI lists): those of
+ * cfg.categories at registration, one declared later by UpdateDataSource. */
+Test(system, declared_categories_are_listed_by_the_service)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start_system("first.cat,second.cat");
+	cr_assert(ptw_test_svc_wait_query(&s, "first.cat,second.cat"),
+		  "the service does not list cfg.categories");
+	cr_assert_eq(ptw_declare_category("late.cat", "declared later", "slow"),
+		     0);
+	cr_assert(ptw_test_svc_wait_query(&s, "second.cat,late.cat"),
+		  "the service does not list a category declared later");
+	cr_assert_eq(ptw_declare_category(NULL, NULL, NULL), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_declare_category("", NULL, NULL), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}

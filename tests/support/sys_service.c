@@ -167,16 +167,27 @@ int ptw_test_wait_running(int want, int ms)
 	return ptw_is_running() == want;
 }
 
-int ptw_test_svc_wait_registered(struct ptw_test_svc *s)
+/* Polls `perfetto --query | grep -q PATTERN` (bounded: 10 s). */
+static int ptw_test_svc_poll_query(struct ptw_test_svc *s, const char *pattern)
 {
-	char cmd[4600];
+	char cmd[4700];
 	snprintf(cmd, sizeof(cmd),
-		 "'%s' perfetto --query 2>/dev/null | grep -q '^track_event '",
-		 s->tracebox);
+		 "'%s' perfetto --query 2>/dev/null | grep -q -- '%s'",
+		 s->tracebox, pattern);
 	for (int i = 0; i < 100; i++) {
 		if (system(cmd) == 0)
 			return 1;
 		ptw_test_sleep_ms(100);
 	}
 	return 0;
+}
+
+int ptw_test_svc_wait_registered(struct ptw_test_svc *s)
+{
+	return ptw_test_svc_poll_query(s, "^track_event ");
+}
+
+int ptw_test_svc_wait_query(struct ptw_test_svc *s, const char *word)
+{
+	return ptw_test_svc_poll_query(s, word);
 }

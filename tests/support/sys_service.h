@@ -37,6 +37,9 @@ void ptw_test_svc_stop(struct ptw_test_svc *s);
 /* Waits (bounded: 10 s) until a producer registered "track_event" with
  * the service (`tracebox perfetto --query` lists it). 1 if so. */
 int ptw_test_svc_wait_registered(struct ptw_test_svc *s);
+/* Waits (bounded: 10 s) until `tracebox perfetto --query` prints a line
+ * holding 'word' (a category ptw declared, ...). 1 if so. */
+int ptw_test_svc_wait_query(struct ptw_test_svc *s, const char *word);
 
 /* Writes 'cfg' (a text TraceConfig) to the temp dir and starts
  * `tracebox perfetto --txt -c CFG -o OUT`; returns its pid. */
