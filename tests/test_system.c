@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,6 +533,65 @@ Test(system, declared_categories_are_listed_by_the_service)
 		  "the service does not list a category declared later");
 	cr_assert_eq(ptw_declare_category(NULL, NULL, NULL), PTW_ERR_INVALID);
 	cr_assert_eq(ptw_declare_category("", NULL, NULL), PTW_ERR_INVALID);
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}
+
+/* The service stops reading (SIGSTOP) while ptw writes: the backend waits
+ * a bounded time, then drops what has no room; ptw counts it, and once the
+ * service reads again trace_processor shows the loss on the sequence;
+ * none invented. */
+Test(system, a_service_that_stops_reading_loses_counted_and_shown)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = "app";
+	cfg.system_buffer_kb = 128; /* 4 chunks of 32 KiB */
+	cfg.ring_slots = 1u << 18;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	char out[400], got[1024];
+	snprintf(out, sizeof(out), "%s/stopped.pftrace", s.dir);
+	pid_t pf = ptw_test_perfetto_start(&s,
+					   "buffers { size_kb: 16384 }\n"
+					   "data_sources { config { name: "
+					   "\"track_event\" } }\n"
+					   "duration_ms: 2000\n",
+					   out);
+	cr_assert(ptw_test_wait_running(1, 10000));
+	PTW_INSTANT("app", "first");
+	cr_assert_eq(ptw_flush(), 0);
+	kill(s.traced, SIGSTOP);
+	for (int i = 0; i < 50000; i++)
+		PTW_INSTANT("app", "burst");
+	cr_assert_eq(ptw_flush(), 0); /* bounded: no service reads */
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	kill(s.traced, SIGCONT);
+	cr_assert_gt(st.system_lost, 0, "nothing counted as lost");
+	for (int i = 0; i < 10; i++)
+		PTW_INSTANT("app", "after");
+	cr_assert(ptw_test_wait_running(0, 30000));
+	ptw_test_perfetto_wait(pf);
+	rows(out,
+	     "select count(*) from slice where name not in ('first', 'burst', "
+	     "'after')",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	rows(out, "select count(*) from slice where name = 'burst'", got,
+	     sizeof(got));
+	cr_assert_lt(atoi(got), 50000);
+	rows(out, "select count(*) from slice where name = 'after'", got,
+	     sizeof(got));
+	cr_assert_str_eq(got, "10;");
+	rows(out,
+	     "select count(*) from stats where value > 0 and severity = "
+	     "'data_loss'",
+	     got, sizeof(got));
+	cr_assert_gt(atoi(got), 0, "%llu packets lost, not shown",
+		     (unsigned long long)st.system_lost);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
 }

@@ -40,7 +40,8 @@
 /* Longest wait for the last bytes to reach the service at the end. */
 #define PTW_SYS_LAST_SEND_MS 2000
 /* A full buffer: the backend waits for the service to free chunks at
- * most this many times 1 ms per packet, then drops it (counted). */
+ * most this many times 1 ms, then drops what has no room (counted) until
+ * its next pass. */
 #define PTW_SYS_STALL_TRIES 100u
 /* The largest buffer ptw maps (the service's own limit is 32 MiB). */
 #define PTW_SYS_MAX_SMB (64u << 20)
@@ -91,11 +92,18 @@ struct ptw_sys {
 	size_t n_loss;
 	int loss_all;                  /* more losses than loss_seq holds */
 	_Atomic int clear_req;         /* ClearIncrementalState asked */
+	/* the backend's: a wait for room gave up in this pass, the next
+	 * packets without room are dropped at once (a service that stopped
+	 * reading costs a pass at most PTW_SYS_STALL_TRIES ms, not that much
+	 * a packet) */
+	int stall_off;
 };
 
 static pthread_mutex_t ptw_sys_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ptw_sys *ptw_sys_g; /* under ptw_sys_mu */
-static _Atomic uint64_t ptw_sys_lost_total;
+/* packets lost to full buffers since ptw_start: those of the buffers of
+ * earlier connections, plus the current buffer's (ptw_sys_out) */
+static _Atomic uint64_t ptw_sys_lost_total, ptw_sys_lost_before;
 
 uint64_t ptw_sys_lost(void)
 {
@@ -157,8 +165,10 @@ static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id);
 static int ptw_sys_hook_stall(void *ctx, unsigned attempt)
 {
 	struct ptw_sys *s = ctx;
-	if (attempt >= PTW_SYS_STALL_TRIES)
+	if (s->stall_off || attempt >= PTW_SYS_STALL_TRIES) {
+		s->stall_off = 1;
 		return 0;
+	}
 	ptw_sys_take(s);
 	if (pthread_mutex_trylock(&s->sock_mu) == 0) {
 		if (s->prod.state == PTW_SYS_P_READY) {
@@ -216,7 +226,9 @@ static int ptw_sys_out(void *ctx, const uint8_t *p, size_t n)
 	ptw_sys_take(s);
 	struct ptw_smb_stats st;
 	ptw_smb_get_stats(s->smb, &st);
-	atomic_store_explicit(&ptw_sys_lost_total, st.dropped + st.skipped,
+	atomic_store_explicit(&ptw_sys_lost_total,
+			      atomic_load(&ptw_sys_lost_before) + st.dropped +
+				      st.skipped,
 			      memory_order_relaxed);
 	return 0;
 }
@@ -225,6 +237,7 @@ static int ptw_sys_out(void *ctx, const uint8_t *p, size_t n)
 static void ptw_sys_pass(void *ctx, struct ptw_writer *w)
 {
 	struct ptw_sys *s = ctx;
+	s->stall_off = 0;
 	if (atomic_exchange_explicit(&s->clear_req, 0, memory_order_acq_rel))
 		ptw_i_writer_clear_incremental(w, 0);
 	uint32_t seqs[sizeof(s->loss_seq) / sizeof(s->loss_seq[0])];
@@ -292,8 +305,14 @@ static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id)
 
 static void ptw_sys_unmap(struct ptw_sys *s)
 {
-	if (s->smb)
+	if (s->smb) {
+		/* no session: the buffer is this thread's */
+		struct ptw_smb_stats st;
+		ptw_smb_get_stats(s->smb, &st);
+		atomic_fetch_add(&ptw_sys_lost_before, st.dropped + st.skipped);
+		atomic_store(&ptw_sys_lost_total, atomic_load(&ptw_sys_lost_before));
 		ptw_smb_destroy(s->smb);
+	}
 	s->smb = NULL;
 	if (s->smb_mem)
 		munmap(s->smb_mem, s->smb_size);
@@ -376,6 +395,7 @@ static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
 		goto fail;
 	struct ptw_tr_output out = {ptw_sys_out, ptw_sys_pass, s};
 	atomic_store(&s->clear_req, 0);
+	s->stall_off = 0;
 	if (ptw_tr_start_output(&s->cfg, &out, ptw_sys_filter, s, NULL)) {
 		ptw_smb_router_destroy(s->router);
 		s->router = NULL;
@@ -646,6 +666,8 @@ int ptw_sys_start(const struct ptw_config *cfg,
 		return ptw_error_set(err, PTW_ERR_STATE, 0,
 				     "ptw_start: tracing is already running");
 	}
+	atomic_store(&ptw_sys_lost_before, 0);
+	atomic_store(&ptw_sys_lost_total, 0);
 	int rc = ptw_tr_spawn(&s->th, "ptw-system", ptw_sys_main, s);
 	if (rc) {
 		pthread_mutex_unlock(&ptw_sys_mu);
