@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +57,7 @@ static pid_t spawn(const char *tb, const char *a1, const char *a2,
 {
 	pid_t pid = fork();
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the bench */
 		int fd = open("/dev/null", O_WRONLY);
 		if (fd >= 0) {
 			dup2(fd, 1);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +48,8 @@ static pid_t ptw_test_spawn(const char *tracebox, const char *const *args,
 	pid_t pid = fork();
 	cr_assert(pid >= 0, "fork failed");
 	if (pid == 0) {
+		/* dies with the test, also one that fails half-way */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0) {
 			dup2(fd, 1);
