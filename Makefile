@@ -21,7 +21,7 @@ NINJA = ninja -C $(B) -j$$(nproc) $(1) >/dev/null || ninja -C $(B) $(1)
 VERSION := $(shell sed -n 's/^\#define PTW_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\).*/\2/p' include/ptw/version.h | paste -sd.)
 
 .PHONY: all version deps build lib test test-reset test-plain test-no-shared test-asan test-tsan test-fuzz test-bench \
-        check-symbols check-headers check-install check-nonroot bench demo install fuzz clean
+        check-symbols check-headers check-install check-nonroot bench demo demo-system install fuzz clean
 
 # `make`: the library and the programs `make install` installs, with only
 # a C compiler, Ninja, pkg-config, libdeflate, libzstd and zlib; without
@@ -121,6 +121,16 @@ demo:
 	@./configure $(B) plain
 	@$(call NINJA,lib tools examples)
 	@sh examples/demo.sh $(B)
+	@echo "(make demo-system records a Perfetto system trace with ptw's system mode)"
+
+# A system trace: demo-system in ptw's system mode beside linux.process_stats
+# (and sched_switch where tracefs allows), recorded by a private tracing
+# service (tracebox); says so and skips without one.
+demo-system:
+	@$(DEPS) lib tools
+	@./configure $(B) plain
+	@$(call NINJA,lib bin/demo-system)
+	@sh examples/demo_system.sh $(B)
 
 MAJOR = $(word 1,$(subst ., ,$(VERSION)))
 MINOR = $(word 2,$(subst ., ,$(VERSION)))

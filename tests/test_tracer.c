@@ -1771,3 +1771,16 @@ Test(tracer, thread_reusing_a_tid_gets_a_fresh_sequence_and_track)
 	free(c);
 	unlink(path);
 }
+
+/* A thread named before tracing ever started, then a macro, still before
+ * any ptw_start(): nothing is logged and nothing crashes (the name-only
+ * record was once taken for a registered ring while the generation and
+ * the site's state were both still 0). */
+Test(tracer, a_macro_after_naming_a_thread_before_any_start)
+{
+	cr_assert_eq(ptw_set_thread_name("early"), 0);
+	PTW_INSTANT("cat", "before any start");
+	PTW_BEGIN("cat", "also before");
+	PTW_END("cat");
+	cr_assert_eq(ptw_is_running(), 0);
+}

@@ -187,6 +187,26 @@ struct ptw_config {
 	 * callstack, as the _STACK macros do (docs/tracer.md, "Callstacks").
 	 * NULL: none. Copied at ptw_start. */
 	const char *stack_categories;
+	/* System tracing (docs/tracer.md, "System tracing"): non-zero, ptw
+	 * is a producer of Perfetto's tracing service (traced) instead of
+	 * writing a file: ptw_start() connects to the producer socket
+	 * ($PERFETTO_PRODUCER_SOCK_NAME, else the SDK's default path) from a
+	 * thread of its own and registers the data source "track_event";
+	 * the macros stay off until a session of the service starts it, for
+	 * the categories its TrackEventConfig enables (and this config's
+	 * disabled_categories and ptw_set_category_enabled() allow). No
+	 * service, or one that goes away: ptw_start() still succeeds and
+	 * ptw retries in the background. An output (output_path/fd, ring
+	 * mode) cannot be named with it yet (PTW_ERR_INVALID). The clock is
+	 * CLOCK_BOOTTIME (the service's), compression off. */
+	int system;
+	/* System mode: comma-separated categories declared to the service
+	 * (its TrackEventDescriptor, what the UI offers); more with
+	 * ptw_declare_category(). NULL: none. Copied. */
+	const char *categories;
+	/* System mode: the shared memory buffer asked of the service, KiB
+	 * (the service may give less). 0: 2048. */
+	uint32_t system_buffer_kb;
 };
 
 /* Figures of the running session, or of the last one after ptw_stop(). */
@@ -203,6 +223,10 @@ struct ptw_stats {
 	uint64_t tsc_hz;     /* TSC frequency used; 0 with MONOTONIC */
 	enum ptw_clock clock;/* PTW_CLOCK_MONOTONIC, _TSC or _BOOT (in use) */
 	int running;         /* 1 between ptw_start and ptw_stop */
+	/* System mode: trace packets the service's shared memory buffer had
+	 * no room for, or left out after such a loss until the sequence's
+	 * next checkpoint (trace_processor shows the loss on the sequence) */
+	uint64_t system_lost;
 };
 
 /* ---- lifecycle --------------------------------------------------------- */
@@ -275,6 +299,17 @@ int ptw_set_process_name(const char *name);
  * open keeps them exact (PTW_END below). Returns 0, PTW_ERR_INVALID
  * (NULL) or PTW_ERR_NOMEM. */
 int ptw_set_category_enabled(const char *category, int enabled);
+
+/* System mode: declares category 'name' to the tracing service, with a
+ * 'description' and comma-separated 'tags' (both may be NULL; the tags
+ * "slow" and "debug" are off unless a session's config names tags, as
+ * in the Perfetto SDK). Declared categories are listed to the service at
+ * once when connected (UpdateDataSource) and at each (re)connection, and
+ * their tags count in sessions' enabled_tags / disabled_tags. Returns 0,
+ * PTW_ERR_INVALID (NULL or empty name) or PTW_ERR_NOMEM. Any time, any
+ * thread (not a signal handler); kept across ptw_start/ptw_stop. */
+int ptw_declare_category(const char *name, const char *description,
+			 const char *tags);
 
 /* ---- the sized entry points behind the wrappers -----------------------
  * (the rule "Structs that grow" in writer.h: struct ptw_config, its

@@ -25,4 +25,11 @@ void ptw_os_mem_populate(void *mem, size_t bytes)
 }
 
 void ptw_os_mem_release(void *mem, size_t bytes) { munmap(mem, bytes); }
+
+void *ptw_os_mem_map_shared(int fd, size_t bytes)
+{
+	void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_POPULATE, fd, 0);
+	return mem == MAP_FAILED ? NULL : mem;
+}
 #endif /* __linux__ */

@@ -12,7 +12,11 @@
  *   may be writing to it: best effort (an OS that cannot, or an old
  *   kernel, does nothing and the writer faults pages in itself).
  * - ptw_os_mem_release(mem, bytes) gives a whole block back to the OS.
- * All three are thread-safe and never called per event. */
+ * - ptw_os_mem_map_shared(fd, bytes) maps 'bytes' of the file (or shared
+ *   memory) 'fd' read-write and shared, its pages faulted in now where
+ *   the OS can (the first writes then take no page fault), or NULL.
+ *   Released with ptw_os_mem_release.
+ * All are thread-safe and never called per event. */
 #ifndef PTW_OS_MEM_H
 #define PTW_OS_MEM_H
 
@@ -21,5 +25,6 @@
 void *ptw_os_mem_reserve(size_t bytes);
 void ptw_os_mem_populate(void *mem, size_t bytes);
 void ptw_os_mem_release(void *mem, size_t bytes);
+void *ptw_os_mem_map_shared(int fd, size_t bytes);
 
 #endif /* PTW_OS_MEM_H */

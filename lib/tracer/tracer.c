@@ -14,6 +14,7 @@
 #include "lib/util/sized.h"
 #include "lib/writer/writer_internal.h"
 #include "sites.h"
+#include "lib/system/system.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +55,8 @@ static void ptw_tr_atfork_child(void)
 	c->tr = NULL;
 	c->stopping = 0;
 	ptw_tr_crash_atfork_child();
+	ptw_sys_atfork_child();
+	c->cat_filter = NULL;
 	c->gen = (c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_ON | PTW_I_GEN_CLOCKS);
 	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_SEQ_CST);
 	ptw_tr_sites_set_all(0);
@@ -134,6 +137,9 @@ static int ptw_tr_member_on(const char *cat, size_t len)
 	const struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	if (!len)
 		return 1;
+	/* system mode: the session's config, then the program's rules */
+	if (c->cat_filter && !c->cat_filter(c->cat_ctx, cat, len))
+		return 0;
 	for (size_t i = c->n_rules; i-- > 0;)
 		if (ptw_tr_glob(c->rules[i].pat, cat, len))
 			return c->rules[i].on;
@@ -385,8 +391,8 @@ int ptw_set_process_name(const char *name)
  * ptw's thread, where a macro in that handler would deadlock the backend
  * on its own mutex. Faults stay deliverable there: the crash dump
  * relies on them. The thread is given 'name' (top -H, gdb, /proc). */
-static int ptw_tr_thread_create(pthread_t *th, const char *name,
-				void *(*fn)(void *), void *arg)
+int ptw_tr_spawn(pthread_t *th, const char *name,
+			 void *(*fn)(void *), void *arg)
 {
 	sigset_t old;
 	int rc = ptw_os_signals_hold_async(&old);
@@ -411,7 +417,7 @@ static int ptw_tr_pow2(uint64_t v) { return v && !(v & (v - 1)); }
  * from it. 0 or PTW_ERR_INVALID with *err saying which field. */
 static int ptw_tr_check_config(const struct ptw_config *cfg, uint32_t *slots_out,
 			       uint64_t *ring_bytes_out, int *have_fd_out,
-			       struct ptw_error *err)
+			       int sys_out, struct ptw_error *err)
 {
 	uint32_t slots = cfg->ring_slots ? cfg->ring_slots : PTW_DEFAULT_RING_SLOTS;
 	*slots_out = slots;
@@ -450,7 +456,7 @@ static int ptw_tr_check_config(const struct ptw_config *cfg, uint32_t *slots_out
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_start: output_fd_set with output_fd %d",
 				     cfg->output_fd);
-	if (!ring && !cfg->output_path && !have_fd)
+	if (!ring && !cfg->output_path && !have_fd && !sys_out)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_start: no output named: set output_path, "
 				     "or output_fd (> 0; for fd 0 also "
@@ -464,6 +470,7 @@ static int ptw_tr_check_config(const struct ptw_config *cfg, uint32_t *slots_out
 static struct ptw_writer *ptw_tr_open_writer(const struct ptw_config *cfg,
 					     struct ptw_writer_options *wo,
 					     uint64_t ring_bytes,
+					     const struct ptw_tr_output *out,
 					     struct ptw_error *err)
 {
 	wo->close_fd = cfg->close_fd;
@@ -474,6 +481,8 @@ static struct ptw_writer *ptw_tr_open_writer(const struct ptw_config *cfg,
 	/* a trace of this host: its uname; its own REALTIME snapshots */
 	wo->machine_uname = wo->machine_id || wo->machine_name;
 	wo->wall_realtime = 0;
+	if (out)
+		return ptw_i_writer_open_output(wo, out->fn, out->ctx, err);
 	if (cfg->mode == PTW_MODE_RING)
 		return ptw_i_writer_open_recorder(wo, ring_bytes, err);
 	if (cfg->output_path)
@@ -538,23 +547,19 @@ static int ptw_tr_copy_config(struct ptw_config *cfg,
 	return 0;
 }
 
-int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
-		    size_t writer_size, struct ptw_error *err)
+/* Starts a session of the library's own copy of the config (and writer
+ * options wo); 'out' non-NULL: system mode's (lib/system). */
+static int ptw_tr_start_cfg(const struct ptw_config *cfg,
+			    struct ptw_writer_options *wo,
+			    const struct ptw_tr_output *out,
+			    int (*filter)(void *ctx, const char *cat, size_t len),
+			    void *filter_ctx, struct ptw_error *err)
 {
-	if (!user_cfg)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: NULL config");
-	struct ptw_config cfg_copy;
-	struct ptw_writer_options wo;
-	int crc0 = ptw_tr_copy_config(&cfg_copy, &wo, user_cfg, cfg_size,
-				      writer_size, err);
-	if (crc0)
-		return crc0;
-	const struct ptw_config *cfg = &cfg_copy;
 	uint32_t slots = 0;
 	uint64_t ring_bytes = 0;
 	int have_fd = 0;
-	int crc = ptw_tr_check_config(cfg, &slots, &ring_bytes, &have_fd, err);
+	int crc = ptw_tr_check_config(cfg, &slots, &ring_bytes, &have_fd,
+				      out != NULL, err);
 	if (crc)
 		return crc;
 	int ring = cfg->mode == PTW_MODE_RING;
@@ -577,13 +582,15 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 	int rc = ptw_tr_parse_categories_locked(cfg->disabled_categories);
 	if (!rc)
 		rc = ptw_tr_set_stack_cats_locked(cfg->stack_categories);
+	if (out)
+		tr->out = *out;
 	if (rc) {
 		pthread_mutex_unlock(&c->mu);
 		free(tr->out_path);
 		free(tr);
 		return ptw_error_set(err, rc, 0, "ptw_start: out of memory");
 	}
-	tr->w = ptw_tr_open_writer(cfg, &wo, ring_bytes, err);
+	tr->w = ptw_tr_open_writer(cfg, wo, ring_bytes, out, err);
 	if (!tr->w) {
 		pthread_mutex_unlock(&c->mu);
 		free(tr->out_path);
@@ -615,13 +622,16 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 	}
 	tr->session = ++c->next_session;
 	c->tr = tr;
+	c->cat_filter = filter;
+	c->cat_ctx = filter_ctx;
 	c->stopping = 0;
 	memset(&c->last, 0, sizeof(c->last));
 	c->have_last = 0;
-	rc = ptw_tr_thread_create(&tr->thread, "ptw-backend",
+	rc = ptw_tr_spawn(&tr->thread, "ptw-backend",
 				  ptw_tr_backend_main, tr);
 	if (rc) {
 		c->tr = NULL;
+		c->cat_filter = NULL;
 		ptw_tr_crash_uninstall();
 		pthread_mutex_unlock(&c->mu);
 		ptw_writer_close(tr->w, NULL);
@@ -635,6 +645,45 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 	if (cfg->stop_at_exit)
 		pthread_once(&ptw_tr_atexit_once, ptw_tr_register_atexit);
 	return 0;
+}
+
+int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
+		    size_t writer_size, struct ptw_error *err)
+{
+	if (!user_cfg)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: NULL config");
+	struct ptw_config cfg;
+	struct ptw_writer_options wo;
+	int rc = ptw_tr_copy_config(&cfg, &wo, user_cfg, cfg_size, writer_size,
+				    err);
+	if (rc)
+		return rc;
+	if (cfg.system) {
+		ptw_tr_ctl_init_once();
+		rc = ptw_sys_start(&cfg, &wo, err);
+		if (rc == 0 && cfg.stop_at_exit)
+			pthread_once(&ptw_tr_atexit_once, ptw_tr_register_atexit);
+		return rc;
+	}
+	if (ptw_sys_on())
+		return ptw_error_set(err, PTW_ERR_STATE, 0,
+				     "ptw_start: system mode is on (ptw_stop "
+				     "it first)");
+	return ptw_tr_start_cfg(&cfg, &wo, NULL, NULL, NULL, err);
+}
+
+int ptw_tr_start_output(const struct ptw_config *cfg,
+			const struct ptw_tr_output *out,
+			int (*filter)(void *ctx, const char *cat, size_t len),
+			void *filter_ctx, struct ptw_error *err)
+{
+	struct ptw_writer_options wo;
+	memset(&wo, 0, sizeof(wo));
+	if (cfg->writer)
+		wo = *cfg->writer;
+	wo.compress = PTW_COMPRESS_NONE; /* the service takes plain packets */
+	return ptw_tr_start_cfg(cfg, &wo, out, filter, filter_ctx, err);
 }
 
 
@@ -681,9 +730,22 @@ static void ptw_tr_stats_locked(struct ptw_tracer *tr, struct ptw_stats *out)
 		   : (tr->clock_bits & PTW_I_GEN_BOOT) ? PTW_CLOCK_BOOT
 						       : PTW_CLOCK_MONOTONIC;
 	out->running = 1;
+	out->system_lost = ptw_sys_lost();
 }
 
 int ptw_stop_ex(struct ptw_error *err)
+{
+	/* system mode: its thread stops its session (with a last flush into
+	 * the service's buffer) and disconnects */
+	if (ptw_sys_stop()) {
+		if (err)
+			memset(err, 0, sizeof(*err));
+		return 0;
+	}
+	return ptw_tr_stop_session(err);
+}
+
+int ptw_tr_stop_session(struct ptw_error *err)
 {
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
@@ -716,6 +778,8 @@ int ptw_stop_ex(struct ptw_error *err)
 	c->have_last = 1;
 	c->tr = NULL;
 	c->stopping = 0;
+	c->cat_filter = NULL;
+	c->cat_ctx = NULL;
 	pthread_cond_broadcast(&c->done);
 	pthread_mutex_unlock(&c->mu);
 

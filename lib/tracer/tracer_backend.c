@@ -1127,7 +1127,7 @@ static void ptw_tr_final_output(struct ptw_tracer *tr)
 	struct ptw_i_trace_stats st = {
 		.packet_loss = atomic_load_explicit(&tr->drops_announced,
 						    memory_order_relaxed)};
-	if (tr->rc)
+	if (tr->rc || tr->out.fn) /* system mode: the service writes stats */
 		return;
 	if (!tr->ring) {
 		ptw_tr_check(tr, ptw_i_writer_trace_stats(tr->w, &st));
@@ -1365,6 +1365,8 @@ void *ptw_tr_backend_main(void *arg)
 		if (ureq) /* a library goes: every ring was drained */
 			ptw_tr_unload_serve(tr, ureq, n);
 		ptw_tr_async_pass(&tr->async);
+		if (tr->out.pass) /* system mode's requests (lib/system) */
+			tr->out.pass(tr->out.ctx, tr->w);
 		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
 		if (stop)
 			break;

@@ -339,6 +339,15 @@ struct ptw_tr_otrack {
 	struct ptw_tr_ostack st;
 };
 
+/* A session of system mode (lib/system): its writer's output goes to
+ * 'fn' (the shared memory buffer) instead of a file, and 'pass' runs on
+ * the backend thread after each pass with the writer (NULL: none). */
+struct ptw_tr_output {
+	int (*fn)(void *ctx, const uint8_t *p, size_t n);
+	void (*pass)(void *ctx, struct ptw_writer *w);
+	void *ctx;
+};
+
 /* One tracing session, from ptw_start to ptw_stop. */
 struct ptw_tracer {
 	uint64_t session;
@@ -394,6 +403,7 @@ struct ptw_tracer {
 	struct ptw_tr_unload unl;     /* libraries unloaded (tracer_unload.c) */
 	struct ptw_stk_sym *sym;      /* names of stack frames (lib/stack/),
 				       * made at the first stack */
+	struct ptw_tr_output out;     /* system mode; fn NULL otherwise */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
 };
@@ -435,12 +445,28 @@ struct ptw_tr_ctl {
 	struct ptw_stats last;
 	int have_last;
 	pthread_key_t key;        /* runs the thread-exit destructor */
+	/* System mode: the session's TrackEventConfig also decides each
+	 * category member (lib/system); NULL: none. Called under mu. */
+	int (*cat_filter)(void *ctx, const char *cat, size_t len);
+	void *cat_ctx;
 };
 
 extern struct ptw_tr_ctl ptw_tr_ctl;
 
 /* tracer.c */
 void ptw_tr_ctl_init_once(void);
+/* lib/system: starts a session whose writer writes through out->fn
+ * (cfg names no output), with the category filter 'filter' (may be
+ * NULL); stops the running session (not system mode itself). */
+int ptw_tr_start_output(const struct ptw_config *cfg,
+			const struct ptw_tr_output *out,
+			int (*filter)(void *ctx, const char *cat, size_t len),
+			void *filter_ctx, struct ptw_error *err);
+int ptw_tr_stop_session(struct ptw_error *err);
+/* pthread_create for ptw's threads (every asynchronous signal blocked,
+ * named 'name'). 0 or an errno. */
+int ptw_tr_spawn(pthread_t *th, const char *name,
+			 void *(*fn)(void *), void *arg);
 /* Under ctl mutex: site->state for a call site of 'kind' in category
  * 'cat' in generation g (see PTW_TR_ST_ALT). */
 uint32_t ptw_tr_site_state(const char *cat, uint32_t kind, uint32_t g);

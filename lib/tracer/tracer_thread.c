@@ -577,6 +577,11 @@ int ptw_set_thread_name(const char *name)
 		t = ptw_tr_thread_alloc(0);
 		if (!t)
 			return PTW_ERR_NOMEM;
+		/* never a generation (TSC and BOOTTIME bits both set), so
+		 * the producer's fast path never takes this record for a
+		 * registered ring, also before the first ptw_start() when
+		 * the generation and a site's state are still 0 */
+		t->pub.gen = UINT32_MAX;
 		ptw_i_self = &t->pub;
 		pthread_setspecific(ptw_tr_ctl.key, t);
 	}

@@ -1,0 +1,196 @@
+/* bench_system.c - system mode beside file mode, in one run: what a
+ * macro costs the producer when a session of Perfetto's tracing service
+ * records it (producer_ns_per_event_1t_system) and when it goes to a file
+ * (producer_ns_per_event_1t_file), and how many events a second the
+ * backend writes into the service's shared memory buffer and into a
+ * file (backend_events_per_s_system / _file: events logged while the
+ * backend is held, timed from its release until ptw_flush returns).
+ * Needs tracebox ($PTW_SHARED_DIR/tp/tracebox, else ../shared/tp): a
+ * private traced on temp sockets; without it, says so and prints nothing.
+ * PTW_BENCH_QUICK=1: a short version.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptw/tracer.h"
+#include "lib/tracer/tracer_internal.h" /* ptw_tr_test_hold */
+
+#define RUN_EVENTS 256
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n ? v[n / 2] : 0;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static pid_t spawn(const char *tb, const char *a1, const char *a2,
+		   const char *a3, const char *a4, const char *a5,
+		   const char *a6)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the bench */
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(tb, tb, a1, a2, a3, a4, a5, a6, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Median ns per event of BEGIN/END pairs, 'runs' runs. */
+static double pairs_ns(unsigned runs)
+{
+	double *v = malloc(runs * sizeof(*v));
+	if (!v)
+		exit(1);
+	for (unsigned r = 0; r < runs; r++) {
+		uint64_t t0 = now_ns();
+		for (int i = 0; i < RUN_EVENTS / 2; i++) {
+			PTW_BEGIN("bench", "pair");
+			PTW_END("bench");
+		}
+		uint64_t t1 = now_ns();
+		v[r] = (double)(t1 - t0) / RUN_EVENTS;
+		if ((r & 63) == 63)
+			ptw_flush();
+	}
+	double m = median(v, runs);
+	free(v);
+	return m;
+}
+
+/* Events a second the backend alone writes: n logged while it is held. */
+static double backend_rate(uint32_t n)
+{
+	PTW_INSTANT("bench", "warm-up");
+	ptw_flush();
+	atomic_store(&ptw_tr_test_hold, 1);
+	for (uint32_t i = 0; i < n / 2; i++) {
+		PTW_BEGIN("bench", "pair");
+		PTW_END("bench");
+	}
+	atomic_store(&ptw_tr_test_hold, 0);
+	uint64_t t0 = now_ns();
+	ptw_flush();
+	uint64_t t1 = now_ns();
+	return (double)n * 1e9 / (double)(t1 - t0);
+}
+
+int main(void)
+{
+	int quick = getenv("PTW_BENCH_QUICK") != NULL;
+	unsigned runs = quick ? 200 : 4000;
+	uint32_t n = quick ? (1u << 17) : (1u << 20);
+	char tb[4096];
+	const char *sh = getenv("PTW_SHARED_DIR");
+	snprintf(tb, sizeof(tb), "%s/tp/tracebox", sh && *sh ? sh : "../shared");
+	if (access(tb, X_OK) != 0) {
+		fprintf(stderr, "bench_system: no tracebox at %s: skipped\n", tb);
+		return 0;
+	}
+	char dir[] = "/tmp/ptw_bench_system_XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	char prod[128], cons[128], cfgp[128], out[128], file[128];
+	snprintf(prod, sizeof(prod), "%s/producer.sock", dir);
+	snprintf(cons, sizeof(cons), "%s/consumer.sock", dir);
+	snprintf(cfgp, sizeof(cfgp), "%s/cfg.txt", dir);
+	snprintf(out, sizeof(out), "%s/system.pftrace", dir);
+	snprintf(file, sizeof(file), "%s/file.pftrace", dir);
+	setenv("PERFETTO_PRODUCER_SOCK_NAME", prod, 1);
+	setenv("PERFETTO_CONSUMER_SOCK_NAME", cons, 1);
+	pid_t traced = spawn(tb, "traced", NULL, NULL, NULL, NULL, NULL);
+	struct stat st;
+	for (int i = 0; i < 5000 && stat(prod, &st) != 0; i++)
+		sleep_ms(1);
+
+	/* file mode */
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = file;
+	cfg.clock = PTW_CLOCK_BOOT;
+	cfg.ring_slots = 1u << 22;
+	if (ptw_start(&cfg) != 0)
+		return 1;
+	double file_ns = pairs_ns(runs);
+	double file_rate = backend_rate(n);
+	ptw_stop();
+
+	/* system mode, a session of the service recording it */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = "bench";
+	cfg.ring_slots = 1u << 22;
+	cfg.system_buffer_kb = 32768;
+	if (ptw_start(&cfg) != 0)
+		return 1;
+	FILE *f = fopen(cfgp, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "buffers { size_kb: 262144 }\n"
+		   "data_sources { config { name: \"track_event\" } }\n"
+		   "duration_ms: 600000\n");
+	fclose(f);
+	pid_t pf = spawn(tb, "perfetto", "--txt", "-c", cfgp, "-o", out);
+	for (int i = 0; i < 10000 && !ptw_is_running(); i++)
+		sleep_ms(1);
+	if (!ptw_is_running()) {
+		fprintf(stderr, "bench_system: the session did not start\n");
+		kill(pf, SIGKILL);
+		kill(traced, SIGKILL);
+		return 1;
+	}
+	double sys_ns = pairs_ns(runs);
+	double sys_rate = backend_rate(n);
+	struct ptw_stats ps;
+	ptw_get_stats(&ps);
+	kill(pf, SIGINT); /* perfetto ends the session and writes the trace */
+	waitpid(pf, NULL, 0);
+	ptw_stop();
+	kill(traced, SIGKILL);
+	waitpid(traced, NULL, 0);
+
+	printf("producer_ns_per_event_1t_file %.2f ns\n", file_ns);
+	printf("producer_ns_per_event_1t_system %.2f ns\n", sys_ns);
+	printf("backend_events_per_s_file %.0f events/s\n", file_rate);
+	printf("backend_events_per_s_system %.0f events/s\n", sys_rate);
+	printf("system_lost_packets %llu packets\n",
+	       (unsigned long long)ps.system_lost);
+	unlink(file);
+	unlink(out);
+	unlink(cfgp);
+	rmdir(dir);
+	return 0;
+}

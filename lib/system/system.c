@@ -1,0 +1,735 @@
+/* system.c - system mode's thread: the connection to traced, its
+ * commands, and the tracer sessions they start and stop (system.h).
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Threads: the "ptw-system" thread owns the connection (struct
+ * ptw_sys_prod) and starts, flushes and stops the tracer's sessions; the
+ * backend thread writes a session's packets into the shared memory buffer
+ * (the output function below, through the smb router, which only it
+ * touches while the session runs) and hands the chunks to commit and the
+ * writer ids to register over to the system thread through a queue under
+ * 'qmu', waking it with a byte on a pipe. The system thread waits in
+ * poll() on the socket and that pipe: with no service, until the next
+ * retry (backoff from 100 ms doubling to 2 s); nothing spins. */
+#include "system.h"
+
+#include "catdecl.h"
+#include "producer.h"
+#include "lib/os/os_mem.h"
+#include "lib/os/os_proc.h"
+#include "lib/shmem/smb.h"
+#include "lib/tracer/tracer_internal.h"
+#include "lib/util/grow.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PTW_SYS_BACKOFF_MIN_MS 100u
+#define PTW_SYS_BACKOFF_MAX_MS 2000u
+#define PTW_SYS_DEFAULT_KB 2048u
+#define PTW_SYS_PAGE_HINT (32u * 1024u)
+/* Chunks per CommitData (each ~12 bytes: far below a frame). */
+#define PTW_SYS_COMMIT_MAX 1024u
+/* Longest wait for the last bytes to reach the service at the end. */
+#define PTW_SYS_LAST_SEND_MS 2000
+/* A full buffer: the backend waits for the service to free chunks at
+ * most this many times 1 ms, then drops what has no room (counted) until
+ * its next pass. */
+#define PTW_SYS_STALL_TRIES 100u
+/* The largest buffer ptw maps (the service's own limit is 32 MiB). */
+#define PTW_SYS_MAX_SMB (64u << 20)
+
+struct ptw_sys_wreg {
+	uint32_t id, target;
+	int added;
+};
+
+struct ptw_sys {
+	pthread_t th;
+	int wake_r, wake_w;        /* self-pipe, both non-blocking */
+	_Atomic int woken;         /* a byte is in the pipe, not yet read */
+	_Atomic int quit;
+
+	/* the sessions' config (strings are copies owned here) */
+	struct ptw_config cfg;
+	struct ptw_writer_options wo;
+	char *process_name, *disabled, *machine_name;
+
+	/* the connection: the system thread's, under sock_mu, which it lets
+	 * go while it sleeps in poll() and while it waits for the backend
+	 * (a flush, a stop): a backend waiting for room in the buffer then
+	 * sends the commits itself (ptw_sys_hook_stall) */
+	pthread_mutex_t sock_mu;
+	struct ptw_sys_prod prod;
+
+	/* system thread only */
+	char path[128];
+	uint32_t backoff_ms;
+	uint64_t next_try_ms;
+	void *smb_mem;
+	size_t smb_size;
+	struct ptw_smb *smb;
+	struct ptw_smb_router *router; /* the backend's while a session runs */
+	uint64_t active;               /* instance id of the session, 0: none */
+	uint8_t *te_raw;               /* its TrackEventConfig (the filter's) */
+	struct ptw_sys_te_cfg te;
+	uint64_t decl_sent;            /* ptw_sys_decl_version registered */
+
+	/* from the backend thread, under qmu */
+	pthread_mutex_t qmu;
+	struct ptw_smb_commit *q;
+	size_t qn, qcap;
+	struct ptw_sys_wreg *regs;
+	size_t rn, rcap;
+	uint32_t loss_seq[64];
+	size_t n_loss;
+	int loss_all;                  /* more losses than loss_seq holds */
+	_Atomic int clear_req;         /* ClearIncrementalState asked */
+	/* the backend's: a wait for room gave up in this pass, the next
+	 * packets without room are dropped at once (a service that stopped
+	 * reading costs a pass at most PTW_SYS_STALL_TRIES ms, not that much
+	 * a packet) */
+	int stall_off;
+};
+
+static pthread_mutex_t ptw_sys_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ptw_sys *ptw_sys_g; /* under ptw_sys_mu */
+/* packets lost to full buffers since ptw_start: those of the buffers of
+ * earlier connections, plus the current buffer's (ptw_sys_out) */
+static _Atomic uint64_t ptw_sys_lost_total, ptw_sys_lost_before;
+
+uint64_t ptw_sys_lost(void)
+{
+	return atomic_load_explicit(&ptw_sys_lost_total, memory_order_relaxed);
+}
+
+static uint64_t ptw_sys_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void ptw_sys_wake(struct ptw_sys *s)
+{
+	/* one byte per wake-up of the system thread: the backend's next
+	 * batches add no system call while it has not run yet */
+	if (atomic_exchange_explicit(&s->woken, 1, memory_order_acq_rel))
+		return;
+	char b = 1;
+	/* a full pipe already wakes it */
+	ssize_t n = write(s->wake_w, &b, 1);
+	(void)n;
+}
+
+/* ---- the backend thread's side ----------------------------------------- */
+
+/* Moves the commit list into the queue and wakes the system thread. */
+static void ptw_sys_take(struct ptw_sys *s)
+{
+	size_t n = ptw_smb_pending_commits(s->smb);
+	if (!n)
+		return;
+	pthread_mutex_lock(&s->qmu);
+	if (s->qcap - s->qn < n) {
+		size_t nc = ptw_grow_cap(s->qcap, s->qn + n, 256, sizeof(*s->q));
+		void *nq = ptw_realloc_array(s->q, nc, sizeof(*s->q));
+		if (nq) {
+			s->q = nq;
+			s->qcap = nc;
+		}
+	}
+	/* out of memory: the rest waits in the smb for the next take */
+	s->qn += ptw_smb_take_commits(s->smb, s->q + s->qn, s->qcap - s->qn);
+	pthread_mutex_unlock(&s->qmu);
+	ptw_sys_wake(s);
+}
+
+static void ptw_sys_hook_commit(void *ctx) { ptw_sys_take(ctx); }
+
+static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id);
+
+/* No free chunk (the router completed every open one): the commits go
+ * out now, sent from here if the system thread lets go of the connection
+ * (it sleeps in poll, or waits for this very backend in a flush or a
+ * stop), else by it once woken; then a millisecond for the service to
+ * copy and free chunks. The producers never wait: their rings absorb
+ * events meanwhile (and count what does not fit). */
+static int ptw_sys_hook_stall(void *ctx, unsigned attempt)
+{
+	struct ptw_sys *s = ctx;
+	if (s->stall_off || attempt >= PTW_SYS_STALL_TRIES) {
+		s->stall_off = 1;
+		return 0;
+	}
+	ptw_sys_take(s);
+	if (pthread_mutex_trylock(&s->sock_mu) == 0) {
+		if (s->prod.state == PTW_SYS_P_READY) {
+			ptw_sys_send_queued(s, 0);
+			(void)ptw_sys_ipc_io(&s->prod.ipc, POLLOUT);
+		}
+		pthread_mutex_unlock(&s->sock_mu);
+	}
+	struct timespec ts = {0, 1000000L};
+	nanosleep(&ts, NULL);
+	return 1;
+}
+
+static void ptw_sys_hook_writer(void *ctx, uint32_t id, uint32_t target,
+				int added)
+{
+	struct ptw_sys *s = ctx;
+	pthread_mutex_lock(&s->qmu);
+	if (s->rn == s->rcap) {
+		size_t nc = ptw_grow_cap(s->rcap, s->rn + 1, 64, sizeof(*s->regs));
+		void *nr = ptw_realloc_array(s->regs, nc, sizeof(*s->regs));
+		if (nr) {
+			s->regs = nr;
+			s->rcap = nc;
+		}
+	}
+	/* out of memory: the writer stays unregistered, which the service
+	 * only needs for reading uncommitted chunks (scraping) */
+	if (s->rn < s->rcap)
+		s->regs[s->rn++] = (struct ptw_sys_wreg){id, target, added};
+	pthread_mutex_unlock(&s->qmu);
+	ptw_sys_wake(s);
+}
+
+/* A sequence lost a packet: its next event is a checkpoint (pass hook;
+ * the writer cannot be called from inside its own output). */
+static void ptw_sys_hook_loss(void *ctx, uint32_t seq)
+{
+	struct ptw_sys *s = ctx;
+	pthread_mutex_lock(&s->qmu);
+	if (s->n_loss < sizeof(s->loss_seq) / sizeof(s->loss_seq[0]))
+		s->loss_seq[s->n_loss++] = seq;
+	else
+		s->loss_all = 1;
+	pthread_mutex_unlock(&s->qmu);
+}
+
+/* The session writer's output: every batch of whole packets goes into
+ * the buffer, and its chunks to the commit queue at once. */
+static int ptw_sys_out(void *ctx, const uint8_t *p, size_t n)
+{
+	struct ptw_sys *s = ctx;
+	(void)ptw_smb_route(s->router, p, n); /* malformed: counted there */
+	ptw_smb_router_flush(s->router);
+	ptw_sys_take(s);
+	struct ptw_smb_stats st;
+	ptw_smb_get_stats(s->smb, &st);
+	atomic_store_explicit(&ptw_sys_lost_total,
+			      atomic_load(&ptw_sys_lost_before) + st.dropped +
+				      st.skipped,
+			      memory_order_relaxed);
+	return 0;
+}
+
+/* After each backend pass: ClearIncrementalState and losses. */
+static void ptw_sys_pass(void *ctx, struct ptw_writer *w)
+{
+	struct ptw_sys *s = ctx;
+	s->stall_off = 0;
+	if (atomic_exchange_explicit(&s->clear_req, 0, memory_order_acq_rel))
+		ptw_i_writer_clear_incremental(w, 0);
+	uint32_t seqs[sizeof(s->loss_seq) / sizeof(s->loss_seq[0])];
+	pthread_mutex_lock(&s->qmu);
+	size_t n = s->n_loss;
+	int all = s->loss_all;
+	memcpy(seqs, s->loss_seq, n * sizeof(seqs[0]));
+	s->n_loss = 0;
+	s->loss_all = 0;
+	pthread_mutex_unlock(&s->qmu);
+	if (all)
+		ptw_i_writer_clear_incremental(w, 0);
+	else
+		for (size_t i = 0; i < n; i++)
+			ptw_i_writer_clear_incremental(w, seqs[i]);
+}
+
+/* The tracer's category filter (under its mutex): the session's
+ * TrackEventConfig with the category's declared tags. */
+static int ptw_sys_filter(void *ctx, const char *cat, size_t len)
+{
+	struct ptw_sys *s = ctx;
+	return ptw_sys_decl_enabled(&s->te, cat, len);
+}
+
+/* ---- the system thread: sends ------------------------------------------ */
+
+/* Sends what the backend queued; with 'flush_id', a CommitData carrying
+ * it even if no chunk waits. */
+static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id)
+{
+	struct ptw_sys_prod *p = &s->prod;
+	pthread_mutex_lock(&s->qmu);
+	struct ptw_sys_wreg *regs = s->regs;
+	size_t rn = s->rn;
+	struct ptw_smb_commit *q = s->q;
+	size_t qn = s->qn;
+	s->regs = NULL;
+	s->rn = s->rcap = 0;
+	s->q = NULL;
+	s->qn = s->qcap = 0;
+	pthread_mutex_unlock(&s->qmu);
+	for (size_t i = 0; i < rn; i++)
+		ptw_sys_prod_trace_writer(p, regs[i].id, regs[i].target,
+					  regs[i].added);
+	size_t i = 0;
+	do {
+		struct ptw_sys_chunk_ref refs[PTW_SYS_COMMIT_MAX];
+		size_t k = qn - i > PTW_SYS_COMMIT_MAX ? PTW_SYS_COMMIT_MAX
+						       : qn - i;
+		for (size_t j = 0; j < k; j++)
+			refs[j] = (struct ptw_sys_chunk_ref){
+				q[i + j].page, q[i + j].chunk,
+				q[i + j].target_buffer};
+		int last = i + k == qn;
+		if (k || (last && flush_id))
+			ptw_sys_prod_commit(p, refs, k, last ? flush_id : 0);
+		i += k;
+	} while (i < qn);
+	free(regs);
+	free(q);
+}
+
+/* ---- the system thread: sessions --------------------------------------- */
+
+static void ptw_sys_unmap(struct ptw_sys *s)
+{
+	if (s->smb) {
+		/* no session: the buffer is this thread's */
+		struct ptw_smb_stats st;
+		ptw_smb_get_stats(s->smb, &st);
+		atomic_fetch_add(&ptw_sys_lost_before, st.dropped + st.skipped);
+		atomic_store(&ptw_sys_lost_total, atomic_load(&ptw_sys_lost_before));
+		ptw_smb_destroy(s->smb);
+	}
+	s->smb = NULL;
+	if (s->smb_mem)
+		munmap(s->smb_mem, s->smb_size);
+	s->smb_mem = NULL;
+	s->smb_size = 0;
+}
+
+/* Stops the running session: the tracer drains every ring and writes its
+ * last packets into the buffer, then every chunk is committed. */
+static void ptw_sys_end_session(struct ptw_sys *s)
+{
+	if (!s->active)
+		return;
+	pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
+	(void)ptw_tr_stop_session(NULL);
+	pthread_mutex_lock(&s->sock_mu);
+	/* the backend is gone: the router is this thread's now */
+	ptw_smb_router_destroy(s->router);
+	s->router = NULL;
+	ptw_sys_take(s);
+	ptw_sys_send_queued(s, 0);
+	s->active = 0;
+	free(s->te_raw);
+	s->te_raw = NULL;
+	memset(&s->te, 0, sizeof(s->te));
+}
+
+static int ptw_sys_on_setup_smb(void *ctx, int fd, uint32_t page_size)
+{
+	struct ptw_sys *s = ctx;
+	struct stat st;
+	if (s->smb || fstat(fd, &st) != 0 || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > PTW_SYS_MAX_SMB ||
+	    (uint64_t)st.st_size % page_size) {
+		close(fd);
+		return -1;
+	}
+	/* populated now, on this thread: the backend's first writes into
+	 * each page then take no page fault */
+	void *mem = ptw_os_mem_map_shared(fd, (size_t)st.st_size);
+	close(fd);
+	if (!mem)
+		return -1;
+	int err = 0;
+	s->smb = ptw_smb_create(mem, (size_t)st.st_size, page_size, 0, &err);
+	s->smb_mem = mem;
+	s->smb_size = (size_t)st.st_size;
+	if (!s->smb) {
+		ptw_sys_unmap(s);
+		return -1;
+	}
+	return 0;
+}
+
+static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
+{
+	struct ptw_sys *s = ctx;
+	if (s->active || !s->smb) {
+		/* a second session at once is not served yet (README) */
+		s->prod.protocol_errors += !s->smb;
+		return;
+	}
+	s->te_raw = malloc(ds->te_len ? ds->te_len : 1);
+	if (!s->te_raw)
+		return;
+	if (ds->te_len)
+		memcpy(s->te_raw, ds->te_raw, ds->te_len);
+	if (ptw_sys_te_parse(s->te_raw, ds->te_len, &s->te))
+		goto fail;
+	struct ptw_smb_hooks h = {
+		.ctx = s,
+		.writer = ptw_sys_hook_writer,
+		.loss = ptw_sys_hook_loss,
+		.commit_due = ptw_sys_hook_commit,
+		.stall = ptw_sys_hook_stall,
+	};
+	s->router = ptw_smb_router_create(s->smb, ds->target_buffer, &h);
+	if (!s->router)
+		goto fail;
+	struct ptw_tr_output out = {ptw_sys_out, ptw_sys_pass, s};
+	atomic_store(&s->clear_req, 0);
+	s->stall_off = 0;
+	if (ptw_tr_start_output(&s->cfg, &out, ptw_sys_filter, s, NULL)) {
+		ptw_smb_router_destroy(s->router);
+		s->router = NULL;
+		goto fail;
+	}
+	s->active = ds->id;
+	return;
+fail:
+	free(s->te_raw);
+	s->te_raw = NULL;
+	memset(&s->te, 0, sizeof(s->te));
+}
+
+static void ptw_sys_on_stop(void *ctx, uint64_t id)
+{
+	struct ptw_sys *s = ctx;
+	if (id == s->active)
+		ptw_sys_end_session(s);
+	/* registered with will_notify_on_stop: always answer */
+	ptw_sys_prod_stopped(&s->prod, id);
+}
+
+static int ptw_sys_has(const uint64_t *ids, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return 1;
+	return 0;
+}
+
+static void ptw_sys_on_flush(void *ctx, uint64_t req, const uint64_t *ids,
+			     size_t n)
+{
+	struct ptw_sys *s = ctx;
+	/* drains every ring up to now into the buffer (ptw_sys_out) */
+	if (s->active && ptw_sys_has(ids, n, s->active)) {
+		pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
+		(void)ptw_flush();
+		pthread_mutex_lock(&s->sock_mu);
+	}
+	ptw_sys_send_queued(s, req);
+}
+
+static void ptw_sys_on_clear(void *ctx, const uint64_t *ids, size_t n)
+{
+	struct ptw_sys *s = ctx;
+	if (s->active && ptw_sys_has(ids, n, s->active))
+		atomic_store(&s->clear_req, 1);
+}
+
+static void ptw_sys_on_ready(void *ctx)
+{
+	struct ptw_sys *s = ctx;
+	s->backoff_ms = PTW_SYS_BACKOFF_MIN_MS;
+	s->decl_sent = ptw_sys_decl_register(&s->prod, 0);
+}
+
+static const struct ptw_sys_ops ptw_sys_ops = {
+	.ready = ptw_sys_on_ready,
+	.setup_smb = ptw_sys_on_setup_smb,
+	.start = ptw_sys_on_start,
+	.stop = ptw_sys_on_stop,
+	.flush = ptw_sys_on_flush,
+	.clear = ptw_sys_on_clear,
+};
+
+/* ---- the system thread: the connection --------------------------------- */
+
+/* The connection is gone (or ptw stops): the session ends, the buffer is
+ * unmapped, and the next attempt is scheduled. */
+static void ptw_sys_disconnect(struct ptw_sys *s)
+{
+	ptw_sys_end_session(s);
+	ptw_sys_prod_close(&s->prod);
+	ptw_sys_unmap(s);
+	s->next_try_ms = ptw_sys_now_ms() + s->backoff_ms;
+	s->backoff_ms = s->backoff_ms * 2 > PTW_SYS_BACKOFF_MAX_MS
+				? PTW_SYS_BACKOFF_MAX_MS
+				: s->backoff_ms * 2;
+}
+
+static void ptw_sys_drain_wake(struct ptw_sys *s)
+{
+	char buf[64];
+	atomic_store_explicit(&s->woken, 0, memory_order_release);
+	while (read(s->wake_r, buf, sizeof(buf)) > 0)
+		;
+}
+
+/* At the end: waits (bounded) until the queued output left. */
+static void ptw_sys_last_send(struct ptw_sys *s)
+{
+	struct ptw_sys_ipc *c = &s->prod.ipc;
+	uint64_t end = ptw_sys_now_ms() + PTW_SYS_LAST_SEND_MS;
+	while (c->fd >= 0 && !c->failed && c->tx_off < c->tx.len) {
+		uint64_t now = ptw_sys_now_ms();
+		if (now >= end)
+			break;
+		struct pollfd pf = {c->fd, POLLOUT, 0};
+		if (poll(&pf, 1, (int)(end - now)) < 0 && errno != EINTR)
+			break;
+		if (ptw_sys_ipc_io(c, pf.revents))
+			break;
+	}
+}
+
+static void *ptw_sys_main(void *arg)
+{
+	struct ptw_sys *s = arg;
+	struct ptw_sys_prod *p = &s->prod;
+	pthread_mutex_lock(&s->sock_mu);
+	while (!atomic_load(&s->quit)) {
+		if (p->state == PTW_SYS_P_CLOSED && ptw_sys_now_ms() >= s->next_try_ms) {
+			if (ptw_sys_prod_connect(p, s->path))
+				ptw_sys_disconnect(s);
+		}
+		struct pollfd pf[2] = {{s->wake_r, POLLIN, 0}, {-1, 0, 0}};
+		nfds_t nf = 1;
+		int timeout = -1;
+		if (p->state != PTW_SYS_P_CLOSED) {
+			pf[1].fd = p->ipc.fd;
+			pf[1].events = ptw_sys_ipc_events(&p->ipc);
+			nf = 2;
+		} else {
+			uint64_t now = ptw_sys_now_ms();
+			timeout = s->next_try_ms > now ? (int)(s->next_try_ms - now) : 0;
+		}
+		pthread_mutex_unlock(&s->sock_mu);
+		int rc = poll(pf, nf, timeout);
+		pthread_mutex_lock(&s->sock_mu);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents)
+			ptw_sys_drain_wake(s);
+		if (atomic_load(&s->quit))
+			break;
+		if (nf == 2 && pf[1].revents) {
+			if (ptw_sys_ipc_io(&p->ipc, pf[1].revents) ||
+			    ptw_sys_prod_dispatch(p)) {
+				ptw_sys_disconnect(s);
+				continue;
+			}
+		}
+		if (p->state == PTW_SYS_P_READY) {
+			ptw_sys_send_queued(s, 0);
+			uint64_t v = ptw_sys_decl_version();
+			if (v != s->decl_sent)
+				s->decl_sent = ptw_sys_decl_register(p, 1);
+		}
+		if (p->ipc.failed)
+			ptw_sys_disconnect(s);
+	}
+	/* ptw_stop(): the session's last events, then goodbye */
+	ptw_sys_end_session(s);
+	if (p->state == PTW_SYS_P_READY)
+		ptw_sys_last_send(s);
+	ptw_sys_prod_close(p);
+	ptw_sys_unmap(s);
+	pthread_mutex_unlock(&s->sock_mu);
+	return NULL;
+}
+
+/* ---- start / stop / fork ----------------------------------------------- */
+
+static char *ptw_sys_dup(const char *str, int *oom)
+{
+	if (!str)
+		return NULL;
+	char *d = strdup(str);
+	if (!d)
+		*oom = 1;
+	return d;
+}
+
+static void ptw_sys_free(struct ptw_sys *s)
+{
+	if (!s)
+		return;
+	ptw_sys_prod_free(&s->prod);
+	if (s->wake_r >= 0)
+		close(s->wake_r);
+	if (s->wake_w >= 0)
+		close(s->wake_w);
+	pthread_mutex_destroy(&s->qmu);
+	pthread_mutex_destroy(&s->sock_mu);
+	free(s->q);
+	free(s->regs);
+	free(s->te_raw);
+	free(s->process_name);
+	free(s->disabled);
+	free(s->machine_name);
+	free(s);
+}
+
+/* The sessions' config, from the program's (copied). */
+static int ptw_sys_set_config(struct ptw_sys *s, const struct ptw_config *cfg,
+			      const struct ptw_writer_options *wo)
+{
+	int oom = 0;
+	s->wo = *wo;
+	s->cfg = *cfg;
+	s->process_name = ptw_sys_dup(cfg->process_name, &oom);
+	s->disabled = ptw_sys_dup(cfg->disabled_categories, &oom);
+	s->machine_name = ptw_sys_dup(cfg->machine_name ? cfg->machine_name
+							: wo->machine_name,
+				      &oom);
+	s->cfg.process_name = s->process_name;
+	s->cfg.disabled_categories = s->disabled;
+	s->cfg.machine_name = s->machine_name;
+	s->wo.machine_name = NULL;
+	s->wo.compress = PTW_COMPRESS_NONE;
+	s->cfg.writer = &s->wo;
+	s->cfg.system = 0;
+	s->cfg.categories = NULL;
+	s->cfg.stop_at_exit = 0;     /* ptw_start registered it */
+	s->cfg.crash_path = NULL;    /* not in system mode (README) */
+	s->cfg.clock = PTW_CLOCK_BOOT; /* the service's clock */
+	return oom ? PTW_ERR_NOMEM : 0;
+}
+
+int ptw_sys_start(const struct ptw_config *cfg,
+		  const struct ptw_writer_options *wo, struct ptw_error *err)
+{
+	if (cfg->output_path || cfg->output_fd > 0 || cfg->output_fd_set ||
+	    cfg->mode != PTW_MODE_STREAM)
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: system mode writes no file "
+				     "or flight recorder of its own (yet): "
+				     "name no output and no ring mode");
+	if (cfg->categories && ptw_sys_decl_list(cfg->categories))
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+				     "ptw_start: out of memory");
+	struct ptw_sys *s = calloc(1, sizeof(*s));
+	if (!s)
+		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
+				     "ptw_start: out of memory");
+	s->wake_r = s->wake_w = -1;
+	pthread_mutex_init(&s->qmu, NULL);
+	pthread_mutex_init(&s->sock_mu, NULL);
+	int fds[2];
+	if (ptw_sys_prod_init(&s->prod, &ptw_sys_ops, s,
+			      ptw_os_process_name()) ||
+	    ptw_sys_set_config(s, cfg, wo) ||
+	    pipe2(fds, O_CLOEXEC | O_NONBLOCK)) {
+		ptw_sys_free(s);
+		return ptw_error_set(err, PTW_ERR_NOMEM, errno,
+				     "ptw_start: out of memory or fds");
+	}
+	s->wake_r = fds[0];
+	s->wake_w = fds[1];
+	uint32_t kb = cfg->system_buffer_kb ? cfg->system_buffer_kb
+					    : PTW_SYS_DEFAULT_KB;
+	s->prod.smb_size_hint = kb > UINT32_MAX / 1024u ? UINT32_MAX & ~4095u
+							: kb * 1024u;
+	s->prod.smb_page_hint = PTW_SYS_PAGE_HINT;
+	if (!ptw_sys_socket_path(s->path, sizeof(s->path))) {
+		ptw_sys_free(s);
+		return ptw_error_set(err, PTW_ERR_INVALID, 0,
+				     "ptw_start: PERFETTO_PRODUCER_SOCK_NAME "
+				     "is longer than a socket path");
+	}
+	s->backoff_ms = PTW_SYS_BACKOFF_MIN_MS;
+
+	pthread_mutex_lock(&ptw_sys_mu);
+	if (ptw_sys_g || ptw_is_running()) {
+		pthread_mutex_unlock(&ptw_sys_mu);
+		ptw_sys_free(s);
+		return ptw_error_set(err, PTW_ERR_STATE, 0,
+				     "ptw_start: tracing is already running");
+	}
+	atomic_store(&ptw_sys_lost_before, 0);
+	atomic_store(&ptw_sys_lost_total, 0);
+	int rc = ptw_tr_spawn(&s->th, "ptw-system", ptw_sys_main, s);
+	if (rc) {
+		pthread_mutex_unlock(&ptw_sys_mu);
+		ptw_sys_free(s);
+		return ptw_error_set(err, PTW_ERR_NOMEM, rc,
+				     "ptw_start: cannot create the system thread");
+	}
+	ptw_sys_g = s;
+	pthread_mutex_unlock(&ptw_sys_mu);
+	return 0;
+}
+
+int ptw_sys_on(void)
+{
+	pthread_mutex_lock(&ptw_sys_mu);
+	int on = ptw_sys_g != NULL;
+	pthread_mutex_unlock(&ptw_sys_mu);
+	return on;
+}
+
+int ptw_sys_stop(void)
+{
+	pthread_mutex_lock(&ptw_sys_mu);
+	struct ptw_sys *s = ptw_sys_g;
+	ptw_sys_g = NULL;
+	pthread_mutex_unlock(&ptw_sys_mu);
+	if (!s)
+		return 0;
+	atomic_store(&s->quit, 1);
+	ptw_sys_wake(s);
+	pthread_join(s->th, NULL);
+	ptw_sys_free(s);
+	return 1;
+}
+
+void ptw_sys_atfork_child(void)
+{
+	/* the parent's thread does not exist here; its mutexes may be held:
+	 * take none, close the connection's fds, unmap the buffer, and
+	 * leave the rest (a small leak, as the tracer leaves its session) */
+	struct ptw_sys *s = ptw_sys_g;
+	ptw_sys_g = NULL;
+	pthread_mutex_init(&ptw_sys_mu, NULL);
+	ptw_sys_decl_atfork_child();
+	if (!s)
+		return;
+	if (s->prod.ipc.fd >= 0)
+		close(s->prod.ipc.fd);
+	if (s->prod.pending_fd >= 0)
+		close(s->prod.pending_fd);
+	close(s->wake_r);
+	close(s->wake_w);
+	if (s->smb_mem)
+		munmap(s->smb_mem, s->smb_size);
+}
+
+/* tell the service about categories declared after the start */
+void ptw_sys_decl_changed(void)
+{
+	pthread_mutex_lock(&ptw_sys_mu);
+	if (ptw_sys_g)
+		ptw_sys_wake(ptw_sys_g);
+	pthread_mutex_unlock(&ptw_sys_mu);
+}

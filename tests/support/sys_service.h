@@ -1,0 +1,55 @@
+/* sys_service.h - a private Perfetto tracing service for the system mode
+ * tests: `tracebox traced` on sockets in a fresh temp dir, and sessions
+ * recorded with `tracebox perfetto` (Perfetto v58.2, beside
+ * trace_processor_shell: $PTW_SHARED_DIR/tp, else ../shared/tp).
+ * SPDX-License-Identifier: Apache-2.0 */
+#ifndef PTW_TEST_SYS_SERVICE_H
+#define PTW_TEST_SYS_SERVICE_H
+
+#include <sys/types.h>
+
+struct ptw_test_svc {
+	char dir[256];
+	char prod[320], cons[320];
+	char tracebox[4096];
+	pid_t traced;
+	pid_t probes;   /* traced_probes, if started */
+};
+
+/* The path of tracebox, or NULL (the path looked at in 'looked'). */
+const char *ptw_test_tracebox_find(const char **looked);
+
+/* Skips the test (cr_skip) with a clear message unless tracebox and
+ * trace_processor_shell are there; then starts traced on a temp dir's
+ * sockets, waits (bounded) until its producer socket exists, and sets
+ * PERFETTO_PRODUCER_SOCK_NAME / PERFETTO_CONSUMER_SOCK_NAME in this
+ * process. */
+void ptw_test_svc_start_or_skip(struct ptw_test_svc *s);
+/* Starts traced_probes (the kernel's data sources) beside traced. */
+void ptw_test_svc_start_probes(struct ptw_test_svc *s);
+/* Starts traced again on the same sockets (after ptw_test_svc_kill). */
+void ptw_test_svc_restart(struct ptw_test_svc *s);
+/* Kills traced (SIGKILL, by pid) and reaps it. */
+void ptw_test_svc_kill(struct ptw_test_svc *s);
+/* Kills traced and removes the temp dir. */
+void ptw_test_svc_stop(struct ptw_test_svc *s);
+
+/* Waits (bounded: 10 s) until a producer registered "track_event" with
+ * the service (`tracebox perfetto --query` lists it). 1 if so. */
+int ptw_test_svc_wait_registered(struct ptw_test_svc *s);
+/* Waits (bounded: 10 s) until `tracebox perfetto --query` prints a line
+ * holding 'word' (a category ptw declared, ...). 1 if so. */
+int ptw_test_svc_wait_query(struct ptw_test_svc *s, const char *word);
+
+/* Writes 'cfg' (a text TraceConfig) to the temp dir and starts
+ * `tracebox perfetto --txt -c CFG -o OUT`; returns its pid. */
+pid_t ptw_test_perfetto_start(struct ptw_test_svc *s, const char *cfg,
+			      const char *out);
+/* Waits for it; fails the test unless it exited 0. */
+void ptw_test_perfetto_wait(pid_t pid);
+
+/* Waits (bounded: 'ms', polling each 2 ms) until ptw_is_running() is
+ * 'want'. 1 if it became so, 0 if not. */
+int ptw_test_wait_running(int want, int ms);
+
+#endif /* PTW_TEST_SYS_SERVICE_H */
