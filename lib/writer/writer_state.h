@@ -57,6 +57,12 @@ struct ptw_seq {
 	struct ptw_intern *cats;   /* InternedData.event_categories */
 	struct ptw_intern *anames; /* InternedData.debug_annotation_names */
 	struct ptw_intern *svals;  /* InternedData.debug_annotation_string_values */
+	/* InternedData.source_locations, keyed by file NUL function NUL
+	 * line (4 bytes); and log_message_body. Created on first use. */
+	struct ptw_intern *locs;
+	struct ptw_intern *bodies;
+	char *lkey;              /* a source location's key, built here */
+	size_t lkey_cap;
 };
 
 struct ptw_writer {
