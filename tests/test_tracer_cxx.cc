@@ -22,6 +22,7 @@
 
 extern "C" {
 #include "support/ptw_test.h"
+#include "support/tp_shell.h"
 }
 
 namespace {
@@ -392,4 +393,61 @@ Test(cxx, writer_api_from_std_threads)
 		unlink(paths[i].c_str());
 	}
 	cr_assert_str_eq(ptw_version(), PTW_VERSION);
+}
+
+// PTW_LOG and PTW_LOG_DYN from std::threads: android_logs has each
+// thread's lines with their priority and call site (file:line).
+static int cxx_log_line;
+static void cxx_log(int i)
+{
+	ptw_set_thread_name(("logger " + std::to_string(i)).c_str());
+	std::string msg = "dyn line " + std::to_string(i);
+	PTW_LOG(PTW_LOG_PRIO_INFO, "fmt line %d", i); cxx_log_line = __LINE__;
+	PTW_LOG_DYN(PTW_LOG_PRIO_DEBUG, msg.c_str());
+}
+
+Test(cxx, log_lines_from_std_threads)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "cxx-log");
+	ptw_config cfg = {};
+	cfg.output_path = path;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	std::vector<std::thread> ts;
+	for (int i = 0; i < 2; i++)
+		ts.emplace_back(cxx_log, i);
+	for (auto &t : ts)
+		t.join();
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.events, 4u);
+	cr_assert_eq(st.invalid, 0u);
+	if (ptw_test_tp_shell()) {
+		std::string tag = std::string("\"") + __FILE__ + ":";
+		std::string want;
+		for (int i = 0; i < 2; i++)
+			want += "\"logger " + std::to_string(i) + "\",4," + tag +
+				std::to_string(cxx_log_line) + "\",\"fmt line " +
+				std::to_string(i) + "\"\n" + "\"logger " +
+				std::to_string(i) + "\",3," + tag +
+				std::to_string(cxx_log_line + 1) +
+				"\",\"dyn line " + std::to_string(i) + "\"\n";
+		ptw_test_tp_expect_rows(
+			path,
+			"select t.name, l.prio, l.tag, l.msg from android_logs l "
+			"join thread t using (utid) order by t.name, l.ts",
+			want.c_str());
+		ptw_test_tp_expect_rows(
+			path,
+			"select distinct extract_arg(arg_set_id, "
+			"'source.function_name') from slice where name = 'LogMessage'",
+			"\"cxx_log\"\n");
+		ptw_test_tp_expect_rows(
+			path,
+			"select count(*) from stats where value > 0 and "
+			"severity in ('error', 'data_loss')",
+			"0\n");
+	}
+	unlink(path);
 }

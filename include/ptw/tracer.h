@@ -463,6 +463,22 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 #define PTW_FLOW_END_FMT(cat, id, ...) \
 	PTW_I_EVFI(cat, PTW_I_K_FLOW_END, (uint64_t)(id), __VA_ARGS__)
 
+/* Log lines: PTW_LOG(PTW_LOG_PRIO_WARN, "disk %d%% full", pct) puts
+ * the formatted text on the calling thread's track as a log message
+ * (TrackEvent.log_message, an INSTANT "LogMessage" of category "log",
+ * as Chrome writes them) with its priority (enum ptw_log_prio in
+ * writer.h) and the call site's __FILE__, __func__ and __LINE__.
+ * trace_processor lists it in android_logs (ts, thread, prio, tag
+ * "file:line", msg), the UI in its log panel. Formatted on the calling
+ * thread as the _FMT names are (only while tracing runs and category
+ * "log" is on; at most PTW_TRACER_MAX_NAME bytes, cut between UTF-8
+ * characters) and copied into the ring; PTW_LOG_DYN copies a run-time
+ * string (a C++ std::string's c_str() is fine). Only the priority's low
+ * 3 bits are kept (0..7). Switch them off with
+ * ptw_set_category_enabled("log", 0). */
+#define PTW_LOG(prio, ...) PTW_I_LOGF((prio), __VA_ARGS__)
+#define PTW_LOG_DYN(prio, msg_expr) PTW_I_LOGD((prio), (msg_expr))
+
 /* ---- inline implementation: NOT API ----------------------------------
  * What the macros above expand to. The names below (ptw_i_*, PTW_I_*) may
  * change in any release; the library exports the ptw_i_* functions only
@@ -482,6 +498,7 @@ enum ptw_i_kind {
 	PTW_I_K_FLOW_END,
 	PTW_I_K_THREAD_NAME, /* control: name bytes follow */
 	PTW_I_K_DROPPED,     /* control: v = events lost just before */
+	PTW_I_K_LOG,         /* log message: copied text, id = site | prio */
 };
 
 /* One per macro call site. The macros test 'live' inline (see
@@ -505,6 +522,9 @@ struct ptw_i_site {
 	const char *name;
 	uint32_t state;
 	uint32_t known;
+	/* PTW_LOG sites: the call site (file NULL: none); its address is
+	 * what the writer interns it by (PTW_EV_STATIC_STRINGS). */
+	struct ptw_source_location loc;
 };
 
 /* Out-of-line producer paths (lib/tracer/tracer_event.c, lib/tracer/tracer_thread.c),
@@ -529,7 +549,13 @@ int ptw_i_emit_fmt_id(struct ptw_i_site *site, uint32_t kind, uint64_t id,
 #define PTW_I_CAT(a, b) PTW_I_CAT2(a, b)
 #define PTW_I_SITE(var, cat, name, kind) \
 	static struct ptw_i_site var = {PTW_I_SITE_CHECK, (kind),            \
-					PTW_I_LIT(cat), (name), 0, 0}
+					PTW_I_LIT(cat), (name), 0, 0, {0, 0, 0}}
+/* A site that knows where it is (__func__: an array of static storage,
+ * so the initializer stays constant). */
+#define PTW_I_SITE_LOC(var, cat, kind)                                       \
+	static struct ptw_i_site var = {PTW_I_SITE_CHECK, (kind),            \
+					PTW_I_LIT(cat), 0, 0, 0,             \
+					{__FILE__, __func__, __LINE__}}
 
 /* The whole disabled cost of a macro: a load of the site's word and one
  * branch, for tracing stopped and for a category found off alike (the
@@ -576,7 +602,7 @@ static inline uint64_t ptw_i_dbl_bits(double d)
 static inline void ptw_i_scope_end_now(void)
 {
 	static struct ptw_i_site end_site = {PTW_I_SITE_CHECK, PTW_I_K_END,
-					     "", NULL, 0, 0};
+					     "", NULL, 0, 0, {0, 0, 0}};
 	if (ptw_i_live(&end_site))
 		(void)ptw_i_ev(&end_site);
 }
@@ -641,6 +667,32 @@ static inline void ptw_i_scope_end(int *began)
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_fmt_id(&ptw_i_site_, (kind_), (id_),\
 						__VA_ARGS__);                \
+	} while (0)
+
+/* PTW_LOG: the record's id carries the site (8-byte aligned) and the
+ * priority in its low 3 bits. */
+static inline uint64_t ptw_i_log_id(const struct ptw_i_site *site, int prio)
+{
+	return (uint64_t)(uintptr_t)site | ((uint64_t)(unsigned)prio & 7u);
+}
+#define PTW_I_LOGF(prio_, ...)                                               \
+	do {                                                                 \
+		PTW_I_SITE_LOC(ptw_i_site_, "log", PTW_I_K_LOG);             \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_emit_fmt_id(                             \
+				&ptw_i_site_, PTW_I_K_LOG,                   \
+				ptw_i_log_id(&ptw_i_site_, (prio_)),         \
+				__VA_ARGS__);                                \
+	} while (0)
+#define PTW_I_LOGD(prio_, msg_)                                              \
+	do {                                                                 \
+		PTW_I_SITE_LOC(ptw_i_site_, "log", PTW_I_K_LOG);             \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_emit_n(&ptw_i_site_, PTW_I_K_LOG, NULL,  \
+					   (msg_),                           \
+					   ptw_i_log_id(&ptw_i_site_,        \
+							(prio_)),            \
+					   NULL, 0);                         \
 	} while (0)
 
 /* The scopes: 'v' is unique per expansion (__COUNTER__, expanded once by

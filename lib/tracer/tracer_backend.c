@@ -299,6 +299,7 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 	switch (e->rec.kind) {
 	case PTW_I_K_ASYNC_BEGIN: case PTW_I_K_ASYNC_END:
 	case PTW_I_K_FLOW_START: case PTW_I_K_FLOW_STEP: case PTW_I_K_FLOW_END:
+	case PTW_I_K_LOG:
 		memcpy(&e->id, ptw_ring_slot(r, k++), sizeof(e->id));
 		break;
 	default:
@@ -450,6 +451,24 @@ static void ptw_tr_process_async_begin(struct ptw_tracer *tr,
 		ptw_tr_async_write_end(tr, seq, track, ts);
 }
 
+/* A PTW_LOG line: its id is the site's address and the priority
+ * (ptw_i_log_id); the site, static like the literals the ring refers to,
+ * gives the source location (an unloaded library's records were all
+ * written before it went, tracer_unload.c). */
+static void ptw_tr_process_log(struct ptw_tracer *tr, struct ptw_seq *seq,
+			       const struct ptw_tr_ev *e)
+{
+	const struct ptw_i_site *site =
+		(const struct ptw_i_site *)(uintptr_t)(e->id & ~(uint64_t)7);
+	struct ptw_event ev;
+	ptw_tr_fill(e, &ev);
+	ev.name = "LogMessage";
+	ev.flags = PTW_EV_STATIC_STRINGS;
+	ev.source = site->loc.file ? &site->loc : NULL;
+	if (ptw_tr_check(tr, ptw_seq_log(seq, &ev, (int)(e->id & 7u), e->name)))
+		ptw_tr_count_event(tr);
+}
+
 /* Writes one decoded record of thread th by the writer's general API. */
 static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 			   const struct ptw_tr_ev *e)
@@ -523,6 +542,9 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		}
 		if (ptw_tr_check(tr, ptw_seq_instant(seq, &ev)))
 			ptw_tr_count_event(tr);
+		break;
+	case PTW_I_K_LOG:
+		ptw_tr_process_log(tr, seq, e);
 		break;
 	case PTW_I_K_THREAD_NAME:
 		ptw_tr_check(tr, ptw_writer_rename_track(tr->w, th->track,

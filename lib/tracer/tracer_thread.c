@@ -329,7 +329,7 @@ static int ptw_tr_kind_has_id(uint32_t kind)
 {
 	return kind == PTW_I_K_ASYNC_BEGIN || kind == PTW_I_K_ASYNC_END ||
 	       kind == PTW_I_K_FLOW_START || kind == PTW_I_K_FLOW_STEP ||
-	       kind == PTW_I_K_FLOW_END;
+	       kind == PTW_I_K_FLOW_END || kind == PTW_I_K_LOG;
 }
 
 /* A copied string's length: at most PTW_TRACER_MAX_NAME bytes, never
@@ -490,7 +490,8 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 	}
 	if (!name && !dyn_name &&
 	    (kind == PTW_I_K_BEGIN || kind == PTW_I_K_INSTANT ||
-	     kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE))
+	     kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE ||
+	     kind == PTW_I_K_LOG))
 		dyn_name = "";
 	return ptw_tr_write_n(t, site->cat, kind, name, dyn_name, id, args,
 			      nargs);

@@ -1,0 +1,131 @@
+/* test_tracer_log.c - PTW_LOG and PTW_LOG_DYN: the log lines of each
+ * thread, with their priority and call site, as trace_processor lists
+ * them in android_logs; through both backend paths (general_path_only)
+ * and the flight recorder's snapshot; with category "log" off, the
+ * arguments are not evaluated and nothing is written.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptw/tracer.h"
+#include "support/ptw_test.h"
+#include "support/tp_shell.h"
+
+static int evaluated;
+
+static int count_eval(int v)
+{
+	evaluated++;
+	return v;
+}
+
+static int line_fmt, line_dyn; /* the lines of the two calls below */
+
+static void log_lines(const char *tag)
+{
+	char dyn[64];
+	snprintf(dyn, sizeof(dyn), "dyn %s", tag);
+	PTW_LOG(PTW_LOG_PRIO_WARN, "disk %d%% full on %s", count_eval(93), tag);
+	line_fmt = __LINE__ - 1;
+	PTW_LOG_DYN(PTW_LOG_PRIO_ERROR, dyn);
+	line_dyn = __LINE__ - 1;
+}
+
+static void *worker(void *arg)
+{
+	ptw_set_thread_name("worker");
+	log_lines((const char *)arg);
+	return NULL;
+}
+
+/* The rows trace_processor shows, one thread's lines after the other's. */
+static void expect_rows(const char *path)
+{
+	if (!ptw_test_tp_shell())
+		return;
+	char want[1024];
+	snprintf(want, sizeof(want),
+		 "\"main\",5,\"%s:%d\",\"disk 93%% full on m\"\n"
+		 "\"main\",6,\"%s:%d\",\"dyn m\"\n"
+		 "\"worker\",5,\"%s:%d\",\"disk 93%% full on w\"\n"
+		 "\"worker\",6,\"%s:%d\",\"dyn w\"\n",
+		 __FILE__, line_fmt, __FILE__, line_dyn, __FILE__, line_fmt,
+		 __FILE__, line_dyn);
+	ptw_test_tp_expect_rows(
+		path,
+		"select t.name, l.prio, l.tag, l.msg from android_logs l "
+		"join thread t using (utid) order by t.name, l.ts",
+		want);
+	/* the instants carry the call site as slice args too */
+	char want2[256];
+	snprintf(want2, sizeof(want2), "4,\"log_lines\"\n");
+	ptw_test_tp_expect_rows(
+		path,
+		"select count(*), extract_arg(arg_set_id, 'source.function_name') "
+		"from slice where name = 'LogMessage' and category = 'log' "
+		"group by 2",
+		want2);
+	ptw_test_tp_expect_rows(
+		path,
+		"select count(*) from stats where value > 0 and "
+		"severity in ('error', 'data_loss')",
+		"0\n");
+}
+
+static void run(int general, int ring)
+{
+	char path[256], snap[256];
+	ptw_test_tmp_path(path, sizeof(path), "tlog");
+	ptw_test_tmp_path(snap, sizeof(snap), "tlogsnap");
+	struct ptw_config cfg = {0};
+	cfg.general_path_only = general;
+	if (ring)
+		cfg.mode = PTW_MODE_RING;
+	else
+		cfg.output_path = path;
+	struct ptw_error err;
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
+	ptw_set_thread_name("main");
+	log_lines("m");
+	pthread_t th;
+	cr_assert_eq(pthread_create(&th, NULL, worker, (void *)"w"), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	if (ring)
+		cr_assert_eq(ptw_snapshot(snap), 0);
+	cr_assert_eq(ptw_stop(), 0);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.invalid, 0);
+	cr_assert_eq(st.events, 4);
+	expect_rows(ring ? snap : path);
+	unlink(path);
+	unlink(snap);
+}
+
+Test(tracer_log, log_lines_reach_android_logs) { run(0, 0); }
+Test(tracer_log, log_lines_by_the_general_path) { run(1, 0); }
+Test(tracer_log, log_lines_in_a_flight_recorder_snapshot) { run(0, 1); }
+
+Test(tracer_log, category_off_evaluates_nothing)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "tlogoff");
+	struct ptw_config cfg = {.output_path = path,
+				 .disabled_categories = "log"};
+	cr_assert_eq(ptw_start(&cfg), 0);
+	log_lines("x"); /* each site learns that the category is off */
+	evaluated = 0;
+	log_lines("x");
+	cr_assert_eq(evaluated, 0);
+	cr_assert_eq(ptw_stop(), 0);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.events, 0);
+	if (ptw_test_tp_shell())
+		ptw_test_tp_expect_rows(path, "select count(*) from android_logs",
+					"0\n");
+	unlink(path);
+}
