@@ -451,3 +451,41 @@ Test(cxx, log_lines_from_std_threads)
 	}
 	unlink(path);
 }
+
+// cfg.source_locations from C++: a scope's call site names the function
+// it is in (its site is in a statement expression, not a lambda, whose
+// __func__ would be "operator()").
+static int cxx_scope_line;
+static void cxx_sited(void)
+{
+	PTW_SCOPE("cxxsl", "sited scope"); cxx_scope_line = __LINE__;
+	PTW_INSTANT("cxxsl", "sited instant");
+}
+
+Test(cxx, scopes_carry_their_call_site)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "cxx-srcloc");
+	ptw_config cfg = {};
+	cfg.output_path = path;
+	cfg.source_locations = 1;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	std::thread(cxx_sited).join();
+	cr_assert_eq(ptw_stop(), 0);
+	if (ptw_test_tp_shell()) {
+		std::string f = std::string("\"") + __FILE__ + "\"";
+		std::string want =
+			"\"sited instant\"," + f + ",\"cxx_sited\"," +
+			std::to_string(cxx_scope_line + 1) + "\n" +
+			"\"sited scope\"," + f + ",\"cxx_sited\"," +
+			std::to_string(cxx_scope_line) + "\n";
+		ptw_test_tp_expect_rows(
+			path,
+			"select name, extract_arg(arg_set_id, 'source.file_name'), "
+			"extract_arg(arg_set_id, 'source.function_name'), "
+			"extract_arg(arg_set_id, 'source.line_number') from slice "
+			"where category = 'cxxsl' order by name",
+			want.c_str());
+	}
+	unlink(path);
+}

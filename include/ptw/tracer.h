@@ -181,6 +181,15 @@ struct ptw_config {
 	 * trace is the same (tests compare the two); for tests and for
 	 * telling a fast-path problem from another. */
 	int general_path_only;
+	/* Non-zero: each slice, instant, async BEGIN and flow event carries
+	 * its macro's call site (TrackEvent.source_location_iid, interned
+	 * per thread), which trace_processor shows as the slice's args
+	 * source.file_name, source.function_name and source.line_number.
+	 * The producer's cost is the same (the site is static); the trace
+	 * grows by the bytes docs/tracer.md measures, and the backend then
+	 * writes every event by its general path. Log lines (PTW_LOG)
+	 * always carry theirs. 0: off (default). */
+	int source_locations;
 };
 
 /* Figures of the running session, or of the last one after ptw_stop(). */
@@ -337,27 +346,27 @@ static inline int ptw_get_stats(struct ptw_stats *out)
  * slice whatever its category. Exact for the first 64 nested levels of a
  * thread; deeper, an END of a category that was off at some time in the
  * session closes the innermost slice. */
-#define PTW_BEGIN(cat, name) PTW_I_EV1(cat, PTW_I_K_BEGIN, PTW_I_LIT(name))
+#define PTW_BEGIN(cat, name) PTW_I_EV1N(cat, PTW_I_K_BEGIN, name)
 #define PTW_END(...) PTW_I_EV1("" __VA_ARGS__, PTW_I_K_END, NULL)
 
 /* Slice that ends when the enclosing block is left (any exit path; in C++
  * also by an exception): a cleanup attribute in C, a guard object's
  * destructor in C++. */
 #define PTW_SCOPE(cat, name) \
-	PTW_I_SCOPE1(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, PTW_I_LIT(name))
+	PTW_I_SCOPE1(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, name)
 
 /* Zero-duration event on the thread's track. */
-#define PTW_INSTANT(cat, name) PTW_I_EV1(cat, PTW_I_K_INSTANT, PTW_I_LIT(name))
+#define PTW_INSTANT(cat, name) PTW_I_EV1N(cat, PTW_I_K_INSTANT, name)
 
 /* With 1..PTW_TRACER_MAX_ARGS PTW_ARG_* arguments (evaluated only while
  * tracing runs). */
 #define PTW_BEGIN_ARGS(cat, name, ...) \
-	PTW_I_EVN(cat, PTW_I_K_BEGIN, PTW_I_LIT(name), NULL, 0, __VA_ARGS__)
+	PTW_I_EVNN(cat, PTW_I_K_BEGIN, name, 0, __VA_ARGS__)
 #define PTW_INSTANT_ARGS(cat, name, ...) \
-	PTW_I_EVN(cat, PTW_I_K_INSTANT, PTW_I_LIT(name), NULL, 0, __VA_ARGS__)
+	PTW_I_EVNN(cat, PTW_I_K_INSTANT, name, 0, __VA_ARGS__)
 #define PTW_SCOPE_ARGS(cat, name, ...)                                      \
-	PTW_I_SCOPEN(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat,              \
-		     PTW_I_LIT(name), NULL, __VA_ARGS__)
+	PTW_I_SCOPENN(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, name,       \
+		      __VA_ARGS__)
 /* Arguments merged into the innermost open slice when it ends. */
 #define PTW_END_ARGS(cat, ...) \
 	PTW_I_EVN(cat, PTW_I_K_END, NULL, NULL, 0, __VA_ARGS__)
@@ -422,10 +431,9 @@ static inline int ptw_get_stats(struct ptw_stats *out)
  * is still open nests inside it. An END or BEGIN never matched by the end
  * of the session counts in ptw_get_stats().invalid. */
 #define PTW_ASYNC_BEGIN(cat, name, id) \
-	PTW_I_EV0(cat, PTW_I_K_ASYNC_BEGIN, PTW_I_LIT(name), NULL, (id))
+	PTW_I_EV0N(cat, PTW_I_K_ASYNC_BEGIN, name, (id))
 #define PTW_ASYNC_BEGIN_ARGS(cat, name, id, ...) \
-	PTW_I_EVN(cat, PTW_I_K_ASYNC_BEGIN, PTW_I_LIT(name), NULL, (id), \
-		  __VA_ARGS__)
+	PTW_I_EVNN(cat, PTW_I_K_ASYNC_BEGIN, name, (id), __VA_ARGS__)
 #define PTW_ASYNC_END(cat, id) \
 	PTW_I_EV0(cat, PTW_I_K_ASYNC_END, NULL, NULL, (id))
 /* Run-time and printf-style names (the id before the format). */
@@ -445,11 +453,11 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 /* Flow arrows between events of any threads: an instant 'name' on the
  * calling thread that starts, continues or ends flow 'id'. */
 #define PTW_FLOW_START(cat, name, id) \
-	PTW_I_EV0(cat, PTW_I_K_FLOW_START, PTW_I_LIT(name), NULL, (id))
+	PTW_I_EV0N(cat, PTW_I_K_FLOW_START, name, (id))
 #define PTW_FLOW_STEP(cat, name, id) \
-	PTW_I_EV0(cat, PTW_I_K_FLOW_STEP, PTW_I_LIT(name), NULL, (id))
+	PTW_I_EV0N(cat, PTW_I_K_FLOW_STEP, name, (id))
 #define PTW_FLOW_END(cat, name, id) \
-	PTW_I_EV0(cat, PTW_I_K_FLOW_END, PTW_I_LIT(name), NULL, (id))
+	PTW_I_EV0N(cat, PTW_I_K_FLOW_END, name, (id))
 #define PTW_FLOW_START_DYN(cat, name_expr, id) \
 	PTW_I_EV0(cat, PTW_I_K_FLOW_START, NULL, (name_expr), (id))
 #define PTW_FLOW_STEP_DYN(cat, name_expr, id) \
@@ -522,8 +530,9 @@ struct ptw_i_site {
 	const char *name;
 	uint32_t state;
 	uint32_t known;
-	/* PTW_LOG sites: the call site (file NULL: none); its address is
-	 * what the writer interns it by (PTW_EV_STATIC_STRINGS). */
+	/* The call site (__FILE__, __func__, __LINE__): written with the
+	 * site's events when cfg.source_locations is set, and with every
+	 * log line; the writer interns it by its address. */
 	struct ptw_source_location loc;
 };
 
@@ -547,15 +556,24 @@ int ptw_i_emit_fmt_id(struct ptw_i_site *site, uint32_t kind, uint64_t id,
 
 #define PTW_I_CAT2(a, b) a##b
 #define PTW_I_CAT(a, b) PTW_I_CAT2(a, b)
+/* Every site knows where it is (__func__: an array of static storage, so
+ * the initializer stays constant; in C++ the sites of scopes are in
+ * statement expressions, not lambdas, for the same __func__). */
+#define PTW_I_LOC {__FILE__, __func__, __LINE__}
 #define PTW_I_SITE(var, cat, name, kind) \
 	static struct ptw_i_site var = {PTW_I_SITE_CHECK, (kind),            \
-					PTW_I_LIT(cat), (name), 0, 0, {0, 0, 0}}
-/* A site that knows where it is (__func__: an array of static storage,
- * so the initializer stays constant). */
-#define PTW_I_SITE_LOC(var, cat, kind)                                       \
-	static struct ptw_i_site var = {PTW_I_SITE_CHECK, (kind),            \
-					PTW_I_LIT(cat), 0, 0, 0,             \
-					{__FILE__, __func__, __LINE__}}
+					PTW_I_LIT(cat), (name), 0, 0, PTW_I_LOC}
+/* A site whose literal name is copied right after it (var.s is the
+ * site, var.n its name): the name pointer a record carries then also
+ * gives the backend its site (lib/tracer: ptw_tr_site_of_name), so that
+ * an event's call site costs the producer nothing more. */
+#define PTW_I_SITEN(var, cat, name, kind)                                    \
+	static struct {                                                      \
+		struct ptw_i_site s;                                         \
+		char n[sizeof(PTW_I_LIT(name))];                             \
+	} var = {{PTW_I_SITE_CHECK, (kind), PTW_I_LIT(cat), var.n, 0, 0,     \
+		  PTW_I_LOC},                                                \
+		 "" name ""}
 
 /* The whole disabled cost of a macro: a load of the site's word and one
  * branch, for tracing stopped and for a category found off alike (the
@@ -629,6 +647,12 @@ static inline void ptw_i_scope_end(int *began)
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_ev(&ptw_i_site_);                        \
 	} while (0)
+#define PTW_I_EV1N(cat, kind, name)                                          \
+	do {                                                                 \
+		PTW_I_SITEN(ptw_i_site_, cat, name, (kind));                 \
+		if (ptw_i_live(&ptw_i_site_.s))                              \
+			(void)ptw_i_ev(&ptw_i_site_.s);                      \
+	} while (0)
 #define PTW_I_EVC(cat, kind, name, val)                                      \
 	do {                                                                 \
 		PTW_I_SITE(ptw_i_site_, cat, (name), (kind));                \
@@ -641,6 +665,26 @@ static inline void ptw_i_scope_end(int *began)
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_n(&ptw_i_site_, (kind_), (name_),   \
 					   (dyn_), (uint64_t)(id_), NULL, 0);\
+	} while (0)
+#define PTW_I_EV0N(cat_, kind_, name_, id_)                                  \
+	do {                                                                 \
+		PTW_I_SITEN(ptw_i_site_, cat_, name_, 0);                    \
+		if (ptw_i_live(&ptw_i_site_.s))                              \
+			(void)ptw_i_emit_n(&ptw_i_site_.s, (kind_),          \
+					   ptw_i_site_.n, NULL,              \
+					   (uint64_t)(id_), NULL, 0);        \
+	} while (0)
+#define PTW_I_EVNN(cat_, kind_, name_, id_, ...)                             \
+	do {                                                                 \
+		PTW_I_SITEN(ptw_i_site_, cat_, name_, 0);                    \
+		if (ptw_i_live(&ptw_i_site_.s)) {                            \
+			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};     \
+			(void)ptw_i_emit_n(&ptw_i_site_.s, (kind_),          \
+					   ptw_i_site_.n, NULL,              \
+					   (uint64_t)(id_), ptw_i_a_,        \
+					   sizeof(ptw_i_a_) /                \
+						   sizeof(ptw_i_a_[0]));     \
+		}                                                            \
 	} while (0)
 #define PTW_I_EVN(cat_, kind_, name_, dyn_, id_, ...)                        \
 	do {                                                                 \
@@ -677,7 +721,7 @@ static inline uint64_t ptw_i_log_id(const struct ptw_i_site *site, int prio)
 }
 #define PTW_I_LOGF(prio_, ...)                                               \
 	do {                                                                 \
-		PTW_I_SITE_LOC(ptw_i_site_, "log", PTW_I_K_LOG);             \
+		PTW_I_SITE(ptw_i_site_, "log", NULL, PTW_I_K_LOG);           \
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_fmt_id(                             \
 				&ptw_i_site_, PTW_I_K_LOG,                   \
@@ -686,7 +730,7 @@ static inline uint64_t ptw_i_log_id(const struct ptw_i_site *site, int prio)
 	} while (0)
 #define PTW_I_LOGD(prio_, msg_)                                              \
 	do {                                                                 \
-		PTW_I_SITE_LOC(ptw_i_site_, "log", PTW_I_K_LOG);             \
+		PTW_I_SITE(ptw_i_site_, "log", NULL, PTW_I_K_LOG);           \
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_n(&ptw_i_site_, PTW_I_K_LOG, NULL,  \
 					   (msg_),                           \
@@ -698,12 +742,13 @@ static inline uint64_t ptw_i_log_id(const struct ptw_i_site *site, int prio)
 /* The scopes: 'v' is unique per expansion (__COUNTER__, expanded once by
  * the caller), so several scopes may share a line or a macro. A scope is
  * its site (PTW_I_SCOPE_SITE, a static object declared first in C, a
- * static inside a lambda in C++, so that the whole scope is one
- * declaration there) and a guard whose value says whether BEGIN counted. */
+ * static inside a statement expression in C++, so that the whole scope
+ * is one declaration there) and a guard whose value says whether BEGIN
+ * counted. */
 #define PTW_I_SCOPE1(v, cat, name)                                           \
-	PTW_I_SCOPE_SITE(v, cat, name, PTW_I_K_BEGIN)                        \
+	PTW_I_SCOPE_SITEN(v, cat, name, PTW_I_K_BEGIN)                       \
 	PTW_I_GUARD(v, ptw_i_scope_begin(                                    \
-			       PTW_I_SITE_PTR(v, cat, name, PTW_I_K_BEGIN)))
+			       PTW_I_SITEN_PTR(v, cat, name, PTW_I_K_BEGIN)))
 /* GNU statement expressions (gcc and clang, C and C++) name the site once
  * and keep the name and arguments unevaluated unless the site is live, as
  * in PTW_BEGIN_DYN and PTW_BEGIN_ARGS. */
@@ -723,6 +768,20 @@ static inline uint64_t ptw_i_log_id(const struct ptw_i_site *site, int prio)
 						      PTW_I_K_BEGIN,         \
 						      __VA_ARGS__)           \
 				     : 0;                                    \
+	}))
+#define PTW_I_SCOPENN(v, cat, nm_, ...)                                      \
+	PTW_I_SCOPE_SITEN(v, cat, nm_, 0)                                    \
+	PTW_I_GUARD(v, __extension__({                                       \
+		struct ptw_i_site *ptw_i_s_ = PTW_I_SITEN_PTR(v, cat, nm_, 0); \
+		int ptw_i_r_ = 0;                                            \
+		if (ptw_i_live(ptw_i_s_)) {                                  \
+			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};     \
+			ptw_i_r_ = ptw_i_emit_n(                             \
+				ptw_i_s_, PTW_I_K_BEGIN, ptw_i_s_->name,     \
+				NULL, 0, ptw_i_a_,                           \
+				sizeof(ptw_i_a_) / sizeof(ptw_i_a_[0]));     \
+		}                                                            \
+		ptw_i_r_;                                                    \
 	}))
 #define PTW_I_SCOPEN(v, cat, name, dyn, ...)                                 \
 	PTW_I_SCOPE_SITE(v, cat, NULL, 0)                                    \
@@ -771,16 +830,25 @@ private:
 	int began_;
 };
 #define PTW_I_SCOPE_SITE(v, cat, name, kind)
+#define PTW_I_SCOPE_SITEN(v, cat, name, kind)
 #define PTW_I_SITE_PTR(v, cat, name, kind)                                   \
-	([]() -> ptw_i_site * {                                              \
+	__extension__({                                                      \
 		PTW_I_SITE(ptw_i_l_, cat, name, kind);                       \
-		return &ptw_i_l_;                                            \
-	}())
+		&ptw_i_l_;                                                   \
+	})
+#define PTW_I_SITEN_PTR(v, cat, name, kind)                                  \
+	__extension__({                                                      \
+		PTW_I_SITEN(ptw_i_l_, cat, name, kind);                      \
+		&ptw_i_l_.s;                                                 \
+	})
 #define PTW_I_GUARD(v, begin) const ptw_i_scope_guard v((begin))
 #else
 #define PTW_I_SCOPE_SITE(v, cat, name, kind)                                 \
 	PTW_I_SITE(PTW_I_CAT(v, _site), cat, name, kind);
+#define PTW_I_SCOPE_SITEN(v, cat, name, kind)                                \
+	PTW_I_SITEN(PTW_I_CAT(v, _site), cat, name, kind);
 #define PTW_I_SITE_PTR(v, cat, name, kind) (&PTW_I_CAT(v, _site))
+#define PTW_I_SITEN_PTR(v, cat, name, kind) (&PTW_I_CAT(v, _site).s)
 #define PTW_I_GUARD(v, begin)                                                \
 	int v __attribute__((cleanup(ptw_i_scope_end), unused)) = (begin)
 #endif

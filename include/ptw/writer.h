@@ -172,6 +172,9 @@ struct ptw_arg {
  * that matches nothing; the writer's count of open slices stays 0, as
  * trace_processor's count of open slices per track uuid does). */
 #define PTW_EV_NAMED_END 8u
+/* ev->source and its strings never change while the writer lives:
+ * interned by the struct's address (PTW_EV_STATIC_STRINGS implies it). */
+#define PTW_EV_STATIC_SOURCE 16u
 
 /* Direction of a Chrome JSON v2 flow (LegacyEvent.FlowDirection). */
 enum ptw_flow_dir {

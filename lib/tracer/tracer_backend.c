@@ -286,6 +286,7 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 	e->static_name = 1;
 	e->id = 0;
 	e->nargs = 0;
+	e->src = NULL;
 	uint64_t k = h + 1;
 	if (e->rec.name_len) {
 		size_t len = e->rec.name_len - 1u;
@@ -344,6 +345,20 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 {
 	uint64_t unknown = 0;
 	ptw_tr_decode_at(tr, r, h, e, tr->scratch, &unknown);
+	if (tr->srcloc) {
+		switch (e->rec.kind) {
+		case PTW_I_K_BEGIN: case PTW_I_K_INSTANT: case PTW_I_K_ASYNC_BEGIN:
+		case PTW_I_K_FLOW_START: case PTW_I_K_FLOW_STEP:
+		case PTW_I_K_FLOW_END: {
+			const struct ptw_i_site *site = ptw_tr_rec_site(&e->rec);
+			if (site && site->loc.file)
+				e->src = &site->loc;
+			break;
+		}
+		default:
+			break;
+		}
+	}
 	if (unknown)
 		atomic_fetch_add_explicit(&tr->invalid, unknown,
 					  memory_order_relaxed);
@@ -359,6 +374,8 @@ static void ptw_tr_fill(const struct ptw_tr_ev *e, struct ptw_event *ev)
 	ev->args = e->nargs ? e->args : NULL;
 	ev->n_args = e->nargs;
 	ev->flags = e->static_name ? PTW_EV_STATIC_STRINGS : 0;
+	ev->source = e->src;
+	ev->flags |= PTW_EV_STATIC_SOURCE;
 }
 
 /* Announces drops up to 'total' on the thread's sequence: the next packet

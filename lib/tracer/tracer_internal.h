@@ -338,6 +338,7 @@ struct ptw_tracer {
 	uint32_t ring_slots;
 	int wait;
 	int general_only;         /* cfg->general_path_only */
+	int srcloc;               /* cfg->source_locations */
 	uint32_t drain_us;
 	int use_tsc;
 	uint32_t clock_bits;          /* PTW_I_GEN_TSC / PTW_I_GEN_BOOT / 0 */
@@ -510,7 +511,23 @@ struct ptw_tr_ev {
 	uint64_t id;
 	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
 	uint32_t nargs;
+	const struct ptw_source_location *src; /* cfg.source_locations */
 };
+
+/* The site of a record: a literal name is the n[] that follows its site
+ * (PTW_I_SITEN in tracer.h), a copied name's record has the site in
+ * 'name'. NULL for records no site wrote (controls, bare ENDs). Valid
+ * while the record is in the ring (an unloaded object's records are all
+ * written before it goes, tracer_unload.c). */
+static inline const struct ptw_i_site *ptw_tr_rec_site(const struct ptw_i_rec *rec)
+{
+	if (!rec->name)
+		return NULL;
+	if (rec->name_len)
+		return (const struct ptw_i_site *)(const void *)rec->name;
+	return (const struct ptw_i_site *)(uintptr_t)((uintptr_t)rec->name -
+						       sizeof(struct ptw_i_site));
+}
 /* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
 #define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
 /* Decodes the record at slot h of r; its strings go to 'scratch'

@@ -340,7 +340,8 @@ static size_t ptw_tr_clip(const char *s)
 }
 
 /* Writes one record of 'kind' for thread t (tracing runs, site enabled). */
-static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
+static int ptw_tr_write_n(struct ptw_i_thread *t,
+			  const struct ptw_i_site *site, const char *cat,
 			  uint32_t kind, const char *name, const char *dyn,
 			  uint64_t id, const struct ptw_arg *args,
 			  size_t nargs)
@@ -382,7 +383,8 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 	rec->nargs = (uint8_t)nargs;
 	rec->name_len = dyn ? (uint16_t)(dyn_len + 1) : 0;
 	rec->extra = (uint32_t)(total - 1);
-	rec->name = dyn ? NULL : name;
+	/* a copied name's record keeps its site there (ptw_tr_rec_site) */
+	rec->name = dyn ? (const char *)(const void *)site : name;
 	if (kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE)
 		rec->v.u = id; /* the value: a counter has no category */
 	else
@@ -493,7 +495,8 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 	     kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE ||
 	     kind == PTW_I_K_LOG))
 		dyn_name = "";
-	return ptw_tr_write_n(t, site->cat, kind, name, dyn_name, id, args,
+	return ptw_tr_write_n(t, site, site->cat, kind, name, dyn_name, id,
+			      args,
 			      nargs);
 }
 
@@ -516,7 +519,8 @@ ptw_tr_emit_vfmt(struct ptw_i_site *site, uint32_t kind, uint64_t id,
 	int n = fmt ? vsnprintf(buf, sizeof(buf), fmt, ap) : -1;
 	if (n < 0)
 		buf[0] = '\0';
-	return ptw_tr_write_n(t, site->cat, kind, NULL, buf, id, NULL, 0);
+	return ptw_tr_write_n(t, site, site->cat, kind, NULL, buf, id, NULL,
+			      0);
 }
 
 int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
@@ -553,7 +557,8 @@ int ptw_set_thread_name(const char *name)
 		if (pt) {
 			t = (struct ptw_tr_thread *)pt;
 			ptw_utf8_copy(t->carry_name, sizeof(t->carry_name), name);
-			(void)ptw_tr_write_n(pt, "", PTW_I_K_THREAD_NAME, NULL,
+			(void)ptw_tr_write_n(pt, NULL, "", PTW_I_K_THREAD_NAME,
+					     NULL,
 					     t->carry_name, 0, NULL, 0);
 			return 0;
 		}

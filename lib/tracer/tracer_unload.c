@@ -165,6 +165,8 @@ static int ptw_tr_own_copied(struct ptw_tracer *tr, unsigned char *p)
 {
 	struct ptw_i_rec rec;
 	memcpy(&rec, p, sizeof(rec));
+	if (rec.name_len)
+		rec.name = NULL; /* the site (ptw_tr_rec_site), going away */
 	int rc = ptw_tr_own_at(tr, &rec.name);
 	if (rec.kind != PTW_I_K_COUNTER_INT && rec.kind != PTW_I_K_COUNTER_DOUBLE)
 		rc |= ptw_tr_own_at(tr, &rec.v.cat);

@@ -211,6 +211,7 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 	}
 	if (ev->source && p->type) {
 		const struct ptw_source_location *sl = ev->source;
+		is_static |= (ev->flags & PTW_EV_STATIC_SOURCE) != 0;
 		p->src = sl;
 		p->loc.is_new = 0;
 		p->loc.iid = is_static ? ptw_intern_get_ptr(s->locs, sl) : 0;
@@ -568,7 +569,8 @@ ptw_ev_intern_all(struct ptw_seq *s, const struct ptw_event *ev,
 		}
 	}
 	if (__builtin_expect(p->src != NULL, 0)) {
-		if (ptw_ev_intern_loc(s, p, is_static))
+		if (ptw_ev_intern_loc(s, p, is_static ||
+					       (ev->flags & PTW_EV_STATIC_SOURCE)))
 			return -1;
 		any_new |= p->loc.is_new;
 	}

@@ -1,0 +1,117 @@
+/* test_tracer_srcloc.c - cfg.source_locations: every macro form that
+ * begins a slice or writes an instant, async BEGIN or flow event carries
+ * its call site, which trace_processor shows as the slice's source.*
+ * args (file, function, line); through both backend paths and the flight
+ * recorder's snapshot; none without the option.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptw/tracer.h"
+#include "support/ptw_test.h"
+#include "support/tp_shell.h"
+
+/* The line of each slice's macro, by its name. */
+struct site_line {
+	const char *name;
+	int line;
+};
+static struct site_line lines[16];
+static size_t n_lines;
+#define AT(nm) (lines[n_lines].name = (nm), lines[n_lines++].line = __LINE__)
+
+static void traced(void)
+{
+	n_lines = 0;
+	PTW_BEGIN("sl", "begin"); AT("begin");
+	PTW_END("sl");
+	PTW_INSTANT("sl", "instant"); AT("instant");
+	PTW_INSTANT_ARGS("sl", "instant_args", PTW_ARG_I64("v", 1)); AT("instant_args");
+	{
+		PTW_SCOPE("sl", "scope"); AT("scope");
+		PTW_SCOPE_ARGS("sl", "scope_args", PTW_ARG_I64("v", 2)); AT("scope_args");
+		PTW_SCOPE_DYN("sl", "scope_dyn"); AT("scope_dyn");
+		PTW_SCOPE_FMT("sl", "scope_%s", "fmt"); AT("scope_fmt");
+	}
+	PTW_BEGIN_ARGS("sl", "begin_args", PTW_ARG_I64("v", 3)); AT("begin_args");
+	PTW_END("sl");
+	PTW_INSTANT_DYN("sl", "instant_dyn"); AT("instant_dyn");
+	PTW_ASYNC_BEGIN("sl", "async", 7); AT("async");
+	PTW_ASYNC_END("sl", 7);
+	PTW_FLOW_START("sl", "flow_start", 9); AT("flow_start");
+	PTW_FLOW_END_FMT("sl", 9, "flow_%s", "end"); AT("flow_end");
+}
+
+/* file:function:line of every slice, in name order, as trace_processor
+ * shows them (NULL args: "[NULL]"). */
+static void expect_sites(const char *path, int on)
+{
+	if (!ptw_test_tp_shell())
+		return;
+	/* sort the expectations by name, as the query does */
+	struct site_line s[16];
+	memcpy(s, lines, sizeof(s));
+	for (size_t i = 1; i < n_lines; i++)
+		for (size_t j = i; j > 0 && strcmp(s[j - 1].name, s[j].name) > 0; j--) {
+			struct site_line x = s[j];
+			s[j] = s[j - 1];
+			s[j - 1] = x;
+		}
+	char want[4096] = "";
+	size_t o = 0;
+	for (size_t i = 0; i < n_lines; i++) {
+		if (on)
+			o += (size_t)snprintf(want + o, sizeof(want) - o,
+					      "\"%s\",\"%s\",\"traced\",%d\n",
+					      s[i].name, __FILE__, s[i].line);
+		else
+			o += (size_t)snprintf(want + o, sizeof(want) - o,
+					      "\"%s\",\"[NULL]\",\"[NULL]\",\"[NULL]\"\n",
+					      s[i].name);
+	}
+	ptw_test_tp_expect_rows(
+		path,
+		"select name, extract_arg(arg_set_id, 'source.file_name'), "
+		"extract_arg(arg_set_id, 'source.function_name'), "
+		"extract_arg(arg_set_id, 'source.line_number') from slice "
+		"where category = 'sl' order by name",
+		want);
+	ptw_test_tp_expect_rows(
+		path,
+		"select count(*) from stats where value > 0 and "
+		"severity in ('error', 'data_loss')",
+		"0\n");
+}
+
+static void run(int on, int general, int ring)
+{
+	char path[256], snap[256];
+	ptw_test_tmp_path(path, sizeof(path), "srcl");
+	ptw_test_tmp_path(snap, sizeof(snap), "srclsnap");
+	struct ptw_config cfg = {0};
+	cfg.source_locations = on;
+	cfg.general_path_only = general;
+	if (ring)
+		cfg.mode = PTW_MODE_RING;
+	else
+		cfg.output_path = path;
+	struct ptw_error err;
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
+	traced();
+	if (ring)
+		cr_assert_eq(ptw_snapshot(snap), 0);
+	cr_assert_eq(ptw_stop(), 0);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.invalid, 0);
+	expect_sites(ring ? snap : path, on);
+	unlink(path);
+	unlink(snap);
+}
+
+Test(tracer_srcloc, every_form_carries_its_call_site) { run(1, 0, 0); }
+Test(tracer_srcloc, by_the_general_path) { run(1, 1, 0); }
+Test(tracer_srcloc, in_a_flight_recorder_snapshot) { run(1, 0, 1); }
+Test(tracer_srcloc, none_without_the_option) { run(0, 0, 0); }
