@@ -487,6 +487,77 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 #define PTW_LOG(prio, ...) PTW_I_LOGF((prio), __VA_ARGS__)
 #define PTW_LOG_DYN(prio, msg_expr) PTW_I_LOGD((prio), (msg_expr))
 
+/* ---- tracks of your own -----------------------------------------------
+ * A queue, a device, a connection: a named track under the process (or
+ * under another such track), on which any thread logs slices, instants or
+ * counter samples:
+ *
+ *     static uint64_t q;                   // once, e.g. at start-up:
+ *     q = ptw_track_new("queue 0", 0);
+ *     PTW_TRACK_BEGIN("io", q, "request"); ... PTW_TRACK_END("io", q);
+ *     uint64_t depth = ptw_counter_track_new("queue depth", "items", q, 0);
+ *     PTW_TRACK_COUNTER_INT("io", depth, n);
+ *
+ * The handles are the process's, valid in every session (before
+ * ptw_start() too): the backend creates a track's descriptor in a session
+ * on its first event there. At most PTW_MAX_TRACKS tracks. The calls take
+ * the tracer's mutex (not on a hot path: make the handle once). Returns
+ * the handle (> 0), or 0: NULL name, unknown parent or a counter track as
+ * parent, PTW_MAX_TRACKS reached, out of memory. */
+#define PTW_MAX_TRACKS 4096u
+uint64_t ptw_track_new(const char *name, uint64_t parent);
+/* A counter track, with its unit shown after the values (unit_name NULL:
+ * none). per_thread non-zero: each thread that samples it gets its own
+ * counter track of that name under its thread (parent must be 0). */
+uint64_t ptw_counter_track_new(const char *name, const char *unit_name,
+			       uint64_t parent, int per_thread);
+
+/* Slices on a track: a BEGIN and its END may come from different threads;
+ * trace_processor pairs them by timestamp on the track (they must nest
+ * there, as on a thread). A handle that is not a slice track counts the
+ * event in ptw_get_stats().invalid. */
+#define PTW_TRACK_BEGIN(cat, track, name) \
+	PTW_I_EV0N(cat, PTW_I_K_TRACK_BEGIN, name, (track))
+#define PTW_TRACK_BEGIN_ARGS(cat, track, name, ...) \
+	PTW_I_EVNN(cat, PTW_I_K_TRACK_BEGIN, name, (track), __VA_ARGS__)
+#define PTW_TRACK_BEGIN_DYN(cat, track, name_expr) \
+	PTW_I_EV0(cat, PTW_I_K_TRACK_BEGIN, NULL, (name_expr), (track))
+#define PTW_TRACK_BEGIN_FMT(cat, track, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_TRACK_BEGIN, (uint64_t)(track), __VA_ARGS__)
+#define PTW_TRACK_END(cat, track) \
+	PTW_I_EV0(cat, PTW_I_K_TRACK_END, NULL, NULL, (track))
+#define PTW_TRACK_END_ARGS(cat, track, ...) \
+	PTW_I_EVN(cat, PTW_I_K_TRACK_END, NULL, NULL, (track), __VA_ARGS__)
+#define PTW_TRACK_INSTANT(cat, track, name) \
+	PTW_I_EV0N(cat, PTW_I_K_TRACK_INSTANT, name, (track))
+#define PTW_TRACK_INSTANT_ARGS(cat, track, name, ...) \
+	PTW_I_EVNN(cat, PTW_I_K_TRACK_INSTANT, name, (track), __VA_ARGS__)
+#define PTW_TRACK_INSTANT_DYN(cat, track, name_expr) \
+	PTW_I_EV0(cat, PTW_I_K_TRACK_INSTANT, NULL, (name_expr), (track))
+#define PTW_TRACK_INSTANT_FMT(cat, track, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_TRACK_INSTANT, (uint64_t)(track), __VA_ARGS__)
+/* A sample on a counter track of ptw_counter_track_new ('value' is
+ * evaluated only while the site is live). */
+#define PTW_TRACK_COUNTER_INT(cat, track, value) \
+	PTW_I_EVTC(cat, PTW_I_K_TRACK_COUNTER_INT, (track), \
+		   (uint64_t)(int64_t)(value))
+#define PTW_TRACK_COUNTER_DOUBLE(cat, track, value) \
+	PTW_I_EVTC(cat, PTW_I_K_TRACK_COUNTER_DOUBLE, (track), \
+		   ptw_i_dbl_bits(value))
+
+/* Flows on slices: a pseudo-argument of any _ARGS macro (BEGIN, SCOPE,
+ * END, INSTANT, TRACK_BEGIN, ...) that makes the event's slice start or
+ * continue flow 'id' (PTW_ARG_FLOW), or end it
+ * (PTW_ARG_TERMINATING_FLOW); on an END, the slice it ends. The arrows
+ * then join slices, as TRACE_EVENT's perfetto::Flow and TerminatingFlow
+ * do, without an instant of their own: PTW_SCOPE_ARGS("net", "send",
+ * PTW_ARG_FLOW(req)) on one thread, PTW_SCOPE_ARGS("net", "handle",
+ * PTW_ARG_TERMINATING_FLOW(req)) on another. Each counts as one of the
+ * event's PTW_TRACER_MAX_ARGS arguments. */
+#define PTW_ARG_FLOW(id) ptw_i_arg_flow(PTW_I_ARG_FLOW, (uint64_t)(id))
+#define PTW_ARG_TERMINATING_FLOW(id) \
+	ptw_i_arg_flow(PTW_I_ARG_TERMINATING_FLOW, (uint64_t)(id))
+
 /* ---- inline implementation: NOT API ----------------------------------
  * What the macros above expand to. The names below (ptw_i_*, PTW_I_*) may
  * change in any release; the library exports the ptw_i_* functions only
@@ -507,7 +578,18 @@ enum ptw_i_kind {
 	PTW_I_K_THREAD_NAME, /* control: name bytes follow */
 	PTW_I_K_DROPPED,     /* control: v = events lost just before */
 	PTW_I_K_LOG,         /* log message: copied text, id = site | prio */
+	PTW_I_K_TRACK_BEGIN, /* on a track of ptw_track_new: id = handle */
+	PTW_I_K_TRACK_END,
+	PTW_I_K_TRACK_INSTANT,
+	PTW_I_K_TRACK_COUNTER_INT,    /* id = handle, v = value */
+	PTW_I_K_TRACK_COUNTER_DOUBLE,
 };
+
+/* Argument types the tracer carries besides enum ptw_arg_type: a flow id
+ * on a slice's BEGIN or END or on an instant (PTW_ARG_FLOW,
+ * PTW_ARG_TERMINATING_FLOW). */
+#define PTW_I_ARG_FLOW 0x40
+#define PTW_I_ARG_TERMINATING_FLOW 0x41
 
 /* One per macro call site. The macros test 'live' inline (see
  * ptw_i_live); everything else is read out of line. 'live' is 0 while the
@@ -546,6 +628,9 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 		 const struct ptw_arg *args, size_t nargs);
 int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
 		   ...) __attribute__((format(printf, 3, 4)));
+/* A sample on a counter track of ptw_counter_track_new. */
+int ptw_i_emit_val(struct ptw_i_site *site, uint32_t kind, uint64_t track,
+		   uint64_t val);
 /* The same with an id (async, flow) or a counter's value bits. */
 int ptw_i_emit_fmt_id(struct ptw_i_site *site, uint32_t kind, uint64_t id,
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -609,6 +694,13 @@ static inline struct ptw_arg ptw_i_arg_ptr(const char *n, const void *v)
 	return a;
 }
 
+static inline struct ptw_arg ptw_i_arg_flow(int type, uint64_t id)
+{
+	struct ptw_arg a = ptw_i_arg_u64(0, id);
+	a.type = (enum ptw_arg_type)type;
+	return a;
+}
+
 static inline uint64_t ptw_i_dbl_bits(double d)
 {
 	uint64_t u;
@@ -665,6 +757,13 @@ static inline void ptw_i_scope_end(int *began)
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_n(&ptw_i_site_, (kind_), (name_),   \
 					   (dyn_), (uint64_t)(id_), NULL, 0);\
+	} while (0)
+#define PTW_I_EVTC(cat_, kind_, track_, val_)                                 \
+	do {                                                                 \
+		PTW_I_SITE(ptw_i_site_, cat_, NULL, 0);                      \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_emit_val(&ptw_i_site_, (kind_),          \
+					     (uint64_t)(track_), (val_));    \
 	} while (0)
 #define PTW_I_EV0N(cat_, kind_, name_, id_)                                  \
 	do {                                                                 \

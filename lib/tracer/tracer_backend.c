@@ -162,6 +162,7 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 void ptw_tr_backend_free(struct ptw_tracer *tr)
 {
 	ptw_map_free(&tr->counters);
+	ptw_map_free(&tr->trks);
 	for (size_t i = 0; i < tr->n_counter_names; i++)
 		free(tr->counter_names[i]);
 	free(tr->counter_names);
@@ -287,6 +288,7 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 	e->id = 0;
 	e->nargs = 0;
 	e->src = NULL;
+	e->n_flows = e->n_tflows = 0;
 	uint64_t k = h + 1;
 	if (e->rec.name_len) {
 		size_t len = e->rec.name_len - 1u;
@@ -301,6 +303,9 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 	case PTW_I_K_ASYNC_BEGIN: case PTW_I_K_ASYNC_END:
 	case PTW_I_K_FLOW_START: case PTW_I_K_FLOW_STEP: case PTW_I_K_FLOW_END:
 	case PTW_I_K_LOG:
+	case PTW_I_K_TRACK_BEGIN: case PTW_I_K_TRACK_END:
+	case PTW_I_K_TRACK_INSTANT: case PTW_I_K_TRACK_COUNTER_INT:
+	case PTW_I_K_TRACK_COUNTER_DOUBLE:
 		memcpy(&e->id, ptw_ring_slot(r, k++), sizeof(e->id));
 		break;
 	default:
@@ -322,6 +327,14 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 		case PTW_ARG_TYPE_UINT: pa->v.u = ar.val; break;
 		case PTW_ARG_TYPE_POINTER: pa->v.u = ar.val; break;
 		case PTW_ARG_TYPE_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
+		case PTW_I_ARG_FLOW: /* not an argument: a flow of the event */
+			e->flows[e->n_flows++] = ar.val;
+			kept--;
+			break;
+		case PTW_I_ARG_TERMINATING_FLOW:
+			e->tflows[e->n_tflows++] = ar.val;
+			kept--;
+			break;
 		case PTW_ARG_TYPE_STRING: {
 			size_t len = ar.str_len;
 			if (len > PTW_TRACER_MAX_NAME)
@@ -376,6 +389,10 @@ static void ptw_tr_fill(const struct ptw_tr_ev *e, struct ptw_event *ev)
 	ev->flags = e->static_name ? PTW_EV_STATIC_STRINGS : 0;
 	ev->source = e->src;
 	ev->flags |= PTW_EV_STATIC_SOURCE;
+	ev->flow_ids = e->n_flows ? e->flows : NULL;
+	ev->n_flow_ids = e->n_flows;
+	ev->terminating_flow_ids = e->n_tflows ? e->tflows : NULL;
+	ev->n_terminating_flow_ids = e->n_tflows;
 }
 
 /* Announces drops up to 'total' on the thread's sequence: the next packet
@@ -486,6 +503,60 @@ static void ptw_tr_process_log(struct ptw_tracer *tr, struct ptw_seq *seq,
 		ptw_tr_count_event(tr);
 }
 
+/* An event on a track of ptw_track_new / ptw_counter_track_new. An END
+ * is written as one that matches any open slice of the track
+ * (PTW_EV_NAMED_END without a name): its BEGIN may come from another
+ * thread's ring, drained later; trace_processor pairs them by
+ * timestamp. */
+static void ptw_tr_process_track(struct ptw_tracer *tr,
+				 struct ptw_tr_thread *th,
+				 const struct ptw_tr_ev *e)
+{
+	uint32_t kind = e->rec.kind;
+	int counter = kind == PTW_I_K_TRACK_COUNTER_INT ||
+		      kind == PTW_I_K_TRACK_COUNTER_DOUBLE;
+	uint64_t track = ptw_tr_track_uuid(tr, th->track, e->id, counter);
+	if (!track) {
+		int wrc = ptw_writer_error(tr->w)->code;
+		ptw_tr_check(tr, wrc ? wrc : PTW_ERR_INVALID);
+		return;
+	}
+	struct ptw_event ev;
+	int rc;
+	switch (kind) {
+	case PTW_I_K_TRACK_COUNTER_INT:
+		rc = ptw_seq_counter_int(th->seq, track, e->ts,
+					 (int64_t)e->rec.v.u);
+		break;
+	case PTW_I_K_TRACK_COUNTER_DOUBLE: {
+		double d;
+		memcpy(&d, &e->rec.v.u, sizeof(d));
+		rc = ptw_seq_counter_double(th->seq, track, e->ts, d);
+		break;
+	}
+	case PTW_I_K_TRACK_BEGIN:
+		ptw_tr_fill(e, &ev);
+		ev.track = track;
+		rc = ptw_seq_slice_begin(th->seq, &ev);
+		break;
+	case PTW_I_K_TRACK_END:
+		ptw_tr_fill(e, &ev);
+		ev.track = track;
+		ev.name = NULL;
+		ev.category = NULL;
+		ev.flags |= PTW_EV_NAMED_END;
+		rc = ptw_seq_slice_end(th->seq, &ev);
+		break;
+	default:
+		ptw_tr_fill(e, &ev);
+		ev.track = track;
+		rc = ptw_seq_instant(th->seq, &ev);
+		break;
+	}
+	if (ptw_tr_check(tr, rc))
+		ptw_tr_count_event(tr);
+}
+
 /* Writes one decoded record of thread th by the writer's general API. */
 static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 			   const struct ptw_tr_ev *e)
@@ -562,6 +633,11 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		break;
 	case PTW_I_K_LOG:
 		ptw_tr_process_log(tr, seq, e);
+		break;
+	case PTW_I_K_TRACK_BEGIN: case PTW_I_K_TRACK_END:
+	case PTW_I_K_TRACK_INSTANT: case PTW_I_K_TRACK_COUNTER_INT:
+	case PTW_I_K_TRACK_COUNTER_DOUBLE:
+		ptw_tr_process_track(tr, th, e);
 		break;
 	case PTW_I_K_THREAD_NAME:
 		ptw_tr_check(tr, ptw_writer_rename_track(tr->w, th->track,

@@ -371,6 +371,8 @@ struct ptw_tracer {
 	uint64_t proc_track;
 	struct ptw_seq *ctl_seq;
 	struct ptw_map counters;   /* name pointer -> counter track */
+	struct ptw_map trks;       /* tracks of ptw_track_new in this session
+				    * (tracer_tracks.c) */
 	char **counter_names;         /* distinct counter names (copies) */
 	uint64_t *counter_uuids;
 	size_t n_counter_names, cap_counter_names;
@@ -436,6 +438,13 @@ uint32_t ptw_tr_site_state(const char *cat, uint32_t kind, uint32_t g);
 
 /* tracer_thread.c */
 void ptw_tr_thread_unref(struct ptw_tr_thread *t);
+
+/* tracer_tracks.c: the writer track of handle h in this session (made on
+ * first use, its parents first; a per-thread counter's under
+ * thread_track), or 0: h unknown or not of that kind (counter or not),
+ * out of memory or the writer failed. */
+uint64_t ptw_tr_track_uuid(struct ptw_tracer *tr, uint64_t thread_track,
+			   uint64_t h, int counter);
 
 /* An END on thread t (producer side): closes t's innermost open level.
  * Returns 1 if that level's BEGIN was dropped (the END is dropped too and
@@ -512,6 +521,10 @@ struct ptw_tr_ev {
 	struct ptw_arg args[PTW_TRACER_MAX_ARGS];
 	uint32_t nargs;
 	const struct ptw_source_location *src; /* cfg.source_locations */
+	/* PTW_ARG_FLOW / PTW_ARG_TERMINATING_FLOW pseudo-arguments */
+	uint64_t flows[PTW_TRACER_MAX_ARGS];
+	uint64_t tflows[PTW_TRACER_MAX_ARGS];
+	uint32_t n_flows, n_tflows;
 };
 
 /* The site of a record: a literal name is the n[] that follows its site
