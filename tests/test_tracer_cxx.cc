@@ -489,3 +489,55 @@ Test(cxx, scopes_carry_their_call_site)
 	}
 	unlink(path);
 }
+
+// Tracks of one's own and flows on slices from std::threads: a slice
+// begun on one thread and ended on another, a counter with its unit, and
+// a flow from a scope on one thread to a scope on another.
+Test(cxx, own_tracks_and_flows_from_std_threads)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "cxx-tracks");
+	static const uint64_t dev = ptw_track_new("device", 0);
+	static const uint64_t temp =
+		ptw_counter_track_new("temperature", "C", dev, 0);
+	cr_assert(dev && temp);
+	ptw_config cfg = {};
+	cfg.output_path = path;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	std::thread([] {
+		PTW_TRACK_BEGIN("dev", dev, "transfer");
+		PTW_TRACK_COUNTER_DOUBLE("dev", temp, 41.5);
+		PTW_SCOPE_ARGS("dev", "submit", PTW_ARG_FLOW(77));
+	}).join();
+	std::thread([] {
+		PTW_SCOPE_ARGS("dev", "complete", PTW_ARG_TERMINATING_FLOW(77));
+		PTW_TRACK_END("dev", dev);
+	}).join();
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.invalid, 0u);
+	if (ptw_test_tp_shell()) {
+		ptw_test_tp_expect_rows(
+			path,
+			"select s.name, s.dur > 0 from slice s join track t "
+			"on s.track_id = t.id where t.name = 'device'",
+			"\"transfer\",1\n");
+		ptw_test_tp_expect_rows(
+			path,
+			"select t.unit, c.value from counter c join counter_track t "
+			"on c.track_id = t.id where t.name = 'temperature'",
+			"\"C\",41.500000\n");
+		ptw_test_tp_expect_rows(
+			path,
+			"select so.name, si.name from flow f join slice so on "
+			"f.slice_out = so.id join slice si on f.slice_in = si.id",
+			"\"submit\",\"complete\"\n");
+		ptw_test_tp_expect_rows(
+			path,
+			"select count(*) from stats where value > 0 and "
+			"severity in ('error', 'data_loss')",
+			"0\n");
+	}
+	unlink(path);
+}
