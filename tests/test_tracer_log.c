@@ -13,6 +13,7 @@
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
+#include "support/tracer_run.h"
 
 static int evaluated;
 
@@ -42,7 +43,7 @@ static void *worker(void *arg)
 }
 
 /* The rows trace_processor shows, one thread's lines after the other's. */
-static void expect_rows(const char *path)
+static void expect_rows(const char *path, int unused)
 {
 	if (!ptw_test_tp_shell())
 		return;
@@ -68,41 +69,25 @@ static void expect_rows(const char *path)
 		"from slice where name = 'LogMessage' and category = 'log' "
 		"group by 2",
 		want2);
-	ptw_test_tp_expect_rows(
-		path,
-		"select count(*) from stats where value > 0 and "
-		"severity in ('error', 'data_loss')",
-		"0\n");
+	ptw_test_tp_expect_no_error_stats(path);
 }
 
-static void run(int general, int ring)
+static void body(void)
 {
-	char path[256], snap[256];
-	ptw_test_tmp_path(path, sizeof(path), "tlog");
-	ptw_test_tmp_path(snap, sizeof(snap), "tlogsnap");
-	struct ptw_config cfg = {0};
-	cfg.general_path_only = general;
-	if (ring)
-		cfg.mode = PTW_MODE_RING;
-	else
-		cfg.output_path = path;
-	struct ptw_error err;
-	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
 	ptw_set_thread_name("main");
 	log_lines("m");
 	pthread_t th;
 	cr_assert_eq(pthread_create(&th, NULL, worker, (void *)"w"), 0);
 	cr_assert_eq(pthread_join(th, NULL), 0);
-	if (ring)
-		cr_assert_eq(ptw_snapshot(snap), 0);
-	cr_assert_eq(ptw_stop(), 0);
-	struct ptw_stats st;
-	cr_assert_eq(ptw_get_stats(&st), 0);
-	cr_assert_eq(st.invalid, 0);
-	cr_assert_eq(st.events, 4);
-	expect_rows(ring ? snap : path);
-	unlink(path);
-	unlink(snap);
+}
+
+static void run(int general, int ring)
+{
+	struct ptw_config cfg = {0};
+	cfg.general_path_only = general;
+	cr_assert_eq(ptw_test_traced_session(cfg, ring, "tlog", body,
+					     expect_rows, 0),
+		     4);
 }
 
 Test(tracer_log, log_lines_reach_android_logs) { run(0, 0); }

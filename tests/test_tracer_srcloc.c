@@ -12,6 +12,7 @@
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
+#include "support/tracer_run.h"
 
 /* The line of each slice's macro, by its name. */
 struct site_line {
@@ -78,37 +79,16 @@ static void expect_sites(const char *path, int on)
 		"extract_arg(arg_set_id, 'source.line_number') from slice "
 		"where category = 'sl' order by name",
 		want);
-	ptw_test_tp_expect_rows(
-		path,
-		"select count(*) from stats where value > 0 and "
-		"severity in ('error', 'data_loss')",
-		"0\n");
+	ptw_test_tp_expect_no_error_stats(path);
 }
 
 static void run(int on, int general, int ring)
 {
-	char path[256], snap[256];
-	ptw_test_tmp_path(path, sizeof(path), "srcl");
-	ptw_test_tmp_path(snap, sizeof(snap), "srclsnap");
 	struct ptw_config cfg = {0};
 	cfg.source_locations = on;
 	cfg.general_path_only = general;
-	if (ring)
-		cfg.mode = PTW_MODE_RING;
-	else
-		cfg.output_path = path;
-	struct ptw_error err;
-	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
-	traced();
-	if (ring)
-		cr_assert_eq(ptw_snapshot(snap), 0);
-	cr_assert_eq(ptw_stop(), 0);
-	struct ptw_stats st;
-	cr_assert_eq(ptw_get_stats(&st), 0);
-	cr_assert_eq(st.invalid, 0);
-	expect_sites(ring ? snap : path, on);
-	unlink(path);
-	unlink(snap);
+	(void)ptw_test_traced_session(cfg, ring, "srcl", traced, expect_sites,
+				      on);
 }
 
 Test(tracer_srcloc, every_form_carries_its_call_site) { run(1, 0, 0); }

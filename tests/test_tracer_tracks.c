@@ -17,6 +17,7 @@
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
+#include "support/tracer_run.h"
 
 static uint64_t queue, conn, depth, load, per_thread;
 
@@ -69,7 +70,7 @@ static const char k_flows[] =
 	"order by so.name";
 static const char k_flow_rows[] = "\"send\",\"recv\"\n\"work\",\"after\"\n";
 
-static void expect(const char *path)
+static void expect(const char *path, int unused)
 {
 	if (!ptw_test_tp_shell())
 		return;
@@ -120,37 +121,15 @@ static void expect(const char *path)
 		"where t.name = 'thread items' order by th.name",
 		"\"main\",1.000000\n\"second\",2.000000\n");
 	ptw_test_tp_expect_rows(path, k_flows, k_flow_rows);
-	ptw_test_tp_expect_rows(
-		path,
-		"select count(*) from stats where value > 0 and "
-		"severity in ('error', 'data_loss')",
-		"0\n");
+	ptw_test_tp_expect_no_error_stats(path);
 }
 
 static void run(int general, int ring, const char *tag)
 {
-	char path[256], snap[256];
-	ptw_test_tmp_path(path, sizeof(path), tag);
-	ptw_test_tmp_path(snap, sizeof(snap), "trksnap");
 	make_tracks();
 	struct ptw_config cfg = {0};
 	cfg.general_path_only = general;
-	if (ring)
-		cfg.mode = PTW_MODE_RING;
-	else
-		cfg.output_path = path;
-	struct ptw_error err;
-	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
-	traced();
-	if (ring)
-		cr_assert_eq(ptw_snapshot(snap), 0);
-	cr_assert_eq(ptw_stop(), 0);
-	struct ptw_stats st;
-	cr_assert_eq(ptw_get_stats(&st), 0);
-	cr_assert_eq(st.invalid, 0);
-	expect(ring ? snap : path);
-	unlink(path);
-	unlink(snap);
+	(void)ptw_test_traced_session(cfg, ring, tag, traced, expect, 0);
 }
 
 Test(tracer_tracks, tracks_counters_and_flows) { run(0, 0, "trk"); }
