@@ -20,9 +20,15 @@
 /* ---- the producer's records and thread head (the macros do not see them) */
 
 /* One ring slot. Extra slots follow when 'extra' > 0: the copied name
- * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then
- * per argument one slot (struct ptw_i_arg_rec) followed by its copied
- * string. Counters keep their value in v.u (a copied name before it).
+ * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot: an
+ * async or flow id, a log line's site and priority, a track handle of
+ * ptw_track_new), then per argument one slot (struct ptw_i_arg_rec)
+ * followed by its copied string (PTW_I_ARG_FLOW and
+ * PTW_I_ARG_TERMINATING_FLOW arguments carry a flow id, no name).
+ * Counters keep their value in v.u (a copied name before it). 'name' is
+ * a literal, which for the sites of tracer.h's PTW_I_SITEN lies right
+ * after the site; with a copied name (name_len > 0) it is the site itself
+ * (ptw_tr_rec_site) or NULL.
  * Read by ptw_tr_decode_at, and by tracer_unload.c for the string
  * pointers of open slices' copies (ptw_tr_own_copied). */
 struct ptw_i_rec {
