@@ -136,8 +136,9 @@ Test(tracer_tracks, tracks_counters_and_flows) { run(0, 0, "trk"); }
 Test(tracer_tracks, by_the_general_path) { run(1, 0, "trkg"); }
 Test(tracer_tracks, in_a_flight_recorder_snapshot) { run(0, 1, "trkr"); }
 
-/* --to-json keeps every flow the tracer writes (on slices and on flow
- * instants): trace_processor finds the same links in the JSON. */
+/* --to-json keeps every flow the tracer writes (on thread slices, on
+ * slices of tracks of our own, on flow instants): trace_processor finds
+ * the same links in the JSON. */
 Test(tracer_tracks, to_json_keeps_every_flow)
 {
 	char path[256], json[256];
@@ -149,6 +150,15 @@ Test(tracer_tracks, to_json_keeps_every_flow)
 	traced();
 	PTW_FLOW_START("f", "fs", 9);
 	PTW_FLOW_END("f", "fe", 9);
+	/* flows from and to slices of a track of our own */
+	PTW_TRACK_BEGIN_ARGS("q", queue, "on track", PTW_ARG_FLOW(5));
+	PTW_TRACK_END("q", queue);
+	PTW_BEGIN_ARGS("f", "on thread", PTW_ARG_TERMINATING_FLOW(5));
+	PTW_END("f");
+	PTW_BEGIN_ARGS("f", "thread2", PTW_ARG_FLOW(6));
+	PTW_END("f");
+	PTW_TRACK_INSTANT_ARGS("q", conn, "track instant",
+			       PTW_ARG_TERMINATING_FLOW(6));
 	cr_assert_eq(ptw_stop(), 0);
 	FILE *f = fopen(json, "w");
 	cr_assert_not_null(f);
@@ -156,7 +166,10 @@ Test(tracer_tracks, to_json_keeps_every_flow)
 	cr_assert_eq(ptw_cv_export_json(path, f, &err), 0, "%s", err.msg);
 	cr_assert_eq(fclose(f), 0);
 	if (ptw_test_tp_shell()) {
-		const char *want = "\"fs\",\"fe\"\n\"send\",\"recv\"\n"
+		const char *want = "\"fs\",\"fe\"\n"
+				   "\"on track\",\"on thread\"\n"
+				   "\"send\",\"recv\"\n"
+				   "\"thread2\",\"track instant\"\n"
 				   "\"work\",\"after\"\n";
 		ptw_test_tp_expect_rows(path, k_flows, want);
 		ptw_test_tp_expect_rows(json, k_flows, want);
