@@ -6,10 +6,12 @@
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ptw/tracer.h"
+#include "ptw_trace.pb-c.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
 #include "support/tracer_run.h"
@@ -45,10 +47,46 @@ static void traced(void)
 	PTW_FLOW_END_FMT("sl", 9, "flow_%s", "end"); AT("flow_end");
 }
 
+/* Decoded with protobuf-c (also without trace_processor): with the
+ * option, one event per site carries a source_location_iid, and every
+ * interned SourceLocation is one of traced()'s sites. */
+static void expect_decoded(const char *path, int on)
+{
+	size_t n;
+	uint8_t *b = ptw_test_read_file_or_fail(path, &n);
+	Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, n, b);
+	free(b);
+	cr_assert_not_null(t);
+	size_t with_iid = 0, locs = 0;
+	for (size_t i = 0; i < t->n_packet; i++) {
+		const Perfetto__Protos__TracePacket *pk = t->packet[i];
+		for (size_t j = 0; pk->interned_data &&
+				   j < pk->interned_data->n_source_locations; j++) {
+			const Perfetto__Protos__SourceLocation *l =
+				pk->interned_data->source_locations[j];
+			cr_assert_str_eq(l->file_name, __FILE__);
+			cr_assert_str_eq(l->function_name, "traced");
+			int known = 0;
+			for (size_t k = 0; k < n_lines; k++)
+				known |= lines[k].line == (int)l->line_number;
+			cr_assert(known, "line %u is no site", l->line_number);
+			locs++;
+		}
+		if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT &&
+		    pk->track_event->source_location_field_case ==
+			    PERFETTO__PROTOS__TRACK_EVENT__SOURCE_LOCATION_FIELD_SOURCE_LOCATION_IID)
+			with_iid++;
+	}
+	perfetto__protos__trace__free_unpacked(t, NULL);
+	cr_assert_eq(with_iid, on ? n_lines : 0);
+	cr_assert_eq(locs, on ? n_lines : 0);
+}
+
 /* file:function:line of every slice, in name order, as trace_processor
  * shows them (NULL args: "[NULL]"). */
 static void expect_sites(const char *path, int on)
 {
+	expect_decoded(path, on);
 	if (!ptw_test_tp_shell())
 		return;
 	/* sort the expectations by name, as the query does */
