@@ -7,10 +7,12 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ptw/tracer.h"
+#include "ptw_trace.pb-c.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
 #include "support/tracer_run.h"
@@ -42,9 +44,55 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Decoded with protobuf-c (also without trace_processor): four
+ * log_message events, WARN and ERROR on each thread, every body one of
+ * the texts logged and every source location one of the two sites. */
+static void expect_decoded(const char *path)
+{
+	size_t n;
+	uint8_t *b = ptw_test_read_file_or_fail(path, &n);
+	Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, n, b);
+	free(b);
+	cr_assert_not_null(t);
+	size_t logs = 0, warn = 0;
+	for (size_t i = 0; i < t->n_packet; i++) {
+		const Perfetto__Protos__TracePacket *pk = t->packet[i];
+		const Perfetto__Protos__InternedData *id = pk->interned_data;
+		for (size_t j = 0; id && j < id->n_log_message_body; j++) {
+			const char *body = id->log_message_body[j]->body;
+			cr_assert(strcmp(body, "disk 93% full on m") == 0 ||
+					  strcmp(body, "disk 93% full on w") == 0 ||
+					  strcmp(body, "dyn m") == 0 ||
+					  strcmp(body, "dyn w") == 0,
+				  "body '%s'", body);
+		}
+		for (size_t j = 0; id && j < id->n_source_locations; j++) {
+			const Perfetto__Protos__SourceLocation *l =
+				id->source_locations[j];
+			cr_assert_str_eq(l->file_name, __FILE__);
+			cr_assert_str_eq(l->function_name, "log_lines");
+			cr_assert(l->line_number == (uint32_t)line_fmt ||
+				  l->line_number == (uint32_t)line_dyn);
+		}
+		if (pk->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT ||
+		    !pk->track_event->log_message)
+			continue;
+		const Perfetto__Protos__LogMessage *lm = pk->track_event->log_message;
+		cr_assert(lm->has_body_iid && lm->has_source_location_iid &&
+			  lm->has_prio);
+		cr_assert(lm->prio == 5 || lm->prio == 6);
+		warn += lm->prio == 5;
+		logs++;
+	}
+	perfetto__protos__trace__free_unpacked(t, NULL);
+	cr_assert_eq(logs, 4);
+	cr_assert_eq(warn, 2);
+}
+
 /* The rows trace_processor shows, one thread's lines after the other's. */
 static void expect_rows(const char *path, int unused)
 {
+	expect_decoded(path);
 	if (!ptw_test_tp_shell())
 		return;
 	char want[1024];

@@ -15,6 +15,7 @@
 
 #include "converters/chrome_json/chrome_json.h"
 #include "ptw/tracer.h"
+#include "ptw_trace.pb-c.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
 #include "support/tracer_run.h"
@@ -70,8 +71,57 @@ static const char k_flows[] =
 	"order by so.name";
 static const char k_flow_rows[] = "\"send\",\"recv\"\n\"work\",\"after\"\n";
 
+/* Decoded with protobuf-c (also without trace_processor): the
+ * descriptors of the tracks (queue under the process track, conn 1 and
+ * the counter with its unit under queue, one 'thread items' per thread)
+ * and the flow ids on the slices' events. */
+static void expect_decoded(const char *path)
+{
+	size_t n;
+	uint8_t *b = ptw_test_read_file_or_fail(path, &n);
+	Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, n, b);
+	free(b);
+	cr_assert_not_null(t);
+	uint64_t proc = 0, q = 0, c = 0, d = 0;
+	size_t per_thread_tracks = 0, flows = 0, tflows = 0;
+	for (size_t i = 0; i < t->n_packet; i++) {
+		const Perfetto__Protos__TracePacket *pk = t->packet[i];
+		if (pk->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT) {
+			flows += pk->track_event->n_flow_ids;
+			tflows += pk->track_event->n_terminating_flow_ids;
+			continue;
+		}
+		if (pk->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR)
+			continue;
+		const Perfetto__Protos__TrackDescriptor *td = pk->track_descriptor;
+		const char *nm = td->static_or_dynamic_name_case ==
+					 PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME
+				 ? td->name
+				 : "";
+		if (td->process && !td->thread)
+			proc = td->uuid;
+		else if (!strcmp(nm, "queue")) {
+			q = td->uuid;
+			cr_assert_eq(td->parent_uuid, proc);
+		} else if (!strcmp(nm, "conn 1")) {
+			c = td->parent_uuid;
+		} else if (!strcmp(nm, "queue depth")) {
+			d = td->parent_uuid;
+			cr_assert_not_null(td->counter);
+			cr_assert_str_eq(td->counter->unit_name, "items");
+		} else if (!strcmp(nm, "thread items"))
+			per_thread_tracks++;
+	}
+	perfetto__protos__trace__free_unpacked(t, NULL);
+	cr_assert(proc && q && c == q && d == q);
+	cr_assert_eq(per_thread_tracks, 2);
+	cr_assert_eq(flows, 2);  /* send, the END of work */
+	cr_assert_eq(tflows, 2); /* recv, after */
+}
+
 static void expect(const char *path, int unused)
 {
+	expect_decoded(path);
 	if (!ptw_test_tp_shell())
 		return;
 	char pid[32];
