@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <criterion/criterion.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -397,12 +398,12 @@ Test(cxx, writer_api_from_std_threads)
 
 // PTW_LOG and PTW_LOG_DYN from std::threads: android_logs has each
 // thread's lines with their priority and call site (file:line).
-static int cxx_log_line;
+static std::atomic<int> cxx_log_line; // written by both threads
 static void cxx_log(int i)
 {
 	ptw_set_thread_name(("logger " + std::to_string(i)).c_str());
 	std::string msg = "dyn line " + std::to_string(i);
-	PTW_LOG(PTW_LOG_PRIO_INFO, "fmt line %d", i); cxx_log_line = __LINE__;
+	PTW_LOG(PTW_LOG_PRIO_INFO, "fmt line %d", i); cxx_log_line.store(__LINE__);
 	PTW_LOG_DYN(PTW_LOG_PRIO_DEBUG, msg.c_str());
 }
 

@@ -59,12 +59,15 @@ static void expect_decoded(const char *path)
 		const Perfetto__Protos__TracePacket *pk = t->packet[i];
 		const Perfetto__Protos__InternedData *id = pk->interned_data;
 		for (size_t j = 0; id && j < id->n_log_message_body; j++) {
+			static const char *const known[] = {
+				"disk 93% full on m", "disk 93% full on w",
+				"dyn m", "dyn w"};
 			const char *body = id->log_message_body[j]->body;
-			cr_assert(strcmp(body, "disk 93% full on m") == 0 ||
-					  strcmp(body, "disk 93% full on w") == 0 ||
-					  strcmp(body, "dyn m") == 0 ||
-					  strcmp(body, "dyn w") == 0,
-				  "body '%s'", body);
+			int ok = 0; /* (no '%' in an assertion: the TSan shim
+				     * prints its text as a format) */
+			for (size_t k = 0; k < 4; k++)
+				ok |= strcmp(body, known[k]) == 0;
+			cr_assert(ok, "body '%s'", body);
 		}
 		for (size_t j = 0; id && j < id->n_source_locations; j++) {
 			const Perfetto__Protos__SourceLocation *l =
