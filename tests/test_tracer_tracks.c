@@ -248,3 +248,39 @@ Test(tracer_tracks, bad_handles_are_refused)
 	cr_assert_eq(st.invalid, 3);
 	unlink(path);
 }
+
+/* The flight recorder: a slice of a track of our own still open when the
+ * snapshot cuts a ring that wrapped many times since its BEGIN is begun
+ * again at the window's start, with its name and arguments. */
+Test(tracer_tracks, a_slice_open_across_wraps_is_begun_again_in_a_snapshot)
+{
+	char snap[256];
+	ptw_test_tmp_path(snap, sizeof(snap), "trkwrap");
+	make_tracks();
+	struct ptw_config cfg = {0};
+	cfg.mode = PTW_MODE_RING;
+	cfg.ring_bytes = 64u * 1024u;
+	cfg.overflow = PTW_OVERFLOW_WAIT; /* nothing lost before the window */
+	cr_assert_eq(ptw_start(&cfg), 0);
+	PTW_TRACK_BEGIN_ARGS("q", queue, "long request", PTW_ARG_I64("id", 3));
+	for (int64_t i = 0; i < 20000; i++) /* wraps the window many times */
+		PTW_INSTANT_ARGS("spam", "tick", PTW_ARG_I64("i", i));
+	cr_assert_eq(ptw_snapshot(snap), 0);
+	PTW_TRACK_END("q", queue);
+	cr_assert_eq(ptw_stop(), 0);
+	if (ptw_test_tp_shell()) {
+		ptw_test_tp_expect_rows(
+			snap,
+			"select min(extract_arg(arg_set_id, 'debug.i')) > 0 "
+			"from slice where name = 'tick'",
+			"1\n");
+		ptw_test_tp_expect_rows(
+			snap,
+			"select s.name, s.dur, extract_arg(s.arg_set_id, 'debug.id') "
+			"from slice s join track t on s.track_id = t.id "
+			"where t.name = 'queue'",
+			"\"long request\",-1,3\n");
+		ptw_test_tp_expect_no_error_stats(snap);
+	}
+	unlink(snap);
+}

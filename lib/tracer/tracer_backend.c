@@ -538,6 +538,10 @@ static void ptw_tr_process_track(struct ptw_tracer *tr,
 		ptw_tr_fill(e, &ev);
 		ev.track = track;
 		rc = ptw_seq_slice_begin(th->seq, &ev);
+		/* what the slice is, for a snapshot that cuts it (kept as
+		 * an async track's) */
+		if (!rc && tr->ring && ptw_tr_open_async_begin(tr, track, e))
+			ptw_tr_open_failed(tr);
 		break;
 	case PTW_I_K_TRACK_END:
 		ptw_tr_fill(e, &ev);
@@ -546,6 +550,8 @@ static void ptw_tr_process_track(struct ptw_tracer *tr,
 		ev.category = NULL;
 		ev.flags |= PTW_EV_NAMED_END;
 		rc = ptw_seq_slice_end(th->seq, &ev);
+		if (!rc && tr->ring)
+			ptw_tr_open_async_end(tr, track);
 		break;
 	default:
 		ptw_tr_fill(e, &ev);

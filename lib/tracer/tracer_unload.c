@@ -178,6 +178,10 @@ static int ptw_tr_own_copied(struct ptw_tracer *tr, unsigned char *p)
 	switch (rec.kind) {
 	case PTW_I_K_ASYNC_BEGIN: case PTW_I_K_ASYNC_END:
 	case PTW_I_K_FLOW_START: case PTW_I_K_FLOW_STEP: case PTW_I_K_FLOW_END:
+	case PTW_I_K_LOG:
+	case PTW_I_K_TRACK_BEGIN: case PTW_I_K_TRACK_END:
+	case PTW_I_K_TRACK_INSTANT: case PTW_I_K_TRACK_COUNTER_INT:
+	case PTW_I_K_TRACK_COUNTER_DOUBLE:
 		k++;
 		break;
 	default:
