@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "ptw/tracer.h"
-#include "ptw_trace.pb-c.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
 #include "support/tracer_run.h"
@@ -49,11 +48,7 @@ static void *worker(void *arg)
  * the texts logged and every source location one of the two sites. */
 static void expect_decoded(const char *path)
 {
-	size_t n;
-	uint8_t *b = ptw_test_read_file_or_fail(path, &n);
-	Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, n, b);
-	free(b);
-	cr_assert_not_null(t);
+	Perfetto__Protos__Trace *t = ptw_test_unpack_or_fail(path);
 	size_t logs = 0, warn = 0;
 	for (size_t i = 0; i < t->n_packet; i++) {
 		const Perfetto__Protos__TracePacket *pk = t->packet[i];

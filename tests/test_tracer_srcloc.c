@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "ptw/tracer.h"
-#include "ptw_trace.pb-c.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
 #include "support/tracer_run.h"
@@ -52,11 +51,7 @@ static void traced(void)
  * interned SourceLocation is one of traced()'s sites. */
 static void expect_decoded(const char *path, int on)
 {
-	size_t n;
-	uint8_t *b = ptw_test_read_file_or_fail(path, &n);
-	Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, n, b);
-	free(b);
-	cr_assert_not_null(t);
+	Perfetto__Protos__Trace *t = ptw_test_unpack_or_fail(path);
 	size_t with_iid = 0, locs = 0;
 	for (size_t i = 0; i < t->n_packet; i++) {
 		const Perfetto__Protos__TracePacket *pk = t->packet[i];

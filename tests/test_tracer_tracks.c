@@ -15,7 +15,6 @@
 
 #include "converters/chrome_json/chrome_json.h"
 #include "ptw/tracer.h"
-#include "ptw_trace.pb-c.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
 #include "support/tracer_run.h"
@@ -77,11 +76,7 @@ static const char k_flow_rows[] = "\"send\",\"recv\"\n\"work\",\"after\"\n";
  * and the flow ids on the slices' events. */
 static void expect_decoded(const char *path)
 {
-	size_t n;
-	uint8_t *b = ptw_test_read_file_or_fail(path, &n);
-	Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, n, b);
-	free(b);
-	cr_assert_not_null(t);
+	Perfetto__Protos__Trace *t = ptw_test_unpack_or_fail(path);
 	uint64_t proc = 0, q = 0, c = 0, d = 0;
 	size_t per_thread_tracks = 0, flows = 0, tflows = 0;
 	for (size_t i = 0; i < t->n_packet; i++) {

@@ -10,9 +10,11 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "ptw/tracer.h"
+#include "ptw_trace.pb-c.h"
 #include "ptw_test.h"
 #include "tp_shell.h"
 
@@ -48,6 +50,18 @@ static inline uint64_t ptw_test_traced_session(struct ptw_config cfg,
 	unlink(path);
 	unlink(snap);
 	return st.events;
+}
+
+/* The trace at 'path' decoded by protobuf-c (free it with
+ * perfetto__protos__trace__free_unpacked), or the test fails. */
+static inline Perfetto__Protos__Trace *ptw_test_unpack_or_fail(const char *path)
+{
+	size_t n;
+	uint8_t *b = ptw_test_read_file_or_fail(path, &n);
+	Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, n, b);
+	free(b);
+	cr_assert_not_null(t, "%s: not a trace protobuf-c decodes", path);
+	return t;
 }
 
 #endif /* PTW_TEST_TRACER_RUN_H */
