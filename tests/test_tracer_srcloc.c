@@ -128,3 +128,56 @@ Test(tracer_srcloc, every_form_carries_its_call_site) { run(1, 0, 0); }
 Test(tracer_srcloc, by_the_general_path) { run(1, 1, 0); }
 Test(tracer_srcloc, in_a_flight_recorder_snapshot) { run(1, 0, 1); }
 Test(tracer_srcloc, none_without_the_option) { run(0, 0, 0); }
+
+/* Many events of a few sites: the backend's prepared ways (the batches
+ * and their tight run) write the call site on every one, as its general
+ * path does; checkpoints in between make it intern them again. */
+static int loop_line_begin, loop_line_instant;
+static void loop(void)
+{
+	for (int i = 0; i < 20000; i++) {
+		PTW_BEGIN("loop", "pair"); loop_line_begin = __LINE__;
+		PTW_END("loop");
+		if (i % 100 == 0) {
+			PTW_INSTANT("loop", "mark"); loop_line_instant = __LINE__;
+		}
+	}
+}
+
+static void expect_loop(const char *path, int unused)
+{
+	if (!ptw_test_tp_shell())
+		return;
+	char want[128];
+	snprintf(want, sizeof(want), "\"mark\",200,%d\n\"pair\",20000,%d\n",
+		 loop_line_instant, loop_line_begin);
+	ptw_test_tp_expect_rows(
+		path,
+		"select name, count(*), "
+		"max(extract_arg(arg_set_id, 'source.line_number')) from slice "
+		"where category = 'loop' and "
+		"extract_arg(arg_set_id, 'source.function_name') = 'loop' "
+		"group by name order by name",
+		want);
+	ptw_test_tp_expect_no_error_stats(path);
+}
+
+static void loop_run(int general, int ring)
+{
+	struct ptw_writer_options wopt = {.checkpoint_packets = 1000};
+	struct ptw_config cfg = {0};
+	cfg.source_locations = 1;
+	cfg.general_path_only = general;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	cfg.writer = &wopt;
+	cr_assert_eq(ptw_test_traced_session(cfg, ring, "srclloop", loop,
+					     expect_loop, 0),
+		     40200);
+}
+
+Test(tracer_srcloc, the_prepared_ways_write_it_on_every_event)
+{
+	loop_run(0, 0);
+}
+Test(tracer_srcloc, the_general_path_writes_the_same) { loop_run(1, 0); }
+Test(tracer_srcloc, the_flight_recorder_writes_the_same) { loop_run(0, 1); }

@@ -186,8 +186,7 @@ struct ptw_config {
 	 * per thread), which trace_processor shows as the slice's args
 	 * source.file_name, source.function_name and source.line_number.
 	 * The producer's cost is the same (the site is static); the trace
-	 * grows by the bytes docs/tracer.md measures, and the backend then
-	 * writes every event by its general path. Log lines (PTW_LOG)
+	 * grows by the bytes docs/tracer.md measures. Log lines (PTW_LOG)
 	 * always carry theirs. 0: off (default). */
 	int source_locations;
 };

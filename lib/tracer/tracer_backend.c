@@ -1025,10 +1025,30 @@ static int ptw_tr_fast_event(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		return 0;
 	const char *name, *cat;
 	ptw_tr_simple_key(rec, &name, &cat);
-	int rc = ptw_seq_simple(th->seq, type[k], 0, ptw_tr_ts(tr, rec->ts),
-				cat, name);
+	/* cfg.source_locations: a BEGIN or INSTANT with its site's */
+	const struct ptw_source_location *loc = NULL;
+	if (tr->srcloc && k != PTW_I_K_END) {
+		const struct ptw_i_site *site = ptw_tr_rec_site(rec);
+		loc = site && site->loc.file ? &site->loc : NULL;
+	}
+	int rc;
+	if (loc) {
+		struct ptw_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.ts = ptw_tr_ts(tr, rec->ts);
+		ev.category = cat;
+		ev.name = name;
+		ev.flags = PTW_EV_STATIC_STRINGS;
+		ev.source = loc;
+		rc = k == PTW_I_K_BEGIN ? ptw_seq_slice_begin(th->seq, &ev)
+					: ptw_seq_instant(th->seq, &ev);
+	} else {
+		rc = ptw_seq_simple(th->seq, type[k], 0, ptw_tr_ts(tr, rec->ts),
+				    cat, name);
+	}
 	struct ptw_tr_prep *pe = ptw_tr_prep_slot(th, rec);
-	if (rc != 0 || !ptw_i_seq_prepare(th->seq, type[k], cat, name, &pe->p))
+	if (rc != 0 || !ptw_i_seq_prepare_loc(th->seq, type[k], cat, name, loc,
+					      &pe->p))
 		pe->word = 0; /* nothing prepared */
 	if (tr->ring && k == PTW_I_K_BEGIN && rc == 0 &&
 	    ptw_tr_open_lit(&th->open, th->depth, rec->name, rec->v.cat))

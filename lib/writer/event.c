@@ -1012,6 +1012,14 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 		      const char *category, const char *name,
 		      struct ptw_seq_prep *p)
 {
+	return ptw_i_seq_prepare_loc(s, type, category, name, NULL, p);
+}
+
+int ptw_i_seq_prepare_loc(struct ptw_seq *s, enum ptw_simple_type type,
+			  const char *category, const char *name,
+			  const struct ptw_source_location *loc,
+			  struct ptw_seq_prep *p)
+{
 	static const int te_type[] = {
 		[PTW_SIMPLE_BEGIN] = PTW_TE_TYPE_SLICE_BEGIN,
 		[PTW_SIMPLE_END] = PTW_TE_TYPE_SLICE_END,
@@ -1023,14 +1031,23 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 	struct ptw_track *tr = ptw_tracks_get(&s->w->tracks, s->default_track);
 	if (!tr || tr->kind == PTW_TRACK_COUNTER)
 		return 0;
-	uint64_t cat_iid = 0, name_iid = 0;
+	uint64_t cat_iid = 0, name_iid = 0, loc_iid = 0;
 	if (type != PTW_SIMPLE_END &&
 	    !ptw_seq_iids(s, category, name, &cat_iid, &name_iid))
 		return 0;
+	if (loc && (type == PTW_SIMPLE_END ||
+		    !(loc_iid = ptw_intern_get_ptr(s->locs, loc))))
+		return 0;
 	/* the known bytes of its packet (ptw_pkt_put): the sequence's
-	 * header and the TrackEvent's tag (s->hdr), its length, its body */
-	uint8_t body[PTW_SEQ_BODY_MAX];
+	 * header and the TrackEvent's tag (s->hdr), its length, its body
+	 * (with the source location last, as ptw_ev_write puts it) */
+	uint8_t body[PTW_SEQ_BODY_MAX + 2 + PTW_PB_VARINT_MAX];
 	size_t n = ptw_seq_body_prepare(body, te_type[type], cat_iid, name_iid);
+	if (loc_iid)
+		n = (size_t)(ptw_pb_write_varint_field(
+				     body + n, PTW_F_TE_SOURCE_LOCATION_IID,
+				     loc_iid) -
+			     body);
 	if (s->hdr_len + 2u + n > PTW_SEQ_PREP_TAIL)
 		return 0;
 	memset(p->tail, 0, sizeof(p->tail));
