@@ -7,7 +7,8 @@
  * double counters, flows across threads, typed annotations, a root track
  * with ranked children, the simulation (cycle) and wall-clock sequences
  * plus one sequence per worker thread, a backwards timestamp, frequent
- * checkpoints and deflate. Open OUT.pftrace in ui.perfetto.dev. */
+ * checkpoints and deflate, source locations on the frames and log lines
+ * (ptw_seq_log). Open OUT.pftrace in ui.perfetto.dev. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -130,8 +131,11 @@ int main(int argc, char **argv)
 			{.name = "delta", .type = PTW_ARG_TYPE_INT, .v.i = (int64_t)f - 20},
 			{.name = "buffer", .type = PTW_ARG_TYPE_POINTER, .v.u = 0x7f0000001000u + f * 64},
 		};
+		static const struct ptw_source_location frame_site = {
+			__FILE__, __func__, __LINE__};
 		struct ptw_event frame = {.track = r_main, .ts = t0, .category = "gfx",
-					  .name = "frame", .args = fargs, .n_args = 6};
+					  .name = "frame", .args = fargs, .n_args = 6,
+					  .source = &frame_site};
 		CHECK(ptw_seq_slice_begin(wall, &frame));
 		CHECK(ptw_seq_counter_int(wall, queue, t0, (int64_t)(f * 7 % 13)));
 		CHECK(ptw_seq_counter_double(wall, load, t0, 35.0 + (double)(f * 37 % 50) * 0.9));
@@ -142,6 +146,18 @@ int main(int argc, char **argv)
 					       .category = "io", .name = "read done",
 					       .args = &a, .n_args = 1};
 			CHECK(ptw_seq_instant(wall, &io));
+			/* a log line with its source location: android_logs
+			 * and the UI's log panel */
+			static const struct ptw_source_location here = {
+				__FILE__, __func__, __LINE__};
+			struct ptw_event lg = {.track = r_io, .ts = t0 + 150000,
+					       .category = "log",
+					       .name = "LogMessage",
+					       .flags = PTW_EV_STATIC_STRINGS,
+					       .source = &here};
+			CHECK(ptw_seq_log(wall, &lg, f % 10 ? PTW_LOG_PRIO_INFO
+							    : PTW_LOG_PRIO_WARN,
+					  f % 10 ? "read done" : "read slow"));
 		}
 		CHECK(sim_ops(cyc, core0, core1, temp, f * 8, t0));
 		uint64_t t = t0 + 200000;

@@ -46,6 +46,8 @@ void worker(int w)
 		} catch (const std::exception &e) {
 			PTW_INSTANT_ARGS("demo", "failed",
 					 PTW_ARG_STR("why", e.what()));
+			PTW_LOG_DYN(PTW_LOG_PRIO_ERROR,
+				    (me + ": " + e.what()).c_str());
 		}
 		PTW_ASYNC_END("demo", (uint64_t)job);
 	}
@@ -57,6 +59,7 @@ int main(int argc, char **argv)
 {
 	ptw_config cfg = {};
 	cfg.output_path = argc > 1 ? argv[1] : "demo-cxx.pftrace";
+	cfg.source_locations = 1; // each slice's file, function and line
 	ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {
 		std::fprintf(stderr, "demo-cxx: %s\n", err.msg);

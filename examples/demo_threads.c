@@ -1,6 +1,9 @@
 /* demo_threads.c - a multi-threaded program instrumented with the tracer
  * macros: named threads, nested scopes, counters, async slices across
- * threads, flows, typed arguments, run-time names.
+ * threads, flows (between instants and slices), typed arguments,
+ * run-time names, log lines, call sites (cfg.source_locations), tracks of
+ * its own (the queue, the disk) with a counter unit and per-thread
+ * counters.
  *
  *   demo-threads OUT.pftrace
  *
@@ -16,6 +19,10 @@
 
 #define N_WORKERS 4
 #define N_JOBS 25
+
+/* Tracks of the program's own (made once in main). */
+static uint64_t queue_track, queue_depth, disk_track, jobs_done;
+static pthread_mutex_t disk_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct job_queue {
 	pthread_mutex_t mu;
@@ -53,8 +60,12 @@ static int queue_pop(struct job_queue *q, int *job)
 	while (q->head == q->tail && !q->closed)
 		pthread_cond_wait(&q->cv, &q->mu);
 	int ok = q->head != q->tail;
-	if (ok)
+	if (ok) {
 		*job = q->jobs[q->head++];
+		PTW_TRACK_INSTANT_ARGS("queue", queue_track, "taken",
+				       PTW_ARG_I64("job", *job));
+		PTW_TRACK_COUNTER_INT("queue", queue_depth, q->tail - q->head);
+	}
 	pthread_mutex_unlock(&q->mu);
 	return ok;
 }
@@ -68,19 +79,28 @@ static void *worker(void *arg)
 	snprintf(name, sizeof(name), "worker %d", me);
 	ptw_set_thread_name(name);
 
-	int job = 0;
+	int job = 0, done = 0;
 	while (queue_pop(q, &job)) {
-		/* Run-time slice name, copied into the ring. */
+		/* Run-time slice name, copied into the ring; the slice
+		 * continues the flow main's "enqueue" started. */
 		char jname[32];
 		snprintf(jname, sizeof(jname), "job %d", job);
-		PTW_BEGIN_DYN("work", jname);
-		PTW_FLOW_STEP("work", "picked up", (uint64_t)job + 1);
+		PTW_BEGIN_DYN_ARGS("work", jname,
+				   PTW_ARG_FLOW((uint64_t)job + 1));
 		long r = fib(16 + job % 4);
 		PTW_COUNTER_INT("work", "last result", r);
+		PTW_LOG(PTW_LOG_PRIO_INFO, "worker %d: job %d gave %ld", me,
+			job, r);
 		{
+			/* one disk: its own track, one write at a time */
 			PTW_SCOPE("io", "write result");
+			pthread_mutex_lock(&disk_mu);
+			PTW_TRACK_BEGIN("io", disk_track, "write");
 			sleep_us(200);
+			PTW_TRACK_END("io", disk_track);
+			pthread_mutex_unlock(&disk_mu);
 		}
+		PTW_TRACK_COUNTER_INT("work", jobs_done, ++done);
 		PTW_END_ARGS("work", PTW_ARG_I64("result", r),
 			     PTW_ARG_I64("worker", me));
 		/* The async operation was started by main for this job. */
@@ -105,6 +125,11 @@ int main(int argc, char **argv)
 	 * slice in the UI: the recursion shows as fib > fib > ...) */
 	cfg.stack_categories = "compute,io";
 	cfg.stop_at_exit = 1;
+	cfg.source_locations = 1; /* each slice's file, function, line */
+	queue_track = ptw_track_new("job queue", 0);
+	queue_depth = ptw_counter_track_new("depth", "jobs", queue_track, 0);
+	disk_track = ptw_track_new("disk", 0);
+	jobs_done = ptw_counter_track_new("jobs done", "jobs", 0, 1);
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err) != 0) {
 		fprintf(stderr, "demo-threads: %s\n", err.msg);
@@ -136,6 +161,10 @@ int main(int argc, char **argv)
 			q.jobs[q.tail++] = j;
 			PTW_COUNTER_DOUBLE("main", "queue depth",
 					   (double)(q.tail - q.head));
+			PTW_TRACK_INSTANT_ARGS("queue", queue_track, "enqueued",
+					       PTW_ARG_I64("job", j));
+			PTW_TRACK_COUNTER_INT("queue", queue_depth,
+					      q.tail - q.head);
 			pthread_cond_signal(&q.cv);
 			pthread_mutex_unlock(&q.mu);
 			sleep_us(300);
@@ -147,6 +176,8 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&q.mu);
 	for (int i = 0; i < N_WORKERS; i++)
 		pthread_join(th[i], NULL);
+	PTW_LOG(PTW_LOG_PRIO_WARN, "all %d jobs done by %d workers", N_JOBS,
+		N_WORKERS);
 
 	/* A category switched off at run time: these events vanish. */
 	ptw_set_category_enabled("noisy", 0);

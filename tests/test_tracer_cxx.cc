@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <criterion/criterion.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@
 
 extern "C" {
 #include "support/ptw_test.h"
+#include "support/tp_shell.h"
 #include "support/tp_stack.h"
 }
 
@@ -446,6 +448,145 @@ Test(cxx, stack_macros_record_the_chain)
 				  second.find(outer + ">" + inner + ";") !=
 					  std::string::npos,
 			  "%s", rows);
+	}
+	unlink(path);
+}
+
+// PTW_LOG and PTW_LOG_DYN from std::threads: android_logs has each
+// thread's lines with their priority and call site (file:line).
+static std::atomic<int> cxx_log_line; // written by both threads
+static void cxx_log(int i)
+{
+	ptw_set_thread_name(("logger " + std::to_string(i)).c_str());
+	std::string msg = "dyn line " + std::to_string(i);
+	PTW_LOG(PTW_LOG_PRIO_INFO, "fmt line %d", i); cxx_log_line.store(__LINE__);
+	PTW_LOG_DYN(PTW_LOG_PRIO_DEBUG, msg.c_str());
+}
+
+Test(cxx, log_lines_from_std_threads)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "cxx-log");
+	ptw_config cfg = {};
+	cfg.output_path = path;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	std::vector<std::thread> ts;
+	for (int i = 0; i < 2; i++)
+		ts.emplace_back(cxx_log, i);
+	for (auto &t : ts)
+		t.join();
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.events, 4u);
+	cr_assert_eq(st.invalid, 0u);
+	if (ptw_test_tp_shell()) {
+		std::string tag = std::string("\"") + __FILE__ + ":";
+		std::string want;
+		for (int i = 0; i < 2; i++)
+			want += "\"logger " + std::to_string(i) + "\",4," + tag +
+				std::to_string(cxx_log_line) + "\",\"fmt line " +
+				std::to_string(i) + "\"\n" + "\"logger " +
+				std::to_string(i) + "\",3," + tag +
+				std::to_string(cxx_log_line + 1) +
+				"\",\"dyn line " + std::to_string(i) + "\"\n";
+		ptw_test_tp_expect_rows(
+			path,
+			"select t.name, l.prio, l.tag, l.msg from android_logs l "
+			"join thread t using (utid) order by t.name, l.ts",
+			want.c_str());
+		ptw_test_tp_expect_rows(
+			path,
+			"select distinct extract_arg(arg_set_id, "
+			"'source.function_name') from slice where name = 'LogMessage'",
+			"\"cxx_log\"\n");
+		ptw_test_tp_expect_no_error_stats(path);
+	}
+	unlink(path);
+}
+
+// cfg.source_locations from C++: a scope's call site names the function
+// it is in (its site is in a statement expression, not a lambda, whose
+// __func__ would be "operator()").
+static int cxx_scope_line;
+static void cxx_sited(void)
+{
+	PTW_SCOPE("cxxsl", "sited scope"); cxx_scope_line = __LINE__;
+	PTW_INSTANT("cxxsl", "sited instant");
+}
+
+Test(cxx, scopes_carry_their_call_site)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "cxx-srcloc");
+	ptw_config cfg = {};
+	cfg.output_path = path;
+	cfg.source_locations = 1;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	std::thread(cxx_sited).join();
+	cr_assert_eq(ptw_stop(), 0);
+	if (ptw_test_tp_shell()) {
+		std::string f = std::string("\"") + __FILE__ + "\"";
+		std::string want =
+			"\"sited instant\"," + f + ",\"cxx_sited\"," +
+			std::to_string(cxx_scope_line + 1) + "\n" +
+			"\"sited scope\"," + f + ",\"cxx_sited\"," +
+			std::to_string(cxx_scope_line) + "\n";
+		ptw_test_tp_expect_rows(
+			path,
+			"select name, extract_arg(arg_set_id, 'source.file_name'), "
+			"extract_arg(arg_set_id, 'source.function_name'), "
+			"extract_arg(arg_set_id, 'source.line_number') from slice "
+			"where category = 'cxxsl' order by name",
+			want.c_str());
+	}
+	unlink(path);
+}
+
+// Tracks of one's own and flows on slices from std::threads: a slice
+// begun on one thread and ended on another, a counter with its unit, and
+// a flow from a scope on one thread to a scope on another.
+Test(cxx, own_tracks_and_flows_from_std_threads)
+{
+	char path[256];
+	ptw_test_tmp_path(path, sizeof(path), "cxx-tracks");
+	static const uint64_t dev = ptw_track_new("device", 0);
+	static const uint64_t temp =
+		ptw_counter_track_new("temperature", "C", dev, 0);
+	cr_assert(dev && temp);
+	ptw_config cfg = {};
+	cfg.output_path = path;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	std::thread([] {
+		PTW_TRACK_BEGIN("dev", dev, "transfer");
+		PTW_TRACK_COUNTER_DOUBLE("dev", temp, 41.5);
+		PTW_SCOPE_ARGS("dev", "submit", PTW_ARG_FLOW(77));
+	}).join();
+	std::thread([] {
+		PTW_SCOPE_ARGS("dev", "complete", PTW_ARG_TERMINATING_FLOW(77));
+		PTW_TRACK_END("dev", dev);
+	}).join();
+	cr_assert_eq(ptw_stop(), 0);
+	ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.invalid, 0u);
+	if (ptw_test_tp_shell()) {
+		ptw_test_tp_expect_rows(
+			path,
+			"select s.name, s.dur > 0 from slice s join track t "
+			"on s.track_id = t.id where t.name = 'device'",
+			"\"transfer\",1\n");
+		ptw_test_tp_expect_rows(
+			path,
+			"select t.unit, c.value from counter c join counter_track t "
+			"on c.track_id = t.id where t.name = 'temperature'",
+			"\"C\",41.500000\n");
+		ptw_test_tp_expect_rows(
+			path,
+			"select so.name, si.name from flow f join slice so on "
+			"f.slice_out = so.id join slice si on f.slice_in = si.id",
+			"\"submit\",\"complete\"\n");
+		ptw_test_tp_expect_no_error_stats(path);
 	}
 	unlink(path);
 }

@@ -207,6 +207,14 @@ struct ptw_config {
 	/* System mode: the shared memory buffer asked of the service, KiB
 	 * (the service may give less). 0: 2048. */
 	uint32_t system_buffer_kb;
+	/* Non-zero: each slice, instant, async BEGIN and flow event carries
+	 * its macro's call site (TrackEvent.source_location_iid, interned
+	 * per thread), which trace_processor shows as the slice's args
+	 * source.file_name, source.function_name and source.line_number.
+	 * The producer's cost is the same (the site is static); the trace
+	 * grows by the bytes docs/tracer.md measures. Log lines (PTW_LOG)
+	 * always carry theirs. 0: off (default). */
+	int source_locations;
 };
 
 /* Figures of the running session, or of the last one after ptw_stop(). */
@@ -378,27 +386,27 @@ static inline int ptw_get_stats(struct ptw_stats *out)
  * slice whatever its category. Exact for the first 64 nested levels of a
  * thread; deeper, an END of a category that was off at some time in the
  * session closes the innermost slice. */
-#define PTW_BEGIN(cat, name) PTW_I_EV1(cat, PTW_I_K_BEGIN, PTW_I_LIT(name))
+#define PTW_BEGIN(cat, name) PTW_I_EV1N(cat, PTW_I_K_BEGIN, name)
 #define PTW_END(...) PTW_I_EV1("" __VA_ARGS__, PTW_I_K_END, NULL)
 
 /* Slice that ends when the enclosing block is left (any exit path; in C++
  * also by an exception): a cleanup attribute in C, a guard object's
  * destructor in C++. */
 #define PTW_SCOPE(cat, name) \
-	PTW_I_SCOPE1(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, PTW_I_LIT(name))
+	PTW_I_SCOPE1(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, name)
 
 /* Zero-duration event on the thread's track. */
-#define PTW_INSTANT(cat, name) PTW_I_EV1(cat, PTW_I_K_INSTANT, PTW_I_LIT(name))
+#define PTW_INSTANT(cat, name) PTW_I_EV1N(cat, PTW_I_K_INSTANT, name)
 
 /* With 1..PTW_TRACER_MAX_ARGS PTW_ARG_* arguments (evaluated only while
  * tracing runs). */
 #define PTW_BEGIN_ARGS(cat, name, ...) \
-	PTW_I_EVN(cat, PTW_I_K_BEGIN, PTW_I_LIT(name), NULL, 0, __VA_ARGS__)
+	PTW_I_EVNN(cat, PTW_I_K_BEGIN, name, 0, __VA_ARGS__)
 #define PTW_INSTANT_ARGS(cat, name, ...) \
-	PTW_I_EVN(cat, PTW_I_K_INSTANT, PTW_I_LIT(name), NULL, 0, __VA_ARGS__)
+	PTW_I_EVNN(cat, PTW_I_K_INSTANT, name, 0, __VA_ARGS__)
 #define PTW_SCOPE_ARGS(cat, name, ...)                                      \
-	PTW_I_SCOPEN(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat,              \
-		     PTW_I_LIT(name), NULL, __VA_ARGS__)
+	PTW_I_SCOPENN(PTW_I_CAT(ptw_i_scope_, __COUNTER__), cat, name,       \
+		      __VA_ARGS__)
 /* Arguments merged into the innermost open slice when it ends. */
 #define PTW_END_ARGS(cat, ...) \
 	PTW_I_EVN(cat, PTW_I_K_END, NULL, NULL, 0, __VA_ARGS__)
@@ -480,10 +488,9 @@ static inline int ptw_get_stats(struct ptw_stats *out)
  * is still open nests inside it. An END or BEGIN never matched by the end
  * of the session counts in ptw_get_stats().invalid. */
 #define PTW_ASYNC_BEGIN(cat, name, id) \
-	PTW_I_EV0(cat, PTW_I_K_ASYNC_BEGIN, PTW_I_LIT(name), NULL, (id))
+	PTW_I_EV0N(cat, PTW_I_K_ASYNC_BEGIN, name, (id))
 #define PTW_ASYNC_BEGIN_ARGS(cat, name, id, ...) \
-	PTW_I_EVN(cat, PTW_I_K_ASYNC_BEGIN, PTW_I_LIT(name), NULL, (id), \
-		  __VA_ARGS__)
+	PTW_I_EVNN(cat, PTW_I_K_ASYNC_BEGIN, name, (id), __VA_ARGS__)
 #define PTW_ASYNC_END(cat, id) \
 	PTW_I_EV0(cat, PTW_I_K_ASYNC_END, NULL, NULL, (id))
 /* Run-time and printf-style names (the id before the format). */
@@ -503,11 +510,11 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 /* Flow arrows between events of any threads: an instant 'name' on the
  * calling thread that starts, continues or ends flow 'id'. */
 #define PTW_FLOW_START(cat, name, id) \
-	PTW_I_EV0(cat, PTW_I_K_FLOW_START, PTW_I_LIT(name), NULL, (id))
+	PTW_I_EV0N(cat, PTW_I_K_FLOW_START, name, (id))
 #define PTW_FLOW_STEP(cat, name, id) \
-	PTW_I_EV0(cat, PTW_I_K_FLOW_STEP, PTW_I_LIT(name), NULL, (id))
+	PTW_I_EV0N(cat, PTW_I_K_FLOW_STEP, name, (id))
 #define PTW_FLOW_END(cat, name, id) \
-	PTW_I_EV0(cat, PTW_I_K_FLOW_END, PTW_I_LIT(name), NULL, (id))
+	PTW_I_EV0N(cat, PTW_I_K_FLOW_END, name, (id))
 #define PTW_FLOW_START_DYN(cat, name_expr, id) \
 	PTW_I_EV0(cat, PTW_I_K_FLOW_START, NULL, (name_expr), (id))
 #define PTW_FLOW_STEP_DYN(cat, name_expr, id) \
@@ -520,6 +527,93 @@ static inline int ptw_get_stats(struct ptw_stats *out)
 	PTW_I_EVFI(cat, PTW_I_K_FLOW_STEP, (uint64_t)(id), __VA_ARGS__)
 #define PTW_FLOW_END_FMT(cat, id, ...) \
 	PTW_I_EVFI(cat, PTW_I_K_FLOW_END, (uint64_t)(id), __VA_ARGS__)
+
+/* Log lines: PTW_LOG(PTW_LOG_PRIO_WARN, "disk %d%% full", pct) puts
+ * the formatted text on the calling thread's track as a log message
+ * (TrackEvent.log_message, an INSTANT "LogMessage" of category "log",
+ * as Chrome writes them) with its priority (enum ptw_log_prio in
+ * writer.h) and the call site's __FILE__, __func__ and __LINE__.
+ * trace_processor lists it in android_logs (ts, thread, prio, tag
+ * "file:line", msg), the UI in its log panel. Formatted on the calling
+ * thread as the _FMT names are (only while tracing runs and category
+ * "log" is on; at most PTW_TRACER_MAX_NAME bytes, cut between UTF-8
+ * characters) and copied into the ring; PTW_LOG_DYN copies a run-time
+ * string (a C++ std::string's c_str() is fine). Only the priority's low
+ * 3 bits are kept (0..7). Switch them off with
+ * ptw_set_category_enabled("log", 0). */
+#define PTW_LOG(prio, ...) PTW_I_LOGF((prio), __VA_ARGS__)
+#define PTW_LOG_DYN(prio, msg_expr) PTW_I_LOGD((prio), (msg_expr))
+
+/* ---- tracks of your own -----------------------------------------------
+ * A queue, a device, a connection: a named track under the process (or
+ * under another such track), on which any thread logs slices, instants or
+ * counter samples:
+ *
+ *     static uint64_t q;                   // once, e.g. at start-up:
+ *     q = ptw_track_new("queue 0", 0);
+ *     PTW_TRACK_BEGIN("io", q, "request"); ... PTW_TRACK_END("io", q);
+ *     uint64_t depth = ptw_counter_track_new("queue depth", "items", q, 0);
+ *     PTW_TRACK_COUNTER_INT("io", depth, n);
+ *
+ * The handles are the process's, valid in every session (before
+ * ptw_start() too): the backend creates a track's descriptor in a session
+ * on its first event there. At most PTW_MAX_TRACKS tracks. The calls take
+ * the tracer's mutex (not on a hot path: make the handle once). Returns
+ * the handle (> 0), or 0: NULL name, unknown parent or a counter track as
+ * parent, PTW_MAX_TRACKS reached, out of memory. */
+#define PTW_MAX_TRACKS 4096u
+uint64_t ptw_track_new(const char *name, uint64_t parent);
+/* A counter track, with its unit shown after the values (unit_name NULL:
+ * none). per_thread non-zero: each thread that samples it gets its own
+ * counter track of that name under its thread (parent must be 0). */
+uint64_t ptw_counter_track_new(const char *name, const char *unit_name,
+			       uint64_t parent, int per_thread);
+
+/* Slices on a track: a BEGIN and its END may come from different threads;
+ * trace_processor pairs them by timestamp on the track (they must nest
+ * there, as on a thread). A handle that is not a slice track counts the
+ * event in ptw_get_stats().invalid. */
+#define PTW_TRACK_BEGIN(cat, track, name) \
+	PTW_I_EV0N(cat, PTW_I_K_TRACK_BEGIN, name, (track))
+#define PTW_TRACK_BEGIN_ARGS(cat, track, name, ...) \
+	PTW_I_EVNN(cat, PTW_I_K_TRACK_BEGIN, name, (track), __VA_ARGS__)
+#define PTW_TRACK_BEGIN_DYN(cat, track, name_expr) \
+	PTW_I_EV0(cat, PTW_I_K_TRACK_BEGIN, NULL, (name_expr), (track))
+#define PTW_TRACK_BEGIN_FMT(cat, track, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_TRACK_BEGIN, (uint64_t)(track), __VA_ARGS__)
+#define PTW_TRACK_END(cat, track) \
+	PTW_I_EV0(cat, PTW_I_K_TRACK_END, NULL, NULL, (track))
+#define PTW_TRACK_END_ARGS(cat, track, ...) \
+	PTW_I_EVN(cat, PTW_I_K_TRACK_END, NULL, NULL, (track), __VA_ARGS__)
+#define PTW_TRACK_INSTANT(cat, track, name) \
+	PTW_I_EV0N(cat, PTW_I_K_TRACK_INSTANT, name, (track))
+#define PTW_TRACK_INSTANT_ARGS(cat, track, name, ...) \
+	PTW_I_EVNN(cat, PTW_I_K_TRACK_INSTANT, name, (track), __VA_ARGS__)
+#define PTW_TRACK_INSTANT_DYN(cat, track, name_expr) \
+	PTW_I_EV0(cat, PTW_I_K_TRACK_INSTANT, NULL, (name_expr), (track))
+#define PTW_TRACK_INSTANT_FMT(cat, track, ...) \
+	PTW_I_EVFI(cat, PTW_I_K_TRACK_INSTANT, (uint64_t)(track), __VA_ARGS__)
+/* A sample on a counter track of ptw_counter_track_new ('value' is
+ * evaluated only while the site is live). */
+#define PTW_TRACK_COUNTER_INT(cat, track, value) \
+	PTW_I_EVTC(cat, PTW_I_K_TRACK_COUNTER_INT, (track), \
+		   (uint64_t)(int64_t)(value))
+#define PTW_TRACK_COUNTER_DOUBLE(cat, track, value) \
+	PTW_I_EVTC(cat, PTW_I_K_TRACK_COUNTER_DOUBLE, (track), \
+		   ptw_i_dbl_bits(value))
+
+/* Flows on slices: a pseudo-argument of any _ARGS macro (BEGIN, SCOPE,
+ * END, INSTANT, TRACK_BEGIN, ...) that makes the event's slice start or
+ * continue flow 'id' (PTW_ARG_FLOW), or end it
+ * (PTW_ARG_TERMINATING_FLOW); on an END, the slice it ends. The arrows
+ * then join slices, as TRACE_EVENT's perfetto::Flow and TerminatingFlow
+ * do, without an instant of their own: PTW_SCOPE_ARGS("net", "send",
+ * PTW_ARG_FLOW(req)) on one thread, PTW_SCOPE_ARGS("net", "handle",
+ * PTW_ARG_TERMINATING_FLOW(req)) on another. Each counts as one of the
+ * event's PTW_TRACER_MAX_ARGS arguments. */
+#define PTW_ARG_FLOW(id) ptw_i_arg_flow(PTW_I_ARG_FLOW, (uint64_t)(id))
+#define PTW_ARG_TERMINATING_FLOW(id) \
+	ptw_i_arg_flow(PTW_I_ARG_TERMINATING_FLOW, (uint64_t)(id))
 
 /* ---- inline implementation: NOT API ----------------------------------
  * What the macros above expand to. The names below (ptw_i_*, PTW_I_*) may
@@ -540,7 +634,19 @@ enum ptw_i_kind {
 	PTW_I_K_FLOW_END,
 	PTW_I_K_THREAD_NAME, /* control: name bytes follow */
 	PTW_I_K_DROPPED,     /* control: v = events lost just before */
+	PTW_I_K_LOG,         /* log message: copied text, id = site | prio */
+	PTW_I_K_TRACK_BEGIN, /* on a track of ptw_track_new: id = handle */
+	PTW_I_K_TRACK_END,
+	PTW_I_K_TRACK_INSTANT,
+	PTW_I_K_TRACK_COUNTER_INT,    /* id = handle, v = value */
+	PTW_I_K_TRACK_COUNTER_DOUBLE,
 };
+
+/* Argument types the tracer carries besides enum ptw_arg_type: a flow id
+ * on a slice's BEGIN or END or on an instant (PTW_ARG_FLOW,
+ * PTW_ARG_TERMINATING_FLOW). */
+#define PTW_I_ARG_FLOW 0x40
+#define PTW_I_ARG_TERMINATING_FLOW 0x41
 
 /* One per macro call site. The macros test 'live' inline (see
  * ptw_i_live); everything else is read out of line. 'live' is 0 while the
@@ -563,6 +669,10 @@ struct ptw_i_site {
 	const char *name;
 	uint32_t state;
 	uint32_t known;
+	/* The call site (__FILE__, __func__, __LINE__): written with the
+	 * site's events when cfg.source_locations is set, and with every
+	 * log line; the writer interns it by its address. */
+	struct ptw_source_location loc;
 };
 
 /* Out-of-line producer paths (lib/tracer/tracer_event.c, lib/tracer/tracer_thread.c),
@@ -578,6 +688,9 @@ int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
 /* The _STACK macros: captures the caller's stack (lib/stack/). */
 int ptw_i_emit_stack(struct ptw_i_site *site, uint32_t kind,
 		     const char *name);
+/* A sample on a counter track of ptw_counter_track_new. */
+int ptw_i_emit_val(struct ptw_i_site *site, uint32_t kind, uint64_t track,
+		   uint64_t val);
 /* The same with an id (async, flow) or a counter's value bits. */
 int ptw_i_emit_fmt_id(struct ptw_i_site *site, uint32_t kind, uint64_t id,
 		      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -588,9 +701,24 @@ int ptw_i_emit_fmt_id(struct ptw_i_site *site, uint32_t kind, uint64_t id,
 
 #define PTW_I_CAT2(a, b) a##b
 #define PTW_I_CAT(a, b) PTW_I_CAT2(a, b)
+/* Every site knows where it is (__func__: an array of static storage, so
+ * the initializer stays constant; in C++ the sites of scopes are in
+ * statement expressions, not lambdas, for the same __func__). */
+#define PTW_I_LOC {__FILE__, __func__, __LINE__}
 #define PTW_I_SITE(var, cat, name, kind) \
 	static struct ptw_i_site var = {PTW_I_SITE_CHECK, (kind),            \
-					PTW_I_LIT(cat), (name), 0, 0}
+					PTW_I_LIT(cat), (name), 0, 0, PTW_I_LOC}
+/* A site whose literal name is copied right after it (var.s is the
+ * site, var.n its name): the name pointer a record carries then also
+ * gives the backend its site (lib/tracer: ptw_tr_site_of_name), so that
+ * an event's call site costs the producer nothing more. */
+#define PTW_I_SITEN(var, cat, name, kind)                                    \
+	static struct {                                                      \
+		struct ptw_i_site s;                                         \
+		char n[sizeof(PTW_I_LIT(name))];                             \
+	} var = {{PTW_I_SITE_CHECK, (kind), PTW_I_LIT(cat), var.n, 0, 0,     \
+		  PTW_I_LOC},                                                \
+		 "" name ""}
 
 /* The whole disabled cost of a macro: a load of the site's word and one
  * branch, for tracing stopped and for a category found off alike (the
@@ -626,6 +754,13 @@ static inline struct ptw_arg ptw_i_arg_ptr(const char *n, const void *v)
 	return a;
 }
 
+static inline struct ptw_arg ptw_i_arg_flow(int type, uint64_t id)
+{
+	struct ptw_arg a = ptw_i_arg_u64(0, id);
+	a.type = (enum ptw_arg_type)type;
+	return a;
+}
+
 static inline uint64_t ptw_i_dbl_bits(double d)
 {
 	uint64_t u;
@@ -637,7 +772,7 @@ static inline uint64_t ptw_i_dbl_bits(double d)
 static inline void ptw_i_scope_end_now(void)
 {
 	static struct ptw_i_site end_site = {PTW_I_SITE_CHECK, PTW_I_K_END,
-					     "", NULL, 0, 0};
+					     "", NULL, 0, 0, {0, 0, 0}};
 	if (ptw_i_live(&end_site))
 		(void)ptw_i_ev(&end_site);
 }
@@ -664,6 +799,12 @@ static inline void ptw_i_scope_end(int *began)
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_ev(&ptw_i_site_);                        \
 	} while (0)
+#define PTW_I_EV1N(cat, kind, name)                                          \
+	do {                                                                 \
+		PTW_I_SITEN(ptw_i_site_, cat, name, (kind));                 \
+		if (ptw_i_live(&ptw_i_site_.s))                              \
+			(void)ptw_i_ev(&ptw_i_site_.s);                      \
+	} while (0)
 #define PTW_I_EVC(cat, kind, name, val)                                      \
 	do {                                                                 \
 		PTW_I_SITE(ptw_i_site_, cat, (name), (kind));                \
@@ -676,6 +817,33 @@ static inline void ptw_i_scope_end(int *began)
 		if (ptw_i_live(&ptw_i_site_))                                \
 			(void)ptw_i_emit_n(&ptw_i_site_, (kind_), (name_),   \
 					   (dyn_), (uint64_t)(id_), NULL, 0);\
+	} while (0)
+#define PTW_I_EVTC(cat_, kind_, track_, val_)                                 \
+	do {                                                                 \
+		PTW_I_SITE(ptw_i_site_, cat_, NULL, 0);                      \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_emit_val(&ptw_i_site_, (kind_),          \
+					     (uint64_t)(track_), (val_));    \
+	} while (0)
+#define PTW_I_EV0N(cat_, kind_, name_, id_)                                  \
+	do {                                                                 \
+		PTW_I_SITEN(ptw_i_site_, cat_, name_, 0);                    \
+		if (ptw_i_live(&ptw_i_site_.s))                              \
+			(void)ptw_i_emit_n(&ptw_i_site_.s, (kind_),          \
+					   ptw_i_site_.n, NULL,              \
+					   (uint64_t)(id_), NULL, 0);        \
+	} while (0)
+#define PTW_I_EVNN(cat_, kind_, name_, id_, ...)                             \
+	do {                                                                 \
+		PTW_I_SITEN(ptw_i_site_, cat_, name_, 0);                    \
+		if (ptw_i_live(&ptw_i_site_.s)) {                            \
+			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};     \
+			(void)ptw_i_emit_n(&ptw_i_site_.s, (kind_),          \
+					   ptw_i_site_.n, NULL,              \
+					   (uint64_t)(id_), ptw_i_a_,        \
+					   sizeof(ptw_i_a_) /                \
+						   sizeof(ptw_i_a_[0]));     \
+		}                                                            \
 	} while (0)
 #define PTW_I_EVN(cat_, kind_, name_, dyn_, id_, ...)                        \
 	do {                                                                 \
@@ -712,15 +880,42 @@ static inline void ptw_i_scope_end(int *began)
 						__VA_ARGS__);                \
 	} while (0)
 
+/* PTW_LOG: the record's id carries the site (8-byte aligned) and the
+ * priority in its low 3 bits. */
+static inline uint64_t ptw_i_log_id(const struct ptw_i_site *site, int prio)
+{
+	return (uint64_t)(uintptr_t)site | ((uint64_t)(unsigned)prio & 7u);
+}
+#define PTW_I_LOGF(prio_, ...)                                               \
+	do {                                                                 \
+		PTW_I_SITE(ptw_i_site_, "log", NULL, PTW_I_K_LOG);           \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_emit_fmt_id(                             \
+				&ptw_i_site_, PTW_I_K_LOG,                   \
+				ptw_i_log_id(&ptw_i_site_, (prio_)),         \
+				__VA_ARGS__);                                \
+	} while (0)
+#define PTW_I_LOGD(prio_, msg_)                                              \
+	do {                                                                 \
+		PTW_I_SITE(ptw_i_site_, "log", NULL, PTW_I_K_LOG);           \
+		if (ptw_i_live(&ptw_i_site_))                                \
+			(void)ptw_i_emit_n(&ptw_i_site_, PTW_I_K_LOG, NULL,  \
+					   (msg_),                           \
+					   ptw_i_log_id(&ptw_i_site_,        \
+							(prio_)),            \
+					   NULL, 0);                         \
+	} while (0)
+
 /* The scopes: 'v' is unique per expansion (__COUNTER__, expanded once by
  * the caller), so several scopes may share a line or a macro. A scope is
  * its site (PTW_I_SCOPE_SITE, a static object declared first in C, a
- * static inside a lambda in C++, so that the whole scope is one
- * declaration there) and a guard whose value says whether BEGIN counted. */
+ * static inside a statement expression in C++, so that the whole scope
+ * is one declaration there) and a guard whose value says whether BEGIN
+ * counted. */
 #define PTW_I_SCOPE1(v, cat, name)                                           \
-	PTW_I_SCOPE_SITE(v, cat, name, PTW_I_K_BEGIN)                        \
+	PTW_I_SCOPE_SITEN(v, cat, name, PTW_I_K_BEGIN)                       \
 	PTW_I_GUARD(v, ptw_i_scope_begin(                                    \
-			       PTW_I_SITE_PTR(v, cat, name, PTW_I_K_BEGIN)))
+			       PTW_I_SITEN_PTR(v, cat, name, PTW_I_K_BEGIN)))
 /* GNU statement expressions (gcc and clang, C and C++) name the site once
  * and keep the name and arguments unevaluated unless the site is live, as
  * in PTW_BEGIN_DYN and PTW_BEGIN_ARGS. */
@@ -748,6 +943,20 @@ static inline void ptw_i_scope_end(int *began)
 						      PTW_I_K_BEGIN,         \
 						      __VA_ARGS__)           \
 				     : 0;                                    \
+	}))
+#define PTW_I_SCOPENN(v, cat, nm_, ...)                                      \
+	PTW_I_SCOPE_SITEN(v, cat, nm_, 0)                                    \
+	PTW_I_GUARD(v, __extension__({                                       \
+		struct ptw_i_site *ptw_i_s_ = PTW_I_SITEN_PTR(v, cat, nm_, 0); \
+		int ptw_i_r_ = 0;                                            \
+		if (ptw_i_live(ptw_i_s_)) {                                  \
+			const struct ptw_arg ptw_i_a_[] = {__VA_ARGS__};     \
+			ptw_i_r_ = ptw_i_emit_n(                             \
+				ptw_i_s_, PTW_I_K_BEGIN, ptw_i_s_->name,     \
+				NULL, 0, ptw_i_a_,                           \
+				sizeof(ptw_i_a_) / sizeof(ptw_i_a_[0]));     \
+		}                                                            \
+		ptw_i_r_;                                                    \
 	}))
 #define PTW_I_SCOPEN(v, cat, name, dyn, ...)                                 \
 	PTW_I_SCOPE_SITE(v, cat, NULL, 0)                                    \
@@ -796,16 +1005,25 @@ private:
 	int began_;
 };
 #define PTW_I_SCOPE_SITE(v, cat, name, kind)
+#define PTW_I_SCOPE_SITEN(v, cat, name, kind)
 #define PTW_I_SITE_PTR(v, cat, name, kind)                                   \
-	([]() -> ptw_i_site * {                                              \
+	__extension__({                                                      \
 		PTW_I_SITE(ptw_i_l_, cat, name, kind);                       \
-		return &ptw_i_l_;                                            \
-	}())
+		&ptw_i_l_;                                                   \
+	})
+#define PTW_I_SITEN_PTR(v, cat, name, kind)                                  \
+	__extension__({                                                      \
+		PTW_I_SITEN(ptw_i_l_, cat, name, kind);                      \
+		&ptw_i_l_.s;                                                 \
+	})
 #define PTW_I_GUARD(v, begin) const ptw_i_scope_guard v((begin))
 #else
 #define PTW_I_SCOPE_SITE(v, cat, name, kind)                                 \
 	PTW_I_SITE(PTW_I_CAT(v, _site), cat, name, kind);
+#define PTW_I_SCOPE_SITEN(v, cat, name, kind)                                \
+	PTW_I_SITEN(PTW_I_CAT(v, _site), cat, name, kind);
 #define PTW_I_SITE_PTR(v, cat, name, kind) (&PTW_I_CAT(v, _site))
+#define PTW_I_SITEN_PTR(v, cat, name, kind) (&PTW_I_CAT(v, _site).s)
 #define PTW_I_GUARD(v, begin)                                                \
 	int v __attribute__((cleanup(ptw_i_scope_end), unused)) = (begin)
 #endif

@@ -172,6 +172,9 @@ struct ptw_arg {
  * that matches nothing; the writer's count of open slices stays 0, as
  * trace_processor's count of open slices per track uuid does). */
 #define PTW_EV_NAMED_END 8u
+/* ev->source and its strings never change while the writer lives:
+ * interned by the struct's address (PTW_EV_STATIC_STRINGS implies it). */
+#define PTW_EV_STATIC_SOURCE 16u
 
 /* Direction of a Chrome JSON v2 flow (LegacyEvent.FlowDirection). */
 enum ptw_flow_dir {
@@ -257,6 +260,30 @@ struct ptw_callstack {
 	uint32_t flags;                 /* PTW_CS_* */
 };
 
+/* Where an event was logged: TrackEvent.source_location_iid, interned
+ * per sequence (InternedData.source_locations, keyed by the three values;
+ * with PTW_EV_STATIC_STRINGS also by the struct's address, which must
+ * then never change nor its strings). trace_processor shows it as the
+ * slice's args source.file_name, source.function_name and
+ * source.line_number. NULL strings are written as empty ones. */
+struct ptw_source_location {
+	const char *file;     /* e.g. __FILE__ */
+	const char *function; /* e.g. __func__ */
+	uint32_t line;        /* e.g. __LINE__ */
+};
+
+/* Priorities of a log message (LogMessage.Priority, which
+ * trace_processor maps to Android's: its android_logs.prio). */
+enum ptw_log_prio {
+	PTW_LOG_PRIO_UNSPECIFIED = 0, /* no prio written: shown as INFO (4) */
+	PTW_LOG_PRIO_VERBOSE = 2,
+	PTW_LOG_PRIO_DEBUG = 3,
+	PTW_LOG_PRIO_INFO = 4,
+	PTW_LOG_PRIO_WARN = 5,
+	PTW_LOG_PRIO_ERROR = 6,
+	PTW_LOG_PRIO_FATAL = 7,
+};
+
 /* One event. Strings are NUL-terminated UTF-8 and copied (or interned)
  * before the call returns. */
 struct ptw_event {
@@ -277,6 +304,9 @@ struct ptw_event {
 	uint64_t thread_time_track;
 	const struct ptw_legacy *legacy;     /* NULL: none */
 	const struct ptw_callstack *callstack; /* NULL: none */
+	/* Where the event was logged (BEGIN, INSTANT, END, log messages;
+	 * ignored by ptw_seq_legacy_flow). NULL: none. */
+	const struct ptw_source_location *source;
 };
 
 struct ptw_writer_stats {
@@ -464,6 +494,17 @@ int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev);
  * 'f' without bind_to_enclosing, to the next slice that begins there).
  * Phase 'b', 'e' or 'n': a Chrome JSON async event (struct ptw_legacy). */
 int ptw_seq_legacy_flow(struct ptw_seq *s, const struct ptw_event *ev);
+/* A line of text on a thread's track: an INSTANT (ev's name, category,
+ * args, flows, source; Chrome names it "LogMessage" in category "log")
+ * carrying TrackEvent.log_message with 'msg' (interned per sequence in
+ * InternedData.log_message_body), 'prio' (enum ptw_log_prio) and
+ * ev->source. trace_processor lists it in its android_logs table (ts,
+ * utid of the thread, prio, tag "file:line" of ev->source or NULL, msg)
+ * and the UI in its log panel. ev->track must be a thread track
+ * (trace_processor keeps no log line of other tracks); 'msg' at most
+ * PTW_MAX_STRING_LEN bytes; else PTW_ERR_INVALID. */
+int ptw_seq_log(struct ptw_seq *s, const struct ptw_event *ev, int prio,
+		const char *msg);
 int ptw_seq_counter_int(struct ptw_seq *s, uint64_t track, uint64_t ts,
 			int64_t value);
 int ptw_seq_counter_double(struct ptw_seq *s, uint64_t track, uint64_t ts,

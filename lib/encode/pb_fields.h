@@ -94,6 +94,17 @@
 #define PTW_F_FRAME_LINE_NUMBER 6          /* Frame.line_number */
 #define PTW_F_CS_IID 1                     /* Callstack.iid */
 #define PTW_F_CS_FRAME_IDS 2               /* Callstack.frame_ids */
+#define PTW_F_ID_SOURCE_LOCATIONS 4        /* InternedData.source_locations */
+#define PTW_F_ID_LOG_MESSAGE_BODY 20       /* InternedData.log_message_body */
+/* SourceLocation (iid = 1 as above) */
+#define PTW_F_SL_FILE_NAME 2               /* SourceLocation.file_name */
+#define PTW_F_SL_FUNCTION_NAME 3           /* SourceLocation.function_name */
+#define PTW_F_SL_LINE_NUMBER 4             /* SourceLocation.line_number */
+/* LogMessageBody: iid = 1, body = 2 (as EventName) */
+/* LogMessage */
+#define PTW_F_LM_SOURCE_LOCATION_IID 1     /* LogMessage.source_location_iid */
+#define PTW_F_LM_BODY_IID 2                /* LogMessage.body_iid */
+#define PTW_F_LM_PRIO 3                    /* LogMessage.prio */
 /* EventCategory, EventName, DebugAnnotationName: iid = 1, name = 2 */
 #define PTW_F_INTERN_IID 1                 /* EventName.iid (and EventCategory, DebugAnnotationName) */
 #define PTW_F_INTERN_NAME 2                /* EventName.name (and EventCategory, DebugAnnotationName) */
@@ -122,6 +133,8 @@
 #define PTW_F_ICS_FUNCTION_NAME 1          /* InlineCallstack.Frame.function_name */
 #define PTW_F_ICS_SOURCE_FILE 2            /* InlineCallstack.Frame.source_file */
 #define PTW_F_ICS_LINE_NUMBER 3            /* InlineCallstack.Frame.line_number */
+#define PTW_F_TE_LOG_MESSAGE 21            /* TrackEvent.log_message */
+#define PTW_F_TE_SOURCE_LOCATION_IID 34    /* TrackEvent.source_location_iid */
 /* TrackEvent.LegacyEvent */
 #define PTW_F_LE_PHASE 2                   /* LegacyEvent.phase */
 #define PTW_F_LE_DURATION_US 3             /* LegacyEvent.duration_us */

@@ -514,6 +514,7 @@ static struct ptw_tracer *ptw_tr_new(const struct ptw_config *cfg,
 	}
 	tr->wait = cfg->overflow == PTW_OVERFLOW_WAIT;
 	tr->general_only = cfg->general_path_only != 0;
+	tr->srcloc = cfg->source_locations != 0;
 	tr->drain_us = cfg->drain_interval_us ? cfg->drain_interval_us
 					      : PTW_DEFAULT_DRAIN_US;
 	tr->pid = (int32_t)getpid();

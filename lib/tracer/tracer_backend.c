@@ -163,6 +163,7 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 void ptw_tr_backend_free(struct ptw_tracer *tr)
 {
 	ptw_map_free(&tr->counters);
+	ptw_map_free(&tr->trks);
 	for (size_t i = 0; i < tr->n_counter_names; i++)
 		free(tr->counter_names[i]);
 	free(tr->counter_names);
@@ -291,6 +292,8 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 	e->nargs = 0;
 	e->n_pcs = 0;
 	e->cs.n_frames = 0;
+	e->src = NULL;
+	e->n_flows = e->n_tflows = 0;
 	uint64_t k = h + 1;
 	if (e->rec.name_len) {
 		size_t len = e->rec.name_len - 1u;
@@ -304,6 +307,10 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 	switch (e->rec.kind) {
 	case PTW_I_K_ASYNC_BEGIN: case PTW_I_K_ASYNC_END:
 	case PTW_I_K_FLOW_START: case PTW_I_K_FLOW_STEP: case PTW_I_K_FLOW_END:
+	case PTW_I_K_LOG:
+	case PTW_I_K_TRACK_BEGIN: case PTW_I_K_TRACK_END:
+	case PTW_I_K_TRACK_INSTANT: case PTW_I_K_TRACK_COUNTER_INT:
+	case PTW_I_K_TRACK_COUNTER_DOUBLE:
 		memcpy(&e->id, ptw_ring_slot(r, k++), sizeof(e->id));
 		break;
 	default:
@@ -325,6 +332,14 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 		case PTW_ARG_TYPE_UINT: pa->v.u = ar.val; break;
 		case PTW_ARG_TYPE_POINTER: pa->v.u = ar.val; break;
 		case PTW_ARG_TYPE_DOUBLE: memcpy(&pa->v.d, &ar.val, sizeof(double)); break;
+		case PTW_I_ARG_FLOW: /* not an argument: a flow of the event */
+			e->flows[e->n_flows++] = ar.val;
+			kept--;
+			break;
+		case PTW_I_ARG_TERMINATING_FLOW:
+			e->tflows[e->n_tflows++] = ar.val;
+			kept--;
+			break;
 		case PTW_ARG_TYPE_STRING: {
 			size_t len = ar.str_len;
 			if (len > PTW_TRACER_MAX_NAME)
@@ -366,6 +381,20 @@ static void ptw_tr_decode(struct ptw_tracer *tr, const struct ptw_ring *r,
 			e->cs.flags = 0;
 		}
 	}
+	if (tr->srcloc) {
+		switch (e->rec.kind) {
+		case PTW_I_K_BEGIN: case PTW_I_K_INSTANT: case PTW_I_K_ASYNC_BEGIN:
+		case PTW_I_K_FLOW_START: case PTW_I_K_FLOW_STEP:
+		case PTW_I_K_FLOW_END: {
+			const struct ptw_i_site *site = ptw_tr_rec_site(&e->rec);
+			if (site && site->loc.file)
+				e->src = &site->loc;
+			break;
+		}
+		default:
+			break;
+		}
+	}
 	if (unknown)
 		atomic_fetch_add_explicit(&tr->invalid, unknown,
 					  memory_order_relaxed);
@@ -382,6 +411,12 @@ static void ptw_tr_fill(const struct ptw_tr_ev *e, struct ptw_event *ev)
 	ev->n_args = e->nargs;
 	ev->flags = e->static_name ? PTW_EV_STATIC_STRINGS : 0;
 	ev->callstack = e->cs.n_frames ? &e->cs : NULL;
+	ev->source = e->src;
+	ev->flags |= PTW_EV_STATIC_SOURCE;
+	ev->flow_ids = e->n_flows ? e->flows : NULL;
+	ev->n_flow_ids = e->n_flows;
+	ev->terminating_flow_ids = e->n_tflows ? e->tflows : NULL;
+	ev->n_terminating_flow_ids = e->n_tflows;
 }
 
 /* Announces drops up to 'total' on the thread's sequence: the next packet
@@ -474,6 +509,84 @@ static void ptw_tr_process_async_begin(struct ptw_tracer *tr,
 		ptw_tr_async_write_end(tr, seq, track, ts);
 }
 
+/* A PTW_LOG line: its id is the site's address and the priority
+ * (ptw_i_log_id); the site, static like the literals the ring refers to,
+ * gives the source location (an unloaded library's records were all
+ * written before it went, tracer_unload.c). */
+static void ptw_tr_process_log(struct ptw_tracer *tr, struct ptw_seq *seq,
+			       const struct ptw_tr_ev *e)
+{
+	const struct ptw_i_site *site =
+		(const struct ptw_i_site *)(uintptr_t)(e->id & ~(uint64_t)7);
+	struct ptw_event ev;
+	ptw_tr_fill(e, &ev);
+	ev.name = "LogMessage";
+	ev.flags = PTW_EV_STATIC_STRINGS;
+	ev.source = site->loc.file ? &site->loc : NULL;
+	if (ptw_tr_check(tr, ptw_seq_log(seq, &ev, (int)(e->id & 7u), e->name)))
+		ptw_tr_count_event(tr);
+}
+
+/* An event on a track of ptw_track_new / ptw_counter_track_new. An END
+ * is written as one that matches any open slice of the track
+ * (PTW_EV_NAMED_END without a name): its BEGIN may come from another
+ * thread's ring, drained later; trace_processor pairs them by
+ * timestamp. */
+static void ptw_tr_process_track(struct ptw_tracer *tr,
+				 struct ptw_tr_thread *th,
+				 const struct ptw_tr_ev *e)
+{
+	uint32_t kind = e->rec.kind;
+	int counter = kind == PTW_I_K_TRACK_COUNTER_INT ||
+		      kind == PTW_I_K_TRACK_COUNTER_DOUBLE;
+	uint64_t track = ptw_tr_track_uuid(tr, th->track, e->id, counter);
+	if (!track) {
+		int wrc = ptw_writer_error(tr->w)->code;
+		ptw_tr_check(tr, wrc ? wrc : PTW_ERR_INVALID);
+		return;
+	}
+	struct ptw_event ev;
+	int rc;
+	switch (kind) {
+	case PTW_I_K_TRACK_COUNTER_INT:
+		rc = ptw_seq_counter_int(th->seq, track, e->ts,
+					 (int64_t)e->rec.v.u);
+		break;
+	case PTW_I_K_TRACK_COUNTER_DOUBLE: {
+		double d;
+		memcpy(&d, &e->rec.v.u, sizeof(d));
+		rc = ptw_seq_counter_double(th->seq, track, e->ts, d);
+		break;
+	}
+	case PTW_I_K_TRACK_BEGIN:
+		ptw_tr_fill(e, &ev);
+		ev.track = track;
+		rc = ptw_seq_slice_begin(th->seq, &ev);
+		/* what the slice is, for a snapshot that cuts it (kept as
+		 * an async track's) */
+		if (!rc && tr->ring && ptw_tr_open_async_begin(tr, track, e))
+			ptw_tr_open_failed(tr);
+		break;
+	case PTW_I_K_TRACK_END:
+		ptw_tr_fill(e, &ev);
+		ev.track = track;
+		ev.name = NULL;
+		ev.category = NULL;
+		ev.flags |= PTW_EV_NAMED_END;
+		rc = ptw_seq_slice_end(th->seq, &ev);
+		if (!rc && tr->ring)
+			ptw_tr_open_async_end(tr, track);
+		break;
+	default:
+		ptw_tr_fill(e, &ev);
+		ev.track = track;
+		rc = ptw_seq_instant(th->seq, &ev);
+		break;
+	}
+	if (ptw_tr_check(tr, rc))
+		ptw_tr_count_event(tr);
+}
+
 /* Writes one decoded record of thread th by the writer's general API. */
 static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 			   const struct ptw_tr_ev *e)
@@ -547,6 +660,14 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		}
 		if (ptw_tr_check(tr, ptw_seq_instant(seq, &ev)))
 			ptw_tr_count_event(tr);
+		break;
+	case PTW_I_K_LOG:
+		ptw_tr_process_log(tr, seq, e);
+		break;
+	case PTW_I_K_TRACK_BEGIN: case PTW_I_K_TRACK_END:
+	case PTW_I_K_TRACK_INSTANT: case PTW_I_K_TRACK_COUNTER_INT:
+	case PTW_I_K_TRACK_COUNTER_DOUBLE:
+		ptw_tr_process_track(tr, th, e);
 		break;
 	case PTW_I_K_THREAD_NAME:
 		ptw_tr_check(tr, ptw_writer_rename_track(tr->w, th->track,
@@ -928,10 +1049,30 @@ static int ptw_tr_fast_event(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		return 0;
 	const char *name, *cat;
 	ptw_tr_simple_key(rec, &name, &cat);
-	int rc = ptw_seq_simple(th->seq, type[k], 0, ptw_tr_ts(tr, rec->ts),
-				cat, name);
+	/* cfg.source_locations: a BEGIN or INSTANT with its site's */
+	const struct ptw_source_location *loc = NULL;
+	if (tr->srcloc && k != PTW_I_K_END) {
+		const struct ptw_i_site *site = ptw_tr_rec_site(rec);
+		loc = site && site->loc.file ? &site->loc : NULL;
+	}
+	int rc;
+	if (loc) {
+		struct ptw_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.ts = ptw_tr_ts(tr, rec->ts);
+		ev.category = cat;
+		ev.name = name;
+		ev.flags = PTW_EV_STATIC_STRINGS;
+		ev.source = loc;
+		rc = k == PTW_I_K_BEGIN ? ptw_seq_slice_begin(th->seq, &ev)
+					: ptw_seq_instant(th->seq, &ev);
+	} else {
+		rc = ptw_seq_simple(th->seq, type[k], 0, ptw_tr_ts(tr, rec->ts),
+				    cat, name);
+	}
 	struct ptw_tr_prep *pe = ptw_tr_prep_slot(th, rec);
-	if (rc != 0 || !ptw_i_seq_prepare(th->seq, type[k], cat, name, &pe->p))
+	if (rc != 0 || !ptw_i_seq_prepare_loc(th->seq, type[k], cat, name, loc,
+					      &pe->p))
 		pe->word = 0; /* nothing prepared */
 	if (tr->ring && k == PTW_I_K_BEGIN && rc == 0 &&
 	    ptw_tr_open_lit(&th->open, th->depth, rec->name, rec->v.cat))

@@ -20,9 +20,15 @@
 /* ---- the producer's records and thread head (the macros do not see them) */
 
 /* One ring slot. Extra slots follow when 'extra' > 0: the copied name
- * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot), then
- * per argument one slot (struct ptw_i_arg_rec) followed by its copied
- * string. Counters keep their value in v.u (a copied name before it).
+ * (name_len - 1 bytes + NUL, padded to slots), then the id (one slot: an
+ * async or flow id, a log line's site and priority, a track handle of
+ * ptw_track_new), then per argument one slot (struct ptw_i_arg_rec)
+ * followed by its copied string (PTW_I_ARG_FLOW and
+ * PTW_I_ARG_TERMINATING_FLOW arguments carry a flow id, no name).
+ * Counters keep their value in v.u (a copied name before it). 'name' is
+ * a literal, which for the sites of tracer.h's PTW_I_SITEN lies right
+ * after the site; with a copied name (name_len > 0) it is the site itself
+ * (ptw_tr_rec_site) or NULL.
  * Read by ptw_tr_decode_at, and by tracer_unload.c for the string
  * pointers of open slices' copies (ptw_tr_own_copied). */
 struct ptw_i_rec {
@@ -356,6 +362,7 @@ struct ptw_tracer {
 	uint32_t ring_slots;
 	int wait;
 	int general_only;         /* cfg->general_path_only */
+	int srcloc;               /* cfg->source_locations */
 	uint32_t drain_us;
 	int use_tsc;
 	uint32_t clock_bits;          /* PTW_I_GEN_TSC / PTW_I_GEN_BOOT / 0 */
@@ -388,6 +395,8 @@ struct ptw_tracer {
 	uint64_t proc_track;
 	struct ptw_seq *ctl_seq;
 	struct ptw_map counters;   /* name pointer -> counter track */
+	struct ptw_map trks;       /* tracks of ptw_track_new in this session
+				    * (tracer_tracks.c) */
 	char **counter_names;         /* distinct counter names (copies) */
 	uint64_t *counter_uuids;
 	size_t n_counter_names, cap_counter_names;
@@ -474,6 +483,13 @@ uint32_t ptw_tr_site_state(const char *cat, uint32_t kind, uint32_t g);
 /* tracer_thread.c */
 void ptw_tr_thread_unref(struct ptw_tr_thread *t);
 
+/* tracer_tracks.c: the writer track of handle h in this session (made on
+ * first use, its parents first; a per-thread counter's under
+ * thread_track), or 0: h unknown or not of that kind (counter or not),
+ * out of memory or the writer failed. */
+uint64_t ptw_tr_track_uuid(struct ptw_tracer *tr, uint64_t thread_track,
+			   uint64_t h, int counter);
+
 /* An END on thread t (producer side): closes t's innermost open level.
  * Returns 1 if that level's BEGIN was dropped (the END is dropped too and
  * counted) or skipped (dropped, not counted): the caller writes nothing. Shared by the
@@ -554,7 +570,27 @@ struct ptw_tr_ev {
 	uint64_t pcs[PTW_TRACER_MAX_STACK + 1];
 	struct ptw_frame frames[PTW_TRACER_MAX_STACK];
 	struct ptw_callstack cs;
+	const struct ptw_source_location *src; /* cfg.source_locations */
+	/* PTW_ARG_FLOW / PTW_ARG_TERMINATING_FLOW pseudo-arguments */
+	uint64_t flows[PTW_TRACER_MAX_ARGS];
+	uint64_t tflows[PTW_TRACER_MAX_ARGS];
+	uint32_t n_flows, n_tflows;
 };
+
+/* The site of a record: a literal name is the n[] that follows its site
+ * (PTW_I_SITEN in tracer.h), a copied name's record has the site in
+ * 'name'. NULL for records no site wrote (controls, bare ENDs). Valid
+ * while the record is in the ring (an unloaded object's records are all
+ * written before it goes, tracer_unload.c). */
+static inline const struct ptw_i_site *ptw_tr_rec_site(const struct ptw_i_rec *rec)
+{
+	if (!rec->name)
+		return NULL;
+	if (rec->name_len)
+		return (const struct ptw_i_site *)(const void *)rec->name;
+	return (const struct ptw_i_site *)(uintptr_t)((uintptr_t)rec->name -
+						       sizeof(struct ptw_i_site));
+}
 /* name + every argument string, each at most PTW_TRACER_MAX_NAME + NUL */
 #define PTW_TR_SCRATCH ((PTW_TRACER_MAX_ARGS + 1) * (PTW_TRACER_MAX_NAME + 1))
 /* Decodes the record at slot h of r; its strings go to 'scratch'

@@ -331,7 +331,16 @@ static int ptw_tr_kind_has_id(uint32_t kind)
 {
 	return kind == PTW_I_K_ASYNC_BEGIN || kind == PTW_I_K_ASYNC_END ||
 	       kind == PTW_I_K_FLOW_START || kind == PTW_I_K_FLOW_STEP ||
-	       kind == PTW_I_K_FLOW_END;
+	       kind == PTW_I_K_FLOW_END || kind == PTW_I_K_LOG ||
+	       (kind >= PTW_I_K_TRACK_BEGIN &&
+		kind <= PTW_I_K_TRACK_COUNTER_DOUBLE);
+}
+
+static int ptw_tr_kind_is_counter(uint32_t kind)
+{
+	return kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE ||
+	       kind == PTW_I_K_TRACK_COUNTER_INT ||
+	       kind == PTW_I_K_TRACK_COUNTER_DOUBLE;
 }
 
 /* A copied string's length: at most PTW_TRACER_MAX_NAME bytes, never
@@ -341,10 +350,13 @@ static size_t ptw_tr_clip(const char *s)
 	return s ? ptw_utf8_prefix(s, PTW_TRACER_MAX_NAME) : 0;
 }
 
-/* Writes one record of 'kind' for thread t (tracing runs, site enabled). */
-static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
+/* Writes one record of 'kind' for thread t (tracing runs, site enabled);
+ * a counter's value is 'val' (the id slot, for kinds that have one,
+ * holds 'id'). */
+static int ptw_tr_write_n(struct ptw_i_thread *t,
+			  const struct ptw_i_site *site, const char *cat,
 			  uint32_t kind, const char *name, const char *dyn,
-			  uint64_t id, const struct ptw_arg *args,
+			  uint64_t id, uint64_t val, const struct ptw_arg *args,
 			  size_t nargs)
 {
 	uint64_t ts = ptw_i_now(t->gen);
@@ -386,9 +398,10 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 	rec->nargs = (uint8_t)nargs;
 	rec->name_len = dyn ? (uint16_t)(dyn_len + 1) : 0;
 	rec->extra = (uint32_t)(total - 1);
-	rec->name = dyn ? NULL : name;
-	if (kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE)
-		rec->v.u = id; /* the value: a counter has no category */
+	/* a copied name's record keeps its site there (ptw_tr_rec_site) */
+	rec->name = dyn ? (const char *)(const void *)site : name;
+	if (ptw_tr_kind_is_counter(kind))
+		rec->v.u = val; /* the value: a counter has no category */
 	else
 		rec->v.cat = cat;
 	uint64_t k = i + 1;
@@ -403,12 +416,15 @@ static int ptw_tr_write_n(struct ptw_i_thread *t, const char *cat,
 		memset(ar, 0, sizeof(*ar));
 		ar->name = args[a].name;
 		ar->type = (uint8_t)args[a].type;
-		switch (args[a].type) {
+		switch ((int)args[a].type) {
 		case PTW_ARG_TYPE_BOOL: ar->val = (uint64_t)(args[a].v.b != 0); break;
 		case PTW_ARG_TYPE_INT: ar->val = (uint64_t)args[a].v.i; break;
 		case PTW_ARG_TYPE_UINT: ar->val = args[a].v.u; break;
 		case PTW_ARG_TYPE_POINTER: ar->val = args[a].v.u; break;
 		case PTW_ARG_TYPE_DOUBLE: ar->val = ptw_i_dbl_bits(args[a].v.d); break;
+		case PTW_I_ARG_FLOW: case PTW_I_ARG_TERMINATING_FLOW:
+			ar->val = args[a].v.u;
+			break;
 		case PTW_ARG_TYPE_STRING: {
 			const char *s = args[a].v.s ? args[a].v.s : "";
 			size_t len = ptw_tr_clip(s);
@@ -503,10 +519,26 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 	}
 	if (!name && !dyn_name &&
 	    (kind == PTW_I_K_BEGIN || kind == PTW_I_K_INSTANT ||
-	     kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE))
+	     kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE ||
+	     kind == PTW_I_K_LOG || kind == PTW_I_K_TRACK_BEGIN ||
+	     kind == PTW_I_K_TRACK_INSTANT))
 		dyn_name = "";
-	return ptw_tr_write_n(t, site->cat, kind, name, dyn_name, id, args,
+	return ptw_tr_write_n(t, site, site->cat, kind, name, dyn_name, id, id,
+			      args,
 			      nargs);
+}
+
+int ptw_i_emit_val(struct ptw_i_site *site, uint32_t kind, uint64_t track,
+		   uint64_t val)
+{
+	struct ptw_i_thread *t = ptw_tr_ready(site);
+	if (__builtin_expect(!t, 0)) {
+		int alt;
+		if (!(t = ptw_tr_resolve(site, kind, &alt)))
+			return 0;
+	}
+	return ptw_tr_write_n(t, site, site->cat, kind, NULL, NULL, track, val,
+			      NULL, 0);
 }
 
 /* The _FMT macros: formats only once the event is known to be recorded,
@@ -528,7 +560,8 @@ ptw_tr_emit_vfmt(struct ptw_i_site *site, uint32_t kind, uint64_t id,
 	int n = fmt ? vsnprintf(buf, sizeof(buf), fmt, ap) : -1;
 	if (n < 0)
 		buf[0] = '\0';
-	return ptw_tr_write_n(t, site->cat, kind, NULL, buf, id, NULL, 0);
+	return ptw_tr_write_n(t, site, site->cat, kind, NULL, buf, id, id, NULL,
+			      0);
 }
 
 int ptw_i_emit_fmt(struct ptw_i_site *site, uint32_t kind, const char *fmt,
@@ -565,8 +598,9 @@ int ptw_set_thread_name(const char *name)
 		if (pt) {
 			t = (struct ptw_tr_thread *)pt;
 			ptw_utf8_copy(t->carry_name, sizeof(t->carry_name), name);
-			(void)ptw_tr_write_n(pt, "", PTW_I_K_THREAD_NAME, NULL,
-					     t->carry_name, 0, NULL, 0);
+			(void)ptw_tr_write_n(pt, NULL, "", PTW_I_K_THREAD_NAME,
+					     NULL, t->carry_name, 0, 0, NULL,
+					     0);
 			return 0;
 		}
 		t = ptw_tr_me();

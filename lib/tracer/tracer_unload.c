@@ -166,6 +166,8 @@ static int ptw_tr_own_copied(struct ptw_tracer *tr, unsigned char *p)
 {
 	struct ptw_i_rec rec;
 	memcpy(&rec, p, sizeof(rec));
+	if (rec.name_len)
+		rec.name = NULL; /* the site (ptw_tr_rec_site), going away */
 	int rc = ptw_tr_own_at(tr, &rec.name);
 	if (rec.kind != PTW_I_K_COUNTER_INT && rec.kind != PTW_I_K_COUNTER_DOUBLE)
 		rc |= ptw_tr_own_at(tr, &rec.v.cat);
@@ -177,6 +179,10 @@ static int ptw_tr_own_copied(struct ptw_tracer *tr, unsigned char *p)
 	switch (rec.kind) {
 	case PTW_I_K_ASYNC_BEGIN: case PTW_I_K_ASYNC_END:
 	case PTW_I_K_FLOW_START: case PTW_I_K_FLOW_STEP: case PTW_I_K_FLOW_END:
+	case PTW_I_K_LOG:
+	case PTW_I_K_TRACK_BEGIN: case PTW_I_K_TRACK_END:
+	case PTW_I_K_TRACK_INSTANT: case PTW_I_K_TRACK_COUNTER_INT:
+	case PTW_I_K_TRACK_COUNTER_DOUBLE:
 		k++;
 		break;
 	default:

@@ -1,6 +1,7 @@
 /* event.c - TrackEvent packets: slices, instants, counters, flows and
  * debug annotations, with per-sequence interning.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "callstack.h"
@@ -34,6 +35,15 @@ struct ptw_ev_plan {
 	 * with duration_us x_dur_us (ptw_seq_legacy_complete) */
 	int is_x;
 	uint64_t x_dur_us;
+	/* ev->source (NULL: none) and its interning (loc.s: its key); a new
+	 * entry's strings as written (U+FFFD for what is not UTF-8) */
+	const struct ptw_source_location *src;
+	struct ptw_ev_str loc;
+	size_t file_len, func_len, file_out, func_out;
+	int file_fix, func_fix;
+	/* a log message (body.s NULL: none) */
+	struct ptw_ev_str body;
+	int prio;
 };
 
 /* Upper bound of one nested DebugAnnotation besides its inline name and
@@ -60,6 +70,8 @@ static int ptw_ev_resolve_track(struct ptw_seq *s, uint64_t track,
 				struct ptw_ev_plan *p, int counter)
 {
 	p->track = track ? track : s->default_track;
+	p->src = NULL;
+	p->body.s = NULL;
 	p->tr = ptw_tracks_get(&s->w->tracks, p->track);
 	if (__builtin_expect(!p->tr, 0))
 		return ptw_i_writer_fail(s->w, PTW_ERR_INVALID, 0,
@@ -207,6 +219,23 @@ static int ptw_ev_validate(struct ptw_seq *s, const struct ptw_event *ev,
 			return ptw_ev_fail(w, "process-scoped instant on a "
 					   "track that is not a process track");
 	}
+	if (ev->source && p->type) {
+		const struct ptw_source_location *sl = ev->source;
+		is_static |= (ev->flags & PTW_EV_STATIC_SOURCE) != 0;
+		p->src = sl;
+		p->loc.is_new = 0;
+		p->loc.iid = is_static ? ptw_intern_get_ptr(s->locs, sl) : 0;
+		p->loc.len = p->loc.iid ? SIZE_MAX : 0;
+		p->file_len = sl->file ? strnlen(sl->file, PTW_MAX_STRING_LEN + 1)
+				       : 0;
+		p->func_len = sl->function ? strnlen(sl->function,
+						     PTW_MAX_STRING_LEN + 1)
+					   : 0;
+		if (p->file_len > PTW_MAX_STRING_LEN ||
+		    p->func_len > PTW_MAX_STRING_LEN)
+			return ptw_ev_fail(w, "source location file or "
+					      "function name too long");
+	}
 	uint32_t nodes = 0;
 	p->nested_need = 0;
 	for (uint32_t i = 0; i < ev->n_args; i++) {
@@ -262,6 +291,90 @@ static inline int ptw_ev_intern(struct ptw_ev_str *e, struct ptw_intern *t,
 	if (is_static)
 		ptw_intern_put_ptr(t, e->s, e->iid);
 	return 0;
+}
+
+/* Interns the source location p->src (after any checkpoint): by address
+ * when static, else by its key file NUL function NUL line built in
+ * s->lkey. Returns 0 or NOMEM. */
+static int ptw_ev_intern_loc(struct ptw_seq *s, struct ptw_ev_plan *p,
+			     int is_static)
+{
+	const struct ptw_source_location *sl = p->src;
+	if (p->loc.len == SIZE_MAX &&
+	    (p->loc.iid = ptw_intern_get_ptr(s->locs, sl)) != 0)
+		return 0;
+	size_t n = p->file_len + 1 + p->func_len + 1 + sizeof(sl->line);
+	if (n > s->lkey_cap) {
+		size_t cap = n < 256 ? 256 : n;
+		char *k = realloc(s->lkey, cap);
+		if (!k)
+			return PTW_ERR_NOMEM;
+		s->lkey = k;
+		s->lkey_cap = cap;
+	}
+	char *k = s->lkey;
+	if (p->file_len)
+		memcpy(k, sl->file, p->file_len);
+	k[p->file_len] = 0;
+	if (p->func_len)
+		memcpy(k + p->file_len + 1, sl->function, p->func_len);
+	k[p->file_len + 1 + p->func_len] = 0;
+	memcpy(k + p->file_len + 2 + p->func_len, &sl->line, sizeof(sl->line));
+	p->loc.s = k;
+	p->loc.iid = ptw_intern_get(s->locs, k, n, &p->loc.is_new);
+	if (!p->loc.iid)
+		return PTW_ERR_NOMEM;
+	if (is_static)
+		ptw_intern_put_ptr(s->locs, sl, p->loc.iid);
+	if (p->loc.is_new) {
+		p->file_fix = p->func_fix = 0;
+		p->file_out = p->file_len ? ptw_utf8_fixed_len(sl->file,
+							       p->file_len,
+							       &p->file_fix)
+					  : 0;
+		p->func_out = p->func_len ? ptw_utf8_fixed_len(sl->function,
+							       p->func_len,
+							       &p->func_fix)
+					  : 0;
+	}
+	return 0;
+}
+
+/* Body of a new SourceLocation entry. */
+static inline size_t ptw_ev_loc_body(const struct ptw_ev_plan *p)
+{
+	return 1 + ptw_pb_varint_size(p->loc.iid) + 1 +
+	       ptw_pb_varint_size(p->file_out) + p->file_out + 1 +
+	       ptw_pb_varint_size(p->func_out) + p->func_out + 1 +
+	       ptw_pb_varint_size(p->src->line);
+}
+
+/* A string field of a SourceLocation: 'out' bytes as written. */
+static inline uint8_t *ptw_ev_put_loc_str(uint8_t *q, uint32_t field,
+					  const char *str, size_t len,
+					  size_t out, int fix)
+{
+	q = ptw_pb_write_len_tag(q, field);
+	q = ptw_pb_write_varint(q, out);
+	if (!len)
+		return q;
+	if (fix)
+		return (uint8_t *)ptw_utf8_fix((char *)q, str, len);
+	memcpy(q, str, len);
+	return q + len;
+}
+
+/* Writes the new SourceLocation entry of p. */
+static uint8_t *ptw_ev_put_loc(uint8_t *q, const struct ptw_ev_plan *p)
+{
+	q = ptw_pb_write_len_tag(q, PTW_F_ID_SOURCE_LOCATIONS);
+	q = ptw_pb_write_varint(q, ptw_ev_loc_body(p));
+	q = ptw_pb_write_varint_field(q, PTW_F_INTERN_IID, p->loc.iid);
+	q = ptw_ev_put_loc_str(q, PTW_F_SL_FILE_NAME, p->src->file,
+			       p->file_len, p->file_out, p->file_fix);
+	q = ptw_ev_put_loc_str(q, PTW_F_SL_FUNCTION_NAME, p->src->function,
+			       p->func_len, p->func_out, p->func_fix);
+	return ptw_pb_write_varint_field(q, PTW_F_SL_LINE_NUMBER, p->src->line);
 }
 
 /* Size of an InternedData entry body: iid + the string. */
@@ -382,6 +495,8 @@ static uint8_t *ptw_ev_put_nested(uint8_t *q, const struct ptw_arg *a)
 #define PTW_EV_BASE_MAX 128u
 /* Upper bound of one DebugAnnotation besides an inline string value. */
 #define PTW_EV_ARG_MAX 48u
+/* Upper bound of TrackEvent.source_location_iid and log_message. */
+#define PTW_EV_LOG_MAX 48u
 /* Upper bound of a TrackEvent.legacy_event field. */
 #define PTW_EV_LEGACY_MAX 48u
 
@@ -432,6 +547,8 @@ ptw_ev_fix_new(struct ptw_ev_plan *p, uint32_t n_args)
 		ptw_ev_fix(&p->name);
 	if (p->cat.s && p->cat.is_new)
 		ptw_ev_fix(&p->cat);
+	if (p->body.s && p->body.is_new)
+		ptw_ev_fix(&p->body);
 	for (uint32_t i = 0; i < n_args; i++) {
 		if (p->anames[i].is_new)
 			ptw_ev_fix(&p->anames[i]);
@@ -470,6 +587,17 @@ ptw_ev_intern_all(struct ptw_seq *s, const struct ptw_event *ev,
 			any_new |= p->svals[i].is_new;
 		}
 	}
+	if (__builtin_expect(p->src != NULL, 0)) {
+		if (ptw_ev_intern_loc(s, p, is_static ||
+					       (ev->flags & PTW_EV_STATIC_SOURCE)))
+			return -1;
+		any_new |= p->loc.is_new;
+	}
+	if (__builtin_expect(p->body.s != NULL, 0)) {
+		if (ptw_ev_intern(&p->body, s->bodies, 0))
+			return -1;
+		any_new |= p->body.is_new;
+	}
 	return any_new;
 }
 
@@ -501,8 +629,16 @@ ptw_ev_size(const struct ptw_event *ev,
 					ptw_ev_entry_body(&p->svals[i]));
 		}
 		id += p->stk.id_len;
+		if (p->src && p->loc.is_new)
+			id += ptw_ev_field_size(PTW_F_ID_SOURCE_LOCATIONS,
+						ptw_ev_loc_body(p));
+		if (p->body.s && p->body.is_new)
+			id += ptw_ev_field_size(PTW_F_ID_LOG_MESSAGE_BODY,
+						ptw_ev_entry_body(&p->body));
 		need += ptw_ev_field_size(PTW_F_PKT_INTERNED_DATA, id);
 	}
+	if (p->src || p->body.s)
+		need += PTW_EV_LOG_MAX;
 	*id_body = id;
 	need += p->stk.te_len;
 	need += (size_t)n_args * PTW_EV_ARG_MAX;
@@ -556,12 +692,22 @@ static uint8_t *ptw_ev_put_interned(uint8_t *q, struct ptw_seq *s,
 		memcpy(q, p->stk.id, p->stk.id_len);
 		q += p->stk.id_len;
 	}
+	if (p->src && p->loc.is_new) {
+		q = ptw_ev_put_loc(q, p);
+		n_new++;
+	}
+	if (p->body.s && p->body.is_new) {
+		q = ptw_ev_put_entry(q, PTW_F_ID_LOG_MESSAGE_BODY, &p->body);
+		n_new++;
+	}
 	w->stats.interned_strings += n_new;
 	uint32_t cap = w->opt.max_interned;
 	if (ptw_intern_count(s->names) >= cap ||
 	    ptw_intern_count(s->cats) >= cap ||
 	    ptw_intern_count(s->anames) >= cap ||
-	    ptw_intern_count(s->svals) >= cap)
+	    ptw_intern_count(s->svals) >= cap ||
+	    ptw_intern_count(s->locs) >= cap ||
+	    ptw_intern_count(s->bodies) >= cap)
 		s->need_cp = 1;
 	return q;
 }
@@ -697,6 +843,21 @@ static int ptw_ev_write(struct ptw_seq *s, uint64_t ts,
 			q += p->stk.te_len;
 		}
 	}
+	if (__builtin_expect(p->body.s != NULL, 0)) {
+		q = ptw_pb_write_len_tag(q, PTW_F_TE_LOG_MESSAGE);
+		uint8_t *lm = q++;
+		if (p->src)
+			q = ptw_pb_write_varint_field(
+				q, PTW_F_LM_SOURCE_LOCATION_IID, p->loc.iid);
+		q = ptw_pb_write_varint_field(q, PTW_F_LM_BODY_IID, p->body.iid);
+		if (p->prio)
+			q = ptw_pb_write_varint_field(q, PTW_F_LM_PRIO,
+						      (uint64_t)p->prio);
+		q = ptw_ev_end_nested(lm, q);
+	}
+	if (__builtin_expect(p->src != NULL, 0))
+		q = ptw_pb_write_varint_field(q, PTW_F_TE_SOURCE_LOCATION_IID,
+					      p->loc.iid);
 	q = ptw_ev_end_nested(te, q);
 	b->len = (size_t)(q - b->data);
 	size_t mark = (size_t)(plen - b->data);
@@ -767,7 +928,8 @@ ptw_ev_fast(struct ptw_seq *s, const struct ptw_event *ev, int type, int *rc)
 	if (__builtin_expect(!ev, 0) ||
 	    (ev->n_args | ev->n_flow_ids | ev->n_terminating_flow_ids) ||
 	    (ev->flags & (PTW_EV_THREAD_TIME | PTW_EV_NAMED_END)) ||
-	    ((uintptr_t)ev->legacy | (uintptr_t)ev->callstack) ||
+	    ((uintptr_t)ev->legacy | (uintptr_t)ev->callstack |
+	     (uintptr_t)ev->source) ||
 	    (type != PTW_TE_TYPE_SLICE_END &&
 	     !(ev->flags & PTW_EV_STATIC_STRINGS)))
 		return 0;
@@ -797,6 +959,31 @@ int ptw_seq_instant(struct ptw_seq *s, const struct ptw_event *ev)
 	if (ptw_ev_fast(s, ev, PTW_TE_TYPE_INSTANT, &rc))
 		return rc;
 	return ptw_ev_track_event(s, ev, PTW_TE_TYPE_INSTANT);
+}
+
+int ptw_seq_log(struct ptw_seq *s, const struct ptw_event *ev, int prio,
+		const char *msg)
+{
+	int rc = ptw_ev_enter(s);
+	if (rc)
+		return rc;
+	if (!ev || !msg)
+		return ptw_ev_fail(s->w, "event or log message is NULL");
+	if (prio < 0 || prio > PTW_LOG_PRIO_FATAL)
+		return ptw_ev_fail(s->w, "unknown log message priority");
+	struct ptw_ev_plan p;
+	p.type = PTW_TE_TYPE_INSTANT;
+	p.is_x = 0;
+	if ((rc = ptw_ev_resolve_track(s, ev->track, &p, 0)) != 0 ||
+	    (rc = ptw_ev_validate(s, ev, &p)) != 0)
+		return rc;
+	if (p.tr->kind != PTW_TRACK_THREAD)
+		return ptw_ev_fail(s->w, "log message on a track that is not "
+					 "a thread track");
+	if (ptw_ev_check_str(&p.body, msg, s->bodies, 0))
+		return ptw_ev_fail(s->w, "log message too long");
+	p.prio = prio;
+	return ptw_ev_write(s, ev->ts, ev, &p, 0, 0, 0);
 }
 
 int ptw_seq_legacy_flow(struct ptw_seq *s, const struct ptw_event *ev)
@@ -864,6 +1051,14 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 		      const char *category, const char *name,
 		      struct ptw_seq_prep *p)
 {
+	return ptw_i_seq_prepare_loc(s, type, category, name, NULL, p);
+}
+
+int ptw_i_seq_prepare_loc(struct ptw_seq *s, enum ptw_simple_type type,
+			  const char *category, const char *name,
+			  const struct ptw_source_location *loc,
+			  struct ptw_seq_prep *p)
+{
 	static const int te_type[] = {
 		[PTW_SIMPLE_BEGIN] = PTW_TE_TYPE_SLICE_BEGIN,
 		[PTW_SIMPLE_END] = PTW_TE_TYPE_SLICE_END,
@@ -875,14 +1070,23 @@ int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 	struct ptw_track *tr = ptw_tracks_get(&s->w->tracks, s->default_track);
 	if (!tr || tr->kind == PTW_TRACK_COUNTER)
 		return 0;
-	uint64_t cat_iid = 0, name_iid = 0;
+	uint64_t cat_iid = 0, name_iid = 0, loc_iid = 0;
 	if (type != PTW_SIMPLE_END &&
 	    !ptw_seq_iids(s, category, name, &cat_iid, &name_iid))
 		return 0;
+	if (loc && (type == PTW_SIMPLE_END ||
+		    !(loc_iid = ptw_intern_get_ptr(s->locs, loc))))
+		return 0;
 	/* the known bytes of its packet (ptw_pkt_put): the sequence's
-	 * header and the TrackEvent's tag (s->hdr), its length, its body */
-	uint8_t body[PTW_SEQ_BODY_MAX];
+	 * header and the TrackEvent's tag (s->hdr), its length, its body
+	 * (with the source location last, as ptw_ev_write puts it) */
+	uint8_t body[PTW_SEQ_BODY_MAX + 2 + PTW_PB_VARINT_MAX];
 	size_t n = ptw_seq_body_prepare(body, te_type[type], cat_iid, name_iid);
+	if (loc_iid)
+		n = (size_t)(ptw_pb_write_varint_field(
+				     body + n, PTW_F_TE_SOURCE_LOCATION_IID,
+				     loc_iid) -
+			     body);
 	if (s->hdr_len + 2u + n > PTW_SEQ_PREP_TAIL)
 		return 0;
 	memset(p->tail, 0, sizeof(p->tail));
@@ -927,6 +1131,7 @@ int ptw_seq_slice_complete(struct ptw_seq *s, const struct ptw_event *ev,
 	if ((rc = ptw_ev_write(s, ev->ts, ev, &p, 0, 0, 0)) != 0)
 		return rc;
 	p.type = PTW_TE_TYPE_SLICE_END;
+	p.src = NULL;
 	p.name.s = p.cat.s = NULL;
 	p.name.iid = p.cat.iid = 0;
 	return ptw_ev_write(s, ev->ts + dur, NULL, &p, 0, 0, 0);

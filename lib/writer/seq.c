@@ -52,7 +52,10 @@ struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
 	s->cats = ptw_intern_create(n);
 	s->anames = ptw_intern_create(n);
 	s->svals = ptw_intern_create(n);
-	if (!s->names || !s->cats || !s->anames || !s->svals) {
+	s->locs = ptw_intern_create(64);
+	s->bodies = ptw_intern_create(64);
+	if (!s->names || !s->cats || !s->anames || !s->svals || !s->locs ||
+	    !s->bodies) {
 		ptw_w_seq_free(s);
 		return NULL;
 	}
@@ -67,9 +70,15 @@ static void ptw_w_seq_free_tables(struct ptw_seq *s)
 	ptw_intern_destroy(s->cats);
 	ptw_intern_destroy(s->anames);
 	ptw_intern_destroy(s->svals);
+	ptw_intern_destroy(s->locs);
+	ptw_intern_destroy(s->bodies);
 	s->names = s->cats = s->anames = s->svals = NULL;
 	ptw_w_stk_free(s->stk);
 	s->stk = NULL;
+	s->locs = s->bodies = NULL;
+	free(s->lkey);
+	s->lkey = NULL;
+	s->lkey_cap = 0;
 }
 
 void ptw_w_seq_free(struct ptw_seq *s)
@@ -157,6 +166,7 @@ void ptw_i_writer_forget_addresses(struct ptw_writer *w)
 		ptw_intern_forget_ptrs(s->cats);
 		ptw_intern_forget_ptrs(s->anames);
 		ptw_intern_forget_ptrs(s->svals);
+		ptw_intern_forget_ptrs(s->locs);
 	}
 }
 
@@ -238,6 +248,8 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	ptw_intern_reset(s->cats);
 	ptw_intern_reset(s->anames);
 	ptw_intern_reset(s->svals);
+	ptw_intern_reset(s->locs);
+	ptw_intern_reset(s->bodies);
 	s->cp_gen++;
 	ptw_seq_fast_update(s);
 	return ptw_w_packet_end(w, mark, 0);

@@ -143,6 +143,13 @@ struct ptw_seq_prep {
 int ptw_i_seq_prepare(struct ptw_seq *s, enum ptw_simple_type type,
 		      const char *category, const char *name,
 		      struct ptw_seq_prep *p);
+/* The same for a BEGIN or INSTANT written just before with
+ * ev->source = loc and static strings (so loc is interned by address):
+ * the body then ends with its source_location_iid. */
+int ptw_i_seq_prepare_loc(struct ptw_seq *s, enum ptw_simple_type type,
+			  const char *category, const char *name,
+			  const struct ptw_source_location *loc,
+			  struct ptw_seq_prep *p);
 
 /* REALTIME snapshots (writer_machine.c) on trace time read by 'now'
  * (the tracer's event clock, in trace ns): writes one at once, then

@@ -59,6 +59,12 @@ struct ptw_seq {
 	struct ptw_intern *svals;  /* InternedData.debug_annotation_string_values */
 	struct ptw_stk *stk;       /* callstack tables (callstack.c); NULL
 				    * until the sequence's first stack */
+	/* InternedData.source_locations, keyed by file NUL function NUL
+	 * line (4 bytes); and log_message_body. Created on first use. */
+	struct ptw_intern *locs;
+	struct ptw_intern *bodies;
+	char *lkey;              /* a source location's key, built here */
+	size_t lkey_cap;
 };
 
 struct ptw_writer {

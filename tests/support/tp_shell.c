@@ -81,6 +81,14 @@ void ptw_test_tp_expect_rows(const char *trace, const char *sql,
 	cr_assert(same, "%s:\ngot:\n%s\nwant:\n%s", sql, shown, want);
 }
 
+void ptw_test_tp_expect_no_error_stats(const char *trace)
+{
+	ptw_test_tp_expect_rows(trace,
+				"select count(*) from stats where value > 0 "
+				"and severity in ('error', 'data_loss')",
+				"0\n");
+}
+
 int ptw_test_tp_rows(const char *trace, const char *sql, char *out,
 		     size_t max)
 {

@@ -31,6 +31,10 @@ char *ptw_test_tp_query(const char *trace, const char *sql);
 void ptw_test_tp_expect_rows(const char *trace, const char *sql,
 			     const char *want);
 
+/* Fails the test if trace_processor's stats table has a non-zero entry
+ * of severity error or data_loss for 'trace'. */
+void ptw_test_tp_expect_no_error_stats(const char *trace);
+
 /* Runs 'sql' on 'trace'; its rows (quotes removed) each followed by ';'
  * into out (at most max bytes). Returns 0, or -1 without trace_processor
  * (out is then ""). Fails the test if trace_processor fails. */
