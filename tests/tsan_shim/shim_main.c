@@ -2,9 +2,27 @@
  * per test, Criterion-style "Synthesis:" line for tests/run.sh.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* PTW_SHIM_NO_FORK=1: every test in this process, one after the other
+ * (qemu-aarch64 7.2, Debian 12's, hangs in the child of a fork): a
+ * failure or skip in the main thread returns here; one in another thread
+ * ends the process, as does a crash (the suite then counts as failed). */
+static int ptw_shim_inproc;
+static pthread_t ptw_shim_main_thread;
+static jmp_buf ptw_shim_jb;
+
+__attribute__((noreturn)) static void ptw_shim_end(int code)
+{
+	if (ptw_shim_inproc &&
+	    pthread_equal(pthread_self(), ptw_shim_main_thread))
+		longjmp(ptw_shim_jb, code == 77 ? 2 : 1);
+	_exit(code);
+}
 
 #define PTW_SHIM_MAX 512
 static struct ptw_shim_test ptw_shim_tests[PTW_SHIM_MAX];
@@ -16,18 +34,59 @@ void ptw_shim_register(const struct ptw_shim_test *t)
 		ptw_shim_tests[ptw_shim_n++] = *t;
 }
 
-void ptw_shim_fail(const char *file, int line, const char *fmt, ...)
+#define PTW_SHIM_MAX_SUITES 16
+static struct ptw_shim_test ptw_shim_suites[PTW_SHIM_MAX_SUITES];
+static int ptw_shim_n_suites;
+
+void ptw_shim_register_suite(const struct ptw_shim_test *t)
+{
+	if (ptw_shim_n_suites < PTW_SHIM_MAX_SUITES)
+		ptw_shim_suites[ptw_shim_n_suites++] = *t;
+}
+
+/* A test's own .init/.fini, else its suite's (TestSuite). */
+static void ptw_shim_fixtures(struct ptw_shim_test *t)
+{
+	for (int i = 0; i < ptw_shim_n_suites; i++) {
+		const struct ptw_shim_test *s = &ptw_shim_suites[i];
+		if (strcmp(s->t_suite, t->t_suite) != 0)
+			continue;
+		if (!t->init)
+			t->init = s->init;
+		if (!t->fini)
+			t->fini = s->fini;
+	}
+}
+
+void ptw_shim_fail(const char *file, int line, const char *what,
+		   const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "[----] %s:%d: Assertion Failed: ", file, line);
+	fprintf(stderr, "[----] %s:%d: Assertion Failed: %s", file, line,
+		what);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	_exit(1);
+	ptw_shim_end(1);
 }
 
-void ptw_shim_skip(void) { _exit(77); }
+void ptw_shim_skip(void) { ptw_shim_end(77); }
+
+/* One test in this process: 0 passed, 1 failed, 2 skipped. */
+static int ptw_shim_run_here(struct ptw_shim_test *t)
+{
+	int r = setjmp(ptw_shim_jb);
+	if (r != 0)
+		return r;
+	ptw_shim_fixtures(t);
+	if (t->init)
+		t->init();
+	t->t_fn();
+	if (t->fini)
+		t->fini();
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -36,17 +95,31 @@ int main(int argc, char **argv)
 		if (strncmp(argv[i], "--filter=", 9) == 0)
 			only = argv[i] + 9;
 	int pass = 0, fail = 0, crash = 0;
+	const char *nf = getenv("PTW_SHIM_NO_FORK");
+	ptw_shim_inproc = nf && *nf == '1';
+	ptw_shim_main_thread = pthread_self();
 	for (int i = 0; i < ptw_shim_n; i++) {
 		struct ptw_shim_test *t = &ptw_shim_tests[i];
 		if (t->disabled || (only && !strstr(t->t_name, only)))
 			continue;
 		fflush(NULL);
+		if (ptw_shim_inproc) {
+			if (ptw_shim_run_here(t) == 1) {
+				fail++;
+				fprintf(stderr, "[FAIL] %s::%s\n", t->t_suite,
+					t->t_name);
+			} else {
+				pass++;
+			}
+			continue;
+		}
 		pid_t pid = fork();
 		if (pid < 0) {
 			perror("fork");
 			return 2;
 		}
 		if (pid == 0) {
+			ptw_shim_fixtures(t);
 			if (t->init)
 				t->init();
 			t->t_fn();
