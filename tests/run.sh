@@ -3,7 +3,8 @@
 # BUILDDIR/tests (or the SUITEs named, as test_writer), sums Criterion's
 # synthesis lines and prints "N passed, N failed". With PTW_TEST_RUNNER
 # set (as "qemu-aarch64 -L /usr/aarch64-linux-gnu"), each suite is run by
-# it (a cross build: tools/test-cross.sh).
+# it (a cross build: tools/test-cross.sh), and killed after
+# PTW_TEST_TIMEOUT seconds if set.
 # SPDX-License-Identifier: Apache-2.0
 B=$1
 V=$2
@@ -16,7 +17,7 @@ bad=""
 for t in ${suites:-"$B"/tests/test_*}; do
 	[ -x "$t" ] || continue
 	# shellcheck disable=SC2086
-	out=$(${PTW_TEST_RUNNER:-} "$t" --jobs=2 2>&1)
+	out=$(${PTW_TEST_TIMEOUT:+timeout -s KILL $PTW_TEST_TIMEOUT} ${PTW_TEST_RUNNER:-} "$t" --jobs=2 2>&1)
 	rc=$?
 	syn=$(printf '%s\n' "$out" | grep 'Synthesis:' | tail -n 1)
 	p=$(printf '%s\n' "$syn" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')
