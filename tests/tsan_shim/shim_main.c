@@ -27,21 +27,26 @@ __attribute__((noreturn)) static void ptw_shim_end(int code)
 #define PTW_SHIM_MAX 512
 static struct ptw_shim_test ptw_shim_tests[PTW_SHIM_MAX];
 static int ptw_shim_n;
-
-void ptw_shim_register(const struct ptw_shim_test *t)
-{
-	if (ptw_shim_n < PTW_SHIM_MAX)
-		ptw_shim_tests[ptw_shim_n++] = *t;
-}
-
 #define PTW_SHIM_MAX_SUITES 16
 static struct ptw_shim_test ptw_shim_suites[PTW_SHIM_MAX_SUITES];
 static int ptw_shim_n_suites;
 
+static void ptw_shim_add(struct ptw_shim_test *list, int *n, int max,
+			 const struct ptw_shim_test *t)
+{
+	if (*n < max)
+		list[(*n)++] = *t;
+}
+
+void ptw_shim_register(const struct ptw_shim_test *t)
+{
+	ptw_shim_add(ptw_shim_tests, &ptw_shim_n, PTW_SHIM_MAX, t);
+}
+
 void ptw_shim_register_suite(const struct ptw_shim_test *t)
 {
-	if (ptw_shim_n_suites < PTW_SHIM_MAX_SUITES)
-		ptw_shim_suites[ptw_shim_n_suites++] = *t;
+	ptw_shim_add(ptw_shim_suites, &ptw_shim_n_suites, PTW_SHIM_MAX_SUITES,
+		     t);
 }
 
 /* A test's own .init/.fini, else its suite's (TestSuite). */
@@ -73,18 +78,24 @@ void ptw_shim_fail(const char *file, int line, const char *what,
 
 void ptw_shim_skip(void) { ptw_shim_end(77); }
 
-/* One test in this process: 0 passed, 1 failed, 2 skipped. */
-static int ptw_shim_run_here(struct ptw_shim_test *t)
+/* The test with its fixtures. */
+static void ptw_shim_call(struct ptw_shim_test *t)
 {
-	int r = setjmp(ptw_shim_jb);
-	if (r != 0)
-		return r;
 	ptw_shim_fixtures(t);
 	if (t->init)
 		t->init();
 	t->t_fn();
 	if (t->fini)
 		t->fini();
+}
+
+/* One test in this process: 0 passed, 1 failed, 2 skipped. */
+static int ptw_shim_run_here(struct ptw_shim_test *t)
+{
+	int r = setjmp(ptw_shim_jb);
+	if (r != 0)
+		return r;
+	ptw_shim_call(t);
 	return 0;
 }
 
@@ -119,12 +130,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (pid == 0) {
-			ptw_shim_fixtures(t);
-			if (t->init)
-				t->init();
-			t->t_fn();
-			if (t->fini)
-				t->fini();
+			ptw_shim_call(t);
 			fflush(NULL);
 			_exit(0);
 		}
