@@ -2,27 +2,9 @@
  * per test, Criterion-style "Synthesis:" line for tests/run.sh.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
-#include <pthread.h>
-#include <setjmp.h>
 #include <stdarg.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* PTW_SHIM_NO_FORK=1: every test in this process, one after the other
- * (qemu-aarch64 7.2, Debian 12's, hangs in the child of a fork): a
- * failure or skip in the main thread returns here; one in another thread
- * ends the process, as does a crash (the suite then counts as failed). */
-static int ptw_shim_inproc;
-static pthread_t ptw_shim_main_thread;
-static jmp_buf ptw_shim_jb;
-
-__attribute__((noreturn)) static void ptw_shim_end(int code)
-{
-	if (ptw_shim_inproc &&
-	    pthread_equal(pthread_self(), ptw_shim_main_thread))
-		longjmp(ptw_shim_jb, code == 77 ? 2 : 1);
-	_exit(code);
-}
 
 #define PTW_SHIM_MAX 512
 static struct ptw_shim_test ptw_shim_tests[PTW_SHIM_MAX];
@@ -73,10 +55,10 @@ void ptw_shim_fail(const char *file, int line, const char *what,
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	ptw_shim_end(1);
+	_exit(1);
 }
 
-void ptw_shim_skip(void) { ptw_shim_end(77); }
+void ptw_shim_skip(void) { _exit(77); }
 
 /* The test with its fixtures. */
 static void ptw_shim_call(struct ptw_shim_test *t)
@@ -89,16 +71,6 @@ static void ptw_shim_call(struct ptw_shim_test *t)
 		t->fini();
 }
 
-/* One test in this process: 0 passed, 1 failed, 2 skipped. */
-static int ptw_shim_run_here(struct ptw_shim_test *t)
-{
-	int r = setjmp(ptw_shim_jb);
-	if (r != 0)
-		return r;
-	ptw_shim_call(t);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const char *only = NULL;
@@ -106,24 +78,11 @@ int main(int argc, char **argv)
 		if (strncmp(argv[i], "--filter=", 9) == 0)
 			only = argv[i] + 9;
 	int pass = 0, fail = 0, crash = 0;
-	const char *nf = getenv("PTW_SHIM_NO_FORK");
-	ptw_shim_inproc = nf && *nf == '1';
-	ptw_shim_main_thread = pthread_self();
 	for (int i = 0; i < ptw_shim_n; i++) {
 		struct ptw_shim_test *t = &ptw_shim_tests[i];
 		if (t->disabled || (only && !strstr(t->t_name, only)))
 			continue;
 		fflush(NULL);
-		if (ptw_shim_inproc) {
-			if (ptw_shim_run_here(t) == 1) {
-				fail++;
-				fprintf(stderr, "[FAIL] %s::%s\n", t->t_suite,
-					t->t_name);
-			} else {
-				pass++;
-			}
-			continue;
-		}
 		pid_t pid = fork();
 		if (pid < 0) {
 			perror("fork");

@@ -1,9 +1,9 @@
 /* criterion.h (stand-in) - the subset of Criterion's API that ptw's tests
  * use, for the ThreadSanitizer build: real Criterion aborts at start under
  * TSan ("Could not initialize inheritable arena", Snaipe/Criterion issue
- * #274); and for the cross builds run under qemu-user, where Criterion
- * hangs at start (its BoxFort sandbox). Each test runs in its own forked
- * child, like Criterion.
+ * #274); and for the cross builds run under qemu-user (Debian 12 has no
+ * s390x Criterion; the arm64 one would bring a dozen libraries into the
+ * sysroot). Each test runs in its own forked child, like Criterion.
  * SPDX-License-Identifier: Apache-2.0 */
 #ifndef PTW_TSAN_CRITERION_H
 #define PTW_TSAN_CRITERION_H
