@@ -21,7 +21,7 @@ NINJA = ninja -C $(B) -j$$(nproc) $(1) >/dev/null || ninja -C $(B) $(1)
 VERSION := $(shell sed -n 's/^\#define PTW_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9][0-9]*\).*/\2/p' include/ptw/version.h | paste -sd.)
 
 .PHONY: all version deps build lib test test-reset test-plain test-no-shared test-asan test-tsan test-fuzz test-bench \
-        check-symbols check-headers check-install check-nonroot bench demo demo-system install fuzz clean
+        test-cross check-symbols check-headers check-install check-nonroot bench demo demo-system install fuzz clean
 
 # `make`: the library and the programs `make install` installs, with only
 # a C compiler, Ninja, pkg-config, libdeflate, libzstd and zlib; without
@@ -61,7 +61,7 @@ export PTW_SHARED_DIR
 # `make test` is the sum over all variants.
 export PTW_TEST_SUMMARY = $(CURDIR)/$(B)/test-summary.txt
 
-test: build test-reset test-plain test-no-shared test-asan test-tsan check-symbols check-headers check-os-calls check-install check-nonroot test-fuzz test-bench
+test: build test-reset test-plain test-no-shared test-asan test-tsan test-cross check-symbols check-headers check-os-calls check-install check-nonroot test-fuzz test-bench
 	@awk '{p += $$2; f += $$3} END {printf "tests: %d passed, %d failed\n", p, f}' $(PTW_TEST_SUMMARY)
 
 test-reset: build
@@ -86,6 +86,13 @@ test-tsan: deps
 	@ninja -C $(B)/tsan all >/dev/null || ninja -C $(B)/tsan all
 	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 PTW_TEST_SCALE=small \
 	  sh tests/run.sh $(B)/tsan tsan
+
+# The library, tools and suites cross-built for 64-bit ARM and for s390x
+# (big-endian) and run under qemu-user (tools/test-cross.sh; skipped with
+# one line when neither root nor installed).
+test-cross: build
+	@sh tools/test-cross.sh $(B) aarch64
+	@sh tools/test-cross.sh $(B) s390x
 
 test-fuzz: deps
 	@./configure $(B)/fuzz fuzz

@@ -1,15 +1,23 @@
 #!/bin/sh
-# run.sh BUILDDIR VARIANT - runs every Criterion suite built in BUILDDIR/tests,
-# sums Criterion's synthesis lines and prints "N passed, N failed".
+# run.sh BUILDDIR VARIANT [SUITE...] - runs every Criterion suite built in
+# BUILDDIR/tests (or the SUITEs named, as test_writer), sums Criterion's
+# synthesis lines and prints "N passed, N failed". With PTW_TEST_RUNNER
+# set (as "qemu-aarch64 -L /usr/aarch64-linux-gnu"), each suite is run by
+# it (a cross build: tools/test-cross.sh), and killed after
+# PTW_TEST_TIMEOUT seconds if set.
 # SPDX-License-Identifier: Apache-2.0
 B=$1
 V=$2
+shift 2
+suites=""
+for s in "$@"; do suites="$suites $B/tests/$s"; done
 pass=0
 fail=0
 bad=""
-for t in "$B"/tests/test_*; do
+for t in ${suites:-"$B"/tests/test_*}; do
 	[ -x "$t" ] || continue
-	out=$("$t" --jobs=2 2>&1)
+	# shellcheck disable=SC2086
+	out=$(${PTW_TEST_TIMEOUT:+timeout -s KILL $PTW_TEST_TIMEOUT} ${PTW_TEST_RUNNER:-} "$t" --jobs=2 2>&1)
 	rc=$?
 	syn=$(printf '%s\n' "$out" | grep 'Synthesis:' | tail -n 1)
 	p=$(printf '%s\n' "$syn" | sed -n 's/.*Passing: \([0-9]*\).*/\1/p')

@@ -189,6 +189,13 @@ static void write_file(const char *dir, const char *name, const void *p,
 	ptw_test_write_file_or_fail(path, p, n);
 }
 
+/* v as n little-endian bytes at p (APLTRC01's byte order on any host) */
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
 static size_t bin_frag(uint8_t *b, uint32_t def_id, const char *def,
 		       uint32_t ev_id, uint64_t ts)
 {
@@ -198,17 +205,16 @@ static size_t bin_frag(uint8_t *b, uint32_t def_id, const char *def,
 	if (def) {
 		uint32_t len = (uint32_t)strlen(def);
 		b[n++] = 1;
-		memcpy(b + n, &def_id, 4);
-		memcpy(b + n + 4, &len, 4);
+		put_le(b + n, def_id, 4);
+		put_le(b + n + 4, len, 4);
 		memcpy(b + n + 8, def, len);
 		n += 8 + len;
 	}
 	b[n++] = 'i';
-	memcpy(b + n, &ev_id, 4);
-	uint64_t tid = 3, arg = 0;
-	memcpy(b + n + 4, &tid, 8);
-	memcpy(b + n + 12, &ts, 8);
-	memcpy(b + n + 20, &arg, 8);
+	put_le(b + n, ev_id, 4);
+	put_le(b + n + 4, 3, 8);  /* tid */
+	put_le(b + n + 12, ts, 8);
+	put_le(b + n + 20, 0, 8); /* arg */
 	return n + 28;
 }
 

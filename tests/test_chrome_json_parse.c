@@ -307,7 +307,7 @@ Test(json_parse, plain_ts_dur_pid_match_the_general_number_path)
 static void ts_is_reference(const char *num)
 {
 	char a[512];
-	int64_t want;
+	int64_t want = 0;
 	int ok = ref_ts_ns(num, &want);
 	static const char *const keys[] = {"ts", "dur", "tts", "tdur"};
 	static const uint32_t has[] = {PTW_CV_HAS_TS, PTW_CV_HAS_DUR,

@@ -396,14 +396,7 @@ Test(convert, async_sequential_ids_share_one_trace_processor_track)
  * is not built. */
 static void tool_path(char *buf, size_t len)
 {
-	char exe[PATH_MAX];
-	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	cr_assert_gt(k, 0);
-	exe[k] = '\0';
-	for (int i = 0; i < 2; i++)
-		*strrchr(exe, '/') = '\0';
-	snprintf(buf, len, "%s/bin/ptw-convert", exe);
-	if (access(buf, X_OK) != 0)
+	if (ptw_test_bin(buf, len, "ptw-convert") != 0)
 		cr_skip_test("ptw-convert not built");
 }
 
@@ -1125,8 +1118,8 @@ Test(convert, command_line_strict_not_chrome_stop_and_version)
 	cr_assert_eq(sh("test \"$('%s' --version)\" = 'ptw-convert " PTW_VERSION
 			"'", tool), 0);
 	char dump[PATH_MAX + 16];
-	snprintf(dump, sizeof(dump), "%.*s/ptw-dump",
-		 (int)(strrchr(tool, '/') - tool), tool);
+	if (ptw_test_bin(dump, sizeof(dump), "ptw-dump") != 0)
+		cr_skip_test("ptw-dump not built");
 	cr_assert_eq(sh("test \"$('%s' --version)\" = 'ptw-dump " PTW_VERSION "'",
 			dump), 0);
 	char v[32];
@@ -1237,8 +1230,8 @@ Test(convert, inputs_without_events_give_a_valid_trace)
 	char d[] = "/tmp/ptw-cli24e-XXXXXX";
 	cli_begin(tool, sizeof(tool), d);
 	char dump[PATH_MAX + 16];
-	snprintf(dump, sizeof(dump), "%.*s/ptw-dump",
-		 (int)(strrchr(tool, '/') - tool), tool);
+	if (ptw_test_bin(dump, sizeof(dump), "ptw-dump") != 0)
+		cr_skip_test("ptw-dump not built");
 	cr_assert_eq(sh("printf '[]' > '%s/a.json' && printf '[{\"ph\":\"X\","
 			"\"ts\":1,\"dur\":\"x\",\"pid\":1}]' > '%s/b.json' && printf "
 			"'{\"traceEvents\":[]}' > '%s/c.json'", d, d, d), 0);

@@ -237,20 +237,6 @@ Test(corpus, warnings_match_case_json)
 	free(cases);
 }
 
-/* ptw-convert next to this test binary: <build>/tests/x -> <build>/bin. */
-static void convert_tool(char *buf, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	cr_assert_gt(k, 0);
-	exe[k] = '\0';
-	char *s = strrchr(exe, '/');
-	*s = '\0';
-	s = strrchr(exe, '/');
-	*s = '\0';
-	snprintf(buf, len, "%s/bin/ptw-convert", exe);
-}
-
 static size_t count_entries(const char *dir, const char *prefix)
 {
 	DIR *d = opendir(dir);
@@ -268,8 +254,7 @@ Test(corpus, error_cases_fail_with_kind_file_where_and_leave_no_output)
 {
 	char root[PATH_MAX], tool[PATH_MAX];
 	ptw_test_corpus_dir_or_skip(root, sizeof(root));
-	convert_tool(tool, sizeof(tool));
-	int have_tool = access(tool, X_OK) == 0;
+	int have_tool = ptw_test_bin(tool, sizeof(tool), "ptw-convert") == 0;
 	char **cases;
 	size_t n = list_cases(root, &cases);
 	size_t ran = 0;

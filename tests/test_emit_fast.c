@@ -24,6 +24,14 @@
 #include "support/ptw_test.h"
 #include "reader/trace_same.h"
 
+/* The lane writes little-endian words: a big-endian host has none
+ * (converters/emit/emit_fast.c, PTW_EM_LANE_HOST). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define LANE_HOST 1
+#else
+#define LANE_HOST 0
+#endif
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
@@ -333,12 +341,13 @@ static void same_output(uint64_t seed, int events)
 			/* (an eighth; a 32nd with a checkpoint every 37
 			 * packets and a flush every 1000 bytes; some with
 			 * many threads) */
-			cr_assert_gt(sa.lane,
-				     g_threads > 5 ? 0
-						   : sa.batched / (g_wopts ? 32 : 8),
-				     "the lane took %llu of %llu",
-				     (unsigned long long)sa.lane,
-				     (unsigned long long)sa.batched);
+			if (LANE_HOST)
+				cr_assert_gt(sa.lane,
+					     g_threads > 5 ? 0
+							   : sa.batched / (g_wopts ? 32 : 8),
+					     "the lane took %llu of %llu",
+					     (unsigned long long)sa.lane,
+					     (unsigned long long)sa.batched);
 		} else {
 			cr_assert_eq(sa.batched, 0u);
 			cr_assert_eq(sa.lane, 0u);
@@ -500,7 +509,7 @@ Test(emit_fast, write_failure_stops_the_lane_as_the_general_path)
 		cr_assert(strstr(err.msg, strerror(ENOSPC)), "%s", err.msg);
 		struct ptw_emit_stats st;
 		ptw_emit_get_stats(em, &st);
-		if (!general)
+		if (!general && LANE_HOST)
 			cr_assert_gt(st.lane, 0u);
 		else
 			cr_assert_eq(st.lane, 0u);

@@ -10,6 +10,9 @@
 #   cxx       the C++ example and tests: a C++ compiler
 #   test      the tests: clang with its sanitizer runtimes, Criterion,
 #             json-c, CMake
+#   cross-aarch64, cross-s390x
+#             the cross builds make test runs under qemu-user
+#             (tools/test-cross.sh): the cross gcc and g++, qemu-user
 # What is missing is installed with apt-get when running as root on Debian
 # or Ubuntu; otherwise one message names it with its Debian/Ubuntu, Fedora
 # and Arch package, and the exit status is 1. With --optional WHAT the
@@ -40,6 +43,12 @@ test     clang-rt      asan:clang        libclang-rt-14-dev  compiler-rt        
 test     criterion     pc:criterion      libcriterion-dev    criterion-devel     criterion
 test     json-c        pc:json-c         libjson-c-dev       json-c-devel        json-c
 test     cmake         cmd:cmake         cmake               cmake               cmake
+cross-aarch64 aarch64-gcc cmd:aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu gcc-aarch64-linux-gnu aarch64-linux-gnu-gcc
+cross-aarch64 aarch64-g++ cmd:aarch64-linux-gnu-g++ g++-aarch64-linux-gnu gcc-c++-aarch64-linux-gnu aarch64-linux-gnu-gcc
+cross-aarch64 qemu-aarch64 cmd:qemu-aarch64 qemu-user qemu-user qemu-user
+cross-s390x s390x-gcc  cmd:s390x-linux-gnu-gcc gcc-s390x-linux-gnu gcc-s390x-linux-gnu -
+cross-s390x s390x-g++  cmd:s390x-linux-gnu-g++ g++-s390x-linux-gnu gcc-c++-s390x-linux-gnu -
+cross-s390x qemu-s390x cmd:qemu-s390x  qemu-user           qemu-user           qemu-user
 EOF
 }
 

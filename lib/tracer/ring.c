@@ -3,9 +3,8 @@
 #include "ring.h"
 
 #include <stdlib.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
+
+#include "lib/arch/arch.h"
 
 #include "ptw/error.h"
 
@@ -21,20 +20,13 @@ static uint32_t log2_u32(uint32_t v)
 
 int ptw_ring_prefetch_ok(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
 	static _Atomic int known; /* 0: not asked yet, 1: no, 2: yes */
 	int k = atomic_load_explicit(&known, memory_order_relaxed);
 	if (!k) {
-		unsigned a, b, c = 0, d;
-		k = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & bit_PRFCHW)
-			    ? 2
-			    : 1;
+		k = ptw_arch_prefetch_w_ok() ? 2 : 1;
 		atomic_store_explicit(&known, k, memory_order_relaxed);
 	}
 	return k == 2;
-#else
-	return 1;
-#endif
 }
 
 size_t ptw_ring_memsize(uint32_t slot_size, uint64_t capacity)

@@ -30,6 +30,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "lib/arch/arch.h"
+
 #define PTW_RING_CACHELINE 64u
 #define PTW_RING_MAX_SLOT_SIZE 4096u
 #ifndef PTW_RING_PREFETCH_BYTES
@@ -173,14 +175,8 @@ static inline void ptw_ring_commit(struct ptw_ring *r, uint64_t end)
 	 * full ring) is merely fetched twice. */
 	if (r->p_ahead) {
 		const void *p = ptw_ring_slot_producer(r, end + r->p_ahead);
-#if defined(__x86_64__) || defined(__i386__)
-		/* not __builtin_prefetch: without -mprfchw it emits
-		 * PREFETCHT0, which fetches the line shared (no gain);
-		 * p_ahead is 0 on a CPU without PREFETCHW (ring.c) */
-		__asm__ volatile("prefetchw %0" ::"m"(*(const char *)p));
-#else
-		__builtin_prefetch(p, 1, 3);
-#endif
+		/* p_ahead is 0 on a CPU without it (ring.c) */
+		ptw_arch_prefetch_w(p);
 	}
 }
 

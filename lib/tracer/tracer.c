@@ -90,10 +90,8 @@ static void ptw_tr_register_atexit(void) { atexit(ptw_stop_atexit); }
 
 uint64_t ptw_i_now_slow(uint32_t g)
 {
-#if defined(__x86_64__)
-	if (g & PTW_I_GEN_TSC)
-		return __builtin_ia32_rdtsc();
-#endif
+	if (PTW_ARCH_COUNTER && (g & PTW_I_GEN_TSC))
+		return ptw_arch_counter();
 	struct timespec ts;
 	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;

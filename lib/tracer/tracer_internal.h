@@ -10,6 +10,7 @@
 
 #include <time.h>
 
+#include "lib/arch/arch.h"
 #include "lib/util/hashmap.h"
 #include "ptw/tracer.h"
 #include "ptw/writer.h"
@@ -144,13 +145,12 @@ int ptw_i_reserve_slow(struct ptw_i_thread *t, uint32_t kind, uint64_t n,
 uint64_t ptw_i_now_slow(uint32_t g);
 int ptw_i_end_lost(struct ptw_i_thread *t);
 
-/* A clock reading for generation g: TSC ticks, or ns of the chosen clock. */
+/* A clock reading for generation g: ticks of the CPU's counter (the
+ * "TSC" of the names here: lib/arch/), or ns of the chosen clock. */
 static inline uint64_t ptw_i_now(uint32_t g)
 {
-#if defined(__x86_64__)
-	if (g & PTW_I_GEN_TSC)
-		return __builtin_ia32_rdtsc();
-#endif
+	if (PTW_ARCH_COUNTER && (g & PTW_I_GEN_TSC))
+		return ptw_arch_counter();
 #if defined(CLOCK_MONOTONIC) && defined(CLOCK_BOOTTIME)
 	struct timespec ts;
 	clock_gettime((g & PTW_I_GEN_BOOT) ? CLOCK_BOOTTIME : CLOCK_MONOTONIC,
@@ -635,8 +635,12 @@ int ptw_tr_crash_install(struct ptw_tracer *tr, const char *path);
 void ptw_tr_crash_uninstall(void);
 void ptw_tr_crash_atfork_child(void);
 
-/* tsc.c */
+/* tsc.c: the CPU's counter (lib/arch/) as the clock, PTW_ERR_INVALID
+ * if it has none usable. ptw_tr_tsc_set: the conversion for a counter
+ * of 'hz' ticks per second that read tsc0 at CLOCK_MONOTONIC mono0. */
 int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c);
+int ptw_tr_tsc_set(struct ptw_tr_tsc *c, uint64_t hz, uint64_t tsc0,
+		   uint64_t mono0);
 
 /* Ticks to ns, inline: the backend converts every event. */
 static inline uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c,

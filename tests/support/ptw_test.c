@@ -23,17 +23,58 @@ void ptw_test_src_root(char *buf, size_t len)
 	}
 }
 
-const char *ptw_test_bin_or_skip(const char *name)
+/* BUILDDIR/bin-run/NAME: "exec $PTW_TEST_RUNNER BUILDDIR/bin/NAME", as
+ * the kernel cannot run a cross-built program itself (qemu-user without
+ * binfmt_misc). Written to a temporary name and renamed: suites run at
+ * the same time may write it too. */
+static void ptw_test_runner_script(char *buf, size_t len, const char *build,
+				   const char *name, const char *prog,
+				   const char *runner)
 {
-	static char path[PATH_MAX];
-	char exe[PATH_MAX];
+	char dir[PATH_MAX], tmp[PATH_MAX + 32];
+	int n = snprintf(dir, sizeof(dir), "%s/bin-run", build);
+	cr_assert(n > 0 && (size_t)n < sizeof(dir));
+	cr_assert(mkdir(dir, 0755) == 0 || errno == EEXIST, "mkdir %s: %s",
+		  dir, strerror(errno));
+	n = snprintf(buf, len, "%s/%s", dir, name);
+	cr_assert(n > 0 && (size_t)n < len);
+	snprintf(tmp, sizeof(tmp), "%s.%ld", buf, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	cr_assert_not_null(f, "%s: %s", tmp, strerror(errno));
+	fprintf(f, "#!/bin/sh\nexec %s '%s' \"$@\"\n", runner, prog);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(chmod(tmp, 0755), 0);
+	cr_assert_eq(rename(tmp, buf), 0, "rename to %s: %s", buf,
+		     strerror(errno));
+}
+
+int ptw_test_bin(char *buf, size_t len, const char *name)
+{
+	char exe[PATH_MAX], prog[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	cr_assert_gt(n, 0);
 	exe[n] = '\0';
-	int len = snprintf(path, sizeof(path), "%s/bin/%s",
-			   dirname(dirname(exe)), name);
-	cr_assert(len > 0 && (size_t)len < sizeof(path));
-	if (access(path, X_OK) != 0)
+	const char *build = dirname(dirname(exe));
+	int k = snprintf(prog, sizeof(prog), "%s/bin/%s", build, name);
+	cr_assert(k > 0 && (size_t)k < sizeof(prog));
+	if (access(prog, X_OK) != 0) {
+		snprintf(buf, len, "%s", prog);
+		return -1;
+	}
+	const char *runner = getenv("PTW_TEST_RUNNER");
+	if (runner && *runner) {
+		ptw_test_runner_script(buf, len, build, name, prog, runner);
+		return 0;
+	}
+	k = snprintf(buf, len, "%s", prog);
+	cr_assert(k > 0 && (size_t)k < len);
+	return 0;
+}
+
+const char *ptw_test_bin_or_skip(const char *name)
+{
+	static char path[PATH_MAX];
+	if (ptw_test_bin(path, sizeof(path), name) != 0)
 		cr_skip_test("%s not built at %s", name, path);
 	return path;
 }

@@ -39,8 +39,16 @@ char *ptw_test_tmp_path(char *buf, size_t len, const char *tag);
 /* The source tree's root (from this file's path: tests/support/). */
 void ptw_test_src_root(char *buf, size_t len);
 
-/* BUILDDIR/bin/NAME for the test binary BUILDDIR/tests/test_x (a static
- * buffer); skips the current Criterion test if it is not built. */
+/* BUILDDIR/bin/NAME for the test binary BUILDDIR/tests/test_x, into buf
+ * (a command to run, not a file to read); 0 if it is built, else -1. When
+ * PTW_TEST_RUNNER is set (the command that runs this build's programs,
+ * as "qemu-s390x -L /usr/s390x-linux-gnu" for a cross build: see
+ * tools/test-cross.sh), it is BUILDDIR/bin-run/NAME, a script that runs
+ * the program with it. */
+int ptw_test_bin(char *buf, size_t len, const char *name);
+
+/* ptw_test_bin() into a static buffer; skips the current Criterion test
+ * if the program is not built. */
 const char *ptw_test_bin_or_skip(const char *name);
 
 /* The reference corpus: $PTW_SHARED_DIR/corpus if set (make test sets

@@ -9,17 +9,48 @@
 #define PTW_SHIM_MAX 512
 static struct ptw_shim_test ptw_shim_tests[PTW_SHIM_MAX];
 static int ptw_shim_n;
+#define PTW_SHIM_MAX_SUITES 16
+static struct ptw_shim_test ptw_shim_suites[PTW_SHIM_MAX_SUITES];
+static int ptw_shim_n_suites;
+
+static void ptw_shim_add(struct ptw_shim_test *list, int *n, int max,
+			 const struct ptw_shim_test *t)
+{
+	if (*n < max)
+		list[(*n)++] = *t;
+}
 
 void ptw_shim_register(const struct ptw_shim_test *t)
 {
-	if (ptw_shim_n < PTW_SHIM_MAX)
-		ptw_shim_tests[ptw_shim_n++] = *t;
+	ptw_shim_add(ptw_shim_tests, &ptw_shim_n, PTW_SHIM_MAX, t);
 }
 
-void ptw_shim_fail(const char *file, int line, const char *fmt, ...)
+void ptw_shim_register_suite(const struct ptw_shim_test *t)
+{
+	ptw_shim_add(ptw_shim_suites, &ptw_shim_n_suites, PTW_SHIM_MAX_SUITES,
+		     t);
+}
+
+/* A test's own .init/.fini, else its suite's (TestSuite). */
+static void ptw_shim_fixtures(struct ptw_shim_test *t)
+{
+	for (int i = 0; i < ptw_shim_n_suites; i++) {
+		const struct ptw_shim_test *s = &ptw_shim_suites[i];
+		if (strcmp(s->t_suite, t->t_suite) != 0)
+			continue;
+		if (!t->init)
+			t->init = s->init;
+		if (!t->fini)
+			t->fini = s->fini;
+	}
+}
+
+void ptw_shim_fail(const char *file, int line, const char *what,
+		   const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "[----] %s:%d: Assertion Failed: ", file, line);
+	fprintf(stderr, "[----] %s:%d: Assertion Failed: %s", file, line,
+		what);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -28,6 +59,17 @@ void ptw_shim_fail(const char *file, int line, const char *fmt, ...)
 }
 
 void ptw_shim_skip(void) { _exit(77); }
+
+/* The test with its fixtures. */
+static void ptw_shim_call(struct ptw_shim_test *t)
+{
+	ptw_shim_fixtures(t);
+	if (t->init)
+		t->init();
+	t->t_fn();
+	if (t->fini)
+		t->fini();
+}
 
 int main(int argc, char **argv)
 {
@@ -47,11 +89,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (pid == 0) {
-			if (t->init)
-				t->init();
-			t->t_fn();
-			if (t->fini)
-				t->fini();
+			ptw_shim_call(t);
 			fflush(NULL);
 			_exit(0);
 		}
