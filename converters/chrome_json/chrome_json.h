@@ -75,6 +75,8 @@
 #include "converters/common/cv_event.h"
 #include "ptw/error.h"
 
+struct ptw_cv_stacks;
+
 /* ==== Per-object parser =============================================== */
 
 struct ptw_cv_json_parser;
@@ -150,6 +152,12 @@ struct ptw_cv_json_read_opts {
 	int strict;             /* non-zero: RFC 8259 only, none of
 				 * trace_processor's leniencies (see
 				 * ptw_cv_json_read) */
+	/* Non-NULL: the object form's "stackFrames" is read into it
+	 * (cv_stacks.h), and when an event has an "sf" or "esf" before
+	 * "stackFrames" was read, a file or memory input is first scanned
+	 * for it (its "traceEvents" skipped); other inputs cannot be read
+	 * twice: stats->stacks_late is set instead. */
+	struct ptw_cv_stacks *stacks;
 };
 
 /* What a read saw; filled on success and on error (as far as it got). */
@@ -179,6 +187,12 @@ struct ptw_cv_json_read_stats {
 	/* Object form: it also had "systemTraceEvents" (ftrace text), which
 	 * trace_processor imports and the reader skips. */
 	int system_trace_events;
+	/* opts->stacks: "stackFrames" was read, its frames; an event had
+	 * an "sf"/"esf" before it on an input that cannot be read twice
+	 * (a pipe): those ids stay unknown. */
+	int stack_frames;
+	uint32_t stack_frame_count;
+	int stacks_late;
 };
 
 /* Reads the Chrome JSON file at 'path' ("-": standard input) and calls

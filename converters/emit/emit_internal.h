@@ -44,6 +44,8 @@ struct ptw_em_payload {
 	uint64_t bind_id;
 	int has_tts;                  /* thread time (JSON tts), ns */
 	int64_t tts;
+	uint32_t cs;                  /* callstack: its innermost frame in
+				       * em->stacks (1-based); 0: none */
 };
 
 enum ptw_em_kind {
@@ -388,6 +390,12 @@ struct ptw_emit {
 	 * first use) and the annotations of the payload being written
 	 * (ptw_em_unpack). */
 	struct ptw_cv_json_parser *jp;
+	/* Chrome JSON callstacks: the frames (created on first use), the
+	 * stack of the item being queued (0: none; ptw_em_queue takes it),
+	 * and the writer's frames of the event being written. */
+	struct ptw_cv_stacks *stacks;
+	uint32_t pend_cs;
+	struct ptw_frame *frames;
 	struct ptw_arg nest_pool[PTW_MAX_ARG_NODES];
 	/* string pids/tids: each distinct string gets a number
 	 * (PTW_EM_STR_ID_BASE + index), shared by pids and tids */
