@@ -238,6 +238,35 @@ int ptw_cv_stacks_loaded(const struct ptw_cv_stacks *s)
 	return s && s->loaded;
 }
 
+int ptw_cv_stacks_push(struct ptw_cv_stacks *s, uint32_t caller,
+		       const char *name, size_t n, uint32_t *frame)
+{
+	/* key: 'i', the caller's number, the name */
+	size_t kn = 1 + 4 + n;
+	char small[256], *k = kn <= sizeof(small) ? small : malloc(kn);
+	if (!k)
+		return PTW_ERR_NOMEM;
+	k[0] = 'i';
+	memcpy(k + 1, &caller, 4);
+	memcpy(k + 5, name, n);
+	uint32_t f;
+	int rc = frame_of(s, k, kn, (struct ptw_cv_str){name, n}, &f);
+	if (k != small)
+		free(k);
+	if (rc)
+		return rc;
+	struct ptw_cv_frame *x = &s->f[f - 1];
+	if (!x->depth) { /* new */
+		x->parent = caller;
+		x->pkey_n = UINT32_MAX;
+		x->depth = caller ? s->f[caller - 1].depth + 1 : 1;
+		if (caller && s->f[caller - 1].depth >= PTW_CV_STACK_CYCLE - 1)
+			x->depth = PTW_CV_STACK_CYCLE - 1;
+	}
+	*frame = f;
+	return 0;
+}
+
 int ptw_cv_stacks_inline(struct ptw_cv_stacks *s,
 			 struct ptw_cv_json_parser *jp, struct ptw_cv_str text,
 			 uint32_t *frame)
@@ -251,28 +280,9 @@ int ptw_cv_stacks_inline(struct ptw_cv_stacks *s,
 			rc = PTW_ERR_FORMAT;
 			break;
 		}
-		/* key: 'i', the caller's number, the name */
-		size_t kn = 1 + 4 + a.s.n;
-		char small[256], *k = kn <= sizeof(small) ? small : malloc(kn);
-		if (!k)
-			return PTW_ERR_NOMEM;
-		k[0] = 'i';
-		memcpy(k + 1, &at, 4);
-		memcpy(k + 5, a.s.p, a.s.n);
 		uint32_t f;
-		rc = frame_of(s, k, kn, a.s, &f);
-		if (k != small)
-			free(k);
-		if (rc)
+		if ((rc = ptw_cv_stacks_push(s, at, a.s.p, a.s.n, &f)))
 			return rc;
-		struct ptw_cv_frame *x = &s->f[f - 1];
-		if (!x->depth) { /* new */
-			x->parent = at;
-			x->pkey_n = UINT32_MAX;
-			x->depth = at ? s->f[at - 1].depth + 1 : 1;
-			if (at && s->f[at - 1].depth >= PTW_CV_STACK_CYCLE - 1)
-				x->depth = PTW_CV_STACK_CYCLE - 1;
-		}
 		at = f;
 	}
 	if (rc < 0)

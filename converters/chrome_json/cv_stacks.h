@@ -55,6 +55,12 @@ int ptw_cv_stacks_inline(struct ptw_cv_stacks *s,
 			 struct ptw_cv_json_parser *jp, struct ptw_cv_str text,
 			 uint32_t *frame);
 
+/* The frame 'name' (n bytes) called by frame 'caller' (1-based; 0: a
+ * root), made if new: equal stacks pushed frame by frame from the root
+ * end in the same frame. Returns 0 or PTW_ERR_NOMEM. */
+int ptw_cv_stacks_push(struct ptw_cv_stacks *s, uint32_t caller,
+		       const char *name, size_t n, uint32_t *frame);
+
 /* Frame f's name (NUL-terminated; "" if it had none), caller (0: none)
  * and depth (frames from it to its root, itself included, or
  * PTW_CV_STACK_CYCLE). */
