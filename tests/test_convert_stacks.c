@@ -255,3 +255,72 @@ Test(convert_stacks, invalid_stack_frames_is_an_error)
 	cr_assert_eq(err.offset, 15, "%s", err.msg);
 	unlink(path);
 }
+
+/* The stacks of a trace's events, from ptw's reader: "name:f0>f1;"
+ * (an END: "/end", as tp_stack.h writes them) in file order. */
+static void reader_stacks(const char *path, char *out, size_t max)
+{
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(path, 0);
+	size_t n, k = 0;
+	const struct ptw_trace_event *ev = ptw_trace_events(t, &n);
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (!ev[i].stack)
+			continue;
+		k += (size_t)snprintf(out + k, max - k, "%s%s:",
+				      ev[i].name ? ev[i].name : "",
+				      ev[i].type == PTW_TRACE_SLICE_END
+					      ? "/end" : "");
+		for (uint32_t j = 0; j < ev[i].stack->n && k < max; j++)
+			k += (size_t)snprintf(out + k, max - k, "%s%s",
+					      ev[i].stack->frames[j],
+					      j + 1 < ev[i].stack->n ? ">"
+								     : ";");
+		cr_assert_lt(k, max);
+	}
+	ptw_trace_free(t);
+}
+
+/* JSON -> pftrace -> JSON (--to-json: stackFrames + sf/esf) -> pftrace:
+ * the same callstacks, in ptw's reader and in trace_processor. */
+Test(convert_stacks, round_trip_through_json_keeps_the_stacks)
+{
+	char p1[256], js[256], p2[256];
+	ptw_test_tmp_path(p1, sizeof(p1), "stacks-rt1");
+	ptw_test_tmp_path(js, sizeof(js), "stacks-rt.json");
+	ptw_test_tmp_path(p2, sizeof(p2), "stacks-rt2");
+	struct ptw_emit_stats st;
+	struct ptw_cv_json_read_stats rs;
+	struct ptw_error err = {0};
+	cr_assert_eq(convert(p1, after_json, SRC_MEM, &st, &rs, &err), 0);
+	char r1[1024], r2[1024];
+	reader_stacks(p1, r1, sizeof(r1));
+	cr_assert_str_eq(r1, "work:main>a>b;/end:main>c;b:main>a;"
+			     "/end:main>endfn;inst:main>a>z;one:main>a>b;");
+
+	FILE *f = fopen(js, "w");
+	cr_assert(f);
+	cr_assert_eq(ptw_cv_export_json(p1, f, &err), 0, "%s", err.msg);
+	fclose(f);
+	size_t n;
+	char *text = (char *)ptw_test_read_file_or_fail(js, &n);
+	char *z = realloc(text, n + 1);
+	cr_assert(z);
+	z[n] = '\0';
+	cr_assert(strstr(z, "\"stackFrames\":{"), "%s", z);
+	cr_assert_eq(convert(p2, z, SRC_MEM, &st, &rs, &err), 0, "%s",
+		     err.msg);
+	free(z);
+	cr_assert_eq(st.stacks, 6);
+	reader_stacks(p2, r2, sizeof(r2));
+	cr_assert_str_eq(r2, r1);
+	char t1[1024], t2[1024];
+	if (ptw_test_tp_stacks(p1, t1, sizeof(t1)) == 0) {
+		ptw_test_tp_stacks(p2, t2, sizeof(t2));
+		cr_assert_str_eq(t1, after_want);
+		cr_assert_str_eq(t2, t1);
+	}
+	unlink(p1);
+	unlink(js);
+	unlink(p2);
+}
