@@ -289,7 +289,10 @@ int ptw_cv_json_read_mem(const void *data, size_t n,
  *    slices' events; a link whose slice already carries another id as v1
  *    s / f ("bp":"e") events at both ends (thread slices only);
  *  - debug annotations -> args; categories -> cat; ts/dur in microseconds
- *    with the nanoseconds kept exactly (1000125 ns -> 1000.125).
+ *    with the nanoseconds kept exactly (1000125 ns -> 1000.125);
+ *  - callstacks -> "sf" (slices, instants, an E) and "esf" (an X's end)
+ *    ids of a "stackFrames" member: when the trace has any, the output
+ *    is the object form {"traceEvents":[...],"stackFrames":{...}}.
  * The whole trace is loaded in memory (the exporter is not streaming).
  * Returns 0, PTW_ERR_IO (reading the trace or writing 'out'), PTW_ERR_FORMAT
  * (not a protobuf trace, or a record trace_processor would reject; err
