@@ -25,9 +25,9 @@ enum src { SRC_FILE, SRC_MEM, SRC_PIPE };
 /* Converts 'json' as ptw-convert does (the emitter's frames given to the
  * reader), read from a file, from memory or from a pipe. Returns the
  * reader's result; stats into *st and *js. */
-static int convert(const char *out, const char *json, enum src src,
-		   struct ptw_emit_stats *st, struct ptw_cv_json_read_stats *js,
-		   struct ptw_error *err)
+static int convert_opts(const char *out, const char *json, enum src src,
+			int strict, struct ptw_emit_stats *st,
+			struct ptw_cv_json_read_stats *js, struct ptw_error *err)
 {
 	struct ptw_writer *w = ptw_writer_open(out, NULL, err);
 	cr_assert(w, "%s", err->msg);
@@ -35,7 +35,8 @@ static int convert(const char *out, const char *json, enum src src,
 	cr_assert(em, "%s", err->msg);
 	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME};
 	cr_assert_eq(ptw_emit_begin_input(em, &in, err), 0, "%s", err->msg);
-	struct ptw_cv_json_read_opts jo = {.stacks = ptw_emit_stacks(em)};
+	struct ptw_cv_json_read_opts jo = {.stacks = ptw_emit_stacks(em),
+					   .strict = strict};
 	cr_assert(jo.stacks);
 	ptw_cv_stacks_next_input(jo.stacks);
 	int rc;
@@ -81,6 +82,13 @@ static int convert(const char *out, const char *json, enum src src,
 	ptw_emit_destroy(em);
 	cr_assert_eq(ptw_writer_close(w, NULL), 0);
 	return rc;
+}
+
+static int convert(const char *out, const char *json, enum src src,
+		   struct ptw_emit_stats *st, struct ptw_cv_json_read_stats *js,
+		   struct ptw_error *err)
+{
+	return convert_opts(out, json, src, 0, st, js, err);
 }
 
 /* stackFrames after traceEvents, as Chrome writes it; ids as numbers and
@@ -238,8 +246,10 @@ Test(convert_stacks, bad_stacks_are_counted)
 	free(json);
 }
 
-/* A "stackFrames" that is not valid JSON is an error naming it. */
-Test(convert_stacks, invalid_stack_frames_is_an_error)
+/* A "stackFrames" that is not valid JSON: with --strict an error naming
+ * it; by default a repair (trace_processor loads such a file, ignoring
+ * stackFrames), its ids then unknown. */
+Test(convert_stacks, invalid_stack_frames)
 {
 	char path[256];
 	ptw_test_tmp_path(path, sizeof(path), "stacks-inv");
@@ -248,11 +258,19 @@ Test(convert_stacks, invalid_stack_frames_is_an_error)
 	struct ptw_error err = {0};
 	static const char bad[] =
 		"{\"stackFrames\":{\"1\":{\"name\":\"a\" \"parent\":2}},"
-		"\"traceEvents\":[]}";
-	cr_assert_eq(convert(path, bad, SRC_MEM, &st, &js, &err),
+		"\"traceEvents\":[{\"ph\":\"X\",\"name\":\"x\",\"pid\":1,"
+		"\"tid\":1,\"ts\":1,\"dur\":1,\"sf\":1}]}";
+	cr_assert_eq(convert_opts(path, bad, SRC_MEM, 1, &st, &js, &err),
 		     PTW_ERR_FORMAT);
 	cr_assert(strstr(err.msg, "stackFrames"), "%s", err.msg);
 	cr_assert_eq(err.offset, 15, "%s", err.msg);
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(convert(path, bad, SRC_MEM, &st, &js, &err), 0, "%s",
+		     err.msg);
+	cr_assert_eq(js.repairs, 1);
+	cr_assert(strstr(js.repair_what, "stackFrames"), "%s", js.repair_what);
+	cr_assert_eq(st.slices, 1);
+	cr_assert_eq(st.stack_unknown, 1);
 	unlink(path);
 }
 

@@ -1033,12 +1033,17 @@ static int read_stack_frames(struct rd *r)
 	rc = ptw_cv_json_walk_start(r->jp, &w, r->buf + r->pos, end);
 	while (!rc && (rc = ptw_cv_json_walk_next(&w, &e)) == 1)
 		rc = stack_frame(r, &w, &e);
-	if (rc == PTW_ERR_NOMEM || (!rc && ptw_cv_stacks_resolve(r->stacks)))
+	if (rc == PTW_ERR_NOMEM)
 		return ptw_error_set(r->err, PTW_ERR_NOMEM, 0, "out of memory");
-	if (rc)
+	if (rc && !r->lenient)
 		return rd_fail(r, at, PTW_ERR_FORMAT,
 			       "\"stackFrames\" is not a valid JSON object of "
 			       "frames");
+	if (rc) /* trace_processor loads the file (it ignores stackFrames) */
+		rd_repair(r, at, 0, 1, "a \"stackFrames\" that is not valid "
+				       "JSON (frames after the error not read)");
+	if (ptw_cv_stacks_resolve(r->stacks))
+		return ptw_error_set(r->err, PTW_ERR_NOMEM, 0, "out of memory");
 	if (r->st) {
 		r->st->stack_frames = 1;
 		r->st->stack_frame_count = ptw_cv_stacks_count(r->stacks);

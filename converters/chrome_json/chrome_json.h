@@ -60,6 +60,9 @@
  *    depth, as trace_processor takes them (consumers with limits, such as
  *    the emitter, cut and count). A non-object "args" is ignored (an earlier "args"
  *    object stays).
+ *  - "sf"/"esf" (a string, or an integer kept as its text) -> sf/esf;
+ *    "stack"/"estack" (an array) -> stack/estack as raw JSON text; any
+ *    of them sets PTW_CV_HAS_STACK (callstacks: cv_stacks.h).
  *  - Unknown members are validated and ignored. A repeated member: the last
  *    one wins (args: see above).
  *

@@ -172,13 +172,18 @@ int ptw_cv_stacks_add(struct ptw_cv_stacks *s, struct ptw_cv_str id,
 uint32_t ptw_cv_stacks_find(const struct ptw_cv_stacks *s,
 			    struct ptw_cv_str id)
 {
-	char small[256];
-	if (!s->slots || id.n >= sizeof(small) - 5)
-		return 0; /* no table, or an id longer than any we look up */
-	small[0] = 's';
-	memcpy(small + 1, &s->gen, 4);
-	memcpy(small + 5, id.p, id.n);
-	return *lookup(s, small, id.n + 5);
+	if (!s->slots)
+		return 0;
+	char small[256], *k = id.n < sizeof(small) - 5 ? small : malloc(id.n + 5);
+	if (!k)
+		return 0; /* out of memory: as unknown */
+	k[0] = 's';
+	memcpy(k + 1, &s->gen, 4);
+	memcpy(k + 5, id.p, id.n);
+	uint32_t f = *lookup(s, k, id.n + 5);
+	if (k != small)
+		free(k);
+	return f;
 }
 
 int ptw_cv_stacks_resolve(struct ptw_cv_stacks *s)
