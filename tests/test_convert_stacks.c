@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "converters/chrome_json/chrome_json.h"
+#include "converters/chrome_json/cv_sort.h"
 #include "converters/chrome_json/cv_stacks.h"
 #include "converters/emit/emit.h"
 #include "ptw/writer.h"
@@ -20,7 +21,9 @@
 #include "support/tp_shell.h"
 #include "support/tp_stack.h"
 
-enum src { SRC_FILE, SRC_MEM, SRC_PIPE };
+/* SRC_SORTED: memory, through a reorder window (cv_sort.h), which holds
+ * copies of the events */
+enum src { SRC_FILE, SRC_MEM, SRC_PIPE, SRC_SORTED };
 
 /* Converts 'json' as ptw-convert does (the emitter's frames given to the
  * reader), read from a file, from memory or from a pipe. Returns the
@@ -41,7 +44,16 @@ static int convert_opts(const char *out, const char *json, enum src src,
 	ptw_cv_stacks_next_input(jo.stacks);
 	int rc;
 	size_t n = strlen(json);
-	if (src == SRC_MEM) {
+	if (src == SRC_SORTED) {
+		struct ptw_cv_sort *so =
+			ptw_cv_sort_create(64, ptw_emit_event, em, err);
+		cr_assert(so);
+		rc = ptw_cv_json_read_mem(json, n, &jo, ptw_cv_sort_event, so,
+					  js, err);
+		if (!rc)
+			rc = ptw_cv_sort_drain(so, err);
+		ptw_cv_sort_destroy(so);
+	} else if (src == SRC_MEM) {
 		rc = ptw_cv_json_read_mem(json, n, &jo, ptw_emit_event, em, js,
 					  err);
 	} else if (src == SRC_FILE) {
@@ -143,6 +155,12 @@ Test(convert_stacks, frames_after_the_events_of_a_file)
 Test(convert_stacks, frames_after_the_events_in_memory)
 {
 	check_after(SRC_MEM);
+}
+
+/* The reorder window holds copies of the events: their stacks too. */
+Test(convert_stacks, through_the_reorder_window)
+{
+	check_after(SRC_SORTED);
 }
 
 /* A pipe is read once: stackFrames first works, after the events the

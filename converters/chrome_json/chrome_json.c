@@ -553,7 +553,8 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 	}
 	r->lines_pos = at + end;
 	if (__builtin_expect(ev.flags & PTW_CV_HAS_STACK, 0) &&
-	    (ev.sf.p || ev.esf.p) && r->stacks && !r->stacks_tried &&
+	    ev.stacks && (ev.stacks->sf.p || ev.stacks->esf.p) &&
+	    r->stacks && !r->stacks_tried &&
 	    !ptw_cv_stacks_loaded(r->stacks) && (rc = pre_read_stacks(r)))
 		return rc;
 	rc = r->fn(r->ctx, &ev, r->err);

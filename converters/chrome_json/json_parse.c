@@ -62,6 +62,7 @@ struct ptw_cv_json_parser {
 	uint64_t *nest;  /* skip_container: one bit per open container, */
 	size_t nest_cap; /* 1 = object (grows with the deepest nesting) */
 	struct val id2_vals[2]; /* "id2" global / local (struct pctx) */
+	struct ptw_cv_stack_refs stk;   /* the event's callstacks */
 };
 
 /* One parse: the input, the cursor, and where decoded strings go. */
@@ -1359,6 +1360,17 @@ static void apply_id2(struct pctx *c, struct ptw_cv_event *ev)
 /* A value's meaning for the event member 'key' (trace_processor's
  * coercions); 'v' was parsed by parse_value() from offset 'at'. Returns
  * 0, or PTW_CV_JSON_STOP / an error from set_time(). */
+/* The event's callstack members, cleared on the first one of the event. */
+static struct ptw_cv_stack_refs *stack_refs(struct pctx *c,
+					    struct ptw_cv_event *ev)
+{
+	if (!ev->stacks) {
+		memset(&c->jp->stk, 0, sizeof(c->jp->stk));
+		ev->stacks = &c->jp->stk;
+	}
+	return &c->jp->stk;
+}
+
 static int apply_member(struct pctx *c, enum key key, const struct val *v,
 			size_t at, struct ptw_cv_event *ev)
 {
@@ -1441,7 +1453,8 @@ static int apply_member(struct pctx *c, enum key key, const struct val *v,
 	case K_SF:
 	case K_ESF: {
 		/* a stackFrames key: a string, or an integer as written */
-		struct ptw_cv_str *f = key == K_SF ? &ev->sf : &ev->esf;
+		struct ptw_cv_stack_refs *k = stack_refs(c, ev);
+		struct ptw_cv_str *f = key == K_SF ? &k->sf : &k->esf;
 		f->p = NULL, f->n = 0;
 		if (v->t == PTW_CV_VAL_STRING)
 			*f = v->s;
@@ -1453,7 +1466,8 @@ static int apply_member(struct pctx *c, enum key key, const struct val *v,
 	}
 	case K_STACK:
 	case K_ESTACK: {
-		struct ptw_cv_str *f = key == K_STACK ? &ev->stack : &ev->estack;
+		struct ptw_cv_stack_refs *k = stack_refs(c, ev);
+		struct ptw_cv_str *f = key == K_STACK ? &k->stack : &k->estack;
 		f->p = NULL, f->n = 0;
 		if (v->t == PTW_CV_VAL_JSON && v->s.n && v->s.p[0] == '[') {
 			*f = v->s;

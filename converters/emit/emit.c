@@ -492,7 +492,8 @@ static inline int ptw_em_x_event(struct ptw_emit *em, struct ptw_em_thread *th,
 	 * BEGIN and an END. Thread time needs the pair (an extra counter
 	 * value at each end). */
 	int one = dur > 0 && dur % 1000 == 0 && !tts && ts <= INT64_MAX - dur &&
-		  !(ev->esf.p || ev->estack.p); /* an end stack needs the END */
+		  !(ev->stacks && (ev->stacks->esf.p || ev->stacks->estack.p));
+	/* (an end stack needs the END) */
 	it->kind = PTW_EM_BEGIN;
 	it->state = PTW_EM_COMPLETE;
 	it->dur = dur;
@@ -512,7 +513,8 @@ static inline int ptw_em_x_event(struct ptw_emit *em, struct ptw_em_thread *th,
 		tte = &tend;
 	/* its end stack */
 	if (__builtin_expect(ev->flags & PTW_CV_HAS_STACK, 0) &&
-	    ptw_em_stack_of(em, ev->esf, ev->estack, &em->pend_cs))
+	    ptw_em_stack_of(em, ev->stacks->esf, ev->stacks->estack,
+			    &em->pend_cs))
 		return ptw_em_nomem(err);
 	/* queued right after the BEGIN: its id is the BEGIN's + 1
 	 * (ptw_em_spill finds it so) */
@@ -576,7 +578,8 @@ static int ptw_em_thread_event_q(struct ptw_emit *em,
 	if (__builtin_expect(ev->flags & PTW_CV_HAS_STACK, 0)) {
 		if (ev->ph == 's' || ev->ph == 't' || ev->ph == 'f')
 			em->st.stack_ignored++;
-		else if ((rc = ptw_em_stack_of(em, ev->sf, ev->stack,
+		else if ((rc = ptw_em_stack_of(em, ev->stacks->sf,
+					       ev->stacks->stack,
 					       &em->pend_cs)))
 			return ptw_em_nomem(err);
 	}
