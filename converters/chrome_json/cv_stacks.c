@@ -7,6 +7,7 @@
 #include "cv_stacks.h"
 #include "json_internal.h"
 #include "lib/util/grow.h"
+#include "lib/util/hashmap.h"
 
 struct ptw_cv_frame {
 	uint32_t name;   /* offset in chars */
@@ -45,14 +46,6 @@ void ptw_cv_stacks_destroy(struct ptw_cv_stacks *s)
 	free(s);
 }
 
-static uint64_t hash(const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
-	return h;
-}
-
 /* Appends n bytes and a NUL; returns the offset, or UINT32_MAX. */
 static uint32_t put(struct ptw_cv_stacks *s, const void *p, size_t n)
 {
@@ -75,7 +68,7 @@ static uint32_t *lookup(const struct ptw_cv_stacks *s, const char *k, size_t n)
 {
 	if (!s->slots)
 		return NULL;
-	size_t m = s->slots - 1, i = (size_t)hash(k, n) & m;
+	size_t m = s->slots - 1, i = (size_t)ptw_fnv1a(PTW_FNV_INIT, k, n) & m;
 	for (;; i = (i + 1) & m) {
 		uint32_t f = s->slot[i];
 		if (!f)

@@ -551,7 +551,7 @@ static inline int ptw_em_v1_flow_event(struct ptw_emit *em,
 }
 
 /* An event on its thread's track: queued as one item (two for an X). */
-static int ptw_em_thread_event_q(struct ptw_emit *em,
+static int ptw_em_thread_event(struct ptw_emit *em,
 			       const struct ptw_cv_event *ev,
 			       struct ptw_em_thread *th, int64_t ts,
 			       int raw_tid0, struct ptw_error *err)
@@ -573,17 +573,6 @@ static int ptw_em_thread_event_q(struct ptw_emit *em,
 	/* thread time (json_trace_parser.cc: B, E, X and thread-scoped
 	 * instants; not shifted: it is the thread's own clock) */
 	const int64_t *tts = (ev->flags & PTW_CV_HAS_TTS) ? &ev->tts_ns : NULL;
-	/* a callstack: taken by the next ptw_em_queue (an X's END takes its
-	 * esf, ptw_em_x_event) */
-	if (__builtin_expect(ev->flags & PTW_CV_HAS_STACK, 0)) {
-		if (ev->ph == 's' || ev->ph == 't' || ev->ph == 'f')
-			em->st.stack_ignored++;
-		else if ((rc = ptw_em_stack_of(em, ev->stacks->sf,
-					       ev->stacks->stack,
-					       &em->pend_cs)))
-			return ptw_em_nomem(err);
-	}
-
 	switch (ev->ph) {
 	case 'B':
 		it.kind = PTW_EM_BEGIN;
@@ -626,14 +615,20 @@ static int ptw_em_thread_event_q(struct ptw_emit *em,
 	return rc ? ptw_em_nomem(err) : 0;
 }
 
-/* ptw_em_thread_event_q, which leaves no callstack for a later item
- * (an event dropped before it was queued). */
-static int ptw_em_thread_event(struct ptw_emit *em,
-			       const struct ptw_cv_event *ev,
-			       struct ptw_em_thread *th, int64_t ts,
-			       int raw_tid0, struct ptw_error *err)
+/* ptw_em_thread_event for an event with a callstack: the stack is taken
+ * by the next ptw_em_queue (an X's END takes its esf, ptw_em_x_event),
+ * and none is left for a later item (when the event was dropped). */
+__attribute__((noinline)) static int
+ptw_em_thread_event_stack(struct ptw_emit *em, const struct ptw_cv_event *ev,
+			  struct ptw_em_thread *th, int64_t ts, int raw_tid0,
+			  struct ptw_error *err)
 {
-	int rc = ptw_em_thread_event_q(em, ev, th, ts, raw_tid0, err);
+	if (ev->ph == 's' || ev->ph == 't' || ev->ph == 'f')
+		em->st.stack_ignored++; /* flows carry none */
+	else if (ptw_em_stack_of(em, ev->stacks->sf, ev->stacks->stack,
+				 &em->pend_cs))
+		return ptw_em_nomem(err);
+	int rc = ptw_em_thread_event(em, ev, th, ts, raw_tid0, err);
 	em->pend_cs = 0;
 	return rc;
 }
@@ -810,5 +805,8 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
 	if (!th)
 		return err ? err->code : PTW_ERR_NOMEM;
+	if (__builtin_expect(ev->flags & PTW_CV_HAS_STACK, 0))
+		return ptw_em_thread_event_stack(em, ev, th, ts, raw_tid0,
+						 err);
 	return ptw_em_thread_event(em, ev, th, ts, raw_tid0, err);
 }
