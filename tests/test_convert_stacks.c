@@ -4,6 +4,7 @@
  * them); bad stacks are counted, never fatal.
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,4 +360,43 @@ Test(convert_stacks, round_trip_through_json_keeps_the_stacks)
 	unlink(p1);
 	unlink(js);
 	unlink(p2);
+}
+
+static int sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* ptw-convert: --stats counts the stacks, a pipe with stackFrames last
+ * warns (and converts), --to-json writes stackFrames. */
+Test(convert_stacks, command_line)
+{
+	const char *tool = ptw_test_bin_or_skip("ptw-convert");
+	char d[] = "/tmp/ptw-stacks-XXXXXX";
+	cr_assert(mkdtemp(d));
+	char in[512];
+	snprintf(in, sizeof(in), "%s/t.json", d);
+	ptw_test_write_file_or_fail(in, after_json, strlen(after_json));
+	cr_assert_eq(sh("'%s' -s -o '%s/f.pftrace' '%s' 2>'%s/err' && "
+			"grep -qx 'stacks 6' '%s/err' && "
+			"! grep -q 'warning:' '%s/err'", tool, d, in, d, d, d), 0);
+	/* a pipe: the events wait in the reorder window, where they find
+	 * stackFrames read after them; those that left it do not */
+	cr_assert_eq(sh("'%s' -s -o '%s/p.pftrace' - < '%s' 2>'%s/err' && "
+			"grep -qx 'stacks 6' '%s/err' && "
+			"! grep -q 'warning:' '%s/err'", tool, d, in, d, d, d), 0);
+	cr_assert_eq(sh("'%s' -s --reorder-window 1 -o '%s/p.pftrace' - < '%s' "
+			"2>'%s/err' && grep -q 'stack_unknown); in -, a pipe' "
+			"'%s/err' && ! grep -qx 'stacks 6' '%s/err'", tool, d,
+			in, d, d, d), 0);
+	cr_assert_eq(sh("'%s' --to-json -o '%s/b.json' '%s/f.pftrace' && "
+			"grep -q '^\"stackFrames\":{' '%s/b.json'", tool, d, d,
+			d), 0);
+	cr_assert_eq(sh("rm -rf '%s'", d), 0);
 }

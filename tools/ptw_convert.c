@@ -58,6 +58,7 @@ struct cli {
 	uint64_t warnings;
 	uint64_t repairs;       /* lenient repairs over all JSON inputs */
 	const char *repair_in;  /* the first one: input, line, what */
+	const char *stacks_late; /* a pipe whose stackFrames came after sf/esf */
 	uint64_t repair_line;
 	const char *repair_what;
 	uint64_t json_stops;    /* JSON inputs read up to a stop */
@@ -398,7 +399,15 @@ static void end_warnings(struct cli *c)
 	if (es.stack_unknown)
 		warn(c, "%llu \"sf\"/\"esf\" id(s) name no frame of "
 			"\"stackFrames\": written without that callstack "
-			"(stack_unknown)", (unsigned long long)es.stack_unknown);
+			"(stack_unknown)%s%s%s", (unsigned long long)es.stack_unknown,
+		     c->stacks_late ? "; in " : "",
+		     c->stacks_late ? c->stacks_late : "",
+		     c->stacks_late ? ", a pipe, \"stackFrames\" came after "
+				      "events with ids, which found their "
+				      "frames only if still in the reorder "
+				      "window (convert the file itself, put "
+				      "\"stackFrames\" first, or widen "
+				      "--reorder-window)" : "");
 	if (es.stack_cycles)
 		warn(c, "%llu callstack(s) whose \"parent\" links loop were "
 			"left out (stack_cycles)",
@@ -539,12 +548,8 @@ static int convert_json(struct cli *c, const char *path, ptw_cv_event_fn fn,
 			"event (line %llu), which was dropped\n", path,
 			(unsigned long long)js.cut_line);
 	json_read_notes(c, path, &js);
-	if (!rc && js.stacks_late && !c->replay)
-		warn(c, "%s: events refer to \"stackFrames\" ids (sf/esf) "
-			"before its \"stackFrames\", which a pipe cannot be "
-			"read again for: those events are written without "
-			"their callstack (convert the file itself, or put "
-			"\"stackFrames\" first)", path);
+	if (!rc && js.stacks_late && !c->stacks_late)
+		c->stacks_late = path; /* see end_warnings */
 	if (rc && err)
 		err->input = NULL;
 	return rc;
