@@ -101,9 +101,10 @@ static int grow_slots(struct ptw_cv_stacks *s)
 	return 0;
 }
 
-/* The frame of key k, created if new (*made set) with 'name'. */
+/* The frame of key k, created with 'name' if new; an existing one
+ * takes 'name' only if 'rename' (a stackFrames id given again). */
 static int frame_of(struct ptw_cv_stacks *s, const char *k, size_t kn,
-		    struct ptw_cv_str name, uint32_t *out)
+		    struct ptw_cv_str name, int rename, uint32_t *out)
 {
 	if (grow_slots(s))
 		return PTW_ERR_NOMEM;
@@ -123,7 +124,10 @@ static int frame_of(struct ptw_cv_stacks *s, const char *k, size_t kn,
 		memset(&s->f[f - 1], 0, sizeof(s->f[0]));
 		s->f[f - 1].key = key;
 		s->f[f - 1].key_n = (uint32_t)kn;
-		*lookup(s, k, kn) = f; /* chars may have moved: look again */
+		*sl = f;
+	} else if (!rename) {
+		*out = f;
+		return 0;
 	}
 	uint32_t nm = put(s, name.p ? name.p : "", name.p ? name.n : 0);
 	if (nm == UINT32_MAX)
@@ -144,7 +148,7 @@ int ptw_cv_stacks_add(struct ptw_cv_stacks *s, struct ptw_cv_str id,
 	k[0] = 's';
 	memcpy(k + 1, &s->gen, 4);
 	memcpy(k + 5, id.p, id.n);
-	int rc = frame_of(s, k, id.n + 5, name, &f);
+	int rc = frame_of(s, k, id.n + 5, name, 1, &f);
 	if (k != small)
 		free(k);
 	if (rc)
@@ -248,7 +252,7 @@ int ptw_cv_stacks_push(struct ptw_cv_stacks *s, uint32_t caller,
 	memcpy(k + 1, &caller, 4);
 	memcpy(k + 5, name, n);
 	uint32_t f;
-	int rc = frame_of(s, k, kn, (struct ptw_cv_str){name, n}, &f);
+	int rc = frame_of(s, k, kn, (struct ptw_cv_str){name, n}, 0, &f);
 	if (k != small)
 		free(k);
 	if (rc)
@@ -258,8 +262,8 @@ int ptw_cv_stacks_push(struct ptw_cv_stacks *s, uint32_t caller,
 		x->parent = caller;
 		x->pkey_n = UINT32_MAX;
 		x->depth = caller ? s->f[caller - 1].depth + 1 : 1;
-		if (caller && s->f[caller - 1].depth >= PTW_CV_STACK_CYCLE - 1)
-			x->depth = PTW_CV_STACK_CYCLE - 1;
+		if (caller && s->f[caller - 1].depth >= UINT32_MAX - 2)
+			x->depth = UINT32_MAX - 2; /* (- 1 marks walks) */
 	}
 	*frame = f;
 	return 0;
