@@ -538,11 +538,11 @@ static enum key key_of(struct ptw_cv_str k)
 	case 4:
 		return KEY_IS(k, "name") ? K_NAME : KEY_IS(k, "args") ? K_ARGS
 		       : KEY_IS(k, "tdur") ? K_TDUR : K_OTHER;
+	case 5: return KEY_IS(k, "stack") ? K_STACK : K_OTHER;
+	case 6: return KEY_IS(k, "estack") ? K_ESTACK : K_OTHER;
 	case 7:
 		return KEY_IS(k, "bind_id") ? K_BIND_ID
 		       : KEY_IS(k, "flow_in") ? K_FLOW_IN : K_OTHER;
-	case 5: return KEY_IS(k, "stack") ? K_STACK : K_OTHER;
-	case 6: return KEY_IS(k, "estack") ? K_ESTACK : K_OTHER;
 	case 8: return KEY_IS(k, "flow_out") ? K_FLOW_OUT : K_OTHER;
 	default: return K_OTHER;
 	}
@@ -1357,9 +1357,6 @@ static void apply_id2(struct pctx *c, struct ptw_cv_event *ev)
 		ev->flags |= PTW_CV_ID_FROM_ID2;
 }
 
-/* A value's meaning for the event member 'key' (trace_processor's
- * coercions); 'v' was parsed by parse_value() from offset 'at'. Returns
- * 0, or PTW_CV_JSON_STOP / an error from set_time(). */
 /* The event's callstack members, cleared on the first one of the event. */
 static struct ptw_cv_stack_refs *stack_refs(struct pctx *c,
 					    struct ptw_cv_event *ev)
@@ -1371,6 +1368,9 @@ static struct ptw_cv_stack_refs *stack_refs(struct pctx *c,
 	return &c->jp->stk;
 }
 
+/* A value's meaning for the event member 'key' (trace_processor's
+ * coercions); 'v' was parsed by parse_value() from offset 'at'. Returns
+ * 0, or PTW_CV_JSON_STOP / an error from set_time(). */
 static int apply_member(struct pctx *c, enum key key, const struct val *v,
 			size_t at, struct ptw_cv_event *ev)
 {

@@ -390,12 +390,6 @@ struct ptw_emit {
 	 * first use) and the annotations of the payload being written
 	 * (ptw_em_unpack). */
 	struct ptw_cv_json_parser *jp;
-	/* Chrome JSON callstacks: the frames (created on first use), the
-	 * stack of the item being queued (0: none; ptw_em_queue takes it),
-	 * and the writer's frames of the event being written. */
-	struct ptw_cv_stacks *stacks;
-	uint32_t pend_cs;
-	struct ptw_frame *frames;
 	struct ptw_arg nest_pool[PTW_MAX_ARG_NODES];
 	/* string pids/tids: each distinct string gets a number
 	 * (PTW_EM_STR_ID_BASE + index), shared by pids and tids */
@@ -408,6 +402,13 @@ struct ptw_emit {
 	char *strbuf;                 /* scratch for counter track names */
 	size_t strbuf_cap;
 	struct ptw_emit_stats st;
+	/* Chrome JSON callstacks (last: the fields above keep their places):
+	 * the frames (created on first use), the stack of the item being
+	 * queued (0: none; ptw_em_queue takes it), and the writer's frames
+	 * of the event being written. */
+	struct ptw_cv_stacks *stacks;
+	struct ptw_frame *frames;
+	uint32_t pend_cs;
 };
 
 /* ---- emit_thread.c ---------------------------------------------------- */
