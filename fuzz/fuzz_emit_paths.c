@@ -22,6 +22,7 @@
 
 #include "converters/appletrace/appletrace.h"
 #include "converters/chrome_json/chrome_json.h"
+#include "converters/chrome_json/cv_stacks.h"
 #include "converters/emit/emit.h"
 #include "reader/trace_read.h"
 #include "reader/trace_same.h"
@@ -57,7 +58,12 @@ static int convert(const uint8_t *data, size_t size, int general, int batch,
 	*rc = -1;
 	if (em && names && ptw_emit_begin_input(em, &in, NULL) == 0) {
 		if (json) {
-			*rc = ptw_cv_json_read_mem(data + 1, size - 1, NULL,
+			/* with callstacks (stackFrames, sf/esf, stack) */
+			struct ptw_cv_json_read_opts jo = {
+				.stacks = ptw_emit_stacks(em)};
+			if (jo.stacks)
+				ptw_cv_stacks_next_input(jo.stacks);
+			*rc = ptw_cv_json_read_mem(data + 1, size - 1, &jo,
 						   ptw_emit_event, em, NULL,
 						   &err);
 		} else {

@@ -270,6 +270,31 @@ static int resolve_strings(struct ptw_trace *t, struct gen *g,
 	if (resolve_category(t, g, te, ev, final, &failed, what, what_iid))
 		return -1;
 
+	/* callstack */
+	ev->stack = NULL;
+	if (te->callstack_field_case == TE(CALLSTACK_FIELD_CALLSTACK_IID)) {
+		ev->stack = g ? ptw_u64map_get(&g->callstacks,
+					       te->callstack_iid)
+			      : NULL;
+	} else if (te->callstack_field_case == TE(CALLSTACK_FIELD_CALLSTACK) &&
+		   te->callstack->n_frames) {
+		const Perfetto__Protos__TrackEvent__InlineCallstack *ic =
+			te->callstack;
+		struct ptw_trace_stack *k = ptw_arena_alloc(
+			&t->arena, sizeof(*k) + ic->n_frames * sizeof(char *));
+		if (!k)
+			return -1;
+		k->n = (uint32_t)ic->n_frames;
+		for (size_t i = 0; i < ic->n_frames; i++) {
+			const char *fn = ic->frames[i]->function_name;
+			k->frames[i] = fn ? ptw_arena_strdup(&t->arena, fn)
+					  : "";
+			if (!k->frames[i])
+				return -1;
+		}
+		ev->stack = k;
+	}
+
 	/* debug annotations */
 	ev->args = NULL;
 	ev->n_args = 0;

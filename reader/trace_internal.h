@@ -20,6 +20,10 @@
 /* One interning generation of a sequence: iid -> arena string. */
 struct gen {
 	struct ptw_u64map names, cats, ann_names, ann_strings;
+	/* callstacks: function_names (iid -> string), frames (iid -> its
+	 * function name, "" if none), callstacks (iid -> struct
+	 * ptw_trace_stack *) */
+	struct ptw_u64map fn_names, frames, callstacks;
 	struct gen *next_alloc;
 };
 

@@ -123,6 +123,9 @@ static void gen_free(struct gen *g)
 	ptw_u64map_free(&g->cats);
 	ptw_u64map_free(&g->ann_names);
 	ptw_u64map_free(&g->ann_strings);
+	ptw_u64map_free(&g->fn_names);
+	ptw_u64map_free(&g->frames);
+	ptw_u64map_free(&g->callstacks);
 	free(g);
 }
 
@@ -173,6 +176,51 @@ static void intern_table(struct ptw_trace *t, const struct pos *at,
 	t->stats.interned_entries++;
 }
 
+/* Callstacks: each frame as its function's name, each callstack as its
+ * frames' names (outermost first). A frame or function name that is not
+ * interned (yet) reads as "" (unnamed). */
+static void intern_stacks(struct ptw_trace *t, const struct pos *at,
+			  struct seq *s,
+			  const Perfetto__Protos__InternedData *d)
+{
+	struct gen *g = s->gen;
+	for (size_t i = 0; i < d->n_function_names; i++) {
+		const Perfetto__Protos__InternedString *e = d->function_names[i];
+		intern_table(t, at, s->id, &g->fn_names, "function_names",
+			     e->iid, e->has_iid, (const char *)e->str.data,
+			     e->str.len);
+	}
+	for (size_t i = 0; i < d->n_frames; i++) {
+		const Perfetto__Protos__Frame *f = d->frames[i];
+		const char *nm = f->has_function_name_id
+			? ptw_u64map_get(&g->fn_names, f->function_name_id)
+			: NULL;
+		intern_table(t, at, s->id, &g->frames, "frames", f->iid,
+			     f->has_iid, nm, nm ? strlen(nm) : 0);
+	}
+	for (size_t i = 0; i < d->n_callstacks; i++) {
+		const Perfetto__Protos__Callstack *c = d->callstacks[i];
+		if (!c->has_iid || ptw_u64map_get(&g->callstacks, c->iid))
+			continue;
+		struct ptw_trace_stack *k = ptw_arena_alloc(
+			&t->arena, sizeof(*k) + c->n_frame_ids * sizeof(char *));
+		if (!k) {
+			t->nomem = 1;
+			return;
+		}
+		k->n = (uint32_t)c->n_frame_ids;
+		for (size_t j = 0; j < c->n_frame_ids; j++) {
+			const char *nm = ptw_u64map_get(&g->frames,
+							c->frame_ids[j]);
+			k->frames[j] = nm ? nm : "";
+		}
+		if (ptw_u64map_add(&g->callstacks, c->iid, k) < 0) {
+			t->nomem = 1;
+			return;
+		}
+	}
+}
+
 static void apply_interned(struct ptw_trace *t, const struct pos *at,
 			   struct seq *s,
 			   const Perfetto__Protos__InternedData *d)
@@ -205,6 +253,7 @@ static void apply_interned(struct ptw_trace *t, const struct pos *at,
 			     "debug_annotation_string_values", e->iid,
 			     e->has_iid, (const char *)e->str.data, e->str.len);
 	}
+	intern_stacks(t, at, s, d);
 }
 
 /* ---- packets ------------------------------------------------------------ */

@@ -164,6 +164,13 @@ enum ptw_trace_counter_kind {
 };
 
 /* A TrackEvent that survived tokenization. */
+/* An event's callstack: its frames' function names, outermost first
+ * ("" for an unnamed frame). */
+struct ptw_trace_stack {
+	uint32_t n;
+	const char *frames[];
+};
+
 struct ptw_trace_event {
 	uint64_t offset;       /* byte offset of the record (see top) */
 	uint64_t inner_offset; /* offset inside the inflated batch, or 0 */
@@ -184,6 +191,9 @@ struct ptw_trace_event {
 	const uint64_t *terminating_flow_ids;
 	const struct ptw_trace_arg *args;
 	uint32_t n_args;
+	/* TrackEvent.callstack_iid or inline callstack; NULL: none (or an
+	 * iid not interned) */
+	const struct ptw_trace_stack *stack;
 	/* legacy_event.phase (0: none) and, for an instant phase ('i'/'I'),
 	 * its instant_event_scope: 'g' global, 'p' process, 0 otherwise
 	 * (trace_processor then puts the instant on its legacy global /

@@ -25,6 +25,7 @@
 #include "converters/appletrace/appletrace.h"
 #include "converters/chrome_json/chrome_json.h"
 #include "converters/chrome_json/cv_sort.h"
+#include "converters/chrome_json/cv_stacks.h"
 #include "converters/emit/emit.h"
 #include "lib/util/grow.h"
 #include "ptw/version.h"
@@ -57,6 +58,7 @@ struct cli {
 	uint64_t warnings;
 	uint64_t repairs;       /* lenient repairs over all JSON inputs */
 	const char *repair_in;  /* the first one: input, line, what */
+	const char *stacks_late; /* a pipe whose stackFrames came after sf/esf */
 	uint64_t repair_line;
 	const char *repair_what;
 	uint64_t json_stops;    /* JSON inputs read up to a stop */
@@ -394,6 +396,36 @@ static void end_warnings(struct cli *c)
 			"JSON (out_of_order; see --reorder-window)",
 		     (unsigned long long)es.out_of_order,
 		     c->window ? c->window : (size_t)PTW_CV_SORT_WINDOW);
+	if (es.stack_unknown)
+		warn(c, "%llu \"sf\"/\"esf\" id(s) name no frame of "
+			"\"stackFrames\": written without that callstack "
+			"(stack_unknown)%s%s%s", (unsigned long long)es.stack_unknown,
+		     c->stacks_late ? "; in " : "",
+		     c->stacks_late ? c->stacks_late : "",
+		     c->stacks_late ? ", a pipe, \"stackFrames\" came after "
+				      "events with ids, which found their "
+				      "frames only if still in the reorder "
+				      "window (convert the file itself, put "
+				      "\"stackFrames\" first, or widen "
+				      "--reorder-window)" : "");
+	if (es.stack_cycles)
+		warn(c, "%llu callstack(s) whose \"parent\" links loop were "
+			"left out (stack_cycles)",
+		     (unsigned long long)es.stack_cycles);
+	if (es.stack_truncated)
+		warn(c, "%llu callstack(s) deeper than %d frames kept their "
+			"%d innermost frames (stack_truncated)",
+		     (unsigned long long)es.stack_truncated, PTW_MAX_FRAMES,
+		     PTW_MAX_FRAMES);
+	if (es.stack_invalid)
+		warn(c, "%llu \"stack\"/\"estack\" member(s) that are not "
+			"arrays of strings were ignored (stack_invalid)",
+		     (unsigned long long)es.stack_invalid);
+	if (es.stack_ignored)
+		warn(c, "%llu callstack(s) on events other than thread "
+			"slices and instants (async, counter, flow, ...) "
+			"were not written (stack_ignored)",
+		     (unsigned long long)es.stack_ignored);
 	if (es.args_renamed)
 		warn(c, "%llu arg key(s) contain '[' or ']', which "
 			"trace_processor shows as '_' for a protobuf trace "
@@ -492,6 +524,11 @@ static int convert_json(struct cli *c, const char *path, ptw_cv_event_fn fn,
 		rc = ptw_cv_json_read(path, &jo, ptw_emit_sort_index_event,
 				      c->em, NULL, err);
 	struct ptw_cv_sort *so = NULL;
+	/* callstacks: "stackFrames" goes to the emitter's frames */
+	if (!rc && !(jo.stacks = ptw_emit_stacks(c->em)))
+		rc = ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+	if (!rc)
+		ptw_cv_stacks_next_input(jo.stacks);
 	if (!rc && c->reorder &&
 	    !(so = ptw_cv_sort_create(c->window, fn, ctx, err)))
 		rc = PTW_ERR_NOMEM;
@@ -511,6 +548,8 @@ static int convert_json(struct cli *c, const char *path, ptw_cv_event_fn fn,
 			"event (line %llu), which was dropped\n", path,
 			(unsigned long long)js.cut_line);
 	json_read_notes(c, path, &js);
+	if (!rc && js.stacks_late && !c->stacks_late)
+		c->stacks_late = path; /* see end_warnings */
 	if (rc && err)
 		err->input = NULL;
 	return rc;
@@ -1076,6 +1115,15 @@ static void print_stats(const struct cli *c, const struct ptw_emit_stats *es,
 		(unsigned long long)es->out_of_order);
 	fprintf(stderr, "thread_times %llu\n",
 		(unsigned long long)es->thread_times);
+	fprintf(stderr, "stacks %llu\nstack_unknown %llu\nstack_cycles %llu\n"
+		"stack_truncated %llu\nstack_invalid %llu\n"
+		"stack_ignored %llu\n",
+		(unsigned long long)es->stacks,
+		(unsigned long long)es->stack_unknown,
+		(unsigned long long)es->stack_cycles,
+		(unsigned long long)es->stack_truncated,
+		(unsigned long long)es->stack_invalid,
+		(unsigned long long)es->stack_ignored);
 	fprintf(stderr, "args_renamed %llu\nargs_dropped %llu\n",
 		(unsigned long long)es->args_renamed,
 		(unsigned long long)es->args_dropped);

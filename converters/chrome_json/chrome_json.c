@@ -33,6 +33,7 @@
 #include "lib/os/os_file.h"
 #include "lib/util/grow.h"
 #include "json_internal.h"
+#include "cv_stacks.h"
 
 #define DEFAULT_CHUNK (1u << 20)
 #define RAW_CHUNK (256u << 10) /* compressed bytes per read */
@@ -73,7 +74,18 @@ struct rd {
 	uint64_t events; /* events parsed (delivered or not) */
 	uint64_t repairs;
 	unsigned char skip_stack[SKIP_MAX_DEPTH];
+	/* callstacks (opts->stacks) */
+	struct ptw_cv_stacks *stacks;
+	const char *path;  /* a file that can be read again, or NULL */
+	int only_stacks;   /* a scan for "stackFrames" only */
+	int stacks_tried;  /* an sf/esf before "stackFrames" was handled */
+	const struct ptw_cv_json_read_opts *opts;
 };
+
+/* run(): the scan for "stackFrames" has what it came for. */
+#define RD_STACKS_DONE 7
+
+static int pre_read_stacks(struct rd *r);
 
 /* ---- positions and errors ------------------------------------------- */
 
@@ -540,6 +552,11 @@ static int one_event(struct rd *r, int cut_ok, int *cut)
 		r->line_start = at + nl->last_nl + 1;
 	}
 	r->lines_pos = at + end;
+	if (__builtin_expect(ev.flags & PTW_CV_HAS_STACK, 0) &&
+	    ev.stacks && (ev.stacks->sf.p || ev.stacks->esf.p) &&
+	    r->stacks && !r->stacks_tried &&
+	    !ptw_cv_stacks_loaded(r->stacks) && (rc = pre_read_stacks(r)))
+		return rc;
 	rc = r->fn(r->ctx, &ev, r->err);
 	if (rc)
 		return rc < 0 ? rc : PTW_ERR_INVALID;
@@ -659,6 +676,7 @@ enum {
 	KEY_NODES = 1u << 4,     /* V8 .cpuprofile: nodes */
 	KEY_SAMPLES = 1u << 5,   /* .cpuprofile: samples (Chrome JSON too) */
 	KEY_SYSTEM = 1u << 6,    /* Chrome: systemTraceEvents */
+	KEY_STACKS = 1u << 7,    /* Chrome: stackFrames */
 };
 
 static unsigned key_bit(struct ptw_cv_str k)
@@ -667,7 +685,7 @@ static unsigned key_bit(struct ptw_cv_str k)
 		{"traceEvents", KEY_EVENTS}, {"meta", KEY_META},
 		{"threads", KEY_THREADS}, {"processes", KEY_PROCESSES},
 		{"nodes", KEY_NODES}, {"samples", KEY_SAMPLES},
-		{"systemTraceEvents", KEY_SYSTEM},
+		{"systemTraceEvents", KEY_SYSTEM}, {"stackFrames", KEY_STACKS},
 	};
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
 		if (k.n == strlen(tab[i].s) && memcmp(k.p, tab[i].s, k.n) == 0)
@@ -925,6 +943,116 @@ static int object_next(struct rd *r, int *ch)
 	return 0;
 }
 
+/* The length of the object or array at p[0] (its brackets balanced,
+ * strings skipped), or 0 if p[0, n) ends inside it. Whether it is valid
+ * JSON is for the walk to say. */
+static size_t value_len(const char *p, size_t n)
+{
+	size_t depth = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+		if (c == '"') {
+			for (i++; i < n && p[i] != '"'; i++)
+				if (p[i] == '\\')
+					i++;
+			if (i >= n)
+				return 0;
+		} else if (c == '{' || c == '[') {
+			depth++;
+		} else if ((c == '}' || c == ']') && --depth == 0) {
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* One "stackFrames" entry: {"name": s, "parent": id, ...}. */
+static int stack_frame(struct rd *r, const struct ptw_cv_json_walk *top,
+		       const struct ptw_cv_arg *e)
+{
+	struct ptw_cv_json_walk w;
+	struct ptw_cv_arg a;
+	struct ptw_cv_str name = {NULL, 0}, parent = {NULL, 0};
+	char num[24];
+	int rc;
+	if (e->type != PTW_CV_VAL_JSON || e->s.p[0] != '{')
+		return 0; /* not a frame: no stack can use it */
+	ptw_cv_json_walk_child(top, &w, e);
+	while ((rc = ptw_cv_json_walk_next(&w, &a)) == 1) {
+		if (a.key.n == 4 && memcmp(a.key.p, "name", 4) == 0)
+			name = a.type == PTW_CV_VAL_STRING ? a.s
+							   : (struct ptw_cv_str){0};
+		else if (a.key.n == 6 && memcmp(a.key.p, "parent", 6) == 0) {
+			parent.p = NULL;
+			if (a.type == PTW_CV_VAL_STRING) {
+				parent = a.s;
+			} else if (a.type == PTW_CV_VAL_INT) {
+				int k = snprintf(num, sizeof(num), "%lld",
+						 (long long)a.i);
+				parent.p = num;
+				parent.n = (size_t)k;
+			}
+		}
+	}
+	if (rc < 0)
+		return rc;
+	return ptw_cv_stacks_add(r->stacks, e->key, name, parent);
+}
+
+/* The object form's "stackFrames" member value, at pos: read whole (at
+ * most max_event bytes) into r->stacks. A value that is not an object
+ * is skipped, as other members are. */
+static int read_stack_frames(struct rd *r)
+{
+	int ch, rc;
+	size_t end;
+	if ((rc = peek(r, &ch)))
+		return rc;
+	if (ch != '{')
+		return r->lenient ? tp_skip_value(r) : skip_member(r);
+	for (;;) {
+		size_t avail = r->len - r->pos, win = window(r);
+		if ((end = value_len(r->buf + r->pos, win)))
+			break;
+		if (win < avail) {
+			if ((rc = widen(r)))
+				return rc;
+			continue;
+		}
+		if (r->eof)
+			return eof_in_object(r);
+		if ((rc = fill(r)))
+			return rc;
+	}
+	uint64_t at = r->base + r->pos;
+	if (end > r->max_event)
+		return rd_fail(r, at, PTW_ERR_LIMIT,
+			       "\"stackFrames\" larger than %zu bytes",
+			       r->max_event);
+	struct ptw_cv_json_walk w;
+	struct ptw_cv_arg e;
+	rc = ptw_cv_json_walk_start(r->jp, &w, r->buf + r->pos, end);
+	while (!rc && (rc = ptw_cv_json_walk_next(&w, &e)) == 1)
+		rc = stack_frame(r, &w, &e);
+	if (rc == PTW_ERR_NOMEM)
+		return ptw_error_set(r->err, PTW_ERR_NOMEM, 0, "out of memory");
+	if (rc && !r->lenient)
+		return rd_fail(r, at, PTW_ERR_FORMAT,
+			       "\"stackFrames\" is not a valid JSON object of "
+			       "frames");
+	if (rc) /* trace_processor loads the file (it ignores stackFrames) */
+		rd_repair(r, at, 0, 1, "a \"stackFrames\" that is not valid "
+				       "JSON (frames after the error not read)");
+	if (ptw_cv_stacks_resolve(r->stacks))
+		return ptw_error_set(r->err, PTW_ERR_NOMEM, 0, "out of memory");
+	if (r->st) {
+		r->st->stack_frames = 1;
+		r->st->stack_frame_count = ptw_cv_stacks_count(r->stacks);
+	}
+	r->pos += end;
+	return 0;
+}
+
 static int read_object(struct rd *r)
 {
 	int ch, rc;
@@ -961,7 +1089,14 @@ static int read_object(struct rd *r)
 		r->pos++;
 		if ((rc = skip_ws(r, &ch)))
 			return rc;
-		if (bit == KEY_EVENTS) {
+		if (bit == KEY_EVENTS && r->only_stacks) {
+			rc = r->lenient ? tp_skip_value(r) : skip_member(r);
+		} else if (bit == KEY_STACKS && r->stacks &&
+			   !ptw_cv_stacks_loaded(r->stacks)) {
+			rc = read_stack_frames(r);
+			if (!rc && r->only_stacks)
+				return RD_STACKS_DONE;
+		} else if (bit == KEY_EVENTS) {
 			/* trace_processor rejects a non-array traceEvents */
 			if (ch == -1)
 				return eof_in_object(r);
@@ -1081,6 +1216,8 @@ static int run(struct rd *r)
 		r->pos += 3;
 	if ((rc = skip_ws(r, &ch)))
 		return rc;
+	if (ch == '[' && r->only_stacks)
+		return 0;
 	if (ch == '[') {
 		if (r->st)
 			r->st->form = PTW_CV_JSON_FORM_ARRAY;
@@ -1129,6 +1266,8 @@ static int start(struct rd *r, const struct ptw_cv_json_read_opts *opts,
 	r->fn = fn;
 	r->ctx = ctx;
 	r->st = stats;
+	r->stacks = opts ? opts->stacks : NULL;
+	r->opts = opts;
 	r->err = err;
 	if (stats)
 		memset(stats, 0, sizeof(*stats));
@@ -1153,7 +1292,8 @@ static void finish(struct rd *r)
 	ptw_cv_json_parser_destroy(r->jp);
 }
 
-static int read_fd_named(int fd, const char *name,
+static int read_fd_named(int fd, const char *name, const char *path,
+			 int only_stacks,
 			 const struct ptw_cv_json_read_opts *opts,
 			 ptw_cv_event_fn fn, void *ctx,
 			 struct ptw_cv_json_read_stats *stats,
@@ -1165,6 +1305,8 @@ static int read_fd_named(int fd, const char *name,
 	int rc = start(r, opts, name, fn, ctx, stats, err);
 	if (!rc) {
 		r->fd = fd;
+		r->path = path;
+		r->only_stacks = only_stacks;
 		r->cap = r->chunk;
 		r->buf = malloc(r->cap);
 		if (!r->buf)
@@ -1185,7 +1327,7 @@ int ptw_cv_json_read_fd(int fd, const struct ptw_cv_json_read_opts *opts,
 	if (fd < 0)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_cv_json_read_fd: bad descriptor");
-	return read_fd_named(fd, "<fd>", opts, fn, ctx, stats, err);
+	return read_fd_named(fd, "<fd>", NULL, 0, opts, fn, ctx, stats, err);
 }
 
 int ptw_cv_json_read(const char *path, const struct ptw_cv_json_read_opts *opts,
@@ -1196,7 +1338,8 @@ int ptw_cv_json_read(const char *path, const struct ptw_cv_json_read_opts *opts,
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
 				     "ptw_cv_json_read: NULL path");
 	if (strcmp(path, "-") == 0)
-		return read_fd_named(0, "-", opts, fn, ctx, stats, err);
+		return read_fd_named(0, "-", NULL, 0, opts, fn, ctx, stats,
+				     err);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -1208,16 +1351,73 @@ int ptw_cv_json_read(const char *path, const struct ptw_cv_json_read_opts *opts,
 		return PTW_ERR_IO;
 	}
 	ptw_os_file_sequential(fd);
-	int rc = read_fd_named(fd, path, opts, fn, ctx, stats, err);
+	struct stat sb;
+	int again = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+	int rc = read_fd_named(fd, path, again ? path : NULL, 0, opts, fn, ctx,
+			       stats, err);
 	close(fd);
 	return rc;
 }
+
+static int read_mem(const void *data, size_t n, int only_stacks,
+		    const struct ptw_cv_json_read_opts *opts,
+		    ptw_cv_event_fn fn, void *ctx,
+		    struct ptw_cv_json_read_stats *stats, struct ptw_error *err);
 
 int ptw_cv_json_read_mem(const void *data, size_t n,
 			 const struct ptw_cv_json_read_opts *opts,
 			 ptw_cv_event_fn fn, void *ctx,
 			 struct ptw_cv_json_read_stats *stats,
 			 struct ptw_error *err)
+{
+	return read_mem(data, n, 0, opts, fn, ctx, stats, err);
+}
+
+static int no_event(void *ctx, const struct ptw_cv_event *ev,
+		    struct ptw_error *err)
+{
+	(void)ctx, (void)ev, (void)err;
+	return 0;
+}
+
+/* An event has an "sf" or "esf" and "stackFrames" was not read yet (it
+ * usually comes after "traceEvents"): reads the input again up to it,
+ * skipping the events, when it can be read again. */
+static int pre_read_stacks(struct rd *r)
+{
+	struct ptw_cv_json_read_stats st;
+	int rc;
+	r->stacks_tried = 1;
+	if (r->path) {
+		int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return rd_fail(r, r->base + r->pos, PTW_ERR_IO,
+				       "cannot open again to read its "
+				       "\"stackFrames\"");
+		rc = read_fd_named(fd, r->name, NULL, 1, r->opts, no_event,
+				   NULL, &st, r->err);
+		close(fd);
+	} else if (r->fd < 0) {
+		rc = read_mem(r->mem, r->mem_n, 1, r->opts, no_event, NULL,
+			      &st, r->err);
+	} else {
+		if (r->st)
+			r->st->stacks_late = 1;
+		return 0;
+	}
+	if (rc == RD_STACKS_DONE)
+		rc = 0;
+	if (!rc && r->st && st.stack_frames) {
+		r->st->stack_frames = 1;
+		r->st->stack_frame_count = st.stack_frame_count;
+	}
+	return rc;
+}
+
+static int read_mem(const void *data, size_t n, int only_stacks,
+		    const struct ptw_cv_json_read_opts *opts,
+		    ptw_cv_event_fn fn, void *ctx,
+		    struct ptw_cv_json_read_stats *stats, struct ptw_error *err)
 {
 	if (!data && n)
 		return ptw_error_set(err, PTW_ERR_INVALID, 0,
@@ -1235,6 +1435,7 @@ int ptw_cv_json_read_mem(const void *data, size_t n,
 		r->buf = (char *)(uintptr_t)r->mem; /* never written */
 		r->len = r->cap = n;
 		r->eof = 1;
+		r->only_stacks = only_stacks;
 		if (stats) {
 			stats->bytes_in = n;
 			stats->bytes_json = n;

@@ -60,6 +60,9 @@
  *    depth, as trace_processor takes them (consumers with limits, such as
  *    the emitter, cut and count). A non-object "args" is ignored (an earlier "args"
  *    object stays).
+ *  - "sf"/"esf" (a string, or an integer kept as its text) -> sf/esf;
+ *    "stack"/"estack" (an array) -> stack/estack as raw JSON text; any
+ *    of them sets PTW_CV_HAS_STACK (callstacks: cv_stacks.h).
  *  - Unknown members are validated and ignored. A repeated member: the last
  *    one wins (args: see above).
  *
@@ -74,6 +77,8 @@
 
 #include "converters/common/cv_event.h"
 #include "ptw/error.h"
+
+struct ptw_cv_stacks;
 
 /* ==== Per-object parser =============================================== */
 
@@ -150,6 +155,12 @@ struct ptw_cv_json_read_opts {
 	int strict;             /* non-zero: RFC 8259 only, none of
 				 * trace_processor's leniencies (see
 				 * ptw_cv_json_read) */
+	/* Non-NULL: the object form's "stackFrames" is read into it
+	 * (cv_stacks.h), and when an event has an "sf" or "esf" before
+	 * "stackFrames" was read, a file or memory input is first scanned
+	 * for it (its "traceEvents" skipped); other inputs cannot be read
+	 * twice: stats->stacks_late is set instead. */
+	struct ptw_cv_stacks *stacks;
 };
 
 /* What a read saw; filled on success and on error (as far as it got). */
@@ -179,6 +190,12 @@ struct ptw_cv_json_read_stats {
 	/* Object form: it also had "systemTraceEvents" (ftrace text), which
 	 * trace_processor imports and the reader skips. */
 	int system_trace_events;
+	/* opts->stacks: "stackFrames" was read, its frames; an event had
+	 * an "sf"/"esf" before it on an input that cannot be read twice
+	 * (a pipe): those ids stay unknown. */
+	int stack_frames;
+	uint32_t stack_frame_count;
+	int stacks_late;
 };
 
 /* Reads the Chrome JSON file at 'path' ("-": standard input) and calls
@@ -275,7 +292,10 @@ int ptw_cv_json_read_mem(const void *data, size_t n,
  *    slices' events; a link whose slice already carries another id as v1
  *    s / f ("bp":"e") events at both ends (thread slices only);
  *  - debug annotations -> args; categories -> cat; ts/dur in microseconds
- *    with the nanoseconds kept exactly (1000125 ns -> 1000.125).
+ *    with the nanoseconds kept exactly (1000125 ns -> 1000.125);
+ *  - callstacks -> "sf" (slices, instants, an E) and "esf" (an X's end)
+ *    ids of a "stackFrames" member: when the trace has any, the output
+ *    is the object form {"traceEvents":[...],"stackFrames":{...}}.
  * The whole trace is loaded in memory (the exporter is not streaming).
  * Returns 0, PTW_ERR_IO (reading the trace or writing 'out'), PTW_ERR_FORMAT
  * (not a protobuf trace, or a record trace_processor would reject; err

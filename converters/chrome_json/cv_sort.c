@@ -68,10 +68,16 @@ static struct ptw_cv_event *event_copy(const struct ptw_cv_event *ev)
 		       str_size(ev->pid_str) + str_size(ev->tid_str) +
 		       str_size(ev->id_str) + str_size(ev->bind_id) +
 		       (ev->input ? strlen(ev->input) + 1 : 0);
+	if (ev->stacks)
+		bytes += str_size(ev->stacks->sf) +
+			 str_size(ev->stacks->esf) +
+			 str_size(ev->stacks->stack) +
+			 str_size(ev->stacks->estack);
 	for (uint32_t i = 0; i < ev->n_args; i++)
 		bytes += str_size(ev->args[i].key) +
 			 (arg_has_str(&ev->args[i]) ? str_size(ev->args[i].s) : 0);
-	size_t head = sizeof(*ev) + ev->n_args * sizeof(struct ptw_cv_arg);
+	size_t head = sizeof(*ev) + ev->n_args * sizeof(struct ptw_cv_arg) +
+		      (ev->stacks ? sizeof(*ev->stacks) : 0);
 	struct ptw_cv_event *c = malloc(head + bytes);
 	if (!c)
 		return NULL;
@@ -96,6 +102,18 @@ static struct ptw_cv_event *event_copy(const struct ptw_cv_event *ev)
 		size_t k = strlen(ev->input) + 1;
 		memcpy(at, ev->input, k);
 		c->input = at;
+		at += k;
+	}
+	if (ev->stacks) {
+		/* after the args (aligned as they are) */
+		struct ptw_cv_stack_refs *k =
+			(struct ptw_cv_stack_refs *)(args + ev->n_args);
+		*k = *ev->stacks;
+		str_copy(&k->sf, &at);
+		str_copy(&k->esf, &at);
+		str_copy(&k->stack, &at);
+		str_copy(&k->estack, &at);
+		c->stacks = k;
 	}
 	return c;
 }

@@ -62,6 +62,7 @@ struct ptw_cv_json_parser {
 	uint64_t *nest;  /* skip_container: one bit per open container, */
 	size_t nest_cap; /* 1 = object (grows with the deepest nesting) */
 	struct val id2_vals[2]; /* "id2" global / local (struct pctx) */
+	struct ptw_cv_stack_refs stk;   /* the event's callstacks */
 };
 
 /* One parse: the input, the cursor, and where decoded strings go. */
@@ -511,6 +512,7 @@ static int parse_str(struct pctx *c, struct ptw_cv_str *out)
 enum key {
 	K_OTHER, K_NAME, K_CAT, K_PH, K_PID, K_TID, K_TS, K_DUR, K_ARGS, K_ID,
 	K_ID2, K_S, K_BP, K_BIND_ID, K_FLOW_IN, K_FLOW_OUT, K_TTS, K_TDUR,
+	K_SF, K_ESF, K_STACK, K_ESTACK,
 };
 
 static int key_is(struct ptw_cv_str k, const char *lit, size_t len)
@@ -527,15 +529,17 @@ static enum key key_of(struct ptw_cv_str k)
 	case 2:
 		return KEY_IS(k, "ph") ? K_PH : KEY_IS(k, "ts") ? K_TS
 		       : KEY_IS(k, "id") ? K_ID : KEY_IS(k, "bp") ? K_BP
-		       : K_OTHER;
+		       : KEY_IS(k, "sf") ? K_SF : K_OTHER;
 	case 3:
 		return KEY_IS(k, "pid") ? K_PID : KEY_IS(k, "tid") ? K_TID
 		       : KEY_IS(k, "cat") ? K_CAT : KEY_IS(k, "dur") ? K_DUR
 		       : KEY_IS(k, "id2") ? K_ID2 : KEY_IS(k, "tts") ? K_TTS
-		       : K_OTHER;
+		       : KEY_IS(k, "esf") ? K_ESF : K_OTHER;
 	case 4:
 		return KEY_IS(k, "name") ? K_NAME : KEY_IS(k, "args") ? K_ARGS
 		       : KEY_IS(k, "tdur") ? K_TDUR : K_OTHER;
+	case 5: return KEY_IS(k, "stack") ? K_STACK : K_OTHER;
+	case 6: return KEY_IS(k, "estack") ? K_ESTACK : K_OTHER;
 	case 7:
 		return KEY_IS(k, "bind_id") ? K_BIND_ID
 		       : KEY_IS(k, "flow_in") ? K_FLOW_IN : K_OTHER;
@@ -1353,6 +1357,17 @@ static void apply_id2(struct pctx *c, struct ptw_cv_event *ev)
 		ev->flags |= PTW_CV_ID_FROM_ID2;
 }
 
+/* The event's callstack members, cleared on the first one of the event. */
+static struct ptw_cv_stack_refs *stack_refs(struct pctx *c,
+					    struct ptw_cv_event *ev)
+{
+	if (!ev->stacks) {
+		memset(&c->jp->stk, 0, sizeof(c->jp->stk));
+		ev->stacks = &c->jp->stk;
+	}
+	return &c->jp->stk;
+}
+
 /* A value's meaning for the event member 'key' (trace_processor's
  * coercions); 'v' was parsed by parse_value() from offset 'at'. Returns
  * 0, or PTW_CV_JSON_STOP / an error from set_time(). */
@@ -1435,6 +1450,31 @@ static int apply_member(struct pctx *c, enum key key, const struct val *v,
 		if (v->t == PTW_CV_VAL_BOOL && v->b)
 			ev->flags |= PTW_CV_FLOW_OUT;
 		break;
+	case K_SF:
+	case K_ESF: {
+		/* a stackFrames key: a string, or an integer as written */
+		struct ptw_cv_stack_refs *k = stack_refs(c, ev);
+		struct ptw_cv_str *f = key == K_SF ? &k->sf : &k->esf;
+		f->p = NULL, f->n = 0;
+		if (v->t == PTW_CV_VAL_STRING)
+			*f = v->s;
+		else if (v->t == PTW_CV_VAL_INT)
+			*f = v->raw;
+		if (f->p)
+			ev->flags |= PTW_CV_HAS_STACK;
+		break;
+	}
+	case K_STACK:
+	case K_ESTACK: {
+		struct ptw_cv_stack_refs *k = stack_refs(c, ev);
+		struct ptw_cv_str *f = key == K_STACK ? &k->stack : &k->estack;
+		f->p = NULL, f->n = 0;
+		if (v->t == PTW_CV_VAL_JSON && v->s.n && v->s.p[0] == '[') {
+			*f = v->s;
+			ev->flags |= PTW_CV_HAS_STACK;
+		}
+		break;
+	}
 	case K_ID2:
 	case K_OTHER:
 		break;

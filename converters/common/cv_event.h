@@ -29,6 +29,14 @@ enum ptw_cv_val_type {
 	PTW_CV_VAL_JSON,   /* nested object or array, raw JSON text: s */
 };
 
+/* An event's callstacks: "sf" / "esf" (the event's, or its begin's, and
+ * an X's end stack) as the id's text (a string decoded, a number as
+ * written), keys of the file's "stackFrames"; "stack" / "estack" inline,
+ * as the raw JSON array text (outermost first). p NULL: absent. */
+struct ptw_cv_stack_refs {
+	struct ptw_cv_str sf, esf, stack, estack;
+};
+
 struct ptw_cv_arg {
 	struct ptw_cv_str key; /* decoded */
 	enum ptw_cv_val_type type;
@@ -56,6 +64,7 @@ struct ptw_cv_arg {
 				       * bind_num (bind_id keeps its text) */
 #define PTW_CV_HAS_TTS 0x4000u  /* "tts" (thread time) valid: tts_ns */
 #define PTW_CV_HAS_TDUR 0x8000u /* "tdur" (thread duration) valid: tdur_ns */
+#define PTW_CV_HAS_STACK 0x10000u /* "sf", "esf", "stack" or "estack" */
 
 struct ptw_cv_event {
 	char ph;                 /* phase letter; 0 if absent */
@@ -79,6 +88,8 @@ struct ptw_cv_event {
 	uint64_t bind_num;       /* PTW_CV_BIND_ID_IS_NUM: the number */
 	char scope;              /* "s": 't', 'p', 'g', or 0 */
 	char bp;                 /* "bp": 'e' or 0 */
+	/* Callstacks (PTW_CV_HAS_STACK; NULL: none): see below. */
+	const struct ptw_cv_stack_refs *stacks;
 	const struct ptw_cv_arg *args; /* members of "args", in input order */
 	uint32_t n_args;
 	/* Where the event came from, for messages. */

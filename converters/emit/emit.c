@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "converters/chrome_json/chrome_json.h"
+#include "converters/chrome_json/cv_stacks.h"
 #include "emit_internal.h"
 #include "lib/util/grow.h"
 
@@ -88,6 +89,8 @@ void ptw_emit_destroy(struct ptw_emit *em)
 		ptw_em_thread_free(em->threads[i]);
 	free(em->threads);
 	ptw_cv_json_parser_destroy(em->jp);
+	ptw_cv_stacks_destroy(em->stacks);
+	free(em->frames);
 	for (size_t i = 0; i < em->n_cli; i++)
 		free(em->cli_names[i]);
 	free(em->cli_names);
@@ -417,6 +420,49 @@ static inline int ptw_em_xform_end(struct ptw_emit *em,
 	return 1;
 }
 
+struct ptw_cv_stacks *ptw_emit_stacks(struct ptw_emit *em)
+{
+	if (em && !em->stacks)
+		em->stacks = ptw_cv_stacks_create();
+	return em ? em->stacks : NULL;
+}
+
+/* The stack of an event's "sf" id or inline "stack" (sf wins), as a
+ * frame of em->stacks for em->pend_cs: 0 when it has none, or one that
+ * cannot be written (counted). Returns 0 or PTW_ERR_NOMEM. */
+static int ptw_em_stack_of(struct ptw_emit *em, struct ptw_cv_str sf,
+			   struct ptw_cv_str stack, uint32_t *out)
+{
+	uint32_t f = 0;
+	*out = 0;
+	if (!sf.p && !stack.p)
+		return 0;
+	if (!ptw_emit_stacks(em))
+		return PTW_ERR_NOMEM;
+	if (sf.p) {
+		if (!(f = ptw_cv_stacks_find(em->stacks, sf))) {
+			em->st.stack_unknown++;
+			return 0;
+		}
+	} else {
+		if (!em->jp && !(em->jp = ptw_cv_json_parser_create(NULL)))
+			return PTW_ERR_NOMEM;
+		int rc = ptw_cv_stacks_inline(em->stacks, em->jp, stack, &f);
+		if (rc == PTW_ERR_NOMEM)
+			return rc;
+		if (rc) {
+			em->st.stack_invalid++;
+			return 0;
+		}
+	}
+	if (f && ptw_cv_stacks_depth(em->stacks, f) == PTW_CV_STACK_CYCLE) {
+		em->st.stack_cycles++;
+		f = 0;
+	}
+	*out = f;
+	return 0;
+}
+
 /* An X event: a complete BEGIN, and (with a duration) its END queued
  * right after it. */
 static inline int ptw_em_x_event(struct ptw_emit *em, struct ptw_em_thread *th,
@@ -445,7 +491,9 @@ static inline int ptw_em_x_event(struct ptw_emit *em, struct ptw_em_thread *th,
 	 * its JSON import reads the X (SliceTracker::Scoped), faster than a
 	 * BEGIN and an END. Thread time needs the pair (an extra counter
 	 * value at each end). */
-	int one = dur > 0 && dur % 1000 == 0 && !tts && ts <= INT64_MAX - dur;
+	int one = dur > 0 && dur % 1000 == 0 && !tts && ts <= INT64_MAX - dur &&
+		  !(ev->stacks && (ev->stacks->esf.p || ev->stacks->estack.p));
+	/* (an end stack needs the END) */
 	it->kind = PTW_EM_BEGIN;
 	it->state = PTW_EM_COMPLETE;
 	it->dur = dur;
@@ -463,6 +511,11 @@ static inline int ptw_em_x_event(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (tts && (ev->flags & PTW_CV_HAS_TDUR) &&
 	    !__builtin_add_overflow(*tts, ev->tdur_ns, &tend))
 		tte = &tend;
+	/* its end stack */
+	if (__builtin_expect(ev->flags & PTW_CV_HAS_STACK, 0) &&
+	    ptw_em_stack_of(em, ev->stacks->esf, ev->stacks->estack,
+			    &em->pend_cs))
+		return ptw_em_nomem(err);
 	/* queued right after the BEGIN: its id is the BEGIN's + 1
 	 * (ptw_em_spill finds it so) */
 	rc = ptw_em_queue(em, th, it, "", 0, NULL, 0, NULL, PTW_FLOW_NONE, 0,
@@ -520,7 +573,6 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	/* thread time (json_trace_parser.cc: B, E, X and thread-scoped
 	 * instants; not shifted: it is the thread's own clock) */
 	const int64_t *tts = (ev->flags & PTW_CV_HAS_TTS) ? &ev->tts_ns : NULL;
-
 	switch (ev->ph) {
 	case 'B':
 		it.kind = PTW_EM_BEGIN;
@@ -561,6 +613,24 @@ static int ptw_em_thread_event(struct ptw_emit *em,
 	rc = ptw_em_queue(em, th, &it, nm, nn, cat, catn, ev, fdir, bind,
 			  tts, NULL);
 	return rc ? ptw_em_nomem(err) : 0;
+}
+
+/* ptw_em_thread_event for an event with a callstack: the stack is taken
+ * by the next ptw_em_queue (an X's END takes its esf, ptw_em_x_event),
+ * and none is left for a later item (when the event was dropped). */
+__attribute__((noinline)) static int
+ptw_em_thread_event_stack(struct ptw_emit *em, const struct ptw_cv_event *ev,
+			  struct ptw_em_thread *th, int64_t ts, int raw_tid0,
+			  struct ptw_error *err)
+{
+	if (ev->ph == 's' || ev->ph == 't' || ev->ph == 'f')
+		em->st.stack_ignored++; /* flows carry none */
+	else if (ptw_em_stack_of(em, ev->stacks->sf, ev->stacks->stack,
+				 &em->pend_cs))
+		return ptw_em_nomem(err);
+	int rc = ptw_em_thread_event(em, ev, th, ts, raw_tid0, err);
+	em->pend_cs = 0;
+	return rc;
 }
 
 /* Does the event go on its thread's track (B, E, X, flows, thread-scoped
@@ -712,6 +782,8 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	if (!thread_ev && (rc = ptw_em_touch_thread(em, pid, tid, err)))
 		return rc;
 
+	if (__builtin_expect(ev->flags & PTW_CV_HAS_STACK, 0) && !thread_ev)
+		em->st.stack_ignored++;
 	switch (thread_ev ? 0 : ev->ph) {
 	case 'C':
 		return ptw_em_counter(em, ev, pid, ts, err);
@@ -733,5 +805,8 @@ int ptw_em_general_event(struct ptw_emit *em, const struct ptw_cv_event *ev,
 	struct ptw_em_thread *th = ptw_em_thread_get(em, pid, tid, err);
 	if (!th)
 		return err ? err->code : PTW_ERR_NOMEM;
+	if (__builtin_expect(ev->flags & PTW_CV_HAS_STACK, 0))
+		return ptw_em_thread_event_stack(em, ev, th, ts, raw_tid0,
+						 err);
 	return ptw_em_thread_event(em, ev, th, ts, raw_tid0, err);
 }

@@ -135,9 +135,30 @@ struct ptw_emit_stats {
 	uint64_t x_without_dur;      /* X events without a "dur": dropped
 				      * (also in 'dropped'), as
 				      * trace_processor drops them */
+	/* Chrome JSON callstacks (sf/esf ids, stack/estack arrays) */
+	uint64_t stacks;             /* events written with a callstack */
+	uint64_t stack_unknown;      /* sf/esf ids not in "stackFrames":
+				      * written without a callstack */
+	uint64_t stack_cycles;       /* stacks whose parent links loop:
+				      * written without a callstack */
+	uint64_t stack_truncated;    /* stacks deeper than PTW_MAX_FRAMES:
+				      * their innermost frames kept */
+	uint64_t stack_invalid;      /* stack/estack not an array of
+				      * strings: ignored */
+	uint64_t stack_ignored;      /* stacks on events that are not
+				      * thread slices or instants (async,
+				      * counters, flows): not written */
 };
 
 struct ptw_emit;
+struct ptw_cv_stacks;
+
+/* The emitter's callstack frames (converters/chrome_json/cv_stacks.h),
+ * created on first use (NULL: out of memory): a Chrome JSON reader fills
+ * it from "stackFrames" (ptw_cv_json_read_opts.stacks; call
+ * ptw_cv_stacks_next_input first for each input), and the emitter finds
+ * the events' "sf" / "esf" ids in it. */
+struct ptw_cv_stacks *ptw_emit_stacks(struct ptw_emit *em);
 
 /* Creates an emitter writing to 'w' (on its simulation sequence, ts in
  * ns). Returns NULL with *err on allocation failure. The writer must

@@ -44,6 +44,8 @@ struct ptw_em_payload {
 	uint64_t bind_id;
 	int has_tts;                  /* thread time (JSON tts), ns */
 	int64_t tts;
+	uint32_t cs;                  /* callstack: its innermost frame in
+				       * em->stacks (1-based); 0: none */
 };
 
 enum ptw_em_kind {
@@ -400,6 +402,13 @@ struct ptw_emit {
 	char *strbuf;                 /* scratch for counter track names */
 	size_t strbuf_cap;
 	struct ptw_emit_stats st;
+	/* Chrome JSON callstacks (last: the fields above keep their places):
+	 * the frames (created on first use), the stack of the item being
+	 * queued (0: none; ptw_em_queue takes it), and the writer's frames
+	 * of the event being written. */
+	struct ptw_cv_stacks *stacks;
+	struct ptw_frame *frames;
+	uint32_t pend_cs;
 };
 
 /* ---- emit_thread.c ---------------------------------------------------- */

@@ -12,7 +12,7 @@
  *       dict/array: u32 n, then n entries/values in the same form,
  *       array values with an empty key)
  *   u8 flow_dir (enum ptw_flow_dir), [u64 bind_id if flow_dir]
- *   u8 has_tts [i64 tts] */
+ *   u8 has: bit 0 tts, bit 1 cs; [i64 tts] [u32 cs] */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +20,7 @@
 #include "lib/writer/seq_complete.h"
 #include "lib/util/grow.h"
 #include "converters/chrome_json/json_internal.h"
+#include "converters/chrome_json/cv_stacks.h"
 
 /* ---- payloads ------------------------------------------------------- */
 
@@ -290,9 +291,11 @@ size_t ptw_em_pack(struct ptw_emit *em, struct ptw_em_buf *b,
 	ptw_em_put_u8(b, flow_dir);
 	if (flow_dir)
 		ptw_em_put(b, &bind_id, 8);
-	ptw_em_put_u8(b, tts != NULL);
+	ptw_em_put_u8(b, (uint8_t)((tts != NULL) | (em->pend_cs ? 2 : 0)));
 	if (tts)
 		ptw_em_put(b, tts, 8);
+	if (em->pend_cs)
+		ptw_em_put(b, &em->pend_cs, 4);
 	return off;
 }
 
@@ -358,9 +361,15 @@ void ptw_em_unpack(struct ptw_emit *em, const struct ptw_em_buf *b,
 		memcpy(&pl->bind_id, p + pos, 8);
 		pos += 8;
 	}
-	pl->has_tts = p[pos++] != 0;
-	if (pl->has_tts)
+	uint8_t has = (uint8_t)p[pos++];
+	pl->has_tts = has & 1;
+	if (pl->has_tts) {
 		memcpy(&pl->tts, p + pos, 8);
+		pos += 8;
+	}
+	pl->cs = 0;
+	if (has & 2)
+		memcpy(&pl->cs, p + pos, 4);
 }
 
 void ptw_em_buf_free(struct ptw_em_buf *b)
@@ -551,9 +560,10 @@ int ptw_em_queue(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (!x.stable)
 		off = ptw_em_pack(em, &th->arena, name, name_len, cat, cat_len,
 				  ev, flow_dir, bind_id, tts);
-	else if ((ev && ev->n_args) || flow_dir || tts)
+	else if ((ev && ev->n_args) || flow_dir || tts || em->pend_cs)
 		off = ptw_em_pack(em, &th->arena, "", 0, NULL, 0, ev, flow_dir,
 				  bind_id, tts);
+	em->pend_cs = 0;
 	if (th->arena.oom || th->arena.len > UINT32_MAX)
 		return PTW_ERR_NOMEM;
 	x.data = (uint32_t)off;
@@ -971,6 +981,34 @@ static inline int ptw_em_write_begin(struct ptw_emit *em,
 	return 0;
 }
 
+/* The writer's callstack of frame f (its innermost) of em->stacks:
+ * outermost first, the innermost PTW_MAX_FRAMES of a deeper stack.
+ * Returns 0 if it has none to write. */
+static int ptw_em_callstack(struct ptw_emit *em, uint32_t f,
+			    struct ptw_callstack *cs)
+{
+	uint32_t d = ptw_cv_stacks_depth(em->stacks, f);
+	if (d == PTW_CV_STACK_CYCLE || d == 0)
+		return 0;
+	if (!em->frames &&
+	    !(em->frames = calloc(PTW_MAX_FRAMES, sizeof(*em->frames))))
+		return 0; /* out of memory: the event without its stack */
+	if (d > PTW_MAX_FRAMES) {
+		d = PTW_MAX_FRAMES;
+		em->st.stack_truncated++;
+	}
+	for (uint32_t k = d; k > 0 && f; k--) {
+		const char *nm = ptw_cv_stacks_name(em->stacks, f);
+		em->frames[k - 1].function = nm[0] ? nm : NULL;
+		f = ptw_cv_stacks_parent(em->stacks, f);
+	}
+	cs->frames = em->frames;
+	cs->n_frames = d;
+	cs->flags = 0;
+	em->st.stacks++;
+	return 1;
+}
+
 /* Any other item. Kept out of line: its frame (a payload with an
  * argument array) would otherwise be set up for the common item too. */
 __attribute__((noinline)) static int
@@ -983,7 +1021,7 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	if (!it->stable || it->data_len)
 		ptw_em_unpack(em, &th->arena, it->data, &pl);
 	else
-		pl.n_args = pl.flow_dir = pl.has_tts = 0;
+		pl.n_args = pl.flow_dir = pl.has_tts = 0, pl.cs = 0;
 	if (it->stable) {
 		pl.name = it->sname;
 		pl.name_len = 0; /* unused: hashes come from the store */
@@ -995,6 +1033,9 @@ ptw_em_write_full(struct ptw_emit *em, struct ptw_em_thread *th,
 	ev.category = pl.cat;
 	ev.args = pl.args;
 	ev.n_args = pl.n_args;
+	struct ptw_callstack cs;
+	if (pl.cs && ptw_em_callstack(em, pl.cs, &cs))
+		ev.callstack = &cs;
 
 	if (it->kind == PTW_EM_FLOW)
 		return ptw_em_write_flow(em, th, it, &pl, &ev, err);

@@ -70,6 +70,7 @@
 #include "lib/util/hashmap.h"
 #include "lib/util/utf8.h"
 #include "converters/chrome_json/json_internal.h"
+#include "converters/chrome_json/cv_stacks.h"
 #include "reader/tp_model.h"
 #include "reader/trace_read.h"
 
@@ -398,6 +399,10 @@ struct ctx {
 	uint8_t *inst_be;
 	size_t *inst_end;
 	struct out *o;
+	/* callstacks: the frames written as "stackFrames" (ids are frame
+	 * numbers); NULL when no event has one (the array form then) */
+	struct ptw_cv_stacks *stacks;
+	int stacks_nomem;
 };
 
 static int has_flows(const struct ctx *c, const struct ptw_tp_slice *s)
@@ -528,6 +533,42 @@ static int slice_is_async(const struct ctx *c, const struct ptw_tp_slice *s,
 
 /* The E of a thread slice written as B: no name or category, so it
  * closes the innermost open slice, as the protobuf END did. */
+/* ,"KEY":ID for an event's callstack (its frames pushed into c->stacks,
+ * so equal stacks and shared callers are one frame each). */
+static void put_stack(struct ctx *c, const char *key,
+		      const struct ptw_trace_event *ev)
+{
+	if (!ev || !ev->stack || !ev->stack->n || !c->stacks)
+		return;
+	uint32_t f = 0;
+	for (uint32_t i = 0; i < ev->stack->n; i++) {
+		const char *nm = ev->stack->frames[i];
+		if (ptw_cv_stacks_push(c->stacks, f, nm, strlen(nm), &f)) {
+			c->stacks_nomem = 1;
+			return;
+		}
+	}
+	putf(c->o, ",\"%s\":%" PRIu32, key, f);
+}
+
+/* The "stackFrames" member: every frame as {"name", "parent"}. */
+static void put_stack_frames(struct ctx *c)
+{
+	struct out *o = c->o;
+	uint32_t n = ptw_cv_stacks_count(c->stacks);
+	puts_(o, ",\n\"stackFrames\":{");
+	for (uint32_t f = 1; f <= n; f++) {
+		putf(o, "%s\n\"%" PRIu32 "\":{\"name\":", f > 1 ? "," : "",
+		     f);
+		put_str(o, ptw_cv_stacks_name(c->stacks, f));
+		uint32_t p = ptw_cv_stacks_parent(c->stacks, f);
+		if (p)
+			putf(o, ",\"parent\":\"%" PRIu32 "\"", p);
+		put(o, "}", 1);
+	}
+	puts_(o, "\n}");
+}
+
 static void thread_end(struct ctx *c, const struct ptw_tp_slice *s)
 {
 	struct out *o = c->o;
@@ -538,6 +579,7 @@ static void thread_end(struct ctx *c, const struct ptw_tp_slice *s)
 		puts_(o, ",\"tts\":");
 		put_us(o, s->thread_ts + s->thread_dur);
 	}
+	put_stack(c, "sf", s->end);
 	put(o, "}", 1);
 }
 
@@ -588,6 +630,10 @@ static void export_slice(struct ctx *c, const struct ptw_tp_slice *s)
 			puts_(o, ",\"tdur\":");
 			put_us(o, s->thread_dur);
 		}
+		/* callstacks of the begin (or instant) and of an X's end */
+		put_stack(c, "sf", s->begin);
+		if (ph == 'X')
+			put_stack(c, "esf", s->end);
 	} else if (!async) {
 		/* process or global instant */
 		int proc = ow.owner == PTW_TP_OWNER_PROCESS;
@@ -933,7 +979,15 @@ int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 	o->n = 0;
 	o->failed = 0;
 	o->first = 1;
-	put(o, "[", 1);
+	/* with callstacks, the object form: "stackFrames" after the events */
+	for (size_t i = 0; i < n_evs && !c.stacks; i++)
+		if (c.evs[i].stack && c.evs[i].stack->n &&
+		    !(c.stacks = ptw_cv_stacks_create())) {
+			rc = ptw_error_set(err, PTW_ERR_NOMEM, 0,
+					   "out of memory");
+			goto done;
+		}
+	puts_(o, c.stacks ? "{\"traceEvents\":[" : "[");
 	export_names(&c);
 	/* Everything in time order; at equal ts the async ends first,
 	 * innermost first (LIFO), then the rest in the protobuf import's
@@ -961,12 +1015,20 @@ int ptw_cv_export_json(const char *pftrace_path, FILE *out,
 		}
 	}
 	free(it);
-	puts_(o, "\n]\n");
+	puts_(o, "\n]");
+	if (c.stacks)
+		put_stack_frames(&c);
+	puts_(o, c.stacks ? "}\n" : "\n");
+	if (c.stacks_nomem) {
+		rc = ptw_error_set(err, PTW_ERR_NOMEM, 0, "out of memory");
+		goto done;
+	}
 	flush_out(o);
 	if (o->failed || fflush(out) != 0 || ferror(out))
 		rc = ptw_error_set(err, PTW_ERR_IO, errno,
 				   "writing the JSON export failed");
 done:
+	ptw_cv_stacks_destroy(c.stacks);
 	free(c.sf);
 	free(c.async_track);
 	free(c.link_v1);
