@@ -306,3 +306,12 @@ Test(os_object, the_list_has_the_program_with_its_code_build_id_and_file)
 	ptw_os_objects_each(os_list_stop, &calls, NULL, NULL);
 	cr_assert_eq(calls, 1, "a non-zero return stops the list");
 }
+
+Test(os_thread, the_stack_top_lies_above_a_local_within_the_stack)
+{
+	int local = 0;
+	uintptr_t top = ptw_os_thread_stack_top();
+	cr_assert(top > (uintptr_t)&local, "a local lies below the top");
+	cr_assert(top - (uintptr_t)&local < (64u << 20),
+		  "and within the thread's stack (64 MiB at most here)");
+}

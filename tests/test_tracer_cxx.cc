@@ -418,6 +418,7 @@ volatile int g_stk_k = 1; /* not a constant: no .constprop clones */
 
 Test(cxx, stack_macros_record_the_chain)
 {
+	PTW_TEST_NEEDS_STACK_WALK();
 	char path[256];
 	ptw_test_tmp_path(path, sizeof(path), "cxxstk");
 	ptw_config cfg = {};

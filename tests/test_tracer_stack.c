@@ -150,18 +150,21 @@ static void run(struct ptw_config *cfg, const char *tag)
 
 Test(tracer_stack, known_chains_through_the_fast_path)
 {
+	PTW_TEST_NEEDS_STACK_WALK();
 	struct ptw_config cfg = {0};
 	run(&cfg, "stk");
 }
 
 Test(tracer_stack, known_chains_through_the_general_path)
 {
+	PTW_TEST_NEEDS_STACK_WALK();
 	struct ptw_config cfg = {.general_path_only = 1};
 	run(&cfg, "stkg");
 }
 
 Test(tracer_stack, known_chains_in_the_flight_recorder)
 {
+	PTW_TEST_NEEDS_STACK_WALK();
 	struct ptw_config cfg = {.mode = PTW_MODE_RING};
 	run(&cfg, "stkr");
 }
@@ -220,12 +223,14 @@ static void run_cat(struct ptw_config *cfg, const char *tag)
 
 Test(tracer_stack, stack_categories_give_begins_their_stack)
 {
+	PTW_TEST_NEEDS_STACK_WALK();
 	struct ptw_config cfg = {0};
 	run_cat(&cfg, "stkc");
 }
 
 Test(tracer_stack, stack_categories_in_the_flight_recorder)
 {
+	PTW_TEST_NEEDS_STACK_WALK();
 	struct ptw_config cfg = {.mode = PTW_MODE_RING, .general_path_only = 1};
 	run_cat(&cfg, "stkcr");
 }
@@ -251,6 +256,7 @@ static void *wrap_thread(void *arg)
 
 Test(tracer_stack, a_wrapped_flight_recorder_keeps_whole_stacks)
 {
+	PTW_TEST_NEEDS_STACK_WALK();
 	char path[256];
 	ptw_test_tmp_path(path, sizeof(path), "stkw");
 	struct ptw_config cfg = {.output_path = path, .mode = PTW_MODE_RING,

@@ -15,7 +15,7 @@ cd "${1:-$(dirname "$0")/..}"
 # POSIX (open, write, pthread_create, clock_gettime(CLOCK_MONOTONIC),
 # uname, getpid, nanosleep, mmap of a file...) is fine anywhere; an
 # anonymous mapping (MAP_ANONYMOUS, POSIX only since 2024) is not.
-names='gettid|SYS_[a-z_]+|syscall|prctl|pthread_[gs]et_?name_np'
+names='gettid|SYS_[a-z_]+|syscall|prctl|pthread_[gs]et_?name_np|pthread_getattr_np'
 names="$names|/proc/|sigaction|pthread_sigmask|sigprocmask|sigaltstack"
 names="$names|sigtimedwait|sigwaitinfo|MSG_NOSIGNAL|SO_NOSIGPIPE"
 names="$names|pthread_atfork|fork|vfork|mremap|madvise|MADV_[A-Z_]+"

@@ -12,7 +12,8 @@
 # tests that x86-64 does not. On aarch64, the weakly ordered memory (the
 # rings and the tracer's threads) and the generic timer: the CPU counter
 # and its conversion (test_arch, and test_tracer_tight's exactness tests
-# on the TSC path), the ring, the tracer, the writer, reader and corpus.
+# on the TSC path), the ring, the tracer, the writer, reader and corpus,
+# and the frame-pointer walk of the _STACK macros (test_tracer_stack).
 # On s390x, the big-endian host, the suites that read or write bytes of
 # the wire formats (encoder, writer, reader, converters and corpus,
 # ptw-dump) and the tracer's main suite; not the slow ones under
@@ -29,9 +30,9 @@ A=$2
 shift 2
 AARCH64_SUITES="test_arch test_ring test_tracer test_tracer_tight
 test_tracer_async test_tracer_threads test_pb test_seq_fast test_writer
-test_writer_prep test_reader test_corpus"
+test_writer_prep test_reader test_corpus test_tracer_stack"
 S390X_SUITES="test_arch test_abi_sized test_pb test_pb_fields test_seq_fast
-test_writer test_writer_check test_writer_deflate
+test_writer test_writer_callstack test_writer_check test_writer_deflate
 test_writer_errors test_writer_finish test_writer_nested test_writer_prep
 test_writer_random test_writer_utf8
 test_writer_tracks test_reader test_reader_check test_reader_model

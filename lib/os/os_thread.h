@@ -13,7 +13,10 @@
  *   buf (n > 0 bytes, NUL-terminated), or "" when the OS cannot tell.
  * - ptw_os_thread_set_name(th, name) names thread th (a thread ptw just
  *   created) for the system's tools (top -H, gdb): best effort, cosmetic,
- *   errors ignored; the OS may cut the name (Linux: 15 bytes). */
+ *   errors ignored; the OS may cut the name (Linux: 15 bytes).
+ * - ptw_os_thread_stack_top() is the upper end of the calling thread's
+ *   stack (one past its highest byte), or 0 when the OS cannot tell; may
+ *   allocate: lib/stack asks once per thread. */
 #ifndef PTW_OS_THREAD_H
 #define PTW_OS_THREAD_H
 
@@ -24,5 +27,6 @@
 int64_t ptw_os_thread_id(void);
 void ptw_os_thread_name(char *buf, size_t n);
 void ptw_os_thread_set_name(pthread_t th, const char *name);
+uintptr_t ptw_os_thread_stack_top(void);
 
 #endif /* PTW_OS_THREAD_H */

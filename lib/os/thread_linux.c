@@ -21,4 +21,17 @@ void ptw_os_thread_set_name(pthread_t th, const char *name)
 {
 	(void)pthread_setname_np(th, name);
 }
+uintptr_t ptw_os_thread_stack_top(void)
+{
+	pthread_attr_t a;
+	void *lo;
+	size_t size;
+	uintptr_t top = 0;
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return 0;
+	if (pthread_attr_getstack(&a, &lo, &size) == 0)
+		top = (uintptr_t)lo + size;
+	pthread_attr_destroy(&a);
+	return top;
+}
 #endif /* __linux__ */

@@ -37,9 +37,21 @@ uintptr_t ptw_stk_thread_top(void);
 /* The return addresses of the frames above the function that inlines
  * this (its caller first), at most 'max'. Needs the frame pointer of that
  * function, which __builtin_frame_address(0) makes the compiler keep. */
+#if defined(__x86_64__) || defined(__aarch64__)
+/* Where a frame pointer points to [caller's frame pointer, return
+ * address] (x86-64's push rbp; AArch64's frame record x29/x30). Other
+ * CPUs lay frames out otherwise (s390x keeps a back chain only with
+ * -mbackchain): they record no stacks. */
+#define PTW_STK_WALKS 1
+#else
+#define PTW_STK_WALKS 0
+#endif
+
 static inline __attribute__((always_inline, no_sanitize_address)) uint32_t
 ptw_stk_capture(uint64_t *pcs, uint32_t max)
 {
+	if (!PTW_STK_WALKS)
+		return 0;
 	const uintptr_t *fp = (const uintptr_t *)__builtin_frame_address(0);
 	uintptr_t top = ptw_stk_thread_top();
 	uint32_t n = 0;

@@ -1,9 +1,9 @@
 /* stack_emit.c - the producer side of the _STACK macros: captures the
  * caller's stack and records it with the event.
  * SPDX-License-Identifier: Apache-2.0 */
-#include <pthread.h>
 #include <stddef.h>
 
+#include "lib/os/os_thread.h"
 #include "stack.h"
 
 const char ptw_stk_arg_name[] = "ptw.stack";
@@ -15,14 +15,7 @@ uintptr_t ptw_stk_thread_top(void)
 {
 	if (__builtin_expect(ptw_stk_top != 0, 1))
 		return ptw_stk_top;
-	pthread_attr_t a;
-	void *lo;
-	size_t size;
-	if (pthread_getattr_np(pthread_self(), &a) != 0)
-		return 0;
-	if (pthread_attr_getstack(&a, &lo, &size) == 0)
-		ptw_stk_top = (uintptr_t)lo + size;
-	pthread_attr_destroy(&a);
+	ptw_stk_top = ptw_os_thread_stack_top();
 	return ptw_stk_top;
 }
 

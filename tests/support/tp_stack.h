@@ -5,6 +5,15 @@
 #ifndef PTW_TEST_TP_STACK_H
 #define PTW_TEST_TP_STACK_H
 
+/* The tracer walks frame pointers on x86-64 and aarch64 only (lib/stack/
+ * stack.h): elsewhere its _STACK events carry no stack. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define PTW_TEST_NEEDS_STACK_WALK() ((void)0)
+#else
+#define PTW_TEST_NEEDS_STACK_WALK() \
+	cr_skip_test("stacks are walked on x86-64 and aarch64 only")
+#endif
+
 #include <stddef.h>
 
 /* One row per track_event_callstacks row, ordered by slice ts and
