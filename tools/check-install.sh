@@ -121,9 +121,9 @@ endforeach()
 CMAKE
 }
 
-# CMake: find_package(ptw 0.4 REQUIRED), both imported targets
+# CMake: find_package(ptw 0.5 REQUIRED), both imported targets
 cm="$d/cmake"
-cmake_project "$cm" "find_package(ptw 0.4 REQUIRED)"
+cmake_project "$cm" "find_package(ptw 0.5 REQUIRED)"
 cmake -S "$cm" -B "$cm/build" -DCMAKE_PREFIX_PATH="$inst" \
 	-DCMAKE_SKIP_RPATH=ON >"$d/cmake.log" 2>&1 ||
 	{ cat "$d/cmake.log" >&2; fail "cmake configure failed"; }
@@ -139,7 +139,7 @@ needs_so "$cm/build/cxx_shared" 1
 run "$cm/build/cxx_shared" app-cxx.pftrace
 run "$cm/build/cxx_static" app-cxx.pftrace
 # a request for another major version must not be satisfied
-sed -i 's/find_package(ptw 0.4 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
+sed -i 's/find_package(ptw 0.5 REQUIRED)/find_package(ptw 1.0 REQUIRED)/' "$cm/CMakeLists.txt"
 if cmake -S "$cm" -B "$cm/build2" -DCMAKE_PREFIX_PATH="$inst" >/dev/null 2>&1; then
 	fail "find_package(ptw 1.0) accepted version $(make -s --no-print-directory version)"
 fi

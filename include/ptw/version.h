@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 #define PTW_VERSION_MAJOR 0
-#define PTW_VERSION_MINOR 4
+#define PTW_VERSION_MINOR 5
 #define PTW_VERSION_PATCH 0
 
 #define PTW_VERSION_STR_(x) #x
