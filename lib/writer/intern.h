@@ -39,6 +39,7 @@ struct ptw_intern_entry {
 	uint64_t w0, w1;
 	size_t off; /* bytes in the arena */
 	size_t len;
+	uint32_t used; /* the caller's stamp of its last use (0 at insert) */
 };
 
 /* Visible for the inline pointer lookup; use the functions. */

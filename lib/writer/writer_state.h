@@ -26,6 +26,9 @@
 /* String annotation values up to this length are interned
  * (debug_annotation_string_values); longer ones are written inline. */
 #define PTW_INTERN_VALUE_MAX 256u
+/* An interned string value not written for more than this many packets
+ * of its sequence is written inline once (event.c ptw_ev_value_inline). */
+#define PTW_INTERN_VALUE_GAP 1000u
 
 struct ptw_seq {
 	struct ptw_writer *w;
