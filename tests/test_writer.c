@@ -238,9 +238,10 @@ Test(writer, every_event_kind_round_trips)
 }
 
 /* A string value goes by iid while it repeats within
- * PTW_INTERN_VALUE_GAP (1000) packets of its sequence, inline after a
- * longer gap: trace_processor resolves an iid it has not used for long
- * slower than it reads the string (docs/convert.md). */
+ * PTW_INTERN_VALUE_GAP (1000) packets of its sequence, inline at its
+ * first use and after a longer gap: trace_processor resolves an iid it
+ * has not used for long slower than it reads the string
+ * (docs/convert.md). A value used once gets no entry. */
 Test(writer, a_string_value_unused_for_long_is_written_inline)
 {
 	char *path;
@@ -259,15 +260,24 @@ Test(writer, a_string_value_unused_for_long_is_written_inline)
 		ev.ts = ts++;
 		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
 	}
+	struct ptw_arg once = {.name = "url", .type = PTW_ARG_TYPE_STRING,
+			       .v.s = "https://example.com/once"};
+	ev.args = &once;
+	ev.ts = ts++;
+	cr_assert_eq(ptw_seq_instant(s, &ev), 0);
 	struct tw_trace t;
 	close_decode(w, path, &t);
-	const int want[4] = {0, 0, 1, 0};
+	const int want[4] = {1, 0, 1, 0};
 	int n = 0, n_other_inline = 0;
 	for (size_t i = 0; i < t.n_ev; i++) {
 		if (t.ev[i].n_args != 1)
 			continue;
 		const struct tw_arg *x = &t.ev[i].args[0];
 		cr_assert_eq(x->type, 5);
+		if (!strcmp(x->s, once.v.s)) {
+			cr_assert(x->s_inline);
+			continue;
+		}
 		if (strcmp(x->s, url)) {
 			cr_assert_str_eq(x->s, o.v.s);
 			n_other_inline += x->s_inline;
@@ -279,8 +289,9 @@ Test(writer, a_string_value_unused_for_long_is_written_inline)
 		n++;
 	}
 	cr_assert_eq(n, 4);
-	cr_assert_eq(n_other_inline, 0);
-	cr_assert_eq(t.seqs[3].svals.n, 2); /* each value's entry once */
+	cr_assert_eq(n_other_inline, 1); /* its first use */
+	/* an entry for each repeated value, once; none for 'once' */
+	cr_assert_eq(t.seqs[3].svals.n, 2);
 	tw_trace_free(&t);
 }
 
