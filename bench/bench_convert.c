@@ -451,7 +451,9 @@ static int convert(const char *in, int is_run, int floor_only, const char *out,
 	if (floor_only)
 		return io_floor(in, out);
 	struct ptw_error err = {0};
-	struct ptw_writer_options wo = {.compress = compress};
+	struct ptw_writer_options wo = {
+		.compress = compress,
+		.checkpoint_packets = PTW_EMIT_CHECKPOINT_PACKETS}; /* as ptw-convert */
 	struct ptw_writer *w = ptw_writer_open(out, &wo, &err);
 	if (!w)
 		goto fail;

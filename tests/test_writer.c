@@ -237,6 +237,64 @@ Test(writer, every_event_kind_round_trips)
 	free(r);
 }
 
+/* A string value goes by iid while it repeats within
+ * PTW_INTERN_VALUE_GAP (1000) packets of its sequence, inline at its
+ * first use and after a longer gap: trace_processor resolves an iid it
+ * has not used for long slower than it reads the string
+ * (docs/convert.md). A value used once gets no entry. */
+Test(writer, a_string_value_unused_for_long_is_written_inline)
+{
+	char *path;
+	struct ptw_writer *w = open_tmp(&path, NULL);
+	uint64_t thr = ptw_writer_add_thread_track(w, 1, 2, "main");
+	struct ptw_seq *s = ptw_writer_sim_seq(w);
+	const char *url = "https://example.com/p/1";
+	struct ptw_arg a = {.name = "url", .type = PTW_ARG_TYPE_STRING, .v.s = url};
+	struct ptw_arg o = {.name = "url", .type = PTW_ARG_TYPE_STRING,
+			    .v.s = "https://example.com/p/2"};
+	struct ptw_event ev = {.track = thr, .name = "e", .args = &a, .n_args = 1};
+	/* url, url, 1500 other values, url (gap 1501), url (gap 1) */
+	uint64_t ts = 1000;
+	for (int i = 0; i < 1504; i++) {
+		ev.args = i < 2 || i >= 1502 ? &a : &o;
+		ev.ts = ts++;
+		cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+	}
+	struct ptw_arg once = {.name = "url", .type = PTW_ARG_TYPE_STRING,
+			       .v.s = "https://example.com/once"};
+	ev.args = &once;
+	ev.ts = ts++;
+	cr_assert_eq(ptw_seq_instant(s, &ev), 0);
+	struct tw_trace t;
+	close_decode(w, path, &t);
+	const int want[4] = {1, 0, 1, 0};
+	int n = 0, n_other_inline = 0;
+	for (size_t i = 0; i < t.n_ev; i++) {
+		if (t.ev[i].n_args != 1)
+			continue;
+		const struct tw_arg *x = &t.ev[i].args[0];
+		cr_assert_eq(x->type, 5);
+		if (!strcmp(x->s, once.v.s)) {
+			cr_assert(x->s_inline);
+			continue;
+		}
+		if (strcmp(x->s, url)) {
+			cr_assert_str_eq(x->s, o.v.s);
+			n_other_inline += x->s_inline;
+			continue;
+		}
+		cr_assert_lt(n, 4);
+		cr_assert_eq(x->s_inline, want[n], "use %d of the value: inline %d",
+			     n, x->s_inline);
+		n++;
+	}
+	cr_assert_eq(n, 4);
+	cr_assert_eq(n_other_inline, 1); /* its first use */
+	/* an entry for each repeated value, once; none for 'once' */
+	cr_assert_eq(t.seqs[3].svals.n, 2);
+	tw_trace_free(&t);
+}
+
 Test(writer, track_descriptors_carry_hierarchy_and_identity)
 {
 	char *path;

@@ -28,6 +28,7 @@ struct tw_arg {
 	uint64_t u;
 	double d;
 	char s[400];
+	int s_inline; /* written as string_value, not string_value_iid */
 };
 
 struct tw_event {
@@ -429,7 +430,8 @@ static inline int tw_track_event(struct tw_trace *t, struct tw_seq *s,
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_DOUBLE_VALUE:
 			a->type = 4; a->d = da->double_value; break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE:
-			a->type = 5; tw_copy(a->s, sizeof(a->s), da->string_value); break;
+			a->type = 5; a->s_inline = 1;
+			tw_copy(a->s, sizeof(a->s), da->string_value); break;
 		case PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID: {
 			const char *v = tw_strtab_get(&s->svals, da->string_value_iid);
 			if (!v)

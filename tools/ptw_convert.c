@@ -780,6 +780,8 @@ static int convert_all(struct cli *c, struct output *o, char *const *in,
 	 * from another host) and keeps its own clock (no REALTIME). */
 	struct ptw_writer_options wo = {.compress = c->compress,
 					.compress_level = c->level,
+					.checkpoint_packets =
+						PTW_EMIT_CHECKPOINT_PACKETS,
 					.close_fd = o->fd != STDOUT_FILENO,
 					.machine_id = c->machine_id,
 					.machine_name = c->machine_name};

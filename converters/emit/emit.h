@@ -57,6 +57,13 @@
  * before it gives up waiting for the B's end. */
 #define PTW_EMIT_MAX_HELD 65536u
 
+/* Writer option checkpoint_packets for converted traces (the writer's
+ * default is 16384): a converted file is read whole, and every checkpoint
+ * makes each sequence write its interned strings again (2 MB of a 37 MB
+ * conversion of bench_convert's chrome.json). The intern tables stay
+ * bounded by max_interned, which still forces a checkpoint when full. */
+#define PTW_EMIT_CHECKPOINT_PACKETS (1u << 20)
+
 enum ptw_emit_mode {
 	PTW_EMIT_CHROME = 0, /* Chrome JSON semantics */
 	PTW_EMIT_XFORM = 1,  /* AppleTrace run: B/E paired LIFO (X form) */

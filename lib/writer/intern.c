@@ -156,6 +156,7 @@ uint64_t ptw_intern_insert(struct ptw_intern *t, const char *s, size_t len,
 	en->w1 = w1;
 	en->off = t->arena_len;
 	en->len = len;
+	en->used = 0;
 	if (len)
 		memcpy(t->arena + t->arena_len, s, len);
 	t->arena_len += len;

@@ -39,6 +39,7 @@ struct ptw_intern_entry {
 	uint64_t w0, w1;
 	size_t off; /* bytes in the arena */
 	size_t len;
+	uint32_t used; /* the caller's stamp of its last use (0 at insert) */
 };
 
 /* Visible for the inline pointer lookup; use the functions. */
@@ -176,26 +177,34 @@ static inline uint64_t ptw_intern_hash(const char *s, size_t len,
 	return h;
 }
 
+/* The iid of 's' if the table holds it, else 0; either way its hash and
+ * key words in *h, *w0, *w1 (for ptw_intern_insert). */
+static inline uint64_t ptw_intern_find(const struct ptw_intern *t,
+				       const char *s, size_t len, uint64_t *h,
+				       uint64_t *w0, uint64_t *w1)
+{
+	ptw_intern_words(s, len, w0, w1);
+	*h = ptw_intern_hash(s, len, *w0, *w1);
+	uint32_t j = (uint32_t)*h & t->mask;
+	while (t->slots[j].gen == t->gen) {
+		const struct ptw_intern_entry *en = &t->entries[t->slots[j].idx - 1];
+		if (en->hash == *h && en->len == len && en->w0 == *w0 &&
+		    en->w1 == *w1 &&
+		    (len <= PTW_INTERN_SHORT ||
+		     memcmp(t->arena + en->off, s, len) == 0))
+			return t->slots[j].idx;
+		j = (j + 1) & t->mask;
+	}
+	return 0;
+}
+
 static inline uint64_t ptw_intern_get(struct ptw_intern *t, const char *s,
 				      size_t len, int *is_new)
 {
-	uint64_t w0, w1;
-	ptw_intern_words(s, len, &w0, &w1);
-	uint64_t h = ptw_intern_hash(s, len, w0, w1);
-	uint32_t j = (uint32_t)h & t->mask;
-	while (t->slots[j].gen == t->gen) {
-		const struct ptw_intern_entry *en = &t->entries[t->slots[j].idx - 1];
-		if (en->hash == h && en->len == len && en->w0 == w0 &&
-		    en->w1 == w1 &&
-		    (len <= PTW_INTERN_SHORT ||
-		     memcmp(t->arena + en->off, s, len) == 0)) {
-			*is_new = 0;
-			return t->slots[j].idx;
-		}
-		j = (j + 1) & t->mask;
-	}
-	*is_new = 1;
-	return ptw_intern_insert(t, s, len, h, w0, w1);
+	uint64_t h, w0, w1;
+	uint64_t iid = ptw_intern_find(t, s, len, &h, &w0, &w1);
+	*is_new = !iid;
+	return iid ? iid : ptw_intern_insert(t, s, len, h, w0, w1);
 }
 
 #endif /* PTW_INTERN_H */

@@ -26,6 +26,11 @@
 /* String annotation values up to this length are interned
  * (debug_annotation_string_values); longer ones are written inline. */
 #define PTW_INTERN_VALUE_MAX 256u
+/* An interned string value not written for more than this many packets
+ * of its sequence is written inline once (event.c ptw_ev_value_inline). */
+#define PTW_INTERN_VALUE_GAP 1000u
+/* Slots remembering string values used once (a power of 2). */
+#define PTW_SV_SEEN 512u
 
 struct ptw_seq {
 	struct ptw_writer *w;
@@ -57,6 +62,13 @@ struct ptw_seq {
 	struct ptw_intern *cats;   /* InternedData.event_categories */
 	struct ptw_intern *anames; /* InternedData.debug_annotation_names */
 	struct ptw_intern *svals;  /* InternedData.debug_annotation_string_values */
+	/* String values seen once but not interned yet (event.c
+	 * ptw_ev_intern_value): direct-mapped by hash, valid for generation
+	 * 'gen' (cp_gen). */
+	struct {
+		uint64_t hash;
+		uint32_t used, gen;
+	} sv_seen[PTW_SV_SEEN];
 	struct ptw_stk *stk;       /* callstack tables (callstack.c); NULL
 				    * until the sequence's first stack */
 	/* InternedData.source_locations, keyed by file NUL function NUL
