@@ -587,6 +587,11 @@ static inline int ptw_ev_intern_value(struct ptw_seq *s, struct ptw_ev_str *v)
 			return 0;
 		}
 	} else {
+		if (!s->sv_seen &&
+		    !(s->sv_seen = calloc(PTW_SV_SEEN, sizeof(*s->sv_seen)))) {
+			v->iid = UINT64_MAX; /* no memory to remember it: */
+			return 1;            /* inline, as a first use */
+		}
 		uint32_t k = (uint32_t)(h >> 32) & (PTW_SV_SEEN - 1);
 		if (s->sv_seen[k].hash == h && s->sv_seen[k].gen == s->cp_gen &&
 		    now - s->sv_seen[k].used <= PTW_INTERN_VALUE_GAP) {

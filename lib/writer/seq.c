@@ -79,6 +79,8 @@ static void ptw_w_seq_free_tables(struct ptw_seq *s)
 	free(s->lkey);
 	s->lkey = NULL;
 	s->lkey_cap = 0;
+	free(s->sv_seen);
+	s->sv_seen = NULL;
 }
 
 void ptw_w_seq_free(struct ptw_seq *s)

@@ -65,10 +65,11 @@ struct ptw_seq {
 	/* String values seen once but not interned yet (event.c
 	 * ptw_ev_intern_value): direct-mapped by hash, valid for generation
 	 * 'gen' (cp_gen). */
-	struct {
+	struct ptw_sv_seen {
 		uint64_t hash;
 		uint32_t used, gen;
-	} sv_seen[PTW_SV_SEEN];
+	} *sv_seen; /* PTW_SV_SEEN slots; NULL until the first string value
+		     * (a thread's sequence that logs none costs nothing) */
 	struct ptw_stk *stk;       /* callstack tables (callstack.c); NULL
 				    * until the sequence's first stack */
 	/* InternedData.source_locations, keyed by file NUL function NUL
