@@ -153,7 +153,10 @@ int main(void)
 	cfg.system = 1;
 	cfg.categories = "bench";
 	cfg.ring_slots = 1u << 22;
-	cfg.system_buffer_kb = 32768;
+	/* PTW_BENCH_SYSTEM_KB: a smaller shared memory buffer, where the
+	 * backend waits for the service to free chunks */
+	const char *kb = getenv("PTW_BENCH_SYSTEM_KB");
+	cfg.system_buffer_kb = kb && atoi(kb) > 0 ? (uint32_t)atoi(kb) : 32768;
 	if (ptw_start(&cfg) != 0)
 		return 1;
 	FILE *f = fopen(cfgp, "w");

@@ -37,6 +37,7 @@
 #define PTW_SYS_BACKOFF_MAX_MS 2000u
 #define PTW_SYS_DEFAULT_KB 2048u
 #define PTW_SYS_PAGE_HINT (32u * 1024u)
+#define PTW_SYS_CHUNK_BYTES (16u * 1024u)
 /* Chunks per CommitData (each ~12 bytes: far below a frame). */
 #define PTW_SYS_COMMIT_MAX 1024u
 /* Longest wait for the last bytes to reach the service at the end. */
@@ -342,6 +343,19 @@ static void ptw_sys_end_session(struct ptw_sys *s)
 	memset(&s->te, 0, sizeof(s->te));
 }
 
+/* Chunks of about PTW_SYS_CHUNK_BYTES: a chunk holds at most 1023
+ * packets (the ABI's count), and a BEGIN or END is some 15 bytes, so a
+ * 32 KiB chunk would stay half empty and the buffer hold half the events
+ * it could. */
+static uint32_t ptw_sys_chunks_per_page(uint32_t page_size)
+{
+	static const uint32_t layouts[] = {14, 7, 4, 2};
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (page_size / layouts[i] >= PTW_SYS_CHUNK_BYTES)
+			return layouts[i];
+	return 1;
+}
+
 static int ptw_sys_on_setup_smb(void *ctx, int fd, uint32_t page_size)
 {
 	struct ptw_sys *s = ctx;
@@ -359,7 +373,8 @@ static int ptw_sys_on_setup_smb(void *ctx, int fd, uint32_t page_size)
 	if (!mem)
 		return -1;
 	int err = 0;
-	s->smb = ptw_smb_create(mem, (size_t)st.st_size, page_size, 0, &err);
+	s->smb = ptw_smb_create(mem, (size_t)st.st_size, page_size,
+				ptw_sys_chunks_per_page(page_size), &err);
 	s->smb_mem = mem;
 	s->smb_size = (size_t)st.st_size;
 	if (!s->smb) {
