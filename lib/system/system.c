@@ -496,9 +496,15 @@ static void ptw_sys_disconnect(struct ptw_sys *s)
 static void ptw_sys_drain_wake(struct ptw_sys *s)
 {
 	char buf[64];
-	atomic_store_explicit(&s->woken, 0, memory_order_release);
+	/* the bytes first, then the flag: the other order let a wake-up
+	 * between the two leave the flag set with its byte already read, and
+	 * every later wake-up (ptw_stop's too) skipped its write while this
+	 * thread slept in poll for ever. A wake-up that sees the flag still
+	 * set here published its state before: this thread's checks after
+	 * the (sequentially consistent) store see it. */
 	while (read(s->wake_r, buf, sizeof(buf)) > 0)
 		;
+	atomic_store(&s->woken, 0);
 }
 
 /* At the end: waits (bounded) until the queued output left. */
@@ -713,7 +719,9 @@ int ptw_sys_stop(void)
 	if (!s)
 		return 0;
 	atomic_store(&s->quit, 1);
-	ptw_sys_wake(s);
+	char b = 1; /* whatever the wake-up flag says */
+	ssize_t n = write(s->wake_w, &b, 1);
+	(void)n;
 	pthread_join(s->th, NULL);
 	ptw_sys_free(s);
 	return 1;
