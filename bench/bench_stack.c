@@ -10,18 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/support/bench_clock.h"
 #include "ptw/tracer.h"
 
 #define EVENTS 2000u   /* per timed batch (the ring holds them all) */
 #define BATCHES 200u
 #define KEEP() __asm__ volatile("" ::: "memory")
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static int use_stack;
 

@@ -21,23 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/support/bench_clock.h"
 #include "ptw/tracer.h"
 #include "lib/tracer/tracer_internal.h" /* ptw_tr_test_hold */
 
 #define RUN_EVENTS 256
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static double median(double *v, size_t n)
 {

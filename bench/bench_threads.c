@@ -27,17 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/support/bench_clock.h"
 #include "ptw/tracer.h"
 
 #define PAIRS 10u
 #define ALIVE 100u /* short-lived threads alive at once */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
