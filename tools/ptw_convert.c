@@ -1073,65 +1073,55 @@ static int finish_trace(struct cli *c, struct output *o, struct ptw_writer **w,
 }
 
 /* --stats: one "name value" line per figure. */
+static void print_counts(const char *const *names, const uint64_t *vals,
+			 size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s %llu\n", names[i],
+			(unsigned long long)vals[i]);
+}
+
+/* One line per phase letter seen ('?' for one that does not print). */
+static void print_by_phase(const char *prefix, const uint64_t *by_phase)
+{
+	for (int p = 0; p < 128; p++)
+		if (by_phase[p])
+			fprintf(stderr, "%s%c %llu\n", prefix,
+				p > 32 && p < 127 ? p : '?',
+				(unsigned long long)by_phase[p]);
+}
+
 static void print_stats(const struct cli *c, const struct ptw_emit_stats *es,
 			const struct ptw_writer_stats *ws)
 {
 	double t = now_s() - c->t0;
-	fprintf(stderr, "events_read %llu\n",
-		(unsigned long long)es->events_in);
-	for (int p = 0; p < 128; p++)
-		if (es->by_phase[p])
-			fprintf(stderr, "events_read_%c %llu\n",
-				p > 32 ? p : '?',
-				(unsigned long long)es->by_phase[p]);
-	fprintf(stderr, "events_written %llu\n",
-		(unsigned long long)ws->events);
-	fprintf(stderr, "slices %llu\nopen_slices %llu\ninstants %llu\n"
-		"counter_samples %llu\nflows %llu\ndropped %llu\n"
-		"pid_collisions %llu\nwarnings %llu\n",
-		(unsigned long long)es->slices,
-		(unsigned long long)es->open_slices,
-		(unsigned long long)es->instants,
-		(unsigned long long)es->counters,
-		(unsigned long long)es->flows,
-		(unsigned long long)es->dropped,
-		(unsigned long long)es->pid_collisions,
-		(unsigned long long)c->warnings);
-	fprintf(stderr, "dropped_x_without_dur %llu\n"
-		"json_stopped %llu\nlenient_repairs %llu\n",
-		(unsigned long long)es->x_without_dur,
-		(unsigned long long)c->json_stops,
-		(unsigned long long)c->repairs);
-	fprintf(stderr, "short_path %llu\n",
-		(unsigned long long)es->short_path);
-	fprintf(stderr, "batched %llu\n", (unsigned long long)es->batched);
-	fprintf(stderr, "lane %llu\n", (unsigned long long)es->lane);
-	fprintf(stderr, "spilled_overlapping_x %llu\n",
-		(unsigned long long)es->spilled);
-	for (int p = 0; p < 128; p++)
-		if (es->unwritten_by_phase[p])
-			fprintf(stderr, "unwritten_phase_%c %llu\n",
-				p > 32 && p < 127 ? p : '?',
-				(unsigned long long)es->unwritten_by_phase[p]);
-	fprintf(stderr, "out_of_order %llu\n",
-		(unsigned long long)es->out_of_order);
-	fprintf(stderr, "thread_times %llu\n",
-		(unsigned long long)es->thread_times);
-	fprintf(stderr, "stacks %llu\nstack_unknown %llu\nstack_cycles %llu\n"
-		"stack_truncated %llu\nstack_invalid %llu\n"
-		"stack_ignored %llu\n",
-		(unsigned long long)es->stacks,
-		(unsigned long long)es->stack_unknown,
-		(unsigned long long)es->stack_cycles,
-		(unsigned long long)es->stack_truncated,
-		(unsigned long long)es->stack_invalid,
-		(unsigned long long)es->stack_ignored);
-	fprintf(stderr, "args_renamed %llu\nargs_dropped %llu\n",
-		(unsigned long long)es->args_renamed,
-		(unsigned long long)es->args_dropped);
-	fprintf(stderr, "bytes_in %llu\nbytes_out %llu\ntime_s %.3f\n",
-		(unsigned long long)c->bytes_in,
-		(unsigned long long)ws->bytes_written, t);
+	print_counts((const char *const[]){"events_read"}, &es->events_in, 1);
+	print_by_phase("events_read_", es->by_phase);
+	static const char *const names[] = {
+		"events_written", "slices", "open_slices", "instants",
+		"counter_samples", "flows", "dropped", "pid_collisions",
+		"warnings", "dropped_x_without_dur", "json_stopped",
+		"lenient_repairs", "short_path", "batched", "lane",
+		"spilled_overlapping_x"};
+	const uint64_t vals[] = {
+		ws->events, es->slices, es->open_slices, es->instants,
+		es->counters, es->flows, es->dropped, es->pid_collisions,
+		c->warnings, es->x_without_dur, c->json_stops, c->repairs,
+		es->short_path, es->batched, es->lane, es->spilled};
+	print_counts(names, vals, sizeof(vals) / sizeof(vals[0]));
+	print_by_phase("unwritten_phase_", es->unwritten_by_phase);
+	static const char *const names2[] = {
+		"out_of_order", "thread_times", "stacks", "stack_unknown",
+		"stack_cycles", "stack_truncated", "stack_invalid",
+		"stack_ignored", "args_renamed", "args_dropped", "bytes_in",
+		"bytes_out"};
+	const uint64_t vals2[] = {
+		es->out_of_order, es->thread_times, es->stacks,
+		es->stack_unknown, es->stack_cycles, es->stack_truncated,
+		es->stack_invalid, es->stack_ignored, es->args_renamed,
+		es->args_dropped, c->bytes_in, ws->bytes_written};
+	print_counts(names2, vals2, sizeof(vals2) / sizeof(vals2[0]));
+	fprintf(stderr, "time_s %.3f\n", t);
 }
 
 /* The notices after a conversion (not under --quiet). */
