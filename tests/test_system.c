@@ -595,3 +595,107 @@ Test(system, a_service_that_stops_reading_loses_counted_and_shown)
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
 }
+
+#define N_LOST 6
+
+static void *lost_worker(void *arg)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "lost-%ld", (long)arg);
+	ptw_set_thread_name(name);
+	for (int i = 0; i < 10; i++)
+		PTW_INSTANT("app", "never there");
+	return NULL;
+}
+
+struct resumer {
+	pid_t traced;
+	int fd; /* a byte on it: ptw_stop() begins */
+};
+
+/* Lets the frozen service go on once the program's stop has begun. */
+static void *resume_traced(void *arg)
+{
+	struct resumer *r = arg;
+	char b;
+	cr_assert_eq(read(r->fd, &b, 1), 1);
+	usleep(400 * 1000); /* the stop is waiting for room by then */
+	kill(r->traced, SIGCONT);
+	return NULL;
+}
+
+/* Threads whose every packet is dropped (the service frozen, the buffer
+ * full), then the program stops: the stop waits (bounded) for the service
+ * to free chunks and writes each sequence's loss mark, so that
+ * trace_processor shows a packet loss for each of those sequences (and
+ * one for the main thread's burst), not only ptw's count. */
+Test(system, a_sequence_that_loses_every_packet_shows_its_loss)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = "app";
+	cfg.system_buffer_kb = 128; /* 8 chunks of 16 KiB */
+	cfg.ring_slots = 1u << 18;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	char out[400], got[1024];
+	snprintf(out, sizeof(out), "%s/lost.pftrace", s.dir);
+	pid_t pf = ptw_test_perfetto_start(&s,
+					   "buffers { size_kb: 16384 }\n"
+					   "data_sources { config { name: "
+					   "\"track_event\" } }\n"
+					   "duration_ms: 3000\n",
+					   out);
+	cr_assert(ptw_test_wait_running(1, 10000));
+	PTW_INSTANT("app", "first");
+	cr_assert_eq(ptw_flush(), 0);
+	kill(s.traced, SIGSTOP);
+	for (int i = 0; i < 50000; i++)
+		PTW_INSTANT("app", "burst");
+	cr_assert_eq(ptw_flush(), 0); /* the buffer is full now */
+	pthread_t th[N_LOST];
+	for (long i = 0; i < N_LOST; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, lost_worker, (void *)i),
+			     0);
+	for (int i = 0; i < N_LOST; i++)
+		pthread_join(th[i], NULL);
+	cr_assert_eq(ptw_flush(), 0);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_gt(st.system_lost, 10 * N_LOST, "%llu lost",
+		     (unsigned long long)st.system_lost);
+	int pfd[2];
+	cr_assert_eq(pipe(pfd), 0);
+	struct resumer rs = {s.traced, pfd[0]};
+	pthread_t rt;
+	cr_assert_eq(pthread_create(&rt, NULL, resume_traced, &rs), 0);
+	cr_assert_eq(write(pfd[1], "x", 1), 1);
+	cr_assert_eq(ptw_stop(), 0); /* the session's end, buffer full */
+	pthread_join(rt, NULL);
+	close(pfd[0]);
+	close(pfd[1]);
+	ptw_test_perfetto_wait(pf);
+	rows(out,
+	     "select count(*) from slice where name not in ('first', "
+	     "'burst')",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	/* per buffer: one counted mark per sequence in loss (trace_processor
+	 * ignores the mark on a sequence's first packet) */
+	rows(out,
+	     "select idx, value from stats where name = "
+	     "'traced_buf_sequence_packet_loss'",
+	     got, sizeof(got));
+	int idx = -1, lost = 0;
+	cr_assert_eq(sscanf(got, "%d,%d;", &idx, &lost), 2, "%s", got);
+	cr_assert_eq(idx, 0);
+	cr_assert_geq(lost, N_LOST + 1, "%d sequences shown in loss", lost);
+	rows(out,
+	     "select count(*) from stats where value > 0 and severity = "
+	     "'error'",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	ptw_test_svc_stop(&s);
+}
