@@ -737,3 +737,111 @@ Test(system, a_sequence_that_loses_every_packet_shows_its_loss)
 	cr_assert_str_eq(got, "0;");
 	ptw_test_svc_stop(&s);
 }
+
+#define CFG_EDGES                                                            \
+	"buffers { size_kb: 8192 }\n"                                        \
+	"data_sources { config { name: \"track_event\" } }\n"                \
+	"duration_ms: 800\n"
+
+static uint64_t invalid_now(void)
+{
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	return st.invalid;
+}
+
+/* Events logged before, during and after two sessions, with slices open
+ * at a session's start and at its stop. As in a flight recorder's
+ * snapshot, a slice open at the stop stays open (dur -1) and an END whose
+ * slice began before the session is not written (trace_processor shows
+ * no unmatched END). Unlike a snapshot, a slice begun before the session
+ * is left out, not begun again at its start: no session was running, so
+ * the macros cost only their check and nothing recorded the BEGIN.
+ * Neither counts as invalid; an async END from before the session does
+ * not end the same id begun again in it. */
+Test(system, slices_open_at_a_sessions_start_or_stop)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start_system("app");
+	ptw_set_thread_name("edges");
+	char out1[400], out2[400], got[4096];
+	snprintf(out1, sizeof(out1), "%s/edges1.pftrace", s.dir);
+	snprintf(out2, sizeof(out2), "%s/edges2.pftrace", s.dir);
+	PTW_BEGIN("app", "before");
+	PTW_ASYNC_BEGIN("app", "before async", 5);
+	pid_t pf = ptw_test_perfetto_start(&s, CFG_EDGES, out1);
+	{
+		PTW_SCOPE("app", "before scope");
+		cr_assert(ptw_test_wait_running(1, 10000));
+		PTW_INSTANT("app", "in1");
+	}
+	PTW_END("app");          /* of "before" */
+	PTW_ASYNC_END("app", 5); /* of "before async" */
+	PTW_BEGIN("app", "inside");
+	{
+		PTW_SCOPE("app", "inner");
+		PTW_INSTANT("app", "in2");
+	}
+	PTW_END("app");
+	PTW_BEGIN("app", "open at stop");
+	PTW_ASYNC_BEGIN("app", "async open at stop", 6);
+	{
+		PTW_SCOPE("app", "scope open at stop");
+		cr_assert(ptw_test_wait_running(0, 20000));
+		ptw_test_perfetto_wait(pf);
+		cr_assert_eq(invalid_now(), 0);
+		pf = ptw_test_perfetto_start(&s, CFG_EDGES, out2);
+		cr_assert(ptw_test_wait_running(1, 10000));
+		{
+			PTW_SCOPE("app", "second");
+			PTW_INSTANT("app", "in3");
+		}
+	}                        /* "scope open at stop" ends */
+	PTW_ASYNC_END("app", 6); /* of "async open at stop" */
+	PTW_ASYNC_BEGIN("app", "same id again", 6);
+	PTW_INSTANT("app", "in4");
+	PTW_ASYNC_END("app", 6);
+	PTW_END("app");          /* of "open at stop" */
+	PTW_INSTANT("app", "in5");
+	cr_assert(ptw_test_wait_running(0, 20000));
+	ptw_test_perfetto_wait(pf);
+	cr_assert_eq(invalid_now(), 0);
+	PTW_INSTANT("app", "after"); /* no session: not recorded */
+	cr_assert_eq(ptw_stop(), 0);
+
+	/* name, depth, thread (- for the async track), dur: -1 open, 0, +
+	 * longer */
+	static const char *const sql =
+		"select s.name, s.depth, coalesce(t.name, '-'), case when "
+		"s.dur < 0 then -1 when s.dur = 0 then 0 else '+' end from "
+		"slice s left join thread_track tt on s.track_id = tt.id left "
+		"join thread t using (utid) order by s.ts";
+	rows(out1, sql, got, sizeof(got));
+	cr_assert_str_eq(got, "in1,0,edges,0;inside,0,edges,+;inner,1,edges,+;"
+			      "in2,2,edges,0;open at stop,0,edges,-1;"
+			      "async open at stop,0,-,-1;"
+			      "scope open at stop,1,edges,-1;");
+	rows(out2, sql, got, sizeof(got));
+	cr_assert_str_eq(got, "second,0,edges,+;in3,1,edges,0;"
+			      "same id again,0,-,+;in4,0,edges,0;"
+			      "in5,0,edges,0;");
+	/* each slice ends at its own END: after what it holds, before what
+	 * follows it */
+	rows(out1,
+	     "select count(*) from slice a, slice b where a.name = 'inside' "
+	     "and b.name = 'inner' and a.ts < b.ts and b.ts + b.dur < a.ts + "
+	     "a.dur and a.ts + a.dur < (select ts from slice where name = "
+	     "'open at stop')",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "1;");
+	rows(out2,
+	     "select count(*) from slice a, slice b, slice c where a.name = "
+	     "'same id again' and b.name = 'in4' and c.name = 'in5' and a.ts "
+	     "< b.ts and b.ts < a.ts + a.dur and a.ts + a.dur < c.ts",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "1;");
+	expect_no_errors(out1);
+	expect_no_errors(out2);
+	ptw_test_svc_stop(&s);
+}
