@@ -738,16 +738,23 @@ static int on_stall(void *ctx, unsigned attempt)
 	return 1;
 }
 
+/* rig_open with the stall hook on_stall (t's smb and svc set). */
+static struct ptw_smb *rig_stall(uint8_t **m, size_t size, struct staller *t,
+				 struct ptw_smb_router **r, struct svc *s)
+{
+	struct ptw_smb_hooks h = { .ctx = t, .stall = on_stall };
+	t->smb = rig_open(m, size, 0, 0, &h, r, s);
+	t->s = s;
+	return t->smb;
+}
+
 Test(shmem, the_stall_hook_waits_for_room_instead_of_dropping)
 {
-	size_t size = 2 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
+	uint8_t *m;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
-	struct staller t = { .smb = smb, .s = &s, .give_up_at = 5 };
-	struct ptw_smb_hooks h = { .ctx = &t, .stall = on_stall };
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, &h);
+	struct staller t = { .give_up_at = 5 };
+	struct ptw_smb_router *r;
+	struct ptw_smb *smb = rig_stall(&m, 2 * 4096, &t, &r, &s);
 	/* three sequences, two chunks: the third waits until the open
 	 * chunks were completed, committed and read */
 	static struct tpkt want[3];
@@ -786,14 +793,11 @@ Test(shmem, the_stall_hook_waits_for_room_instead_of_dropping)
  * a sequence is not counted by trace_processor). */
 Test(shmem, the_settle_at_the_end_waits_for_room_for_the_marks_due)
 {
-	size_t size = 1 * 4096;
-	uint8_t *m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(m, size, 4096, 0, NULL);
+	uint8_t *m;
 	struct svc s;
-	svc_init(&s, m, size, 4096);
-	struct staller t = { .smb = smb, .s = &s, .give_up_at = 0 };
-	struct ptw_smb_hooks h = { .ctx = &t, .stall = on_stall };
-	struct ptw_smb_router *r = ptw_smb_router_create(smb, 0, &h);
+	struct staller t = { .give_up_at = 0 };
+	struct ptw_smb_router *r;
+	struct ptw_smb *smb = rig_stall(&m, 1 * 4096, &t, &r, &s);
 	make_pkt(&K, 3, SEQ_CLEARED, 1, 100); /* takes the only chunk */
 	cr_assert_eq(route(r, &K), 0);
 	static struct tpkt b;

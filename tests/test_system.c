@@ -575,6 +575,38 @@ Test(system, declared_categories_are_listed_by_the_service)
 	ptw_test_svc_stop(&s);
 }
 
+/* ptw in system mode with a 128 KiB shared memory buffer (8 chunks of
+ * 16 KiB) and large rings, a session of 'duration_ms' into 'out' that
+ * records "first", then the service frozen (SIGSTOP) while this thread
+ * logs a burst that fills the buffer and more: when it returns the
+ * buffer is full and the service does not read. Returns perfetto's pid. */
+static pid_t fill_a_frozen_service(struct ptw_test_svc *s, const char *out,
+				   int duration_ms)
+{
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = "app";
+	cfg.system_buffer_kb = 128;
+	cfg.ring_slots = 1u << 18;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	char text[256];
+	snprintf(text, sizeof(text),
+		 "buffers { size_kb: 16384 }\n"
+		 "data_sources { config { name: \"track_event\" } }\n"
+		 "duration_ms: %d\n",
+		 duration_ms);
+	pid_t pf = ptw_test_perfetto_start(s, text, out);
+	cr_assert(ptw_test_wait_running(1, 10000));
+	PTW_INSTANT("app", "first");
+	cr_assert_eq(ptw_flush(), 0);
+	kill(s->traced, SIGSTOP);
+	for (int i = 0; i < 50000; i++)
+		PTW_INSTANT("app", "burst");
+	cr_assert_eq(ptw_flush(), 0); /* bounded: no service reads */
+	return pf;
+}
+
 /* The service stops reading (SIGSTOP) while ptw writes: the backend waits
  * a bounded time, then drops what has no room; ptw counts it, and once the
  * service reads again trace_processor shows the loss on the sequence;
@@ -583,28 +615,9 @@ Test(system, a_service_that_stops_reading_loses_counted_and_shown)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.system = 1;
-	cfg.categories = "app";
-	cfg.system_buffer_kb = 128; /* 4 chunks of 32 KiB */
-	cfg.ring_slots = 1u << 18;
-	cr_assert_eq(ptw_start(&cfg), 0);
 	char out[400], got[1024];
 	snprintf(out, sizeof(out), "%s/stopped.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(&s,
-					   "buffers { size_kb: 16384 }\n"
-					   "data_sources { config { name: "
-					   "\"track_event\" } }\n"
-					   "duration_ms: 2000\n",
-					   out);
-	cr_assert(ptw_test_wait_running(1, 10000));
-	PTW_INSTANT("app", "first");
-	cr_assert_eq(ptw_flush(), 0);
-	kill(s.traced, SIGSTOP);
-	for (int i = 0; i < 50000; i++)
-		PTW_INSTANT("app", "burst");
-	cr_assert_eq(ptw_flush(), 0); /* bounded: no service reads */
+	pid_t pf = fill_a_frozen_service(&s, out, 2000);
 	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
 	kill(s.traced, SIGCONT);
@@ -671,28 +684,9 @@ Test(system, a_sequence_that_loses_every_packet_shows_its_loss)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.system = 1;
-	cfg.categories = "app";
-	cfg.system_buffer_kb = 128; /* 8 chunks of 16 KiB */
-	cfg.ring_slots = 1u << 18;
-	cr_assert_eq(ptw_start(&cfg), 0);
 	char out[400], got[1024];
 	snprintf(out, sizeof(out), "%s/lost.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(&s,
-					   "buffers { size_kb: 16384 }\n"
-					   "data_sources { config { name: "
-					   "\"track_event\" } }\n"
-					   "duration_ms: 3000\n",
-					   out);
-	cr_assert(ptw_test_wait_running(1, 10000));
-	PTW_INSTANT("app", "first");
-	cr_assert_eq(ptw_flush(), 0);
-	kill(s.traced, SIGSTOP);
-	for (int i = 0; i < 50000; i++)
-		PTW_INSTANT("app", "burst");
-	cr_assert_eq(ptw_flush(), 0); /* the buffer is full now */
+	pid_t pf = fill_a_frozen_service(&s, out, 3000);
 	pthread_t th[N_LOST];
 	for (long i = 0; i < N_LOST; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, lost_worker, (void *)i),
