@@ -176,8 +176,9 @@ static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id);
 static int ptw_sys_hook_stall(void *ctx, unsigned attempt)
 {
 	struct ptw_sys *s = ctx;
-	if (s->stall_off ||
-	    attempt >= (s->settling ? PTW_SYS_SETTLE_TRIES : PTW_SYS_STALL_TRIES)) {
+	unsigned tries = s->settling ? PTW_SYS_SETTLE_TRIES
+				     : PTW_SYS_STALL_TRIES;
+	if (s->stall_off || attempt >= tries) {
 		s->stall_off = 1;
 		return 0;
 	}
