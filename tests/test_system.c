@@ -412,7 +412,16 @@ static void *sched_worker(void *arg)
 /* As root with tracefs: the scheduler beside our events. Each instant and
  * each slice's begin and end falls inside a period when sched shows the
  * same thread running (a thread logs only while it runs): the clocks line
- * up and the threads are the same threads. */
+ * up and the threads are the same threads. Exactly, with one exception
+ * that the kernel's data itself shows: a run of the thread whose
+ * sched_switch into it is missing from the ftrace data (on this VM the
+ * switches away from one thread of the VM's agent, "tokio-rt-worker",
+ * are now and then absent). The next switch on that CPU then has our
+ * thread as prev_pid while the one before switched to another thread:
+ * trace_processor counts it (mismatched_sched_switch_tids) and, without
+ * the switch in, shows no sched period for that run. Such runs are
+ * found from the switches' prev_pid (compact_sched off: its format has
+ * no prev_pid) and their points are not counted as outside. */
 Test(system, our_events_fall_where_sched_shows_the_thread_running)
 {
 	struct ptw_test_svc s;
@@ -431,7 +440,8 @@ Test(system, our_events_fall_where_sched_shows_the_thread_running)
 		"buffers { size_kb: 32768 }\n"
 		"data_sources { config { name: \"track_event\" } }\n"
 		"data_sources { config { name: \"linux.ftrace\" ftrace_config { "
-		"ftrace_events: \"sched/sched_switch\" } } }\n"
+		"ftrace_events: \"sched/sched_switch\" "
+		"compact_sched { enabled: false } } } }\n"
 		"duration_ms: 3000\n",
 		out);
 	cr_assert(ptw_test_wait_running(1, 20000), "the session never started");
@@ -450,28 +460,56 @@ Test(system, our_events_fall_where_sched_shows_the_thread_running)
 	cr_assert_gt(ours, 100, "only %d of our events", ours);
 	/* every point of ours (an instant, a slice's begin and end) while
 	 * the kernel recorded the scheduler (its data source starts a little
-	 * after ours and stops before) inside a sched period of its thread */
+	 * after ours and stops before) inside a sched period of its thread,
+	 * or inside a run of it whose switch in is missing (gap: from the
+	 * switch before, to the switch out of our thread that follows it
+	 * with no switch in) */
 	rows(out,
-	     "with w as (select min(ts) a, max(ts) b from sched), p as (select "
-	     "tt.utid, s.ts as x from slice s join thread_track tt on "
-	     "s.track_id = tt.id join thread t using (utid) where t.name like "
-	     "'sched-%' union all select tt.utid, s.ts + s.dur from slice s "
-	     "join thread_track tt on s.track_id = tt.id join thread t using "
-	     "(utid) where t.name like 'sched-%' and s.dur > 0), q as (select "
-	     "p.* from p, w where p.x > w.a and p.x < w.b) select (select "
-	     "count(*) from q), (select count(*) from q where not exists "
+	     "create perfetto table sw as select ts, cpu, extract_arg("
+	     "arg_set_id, 'prev_pid') prev, extract_arg(arg_set_id, "
+	     "'next_pid') nxt from ftrace_event where name = 'sched_switch'; "
+	     "create perfetto table gap as select * from (select ts, prev, "
+	     "lag(nxt) over (partition by cpu order by ts) pn, lag(ts) over "
+	     "(partition by cpu order by ts) pts from sw) where pn != prev; "
+	     "create perfetto table q as with w as (select min(ts) a, max(ts) "
+	     "b from sched), p as (select tt.utid, t.tid, s.ts as x from "
+	     "slice s join thread_track tt on s.track_id = tt.id join thread "
+	     "t using (utid) where t.name like 'sched-%' union all select "
+	     "tt.utid, t.tid, s.ts + s.dur from slice s join thread_track tt "
+	     "on s.track_id = tt.id join thread t using (utid) where t.name "
+	     "like 'sched-%' and s.dur > 0) select p.* from p, w where p.x > "
+	     "w.a and p.x < w.b; "
+	     "create perfetto table o as select * from q where not exists "
 	     "(select 1 from sched c where c.utid = q.utid and c.ts <= q.x and "
-	     "(c.dur < 0 or q.x <= c.ts + c.dur)))",
+	     "(c.dur < 0 or q.x <= c.ts + c.dur)); "
+	     "select (select count(*) from q), (select count(*) from o), "
+	     "(select count(*) from o where not exists (select 1 from gap g "
+	     "where g.prev = o.tid and g.pts <= o.x and o.x <= g.ts)), "
+	     "(select count(*) from gap)",
 	     got, sizeof(got));
-	int checked = 0, outside = -1;
-	cr_assert_eq(sscanf(got, "%d,%d;", &checked, &outside), 2, "%s", got);
+	int checked = 0, outside = -1, unexplained = -1, gaps = -1;
+	cr_assert_eq(sscanf(got, "%d,%d,%d,%d;", &checked, &outside,
+			    &unexplained, &gaps), 4, "%s", got);
+	cr_log_info("%d points, %d outside their thread's sched periods, all "
+		    "but %d in runs whose switch in the kernel's data lacks "
+		    "(%d such switches)", checked, outside, unexplained, gaps);
 	cr_assert_gt(checked, 100, "only %d points while sched ran", checked);
-	/* On this 2-CPU VM a few runs of a thread are absent from the
-	 * kernel's sched data (both CPUs shown busy with other processes at
-	 * a moment our thread read the clock): up to 1% of the points may
-	 * fall there; the rest line up to the microsecond. */
-	cr_assert_leq(outside * 100, checked, "%d of %d points of ours outside "
-		      "their thread's running periods", outside, checked);
+	cr_assert_eq(unexplained, 0, "%d of %d points of ours outside their "
+		     "thread's running periods (%d in runs the kernel's data "
+		     "lacks)", unexplained, checked, outside - unexplained);
+	/* the only errors: those missing switches, as trace_processor
+	 * counts them */
+	rows(out,
+	     "select name, value from stats where value > 0 and severity in "
+	     "('error', 'data_loss') and name != 'mismatched_sched_switch_tids'",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "", "error stats: %s", got);
+	rows(out,
+	     "select coalesce(sum(value), 0) from stats where name = "
+	     "'mismatched_sched_switch_tids'",
+	     got, sizeof(got));
+	cr_assert_eq(atoi(got), gaps, "trace_processor counts %s missing "
+		     "switches, the query %d", got, gaps);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
 }
@@ -537,6 +575,38 @@ Test(system, declared_categories_are_listed_by_the_service)
 	ptw_test_svc_stop(&s);
 }
 
+/* ptw in system mode with a 128 KiB shared memory buffer (8 chunks of
+ * 16 KiB) and large rings, a session of 'duration_ms' into 'out' that
+ * records "first", then the service frozen (SIGSTOP) while this thread
+ * logs a burst that fills the buffer and more: when it returns the
+ * buffer is full and the service does not read. Returns perfetto's pid. */
+static pid_t fill_a_frozen_service(struct ptw_test_svc *s, const char *out,
+				   int duration_ms)
+{
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = "app";
+	cfg.system_buffer_kb = 128;
+	cfg.ring_slots = 1u << 18;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	char text[256];
+	snprintf(text, sizeof(text),
+		 "buffers { size_kb: 16384 }\n"
+		 "data_sources { config { name: \"track_event\" } }\n"
+		 "duration_ms: %d\n",
+		 duration_ms);
+	pid_t pf = ptw_test_perfetto_start(s, text, out);
+	cr_assert(ptw_test_wait_running(1, 10000));
+	PTW_INSTANT("app", "first");
+	cr_assert_eq(ptw_flush(), 0);
+	kill(s->traced, SIGSTOP);
+	for (int i = 0; i < 50000; i++)
+		PTW_INSTANT("app", "burst");
+	cr_assert_eq(ptw_flush(), 0); /* bounded: no service reads */
+	return pf;
+}
+
 /* The service stops reading (SIGSTOP) while ptw writes: the backend waits
  * a bounded time, then drops what has no room; ptw counts it, and once the
  * service reads again trace_processor shows the loss on the sequence;
@@ -545,28 +615,9 @@ Test(system, a_service_that_stops_reading_loses_counted_and_shown)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.system = 1;
-	cfg.categories = "app";
-	cfg.system_buffer_kb = 128; /* 4 chunks of 32 KiB */
-	cfg.ring_slots = 1u << 18;
-	cr_assert_eq(ptw_start(&cfg), 0);
 	char out[400], got[1024];
 	snprintf(out, sizeof(out), "%s/stopped.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(&s,
-					   "buffers { size_kb: 16384 }\n"
-					   "data_sources { config { name: "
-					   "\"track_event\" } }\n"
-					   "duration_ms: 2000\n",
-					   out);
-	cr_assert(ptw_test_wait_running(1, 10000));
-	PTW_INSTANT("app", "first");
-	cr_assert_eq(ptw_flush(), 0);
-	kill(s.traced, SIGSTOP);
-	for (int i = 0; i < 50000; i++)
-		PTW_INSTANT("app", "burst");
-	cr_assert_eq(ptw_flush(), 0); /* bounded: no service reads */
+	pid_t pf = fill_a_frozen_service(&s, out, 2000);
 	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
 	kill(s.traced, SIGCONT);
@@ -593,5 +644,198 @@ Test(system, a_service_that_stops_reading_loses_counted_and_shown)
 	cr_assert_gt(atoi(got), 0, "%llu packets lost, not shown",
 		     (unsigned long long)st.system_lost);
 	cr_assert_eq(ptw_stop(), 0);
+	ptw_test_svc_stop(&s);
+}
+
+#define N_LOST 6
+
+static void *lost_worker(void *arg)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "lost-%ld", (long)arg);
+	ptw_set_thread_name(name);
+	for (int i = 0; i < 10; i++)
+		PTW_INSTANT("app", "never there");
+	return NULL;
+}
+
+struct resumer {
+	pid_t traced;
+	int fd; /* a byte on it: ptw_stop() begins */
+};
+
+/* Lets the frozen service go on once the program's stop has begun. */
+static void *resume_traced(void *arg)
+{
+	struct resumer *r = arg;
+	char b;
+	cr_assert_eq(read(r->fd, &b, 1), 1);
+	usleep(400 * 1000); /* the stop is waiting for room by then */
+	kill(r->traced, SIGCONT);
+	return NULL;
+}
+
+/* Threads whose every packet is dropped (the service frozen, the buffer
+ * full), then the program stops: the stop waits (bounded) for the service
+ * to free chunks and writes each sequence's loss mark, so that
+ * trace_processor shows a packet loss for each of those sequences (and
+ * one for the main thread's burst), not only ptw's count. */
+Test(system, a_sequence_that_loses_every_packet_shows_its_loss)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	char out[400], got[1024];
+	snprintf(out, sizeof(out), "%s/lost.pftrace", s.dir);
+	pid_t pf = fill_a_frozen_service(&s, out, 3000);
+	pthread_t th[N_LOST];
+	for (long i = 0; i < N_LOST; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, lost_worker, (void *)i),
+			     0);
+	for (int i = 0; i < N_LOST; i++)
+		pthread_join(th[i], NULL);
+	cr_assert_eq(ptw_flush(), 0);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_gt(st.system_lost, 10 * N_LOST, "%llu lost",
+		     (unsigned long long)st.system_lost);
+	int pfd[2];
+	cr_assert_eq(pipe(pfd), 0);
+	struct resumer rs = {s.traced, pfd[0]};
+	pthread_t rt;
+	cr_assert_eq(pthread_create(&rt, NULL, resume_traced, &rs), 0);
+	cr_assert_eq(write(pfd[1], "x", 1), 1);
+	cr_assert_eq(ptw_stop(), 0); /* the session's end, buffer full */
+	pthread_join(rt, NULL);
+	close(pfd[0]);
+	close(pfd[1]);
+	ptw_test_perfetto_wait(pf);
+	rows(out,
+	     "select count(*) from slice where name not in ('first', "
+	     "'burst')",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	/* per buffer: one counted mark per sequence in loss (trace_processor
+	 * ignores the mark on a sequence's first packet) */
+	rows(out,
+	     "select idx, value from stats where name = "
+	     "'traced_buf_sequence_packet_loss'",
+	     got, sizeof(got));
+	int idx = -1, lost = 0;
+	cr_assert_eq(sscanf(got, "%d,%d;", &idx, &lost), 2, "%s", got);
+	cr_assert_eq(idx, 0);
+	cr_assert_geq(lost, N_LOST + 1, "%d sequences shown in loss", lost);
+	rows(out,
+	     "select count(*) from stats where value > 0 and severity = "
+	     "'error'",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "0;");
+	ptw_test_svc_stop(&s);
+}
+
+#define CFG_EDGES                                                            \
+	"buffers { size_kb: 8192 }\n"                                        \
+	"data_sources { config { name: \"track_event\" } }\n"                \
+	"duration_ms: 800\n"
+
+static uint64_t invalid_now(void)
+{
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	return st.invalid;
+}
+
+/* Events logged before, during and after two sessions, with slices open
+ * at a session's start and at its stop. As in a flight recorder's
+ * snapshot, a slice open at the stop stays open (dur -1) and an END whose
+ * slice began before the session is not written (trace_processor shows
+ * no unmatched END). Unlike a snapshot, a slice begun before the session
+ * is left out, not begun again at its start: no session was running, so
+ * the macros cost only their check and nothing recorded the BEGIN.
+ * Neither counts as invalid; an async END from before the session does
+ * not end the same id begun again in it. */
+Test(system, slices_open_at_a_sessions_start_or_stop)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start_system("app");
+	ptw_set_thread_name("edges");
+	char out1[400], out2[400], got[4096];
+	snprintf(out1, sizeof(out1), "%s/edges1.pftrace", s.dir);
+	snprintf(out2, sizeof(out2), "%s/edges2.pftrace", s.dir);
+	PTW_BEGIN("app", "before");
+	PTW_ASYNC_BEGIN("app", "before async", 5);
+	pid_t pf = ptw_test_perfetto_start(&s, CFG_EDGES, out1);
+	{
+		PTW_SCOPE("app", "before scope");
+		cr_assert(ptw_test_wait_running(1, 10000));
+		PTW_INSTANT("app", "in1");
+	}
+	PTW_END("app");          /* of "before" */
+	PTW_ASYNC_END("app", 5); /* of "before async" */
+	PTW_BEGIN("app", "inside");
+	{
+		PTW_SCOPE("app", "inner");
+		PTW_INSTANT("app", "in2");
+	}
+	PTW_END("app");
+	PTW_BEGIN("app", "open at stop");
+	PTW_ASYNC_BEGIN("app", "async open at stop", 6);
+	{
+		PTW_SCOPE("app", "scope open at stop");
+		cr_assert(ptw_test_wait_running(0, 20000));
+		ptw_test_perfetto_wait(pf);
+		cr_assert_eq(invalid_now(), 0);
+		pf = ptw_test_perfetto_start(&s, CFG_EDGES, out2);
+		cr_assert(ptw_test_wait_running(1, 10000));
+		{
+			PTW_SCOPE("app", "second");
+			PTW_INSTANT("app", "in3");
+		}
+	}                        /* "scope open at stop" ends */
+	PTW_ASYNC_END("app", 6); /* of "async open at stop" */
+	PTW_ASYNC_BEGIN("app", "same id again", 6);
+	PTW_INSTANT("app", "in4");
+	PTW_ASYNC_END("app", 6);
+	PTW_END("app");          /* of "open at stop" */
+	PTW_INSTANT("app", "in5");
+	cr_assert(ptw_test_wait_running(0, 20000));
+	ptw_test_perfetto_wait(pf);
+	cr_assert_eq(invalid_now(), 0);
+	PTW_INSTANT("app", "after"); /* no session: not recorded */
+	cr_assert_eq(ptw_stop(), 0);
+
+	/* name, depth, thread (- for the async track), dur: -1 open, 0, +
+	 * longer */
+	static const char *const sql =
+		"select s.name, s.depth, coalesce(t.name, '-'), case when "
+		"s.dur < 0 then -1 when s.dur = 0 then 0 else '+' end from "
+		"slice s left join thread_track tt on s.track_id = tt.id left "
+		"join thread t using (utid) order by s.ts";
+	rows(out1, sql, got, sizeof(got));
+	cr_assert_str_eq(got, "in1,0,edges,0;inside,0,edges,+;inner,1,edges,+;"
+			      "in2,2,edges,0;open at stop,0,edges,-1;"
+			      "async open at stop,0,-,-1;"
+			      "scope open at stop,1,edges,-1;");
+	rows(out2, sql, got, sizeof(got));
+	cr_assert_str_eq(got, "second,0,edges,+;in3,1,edges,0;"
+			      "same id again,0,-,+;in4,0,edges,0;"
+			      "in5,0,edges,0;");
+	/* each slice ends at its own END: after what it holds, before what
+	 * follows it */
+	rows(out1,
+	     "select count(*) from slice a, slice b where a.name = 'inside' "
+	     "and b.name = 'inner' and a.ts < b.ts and b.ts + b.dur < a.ts + "
+	     "a.dur and a.ts + a.dur < (select ts from slice where name = "
+	     "'open at stop')",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "1;");
+	rows(out2,
+	     "select count(*) from slice a, slice b, slice c where a.name = "
+	     "'same id again' and b.name = 'in4' and c.name = 'in5' and a.ts "
+	     "< b.ts and b.ts < a.ts + a.dur and a.ts + a.dur < c.ts",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "1;");
+	expect_no_errors(out1);
+	expect_no_errors(out2);
 	ptw_test_svc_stop(&s);
 }

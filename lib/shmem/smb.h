@@ -67,8 +67,9 @@
  * every first packet), so a sequence that lost packets before any was
  * written gets a packet of the mark alone first. A loss not followed by
  * any packet gets a packet of that mark alone at the next
- * ptw_smb_router_flush() that finds a free chunk. With hooks.stall the
- * routing thread may wait for room instead (bounded by the hook).
+ * ptw_smb_router_flush() that finds a free chunk, or waits for one in
+ * ptw_smb_router_settle(). With hooks.stall the routing thread may wait
+ * for room instead (bounded by the hook).
  *
  * Thread rule: an smb and all its routers belong to one thread at a time
  * (the tracer's backend); nothing here locks or sleeps, and only the
@@ -185,6 +186,12 @@ int ptw_smb_route_packet(struct ptw_smb_router *r, const uint8_t *pkt,
  * the marks of losses no packet carried yet. Call it after each output
  * batch, before answering a Flush request and when the session stops. */
 void ptw_smb_router_flush(struct ptw_smb_router *r);
+/* ptw_smb_router_flush, then the marks still due (no chunk was free for
+ * them) wait for room through hooks.stall, bounded by the hook: for the
+ * end of a session and a Flush request, after which no later packet of
+ * a sequence may come to carry its mark. Without hooks.stall the same as
+ * ptw_smb_router_flush. */
+void ptw_smb_router_settle(struct ptw_smb_router *r);
 
 /* Forgets sequence 'seq_id' (its writer finished it, e.g. a thread that
  * exited): completes its chunk and gives back its writer id (hooks.writer

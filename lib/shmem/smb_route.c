@@ -607,21 +607,34 @@ int ptw_smb_route(struct ptw_smb_router *r, const uint8_t *p, size_t n)
 	return bad;
 }
 
-void ptw_smb_router_flush(struct ptw_smb_router *r)
+/* Completes every open chunk of r and writes the marks still due, each
+ * a packet of the mark alone (two on a sequence that has no packet yet,
+ * see ptw_smb_write); with 'may_stall' a mark that finds no chunk waits
+ * for room through hooks.stall, else (or if it gives up) it stays due. */
+static void ptw_smb_flush_marks(struct ptw_smb_router *r, int may_stall)
 {
 	for (size_t i = 0; i < r->n_seqs; i++) {
 		struct ptw_smb_seq *s = r->seqs[i];
-		/* A packet of the mark alone (two on a sequence that has no
-		 * packet yet, see ptw_smb_write); if it finds no chunk the
-		 * mark stays due. */
 		if (s->mark && s->writer_id &&
-		    (s->any || ptw_smb_put_mark(r, s, 0)) &&
-		    ptw_smb_put_mark(r, s, 0)) {
+		    (s->any || ptw_smb_put_mark(r, s, may_stall)) &&
+		    ptw_smb_put_mark(r, s, may_stall)) {
 			s->mark = 0;
 			r->smb->st.loss_marks++;
 		}
 		ptw_smb_complete_seq(r, s);
 	}
+}
+
+void ptw_smb_router_flush(struct ptw_smb_router *r)
+{
+	ptw_smb_flush_marks(r, 0);
+}
+
+void ptw_smb_router_settle(struct ptw_smb_router *r)
+{
+	/* before each wait every open chunk is completed (ptw_smb_put),
+	 * so the hook commits all that is written while the marks wait */
+	ptw_smb_flush_marks(r, 1);
 }
 
 void ptw_smb_router_forget(struct ptw_smb_router *r, uint32_t seq_id)

@@ -46,6 +46,9 @@
  * most this many times 1 ms, then drops what has no room (counted) until
  * its next pass. */
 #define PTW_SYS_STALL_TRIES 100u
+/* At a session's end and a Flush request, for the loss marks still due
+ * (ptw_sys_settle): at most this many times 1 ms. */
+#define PTW_SYS_SETTLE_TRIES 1000u
 /* The largest buffer ptw maps (the service's own limit is 32 MiB). */
 #define PTW_SYS_MAX_SMB (64u << 20)
 
@@ -100,6 +103,11 @@ struct ptw_sys {
 	 * reading costs a pass at most PTW_SYS_STALL_TRIES ms, not that much
 	 * a packet) */
 	int stall_off;
+	/* the marks still due wait for room (ptw_sys_settle): asked by a
+	 * Flush for the backend's next pass; while it runs, the stall hook's
+	 * longer bound */
+	_Atomic int settle_req;
+	int settling;
 };
 
 static pthread_mutex_t ptw_sys_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -168,7 +176,9 @@ static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id);
 static int ptw_sys_hook_stall(void *ctx, unsigned attempt)
 {
 	struct ptw_sys *s = ctx;
-	if (s->stall_off || attempt >= PTW_SYS_STALL_TRIES) {
+	unsigned tries = s->settling ? PTW_SYS_SETTLE_TRIES
+				     : PTW_SYS_STALL_TRIES;
+	if (s->stall_off || attempt >= tries) {
 		s->stall_off = 1;
 		return 0;
 	}
@@ -236,10 +246,26 @@ static int ptw_sys_out(void *ctx, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* After each backend pass: ClearIncrementalState and losses. */
+/* The router's thread (the backend, or the system thread once the
+ * backend is gone), with sock_mu free: the loss marks that found no chunk
+ * wait (bounded) for the service to free some, the stall hook committing
+ * what is written meanwhile. After it no later packet of a sequence may
+ * come to carry its mark (smb.h). */
+static void ptw_sys_settle(struct ptw_sys *s)
+{
+	s->stall_off = 0;
+	s->settling = 1;
+	ptw_smb_router_settle(s->router);
+	s->settling = 0;
+	ptw_sys_take(s);
+}
+
+/* After each backend pass: ClearIncrementalState, losses, a settle. */
 static void ptw_sys_pass(void *ctx, struct ptw_writer *w)
 {
 	struct ptw_sys *s = ctx;
+	if (atomic_exchange_explicit(&s->settle_req, 0, memory_order_acq_rel))
+		ptw_sys_settle(s);
 	s->stall_off = 0;
 	if (atomic_exchange_explicit(&s->clear_req, 0, memory_order_acq_rel))
 		ptw_i_writer_clear_incremental(w, 0);
@@ -329,10 +355,14 @@ static void ptw_sys_end_session(struct ptw_sys *s)
 {
 	if (!s->active)
 		return;
+	int ready = s->prod.state == PTW_SYS_P_READY && !s->prod.ipc.failed;
 	pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
 	(void)ptw_tr_stop_session(NULL);
+	/* the backend is gone: the router is this thread's now (a
+	 * connection that failed frees no chunk: no wait) */
+	if (ready)
+		ptw_sys_settle(s);
 	pthread_mutex_lock(&s->sock_mu);
-	/* the backend is gone: the router is this thread's now */
 	ptw_smb_router_destroy(s->router);
 	s->router = NULL;
 	ptw_sys_take(s);
@@ -450,6 +480,12 @@ static void ptw_sys_on_flush(void *ctx, uint64_t req, const uint64_t *ids,
 	if (s->active && ptw_sys_has(ids, n, s->active)) {
 		pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
 		(void)ptw_flush();
+		/* after a loss, a second pass settles the marks of what the
+		 * first one wrote (ptw_sys_pass) */
+		if (ptw_sys_lost() != atomic_load(&ptw_sys_lost_before)) {
+			atomic_store(&s->settle_req, 1);
+			(void)ptw_flush();
+		}
 		pthread_mutex_lock(&s->sock_mu);
 	}
 	ptw_sys_send_queued(s, req);

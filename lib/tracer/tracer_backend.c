@@ -613,9 +613,12 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	case PTW_I_K_END:
 		if (!th->depth) {
 			/* END with no open slice on this thread (unbalanced
-			 * macros or a category toggled mid-slice). */
-			atomic_fetch_add_explicit(&tr->invalid, 1,
-						  memory_order_relaxed);
+			 * macros or a category toggled mid-slice); in a
+			 * system session (out.fn) also the END of a slice
+			 * begun before it started: no error there. */
+			if (!tr->out.fn)
+				atomic_fetch_add_explicit(&tr->invalid, 1,
+							  memory_order_relaxed);
 			break;
 		}
 		ptw_tr_fill(e, &ev);
@@ -638,8 +641,14 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		ptw_tr_process_async_begin(tr, seq, e);
 		break;
 	case PTW_I_K_ASYNC_END: {
+		/* A system session (out.fn) starts while the program runs:
+		 * any END may close a BEGIN logged before it, unrecorded, so
+		 * every END is soft there (pairs only with an earlier BEGIN,
+		 * is no error unpaired), as after a category was off. */
 		int r = ptw_tr_async_end(&tr->async, e->id, e->ts,
-					 e->rec.name == ptw_tr_soft_end, &track);
+					 e->rec.name == ptw_tr_soft_end ||
+						 tr->out.fn,
+					 &track);
 		if (r > 0)
 			ptw_tr_async_write_end(tr, seq, track, e->ts);
 		else if (r < 0) /* no room to wait for its BEGIN */
@@ -1442,10 +1451,13 @@ static void ptw_tr_backend_stop(struct ptw_tracer *tr)
 		ptw_tr_retire(tr, tr->snap[i]);
 		tr->snap[i] = NULL; /* freed: the open-slice hook skips it */
 	}
-	/* async ids never ended, ENDs whose BEGIN never came */
-	atomic_fetch_add_explicit(&tr->invalid,
-				  ptw_tr_async_unmatched(&tr->async),
-				  memory_order_relaxed);
+	/* async ids never ended, ENDs whose BEGIN never came (a system
+	 * session stops while the program runs: its open slices stay open,
+	 * as those of a snapshot; its ENDs are all soft) */
+	if (!tr->out.fn)
+		atomic_fetch_add_explicit(&tr->invalid,
+					  ptw_tr_async_unmatched(&tr->async),
+					  memory_order_relaxed);
 	ptw_tr_final_output(tr);
 	ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 1));
 	ptw_tr_check(tr, ptw_writer_flush(tr->w));
