@@ -114,6 +114,30 @@ Test(os_mem, a_block_is_page_aligned_zeroed_writable_and_kept_by_populate)
 	ptw_os_mem_release(m, bytes);
 }
 
+/* The service's buffer: mapping it (which writes each page once) changes
+ * none of its bytes, and writes go both ways. */
+Test(os_mem, a_shared_mapping_keeps_the_files_bytes_and_shares_writes)
+{
+	size_t bytes = 64u * 4096u;
+	char path[] = "/tmp/ptw_test_os_shared_XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	static unsigned char want[64u * 4096u];
+	for (size_t i = 0; i < bytes; i++)
+		want[i] = (unsigned char)(i * 7u + 1u);
+	cr_assert_eq(write(fd, want, bytes), (ssize_t)bytes);
+	unsigned char *m = ptw_os_mem_map_shared(fd, bytes);
+	cr_assert_not_null(m);
+	cr_assert(memcmp(m, want, bytes) == 0, "mapping changed the bytes");
+	m[4096] = 0x5a;
+	unsigned char b = 0;
+	cr_assert_eq(pread(fd, &b, 1, 4096), 1);
+	cr_assert_eq(b, 0x5a);
+	ptw_os_mem_release(m, bytes);
+	close(fd);
+}
+
 /* ---- os_file.h --------------------------------------------------------- */
 
 Test(os_file, prealloc_keeps_the_size_and_contents)

@@ -13,8 +13,10 @@
  *   kernel, does nothing and the writer faults pages in itself).
  * - ptw_os_mem_release(mem, bytes) gives a whole block back to the OS.
  * - ptw_os_mem_map_shared(fd, bytes) maps 'bytes' of the file (or shared
- *   memory) 'fd' read-write and shared, its pages faulted in now where
- *   the OS can (the first writes then take no page fault), or NULL.
+ *   memory) 'fd' read-write and shared, its pages faulted in and each
+ *   written once now (without changing a byte: another process may use
+ *   them), so that the first writes cost no more than later ones, or
+ *   NULL.
  *   Released with ptw_os_mem_release.
  * All are thread-safe and never called per event. */
 #ifndef PTW_OS_MEM_H

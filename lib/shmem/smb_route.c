@@ -231,15 +231,22 @@ static void ptw_smb_add_mark(struct ptw_smb_pkt *k, uint32_t value)
 	k->len += k->mark_len;
 }
 
-/* memcpy for the few bytes of most runs, without a call. */
+/* memcpy for the few bytes of most runs, without a call: two
+ * overlapping 8- or 4-byte moves cover 4 to 16 bytes. */
 static inline void ptw_smb_copy_small(uint8_t *d, const uint8_t *p, size_t n)
 {
-	if (n > 32) {
+	if (n > 16) {
 		memcpy(d, p, n);
-		return;
+	} else if (n >= 8) {
+		memcpy(d, p, 8);
+		memcpy(d + n - 8, p + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(d, p, 4);
+		memcpy(d + n - 4, p + n - 4, 4);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = p[i];
 	}
-	for (size_t i = 0; i < n; i++)
-		d[i] = p[i];
 }
 
 /* Copies n bytes of k from offset off on into dst. */
@@ -584,11 +591,103 @@ int ptw_smb_route_packet(struct ptw_smb_router *r, const uint8_t *pkt,
 	return 0;
 }
 
+/* ---- the writer's usual packets ----------------------------------------- */
+
+/* Most packets a ptw writer writes (an event each) have one shape:
+ * [timestamp] trusted_packet_sequence_id [sequence_flags], then one
+ * length-delimited field with a one-byte tag and size that ends the
+ * packet (track_event). 'head' bytes from p are kept, then the sequence
+ * id is left out, then the rest from 'rest' on is kept. */
+struct ptw_smb_usual {
+	size_t head;
+	const uint8_t *rest;
+	uint32_t seq_id;
+	uint32_t flags;
+};
+
+/* 1 if the TracePacket p[0..n) has that shape (u filled), else 0. */
+static inline int ptw_smb_usual_shape(const uint8_t *p, const uint8_t *end,
+				      struct ptw_smb_usual *u)
+{
+	const uint8_t *q = p;
+	uint64_t v;
+	if (end - q >= 2 &&
+	    *q == PTW_PB_TAG(PTW_F_PKT_TIMESTAMP, PTW_PB_WT_VARINT)) {
+		q++;
+		if (ptw_smb_varint(&q, end, &v))
+			return 0;
+	}
+	u->head = (size_t)(q - p);
+	if (end - q < 2 || *q++ != PTW_PB_TAG(F_TRUSTED_SEQ, PTW_PB_WT_VARINT) ||
+	    ptw_smb_varint(&q, end, &v) || v > UINT32_MAX)
+		return 0;
+	u->seq_id = (uint32_t)v;
+	u->rest = q;
+	u->flags = 0;
+	if (end - q >= 2 &&
+	    *q == PTW_PB_TAG(PTW_F_PKT_SEQUENCE_FLAGS, PTW_PB_WT_VARINT) &&
+	    q[1] < 0x80u) {
+		u->flags = q[1];
+		q += 2;
+	}
+	/* the last field: one the parser would keep as it is (below 16,
+	 * not in PTW_SMB_SPECIAL_LOW), its size running to the end */
+	return end - q >= 2 && q[0] < 0x80u &&
+	       (q[0] & 7u) == PTW_PB_WT_LEN &&
+	       !((PTW_SMB_SPECIAL_LOW >> (q[0] >> 3)) & 1u) && q[1] < 0x80u &&
+	       (size_t)(end - q) == 2u + q[1];
+}
+
+/* Writes the records from p on straight into their sequences' open
+ * chunks, as long as each is a usual packet that the general path
+ * (ptw_smb_route_packet) would copy in whole: a known sequence with
+ * nothing to mark or leave out, and room in its chunk. The bytes written
+ * are the same (tests/test_shmem_usual.c compares both paths); this
+ * one skips the field-by-field parse and the packet's copy list. State
+ * that makes the general path treat a packet otherwise (s->lossy,
+ * s->mark, ...) must stop it here too. Returns where it stopped: the
+ * end, or a record the general path takes. */
+static const uint8_t *ptw_smb_route_usual(struct ptw_smb_router *r,
+					  const uint8_t *p, const uint8_t *end)
+{
+	struct ptw_smb_stats *st = &r->smb->st;
+	while (end - p >= 2 &&
+	       p[0] == PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN) &&
+	       p[1] < 0x80u && (size_t)(end - p) - 2u >= p[1]) {
+		const uint8_t *pkt = p + 2, *pend = pkt + p[1];
+		struct ptw_smb_usual u;
+		if (!ptw_smb_usual_shape(pkt, pend, &u))
+			break;
+		struct ptw_smb_seq *s = r->cache[u.seq_id % PTW_SMB_SEQ_CACHE];
+		if (!s || s->seq_id != u.seq_id || !s->writer_id || s->lossy ||
+		    s->mark)
+			break;
+		struct ptw_smb_chunk *c = &s->ch;
+		size_t tail = (size_t)(pend - u.rest), len = u.head + tail;
+		/* ptw_smb_try_put's first case */
+		if (!c->base || c->size - c->used <= len + 2 ||
+		    c->count >= PTW_SMB_MAX_PACKETS_PER_CHUNK)
+			break;
+		uint8_t *d = c->base + c->used;
+		*d++ = (uint8_t)len;
+		ptw_smb_copy_small(d, pkt, u.head);
+		ptw_smb_copy_small(d + u.head, u.rest, tail);
+		c->used += 1 + (uint32_t)len;
+		c->count++;
+		ptw_smb_chunk_publish(c);
+		s->any = 1;
+		st->packets++;
+		st->bytes += len;
+		p = pend;
+	}
+	return p;
+}
+
 int ptw_smb_route(struct ptw_smb_router *r, const uint8_t *p, size_t n)
 {
 	const uint8_t *end = p + n;
 	int bad = 0;
-	while (p < end) {
+	while ((p = ptw_smb_route_usual(r, p, end)) < end) {
 		uint64_t tag, len;
 		if (ptw_smb_varint(&p, end, &tag) ||
 		    tag != PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN) ||
