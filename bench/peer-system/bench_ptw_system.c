@@ -1,0 +1,72 @@
+/* bench_ptw_system.c - the system-mode side-by-side, ptw's half: the
+ * workload (workload.h) traced with PTW_BEGIN / PTW_BEGIN_ARGS / PTW_END
+ * by a producer of Perfetto's tracing service (cfg.system). run.sh builds
+ * and runs it; peer.h says what it prints.
+ *
+ *   bench_ptw_system a|b|c EVENTS_PER_THREAD [smb_kb=N] [slots=N]
+ *
+ * smb_kb: the shared memory buffer asked of the service (default 32768,
+ * the most the service gives, as asked of the SDK). slots: ring slots per
+ * thread (default 2^24: a thread's events fit, so that the producer never
+ * waits on the backend, as in the file-mode side-by-side).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include "ptw/tracer.h"
+
+#include "peer.h"
+#include "workload.h"
+
+#define PS_BEGIN(lit) PTW_BEGIN(PS_CAT, lit)
+#define PS_BEGIN_ARG(lit, v) PTW_BEGIN_ARGS(PS_CAT, lit, PTW_ARG_I64("v", v))
+#define PS_END() PTW_END(PS_CAT)
+PS_WORKLOAD
+
+static void warmup(void)
+{
+	PTW_INSTANT("warmup", "warmup");
+}
+
+int main(int argc, char **argv)
+{
+	struct ps_args a;
+	ps_parse(argc, argv, &a);
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = PS_CAT ",warmup";
+	cfg.process_name = "peer_system";
+	cfg.system_buffer_kb = (uint32_t)strtoul(ps_opt(&a, "smb_kb", "32768"),
+						 NULL, 10);
+	cfg.ring_slots = (uint32_t)strtoul(ps_opt(&a, "slots", "16777216"),
+					   NULL, 10);
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	struct ptw_error err;
+	if (ptw_start_ex(&cfg, &err)) {
+		fprintf(stderr, "ptw_start: %s\n", err.msg);
+		return 1;
+	}
+	if (ps_wait(ptw_is_running, 1, 20000)) {
+		fprintf(stderr, "bench_ptw_system: no session enabled us\n");
+		return 1;
+	}
+	struct ps_thread ts[PS_MAX_THREADS];
+	memset(ts, 0, sizeof(ts));
+	uint64_t p0 = 0;
+	ps_run(&a, ps_workload_plain, ps_workload_arg, warmup, ts, &p0);
+	ptw_flush(); /* every event in the shared memory buffer, committed */
+	fprintf(stderr, "workload-done\n");
+	int ended = ps_wait(ptw_is_running, 0, 60000) == 0;
+	uint64_t p1 = ps_ns(CLOCK_PROCESS_CPUTIME_ID);
+	struct ptw_stats st;
+	memset(&st, 0, sizeof(st));
+	ptw_get_stats(&st);
+	char extra[256];
+	snprintf(extra, sizeof(extra),
+		 ",\"session_ended\":%d,\"ptw\":{\"events\":%llu,"
+		 "\"dropped\":%llu,\"waits\":%llu,\"system_lost\":%llu}",
+		 ended, (unsigned long long)st.events,
+		 (unsigned long long)st.dropped, (unsigned long long)st.waits,
+		 (unsigned long long)st.system_lost);
+	ps_print("ptw", &a, ts, p1 - p0, extra);
+	ptw_stop();
+	return !ended;
+}
