@@ -25,6 +25,12 @@ static void warmup(void)
 	PTW_INSTANT("warmup", "warmup");
 }
 
+/* every event in the shared memory buffer, committed */
+static void flush(void)
+{
+	ptw_flush();
+}
+
 int main(int argc, char **argv)
 {
 	struct ps_args a;
@@ -44,18 +50,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptw_start: %s\n", err.msg);
 		return 1;
 	}
-	if (ps_wait(ptw_is_running, 1, 20000)) {
-		fprintf(stderr, "bench_ptw_system: no session enabled us\n");
-		return 1;
-	}
 	struct ps_thread ts[PS_MAX_THREADS];
 	memset(ts, 0, sizeof(ts));
-	uint64_t p0 = 0;
-	ps_run(&a, ps_workload_plain, ps_workload_arg, warmup, ts, &p0);
-	ptw_flush(); /* every event in the shared memory buffer, committed */
-	fprintf(stderr, "workload-done\n");
-	int ended = ps_wait(ptw_is_running, 0, 60000) == 0;
-	uint64_t p1 = ps_ns(CLOCK_PROCESS_CPUTIME_ID);
+	uint64_t cpu = 0;
+	int ended = ps_measure(&a, ptw_is_running, flush, ps_workload_plain,
+			       ps_workload_arg, warmup, ts, &cpu);
+	if (ended < 0)
+		return 1;
 	struct ptw_stats st;
 	memset(&st, 0, sizeof(st));
 	ptw_get_stats(&st);
@@ -66,7 +67,7 @@ int main(int argc, char **argv)
 		 ended, (unsigned long long)st.events,
 		 (unsigned long long)st.dropped, (unsigned long long)st.waits,
 		 (unsigned long long)st.system_lost);
-	ps_print("ptw", &a, ts, p1 - p0, extra);
+	ps_print("ptw", &a, ts, cpu, extra);
 	ptw_stop();
 	return !ended;
 }

@@ -42,6 +42,13 @@ static int bench_enabled(void)
 	return TRACE_EVENT_CATEGORY_ENABLED(PS_CAT) ? 1 : 0;
 }
 
+// The producer threads' writers committed their chunks when the threads
+// ended; this one's too.
+static void flush(void)
+{
+	perfetto::TrackEvent::Flush();
+}
+
 int main(int argc, char **argv)
 {
 	struct ps_args a;
@@ -56,24 +63,17 @@ int main(int argc, char **argv)
 				   : perfetto::BufferExhaustedPolicy::kDrop;
 	perfetto::Tracing::Initialize(args);
 	perfetto::TrackEvent::Register();
-	if (ps_wait(bench_enabled, 1, 20000)) {
-		fprintf(stderr, "bench_sdk_system: no session enabled us\n");
-		return 1;
-	}
 	struct ps_thread ts[PS_MAX_THREADS];
 	memset(ts, 0, sizeof(ts));
-	uint64_t p0 = 0;
-	ps_run(&a, ps_workload_plain, ps_workload_arg, warmup, ts, &p0);
-	// The producer threads' writers committed their chunks when the
-	// threads ended; this one's too.
-	perfetto::TrackEvent::Flush();
-	fprintf(stderr, "workload-done\n");
-	int ended = ps_wait(bench_enabled, 0, 60000) == 0;
-	uint64_t p1 = ps_ns(CLOCK_PROCESS_CPUTIME_ID);
+	uint64_t cpu = 0;
+	int ended = ps_measure(&a, bench_enabled, flush, ps_workload_plain,
+			       ps_workload_arg, warmup, ts, &cpu);
+	if (ended < 0)
+		return 1;
 	char extra[128];
 	snprintf(extra, sizeof(extra),
 		 ",\"session_ended\":%d,\"sdk\":{\"smb_kb\":%u,\"policy\":\"%s\"}",
 		 ended, args.shmem_size_hint_kb, policy);
-	ps_print("perfetto-sdk", &a, ts, p1 - p0, extra);
+	ps_print("perfetto-sdk", &a, ts, cpu, extra);
 	return !ended;
 }

@@ -155,6 +155,31 @@ static void ps_run(const struct ps_args *a, void (*plain)(uint64_t),
 	pthread_barrier_destroy(&bar);
 }
 
+/* The measured part of both programs: waits until enabled() (the
+ * library's "bench" category is on), runs the workload, calls flush(),
+ * says "workload-done" on stderr, waits for the session to end. Fills
+ * ts[] and *proc_cpu_ns (process CPU from the loop's start to the
+ * session's end); returns 1 when the session ended, 0 if it did not
+ * within a minute, -1 if it did not start within a minute. */
+static int ps_measure(const struct ps_args *a, int (*enabled)(void),
+		      void (*flush)(void), void (*plain)(uint64_t),
+		      void (*arg)(uint64_t), void (*warmup)(void),
+		      struct ps_thread *ts, uint64_t *proc_cpu_ns)
+{
+	if (ps_wait(enabled, 1, 60000)) {
+		fprintf(stderr, "%s: no session enabled category bench\n",
+			a->argv[0]);
+		return -1;
+	}
+	uint64_t p0 = 0;
+	ps_run(a, plain, arg, warmup, ts, &p0);
+	flush();
+	fprintf(stderr, "workload-done\n");
+	int ended = ps_wait(enabled, 0, 60000) == 0;
+	*proc_cpu_ns = ps_ns(CLOCK_PROCESS_CPUTIME_ID) - p0;
+	return ended;
+}
+
 /* The result line; extra: "" or ",\"key\":value...". */
 static void ps_print(const char *lib, const struct ps_args *a,
 		     const struct ps_thread *ts, uint64_t proc_cpu_ns,
