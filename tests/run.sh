@@ -10,8 +10,9 @@
 # SPDX-License-Identifier: Apache-2.0
 
 # run.sh --one DIR SUITE: runs one suite; DIR/NAME.out gets its output,
-# DIR/NAME.res "PASSED FAILED" (a suite that exits non-zero with no test
-# failed counts one failure).
+# DIR/NAME.res "PASSED FAILED SKIPPED" (a suite that exits non-zero with no
+# test failed counts one failure; skipped tests, among the passed, are
+# counted when the Criterion stand-in names them: "[SKIP] ...").
 if [ "$1" = --one ]; then
 	o=$2/$(basename "$3")
 	# shellcheck disable=SC2086
@@ -24,7 +25,8 @@ if [ "$1" = --one ]; then
 	set -- $f
 	nf=$(( ${1:-0} + ${2:-0} ))
 	if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then nf=1; fi
-	echo "${p:-0} $nf" >"$o.res"
+	sk=$(grep -c '^\[SKIP\]' "$o.out")
+	echo "${p:-0} $nf $sk" >"$o.res"
 	exit 0
 fi
 
@@ -49,14 +51,15 @@ bad=""
 for t in $suites; do
 	n=$(basename "$t")
 	[ "$par" -gt 1 ] || sh "$0" --one "$tmp" "$t"
-	read -r p nf <"$tmp/$n.res"
+	read -r p nf sk <"$tmp/$n.res"
 	pass=$((pass + p))
 	fail=$((fail + nf))
 	if [ "$nf" -ne 0 ]; then
 		bad="$bad $n"
 		tail -n 60 "$tmp/$n.out"
 	fi
-	echo "[$V] $n: $p passed, $nf failed"
+	[ "$sk" -eq 0 ] && skipped="" || skipped=" ($sk skipped)"
+	echo "[$V] $n: $p passed$skipped, $nf failed"
 done
 echo "$V: $pass passed, $fail failed"
 [ -n "${PTW_TEST_SUMMARY:-}" ] && echo "$V $pass $fail" >> "$PTW_TEST_SUMMARY"
