@@ -21,7 +21,8 @@
 # tests/cross/threaded_fork.c, run first; when it fails, the tests that
 # need it skip, PTW_TEST_NO_THREAD_AFTER_FORK); /proc's signal mask of a
 # thread is the emulator's, whose real-time signals have other numbers
-# (test_tracer_signals leaves SIGRTMIN's bit unchecked). The programs a
+# (test_tracer_signals leaves SIGRTMIN's bit unchecked); no seccomp
+# filter can be installed (two tests of test_sink skip). The programs a
 # test runs with system() or popen() (the shell, trace_processor_shell,
 # tracebox) are x86-64 ones and run natively: qemu-user's execve() hands
 # them to the kernel. The lines say how many tests skipped, and the
