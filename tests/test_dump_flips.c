@@ -10,10 +10,12 @@
  * `ptw-dump --check` must exit 1 on the first and 0 on the second.
  *
  * The corpus: five small traces (writer API plain and deflate, tracer,
- * converted Chrome JSON plain and deflate), each with FLIPS variants of one
- * and FLIPS of three random bit flips (fixed seed): 80 files, 80 runs of
- * trace_processor_shell (in two tests, which `--jobs=2` runs side by
- * side). Without trace_processor_shell ($PTW_SHARED_DIR/tp) the
+ * converted Chrome JSON plain and deflate), each with flips_per_trace()
+ * variants of one and as many of three random bit flips (fixed seed): 80
+ * files, 80 runs of trace_processor_shell (in two tests, which `--jobs=2`
+ * runs side by side); 20 with PTW_TEST_SCALE=small (under qemu-user, where
+ * each ptw-dump run starts an emulator). Without trace_processor_shell
+ * ($PTW_SHARED_DIR/tp) the
  * comparison is skipped with a message; that ptw-dump exits 0 or 1 on
  * every variant (no crash: the ASan build runs it too) is always checked.
  * SPDX-License-Identifier: Apache-2.0 */
@@ -32,7 +34,8 @@
 #include "support/trace_build.h"
 #include "test_convert_json.h"
 
-#define FLIPS 8 /* variants per trace and flip count */
+/* variants per trace and flip count */
+static int flips_per_trace(void) { return (int)ptw_test_scale(8, 2); }
 
 /* ---- tools ------------------------------------------------------------- */
 
@@ -147,7 +150,7 @@ static uint64_t rng(uint64_t *s)
 	return *s;
 }
 
-/* Writes the FLIPS variants of 'src' with 'flips' bit flips each and
+/* Writes the flips_per_trace() variants of 'src' with 'flips' bit flips each and
  * checks them; returns how many verdicts differed from trace_processor's
  * (each printed). */
 static int check_variants(const char *src, const char *tag, int flips,
@@ -159,7 +162,7 @@ static int check_variants(const char *src, const char *tag, int flips,
 	uint8_t *v = malloc(len);
 	cr_assert_not_null(v);
 	int differ = 0;
-	for (int k = 0; k < FLIPS; k++) {
+	for (int k = 0, n = flips_per_trace(); k < n; k++) {
 		memcpy(v, data, len);
 		char where[128];
 		size_t at = 0;

@@ -187,7 +187,15 @@ Test(tracer_signals, ptw_threads_block_asynchronous_signals_and_take_faults)
 			cr_assert(m & (1ull << (async[i] - 1)),
 				  "thread %ld takes signal %d (SigBlk %llx)",
 				  ptw[k], async[i], m);
-		cr_assert(m & (1ull << (SIGRTMIN - 1)));
+		/* under qemu-user SigBlk is the emulator's own mask on the
+		 * host, where the program's real-time signals have other
+		 * numbers: only the first 31 match */
+		if (!getenv("PTW_TEST_RUNNER"))
+			cr_assert(m & (1ull << (SIGRTMIN - 1)));
+		else if (k == 0)
+			fprintf(stderr, "SIGRTMIN's bit not checked under %s "
+					"(/proc shows the emulator's mask)\n",
+				getenv("PTW_TEST_RUNNER"));
 		for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
 			cr_assert(!(m & (1ull << (faults[i] - 1))),
 				  "thread %ld blocks fault %d (SigBlk %llx)",

@@ -286,6 +286,13 @@ uint8_t *ptw_test_hex_or_fail(const char *hex, size_t *len)
 	return out;
 }
 
+void ptw_test_skip_if_no_thread_after_fork(void)
+{
+	const char *why = getenv("PTW_TEST_NO_THREAD_AFTER_FORK");
+	if (why && *why)
+		cr_skip_test("%s", why);
+}
+
 size_t ptw_test_scale(size_t normal, size_t small)
 {
 	const char *s = getenv("PTW_TEST_SCALE");

@@ -106,6 +106,13 @@ const struct ptw_trace_arg *ptw_test_find_arg(const struct ptw_trace_event *e,
  * buffer; fails the test on a bad digit. */
 uint8_t *ptw_test_hex_or_fail(const char *hex, size_t *len);
 
+/* Skips the current test, with the reason, when PTW_TEST_NO_THREAD_AFTER_FORK
+ * is set: tools/test-cross.sh sets it when its qemu-user cannot start a
+ * thread in the child of a fork() taken while other threads ran
+ * (tests/cross/threaded_fork.c). For the tests whose forked child starts
+ * a thread (ptw_start) after the parent's threads ran. */
+void ptw_test_skip_if_no_thread_after_fork(void);
+
 /* 'normal', or 'small' when the environment sets PTW_TEST_SCALE=small
  * (the TSan run). */
 size_t ptw_test_scale(size_t normal, size_t small);

@@ -58,7 +58,16 @@ void ptw_shim_fail(const char *file, int line, const char *what,
 	_exit(1);
 }
 
-void ptw_shim_skip(void) { _exit(77); }
+void ptw_shim_skip(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "[SKIP] %s:%d:", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	_exit(77);
+}
 
 /* The test with its fixtures. */
 static void ptw_shim_call(struct ptw_shim_test *t)

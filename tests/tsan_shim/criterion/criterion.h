@@ -32,7 +32,10 @@ void ptw_shim_register_suite(const struct ptw_shim_test *t);
 void ptw_shim_fail(const char *file, int line, const char *what,
 		   const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 4, 5)));
-void ptw_shim_skip(void) __attribute__((noreturn));
+/* Says why on stderr ("[SKIP] file:line: why"), then ends the test as
+ * skipped (counted as passing, as Criterion does). */
+void ptw_shim_skip(const char *file, int line, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 3, 4)));
 #ifdef __cplusplus
 }
 #endif
@@ -98,7 +101,7 @@ void ptw_shim_skip(void) __attribute__((noreturn));
 #define cr_expect_not_null cr_assert_not_null
 #define cr_expect_str_eq cr_assert_str_eq
 #define cr_expect_fail cr_assert_fail
-#define cr_skip_test(...) ptw_shim_skip()
+#define cr_skip_test(...) ptw_shim_skip(__FILE__, __LINE__, " " __VA_ARGS__)
 #define cr_log_info(...) ((void)0)
 #define cr_log_warn(...) ((void)0)
 #define cr_log_error(...) ((void)0)
