@@ -6,7 +6,10 @@
  * file, guarded by its OS macro, and nothing else changes. Contract:
  * - ptw_os_mem_reserve(bytes) returns 'bytes' of page-aligned, writable,
  *   zeroed memory, or NULL. Only reserved: a page takes memory when it is
- *   first touched.
+ *   first touched. Not shared with a child of fork(): the parent's
+ *   pages stay its own (its next writes take no copy-on-write faults)
+ *   and the child finds the block zeroed, its pages not yet touched
+ *   (where the OS cannot, the child gets a copy as usual).
  * - ptw_os_mem_populate(mem, bytes) faults every page of a reserved
  *   block in now, without changing its contents, while another thread
  *   may be writing to it: best effort (an OS that cannot, or an old

@@ -23,11 +23,21 @@ static unsigned ptw_tr_pool_n, ptw_tr_pool_warm;
 static void ptw_tr_pool_lock(void) { pthread_mutex_lock(&ptw_tr_pool_mu); }
 static void ptw_tr_pool_unlock(void) { pthread_mutex_unlock(&ptw_tr_pool_mu); }
 
+/* The child's blocks are zeroed and untouched (os_mem.h: not shared with
+ * a child of fork), so none of them is warm there. */
+static void ptw_tr_pool_child(void)
+{
+	for (unsigned i = 0; i < ptw_tr_pool_n; i++)
+		ptw_tr_pool[i].warm = 0;
+	ptw_tr_pool_warm = 0;
+	ptw_tr_pool_unlock();
+}
+
 static void ptw_tr_pool_init(void)
 {
 	/* Held across fork, so the child's copy is consistent and unlocked. */
 	ptw_os_atfork(ptw_tr_pool_lock, ptw_tr_pool_unlock,
-		      ptw_tr_pool_unlock);
+		      ptw_tr_pool_child);
 }
 
 void *ptw_tr_ring_mem_get(size_t bytes, int *warm)

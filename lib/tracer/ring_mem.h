@@ -19,7 +19,10 @@
  *   wrote.
  * - Thread-safe (its own mutex, taken only when a thread registers or
  *   is freed, never per event) and fork-safe (the mutex is held across
- *   fork(); the child keeps the pool). */
+ *   fork(); the child keeps the pool, its blocks cold). A fork() costs
+ *   the parent's rings nothing: their pages are not shared with the
+ *   child (os_mem.h), so a warm ring stays warm, with no copy-on-write
+ *   fault on the producer's next pass. */
 #ifndef PTW_TR_RING_MEM_H
 #define PTW_TR_RING_MEM_H
 
