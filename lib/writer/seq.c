@@ -37,6 +37,7 @@ struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
 	s->id = w->next_seq_id;
 	s->default_track = default_track;
 	s->is_clock = (uint8_t)(is_clock != 0);
+	s->abs_clock = w->conv_clocks ? PTW_CLOCK_BOOTTIME : PTW_CLOCK_SEQ_ABS;
 	uint8_t *h = ptw_pb_write_varint_field(s->hdr, PTW_F_PKT_SEQUENCE_ID, s->id);
 	h = ptw_pb_write_varint_field(h, PTW_F_PKT_SEQUENCE_FLAGS,
 				      PTW_SEQ_NEEDS_INCREMENTAL_STATE);
@@ -129,6 +130,21 @@ static struct ptw_seq *ptw_w_add_seq(struct ptw_writer *w,
 struct ptw_seq *ptw_writer_add_seq(struct ptw_writer *w, uint64_t default_track)
 {
 	return ptw_w_add_seq(w, default_track, 0);
+}
+
+void ptw_i_writer_converted(struct ptw_writer *w)
+{
+	w->conv_clocks = 1;
+	/* (compressed batches are few top-level fields: a short walk) */
+	w->sniff_stop = !w->defl && !w->rs;
+	for (uint32_t i = 0; i < w->n_seqs; i++)
+		w->seqs[i]->abs_clock = PTW_CLOCK_BOOTTIME;
+}
+
+void ptw_i_seq_abs_only(struct ptw_seq *s)
+{
+	s->abs_only = 1;
+	s->base = UINT64_MAX; /* every timestamp is before it */
 }
 
 struct ptw_seq *ptw_i_writer_add_clock_seq(struct ptw_writer *w,
@@ -241,7 +257,7 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 		w->last_snapshot = x;
 	w->stats.checkpoints++;
 	s->snap = x;
-	s->base = x;
+	s->base = s->abs_only ? UINT64_MAX : x;
 	s->started = 1;
 	s->need_cp = 0;
 	s->since_cp = 0;

@@ -36,13 +36,21 @@ struct ptw_seq {
 	struct ptw_writer *w;
 	uint32_t id;
 	uint64_t default_track;  /* 0: none */
-	uint64_t base;           /* running value of clock 64 (last delta base) */
+	uint64_t base;           /* running value of clock 64 (last delta base);
+				  * UINT64_MAX on an abs_only sequence */
 	uint64_t snap;           /* reading of its newest clock snapshot */
 	uint32_t since_cp;       /* packets since the last checkpoint */
 	uint8_t started;         /* first (CLEARED) packet written */
 	uint8_t need_cp;         /* an intern table reached its cap */
 	uint8_t is_clock;        /* clock-stream sequence: no HOST mode claim */
 	uint8_t destroyed;       /* ptw_seq_destroy() called: events fail */
+	/* The clock of timestamps written absolute (pkt_encode.h
+	 * ptw_put_ts): PTW_CLOCK_SEQ_ABS, or PTW_CLOCK_BOOTTIME on the
+	 * sequences of a writer a converter set up (ptw_i_writer_converted),
+	 * which trace_processor reads without a clock conversion. */
+	uint8_t abs_clock;
+	/* Every timestamp absolute (ptw_i_seq_abs_only): clock 64 unused. */
+	uint8_t abs_only;
 	uint64_t dropped;        /* events lost since the last packet */
 	/* Packets the event fast path may still write before the slow path
 	 * must run (checkpoint due, first packet, drops to report, destroyed,
@@ -109,6 +117,10 @@ struct ptw_writer {
 	uint32_t n_seqs, seqs_cap;
 	uint32_t next_seq_id;
 	struct ptw_seq *sim, *wall;
+	uint8_t conv_clocks;           /* ptw_i_writer_converted() called */
+	uint8_t sniff_stop;            /* 1: the field that stops pprof's
+					* sniffer is due after the next batch
+					* (ptw_i_writer_converted) */
 
 	/* The largest BOOTTIME reading of any ClockSnapshot written so far
 	 * (the flight recorder's time of a cut, recorder.c). */
