@@ -98,8 +98,9 @@ ptw_put_ts(uint8_t *p, uint64_t ts, uint64_t *base, unsigned abs_clock,
 		*base = ts;
 	} else {
 		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					      abs_clock);
+		if (abs_clock) /* (0: the sequence's defaults say BOOTTIME) */
+			p = ptw_pb_write_varint_field(
+				p, PTW_F_PKT_TIMESTAMP_CLOCK_ID, abs_clock);
 	}
 	return p;
 }

@@ -64,11 +64,13 @@ void ptw_i_writer_note_clock_peak(struct ptw_writer *w, uint64_t records,
  *   it. */
 void ptw_i_writer_converted(struct ptw_writer *w);
 
-/* Every timestamp of s is written absolute (on its absolute clock), its
- * clock 64 unused: for a sequence whose events interleave several
- * timelines (a converter's shared sequence: counters of every process),
- * whose deltas are few and would cost trace_processor a clock of its own
- * in that cache. */
+/* Every timestamp of s is written absolute, on BOOTTIME (from its next
+ * checkpoint on, its first packet's if it has none yet, the defaults'
+ * timestamp clock: no clock field in its packets), its clock 64 unused:
+ * for a sequence whose events interleave several timelines (a
+ * converter's shared sequence: counters of every process), whose deltas
+ * are few and would cost trace_processor a clock of its own in that
+ * cache. */
 void ptw_i_seq_abs_only(struct ptw_seq *s);
 
 /* ---- flight-recorder mode and TraceStats (recorder.c) ------------ */

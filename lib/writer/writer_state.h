@@ -29,6 +29,10 @@
 /* An interned string value not written for more than this many packets
  * of its sequence is written inline once (event.c ptw_ev_value_inline). */
 #define PTW_INTERN_VALUE_GAP 1000u
+/* The same on a converter's writer (ptw_i_writer_converted): more values
+ * inline, paid with the bytes its shared sequence saves (docs/convert.md,
+ * "Loading in trace_processor"). */
+#define PTW_CONV_VALUE_GAP 800u
 /* Slots remembering string values used once (a power of 2). */
 #define PTW_SV_SEEN 512u
 
@@ -47,10 +51,16 @@ struct ptw_seq {
 	/* The clock of timestamps written absolute (pkt_encode.h
 	 * ptw_put_ts): PTW_CLOCK_SEQ_ABS, or PTW_CLOCK_BOOTTIME on the
 	 * sequences of a writer a converter set up (ptw_i_writer_converted),
-	 * which trace_processor reads without a clock conversion. */
+	 * which trace_processor reads without a clock conversion; 0 (no
+	 * clock field) on an abs_only sequence once its defaults say
+	 * BOOTTIME. */
 	uint8_t abs_clock;
 	/* Every timestamp absolute (ptw_i_seq_abs_only): clock 64 unused. */
 	uint8_t abs_only;
+	/* A string value goes by iid only if written within this many
+	 * packets before (event.c ptw_ev_intern_value): PTW_INTERN_VALUE_GAP,
+	 * PTW_CONV_VALUE_GAP on a converter's writer. */
+	uint32_t value_gap;
 	uint64_t dropped;        /* events lost since the last packet */
 	/* Packets the event fast path may still write before the slow path
 	 * must run (checkpoint due, first packet, drops to report, destroyed,
@@ -228,10 +238,13 @@ void ptw_w_seq_free(struct ptw_seq *s);
  * at 'ts'. Returns 0 or an error (nothing written on INVALID). */
 int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts);
 /* The body of a checkpoint packet (CLEARED, defaults, clock snapshot at
- * x), appended to 'b' inside an open packet. */
+ * x), appended to 'b' inside an open packet. def_clock: the defaults'
+ * timestamp clock (PTW_CLOCK_SEQ_INCR, or PTW_CLOCK_BOOTTIME on an
+ * abs_only sequence). */
 void ptw_w_encode_checkpoint(const struct ptw_writer *w, struct ptw_pb_buf *b,
 			     uint32_t seq_id, int first, int dropped,
-			     uint64_t default_track, uint64_t x);
+			     uint64_t default_track, uint32_t def_clock,
+			     uint64_t x);
 
 /* ---- writer_machine.c: machine options -------------------------------- */
 
