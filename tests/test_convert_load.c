@@ -153,6 +153,34 @@ Test(convert_load, few_clock_cache_misses_and_the_json_imports_rows)
 	unlink(pf);
 }
 
+/* The shared sequence (counters of every process, whose times go back
+ * and forth between processes) writes its times absolute on BOOTTIME,
+ * the clock its defaults name: its packets need no timestamp_clock_id
+ * (3 bytes each). Before, each counter sample that went back in time was
+ * absolute on clock 65 with that field. */
+Test(convert_load, shared_sequence_times_need_no_clock_field)
+{
+	enum { EVENTS = 20000 };
+	char pf[256];
+	ptw_test_tmp_path(pf, sizeof(pf), "shared.pftrace");
+	char *text = chrome_like(EVENTS);
+	convert(text, pf);
+	free(text);
+	struct ptw_trace *t = ptw_test_load_checked_or_fail(pf, 0);
+	const struct ptw_trace_stats *st = ptw_trace_get_stats(t);
+	size_t n_ev, counters = 0;
+	const struct ptw_trace_event *ev = ptw_trace_events(t, &n_ev);
+	for (size_t i = 0; i < n_ev; i++)
+		counters += ev[i].type == PTW_TRACE_COUNTER;
+	/* (chrome_like: a fifth of the events are counter samples) */
+	cr_assert_gt(counters, EVENTS / 10u);
+	cr_expect_lt(st->absolute_timestamps, EVENTS / 100u,
+		     "%llu packets with a timestamp_clock_id",
+		     (unsigned long long)st->absolute_timestamps);
+	ptw_trace_free(t);
+	unlink(pf);
+}
+
 static int varint(const uint8_t *d, size_t n, size_t *p, uint64_t *v)
 {
 	*v = 0;
