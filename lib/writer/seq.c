@@ -136,8 +136,10 @@ struct ptw_seq *ptw_writer_add_seq(struct ptw_writer *w, uint64_t default_track)
 void ptw_i_writer_converted(struct ptw_writer *w)
 {
 	w->conv_clocks = 1;
-	/* (compressed batches are few top-level fields: a short walk) */
-	w->sniff_stop = !w->defl && !w->rs;
+	/* a file's (compressed batches are few top-level fields: a short
+	 * walk; a flight recorder's or system mode's output is not a file
+	 * of records in order) */
+	w->sniff_stop = !w->defl && !w->rs && !w->out_fn;
 	for (uint32_t i = 0; i < w->n_seqs; i++) {
 		if (!w->seqs[i]->abs_only)
 			w->seqs[i]->abs_clock = PTW_CLOCK_BOOTTIME;
