@@ -160,7 +160,9 @@ static int by_seq_index(const void *x, const void *y)
 
 /* The packet records of raw trace [data, data + n), by sequence and,
  * within one, in file order (*k of them); NULL if it is not a sequence of
- * whole packet records, or out of memory. */
+ * whole packet records (other top-level fields are skipped, as
+ * trace_processor skips them: a converter's output has one,
+ * ptw_i_writer_converted), or out of memory. */
 static struct raw_pkt *raw_packets(const void *data, size_t n, size_t *k)
 {
 	struct ptw_wire_cursor c, pc;
@@ -171,7 +173,9 @@ static struct raw_pkt *raw_packets(const void *data, size_t n, size_t *k)
 	*k = 0;
 	ptw_wire_init(&c, data, n);
 	while ((st = ptw_wire_next(&c, &f)) == PTW_WIRE_FIELD) {
-		if (f.num != 1 || f.wt != 2)
+		if (f.num != 1)
+			continue;
+		if (f.wt != 2)
 			break;
 		if (*k == cap) {
 			cap = cap ? 2 * cap : 256;

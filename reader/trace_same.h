@@ -32,7 +32,8 @@ int ptw_trace_same(const struct ptw_trace *a, const struct ptw_trace *b,
  * byte in the same order, however the sequences interleave: the same
  * writes on each sequence. Else 0 with *d (may be NULL) set (seq_id, and
  * in 'packet' the packet's index within its sequence). -1 out of memory
- * or if either is not a sequence of whole packet records. */
+ * or if either is not a sequence of whole packet records (top-level
+ * fields other than Trace.packet are skipped). */
 int ptw_trace_same_sequence_bytes(const void *a, size_t na, const void *b,
 				  size_t nb, struct ptw_trace_diff *d);
 

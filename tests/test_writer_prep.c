@@ -328,7 +328,7 @@ static size_t lane_run(struct ptw_seq *s, struct lslot *c, const struct ev *v,
 		cr_assert_eq(rc_a[i], 0, "event %zu: taken by a run but "
 			     "refused one by one", i);
 		last = p;
-		p = ptw_seq_lane_put(p, v[i].ts, &base,
+		p = ptw_seq_lane_put(p, v[i].ts, &base, r.abs_clock,
 				     ptw_pkt_step21_head(sl->pre_len + sl->n),
 				     sl->pre, sl->pre_len,
 				     sl->word, sl->n);
@@ -545,7 +545,8 @@ Test(writer_prep, put_step_writes_the_packet_encoders_bytes)
 			memset(b, 0xEE, sizeof(b));
 			uint64_t base = 1000, ts = base + step;
 			uint8_t *ea = ptw_pkt_end(
-				a, ptw_pkt_put(a, ts, &base, known, n, 32, 1));
+				a, ptw_pkt_put(a, ts, &base, PTW_CLOCK_SEQ_ABS, known,
+					       n, 32, 1));
 			cr_assert_eq(base, ts);
 			uint8_t *eb = ptw_pkt_put_step(b, step, head, known, n);
 			cr_assert_eq(eb - b, ea - a, "n %zu step %llu", n,
@@ -569,10 +570,11 @@ static void lane_put_vs_general(uint64_t base0, uint64_t ts,
 	memset(a, 0xEE, sizeof(a));
 	memset(b, 0xEE, sizeof(b));
 	uint64_t base_a = base0, base_b = base0;
-	uint8_t *q = ptw_pkt_put(a, ts, &base_a, pre, pre_len, 16, 0);
+	uint8_t *q = ptw_pkt_put(a, ts, &base_a, PTW_CLOCK_SEQ_ABS, pre,
+				 pre_len, 16, 0);
 	memcpy(q, &body, sizeof(body));
 	uint8_t *ea = ptw_pkt_end(a, q + n);
-	uint8_t *eb = ptw_seq_lane_put(b, ts, &base_b,
+	uint8_t *eb = ptw_seq_lane_put(b, ts, &base_b, PTW_CLOCK_SEQ_ABS,
 				       ptw_pkt_step21_head(pre_len + n), pre,
 				       pre_len, body, n);
 	cr_assert_eq(base_b, base_a, "base: ts %llu base %llu",

@@ -11,6 +11,7 @@
 #include "converters/chrome_json/chrome_json.h"
 #include "converters/chrome_json/cv_stacks.h"
 #include "emit_internal.h"
+#include "lib/writer/writer_internal.h"
 #include "lib/util/grow.h"
 
 int ptw_em_writer_fail(struct ptw_emit *em, int dflt, struct ptw_error *err)
@@ -73,6 +74,11 @@ struct ptw_emit *ptw_emit_create(struct ptw_writer *w, struct ptw_error *err)
 			      "simulation sequence");
 		return NULL;
 	}
+	/* (docs/convert.md, "Loading in trace_processor") */
+	ptw_i_writer_converted(w);
+	/* counters of every process and threads past the first 16: their
+	 * times interleave, few would be deltas */
+	ptw_i_seq_abs_only(em->seq);
 	return em;
 }
 

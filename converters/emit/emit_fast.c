@@ -469,8 +469,8 @@ ptw_em_lane_held(struct ptw_em_thread *th, const struct ptw_seq_lane *r,
 	const struct ptw_em_prep *pp = &th->prep;
 	th->model[mn].name_h = th->model[mn].cat_h = 0; /* (a begin's) */
 	th->n = 0;
-	return ptw_put_body_packet(p, (uint64_t)th->q[0].ts, base, r->hdr,
-				   r->hdr_len, pp->body, pp->body_len);
+	return ptw_put_body_packet(p, (uint64_t)th->q[0].ts, base, r->abs_clock,
+				   r->hdr, r->hdr_len, pp->body, pp->body_len);
 }
 
 /* Where the lane's loop stopped: its locals. */
@@ -608,6 +608,7 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 
 	/* Locals: stores into the packet bytes could alias the fields. */
 	uint64_t base = lr.r.base;
+	const unsigned abs_clock = lr.r.abs_clock;
 	const struct ptw_em_lane_kind *kinds = th->lane_kinds;
 	size_t pre_len = th->lane_pre_len;
 	const struct ptw_em_lane_slot *slots = th->lane_slot;
@@ -701,8 +702,8 @@ ptw_em_lane_as(struct ptw_emit *em, struct ptw_em_lane_ctx *c,
 			continue; /* (the loop ends: left is 1) */
 		}
 		last = p;
-		p = ptw_seq_lane_put(p, (uint64_t)ts, &base, kd->head, kd->pre,
-				     pre_len, body, kd->blen);
+		p = ptw_seq_lane_put(p, (uint64_t)ts, &base, abs_clock, kd->head,
+				     kd->pre, pre_len, body, kd->blen);
 		/* plain; an end's or an instant's store is above the top */
 		struct ptw_em_open *o = (struct ptw_em_open *)(mb + mo);
 		o->name_h = o->cat_h = 0;

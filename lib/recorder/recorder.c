@@ -245,7 +245,8 @@ static int ptw_w_rec_prefix(struct ptw_writer *w)
 	ptw_w_put_realtime_at(w, &b, t);
 	if (pc->open.len || w->ring_meta.len) {
 		size_t m = ptw_pb_begin_nested(&b, PTW_F_TRACE_PACKET);
-		ptw_w_encode_checkpoint(w, &b, w->prefix_seq_id, 0, 0, 0, t);
+		ptw_w_encode_checkpoint(w, &b, w->prefix_seq_id, 0, 0, 0,
+					PTW_CLOCK_SEQ_INCR, t);
 		ptw_pb_end_nested(&b, m);
 		if (w->ring_meta.len)
 			ptw_pb_append_raw(&b, w->ring_meta.data,

@@ -565,7 +565,8 @@ ptw_ev_fix_new(struct ptw_ev_plan *p, uint32_t n_args)
  * few cache misses, about 1 us per arg on the converted Chrome files
  * measured (docs/convert.md), more than parsing the inline string. So a
  * value goes by iid only while the same value was written within the
- * last PTW_INTERN_VALUE_GAP packets of the sequence, otherwise inline,
+ * last s->value_gap packets of the sequence (PTW_INTERN_VALUE_GAP; on a
+ * converter's writer PTW_CONV_VALUE_GAP), otherwise inline,
  * which costs its length in bytes: values that repeat often stay
  * interned. A value not in the table yet is written inline and
  * remembered in sv_seen; it gets its entry (v->is_new) at its next use
@@ -582,7 +583,7 @@ static inline int ptw_ev_intern_value(struct ptw_seq *s, struct ptw_ev_str *v)
 		struct ptw_intern_entry *e = &s->svals->entries[iid - 1];
 		uint32_t gap = now - e->used;
 		e->used = now;
-		if (gap <= PTW_INTERN_VALUE_GAP) {
+		if (gap <= s->value_gap) {
 			v->iid = iid;
 			return 0;
 		}
@@ -594,7 +595,7 @@ static inline int ptw_ev_intern_value(struct ptw_seq *s, struct ptw_ev_str *v)
 		}
 		uint32_t k = (uint32_t)(h >> 32) & (PTW_SV_SEEN - 1);
 		if (s->sv_seen[k].hash == h && s->sv_seen[k].gen == s->cp_gen &&
-		    now - s->sv_seen[k].used <= PTW_INTERN_VALUE_GAP) {
+		    now - s->sv_seen[k].used <= s->value_gap) {
 			iid = ptw_intern_insert(s->svals, v->s, v->len, h, w0, w1);
 			if (!iid)
 				return -1;

@@ -67,9 +67,10 @@ ptw_seq_te_value(uint8_t *p, int value_kind, int64_t ival, double dval)
  *   0A len | timestamp | known bytes | [what the caller adds]
  *
  * with the timestamp a delta on clock 64 against the sequence's base
- * (*base, then moved to ts), or, time going back, absolute on clock 65
- * (1:1 with BOOTTIME; the base stays). The known bytes start with the
- * sequence's header (s->hdr: sequence id, flags, machine id), and are
+ * (*base, then moved to ts), or, time going back, absolute on the
+ * sequence's absolute clock (s->abs_clock: clock 65, 1:1 with BOOTTIME,
+ * or BOOTTIME itself on a converter's sequences; the base stays). The
+ * known bytes start with the sequence's header (s->hdr: sequence id, flags, machine id), and are
  * whatever the caller knew before the timestamp: the header alone (the
  * general path adds interned data, then the TrackEvent), the header and
  * the TrackEvent tag (ptw_seq_fast_write adds the TrackEvent's length and
@@ -79,11 +80,13 @@ ptw_seq_te_value(uint8_t *p, int value_kind, int64_t ival, double dval)
  * whole: a fast packet is under 128 bytes. */
 
 /* Writes the timestamp field(s) of an event packet at p (room reserved)
- * against the delta base *base; returns the end. small_steps (a
+ * against the delta base *base, absolute on clock abs_clock when time
+ * goes back; returns the end. small_steps (a
  * constant): deltas are mostly below 2^14 (the tracer's), written in two
  * stores. Either form may write up to 4 bytes past the end. */
 static inline __attribute__((always_inline)) uint8_t *
-ptw_put_ts(uint8_t *p, uint64_t ts, uint64_t *base, const int small_steps)
+ptw_put_ts(uint8_t *p, uint64_t ts, uint64_t *base, unsigned abs_clock,
+	   const int small_steps)
 {
 	uint64_t b = *base;
 	if (__builtin_expect(ts >= b, 1)) {
@@ -95,8 +98,9 @@ ptw_put_ts(uint8_t *p, uint64_t ts, uint64_t *base, const int small_steps)
 		*base = ts;
 	} else {
 		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP, ts);
-		p = ptw_pb_write_varint_field(p, PTW_F_PKT_TIMESTAMP_CLOCK_ID,
-					      PTW_CLOCK_SEQ_ABS);
+		if (abs_clock) /* (0: the sequence's defaults say BOOTTIME) */
+			p = ptw_pb_write_varint_field(
+				p, PTW_F_PKT_TIMESTAMP_CLOCK_ID, abs_clock);
 	}
 	return p;
 }
@@ -107,10 +111,11 @@ ptw_put_ts(uint8_t *p, uint64_t ts, uint64_t *base, const int small_steps)
  * how many bytes of 'known' are readable: they are copied whole. Returns
  * the end of the known bytes. */
 static inline __attribute__((always_inline)) uint8_t *
-ptw_pkt_put(uint8_t *p, uint64_t ts, uint64_t *base, const uint8_t *known,
-	    size_t n, const size_t copy, const int small_steps)
+ptw_pkt_put(uint8_t *p, uint64_t ts, uint64_t *base, unsigned abs_clock,
+	    const uint8_t *known, size_t n, const size_t copy,
+	    const int small_steps)
 {
-	uint8_t *q = ptw_put_ts(p + 2, ts, base, small_steps);
+	uint8_t *q = ptw_put_ts(p + 2, ts, base, abs_clock, small_steps);
 	p[0] = PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN);
 	memcpy(q, known, copy); /* room: PTW_EV_FAST_MAX */
 	return q + n;
@@ -254,17 +259,18 @@ static inline uint64_t ptw_seq_body_small(int type, uint64_t cat_iid,
 
 /* Writes a whole packet of an event whose body ptw_seq_body_prepare()
  * made (PTW_SEQ_BODY_MAX bytes readable, n used) at p, at ts, with a
- * sequence's delta base and header: hdr is the sequence's (s->hdr, 16
+ * sequence's delta base, absolute clock and header: hdr is the sequence's (s->hdr, 16
  * bytes: the header's hdr_len then the TrackEvent's tag). Room for
  * PTW_EV_FAST_MAX bytes is reserved, the iids are still valid (the
  * sequence's cp_gen unchanged). Counts nothing; returns the packet's
  * end. */
 static inline __attribute__((always_inline)) uint8_t *
 ptw_put_body_packet(uint8_t *p, uint64_t ts, uint64_t *base,
-		    const uint8_t hdr[16], size_t hdr_len,
+		    unsigned abs_clock, const uint8_t hdr[16], size_t hdr_len,
 		    const uint8_t body[PTW_SEQ_BODY_MAX], size_t n)
 {
-	uint8_t *q = ptw_pkt_put(p, ts, base, hdr, hdr_len + 1u, 16, 0);
+	uint8_t *q = ptw_pkt_put(p, ts, base, abs_clock, hdr, hdr_len + 1u,
+				 16, 0);
 	*q++ = (uint8_t)n;
 	memcpy(q, body, PTW_SEQ_BODY_MAX); /* fits: PTW_EV_FAST_MAX room */
 	return ptw_pkt_end(p, q + n);

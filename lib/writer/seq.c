@@ -37,6 +37,8 @@ struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
 	s->id = w->next_seq_id;
 	s->default_track = default_track;
 	s->is_clock = (uint8_t)(is_clock != 0);
+	s->abs_clock = w->conv_clocks ? PTW_CLOCK_BOOTTIME : PTW_CLOCK_SEQ_ABS;
+	s->value_gap = w->conv_clocks ? PTW_CONV_VALUE_GAP : PTW_INTERN_VALUE_GAP;
 	uint8_t *h = ptw_pb_write_varint_field(s->hdr, PTW_F_PKT_SEQUENCE_ID, s->id);
 	h = ptw_pb_write_varint_field(h, PTW_F_PKT_SEQUENCE_FLAGS,
 				      PTW_SEQ_NEEDS_INCREMENTAL_STATE);
@@ -131,6 +133,29 @@ struct ptw_seq *ptw_writer_add_seq(struct ptw_writer *w, uint64_t default_track)
 	return ptw_w_add_seq(w, default_track, 0);
 }
 
+void ptw_i_writer_converted(struct ptw_writer *w)
+{
+	w->conv_clocks = 1;
+	/* a file's (compressed batches are few top-level fields: a short
+	 * walk; a flight recorder's or system mode's output is not a file
+	 * of records in order) */
+	w->sniff_stop = !w->defl && !w->rs && !w->out_fn;
+	for (uint32_t i = 0; i < w->n_seqs; i++) {
+		if (!w->seqs[i]->abs_only)
+			w->seqs[i]->abs_clock = PTW_CLOCK_BOOTTIME;
+		w->seqs[i]->value_gap = PTW_CONV_VALUE_GAP;
+	}
+}
+
+void ptw_i_seq_abs_only(struct ptw_seq *s)
+{
+	s->abs_only = 1;
+	s->base = UINT64_MAX; /* every timestamp is before it */
+	/* BOOTTIME in each packet until a checkpoint makes it the
+	 * defaults' clock (ptw_w_seq_checkpoint) */
+	s->abs_clock = PTW_CLOCK_BOOTTIME;
+}
+
 struct ptw_seq *ptw_i_writer_add_clock_seq(struct ptw_writer *w,
 					   uint64_t default_track)
 {
@@ -187,7 +212,8 @@ static void ptw_w_append_clock(struct ptw_pb_buf *b, uint32_t id, uint64_t ts,
 
 void ptw_w_encode_checkpoint(const struct ptw_writer *w, struct ptw_pb_buf *b,
 			     uint32_t seq_id, int first, int dropped,
-			     uint64_t default_track, uint64_t x)
+			     uint64_t default_track, uint32_t def_clock,
+			     uint64_t x)
 {
 	ptw_pb_append_varint_field(b, PTW_F_PKT_SEQUENCE_ID, seq_id);
 	ptw_w_put_mid(w, b);
@@ -198,8 +224,7 @@ void ptw_w_encode_checkpoint(const struct ptw_writer *w, struct ptw_pb_buf *b,
 	if (dropped)
 		ptw_pb_append_varint_field(b, PTW_F_PKT_PREVIOUS_PACKET_DROPPED, 1);
 	size_t d = ptw_pb_begin_nested(b, PTW_F_PKT_DEFAULTS);
-	ptw_pb_append_varint_field(b, PTW_F_DEF_TIMESTAMP_CLOCK_ID,
-				   PTW_CLOCK_SEQ_INCR);
+	ptw_pb_append_varint_field(b, PTW_F_DEF_TIMESTAMP_CLOCK_ID, def_clock);
 	if (default_track) {
 		size_t t = ptw_pb_begin_nested(b, PTW_F_DEF_TRACK_EVENT_DEFAULTS);
 		ptw_pb_append_varint_field(b, PTW_F_TED_TRACK_UUID, default_track);
@@ -231,7 +256,9 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 	uint64_t x = s->started && ts < s->snap ? s->snap : ts;
 	size_t mark = ptw_w_packet_begin(w);
 	ptw_w_encode_checkpoint(w, &w->pend, s->id, !s->started, s->dropped != 0,
-				s->default_track, x);
+				s->default_track,
+				s->abs_only ? PTW_CLOCK_BOOTTIME
+					    : PTW_CLOCK_SEQ_INCR, x);
 	if (w->rs)
 		ptw_w_rec_note_checkpoint(w, ts);
 	/* The new state is set before the packet ends: ending it may flush,
@@ -241,7 +268,9 @@ static int ptw_w_seq_checkpoint(struct ptw_seq *s, uint64_t ts)
 		w->last_snapshot = x;
 	w->stats.checkpoints++;
 	s->snap = x;
-	s->base = x;
+	s->base = s->abs_only ? UINT64_MAX : x;
+	if (s->abs_only)
+		s->abs_clock = 0; /* the defaults' clock: no field needed */
 	s->started = 1;
 	s->need_cp = 0;
 	s->since_cp = 0;

@@ -21,6 +21,7 @@ int ptw_seq_ctr_known(const struct ptw_seq *s, uint64_t track,
 				       track != s->default_track ? track : 0,
 				       0, 0, 0);
 	k->n = (uint8_t)(q - k->b);
+	k->abs_clock = s->abs_clock;
 	k->te_tail = (uint8_t)(q - te - 1);
 	/* a double's value: its tag (2 bytes) and 8 */
 	*te = (uint8_t)(k->te_tail + 10u);

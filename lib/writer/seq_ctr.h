@@ -43,6 +43,7 @@
 struct ptw_seq_ctr_known {
 	uint8_t b[32];
 	uint8_t n, te_tail;
+	uint8_t abs_clock; /* the sequence's (pkt_encode.h ptw_put_ts) */
 };
 
 /* Makes *k for samples on counter track 'track' (not 0) written on s.
@@ -83,7 +84,7 @@ ptw_seq_ctr_put(uint8_t *p, uint64_t ts, uint64_t *base,
 		const struct ptw_seq_ctr_known *k, int is_int, int64_t iv,
 		double dv)
 {
-	uint8_t *q = ptw_pkt_put(p, ts, base, k->b, k->n, 32, 0);
+	uint8_t *q = ptw_pkt_put(p, ts, base, k->abs_clock, k->b, k->n, 32, 0);
 	uint8_t *e;
 	if (is_int) {
 		e = ptw_seq_te_value(q, 1, iv, 0);

@@ -49,7 +49,7 @@ static inline uint32_t ptw_seq_fast_fit(const struct ptw_seq *s)
 static inline __attribute__((always_inline)) uint8_t *
 ptw_seq_put_ts_hdr(struct ptw_seq *s, uint8_t *p, uint64_t ts)
 {
-	p = ptw_put_ts(p, ts, &s->base, 0);
+	p = ptw_put_ts(p, ts, &s->base, s->abs_clock, 0);
 	memcpy(p, s->hdr, sizeof(s->hdr)); /* room: 13 + 16 bytes */
 	return p + s->hdr_len;
 }
@@ -119,8 +119,8 @@ ptw_seq_fast_write(struct ptw_seq *s, uint64_t ts, int type, uint64_t track,
 	size_t at = b->len;
 	uint8_t *p = b->data + at;
 	/* known: the header and the TrackEvent's tag (s->hdr) */
-	uint8_t *te = ptw_pkt_put(p, ts, &s->base, s->hdr, s->hdr_len + 1u,
-				  sizeof(s->hdr), 0);
+	uint8_t *te = ptw_pkt_put(p, ts, &s->base, s->abs_clock, s->hdr,
+				  s->hdr_len + 1u, sizeof(s->hdr), 0);
 	uint8_t *q = ptw_seq_te_fields(te + 1, type,
 				       track != s->default_track ? track : 0,
 				       0, cat_iid, name_iid);
@@ -241,8 +241,8 @@ ptw_seq_batch_put(struct ptw_seq_batch *r, uint64_t ts,
 		return 0;
 	uint8_t *q = r->data + r->len;
 	/* (ts >= r->base: the delta form) */
-	uint8_t *e = ptw_pkt_put(q, ts, &r->base, p->tail, 0,
-				 PTW_SEQ_PREP_TAIL, 1);
+	uint8_t *e = ptw_pkt_put(q, ts, &r->base, PTW_CLOCK_SEQ_ABS, p->tail,
+				 0, PTW_SEQ_PREP_TAIL, 1);
 	/* (p->len added after the copy: read before, it would take a
 	 * register through the timestamp's stores) */
 	e = ptw_pkt_end(q, e + p->len);

@@ -23,13 +23,15 @@ int ptw_seq_lane_begin(struct ptw_seq *s, uint64_t track, uint32_t gen,
 {
 	struct ptw_writer *w = s->w;
 	struct ptw_track *tr = ptw_seq_lane_track(s, track, gen);
-	if (!tr || !(r->max = ptw_seq_fast_fit(s)))
+	/* (an abs_only sequence's base is UINT64_MAX: no steps from it) */
+	if (!tr || s->abs_only || !(r->max = ptw_seq_fast_fit(s)))
 		return 0;
 	r->p = w->pend.data + w->pend.len;
 	r->base = s->base;
 	r->depth = tr->depth;
 	memcpy(r->hdr, s->hdr, sizeof(r->hdr));
 	r->hdr_len = s->hdr_len;
+	r->abs_clock = s->abs_clock;
 	r->last = NULL;
 	r->n = 0;
 	r->s = s;
@@ -56,8 +58,9 @@ int ptw_seq_lane_put_one(struct ptw_seq *s, uint64_t track, uint32_t gen,
 		return 0;
 	struct ptw_pb_buf *b = &s->w->pend;
 	size_t at = b->len;
-	uint8_t *p = ptw_put_body_packet(b->data + at, ts, &s->base, s->hdr,
-					 s->hdr_len, body, n);
+	uint8_t *p = ptw_put_body_packet(b->data + at, ts, &s->base,
+					 s->abs_clock, s->hdr, s->hdr_len, body,
+					 n);
 	*rc = ptw_seq_fast_commit(s, p, at, 1);
 	/* (after the commit and its flush, as ptw_seq_simple counts it) */
 	tr->depth += (uint32_t)depth_d;

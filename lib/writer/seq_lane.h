@@ -19,8 +19,8 @@
  *         uint64_t base = r.base;
  *         ...at most r.max packets, each:
  *             last = p;
- *             p = ptw_seq_lane_put(p, ts, &base, head, pre, pre_len,
- *                                  body, n);
+ *             p = ptw_seq_lane_put(p, ts, &base, r.abs_clock, head,
+ *                                  pre, pre_len, body, n);
  *         ...an end only while r.depth > 0; a begin adds 1 to it, an end
  *            takes 1
  *         r.p = p; r.last = last; r.base = base; r.n = packets;
@@ -55,6 +55,7 @@ struct ptw_seq_lane {
 	uint8_t hdr[16];     /* the sequence's header, then the TrackEvent's
 			      * tag (ptw_put_body_packet's hdr) */
 	uint8_t hdr_len;
+	uint8_t abs_clock;   /* the sequence's (pkt_encode.h ptw_put_ts) */
 	/* set by the caller before ptw_seq_lane_end */
 	uint8_t *last;       /* where the newest packet starts */
 	uint32_t n;          /* packets written */
@@ -82,14 +83,15 @@ int ptw_seq_lane_begin(struct ptw_seq *s, uint64_t track, uint32_t gen,
 int ptw_seq_lane_end(struct ptw_seq *s, const struct ptw_seq_lane *r);
 
 /* One packet of a run at p (room: ptw_seq_lane_begin), at ts against the
- * delta base *base: the prepared prefix (pre_len bytes, 16 readable) and
+ * delta base *base (or absolute on abs_clock, r.abs_clock): the prepared prefix (pre_len bytes, 16 readable) and
  * body (n bytes of the little-endian word 'body'); head is
  * ptw_pkt_step21_head(pre_len + n). A step below PTW_PKT_STEP21_MAX takes
  * the one-word head (ptw_pkt_put_step21), anything else (time going back,
  * a longer step) ptw_pkt_put(). Returns its end. */
 static inline __attribute__((always_inline)) uint8_t *
-ptw_seq_lane_put(uint8_t *p, uint64_t ts, uint64_t *base, uint64_t head,
-		 const uint8_t pre[16], size_t pre_len, uint64_t body, size_t n)
+ptw_seq_lane_put(uint8_t *p, uint64_t ts, uint64_t *base, unsigned abs_clock,
+		 uint64_t head, const uint8_t pre[16], size_t pre_len,
+		 uint64_t body, size_t n)
 {
 	uint64_t step = ts - *base; /* (time going back: a huge step) */
 	if (__builtin_expect(step < PTW_PKT_STEP21_MAX, 1)) {
@@ -97,7 +99,7 @@ ptw_seq_lane_put(uint8_t *p, uint64_t ts, uint64_t *base, uint64_t head,
 		return ptw_pkt_put_step21(p, step, head, pre, pre_len, body,
 					  n);
 	}
-	uint8_t *q = ptw_pkt_put(p, ts, base, pre, pre_len, 16, 0);
+	uint8_t *q = ptw_pkt_put(p, ts, base, abs_clock, pre, pre_len, 16, 0);
 	memcpy(q, &body, sizeof(body)); /* room: PTW_EV_FAST_MAX */
 	return ptw_pkt_end(p, q + n);
 }

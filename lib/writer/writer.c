@@ -326,6 +326,12 @@ static int ptw_w_flush_pending(struct ptw_writer *w)
 							: rc;
 	if (!rc)
 		rc = ptw_w_emit(w, w->pend.data, w->pend.len, w->last_pkt);
+	if (!rc && w->sniff_stop) {
+		static const uint8_t stop[2] = {
+			PTW_PB_TAG(2, PTW_PB_WT_VARINT), 0};
+		rc = ptw_w_write(w, stop, sizeof(stop));
+		w->sniff_stop = 0;
+	}
 	if (!rc && w->pend_has_event && !w->stats.first_output_ns) {
 		uint64_t d = ptw_w_mono_ns() - w->open_ns;
 		w->stats.first_output_ns = d ? d : 1;

@@ -40,6 +40,39 @@ int ptw_i_writer_set_close_hook(struct ptw_writer *w,
 void ptw_i_writer_note_clock_peak(struct ptw_writer *w, uint64_t records,
 				  uint64_t bytes);
 
+/* ---- converted traces (converters/emit) --------------------------- */
+
+/* w writes a converted trace, which trace_processor should load fast
+ * (docs/convert.md, "Loading in trace_processor"); for converters only,
+ * the tracer's output does not change:
+ * - w's sequences, those of now and those added later, write a timestamp
+ *   that cannot be a delta (time going back) on BOOTTIME, the trace
+ *   clock, instead of the sequence-scoped clock 65: the same time (their
+ *   clock snapshots make 65 equal to BOOTTIME), which trace_processor
+ *   reads without a clock conversion. Each sequence-scoped clock it
+ *   converts from takes one of the 8 slots of its conversion cache
+ *   (ClockSynchronizer::cache_): with more in use, about one conversion
+ *   in six missed on a converted Chrome trace (clock_sync_cache_miss),
+ *   and a miss is a path search.
+ * - Uncompressed output gets a top-level field 2 (varint 0, 2 bytes;
+ *   not Trace.packet, which trace_processor skips) after its first
+ *   batch of packets. Guessing the format, trace_processor tries pprof's
+ *   sniffer before proto's, and that one reads top-level fields for as
+ *   long as they may be a pprof Profile's: every Trace.packet is field 1
+ *   (Profile.sample_type), so it walked the whole input (80-210 ms of
+ *   guess_trace_type_duration_ns for 42 MB); field 2 as a varint stops
+ *   it. */
+void ptw_i_writer_converted(struct ptw_writer *w);
+
+/* Every timestamp of s is written absolute, on BOOTTIME (from its next
+ * checkpoint on, its first packet's if it has none yet, the defaults'
+ * timestamp clock: no clock field in its packets), its clock 64 unused:
+ * for a sequence whose events interleave several timelines (a
+ * converter's shared sequence: counters of every process), whose deltas
+ * are few and would cost trace_processor a clock of its own in that
+ * cache. */
+void ptw_i_seq_abs_only(struct ptw_seq *s);
+
 /* ---- flight-recorder mode and TraceStats (recorder.c) ------------ */
 
 struct ptw_pb_buf;

@@ -29,6 +29,10 @@
 /* An interned string value not written for more than this many packets
  * of its sequence is written inline once (event.c ptw_ev_value_inline). */
 #define PTW_INTERN_VALUE_GAP 1000u
+/* The same on a converter's writer (ptw_i_writer_converted): more values
+ * inline, paid with the bytes its shared sequence saves (docs/convert.md,
+ * "Loading in trace_processor"). */
+#define PTW_CONV_VALUE_GAP 800u
 /* Slots remembering string values used once (a power of 2). */
 #define PTW_SV_SEEN 512u
 
@@ -36,13 +40,27 @@ struct ptw_seq {
 	struct ptw_writer *w;
 	uint32_t id;
 	uint64_t default_track;  /* 0: none */
-	uint64_t base;           /* running value of clock 64 (last delta base) */
+	uint64_t base;           /* running value of clock 64 (last delta base);
+				  * UINT64_MAX on an abs_only sequence */
 	uint64_t snap;           /* reading of its newest clock snapshot */
 	uint32_t since_cp;       /* packets since the last checkpoint */
 	uint8_t started;         /* first (CLEARED) packet written */
 	uint8_t need_cp;         /* an intern table reached its cap */
 	uint8_t is_clock;        /* clock-stream sequence: no HOST mode claim */
 	uint8_t destroyed;       /* ptw_seq_destroy() called: events fail */
+	/* The clock of timestamps written absolute (pkt_encode.h
+	 * ptw_put_ts): PTW_CLOCK_SEQ_ABS, or PTW_CLOCK_BOOTTIME on the
+	 * sequences of a writer a converter set up (ptw_i_writer_converted),
+	 * which trace_processor reads without a clock conversion; 0 (no
+	 * clock field) on an abs_only sequence once its defaults say
+	 * BOOTTIME. */
+	uint8_t abs_clock;
+	/* Every timestamp absolute (ptw_i_seq_abs_only): clock 64 unused. */
+	uint8_t abs_only;
+	/* A string value goes by iid only if written within this many
+	 * packets before (event.c ptw_ev_intern_value): PTW_INTERN_VALUE_GAP,
+	 * PTW_CONV_VALUE_GAP on a converter's writer. */
+	uint32_t value_gap;
 	uint64_t dropped;        /* events lost since the last packet */
 	/* Packets the event fast path may still write before the slow path
 	 * must run (checkpoint due, first packet, drops to report, destroyed,
@@ -109,6 +127,10 @@ struct ptw_writer {
 	uint32_t n_seqs, seqs_cap;
 	uint32_t next_seq_id;
 	struct ptw_seq *sim, *wall;
+	uint8_t conv_clocks;           /* ptw_i_writer_converted() called */
+	uint8_t sniff_stop;            /* 1: the field that stops pprof's
+					* sniffer is due after the next batch
+					* (ptw_i_writer_converted) */
 
 	/* The largest BOOTTIME reading of any ClockSnapshot written so far
 	 * (the flight recorder's time of a cut, recorder.c). */
@@ -216,10 +238,13 @@ void ptw_w_seq_free(struct ptw_seq *s);
  * at 'ts'. Returns 0 or an error (nothing written on INVALID). */
 int ptw_w_seq_prepare(struct ptw_seq *s, uint64_t ts);
 /* The body of a checkpoint packet (CLEARED, defaults, clock snapshot at
- * x), appended to 'b' inside an open packet. */
+ * x), appended to 'b' inside an open packet. def_clock: the defaults'
+ * timestamp clock (PTW_CLOCK_SEQ_INCR, or PTW_CLOCK_BOOTTIME on an
+ * abs_only sequence). */
 void ptw_w_encode_checkpoint(const struct ptw_writer *w, struct ptw_pb_buf *b,
 			     uint32_t seq_id, int first, int dropped,
-			     uint64_t default_track, uint64_t x);
+			     uint64_t default_track, uint32_t def_clock,
+			     uint64_t x);
 
 /* ---- writer_machine.c: machine options -------------------------------- */
 
