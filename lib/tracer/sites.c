@@ -52,3 +52,16 @@ void ptw_tr_sites_forget_range(uintptr_t lo, uintptr_t hi)
 	}
 	ptw_tr_site_n = k;
 }
+
+int ptw_tr_sites_cat_of_name(const char *name, const char **cat)
+{
+	for (size_t i = 0; i < ptw_tr_site_n; i++) {
+		const struct ptw_i_site *s = ptw_tr_site_v[i];
+		if (s->name == name && (s->kind == PTW_I_K_COUNTER_INT ||
+					s->kind == PTW_I_K_COUNTER_DOUBLE)) {
+			*cat = s->cat;
+			return 1;
+		}
+	}
+	return 0;
+}
