@@ -366,8 +366,8 @@ struct ptw_tr_otrack {
 	struct ptw_tr_ostack st;
 };
 
-/* A session of system mode (lib/system): its writer's output goes to
- * 'fn' (the shared memory buffer) instead of a file, and 'pass' runs on
+/* A sink's output (a system session's, lib/system): its writer's bytes go
+ * to 'fn' (the shared memory buffer) instead of a file, and 'pass' runs on
  * the backend thread after each pass with the writer (NULL: none). */
 struct ptw_tr_output {
 	int (*fn)(void *ctx, const uint8_t *p, size_t n);
@@ -511,8 +511,9 @@ struct ptw_tr_ctl {
 	struct ptw_stats last;
 	int have_last;
 	pthread_key_t key;        /* runs the thread-exit destructor */
-	/* System mode: the session's TrackEventConfig also decides each
-	 * category member (lib/system); NULL: none. Called under mu. */
+	/* System mode without a file: the running system sessions'
+	 * TrackEventConfigs (any of them) also decide each category member
+	 * (lib/system); NULL: none. Called under mu. */
 	int (*cat_filter)(void *ctx, const char *cat, size_t len);
 	void *cat_ctx;
 };
@@ -521,13 +522,7 @@ extern struct ptw_tr_ctl ptw_tr_ctl;
 
 /* tracer.c */
 void ptw_tr_ctl_init_once(void);
-/* lib/system: starts a session whose writer writes through out->fn
- * (cfg names no output), with the category filter 'filter' (may be
- * NULL); stops the running session (not system mode itself). */
-int ptw_tr_start_output(const struct ptw_config *cfg,
-			const struct ptw_tr_output *out,
-			int (*filter)(void *ctx, const char *cat, size_t len),
-			void *filter_ctx, struct ptw_error *err);
+/* lib/system: stops the running session (not system mode itself). */
 int ptw_tr_stop_session(struct ptw_error *err);
 /* A sink to add (tracer_sink.c): its writer writes through out.fn, with
  * options wo, the categories 'want' accepts; pname: the process name

@@ -71,12 +71,13 @@ int ptw_tr_sink_add(const struct ptw_tr_sink_cfg *sc, uint64_t *id)
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	pthread_mutex_lock(&c->mu);
 	struct ptw_tracer *tr = c->tr;
-	if (!tr || c->stopping || tr->n_sinks >= PTW_TR_MAX_SINKS) {
+	if (!tr || c->stopping) {
 		pthread_mutex_unlock(&c->mu);
 		return PTW_ERR_STATE;
 	}
 	uint64_t session = tr->session;
-	/* one request at a time (the system thread is the only caller) */
+	/* one request at a time (the system thread is the only caller);
+	 * the backend refuses a sink beyond PTW_TR_MAX_SINKS */
 	while (c->tr && c->tr->session == session && !c->stopping &&
 	       tr->sink_req)
 		pthread_cond_wait(&c->done, &c->mu);
