@@ -1324,24 +1324,14 @@ int ptw_tr_sink_open(struct ptw_tracer *tr, struct ptw_tracer *sk, size_t n)
 	return 0;
 }
 
-/* Answers a sink request: an add before the pass's drain, a removal
- * after it. */
-static void ptw_tr_serve_sink(struct ptw_tracer *tr, struct ptw_tr_sink_req *rq,
-			      size_t n)
+/* Answers a sink request with rc (a sink refused is freed). */
+static void ptw_tr_sink_answer(struct ptw_tracer *tr, struct ptw_tr_sink_req *rq,
+			       int rc)
 {
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	int rc = 0;
-	if (rq->add) {
-		rc = ptw_tr_sink_open(tr, rq->add, n);
-		if (rc) {
-			ptw_tr_sink_name_free(rq->add);
-			free(rq->add);
-		}
-	} else {
-		rc = PTW_ERR_STATE;
-		for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++)
-			if (tr->sinks[k] && tr->sinks[k]->sink_id == rq->remove)
-				rc = ptw_tr_sink_close(tr, k, n);
+	if (rc && rq->add) {
+		ptw_tr_sink_name_free(rq->add);
+		free(rq->add);
 	}
 	pthread_mutex_lock(&c->mu);
 	rq->rc = rc;
@@ -1349,6 +1339,21 @@ static void ptw_tr_serve_sink(struct ptw_tracer *tr, struct ptw_tr_sink_req *rq,
 	tr->sink_req = NULL;
 	pthread_cond_broadcast(&c->done);
 	pthread_mutex_unlock(&c->mu);
+}
+
+/* Serves a sink request: an add before the pass's drain, a removal
+ * after it. */
+static void ptw_tr_serve_sink(struct ptw_tracer *tr, struct ptw_tr_sink_req *rq,
+			      size_t n)
+{
+	int rc = PTW_ERR_STATE;
+	if (rq->add)
+		rc = ptw_tr_sink_open(tr, rq->add, n);
+	else
+		for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++)
+			if (tr->sinks[k] && tr->sinks[k]->sink_id == rq->remove)
+				rc = ptw_tr_sink_close(tr, k, n);
+	ptw_tr_sink_answer(tr, rq, rc);
 }
 
 /* Drains what the thread has committed. Returns the slots consumed. */
@@ -1731,18 +1736,8 @@ static void ptw_tr_backend_stop(struct ptw_tracer *tr)
 	pthread_mutex_lock(&c->mu);
 	struct ptw_tr_sink_req *kreq = tr->sink_req;
 	pthread_mutex_unlock(&c->mu);
-	if (kreq) { /* asked before the stop: refused */
-		if (kreq->add) {
-			ptw_tr_sink_name_free(kreq->add);
-			free(kreq->add);
-		}
-		pthread_mutex_lock(&c->mu);
-		kreq->rc = PTW_ERR_STATE;
-		kreq->done = 1;
-		tr->sink_req = NULL;
-		pthread_cond_broadcast(&c->done);
-		pthread_mutex_unlock(&c->mu);
-	}
+	if (kreq) /* asked before the stop: refused */
+		ptw_tr_sink_answer(tr, kreq, PTW_ERR_STATE);
 	if (tr->mute)
 		ptw_tr_publish_bytes(tr);
 	/* async ids never ended, ENDs whose BEGIN never came */
@@ -1797,7 +1792,7 @@ void *ptw_tr_backend_main(void *arg)
 		uint64_t ureq = tr->unl.req != tr->unl.done ? tr->unl.req : 0;
 		char *rename = tr->new_process_name;
 		tr->new_process_name = NULL;
-		struct ptw_tr_sink_req *kreq = ptw_tr_sink_take_locked(tr);
+		struct ptw_tr_sink_req *kreq = tr->sink_req;
 		pthread_mutex_unlock(&c->mu);
 		if (kreq && kreq->add) /* joins before this pass's drain */
 			ptw_tr_serve_sink(tr, kreq, n);

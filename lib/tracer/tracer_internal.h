@@ -563,11 +563,7 @@ int ptw_tr_sink_open(struct ptw_tracer *tr, struct ptw_tracer *sk, size_t n);
 /* Drains every ring into sink 'id' up to now, writes its last packets,
  * closes and frees it. 0, or its first error. */
 int ptw_tr_sink_remove(uint64_t id);
-/* The backend's side (tracer_backend.c calls them): takes the pending
- * request, adds a sink (after the thread list snapshot, before the
- * drain), answers a removal (after the drain). */
-struct ptw_tr_sink_req *ptw_tr_sink_take_locked(struct ptw_tracer *tr);
-/* Does sink tr take record rec of thread shadow th? */
+/* The backend's side: does sink tr take record rec of thread shadow th? */
 int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		      const struct ptw_i_rec *rec);
 /* pthread_create for ptw's threads (every asynchronous signal blocked,

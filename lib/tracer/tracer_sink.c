@@ -65,77 +65,55 @@ void ptw_tr_sink_name_free(struct ptw_tracer *sk)
 	sk->sink_pname = NULL;
 }
 
-int ptw_tr_sink_add(const struct ptw_tr_sink_cfg *sc, uint64_t *id)
+/* Hands request rq to the running session's backend (one at a time:
+ * the system thread is the only caller) and waits for its answer; for an
+ * add (sc), the sink is made here. */
+static int ptw_tr_sink_ask(struct ptw_tr_sink_req *rq,
+			   const struct ptw_tr_sink_cfg *sc, uint64_t *id)
 {
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	pthread_mutex_lock(&c->mu);
 	struct ptw_tracer *tr = c->tr;
-	if (!tr || c->stopping) {
-		pthread_mutex_unlock(&c->mu);
-		return PTW_ERR_STATE;
-	}
-	uint64_t session = tr->session;
-	/* one request at a time (the system thread is the only caller);
-	 * the backend refuses a sink beyond PTW_TR_MAX_SINKS */
-	while (c->tr && c->tr->session == session && !c->stopping &&
-	       tr->sink_req)
+	uint64_t session = tr ? tr->session : 0;
+	while (tr && c->tr == tr && c->tr->session == session &&
+	       !c->stopping && tr->sink_req)
 		pthread_cond_wait(&c->done, &c->mu);
+	/* stopping: the stop closes every sink */
 	if (!c->tr || c->tr->session != session || c->stopping) {
 		pthread_mutex_unlock(&c->mu);
 		return PTW_ERR_STATE;
 	}
-	struct ptw_tracer *sk = ptw_tr_sink_new_locked(tr, sc);
-	if (!sk) {
+	if (sc && !(rq->add = ptw_tr_sink_new_locked(tr, sc))) {
 		pthread_mutex_unlock(&c->mu);
 		return PTW_ERR_NOMEM;
 	}
-	uint64_t sid = sk->sink_id;
-	struct ptw_tr_sink_req req = {.add = sk};
-	tr->sink_req = &req;
+	if (sc)
+		*id = rq->add->sink_id;
+	tr->sink_req = rq;
 	pthread_cond_signal(&c->wake);
 	/* the backend answers every request, also at its stop, and frees a
-	 * sink it refuses */
-	while (!req.done)
+	 * sink it refuses (the backend refuses one beyond PTW_TR_MAX_SINKS) */
+	while (!rq->done)
 		pthread_cond_wait(&c->done, &c->mu);
 	pthread_mutex_unlock(&c->mu);
-	if (req.rc)
-		return req.rc;
-	*id = sid;
-	return 0;
+	return rq->rc;
+}
+
+int ptw_tr_sink_add(const struct ptw_tr_sink_cfg *sc, uint64_t *id)
+{
+	struct ptw_tr_sink_req rq = {0};
+	uint64_t sid = 0;
+	int rc = ptw_tr_sink_ask(&rq, sc, &sid);
+	if (!rc)
+		*id = sid;
+	return rc;
 }
 
 int ptw_tr_sink_remove(uint64_t id)
 {
-	ptw_tr_ctl_init_once();
-	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	struct ptw_tr_sink_req req = {.remove = id};
-	pthread_mutex_lock(&c->mu);
-	struct ptw_tracer *tr = c->tr;
-	if (!tr) {
-		pthread_mutex_unlock(&c->mu);
-		return PTW_ERR_STATE;
-	}
-	uint64_t session = tr->session;
-	while (c->tr && c->tr->session == session && !c->stopping &&
-	       tr->sink_req)
-		pthread_cond_wait(&c->done, &c->mu);
-	if (!c->tr || c->tr->session != session || c->stopping) {
-		/* the session's stop closes every sink */
-		pthread_mutex_unlock(&c->mu);
-		return PTW_ERR_STATE;
-	}
-	tr->sink_req = &req;
-	pthread_cond_signal(&c->wake);
-	while (!req.done)
-		pthread_cond_wait(&c->done, &c->mu);
-	pthread_mutex_unlock(&c->mu);
-	return req.rc;
-}
-
-struct ptw_tr_sink_req *ptw_tr_sink_take_locked(struct ptw_tracer *tr)
-{
-	return tr->sink_req;
+	struct ptw_tr_sink_req rq = {.remove = id};
+	return ptw_tr_sink_ask(&rq, NULL, NULL);
 }
 
 /* Does the sink want category 'cat' (a group "a,b": any member)? The
