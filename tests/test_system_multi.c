@@ -98,12 +98,12 @@ Test(system_multi, two_sessions_each_get_exactly_their_categories)
 	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
 
 	pid_t pa = ptw_test_perfetto_start(&s, CFG_ONLY("a", 5000), out_a);
-	wait_sessions(1, 10000);
+	wait_sessions(1, 20000);
 	PTW_BEGIN("b", "b open at B's start"); /* its BEGIN precedes B */
 	PTW_BEGIN("a", "a open across B");
 	PHASE(1);
 	pid_t pb = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1200), out_b);
-	wait_sessions(2, 10000);
+	wait_sessions(2, 20000);
 	PTW_END("a");
 	PTW_END("b");
 	PHASE(2);
@@ -150,7 +150,7 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 	cr_assert(ptw_is_running(), "the file records from the start");
 	PHASE(1);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("a", 1000), out);
-	wait_sessions(1, 10000);
+	wait_sessions(1, 20000);
 	PHASE(2);
 	wait_sessions(0, 20000);
 	ptw_test_perfetto_wait(pf);
@@ -186,7 +186,7 @@ Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
 	start(file, 1);
 	PHASE(1);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1000), out);
-	wait_sessions(1, 10000);
+	wait_sessions(1, 20000);
 	PHASE(2);
 	cr_assert_eq(ptw_snapshot(snap), 0);
 	wait_sessions(0, 20000);
