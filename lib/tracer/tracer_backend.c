@@ -1133,7 +1133,15 @@ static struct ptw_tr_thread *ptw_tr_shadow_new(struct ptw_tr_thread *th,
 	if (!sh)
 		return NULL;
 	memset(sh, 0, sizeof(*sh));
-	memcpy(&sh->pub.ring, &th->pub.ring, sizeof(sh->pub.ring));
+	/* the consumer's view of the slots (the producer's line is its
+	 * own, written while we copy) */
+	struct ptw_ring *sr = &sh->pub.ring;
+	const struct ptw_ring *r = &th->pub.ring;
+	sr->c_slots = r->c_slots;
+	sr->c_mask = r->c_mask;
+	sr->c_shift = r->c_shift;
+	sr->capacity = r->capacity;
+	sr->slot_size = r->slot_size;
 	sh->session = th->session;
 	sh->tid = th->tid;
 	sh->sh_real = th;
