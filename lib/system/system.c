@@ -395,12 +395,17 @@ static void ptw_sys_sess_clear(struct ptw_sys_sess *ss)
 static void ptw_sys_end_session(struct ptw_sys *s, struct ptw_sys_sess *ss)
 {
 	pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
-	atomic_store(&ss->live, 0);
-	if (!s->own)
-		ptw_tr_filter_changed();
-	(void)ptw_tr_sink_remove(ss->sink);
-	if (!s->own && s->n_sess == 1)
+	if (!s->own && s->n_sess == 1) {
+		/* the last: the macros go off with the session at once, and
+		 * its stop drains everything into the sink and closes it */
 		(void)ptw_tr_stop_session(NULL);
+		atomic_store(&ss->live, 0);
+	} else {
+		atomic_store(&ss->live, 0);
+		if (!s->own)
+			ptw_tr_filter_changed();
+		(void)ptw_tr_sink_remove(ss->sink);
+	}
 	pthread_mutex_lock(&s->sock_mu);
 	/* the backend is done with it: the router is this thread's now */
 	ptw_smb_router_destroy(ss->router);
