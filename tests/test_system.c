@@ -143,16 +143,8 @@ Test(system, no_service_start_succeeds_and_macros_stay_off)
 	rmdir(dir);
 }
 
-Test(system, an_output_beside_system_mode_is_refused_for_now)
-{
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.system = 1;
-	cfg.output_path = "/dev/null";
-	struct ptw_error err;
-	cr_assert_eq(ptw_start_ex(&cfg, &err), PTW_ERR_INVALID);
-	cr_assert(strstr(err.msg, "system mode") != NULL, "%s", err.msg);
-}
+/* system mode beside a file or the flight recorder, and two sessions at
+ * once: test_system_multi.c */
 
 /* Runs one session of 'cfg_text' while this thread logs 'n' instants of
  * each of 'cats' (comma-free names, NULL-terminated), one every

@@ -196,9 +196,12 @@ struct ptw_config {
 	 * the categories its TrackEventConfig enables (and this config's
 	 * disabled_categories and ptw_set_category_enabled() allow). No
 	 * service, or one that goes away: ptw_start() still succeeds and
-	 * ptw retries in the background. An output (output_path/fd, ring
-	 * mode) cannot be named with it yet (PTW_ERR_INVALID). The clock is
-	 * CLOCK_BOOTTIME (the service's), compression off. */
+	 * ptw retries in the background. Up to 8 sessions of the service at
+	 * once, each with its own categories. An output (output_path/fd,
+	 * ring mode) may be named with it: it records from ptw_start every
+	 * category this config enables, beside the service's sessions. The
+	 * clock is CLOCK_BOOTTIME (the service's), also for that output;
+	 * compression off for the service. */
 	int system;
 	/* System mode: comma-separated categories declared to the service
 	 * (its TrackEventDescriptor, what the UI offers); more with

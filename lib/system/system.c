@@ -57,6 +57,38 @@ struct ptw_sys_wreg {
 	int added;
 };
 
+struct ptw_sys;
+
+/* A session of the service that started ptw's data source: a sink of the
+ * tracer's session (tracer_sink.c) writing through its own router into
+ * the connection's buffer, at its target_buffer. */
+struct ptw_sys_sess {
+	struct ptw_sys *s;
+	uint64_t id;                   /* instance id, 0: a free slot */
+	uint64_t sink;                 /* the tracer's sink */
+	struct ptw_smb_router *router; /* the backend's while it runs */
+	uint8_t *te_raw;               /* its TrackEventConfig */
+	struct ptw_sys_te_cfg te;
+	/* its categories count in the producers' filter (set once te is,
+	 * cleared before te goes; read under the tracer's mutex) */
+	_Atomic int live;
+	_Atomic int clear_req;         /* ClearIncrementalState asked */
+	/* from the backend thread, under the connection's qmu */
+	uint32_t loss_seq[64];
+	size_t n_loss;
+	int loss_all;                  /* more losses than loss_seq holds */
+	/* the backend's: a wait for room gave up in this pass, the next
+	 * packets without room are dropped at once (a service that stopped
+	 * reading costs a pass at most PTW_SYS_STALL_TRIES ms, not that much
+	 * a packet) */
+	int stall_off;
+	/* the marks still due wait for room (ptw_sys_settle): asked by a
+	 * Flush for the backend's next pass; while it runs, the stall hook's
+	 * longer bound */
+	_Atomic int settle_req;
+	int settling;
+};
+
 struct ptw_sys {
 	pthread_t th;
 	int wake_r, wake_w;        /* self-pipe, both non-blocking */
@@ -66,6 +98,7 @@ struct ptw_sys {
 	/* the sessions' config (strings are copies owned here) */
 	struct ptw_config cfg;
 	struct ptw_writer_options wo;
+	struct ptw_writer_options swo; /* the sinks' writers' */
 	char *process_name, *disabled, *machine_name;
 
 	/* the connection: the system thread's, under sock_mu, which it lets
@@ -82,10 +115,12 @@ struct ptw_sys {
 	void *smb_mem;
 	size_t smb_size;
 	struct ptw_smb *smb;
-	struct ptw_smb_router *router; /* the backend's while a session runs */
-	uint64_t active;               /* instance id of the session, 0: none */
-	uint8_t *te_raw;               /* its TrackEventConfig (the filter's) */
-	struct ptw_sys_te_cfg te;
+	/* the sessions running; 'own': the program's file or flight
+	 * recorder runs the tracer's session, else it runs while a system
+	 * session does (writing nothing of its own) */
+	struct ptw_sys_sess sess[PTW_TR_MAX_SINKS];
+	size_t n_sess;
+	int own;
 	uint64_t decl_sent;            /* ptw_sys_decl_version registered */
 
 	/* from the backend thread, under qmu */
@@ -94,20 +129,6 @@ struct ptw_sys {
 	size_t qn, qcap;
 	struct ptw_sys_wreg *regs;
 	size_t rn, rcap;
-	uint32_t loss_seq[64];
-	size_t n_loss;
-	int loss_all;                  /* more losses than loss_seq holds */
-	_Atomic int clear_req;         /* ClearIncrementalState asked */
-	/* the backend's: a wait for room gave up in this pass, the next
-	 * packets without room are dropped at once (a service that stopped
-	 * reading costs a pass at most PTW_SYS_STALL_TRIES ms, not that much
-	 * a packet) */
-	int stall_off;
-	/* the marks still due wait for room (ptw_sys_settle): asked by a
-	 * Flush for the backend's next pass; while it runs, the stall hook's
-	 * longer bound */
-	_Atomic int settle_req;
-	int settling;
 };
 
 static pthread_mutex_t ptw_sys_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -115,6 +136,13 @@ static struct ptw_sys *ptw_sys_g; /* under ptw_sys_mu */
 /* packets lost to full buffers since ptw_start: those of the buffers of
  * earlier connections, plus the current buffer's (ptw_sys_out) */
 static _Atomic uint64_t ptw_sys_lost_total, ptw_sys_lost_before;
+/* system sessions recording now (ptw_sys_sessions) */
+static _Atomic int ptw_sys_n_live;
+
+int ptw_sys_sessions(void)
+{
+	return atomic_load(&ptw_sys_n_live);
+}
 
 uint64_t ptw_sys_lost(void)
 {
@@ -163,7 +191,11 @@ static void ptw_sys_take(struct ptw_sys *s)
 	ptw_sys_wake(s);
 }
 
-static void ptw_sys_hook_commit(void *ctx) { ptw_sys_take(ctx); }
+static void ptw_sys_hook_commit(void *ctx)
+{
+	struct ptw_sys_sess *ss = ctx;
+	ptw_sys_take(ss->s);
+}
 
 static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id);
 
@@ -175,11 +207,12 @@ static void ptw_sys_send_queued(struct ptw_sys *s, uint64_t flush_id);
  * events meanwhile (and count what does not fit). */
 static int ptw_sys_hook_stall(void *ctx, unsigned attempt)
 {
-	struct ptw_sys *s = ctx;
-	unsigned tries = s->settling ? PTW_SYS_SETTLE_TRIES
-				     : PTW_SYS_STALL_TRIES;
-	if (s->stall_off || attempt >= tries) {
-		s->stall_off = 1;
+	struct ptw_sys_sess *ss = ctx;
+	struct ptw_sys *s = ss->s;
+	unsigned tries = ss->settling ? PTW_SYS_SETTLE_TRIES
+				      : PTW_SYS_STALL_TRIES;
+	if (ss->stall_off || attempt >= tries) {
+		ss->stall_off = 1;
 		return 0;
 	}
 	ptw_sys_take(s);
@@ -198,7 +231,7 @@ static int ptw_sys_hook_stall(void *ctx, unsigned attempt)
 static void ptw_sys_hook_writer(void *ctx, uint32_t id, uint32_t target,
 				int added)
 {
-	struct ptw_sys *s = ctx;
+	struct ptw_sys *s = ((struct ptw_sys_sess *)ctx)->s;
 	pthread_mutex_lock(&s->qmu);
 	if (s->rn == s->rcap) {
 		size_t nc = ptw_grow_cap(s->rcap, s->rn + 1, 64, sizeof(*s->regs));
@@ -220,12 +253,13 @@ static void ptw_sys_hook_writer(void *ctx, uint32_t id, uint32_t target,
  * the writer cannot be called from inside its own output). */
 static void ptw_sys_hook_loss(void *ctx, uint32_t seq)
 {
-	struct ptw_sys *s = ctx;
+	struct ptw_sys_sess *ss = ctx;
+	struct ptw_sys *s = ss->s;
 	pthread_mutex_lock(&s->qmu);
-	if (s->n_loss < sizeof(s->loss_seq) / sizeof(s->loss_seq[0]))
-		s->loss_seq[s->n_loss++] = seq;
+	if (ss->n_loss < sizeof(ss->loss_seq) / sizeof(ss->loss_seq[0]))
+		ss->loss_seq[ss->n_loss++] = seq;
 	else
-		s->loss_all = 1;
+		ss->loss_all = 1;
 	pthread_mutex_unlock(&s->qmu);
 }
 
@@ -233,9 +267,10 @@ static void ptw_sys_hook_loss(void *ctx, uint32_t seq)
  * the buffer, and its chunks to the commit queue at once. */
 static int ptw_sys_out(void *ctx, const uint8_t *p, size_t n)
 {
-	struct ptw_sys *s = ctx;
-	(void)ptw_smb_route(s->router, p, n); /* malformed: counted there */
-	ptw_smb_router_flush(s->router);
+	struct ptw_sys_sess *ss = ctx;
+	struct ptw_sys *s = ss->s;
+	(void)ptw_smb_route(ss->router, p, n); /* malformed: counted there */
+	ptw_smb_router_flush(ss->router);
 	ptw_sys_take(s);
 	struct ptw_smb_stats st;
 	ptw_smb_get_stats(s->smb, &st);
@@ -251,31 +286,32 @@ static int ptw_sys_out(void *ctx, const uint8_t *p, size_t n)
  * wait (bounded) for the service to free some, the stall hook committing
  * what is written meanwhile. After it no later packet of a sequence may
  * come to carry its mark (smb.h). */
-static void ptw_sys_settle(struct ptw_sys *s)
+static void ptw_sys_settle(struct ptw_sys_sess *ss)
 {
-	s->stall_off = 0;
-	s->settling = 1;
-	ptw_smb_router_settle(s->router);
-	s->settling = 0;
-	ptw_sys_take(s);
+	ss->stall_off = 0;
+	ss->settling = 1;
+	ptw_smb_router_settle(ss->router);
+	ss->settling = 0;
+	ptw_sys_take(ss->s);
 }
 
 /* After each backend pass: ClearIncrementalState, losses, a settle. */
 static void ptw_sys_pass(void *ctx, struct ptw_writer *w)
 {
-	struct ptw_sys *s = ctx;
-	if (atomic_exchange_explicit(&s->settle_req, 0, memory_order_acq_rel))
-		ptw_sys_settle(s);
-	s->stall_off = 0;
-	if (atomic_exchange_explicit(&s->clear_req, 0, memory_order_acq_rel))
+	struct ptw_sys_sess *ss = ctx;
+	struct ptw_sys *s = ss->s;
+	if (atomic_exchange_explicit(&ss->settle_req, 0, memory_order_acq_rel))
+		ptw_sys_settle(ss);
+	ss->stall_off = 0;
+	if (atomic_exchange_explicit(&ss->clear_req, 0, memory_order_acq_rel))
 		ptw_i_writer_clear_incremental(w, 0);
-	uint32_t seqs[sizeof(s->loss_seq) / sizeof(s->loss_seq[0])];
+	uint32_t seqs[sizeof(ss->loss_seq) / sizeof(ss->loss_seq[0])];
 	pthread_mutex_lock(&s->qmu);
-	size_t n = s->n_loss;
-	int all = s->loss_all;
-	memcpy(seqs, s->loss_seq, n * sizeof(seqs[0]));
-	s->n_loss = 0;
-	s->loss_all = 0;
+	size_t n = ss->n_loss;
+	int all = ss->loss_all;
+	memcpy(seqs, ss->loss_seq, n * sizeof(seqs[0]));
+	ss->n_loss = 0;
+	ss->loss_all = 0;
 	pthread_mutex_unlock(&s->qmu);
 	if (all)
 		ptw_i_writer_clear_incremental(w, 0);
@@ -284,12 +320,24 @@ static void ptw_sys_pass(void *ctx, struct ptw_writer *w)
 			ptw_i_writer_clear_incremental(w, seqs[i]);
 }
 
-/* The tracer's category filter (under its mutex): the session's
+/* A sink's categories (on the backend thread): its session's
  * TrackEventConfig with the category's declared tags. */
+static int ptw_sys_want(void *ctx, const char *cat, size_t len)
+{
+	struct ptw_sys_sess *ss = ctx;
+	return ptw_sys_decl_enabled(&ss->te, cat, len);
+}
+
+/* The producers' filter without a file (under the tracer's mutex): a
+ * category is on if a running session wants it. */
 static int ptw_sys_filter(void *ctx, const char *cat, size_t len)
 {
 	struct ptw_sys *s = ctx;
-	return ptw_sys_decl_enabled(&s->te, cat, len);
+	for (size_t i = 0; i < PTW_TR_MAX_SINKS; i++)
+		if (atomic_load(&s->sess[i].live) &&
+		    ptw_sys_want(&s->sess[i], cat, len))
+			return 1;
+	return 0;
 }
 
 /* ---- the system thread: sends ------------------------------------------ */
@@ -349,28 +397,65 @@ static void ptw_sys_unmap(struct ptw_sys *s)
 	s->smb_size = 0;
 }
 
-/* Stops the running session: the tracer drains every ring and writes its
- * last packets into the buffer, then every chunk is committed. */
-static void ptw_sys_end_session(struct ptw_sys *s)
+static struct ptw_sys_sess *ptw_sys_find(struct ptw_sys *s, uint64_t id)
 {
-	if (!s->active)
-		return;
+	for (size_t i = 0; i < PTW_TR_MAX_SINKS; i++)
+		if (id && s->sess[i].id == id)
+			return &s->sess[i];
+	return NULL;
+}
+
+static void ptw_sys_sess_clear(struct ptw_sys_sess *ss)
+{
+	free(ss->te_raw);
+	ss->te_raw = NULL;
+	memset(&ss->te, 0, sizeof(ss->te));
+	ss->id = 0;
+	ss->sink = 0;
+	ss->stall_off = 0;
+	ss->settling = 0;
+	atomic_store(&ss->settle_req, 0);
+}
+
+/* Stops a session: its categories go off (unless another session or the
+ * file wants them), then the tracer drains every ring into its sink,
+ * writes its last packets and closes it, and every chunk is committed.
+ * The last session without a file stops the tracer's session too. The
+ * other sessions run on undisturbed. */
+static void ptw_sys_end_session(struct ptw_sys *s, struct ptw_sys_sess *ss)
+{
 	int ready = s->prod.state == PTW_SYS_P_READY && !s->prod.ipc.failed;
 	pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
-	(void)ptw_tr_stop_session(NULL);
-	/* the backend is gone: the router is this thread's now (a
-	 * connection that failed frees no chunk: no wait) */
+	if (!s->own && s->n_sess == 1) {
+		/* the last: the macros go off with the session at once, and
+		 * its stop drains everything into the sink and closes it */
+		(void)ptw_tr_stop_session(NULL);
+		atomic_store(&ss->live, 0);
+	} else {
+		atomic_store(&ss->live, 0);
+		if (!s->own)
+			ptw_tr_filter_changed();
+		(void)ptw_tr_sink_remove(ss->sink);
+	}
+	/* the backend is done with it: the router is this thread's now (a
+	 * connection that failed frees no chunk: no wait for the marks) */
 	if (ready)
-		ptw_sys_settle(s);
+		ptw_sys_settle(ss);
 	pthread_mutex_lock(&s->sock_mu);
-	ptw_smb_router_destroy(s->router);
-	s->router = NULL;
+	ptw_smb_router_destroy(ss->router);
+	ss->router = NULL;
 	ptw_sys_take(s);
 	ptw_sys_send_queued(s, 0);
-	s->active = 0;
-	free(s->te_raw);
-	s->te_raw = NULL;
-	memset(&s->te, 0, sizeof(s->te));
+	ptw_sys_sess_clear(ss);
+	s->n_sess--;
+	atomic_fetch_sub(&ptw_sys_n_live, 1);
+}
+
+static void ptw_sys_end_all(struct ptw_sys *s)
+{
+	for (size_t i = 0; i < PTW_TR_MAX_SINKS; i++)
+		if (s->sess[i].id)
+			ptw_sys_end_session(s, &s->sess[i]);
 }
 
 /* Chunks of about PTW_SYS_CHUNK_BYTES: a chunk holds at most 1023
@@ -417,49 +502,82 @@ static int ptw_sys_on_setup_smb(void *ctx, int fd, uint32_t page_size)
 static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
 {
 	struct ptw_sys *s = ctx;
-	if (s->active || !s->smb) {
-		/* a second session at once is not served yet (README) */
-		s->prod.protocol_errors += !s->smb;
+	if (!s->smb) {
+		s->prod.protocol_errors++;
 		return;
 	}
-	s->te_raw = malloc(ds->te_len ? ds->te_len : 1);
-	if (!s->te_raw)
+	if (ptw_sys_find(s, ds->id))
+		return; /* started already */
+	struct ptw_sys_sess *ss = ptw_sys_find(s, 0);
+	for (size_t i = 0; !ss && i < PTW_TR_MAX_SINKS; i++)
+		if (!s->sess[i].id)
+			ss = &s->sess[i];
+	if (!ss)
+		return; /* more sessions than the SDK serves (README) */
+	ss->s = s;
+	ss->te_raw = malloc(ds->te_len ? ds->te_len : 1);
+	if (!ss->te_raw)
 		return;
 	if (ds->te_len)
-		memcpy(s->te_raw, ds->te_raw, ds->te_len);
-	if (ptw_sys_te_parse(s->te_raw, ds->te_len, &s->te))
+		memcpy(ss->te_raw, ds->te_raw, ds->te_len);
+	if (ptw_sys_te_parse(ss->te_raw, ds->te_len, &ss->te))
 		goto fail;
 	struct ptw_smb_hooks h = {
-		.ctx = s,
+		.ctx = ss,
 		.writer = ptw_sys_hook_writer,
 		.loss = ptw_sys_hook_loss,
 		.commit_due = ptw_sys_hook_commit,
 		.stall = ptw_sys_hook_stall,
 	};
-	s->router = ptw_smb_router_create(s->smb, ds->target_buffer, &h);
-	if (!s->router)
+	ss->router = ptw_smb_router_create(s->smb, ds->target_buffer, &h);
+	if (!ss->router)
 		goto fail;
-	struct ptw_tr_output out = {ptw_sys_out, ptw_sys_pass, s};
-	atomic_store(&s->clear_req, 0);
-	s->stall_off = 0;
-	if (ptw_tr_start_output(&s->cfg, &out, ptw_sys_filter, s, NULL)) {
-		ptw_smb_router_destroy(s->router);
-		s->router = NULL;
+	const struct ptw_tr_sink_cfg sc = {
+		{ptw_sys_out, ptw_sys_pass, ss}, &s->swo, s->process_name,
+		ptw_sys_want, ss};
+	atomic_store(&ss->clear_req, 0);
+	ss->n_loss = 0;
+	ss->loss_all = 0;
+	pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
+	int rc;
+	if (!s->own && !s->n_sess) {
+		/* the first: the tracer's session starts with its sink in
+		 * place and its categories on */
+		atomic_store(&ss->live, 1);
+		rc = ptw_tr_start_muted(&s->cfg, ptw_sys_filter, s, &sc,
+					&ss->sink, NULL);
+	} else {
+		/* the sink first, then its categories on: it misses
+		 * nothing */
+		rc = ptw_tr_sink_add(&sc, &ss->sink);
+		if (!rc) {
+			atomic_store(&ss->live, 1);
+			if (!s->own)
+				ptw_tr_filter_changed();
+		}
+	}
+	if (rc)
+		atomic_store(&ss->live, 0);
+	pthread_mutex_lock(&s->sock_mu);
+	if (rc) {
+		ptw_smb_router_destroy(ss->router);
+		ss->router = NULL;
 		goto fail;
 	}
-	s->active = ds->id;
+	ss->id = ds->id;
+	s->n_sess++;
+	atomic_fetch_add(&ptw_sys_n_live, 1);
 	return;
 fail:
-	free(s->te_raw);
-	s->te_raw = NULL;
-	memset(&s->te, 0, sizeof(s->te));
+	ptw_sys_sess_clear(ss);
 }
 
 static void ptw_sys_on_stop(void *ctx, uint64_t id)
 {
 	struct ptw_sys *s = ctx;
-	if (id == s->active)
-		ptw_sys_end_session(s);
+	struct ptw_sys_sess *ss = ptw_sys_find(s, id);
+	if (ss)
+		ptw_sys_end_session(s, ss);
 	/* registered with will_notify_on_stop: always answer */
 	ptw_sys_prod_stopped(&s->prod, id);
 }
@@ -477,13 +595,19 @@ static void ptw_sys_on_flush(void *ctx, uint64_t req, const uint64_t *ids,
 {
 	struct ptw_sys *s = ctx;
 	/* drains every ring up to now into the buffer (ptw_sys_out) */
-	if (s->active && ptw_sys_has(ids, n, s->active)) {
+	int ours = 0;
+	for (size_t i = 0; i < PTW_TR_MAX_SINKS; i++)
+		ours |= s->sess[i].id && ptw_sys_has(ids, n, s->sess[i].id);
+	if (ours) {
 		pthread_mutex_unlock(&s->sock_mu); /* see sock_mu */
 		(void)ptw_flush();
 		/* after a loss, a second pass settles the marks of what the
 		 * first one wrote (ptw_sys_pass) */
 		if (ptw_sys_lost() != atomic_load(&ptw_sys_lost_before)) {
-			atomic_store(&s->settle_req, 1);
+			for (size_t i = 0; i < PTW_TR_MAX_SINKS; i++)
+				if (s->sess[i].id &&
+				    ptw_sys_has(ids, n, s->sess[i].id))
+					atomic_store(&s->sess[i].settle_req, 1);
 			(void)ptw_flush();
 		}
 		pthread_mutex_lock(&s->sock_mu);
@@ -494,8 +618,9 @@ static void ptw_sys_on_flush(void *ctx, uint64_t req, const uint64_t *ids,
 static void ptw_sys_on_clear(void *ctx, const uint64_t *ids, size_t n)
 {
 	struct ptw_sys *s = ctx;
-	if (s->active && ptw_sys_has(ids, n, s->active))
-		atomic_store(&s->clear_req, 1);
+	for (size_t i = 0; i < PTW_TR_MAX_SINKS; i++)
+		if (s->sess[i].id && ptw_sys_has(ids, n, s->sess[i].id))
+			atomic_store(&s->sess[i].clear_req, 1);
 }
 
 static void ptw_sys_on_ready(void *ctx)
@@ -520,7 +645,7 @@ static const struct ptw_sys_ops ptw_sys_ops = {
  * unmapped, and the next attempt is scheduled. */
 static void ptw_sys_disconnect(struct ptw_sys *s)
 {
-	ptw_sys_end_session(s);
+	ptw_sys_end_all(s);
 	ptw_sys_prod_close(&s->prod);
 	ptw_sys_unmap(s);
 	s->next_try_ms = ptw_sys_now_ms() + s->backoff_ms;
@@ -606,8 +731,8 @@ static void *ptw_sys_main(void *arg)
 		if (p->ipc.failed)
 			ptw_sys_disconnect(s);
 	}
-	/* ptw_stop(): the session's last events, then goodbye */
-	ptw_sys_end_session(s);
+	/* ptw_stop(): the sessions' last events, then goodbye */
+	ptw_sys_end_all(s);
 	if (p->state == PTW_SYS_P_READY)
 		ptw_sys_last_send(s);
 	ptw_sys_prod_close(p);
@@ -641,7 +766,9 @@ static void ptw_sys_free(struct ptw_sys *s)
 	pthread_mutex_destroy(&s->sock_mu);
 	free(s->q);
 	free(s->regs);
-	free(s->te_raw);
+	for (size_t i = 0; i < PTW_TR_MAX_SINKS; i++)
+		free(s->sess[i].te_raw);
+
 	free(s->process_name);
 	free(s->disabled);
 	free(s->machine_name);
@@ -671,18 +798,21 @@ static int ptw_sys_set_config(struct ptw_sys *s, const struct ptw_config *cfg,
 	s->cfg.stop_at_exit = 0;     /* ptw_start registered it */
 	s->cfg.crash_path = NULL;    /* not in system mode (README) */
 	s->cfg.clock = PTW_CLOCK_BOOT; /* the service's clock */
+	/* as ptw_tr_open_writer completes a session's */
+	s->swo = s->wo;
+	s->swo.close_fd = 0;
+	if (cfg->machine_id)
+		s->swo.machine_id = cfg->machine_id;
+	s->swo.machine_name = s->machine_name;
+	s->swo.machine_uname = s->swo.machine_id || s->swo.machine_name;
+	s->swo.wall_realtime = 0;
 	return oom ? PTW_ERR_NOMEM : 0;
 }
 
 int ptw_sys_start(const struct ptw_config *cfg,
-		  const struct ptw_writer_options *wo, struct ptw_error *err)
+		  const struct ptw_writer_options *wo, int own,
+		  struct ptw_error *err)
 {
-	if (cfg->output_path || cfg->output_fd > 0 || cfg->output_fd_set ||
-	    cfg->mode != PTW_MODE_STREAM)
-		return ptw_error_set(err, PTW_ERR_INVALID, 0,
-				     "ptw_start: system mode writes no file "
-				     "or flight recorder of its own (yet): "
-				     "name no output and no ring mode");
 	if (cfg->categories && ptw_sys_decl_list(cfg->categories))
 		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
 				     "ptw_start: out of memory");
@@ -716,9 +846,10 @@ int ptw_sys_start(const struct ptw_config *cfg,
 				     "is longer than a socket path");
 	}
 	s->backoff_ms = PTW_SYS_BACKOFF_MIN_MS;
+	s->own = own;
 
 	pthread_mutex_lock(&ptw_sys_mu);
-	if (ptw_sys_g || ptw_is_running()) {
+	if (ptw_sys_g || (!own && ptw_is_running())) {
 		pthread_mutex_unlock(&ptw_sys_mu);
 		ptw_sys_free(s);
 		return ptw_error_set(err, PTW_ERR_STATE, 0,
@@ -746,7 +877,7 @@ int ptw_sys_on(void)
 	return on;
 }
 
-int ptw_sys_stop(void)
+int ptw_sys_stop(int *own)
 {
 	pthread_mutex_lock(&ptw_sys_mu);
 	struct ptw_sys *s = ptw_sys_g;
@@ -754,6 +885,7 @@ int ptw_sys_stop(void)
 	pthread_mutex_unlock(&ptw_sys_mu);
 	if (!s)
 		return 0;
+	*own = s->own;
 	atomic_store(&s->quit, 1);
 	char b = 1; /* whatever the wake-up flag says */
 	ssize_t n = write(s->wake_w, &b, 1);

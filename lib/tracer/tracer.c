@@ -546,13 +546,17 @@ static int ptw_tr_copy_config(struct ptw_config *cfg,
 	return 0;
 }
 
+static int ptw_tr_discard(void *ctx, const uint8_t *p, size_t n);
+
 /* Starts a session of the library's own copy of the config (and writer
- * options wo); 'out' non-NULL: system mode's (lib/system). */
+ * options wo); 'out' non-NULL: system mode's (lib/system), whose own
+ * writer writes nothing (its sinks do). */
 static int ptw_tr_start_cfg(const struct ptw_config *cfg,
 			    struct ptw_writer_options *wo,
 			    const struct ptw_tr_output *out,
 			    int (*filter)(void *ctx, const char *cat, size_t len),
-			    void *filter_ctx, struct ptw_error *err)
+			    void *filter_ctx, const struct ptw_tr_sink_cfg *first,
+			    uint64_t *first_id, struct ptw_error *err)
 {
 	uint32_t slots = 0;
 	uint64_t ring_bytes = 0;
@@ -581,8 +585,10 @@ static int ptw_tr_start_cfg(const struct ptw_config *cfg,
 	int rc = ptw_tr_parse_categories_locked(cfg->disabled_categories);
 	if (!rc)
 		rc = ptw_tr_set_stack_cats_locked(cfg->stack_categories);
-	if (out)
+	if (out) {
 		tr->out = *out;
+		tr->mute = out->fn == ptw_tr_discard;
+	}
 	if (rc) {
 		pthread_mutex_unlock(&c->mu);
 		free(tr->out_path);
@@ -600,6 +606,21 @@ static int ptw_tr_start_cfg(const struct ptw_config *cfg,
 			  : cfg->process_name ? cfg->process_name
 					      : ptw_os_process_name();
 	rc = ptw_tr_backend_setup(tr, pname);
+	if (!rc && first) { /* no backend yet: its writer is this thread's */
+		struct ptw_tracer *sk = ptw_tr_sink_new_locked(tr, first);
+		rc = sk ? ptw_tr_sink_open(tr, sk, 0) : PTW_ERR_NOMEM;
+		if (sk && rc) {
+			ptw_error_set(&tr->err, rc, 0, "ptw_start: %s",
+				      sk->err.code ? sk->err.msg
+						   : "cannot start a sink");
+			ptw_tr_sink_name_free(sk);
+			free(sk);
+		} else if (sk) {
+			*first_id = sk->sink_id;
+		} else {
+			ptw_error_set(&tr->err, rc, 0, "ptw_start: out of memory");
+		}
+	}
 	if (rc) {
 		if (err)
 			*err = tr->err;
@@ -660,7 +681,26 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 		return rc;
 	if (cfg.system) {
 		ptw_tr_ctl_init_once();
-		rc = ptw_sys_start(&cfg, &wo, err);
+		/* with a file or the flight recorder: that session runs from
+		 * now on, and system sessions join it as sinks; its clock is
+		 * the service's, so that both traces agree */
+		int own = cfg.output_path || cfg.output_fd > 0 ||
+			  cfg.output_fd_set || cfg.mode == PTW_MODE_RING;
+		if (own) {
+			if (ptw_sys_on())
+				return ptw_error_set(err, PTW_ERR_STATE, 0,
+						     "ptw_start: tracing is "
+						     "already running");
+			struct ptw_config fc = cfg;
+			fc.system = 0;
+			fc.clock = PTW_CLOCK_BOOT;
+			rc = ptw_tr_start_cfg(&fc, &wo, NULL, NULL, NULL, NULL, NULL, err);
+			if (rc)
+				return rc;
+		}
+		rc = ptw_sys_start(&cfg, &wo, own, err);
+		if (rc && own)
+			(void)ptw_tr_stop_session(NULL);
 		if (rc == 0 && cfg.stop_at_exit)
 			pthread_once(&ptw_tr_atexit_once, ptw_tr_register_atexit);
 		return rc;
@@ -669,22 +709,44 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 		return ptw_error_set(err, PTW_ERR_STATE, 0,
 				     "ptw_start: system mode is on (ptw_stop "
 				     "it first)");
-	return ptw_tr_start_cfg(&cfg, &wo, NULL, NULL, NULL, err);
+	return ptw_tr_start_cfg(&cfg, &wo, NULL, NULL, NULL, NULL, NULL, err);
 }
 
-int ptw_tr_start_output(const struct ptw_config *cfg,
-			const struct ptw_tr_output *out,
-			int (*filter)(void *ctx, const char *cat, size_t len),
-			void *filter_ctx, struct ptw_error *err)
+/* The own writer of a session without a file (system mode): its packets
+ * go nowhere, the sinks write. */
+static int ptw_tr_discard(void *ctx, const uint8_t *p, size_t n)
+{
+	(void)ctx;
+	(void)p;
+	(void)n;
+	return 0;
+}
+
+int ptw_tr_start_muted(const struct ptw_config *cfg,
+		       int (*filter)(void *ctx, const char *cat, size_t len),
+		       void *filter_ctx, const struct ptw_tr_sink_cfg *first,
+		       uint64_t *id, struct ptw_error *err)
 {
 	struct ptw_writer_options wo;
 	memset(&wo, 0, sizeof(wo));
 	if (cfg->writer)
 		wo = *cfg->writer;
-	wo.compress = PTW_COMPRESS_NONE; /* the service takes plain packets */
-	return ptw_tr_start_cfg(cfg, &wo, out, filter, filter_ctx, err);
+	wo.compress = PTW_COMPRESS_NONE;
+	const struct ptw_tr_output out = {ptw_tr_discard, NULL, NULL};
+	return ptw_tr_start_cfg(cfg, &wo, &out, filter, filter_ctx, first, id,
+				err);
 }
 
+void ptw_tr_filter_changed(void)
+{
+	ptw_tr_ctl_init_once();
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	pthread_mutex_lock(&c->mu);
+	ptw_tr_seen_update_locked();
+	if (c->gen & PTW_I_GEN_ON)
+		ptw_tr_bump_gen_locked(c->gen & (PTW_I_GEN_ON | PTW_I_GEN_CLOCKS));
+	pthread_mutex_unlock(&c->mu);
+}
 
 /* ---- flush / stop / stats ---------------------------------------------- */
 
@@ -736,11 +798,13 @@ int ptw_stop_ex(struct ptw_error *err)
 {
 	/* system mode: its thread stops its session (with a last flush into
 	 * the service's buffer) and disconnects */
-	if (ptw_sys_stop()) {
+	int own = 0;
+	if (ptw_sys_stop(&own) && !own) {
 		if (err)
 			memset(err, 0, sizeof(*err));
 		return 0;
 	}
+	/* a file or flight recorder (also beside system mode) */
 	return ptw_tr_stop_session(err);
 }
 

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -162,6 +163,19 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 
 void ptw_tr_backend_free(struct ptw_tracer *tr)
 {
+	/* sinks left by a start that failed (a stop closes them) */
+	for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++) {
+		struct ptw_tracer *sk = tr->sinks[k];
+		if (!sk)
+			continue;
+		if (sk->w)
+			ptw_writer_close(sk->w, NULL);
+		ptw_map_free(&sk->want_cat);
+		ptw_map_free(&sk->want_ctr);
+		ptw_tr_backend_free(sk);
+		free(sk);
+		tr->sinks[k] = NULL;
+	}
 	ptw_map_free(&tr->counters);
 	ptw_map_free(&tr->trks);
 	for (size_t i = 0; i < tr->n_counter_names; i++)
@@ -678,10 +692,13 @@ static void ptw_tr_process(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	case PTW_I_K_TRACK_COUNTER_DOUBLE:
 		ptw_tr_process_track(tr, th, e);
 		break;
-	case PTW_I_K_THREAD_NAME:
+	case PTW_I_K_THREAD_NAME: {
+		struct ptw_tr_thread *real = th->sh_real ? th->sh_real : th;
+		snprintf(real->be_name, sizeof(real->be_name), "%s", e->name);
 		ptw_tr_check(tr, ptw_writer_rename_track(tr->w, th->track,
 							  e->name));
 		break;
+	}
 	case PTW_I_K_DROPPED:
 		/* the notes' running sum: a snapshot may have announced some
 		 * of these already (ptw_tr_announce_all) */
@@ -1104,6 +1121,258 @@ _Static_assert(sizeof(struct ptw_tr_open) == 16 &&
 
 _Atomic int ptw_tr_test_hold;
 
+static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th);
+
+/* ---- sinks (tracer_sink.c) ------------------------------------------------
+ * A sink writes a thread through a shadow: a struct ptw_tr_thread of its
+ * own (sequence, track, open slices, prepared events, drops), whose ring
+ * is a copy of the thread's ring struct (the same slots) that the drain
+ * below points at the slots to take, [sh_pos, end): the sink's drain
+ * reads them, and only the session's own drain hands them back to the
+ * producer. */
+
+/* A shadow of th for a sink that takes the ring from slot 'pos' on;
+ * NULL when out of memory. */
+static struct ptw_tr_thread *ptw_tr_shadow_new(struct ptw_tr_thread *th,
+					       uint64_t pos)
+{
+	struct ptw_tr_thread *sh = aligned_alloc(
+		PTW_RING_CACHELINE, (sizeof(*sh) + PTW_RING_CACHELINE - 1) &
+					    ~(size_t)(PTW_RING_CACHELINE - 1));
+	if (!sh)
+		return NULL;
+	memset(sh, 0, sizeof(*sh));
+	/* the consumer's view of the slots (the producer's line is its
+	 * own, written while we copy) */
+	struct ptw_ring *sr = &sh->pub.ring;
+	const struct ptw_ring *r = &th->pub.ring;
+	sr->c_slots = r->c_slots;
+	sr->c_mask = r->c_mask;
+	sr->c_shift = r->c_shift;
+	sr->capacity = r->capacity;
+	sr->slot_size = r->slot_size;
+	sh->session = th->session;
+	sh->tid = th->tid;
+	sh->sh_real = th;
+	memcpy(sh->init_name, th->be_name[0] ? th->be_name : th->init_name,
+	       sizeof(sh->init_name));
+	sh->ring_warm = 1; /* the thread's drain faults the ring in */
+	sh->sh_pos = pos;
+	sh->sh_drop_base = atomic_load_explicit(&th->pub.dropped,
+						memory_order_acquire);
+	return sh;
+}
+
+static void ptw_tr_sinks_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+			       uint64_t h, uint64_t end)
+{
+	for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++) {
+		struct ptw_tracer *sk = tr->sinks[k];
+		if (!sk)
+			continue;
+		struct ptw_tr_thread *sh = th->sh[k];
+		if (!sh) /* a thread new since the sink came */
+			sh = th->sh[k] = ptw_tr_shadow_new(th, h);
+		if (!sh) {
+			ptw_tr_check(sk, PTW_ERR_NOMEM);
+			continue;
+		}
+		uint64_t from = sh->sh_pos > h ? sh->sh_pos : h;
+		if (from >= end)
+			continue;
+		struct ptw_ring *sr = &sh->pub.ring;
+		atomic_store_explicit(&sr->head, from, memory_order_relaxed);
+		atomic_store_explicit(&sr->tail, end, memory_order_relaxed);
+		sr->tail_cache = end;
+		ptw_tr_drain(sk, sh);
+		sh->sh_pos = end;
+	}
+}
+
+/* The sink filters from now on (another output runs beside it): every
+ * slice it has open on a thread was taken by it. */
+static void ptw_tr_sink_filter_on(struct ptw_tracer *tr, struct ptw_tracer *sk,
+				  size_t n)
+{
+	if (sk->filt)
+		return;
+	sk->filt = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct ptw_tr_thread *th = tr->snap[i];
+		struct ptw_tr_thread *sh = th ? th->sh[sk->sink_ix] : NULL;
+		if (!sh)
+			continue;
+		sh->sh_rdepth = sh->depth;
+		sh->sh_got = sh->depth >= 64 ? ~(uint64_t)0
+					     : ((uint64_t)1 << sh->depth) - 1;
+	}
+}
+
+/* A thread's shadow in sink sk is done (the thread retires, or the sink
+ * goes): its drops not yet in the sink's trace go there, then it is
+ * freed. */
+static void ptw_tr_shadow_finish(struct ptw_tracer *sk, struct ptw_tr_thread *th,
+				 struct ptw_tr_thread *sh)
+{
+	uint64_t total = atomic_load_explicit(&th->pub.dropped,
+					      memory_order_acquire);
+	if (total > sh->sh_drop_base)
+		ptw_tr_announce_drops(sk, sh, total - sh->sh_drop_base,
+				      ptw_tr_ts(sk, ptw_i_now_slow(sk->clock_bits)));
+	if (sh->seq)
+		ptw_seq_destroy(sh->seq);
+	ptw_tr_ostack_free(&sh->open);
+	free(sh);
+}
+
+/* Every sink's shadow of th. */
+static void ptw_tr_shadows_finish(struct ptw_tracer *tr, struct ptw_tr_thread *th)
+{
+	for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++) {
+		if (th->sh[k] && tr->sinks[k])
+			ptw_tr_shadow_finish(tr->sinks[k], th, th->sh[k]);
+		else
+			free(th->sh[k]);
+		th->sh[k] = NULL;
+	}
+}
+
+/* The session's events and bytes: a muted session's are its sinks'
+ * (those gone included). */
+static void ptw_tr_sink_figures(struct ptw_tracer *tr, uint64_t *events,
+				uint64_t *bytes)
+{
+	*events = tr->sink_events_gone;
+	*bytes = tr->sink_bytes_gone;
+	for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++) {
+		struct ptw_tracer *sk = tr->sinks[k];
+		if (!sk)
+			continue;
+		struct ptw_writer_stats ws;
+		ptw_writer_get_stats(sk->w, &ws);
+		*events += atomic_load_explicit(&sk->events, memory_order_relaxed);
+		*bytes += ws.bytes_written;
+	}
+}
+
+/* Sink k's end: every shadow finished, its last packets, its writer
+ * closed; its figures stay the session's. Returns its first error. */
+static int ptw_tr_sink_close(struct ptw_tracer *tr, uint32_t k, size_t n)
+{
+	struct ptw_tracer *sk = tr->sinks[k];
+	for (size_t i = 0; i < n; i++) {
+		struct ptw_tr_thread *th = tr->snap[i];
+		if (th && th->sh[k]) {
+			ptw_tr_shadow_finish(sk, th, th->sh[k]);
+			th->sh[k] = NULL;
+		}
+	}
+	/* a sink is a system session: its async slices open at its stop
+	 * stay open, as in a snapshot, and count as no error (see the
+	 * tracer's own stop) */
+	ptw_tr_check(sk, ptw_i_writer_realtime_tick(sk->w, 1));
+	ptw_tr_check(sk, ptw_writer_flush(sk->w));
+	struct ptw_writer_stats ws;
+	ptw_writer_get_stats(sk->w, &ws);
+	tr->sink_events_gone += atomic_load_explicit(&sk->events,
+						     memory_order_relaxed);
+	tr->sink_bytes_gone += ws.bytes_written;
+	struct ptw_error err;
+	memset(&err, 0, sizeof(err));
+	int rc = ptw_writer_close(sk->w, &err);
+	sk->w = NULL;
+	if (rc && !sk->rc)
+		sk->rc = rc;
+	rc = sk->rc;
+	ptw_map_free(&sk->want_cat);
+	ptw_map_free(&sk->want_ctr);
+	ptw_tr_backend_free(sk);
+	free(sk);
+	tr->sinks[k] = NULL;
+	tr->n_sinks--;
+	return rc;
+}
+
+/* A sink asks to join: its writer and first packets, and a shadow of
+ * every thread from its ring's tail on (what was committed before is not
+ * its). */
+int ptw_tr_sink_open(struct ptw_tracer *tr, struct ptw_tracer *sk, size_t n)
+{
+	uint32_t k = 0;
+	while (k < PTW_TR_MAX_SINKS && tr->sinks[k])
+		k++;
+	if (k == PTW_TR_MAX_SINKS)
+		return PTW_ERR_STATE;
+	struct ptw_writer_options wo = *sk->sink_wo;
+	wo.compress = PTW_COMPRESS_NONE;
+	sk->w = ptw_i_writer_open_output(&wo, sk->out.fn, sk->out.ctx, &sk->err);
+	if (!sk->w)
+		return sk->err.code ? sk->err.code : PTW_ERR_NOMEM;
+	int rc = ptw_tr_backend_setup(sk, sk->sink_pname);
+	if (rc) {
+		ptw_writer_close(sk->w, NULL);
+		ptw_tr_backend_free(sk);
+		return rc;
+	}
+	sk->sink_ix = k;
+	sk->sink_wo = NULL;
+	ptw_tr_sink_name_free(sk);
+	for (size_t i = 0; i < n; i++) {
+		struct ptw_tr_thread *th = tr->snap[i];
+		if (!th)
+			continue;
+		/* the other outputs take what came before (a rename too, so
+		 * the sink knows the thread's name), the sink the rest */
+		ptw_tr_drain(tr, th);
+		free(th->sh[k]);
+		th->sh[k] = ptw_tr_shadow_new(
+			th, atomic_load_explicit(&th->pub.ring.head,
+						 memory_order_relaxed));
+		if (!th->sh[k])
+			ptw_tr_check(sk, PTW_ERR_NOMEM);
+	}
+	tr->sinks[k] = sk;
+	tr->n_sinks++;
+	/* beside another output, each takes only its categories */
+	if (tr->n_sinks + !tr->mute > 1)
+		for (uint32_t j = 0; j < PTW_TR_MAX_SINKS; j++)
+			if (tr->sinks[j])
+				ptw_tr_sink_filter_on(tr, tr->sinks[j], n);
+	return 0;
+}
+
+/* Answers a sink request with rc (a sink refused is freed). */
+static void ptw_tr_sink_answer(struct ptw_tracer *tr, struct ptw_tr_sink_req *rq,
+			       int rc)
+{
+	struct ptw_tr_ctl *c = &ptw_tr_ctl;
+	if (rc && rq->add) {
+		ptw_tr_sink_name_free(rq->add);
+		free(rq->add);
+	}
+	pthread_mutex_lock(&c->mu);
+	rq->rc = rc;
+	rq->done = 1;
+	tr->sink_req = NULL;
+	pthread_cond_broadcast(&c->done);
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Serves a sink request: an add before the pass's drain, a removal
+ * after it. */
+static void ptw_tr_serve_sink(struct ptw_tracer *tr, struct ptw_tr_sink_req *rq,
+			      size_t n)
+{
+	int rc = PTW_ERR_STATE;
+	if (rq->add)
+		rc = ptw_tr_sink_open(tr, rq->add, n);
+	else
+		for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++)
+			if (tr->sinks[k] && tr->sinks[k]->sink_id == rq->remove)
+				rc = ptw_tr_sink_close(tr, k, n);
+	ptw_tr_sink_answer(tr, rq, rc);
+}
+
 /* Drains what the thread has committed. Returns the slots consumed. */
 static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 {
@@ -1119,9 +1388,17 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 		ptw_tr_ring_mem_populate(th->ring_mem, th->ring_bytes);
 		th->ring_warm = 1;
 	}
+	/* the sinks first: the slots stay the producer's until released */
+	if (__builtin_expect(tr->n_sinks != 0, 0))
+		ptw_tr_sinks_drain(tr, th, h, end);
+	if (__builtin_expect(tr->mute, 0)) {
+		if (n)
+			ptw_ring_release(r, end);
+		return n;
+	}
 	uint64_t fast = 0; /* events of the fast ways, counted once */
 	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
-	int simple = th->seq && !tr->general_only;
+	int simple = th->seq && !tr->general_only && !tr->filt;
 	while (h < end) {
 		if (h - released >= PTW_TR_RELEASE_EVERY) {
 			ptw_ring_release(r, h);
@@ -1131,6 +1408,12 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 		 * its earliest (ptw_tr_batch_gen) */
 		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
 		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
+		/* a sink beside other outputs: only its categories */
+		if (__builtin_expect(tr->filt, 0) &&
+		    !ptw_tr_sink_wants(tr, th, rec)) {
+			h += 1 + (uint64_t)rec->extra;
+			continue;
+		}
 		if (simple && ptw_tr_is_simple(rec)) {
 			uint64_t h0 = h;
 			fast += tr->ring ? ptw_tr_batch_recorder(tr, th, r, &h, end)
@@ -1188,6 +1471,7 @@ static void ptw_tr_retire(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	pthread_mutex_unlock(&c->mu);
 	if (ptw_tr_open_retire(tr, th))
 		ptw_tr_open_failed(tr);
+	ptw_tr_shadows_finish(tr, th);
 	if (th->seq)
 		ptw_seq_destroy(th->seq);
 	th->seq = NULL;
@@ -1214,6 +1498,13 @@ static size_t ptw_tr_snapshot_locked(struct ptw_tracer *tr)
 
 static void ptw_tr_publish_bytes(struct ptw_tracer *tr)
 {
+	if (tr->mute) {
+		uint64_t ev, by;
+		ptw_tr_sink_figures(tr, &ev, &by);
+		atomic_store_explicit(&tr->events, ev, memory_order_relaxed);
+		atomic_store_explicit(&tr->bytes, by, memory_order_relaxed);
+		return;
+	}
 	struct ptw_writer_stats ws;
 	ptw_writer_get_stats(tr->w, &ws);
 	atomic_store_explicit(&tr->bytes, ws.bytes_written,
@@ -1398,6 +1689,10 @@ static void ptw_tr_serve_flush(struct ptw_tracer *tr, uint64_t freq)
 	if (!pending)
 		return;
 	ptw_tr_check(tr, ptw_writer_flush(tr->w));
+	for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++)
+		if (tr->sinks[k])
+			ptw_tr_check(tr->sinks[k],
+				     ptw_writer_flush(tr->sinks[k]->w));
 	ptw_tr_publish_bytes(tr);
 	pthread_mutex_lock(&c->mu);
 	tr->flush_done = freq;
@@ -1413,7 +1708,7 @@ static void ptw_tr_idle_wait(struct ptw_tracer *tr, uint32_t sleep_us)
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	pthread_mutex_lock(&c->mu);
 	if (!tr->stop_req && tr->flush_req == tr->flush_done &&
-	    !tr->new_process_name && !tr->snap_req &&
+	    !tr->new_process_name && !tr->snap_req && !tr->sink_req &&
 	    tr->unl.req == tr->unl.done) {
 		struct timespec dl;
 		clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -1451,6 +1746,17 @@ static void ptw_tr_backend_stop(struct ptw_tracer *tr)
 		ptw_tr_retire(tr, tr->snap[i]);
 		tr->snap[i] = NULL; /* freed: the open-slice hook skips it */
 	}
+	/* sinks still there (their owner removes them before the stop) */
+	for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++)
+		if (tr->sinks[k])
+			(void)ptw_tr_sink_close(tr, k, 0);
+	pthread_mutex_lock(&c->mu);
+	struct ptw_tr_sink_req *kreq = tr->sink_req;
+	pthread_mutex_unlock(&c->mu);
+	if (kreq) /* asked before the stop: refused */
+		ptw_tr_sink_answer(tr, kreq, PTW_ERR_STATE);
+	if (tr->mute)
+		ptw_tr_publish_bytes(tr);
 	/* async ids never ended, ENDs whose BEGIN never came (a system
 	 * session stops while the program runs: its open slices stay open,
 	 * as those of a snapshot; its ENDs are all soft) */
@@ -1472,7 +1778,9 @@ static void ptw_tr_backend_stop(struct ptw_tracer *tr)
 		tr->err = err;
 	}
 	/* everything was flushed before close: the figure is final */
-	atomic_store_explicit(&tr->bytes, ws.bytes_written, memory_order_relaxed);
+	if (!tr->mute)
+		atomic_store_explicit(&tr->bytes, ws.bytes_written,
+				      memory_order_relaxed);
 
 	ptw_tr_pass_end();
 
@@ -1504,7 +1812,10 @@ void *ptw_tr_backend_main(void *arg)
 		uint64_t ureq = tr->unl.req != tr->unl.done ? tr->unl.req : 0;
 		char *rename = tr->new_process_name;
 		tr->new_process_name = NULL;
+		struct ptw_tr_sink_req *kreq = tr->sink_req;
 		pthread_mutex_unlock(&c->mu);
+		if (kreq && kreq->add) /* joins before this pass's drain */
+			ptw_tr_serve_sink(tr, kreq, n);
 
 		if (rename) {
 			ptw_tr_check(tr, ptw_writer_rename_track(
@@ -1520,6 +1831,16 @@ void *ptw_tr_backend_main(void *arg)
 		ptw_tr_async_pass(&tr->async);
 		if (tr->out.pass) /* system mode's requests (lib/system) */
 			tr->out.pass(tr->out.ctx, tr->w);
+		for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++) {
+			struct ptw_tracer *sk = tr->sinks[k];
+			if (!sk)
+				continue;
+			if (sk->out.pass)
+				sk->out.pass(sk->out.ctx, sk->w);
+			ptw_tr_check(sk, ptw_i_writer_realtime_tick(sk->w, 0));
+		}
+		if (kreq && !kreq->add) /* leaves with everything drained */
+			ptw_tr_serve_sink(tr, kreq, n);
 		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
 		if (stop)
 			break;

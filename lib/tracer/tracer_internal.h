@@ -165,6 +165,10 @@ static inline uint64_t ptw_i_now(uint32_t g)
 #define PTW_TR_MIN_SLOTS 64u
 #define PTW_TR_MAX_SLOTS (1u << 28)
 
+/* Outputs of one session besides its own writer: the system sessions of
+ * the tracing service (lib/system; as many as the Perfetto SDK serves). */
+#define PTW_TR_MAX_SINKS 8u
+
 /* One-slot BEGIN, END and INSTANT records as the writer prepared them
  * (struct ptw_seq_prep), per thread, looked up by the record's words as
  * the producer wrote them (kind, name and category pointers, which are
@@ -259,6 +263,23 @@ struct ptw_tr_thread {
 	struct ptw_tr_hot hot[PTW_TR_HOT]; /* valid if hot_ok */
 	uint32_t hot_gen;
 	int hot_ok;
+
+	/* backend-private: the thread as each sink writes it (a "shadow":
+	 * a struct of its own per sink, whose ring is a view of this one's,
+	 * tracer_backend.c); NULL until the sink first drains it */
+	struct ptw_tr_thread *sh[PTW_TR_MAX_SINKS];
+	/* the latest name its records gave (a sink that joins later names
+	 * its track so) */
+	char be_name[PTW_TR_NAME_MAX];
+	struct ptw_tr_thread *sh_real; /* a shadow's thread */
+	/* a shadow's: the first slot of the real ring that its sink takes,
+	 * the thread's drops before it, and the slice levels of the ring
+	 * that its sink has seen (a sink that filters: bit d of 'got' set
+	 * if the BEGIN at level d went to it, so its END goes too) */
+	uint64_t sh_pos;
+	uint64_t sh_drop_base;
+	uint32_t sh_rdepth;
+	uint64_t sh_got;
 };
 
 
@@ -345,8 +366,8 @@ struct ptw_tr_otrack {
 	struct ptw_tr_ostack st;
 };
 
-/* A session of system mode (lib/system): its writer's output goes to
- * 'fn' (the shared memory buffer) instead of a file, and 'pass' runs on
+/* A sink's output (a system session's, lib/system): its writer's bytes go
+ * to 'fn' (the shared memory buffer) instead of a file, and 'pass' runs on
  * the backend thread after each pass with the writer (NULL: none). */
 struct ptw_tr_output {
 	int (*fn)(void *ctx, const uint8_t *p, size_t n);
@@ -354,7 +375,19 @@ struct ptw_tr_output {
 	void *ctx;
 };
 
-/* One tracing session, from ptw_start to ptw_stop. */
+/* A request to the backend to add or remove a sink (ptw_tr_sink_add,
+ * ptw_tr_sink_remove), on the caller's stack until 'done'. */
+struct ptw_tr_sink_req {
+	struct ptw_tracer *add;       /* a sink to set up and add, or NULL */
+	uint64_t remove;              /* id of a sink to drain and close */
+	int done;
+	int rc;
+};
+
+/* One tracing session, from ptw_start to ptw_stop. A "sink" (a system
+ * session's output beside the session's own) is a struct ptw_tracer too,
+ * of which only the writer's part is used (w, tracks, counters, async,
+ * the open stacks, stats), and 'sinks' of the session list them. */
 struct ptw_tracer {
 	uint64_t session;
 	struct ptw_writer *w;
@@ -415,6 +448,30 @@ struct ptw_tracer {
 	struct ptw_tr_output out;     /* system mode; fn NULL otherwise */
 	int rc;                       /* first error of the session */
 	struct ptw_error err;
+
+	/* Sinks (tracer_sink.c). The session's: its own writer writes
+	 * nothing (system mode without a file: only the sinks do); the
+	 * pending request (under ctl mutex); the sinks (backend's). */
+	int mute;
+	struct ptw_tr_sink_req *sink_req;
+	struct ptw_tracer *sinks[PTW_TR_MAX_SINKS];
+	uint32_t n_sinks;
+	uint64_t sink_events_gone, sink_bytes_gone; /* of sinks closed */
+	/* A sink's: its id, slot in 'sinks', its writer's options and
+	 * process name (the caller's until the add is done), the categories
+	 * it wants, and whether it skips the others ('filt', once another
+	 * output runs beside it: records of categories no output wants are
+	 * never written, so a sole output takes all). The caches map a
+	 * category's address, and a counter's literal name, to 1 (wanted)
+	 * or 2 (not). */
+	uint64_t sink_id;
+	uint32_t sink_ix;
+	const struct ptw_writer_options *sink_wo;
+	const char *sink_pname;
+	int (*want)(void *ctx, const char *cat, size_t len);
+	void *want_ctx;
+	int filt;
+	struct ptw_map want_cat, want_ctr;
 };
 
 /* A ptw_set_category_enabled() call or an item of
@@ -454,8 +511,9 @@ struct ptw_tr_ctl {
 	struct ptw_stats last;
 	int have_last;
 	pthread_key_t key;        /* runs the thread-exit destructor */
-	/* System mode: the session's TrackEventConfig also decides each
-	 * category member (lib/system); NULL: none. Called under mu. */
+	/* System mode without a file: the running system sessions'
+	 * TrackEventConfigs (any of them) also decide each category member
+	 * (lib/system); NULL: none. Called under mu. */
 	int (*cat_filter)(void *ctx, const char *cat, size_t len);
 	void *cat_ctx;
 };
@@ -464,14 +522,50 @@ extern struct ptw_tr_ctl ptw_tr_ctl;
 
 /* tracer.c */
 void ptw_tr_ctl_init_once(void);
-/* lib/system: starts a session whose writer writes through out->fn
- * (cfg names no output), with the category filter 'filter' (may be
- * NULL); stops the running session (not system mode itself). */
-int ptw_tr_start_output(const struct ptw_config *cfg,
-			const struct ptw_tr_output *out,
-			int (*filter)(void *ctx, const char *cat, size_t len),
-			void *filter_ctx, struct ptw_error *err);
+/* lib/system: stops the running session (not system mode itself). */
 int ptw_tr_stop_session(struct ptw_error *err);
+/* A sink to add (tracer_sink.c): its writer writes through out.fn, with
+ * options wo, the categories 'want' accepts; pname: the process name
+ * unless ptw_set_process_name gave one. */
+struct ptw_tr_sink_cfg {
+	struct ptw_tr_output out;
+	const struct ptw_writer_options *wo;
+	const char *pname;
+	int (*want)(void *ctx, const char *cat, size_t len);
+	void *want_ctx;
+};
+/* lib/system without a file: starts a session whose own writer writes
+ * nothing, with its first sink 'first' (*id) in place before any event
+ * is logged; 'filter' as above. */
+int ptw_tr_start_muted(const struct ptw_config *cfg,
+		       int (*filter)(void *ctx, const char *cat, size_t len),
+		       void *filter_ctx, const struct ptw_tr_sink_cfg *first,
+		       uint64_t *id, struct ptw_error *err);
+/* Under no lock: the category filter's answers changed (a system session
+ * started or stopped): every category is looked up again. */
+void ptw_tr_filter_changed(void);
+
+/* tracer_sink.c: adds a sink to the running session (its writer is
+ * opened and set up on the backend thread before this returns; sc->wo
+ * stays the caller's until then). *id: the sink's. Events committed
+ * after the call began may reach it. 0, PTW_ERR_STATE (no session, or
+ * PTW_TR_MAX_SINKS sinks), PTW_ERR_NOMEM, or the writer's error. */
+int ptw_tr_sink_add(const struct ptw_tr_sink_cfg *sc, uint64_t *id);
+/* Under ctl mutex: a new sink of session tr (NULL: out of memory); its
+ * process name is a copy to free (ptw_tr_sink_name_free) once opened. */
+struct ptw_tracer *ptw_tr_sink_new_locked(const struct ptw_tracer *tr,
+					  const struct ptw_tr_sink_cfg *sc);
+void ptw_tr_sink_name_free(struct ptw_tracer *sk);
+/* tracer_backend.c: sets sink sk up (writer, first packets, a shadow of
+ * each of the n threads of tr->snap) and adds it. 0 or an error (sk is
+ * the caller's to free then). */
+int ptw_tr_sink_open(struct ptw_tracer *tr, struct ptw_tracer *sk, size_t n);
+/* Drains every ring into sink 'id' up to now, writes its last packets,
+ * closes and frees it. 0, or its first error. */
+int ptw_tr_sink_remove(uint64_t id);
+/* The backend's side: does sink tr take record rec of thread shadow th? */
+int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+		      const struct ptw_i_rec *rec);
 /* pthread_create for ptw's threads (every asynchronous signal blocked,
  * named 'name'). 0 or an errno. */
 int ptw_tr_spawn(pthread_t *th, const char *name,

@@ -266,6 +266,28 @@ void ptw_tr_unload_serve(struct ptw_tracer *tr, uint64_t req, size_t n)
 			tr->err = *ptw_writer_error(tr->w);
 		}
 	}
+	/* the sinks keep addresses alike (no open stacks: no ring mode) */
+	for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++) {
+		struct ptw_tracer *sk = tr->sinks[k];
+		if (!sk)
+			continue;
+		ptw_i_writer_forget_addresses(sk->w);
+		for (size_t i = 0; i < n; i++) {
+			struct ptw_tr_thread *sh = tr->snap[i] ? tr->snap[i]->sh[k]
+							       : NULL;
+			if (!sh)
+				continue;
+			for (size_t j = 0; j < PTW_TR_PREP_SLOTS; j++)
+				sh->prep[j].word = 0;
+			sh->hot_ok = 0;
+		}
+		ptw_map_clear(&sk->counters);
+		ptw_map_clear(&sk->want_cat);
+		ptw_map_clear(&sk->want_ctr);
+		for (size_t i = 0; i < sk->async.n; i++)
+			sk->async.v[i].name = NULL;
+		sk->async.n_free = 0;
+	}
 	pthread_mutex_lock(&c->mu);
 	for (size_t i = 0; i < n; i++)
 		if (tr->snap[i])

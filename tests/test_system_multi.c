@@ -1,0 +1,214 @@
+/* test_system_multi.c - system mode with more than one output: two
+ * sessions of the real service at once, each with its own categories, and
+ * system sessions beside the program's own file or flight recorder
+ * (trace_processor on each; skipped without ../shared/tp).
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/system/system.h"
+#include "ptw/tracer.h"
+#include "support/ptw_test.h"
+#include "support/sys_service.h"
+#include "support/tp_shell.h"
+
+/* A session of track_event for the categories 'cats' only. */
+#define CFG_ONLY(cats, ms)                                                   \
+	"buffers { size_kb: 8192 }\n"                                        \
+	"data_sources { config { name: \"track_event\" track_event_config {" \
+	" disabled_categories: \"*\" enabled_categories: \"" cats "\" } } }\n" \
+	"duration_ms: " #ms "\n"
+
+static void rows(const char *trace, const char *sql, char *out, size_t max)
+{
+	cr_assert_eq(ptw_test_tp_rows(trace, sql, out, max), 0);
+}
+
+static void expect_no_errors(const char *trace)
+{
+	char got[2048];
+	rows(trace,
+	     "select name, idx, value from stats where value > 0 and severity "
+	     "in ('error', 'data_loss')",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, "", "%s: error stats: %s", trace, got);
+}
+
+/* Waits (bounded) until 'n' system sessions record. */
+static void wait_sessions(int n, int ms)
+{
+	for (int i = 0; i < ms / 2 && ptw_sys_sessions() != n; i++)
+		usleep(2000);
+	cr_assert_eq(ptw_sys_sessions(), n, "%d system sessions, not %d",
+		     ptw_sys_sessions(), n);
+}
+
+static void start(const char *path, int ring)
+{
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = "a,b";
+	cfg.process_name = "multiproc";
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	cfg.output_path = path;
+	cfg.mode = ring ? PTW_MODE_RING : PTW_MODE_STREAM;
+	struct ptw_error err;
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "ptw_start: %s", err.msg);
+	ptw_set_thread_name("multimain");
+}
+
+/* One phase N: a slice of "a" holding a scope of "b" (whose END, like
+ * every scope's, carries no category) with an instant of "b", then an
+ * instant of "a" (one level below the "a" slice: a "b" END that closed
+ * the "a" slice would put it on top), and a counter of each. */
+#define PHASE(N)                                                             \
+	do {                                                                 \
+		PTW_BEGIN("a", "a" #N);                                      \
+		{                                                            \
+			PTW_SCOPE("b", "b" #N);                              \
+			PTW_INSTANT("b", "bi" #N);                           \
+		}                                                            \
+		PTW_INSTANT("a", "ai" #N);                                   \
+		PTW_COUNTER_INT("a", "ca", N);                               \
+		PTW_COUNTER_INT("b", "cb", N);                               \
+		PTW_END("a");                                                \
+	} while (0)
+
+#define SLICES                                                               \
+	"select s.name, s.depth, t.name, p.name from slice s join "          \
+	"thread_track tt on s.track_id = tt.id join thread t using (utid) "  \
+	"join process p using (upid) order by s.ts, s.depth"
+#define COUNTERS                                                             \
+	"select t.name, cast(c.value as int) from counter c join "           \
+	"counter_track t on c.track_id = t.id where t.name in ('ca', 'cb') " \
+	"order by c.ts, t.name"
+
+Test(system_multi, two_sessions_each_get_exactly_their_categories)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start(NULL, 0);
+	char out_a[400], out_b[400], got[4096];
+	snprintf(out_a, sizeof(out_a), "%s/a.pftrace", s.dir);
+	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
+
+	pid_t pa = ptw_test_perfetto_start(&s, CFG_ONLY("a", 5000), out_a);
+	wait_sessions(1, 20000);
+	PTW_BEGIN("b", "b open at B's start"); /* its BEGIN precedes B */
+	PTW_BEGIN("a", "a open across B");
+	PHASE(1);
+	pid_t pb = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1200), out_b);
+	wait_sessions(2, 20000);
+	PTW_END("a");
+	PTW_END("b");
+	PHASE(2);
+	PTW_BEGIN("b", "b open at B's stop"); /* never ended in B */
+	PTW_BEGIN("a", "a open at B's stop");
+	wait_sessions(1, 20000); /* B stopped, A runs on */
+	ptw_test_perfetto_wait(pb);
+	PTW_END("a");
+	PTW_END("b");
+	PHASE(3);
+	wait_sessions(0, 30000);
+	ptw_test_perfetto_wait(pa);
+	cr_assert_eq(ptw_stop(), 0);
+
+	rows(out_a, SLICES, got, sizeof(got));
+	cr_assert_str_eq(got,
+			 "a open across B,0,multimain,multiproc;"
+			 "a1,1,multimain,multiproc;ai1,2,multimain,multiproc;"
+			 "a2,0,multimain,multiproc;ai2,1,multimain,multiproc;"
+			 "a open at B's stop,0,multimain,multiproc;"
+			 "a3,0,multimain,multiproc;ai3,1,multimain,multiproc;");
+	rows(out_a, COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, "ca,1;ca,2;ca,3;");
+	expect_no_errors(out_a);
+
+	rows(out_b, SLICES, got, sizeof(got));
+	cr_assert_str_eq(got,
+			 "b2,0,multimain,multiproc;bi2,1,multimain,multiproc;"
+			 "b open at B's stop,0,multimain,multiproc;");
+	rows(out_b, COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, "cb,2;");
+	expect_no_errors(out_b);
+	ptw_test_svc_stop(&s);
+}
+
+Test(system_multi, a_file_beside_system_mode_has_every_event)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	char file[400], out[400], got[4096];
+	snprintf(file, sizeof(file), "%s/own.pftrace", s.dir);
+	snprintf(out, sizeof(out), "%s/sys.pftrace", s.dir);
+	start(file, 0);
+	cr_assert(ptw_is_running(), "the file records from the start");
+	PHASE(1);
+	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("a", 1000), out);
+	wait_sessions(1, 20000);
+	PHASE(2);
+	wait_sessions(0, 20000);
+	ptw_test_perfetto_wait(pf);
+	PHASE(3);
+	cr_assert(ptw_is_running(), "the file records after the session");
+	cr_assert_eq(ptw_stop(), 0);
+
+	rows(file, "select name, depth from slice order by ts, depth", got,
+	     sizeof(got));
+	cr_assert_str_eq(got, "a1,0;b1,1;bi1,2;ai1,1;a2,0;b2,1;bi2,2;ai2,1;"
+			      "a3,0;b3,1;bi3,2;ai3,1;");
+	rows(file, COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, "ca,1;cb,1;ca,2;cb,2;ca,3;cb,3;");
+	expect_no_errors(file);
+
+	rows(out, SLICES, got, sizeof(got));
+	cr_assert_str_eq(got, "a2,0,multimain,multiproc;"
+			      "ai2,1,multimain,multiproc;");
+	rows(out, COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, "ca,2;");
+	expect_no_errors(out);
+	ptw_test_svc_stop(&s);
+}
+
+Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	char file[400], snap[400], out[400], got[4096];
+	snprintf(file, sizeof(file), "%s/window.pftrace", s.dir);
+	snprintf(snap, sizeof(snap), "%s/snap.pftrace", s.dir);
+	snprintf(out, sizeof(out), "%s/sys.pftrace", s.dir);
+	start(file, 1);
+	PHASE(1);
+	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1000), out);
+	wait_sessions(1, 20000);
+	PHASE(2);
+	cr_assert_eq(ptw_snapshot(snap), 0);
+	wait_sessions(0, 20000);
+	ptw_test_perfetto_wait(pf);
+	PHASE(3);
+	cr_assert_eq(ptw_stop(), 0);
+
+	rows(snap, "select name, depth from slice order by ts, depth", got,
+	     sizeof(got));
+	cr_assert_str_eq(got, "a1,0;b1,1;bi1,2;ai1,1;a2,0;b2,1;bi2,2;ai2,1;");
+	expect_no_errors(snap);
+	rows(file, "select name, depth from slice order by ts, depth", got,
+	     sizeof(got));
+	cr_assert_str_eq(got, "a1,0;b1,1;bi1,2;ai1,1;a2,0;b2,1;bi2,2;ai2,1;"
+			      "a3,0;b3,1;bi3,2;ai3,1;");
+	expect_no_errors(file);
+
+	rows(out, SLICES, got, sizeof(got));
+	cr_assert_str_eq(got, "b2,0,multimain,multiproc;"
+			      "bi2,1,multimain,multiproc;");
+	rows(out, COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, "cb,2;");
+	expect_no_errors(out);
+	ptw_test_svc_stop(&s);
+}
