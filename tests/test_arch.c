@@ -5,7 +5,9 @@
  * so that it also runs under qemu-aarch64 (tools/test-cross.sh).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "lib/arch/arch.h"
@@ -21,7 +23,7 @@ static uint64_t mono_ns(void)
 Test(arch, counter_ticks_map_to_monotonic_nanoseconds)
 {
 	struct ptw_tr_tsc c;
-	if (ptw_tr_tsc_calibrate(&c) != 0)
+	if (ptw_tr_tsc_calibrate(&c, 0) != 0)
 		cr_skip_test("no usable CPU counter here");
 #if defined(__aarch64__)
 	/* the generic timer's frequency is the one CNTFRQ_EL0 states */
@@ -87,4 +89,100 @@ Test(arch, conversion_is_exact_within_a_tick_per_2_32)
 	}
 	struct ptw_tr_tsc c;
 	cr_assert_neq(ptw_tr_tsc_set(&c, 999999, 0, 0), 0, "below 1 MHz");
+}
+
+/* A simulated counter whose rate is off the stated one by 50 ppm and
+ * drifts by +-20 ppm more (temperature), read against a BOOTTIME with
+ * +-40 ns of jitter per pair, re-anchored at uneven intervals of 20-80 ms
+ * over 10 s (tsc.c's slewing, as the backend of a system session does
+ * every pass): every event converts to within 1 us of its true time from
+ * the third interval on, converts the same after later re-anchors, and
+ * times never go back or jump at a re-anchor. A fixed multiplier is off
+ * by 500 us after 10 s. */
+Test(arch, boottime_slewing_follows_a_drifting_counter)
+{
+	const uint64_t hz = 3000000000u;
+	const uint64_t boot0 = 5000000000000ull, tick0 = 77777777777ull;
+	struct ptw_tr_tsc c;
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(ptw_tr_tsc_set(&c, hz, tick0, boot0), 0);
+	c.boot = 1;
+	uint32_t rnd = 12345;
+	long double b = (long double)boot0, t = (long double)tick0;
+	uint64_t prev_ns = 0, n_events = 0;
+	long double worst = 0;
+	for (int k = 0; b < boot0 + 10e9L; k++) {
+		/* the interval to the next pass: its rate, length, events */
+		long double ppm = 50 + 20 * sinl(k / 15.0L);
+		long double rate = hz * (1 + ppm * 1e-6L) / 1e9L; /* ticks/ns */
+		rnd = rnd * 1103515245u + 12345u;
+		long double len = 20e6L + (rnd >> 8) % 60000000u;
+		struct {
+			uint64_t tick;
+			long double at;
+		} ev[64];
+		for (int i = 0; i < 64; i++) {
+			long double at = b + len * i / 64;
+			ev[i].tick = (uint64_t)(t + (at - b) * rate);
+			ev[i].at = at;
+		}
+		t += len * rate;
+		b += len;
+		/* the pass: a pair read with jitter, then the drain converts
+		 * the interval's events (logged before the pair) */
+		rnd = rnd * 1103515245u + 12345u;
+		uint64_t pt = (uint64_t)t;
+		uint64_t pb = (uint64_t)b + (rnd >> 8) % 81u - 40u;
+		uint64_t before = ptw_tr_tsc_to_ns(&c, pt - 1);
+		cr_assert_eq(ptw_tr_tsc_slew(&c, pt, pb), 1);
+		uint64_t at_pt = ptw_tr_tsc_to_ns(&c, pt);
+		cr_assert(at_pt >= before && at_pt - before <= 1,
+			  "re-anchor %d: %llu ns, the tick before %llu", k,
+			  (unsigned long long)at_pt, (unsigned long long)before);
+		for (int i = 0; i < 64; i++) {
+			uint64_t ns = ptw_tr_tsc_to_ns(&c, ev[i].tick);
+			cr_assert_geq(ns, prev_ns, "interval %d event %d", k, i);
+			prev_ns = ns;
+			long double err = (long double)ns - ev[i].at;
+			err = err < 0 ? -err : err;
+			if (k >= 2 && err > worst)
+				worst = err;
+			n_events++;
+		}
+		cr_assert_leq(prev_ns, at_pt);
+	}
+	cr_log_info("%llu events, worst error %.0Lf ns",
+		    (unsigned long long)n_events, worst);
+	cr_assert_lt(worst, 1000.0L, "%.0Lf ns off BOOTTIME", worst);
+}
+
+/* Events still in the rings after several re-anchors convert with the
+ * piece of the mapping they fall in: the same times as right after their
+ * interval, increasing over the pieces kept. */
+Test(arch, boottime_pieces_convert_older_ticks_as_before)
+{
+	const uint64_t hz = 2400000000u;
+	struct ptw_tr_tsc c;
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(ptw_tr_tsc_set(&c, hz, 1000000, 1000000000), 0);
+	c.boot = 1;
+	uint64_t ticks[PTW_TR_TSC_OLD][16], ns[PTW_TR_TSC_OLD][16];
+	uint64_t t = 1000000, b = 1000000000;
+	for (int k = 0; k < PTW_TR_TSC_OLD; k++) {
+		for (int i = 0; i < 16; i++)
+			ticks[k][i] = t + (uint64_t)i * 6000000u;
+		t += 96000000;                       /* 40 ms of ticks */
+		b += 40000000 + (k & 1 ? 3000 : -2500); /* a rate that wobbles */
+		cr_assert_eq(ptw_tr_tsc_slew(&c, t, b), 1);
+		for (int i = 0; i < 16; i++)
+			ns[k][i] = ptw_tr_tsc_to_ns(&c, ticks[k][i]);
+	}
+	uint64_t prev = 0;
+	for (int k = 0; k < PTW_TR_TSC_OLD; k++)
+		for (int i = 0; i < 16; i++) {
+			uint64_t now = ptw_tr_tsc_to_ns(&c, ticks[k][i]);
+			cr_assert_eq(now, ns[k][i], "interval %d tick %d", k, i);
+			cr_assert_gt(now, prev);
+			prev = now;
+		}
 }

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/arch/arch.h"
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
 #include "support/sys_service.h"
@@ -22,17 +23,23 @@
 	"data_sources { config { name: \"track_event\" } }\n"                \
 	"duration_ms: 1500\n"
 
-static void start_system(const char *categories)
+static void start_system_clock(const char *categories, enum ptw_clock clock)
 {
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.system = 1;
+	cfg.clock = clock;
 	cfg.categories = categories;
 	cfg.process_name = "sysproc";
 	cfg.overflow = PTW_OVERFLOW_WAIT;
 	struct ptw_error err;
 	memset(&err, 0, sizeof(err));
 	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "ptw_start: %s", err.msg);
+}
+
+static void start_system(const char *categories)
+{
+	start_system_clock(categories, PTW_CLOCK_MONOTONIC);
 }
 
 /* trace_processor's rows of 'sql' on 'trace', ';' after each. */
@@ -414,7 +421,7 @@ static void *sched_worker(void *arg)
  * the switch in, shows no sched period for that run. Such runs are
  * found from the switches' prev_pid (compact_sched off: its format has
  * no prev_pid) and their points are not counted as outside. */
-Test(system, our_events_fall_where_sched_shows_the_thread_running)
+static void sched_alignment(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
@@ -424,7 +431,7 @@ Test(system, our_events_fall_where_sched_shows_the_thread_running)
 			"recordable");
 	}
 	ptw_test_svc_start_probes(&s);
-	start_system("app,io");
+	start_system_clock("app,io", clock);
 	char out[400], got[1024];
 	snprintf(out, sizeof(out), "%s/sched.pftrace", s.dir);
 	pid_t pf = ptw_test_perfetto_start(
@@ -502,8 +509,29 @@ Test(system, our_events_fall_where_sched_shows_the_thread_running)
 	     got, sizeof(got));
 	cr_assert_eq(atoi(got), gaps, "trace_processor counts %s missing "
 		     "switches, the query %d", got, gaps);
+	/* the clock the trace says it used */
+	rows(out, "select str_value from metadata where name = 'cr-ptw.clock'",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, clock == PTW_CLOCK_TSC ? "tsc_boottime;"
+						     : "boottime;");
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
+}
+
+Test(system, our_events_fall_where_sched_shows_the_thread_running)
+{
+	sched_alignment(PTW_CLOCK_MONOTONIC);
+}
+
+/* The same with the CPU's counter as the producers' clock: the backend
+ * converts its ticks to BOOTTIME, re-anchored every pass (tsc.c), exactly
+ * enough for every point to stay inside its thread's running periods
+ * over the session's seconds. */
+Test(system, with_the_tsc_our_events_fall_where_sched_shows_them_running)
+{
+	if (!ptw_arch_counter_usable())
+		cr_skip_test("no usable CPU counter here");
+	sched_alignment(PTW_CLOCK_TSC);
 }
 
 /* A program that exits while a session records it: stop_at_exit sends

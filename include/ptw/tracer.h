@@ -107,7 +107,9 @@ enum ptw_clock {
 	 * backend with a fixed-point multiplier; falls back to MONOTONIC if
 	 * the CPU has no invariant TSC. The clock and the frequency are
 	 * declared in the trace's metadata (trace_processor's metadata
-	 * table: "cr-ptw.clock", "cr-ptw.tsc_hz", ...), not as an event. */
+	 * table: "cr-ptw.clock", "cr-ptw.tsc_hz", ...), not as an event.
+	 * In system mode (cfg.system) converted to CLOCK_BOOTTIME instead,
+	 * re-anchored to it by the backend as the session runs. */
 	PTW_CLOCK_TSC = 1,
 	/* The cheapest clock available: TSC if usable, else MONOTONIC. */
 	PTW_CLOCK_FASTEST = 2,
@@ -200,8 +202,9 @@ struct ptw_config {
 	 * once, each with its own categories. An output (output_path/fd,
 	 * ring mode) may be named with it: it records from ptw_start every
 	 * category this config enables, beside the service's sessions. The
-	 * clock is CLOCK_BOOTTIME (the service's), also for that output;
-	 * compression off for the service. */
+	 * clock is CLOCK_BOOTTIME (the service's), also for that output
+	 * (without an output, read from the CPU's counter with
+	 * PTW_CLOCK_TSC / _FASTEST); compression off for the service. */
 	int system;
 	/* System mode: comma-separated categories declared to the service
 	 * (its TrackEventDescriptor, what the UI offers); more with

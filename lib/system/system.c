@@ -797,7 +797,10 @@ static int ptw_sys_set_config(struct ptw_sys *s, const struct ptw_config *cfg,
 	s->cfg.categories = NULL;
 	s->cfg.stop_at_exit = 0;     /* ptw_start registered it */
 	s->cfg.crash_path = NULL;    /* not in system mode (README) */
-	s->cfg.clock = PTW_CLOCK_BOOT; /* the service's clock */
+	/* the service's clock, BOOTTIME: read directly, or the CPU's
+	 * counter converted to it (tsc.c) when asked for */
+	if (cfg->clock != PTW_CLOCK_TSC && cfg->clock != PTW_CLOCK_FASTEST)
+		s->cfg.clock = PTW_CLOCK_BOOT;
 	/* as ptw_tr_open_writer completes a session's */
 	s->swo = s->wo;
 	s->swo.close_fd = 0;

@@ -489,9 +489,11 @@ static struct ptw_writer *ptw_tr_open_writer(const struct ptw_config *cfg,
 }
 
 /* A session's tracer, set from its checked config (no writer, thread or
- * categories yet); NULL when out of memory. */
+ * categories yet); NULL when out of memory. 'system': a session of
+ * system mode, whose trace time is BOOTTIME (the TSC is anchored to it). */
 static struct ptw_tracer *ptw_tr_new(const struct ptw_config *cfg,
-				     uint32_t slots, int ring, int have_fd)
+				     uint32_t slots, int ring, int have_fd,
+				     int system)
 {
 	struct ptw_tracer *tr = calloc(1, sizeof(*tr));
 	if (!tr)
@@ -517,9 +519,10 @@ static struct ptw_tracer *ptw_tr_new(const struct ptw_config *cfg,
 					      : PTW_DEFAULT_DRAIN_US;
 	tr->pid = (int32_t)getpid();
 	if (cfg->clock == PTW_CLOCK_TSC || cfg->clock == PTW_CLOCK_FASTEST)
-		tr->use_tsc = ptw_tr_tsc_calibrate(&tr->tsc) == 0;
+		tr->use_tsc = ptw_tr_tsc_calibrate(&tr->tsc, system) == 0;
 	tr->clock_bits = tr->use_tsc ? PTW_I_GEN_TSC
-		       : cfg->clock == PTW_CLOCK_BOOT ? PTW_I_GEN_BOOT : 0;
+		       : cfg->clock == PTW_CLOCK_BOOT || system ? PTW_I_GEN_BOOT
+								: 0;
 	return tr;
 }
 
@@ -569,7 +572,8 @@ static int ptw_tr_start_cfg(const struct ptw_config *cfg,
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 
-	struct ptw_tracer *tr = ptw_tr_new(cfg, slots, ring, have_fd);
+	struct ptw_tracer *tr = ptw_tr_new(cfg, slots, ring, have_fd,
+					  out != NULL);
 	if (!tr)
 		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
 				     "ptw_start: out of memory");

@@ -138,10 +138,16 @@ int ptw_tr_backend_setup(struct ptw_tracer *tr, const char *process_name)
 	size_t n = 0;
 	m[n++] = (struct ptw_i_meta){
 		"ptw.clock",
-		tr->use_tsc ? "tsc"
+		tr->tsc.boot ? "tsc_boottime"
+		: tr->use_tsc ? "tsc"
 		: (tr->clock_bits & PTW_I_GEN_BOOT) ? "boottime" : "monotonic",
 		0};
-	if (tr->use_tsc) {
+	/* anchored to BOOTTIME the mapping changes every pass: the rate
+	 * alone */
+	if (tr->tsc.boot)
+		m[n++] = (struct ptw_i_meta){"ptw.tsc_hz", NULL,
+					     (int64_t)tr->tsc.hz};
+	else if (tr->use_tsc) {
 		m[n++] = (struct ptw_i_meta){"ptw.tsc_hz", NULL,
 					     (int64_t)tr->tsc.hz};
 		m[n++] = (struct ptw_i_meta){"ptw.ns_per_tick_q32", NULL,
@@ -1826,6 +1832,16 @@ void *ptw_tr_backend_main(void *arg)
 		pass_ns = now;
 		uint32_t fill;
 		uint64_t work = ptw_tr_drain_all(tr, n, &fill);
+		/* system mode: the TSC follows BOOTTIME (tsc.c); after the
+		 * drain, so that the events the next one takes were mostly
+		 * logged after the new anchor (the tight run's piece) */
+		if (tr->use_tsc) {
+			ptw_tr_tsc_reanchor(&tr->tsc);
+			/* the sinks convert the same ticks the same way */
+			for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++)
+				if (tr->sinks[k])
+					tr->sinks[k]->tsc = tr->tsc;
+		}
 		if (ureq) /* a library goes: every ring was drained */
 			ptw_tr_unload_serve(tr, ureq, n);
 		ptw_tr_async_pass(&tr->async);

@@ -343,12 +343,30 @@ void ptw_tr_async_pass(struct ptw_tr_async *a);
  * stop). */
 uint64_t ptw_tr_async_unmatched(const struct ptw_tr_async *a);
 
-/* TSC to nanoseconds: ns = mono0 + ((tsc - tsc0) * mult) >> 32. */
+/* One piece of the ticks-to-ns mapping: from tick t0 (at ns y0) on,
+ * 'mult' ns per tick in 32.32 fixed point. */
+struct ptw_tr_tsc_seg {
+	uint64_t t0;
+	uint64_t y0;
+	uint64_t mult;
+};
+
+#define PTW_TR_TSC_OLD 8 /* pieces kept for events still in the rings */
+
+/* TSC to nanoseconds: ns = mono0 + ((tsc - tsc0) * mult) >> 32 from
+ * tsc0 on. Anchored to CLOCK_BOOTTIME (system mode, 'boot'), the backend
+ * re-anchors it each pass (ptw_tr_tsc_reanchor): the earlier pieces, in
+ * old[] (newest first), convert the ticks before tsc0. */
 struct ptw_tr_tsc {
 	uint64_t hz;
 	uint64_t tsc0;
 	uint64_t mono0;
 	uint64_t mult;
+	int boot;                /* anchored to CLOCK_BOOTTIME, slewed */
+	uint32_t n_old;
+	uint64_t mult_nominal;   /* from hz */
+	uint64_t last_t, last_b; /* the last (ticks, boottime) pair read */
+	struct ptw_tr_tsc_seg old[PTW_TR_TSC_OLD];
 };
 
 /* A ptw_snapshot_fd() request, on the caller's stack until 'done'. */
@@ -730,22 +748,43 @@ void ptw_tr_crash_uninstall(void);
 void ptw_tr_crash_atfork_child(void);
 
 /* tsc.c: the CPU's counter (lib/arch/) as the clock, PTW_ERR_INVALID
- * if it has none usable. ptw_tr_tsc_set: the conversion for a counter
- * of 'hz' ticks per second that read tsc0 at CLOCK_MONOTONIC mono0. */
-int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c);
+ * if it has none usable, anchored to CLOCK_BOOTTIME if 'boot' (else
+ * CLOCK_MONOTONIC). ptw_tr_tsc_set: the conversion for a counter of 'hz'
+ * ticks per second that read tsc0 at mono0 (ns of the anchor clock). */
+int ptw_tr_tsc_calibrate(struct ptw_tr_tsc *c, int boot);
 int ptw_tr_tsc_set(struct ptw_tr_tsc *c, uint64_t hz, uint64_t tsc0,
 		   uint64_t mono0);
+/* Anchored to BOOTTIME: takes a fresh (ticks, boottime) pair and bends
+ * the mapping towards it (ptw_tr_tsc_slew). Backend only, each pass. */
+void ptw_tr_tsc_reanchor(struct ptw_tr_tsc *c);
+/* The pair 'ticks' read at 'boot_ns': from 'ticks' on, the mapping goes
+ * on from where it is (continuous, increasing) with the slope that meets
+ * the anchor clock one interval (the time since the last pair) later.
+ * 1 if it re-anchored, 0 if the pair came too soon after the last one. */
+int ptw_tr_tsc_slew(struct ptw_tr_tsc *c, uint64_t ticks, uint64_t boot_ns);
+
+static inline uint64_t ptw_tr_tsc_seg_ns(uint64_t t0, uint64_t y0,
+					 uint64_t mult, uint64_t ticks)
+{
+	if (__builtin_expect(ticks >= t0, 1))
+		return y0 + (uint64_t)(((unsigned __int128)(ticks - t0) *
+					mult) >> 32);
+	uint64_t back = (uint64_t)(((unsigned __int128)(t0 - ticks) *
+				    mult) >> 32);
+	return back < y0 ? y0 - back : 0;
+}
+
+/* Ticks before the newest piece: the piece they fall in (the oldest one
+ * kept, stretched back, for older ones). */
+uint64_t ptw_tr_tsc_to_ns_old(const struct ptw_tr_tsc *c, uint64_t ticks);
 
 /* Ticks to ns, inline: the backend converts every event. */
 static inline uint64_t ptw_tr_tsc_to_ns(const struct ptw_tr_tsc *c,
 					uint64_t ticks)
 {
-	if (__builtin_expect(ticks >= c->tsc0, 1))
-		return c->mono0 + (uint64_t)(((unsigned __int128)(ticks - c->tsc0) *
-					      c->mult) >> 32);
-	uint64_t back = (uint64_t)(((unsigned __int128)(c->tsc0 - ticks) *
-				    c->mult) >> 32);
-	return back < c->mono0 ? c->mono0 - back : 0;
+	if (__builtin_expect(ticks >= c->tsc0 || !c->n_old, 1))
+		return ptw_tr_tsc_seg_ns(c->tsc0, c->mono0, c->mult, ticks);
+	return ptw_tr_tsc_to_ns_old(c, ticks);
 }
 
 #endif /* PTW_TRACER_INTERNAL_H */
