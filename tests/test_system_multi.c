@@ -27,16 +27,6 @@ static void rows(const char *trace, const char *sql, char *out, size_t max)
 	cr_assert_eq(ptw_test_tp_rows(trace, sql, out, max), 0);
 }
 
-static void expect_no_errors(const char *trace)
-{
-	char got[2048];
-	rows(trace,
-	     "select name, idx, value from stats where value > 0 and severity "
-	     "in ('error', 'data_loss')",
-	     got, sizeof(got));
-	cr_assert_str_eq(got, "", "%s: error stats: %s", trace, got);
-}
-
 /* Waits (bounded) until 'n' system sessions record. */
 static void wait_sessions(int n, int ms)
 {
@@ -127,7 +117,7 @@ Test(system_multi, two_sessions_each_get_exactly_their_categories)
 			 "a3,0,multimain,multiproc;ai3,1,multimain,multiproc;");
 	rows(out_a, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "ca,1;ca,2;ca,3;");
-	expect_no_errors(out_a);
+	ptw_test_tp_expect_no_error_stats(out_a);
 
 	rows(out_b, SLICES, got, sizeof(got));
 	cr_assert_str_eq(got,
@@ -135,7 +125,7 @@ Test(system_multi, two_sessions_each_get_exactly_their_categories)
 			 "b open at B's stop,0,multimain,multiproc;");
 	rows(out_b, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "cb,2;");
-	expect_no_errors(out_b);
+	ptw_test_tp_expect_no_error_stats(out_b);
 	ptw_test_svc_stop(&s);
 }
 
@@ -164,14 +154,14 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 			      "a3,0;b3,1;bi3,2;ai3,1;");
 	rows(file, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "ca,1;cb,1;ca,2;cb,2;ca,3;cb,3;");
-	expect_no_errors(file);
+	ptw_test_tp_expect_no_error_stats(file);
 
 	rows(out, SLICES, got, sizeof(got));
 	cr_assert_str_eq(got, "a2,0,multimain,multiproc;"
 			      "ai2,1,multimain,multiproc;");
 	rows(out, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "ca,2;");
-	expect_no_errors(out);
+	ptw_test_tp_expect_no_error_stats(out);
 	ptw_test_svc_stop(&s);
 }
 
@@ -197,18 +187,18 @@ Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
 	rows(snap, "select name, depth from slice order by ts, depth", got,
 	     sizeof(got));
 	cr_assert_str_eq(got, "a1,0;b1,1;bi1,2;ai1,1;a2,0;b2,1;bi2,2;ai2,1;");
-	expect_no_errors(snap);
+	ptw_test_tp_expect_no_error_stats(snap);
 	rows(file, "select name, depth from slice order by ts, depth", got,
 	     sizeof(got));
 	cr_assert_str_eq(got, "a1,0;b1,1;bi1,2;ai1,1;a2,0;b2,1;bi2,2;ai2,1;"
 			      "a3,0;b3,1;bi3,2;ai3,1;");
-	expect_no_errors(file);
+	ptw_test_tp_expect_no_error_stats(file);
 
 	rows(out, SLICES, got, sizeof(got));
 	cr_assert_str_eq(got, "b2,0,multimain,multiproc;"
 			      "bi2,1,multimain,multiproc;");
 	rows(out, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "cb,2;");
-	expect_no_errors(out);
+	ptw_test_tp_expect_no_error_stats(out);
 	ptw_test_svc_stop(&s);
 }
