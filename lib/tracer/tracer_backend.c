@@ -1309,6 +1309,9 @@ int ptw_tr_sink_open(struct ptw_tracer *tr, struct ptw_tracer *sk, size_t n)
 		k++;
 	if (k == PTW_TR_MAX_SINKS)
 		return PTW_ERR_STATE;
+	/* the backend's own copy of the conversion (re-anchored each pass
+	 * in system mode, by this thread) */
+	sk->tsc = tr->tsc;
 	struct ptw_writer_options wo = *sk->sink_wo;
 	wo.compress = PTW_COMPRESS_NONE;
 	sk->w = ptw_i_writer_open_output(&wo, sk->out.fn, sk->out.ctx, &sk->err);

@@ -48,8 +48,7 @@ struct ptw_tracer *ptw_tr_sink_new_locked(const struct ptw_tracer *tr,
 	sk->out_fd = -1;
 	/* the clock and what the events carry are the session's */
 	sk->pid = tr->pid;
-	sk->use_tsc = tr->use_tsc;
-	sk->tsc = tr->tsc;
+	sk->use_tsc = tr->use_tsc; /* its conversion: ptw_tr_sink_open */
 	sk->clock_bits = tr->clock_bits;
 	sk->srcloc = tr->srcloc;
 	sk->general_only = tr->general_only;
