@@ -36,10 +36,11 @@ static void wait_sessions(int n, int ms)
 		     ptw_sys_sessions(), n);
 }
 
-static void start(const char *path, int ring)
+static void start_clock(const char *path, int ring, enum ptw_clock clock)
 {
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
+	cfg.clock = clock;
 	cfg.system = 1;
 	cfg.categories = "a,b";
 	cfg.process_name = "multiproc";
@@ -50,6 +51,11 @@ static void start(const char *path, int ring)
 	memset(&err, 0, sizeof(err));
 	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "ptw_start: %s", err.msg);
 	ptw_set_thread_name("multimain");
+}
+
+static void start(const char *path, int ring)
+{
+	start_clock(path, ring, PTW_CLOCK_MONOTONIC);
 }
 
 /* One phase N: a slice of "a" holding a scope of "b" (whose END, like
@@ -78,11 +84,11 @@ static void start(const char *path, int ring)
 	"counter_track t on c.track_id = t.id where t.name in ('ca', 'cb') " \
 	"order by c.ts, t.name"
 
-Test(system_multi, two_sessions_each_get_exactly_their_categories)
+static void two_sessions(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	start(NULL, 0);
+	start_clock(NULL, 0, clock);
 	char out_a[400], out_b[400], got[4096];
 	snprintf(out_a, sizeof(out_a), "%s/a.pftrace", s.dir);
 	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
@@ -127,6 +133,18 @@ Test(system_multi, two_sessions_each_get_exactly_their_categories)
 	cr_assert_str_eq(got, "cb,2;");
 	ptw_test_tp_expect_no_error_stats(out_b);
 	ptw_test_svc_stop(&s);
+}
+
+Test(system_multi, two_sessions_each_get_exactly_their_categories)
+{
+	two_sessions(PTW_CLOCK_MONOTONIC);
+}
+
+/* The same with the CPU's counter as the producers' clock (converted to
+ * BOOTTIME by the backend, for every session's writer alike). */
+Test(system_multi, two_sessions_with_the_cpu_counter)
+{
+	two_sessions(PTW_CLOCK_FASTEST);
 }
 
 Test(system_multi, a_file_beside_system_mode_has_every_event)
