@@ -36,6 +36,10 @@ static void wait_sessions(int n, int ms)
 		     ptw_sys_sessions(), n);
 }
 
+/* A counter track of one's own, sampled in category "b" (PHASE): its
+ * samples' records carry no category, the call site has it. */
+static uint64_t own_b;
+
 static void start_clock(const char *path, int ring, enum ptw_clock clock)
 {
 	struct ptw_config cfg;
@@ -51,6 +55,8 @@ static void start_clock(const char *path, int ring, enum ptw_clock clock)
 	memset(&err, 0, sizeof(err));
 	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "ptw_start: %s", err.msg);
 	ptw_set_thread_name("multimain");
+	own_b = ptw_counter_track_new("own_b", NULL, 0, 0);
+	cr_assert_neq(own_b, 0);
 }
 
 static void start(const char *path, int ring)
@@ -72,6 +78,7 @@ static void start(const char *path, int ring)
 		PTW_INSTANT("a", "ai" #N);                                   \
 		PTW_COUNTER_INT("a", "ca", N);                               \
 		PTW_COUNTER_INT("b", "cb", N);                               \
+		PTW_TRACK_COUNTER_INT("b", own_b, 10 * N);                   \
 		PTW_END("a");                                                \
 	} while (0)
 
@@ -81,7 +88,8 @@ static void start(const char *path, int ring)
 	"join process p using (upid) order by s.ts, s.depth"
 #define COUNTERS                                                             \
 	"select t.name, cast(c.value as int) from counter c join "           \
-	"counter_track t on c.track_id = t.id where t.name in ('ca', 'cb') " \
+	"counter_track t on c.track_id = t.id where t.name in ('ca', 'cb', " \
+	"'own_b') "                                                          \
 	"order by c.ts, t.name"
 
 static void two_sessions(enum ptw_clock clock)
@@ -130,7 +138,7 @@ static void two_sessions(enum ptw_clock clock)
 			 "b2,0,multimain,multiproc;bi2,1,multimain,multiproc;"
 			 "b open at B's stop,0,multimain,multiproc;");
 	rows(out_b, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "cb,2;");
+	cr_assert_str_eq(got, "cb,2;own_b,20;");
 	ptw_test_tp_expect_no_error_stats(out_b);
 	ptw_test_svc_stop(&s);
 }
@@ -171,7 +179,8 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 	cr_assert_str_eq(got, "a1,0;b1,1;bi1,2;ai1,1;a2,0;b2,1;bi2,2;ai2,1;"
 			      "a3,0;b3,1;bi3,2;ai3,1;");
 	rows(file, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "ca,1;cb,1;ca,2;cb,2;ca,3;cb,3;");
+	cr_assert_str_eq(got, "ca,1;cb,1;own_b,10;ca,2;cb,2;own_b,20;ca,3;cb,3;"
+			      "own_b,30;");
 	ptw_test_tp_expect_no_error_stats(file);
 
 	rows(out, SLICES, got, sizeof(got));
@@ -216,7 +225,7 @@ Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
 	cr_assert_str_eq(got, "b2,0,multimain,multiproc;"
 			      "bi2,1,multimain,multiproc;");
 	rows(out, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "cb,2;");
+	cr_assert_str_eq(got, "cb,2;own_b,20;");
 	ptw_test_tp_expect_no_error_stats(out);
 	ptw_test_svc_stop(&s);
 }

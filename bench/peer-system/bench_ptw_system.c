@@ -45,6 +45,10 @@ int main(int argc, char **argv)
 	cfg.ring_slots = (uint32_t)strtoul(ps_opt(&a, "slots", "16777216"),
 					   NULL, 10);
 	cfg.overflow = PTW_OVERFLOW_WAIT;
+	/* clock=tsc: the producers read the CPU's counter, which the backend
+	 * converts to BOOTTIME; clock=boot (default): they read BOOTTIME */
+	if (!strcmp(ps_opt(&a, "clock", "boot"), "tsc"))
+		cfg.clock = PTW_CLOCK_TSC;
 	struct ptw_error err;
 	if (ptw_start_ex(&cfg, &err)) {
 		fprintf(stderr, "ptw_start: %s\n", err.msg);

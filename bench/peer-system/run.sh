@@ -16,7 +16,9 @@
 #   SDK_BENCH  bench_sdk_system built against your SDK copy (see
 #              bench_sdk_system.cc); unset: ptw's half only
 #   ROUNDS (3), EVENTS per thread (4000000), VARIANT a|b|c (a),
-#   SMB_KB (32768), KEEP=1 keeps the traces (in the temp dir it names)
+#   SMB_KB (32768), KEEP=1 keeps the traces (in the temp dir it names),
+#   PTW_CLOCK boot|tsc (boot): ptw's producers read CLOCK_BOOTTIME or the
+#   CPU's counter (converted to BOOTTIME by ptw's backend)
 #   tracebox and trace_processor_shell: from $PTW_SHARED_DIR/tp (else
 #   ../shared/tp), else PATH
 # SPDX-License-Identifier: Apache-2.0
@@ -28,6 +30,7 @@ EVENTS=${EVENTS:-4000000}
 VARIANT=${VARIANT:-a}
 SMB_KB=${SMB_KB:-32768}
 SDK_BENCH=${SDK_BENCH:-}
+PTW_CLOCK=${PTW_CLOCK:-boot}
 tp_dir=${PTW_SHARED_DIR:-$here/../shared}/tp
 
 find_tool() {
@@ -94,7 +97,7 @@ run() {
 	t0=$(traced_ticks)
 	rm -f "$out" "$d/prog.err"
 	"$tb" perfetto --txt -c "$d/cfg.txt" -o "$out" > "$d/perfetto.log" 2>&1 & pf=$!
-	"$prog" "$VARIANT" "$EVENTS" smb_kb="$SMB_KB" > "$d/prog.out" 2> "$d/prog.err" & pid=$!
+	"$prog" "$VARIANT" "$EVENTS" smb_kb="$SMB_KB" clock="$PTW_CLOCK" > "$d/prog.out" 2> "$d/prog.err" & pid=$!
 	i=0
 	while ! grep -q workload-done "$d/prog.err" 2>/dev/null; do
 		if ! kill -0 "$pid" 2>/dev/null || [ $i -ge 3000 ]; then

@@ -29,7 +29,8 @@
  * Counters keep their value in v.u (a copied name before it). 'name' is
  * a literal, which for the sites of tracer.h's PTW_I_SITEN lies right
  * after the site; with a copied name (name_len > 0) it is the site itself
- * (ptw_tr_rec_site) or NULL.
+ * (ptw_tr_rec_site) or NULL. A sample on a counter track of one's own
+ * (PTW_I_K_TRACK_COUNTER_*) has no name: 'name' is its site.
  * Read by ptw_tr_decode_at, and by tracer_unload.c for the string
  * pointers of open slices' copies (ptw_tr_own_copied). */
 struct ptw_i_rec {

@@ -138,14 +138,15 @@ static int ptw_tr_sink_cat(struct ptw_tracer *tr, const char *cat)
 }
 
 /* A counter's record has its value where others have the category: the
- * category is its site's (a copied name's record points at the site; a
- * literal name is looked up among the sites). A sample on a track of
- * ptw_counter_track_new (no name) goes to every sink. */
+ * category is its site's (a copied name's record, and a sample on a
+ * track of ptw_counter_track_new, point at the site; a literal name is
+ * looked up among the sites). */
 static int ptw_tr_sink_counter(struct ptw_tracer *tr, const struct ptw_i_rec *rec)
 {
 	if (!rec->name)
 		return 1;
-	if (rec->name_len)
+	if (rec->name_len || rec->kind == PTW_I_K_TRACK_COUNTER_INT ||
+	    rec->kind == PTW_I_K_TRACK_COUNTER_DOUBLE)
 		return ptw_tr_sink_cat(
 			tr, ((const struct ptw_i_site *)(const void *)rec->name)->cat);
 	uint64_t v;

@@ -537,8 +537,11 @@ int ptw_i_emit_val(struct ptw_i_site *site, uint32_t kind, uint64_t track,
 		if (!(t = ptw_tr_resolve(site, kind, &alt)))
 			return 0;
 	}
-	return ptw_tr_write_n(t, site, site->cat, kind, NULL, NULL, track, val,
-			      NULL, 0);
+	/* the record's name is the site: its category, for the outputs
+	 * that take only theirs (tracer_sink.c) */
+	return ptw_tr_write_n(t, site, site->cat, kind,
+			      (const char *)(const void *)site, NULL, track,
+			      val, NULL, 0);
 }
 
 /* The _FMT macros: formats only once the event is known to be recorded,
