@@ -141,16 +141,26 @@ Test(os_mem, a_block_is_not_shared_with_a_child_of_fork)
 	}
 	int st = 0;
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		  "the child saw the parent's bytes (status %d)", st);
+	/* qemu-user takes MADV_WIPEONFORK and does nothing (its own host
+	 * mappings are copy-on-write across the fork): only the parent's
+	 * bytes are checked there */
+	const char *emu = getenv("PTW_TEST_RUNNER");
+	if (emu)
+		fprintf(stderr, "the child's view and the faults after fork "
+				"not checked under %s\n", emu);
+	else
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+			  "the child saw the parent's bytes (status %d)", st);
 	long f0 = minor_faults();
 	for (size_t i = 0; i < bytes; i += page)
 		m[i] = 0x5a;
 	long faults = minor_faults() - f0;
 	/* copy-on-write would fault once per page (256 here) */
-	cr_assert_lt(faults, (long)(bytes / page / 16),
-		     "%ld page faults writing the block again after fork",
-		     faults);
+	if (!emu)
+		cr_assert_lt(faults, (long)(bytes / page / 16),
+			     "%ld page faults writing the block again after "
+			     "fork",
+			     faults);
 	for (size_t i = 0; i < bytes; i += 4093)
 		cr_assert_eq(m[i], i % page == 0 ? 0x5a : 0xa5, "byte %zu", i);
 	ptw_os_mem_release(m, bytes);
