@@ -49,8 +49,14 @@ aarch64) D=arm64
 	if [ $# -eq 0 ]; then
 		for f in tests/test_*.c tests/test_*.cc; do
 			f=${f##*/}
+			case "${f%%.*}" in
+			# the real service's suites: natively only (under
+			# qemu a session once did not start within 10 s)
+			test_system|test_system_multi) continue ;;
+			esac
 			set -- "$@" "${f%%.*}"
 		done
+		echo "test-cross-$A: test_system and test_system_multi (the real tracebox) run natively only" 
 	fi ;;
 s390x) D=s390x
 	# shellcheck disable=SC2086
