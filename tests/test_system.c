@@ -79,7 +79,7 @@ Test(system, the_session_records_what_was_logged_while_it_ran)
 	char out[400];
 	snprintf(out, sizeof(out), "%s/out.pftrace", s.dir);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ALL, out);
-	cr_assert(ptw_test_wait_running(1, 10000), "the session never started");
+	cr_assert(ptw_test_wait_running(1, 30000), "the session never started");
 	{
 		PTW_SCOPE("app", "outer");
 		PTW_INSTANT_ARGS("io", "opened", PTW_ARG_I64("fd", 3),
@@ -160,7 +160,7 @@ static void record_instants(struct ptw_test_svc *s, const char *cfg_text,
 			    const char *out, int n)
 {
 	pid_t pf = ptw_test_perfetto_start(s, cfg_text, out);
-	cr_assert(ptw_test_wait_running(1, 10000), "the session never started");
+	cr_assert(ptw_test_wait_running(1, 30000), "the session never started");
 	for (int i = 0; i < n; i++) {
 		PTW_INSTANT("app", "app event");
 		PTW_INSTANT("io", "io event");
@@ -244,7 +244,7 @@ Test(system, clear_incremental_state_keeps_every_event_named)
 		"incremental_state_config { clear_period_ms: 50 }\n"
 		"duration_ms: 1000\n",
 		out);
-	cr_assert(ptw_test_wait_running(1, 10000));
+	cr_assert(ptw_test_wait_running(1, 30000));
 	int n = 0;
 	while (ptw_is_running()) {
 		PTW_SCOPE("app", "step");
@@ -300,7 +300,7 @@ Test(system, more_threads_than_chunks)
 	char out[400], got[4096];
 	snprintf(out, sizeof(out), "%s/many.pftrace", s.dir);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ALL, out);
-	cr_assert(ptw_test_wait_running(1, 10000));
+	cr_assert(ptw_test_wait_running(1, 30000));
 	pthread_t th[N_MANY];
 	for (long i = 0; i < N_MANY; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, many_worker, (void *)i), 0);
@@ -617,7 +617,7 @@ static pid_t fill_a_frozen_service(struct ptw_test_svc *s, const char *out,
 		 "duration_ms: %d\n",
 		 duration_ms);
 	pid_t pf = ptw_test_perfetto_start(s, text, out);
-	cr_assert(ptw_test_wait_running(1, 10000));
+	cr_assert(ptw_test_wait_running(1, 30000));
 	PTW_INSTANT("app", "first");
 	cr_assert_eq(ptw_flush(), 0);
 	kill(s->traced, SIGSTOP);
@@ -787,7 +787,7 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_EDGES, out1);
 	{
 		PTW_SCOPE("app", "before scope");
-		cr_assert(ptw_test_wait_running(1, 10000));
+		cr_assert(ptw_test_wait_running(1, 30000));
 		PTW_INSTANT("app", "in1");
 	}
 	PTW_END("app");          /* of "before" */
@@ -806,7 +806,7 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 		ptw_test_perfetto_wait(pf);
 		cr_assert_eq(invalid_now(), 0);
 		pf = ptw_test_perfetto_start(&s, CFG_EDGES, out2);
-		cr_assert(ptw_test_wait_running(1, 10000));
+		cr_assert(ptw_test_wait_running(1, 30000));
 		{
 			PTW_SCOPE("app", "second");
 			PTW_INSTANT("app", "in3");
