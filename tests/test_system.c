@@ -79,7 +79,7 @@ Test(system, the_session_records_what_was_logged_while_it_ran)
 	char out[400];
 	snprintf(out, sizeof(out), "%s/out.pftrace", s.dir);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ALL, out);
-	cr_assert(ptw_test_wait_running(1, 30000), "the session never started");
+	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
 	{
 		PTW_SCOPE("app", "outer");
 		PTW_INSTANT_ARGS("io", "opened", PTW_ARG_I64("fd", 3),
@@ -93,7 +93,7 @@ Test(system, the_session_records_what_was_logged_while_it_ran)
 	pthread_join(th, NULL);
 	PTW_FLOW_END("app", "receive", 9);
 	PTW_ASYNC_END("app", 42);
-	cr_assert(ptw_test_wait_running(0, 20000), "the session never stopped");
+	ptw_test_svc_expect_running(&s, 0, 20000, "the session never stopped");
 	PTW_INSTANT("app", "after"); /* after the session: not recorded */
 	ptw_test_perfetto_wait(pf);
 	cr_assert_eq(ptw_stop(), 0);
@@ -160,13 +160,13 @@ static void record_instants(struct ptw_test_svc *s, const char *cfg_text,
 			    const char *out, int n)
 {
 	pid_t pf = ptw_test_perfetto_start(s, cfg_text, out);
-	cr_assert(ptw_test_wait_running(1, 30000), "the session never started");
+	ptw_test_svc_expect_running(s, 1, 30000, "the session never started");
 	for (int i = 0; i < n; i++) {
 		PTW_INSTANT("app", "app event");
 		PTW_INSTANT("io", "io event");
 		PTW_INSTANT("gfx", "gfx event");
 	}
-	cr_assert(ptw_test_wait_running(0, 30000), "the session never stopped");
+	ptw_test_svc_expect_running(s, 0, 30000, "the session never stopped");
 	ptw_test_perfetto_wait(pf);
 }
 
@@ -244,7 +244,7 @@ Test(system, clear_incremental_state_keeps_every_event_named)
 		"incremental_state_config { clear_period_ms: 50 }\n"
 		"duration_ms: 1000\n",
 		out);
-	cr_assert(ptw_test_wait_running(1, 30000));
+	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
 	int n = 0;
 	while (ptw_is_running()) {
 		PTW_SCOPE("app", "step");
@@ -300,7 +300,7 @@ Test(system, more_threads_than_chunks)
 	char out[400], got[4096];
 	snprintf(out, sizeof(out), "%s/many.pftrace", s.dir);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ALL, out);
-	cr_assert(ptw_test_wait_running(1, 30000));
+	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
 	pthread_t th[N_MANY];
 	for (long i = 0; i < N_MANY; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, many_worker, (void *)i), 0);
@@ -309,7 +309,7 @@ Test(system, more_threads_than_chunks)
 	cr_assert_eq(ptw_flush(), 0);
 	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
-	cr_assert(ptw_test_wait_running(0, 20000));
+	ptw_test_svc_expect_running(&s, 0, 20000, "the session never stopped");
 	ptw_test_perfetto_wait(pf);
 	/* none invented: only our names, on our threads, at most 20 each */
 	rows(out,
@@ -446,13 +446,13 @@ static void sched_alignment(enum ptw_clock clock)
 		"compact_sched { enabled: false } } } }\n"
 		"duration_ms: 3000\n",
 		out);
-	cr_assert(ptw_test_wait_running(1, 20000), "the session never started");
+	ptw_test_svc_expect_running(&s, 1, 20000, "the session never started");
 	pthread_t th[3];
 	for (long i = 0; i < 3; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, sched_worker, (void *)i), 0);
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
-	cr_assert(ptw_test_wait_running(0, 30000));
+	ptw_test_svc_expect_running(&s, 0, 30000, "the session never stopped");
 	ptw_test_perfetto_wait(pf);
 	rows(out,
 	     "select count(*) from slice s join thread_track tt on s.track_id = "
@@ -621,7 +621,7 @@ static pid_t fill_a_frozen_service(struct ptw_test_svc *s, const char *out,
 		 "duration_ms: %d\n",
 		 duration_ms);
 	pid_t pf = ptw_test_perfetto_start(s, text, out);
-	cr_assert(ptw_test_wait_running(1, 30000));
+	ptw_test_svc_expect_running(s, 1, 30000, "the session never started");
 	PTW_INSTANT("app", "first");
 	cr_assert_eq(ptw_flush(), 0);
 	kill(s->traced, SIGSTOP);
@@ -648,7 +648,7 @@ Test(system, a_service_that_stops_reading_loses_counted_and_shown)
 	cr_assert_gt(st.system_lost, 0, "nothing counted as lost");
 	for (int i = 0; i < 10; i++)
 		PTW_INSTANT("app", "after");
-	cr_assert(ptw_test_wait_running(0, 30000));
+	ptw_test_svc_expect_running(&s, 0, 30000, "the session never stopped");
 	ptw_test_perfetto_wait(pf);
 	rows(out,
 	     "select count(*) from slice where name not in ('first', 'burst', "
@@ -791,7 +791,7 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_EDGES, out1);
 	{
 		PTW_SCOPE("app", "before scope");
-		cr_assert(ptw_test_wait_running(1, 30000));
+		ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
 		PTW_INSTANT("app", "in1");
 	}
 	PTW_END("app");          /* of "before" */
@@ -806,11 +806,11 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 	PTW_ASYNC_BEGIN("app", "async open at stop", 6);
 	{
 		PTW_SCOPE("app", "scope open at stop");
-		cr_assert(ptw_test_wait_running(0, 20000));
+		ptw_test_svc_expect_running(&s, 0, 20000, "the session never stopped");
 		ptw_test_perfetto_wait(pf);
 		cr_assert_eq(invalid_now(), 0);
 		pf = ptw_test_perfetto_start(&s, CFG_EDGES, out2);
-		cr_assert(ptw_test_wait_running(1, 30000));
+		ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
 		{
 			PTW_SCOPE("app", "second");
 			PTW_INSTANT("app", "in3");
@@ -822,7 +822,7 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 	PTW_ASYNC_END("app", 6);
 	PTW_END("app");          /* of "open at stop" */
 	PTW_INSTANT("app", "in5");
-	cr_assert(ptw_test_wait_running(0, 20000));
+	ptw_test_svc_expect_running(&s, 0, 20000, "the session never stopped");
 	ptw_test_perfetto_wait(pf);
 	cr_assert_eq(invalid_now(), 0);
 	PTW_INSTANT("app", "after"); /* no session: not recorded */

@@ -27,15 +27,6 @@ static void rows(const char *trace, const char *sql, char *out, size_t max)
 	cr_assert_eq(ptw_test_tp_rows(trace, sql, out, max), 0);
 }
 
-/* Waits (bounded) until 'n' system sessions record. */
-static void wait_sessions(int n, int ms)
-{
-	for (int i = 0; i < ms / 2 && ptw_sys_sessions() != n; i++)
-		usleep(2000);
-	cr_assert_eq(ptw_sys_sessions(), n, "%d system sessions, not %d",
-		     ptw_sys_sessions(), n);
-}
-
 /* A counter track of one's own, sampled in category "b" (PHASE): its
  * samples' records carry no category, the call site has it. */
 static uint64_t own_b;
@@ -102,23 +93,23 @@ static void two_sessions(enum ptw_clock clock)
 	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
 
 	pid_t pa = ptw_test_perfetto_start(&s, CFG_ONLY("a", 5000), out_a);
-	wait_sessions(1, 20000);
+	ptw_test_svc_expect_sessions(&s, 1, 20000);
 	PTW_BEGIN("b", "b open at B's start"); /* its BEGIN precedes B */
 	PTW_BEGIN("a", "a open across B");
 	PHASE(1);
 	pid_t pb = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1200), out_b);
-	wait_sessions(2, 20000);
+	ptw_test_svc_expect_sessions(&s, 2, 20000);
 	PTW_END("a");
 	PTW_END("b");
 	PHASE(2);
 	PTW_BEGIN("b", "b open at B's stop"); /* never ended in B */
 	PTW_BEGIN("a", "a open at B's stop");
-	wait_sessions(1, 20000); /* B stopped, A runs on */
+	ptw_test_svc_expect_sessions(&s, 1, 20000); /* B stopped, A runs on */
 	ptw_test_perfetto_wait(pb);
 	PTW_END("a");
 	PTW_END("b");
 	PHASE(3);
-	wait_sessions(0, 30000);
+	ptw_test_svc_expect_sessions(&s, 0, 30000);
 	ptw_test_perfetto_wait(pa);
 	cr_assert_eq(ptw_stop(), 0);
 
@@ -166,9 +157,9 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 	cr_assert(ptw_is_running(), "the file records from the start");
 	PHASE(1);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("a", 1000), out);
-	wait_sessions(1, 20000);
+	ptw_test_svc_expect_sessions(&s, 1, 20000);
 	PHASE(2);
-	wait_sessions(0, 20000);
+	ptw_test_svc_expect_sessions(&s, 0, 20000);
 	ptw_test_perfetto_wait(pf);
 	PHASE(3);
 	cr_assert(ptw_is_running(), "the file records after the session");
@@ -203,10 +194,10 @@ Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
 	start(file, 1);
 	PHASE(1);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1000), out);
-	wait_sessions(1, 20000);
+	ptw_test_svc_expect_sessions(&s, 1, 20000);
 	PHASE(2);
 	cr_assert_eq(ptw_snapshot(snap), 0);
-	wait_sessions(0, 20000);
+	ptw_test_svc_expect_sessions(&s, 0, 20000);
 	ptw_test_perfetto_wait(pf);
 	PHASE(3);
 	cr_assert_eq(ptw_stop(), 0);

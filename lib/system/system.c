@@ -26,6 +26,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -122,6 +123,10 @@ struct ptw_sys {
 	size_t n_sess;
 	int own;
 	uint64_t decl_sent;            /* ptw_sys_decl_version registered */
+	/* why the last start of ptw's data source recorded nothing, and
+	 * how many did so far (ptw_sys_describe) */
+	const char *start_why;
+	uint64_t starts_refused, connects;
 
 	/* from the backend thread, under qmu */
 	pthread_mutex_t qmu;
@@ -499,11 +504,19 @@ static int ptw_sys_on_setup_smb(void *ctx, int fd, uint32_t page_size)
 	return 0;
 }
 
+/* A start that records nothing: noted for ptw_sys_describe. */
+static void ptw_sys_refused(struct ptw_sys *s, const char *why)
+{
+	s->start_why = why;
+	s->starts_refused++;
+}
+
 static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
 {
 	struct ptw_sys *s = ctx;
 	if (!s->smb) {
 		s->prod.protocol_errors++;
+		ptw_sys_refused(s, "a start before the shared memory buffer");
 		return;
 	}
 	if (ptw_sys_find(s, ds->id))
@@ -512,14 +525,20 @@ static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
 	for (size_t i = 0; !ss && i < PTW_TR_MAX_SINKS; i++)
 		if (!s->sess[i].id)
 			ss = &s->sess[i];
-	if (!ss)
-		return; /* more sessions than the SDK serves (README) */
+	if (!ss) {
+		/* more sessions than the SDK serves (README) */
+		ptw_sys_refused(s, "more sessions than ptw serves");
+		return;
+	}
 	ss->s = s;
 	ss->te_raw = malloc(ds->te_len ? ds->te_len : 1);
-	if (!ss->te_raw)
+	if (!ss->te_raw) {
+		ptw_sys_refused(s, "out of memory");
 		return;
+	}
 	if (ds->te_len)
 		memcpy(ss->te_raw, ds->te_raw, ds->te_len);
+	const char *why = "malformed TrackEventConfig";
 	if (ptw_sys_te_parse(ss->te_raw, ds->te_len, &ss->te))
 		goto fail;
 	struct ptw_smb_hooks h = {
@@ -529,6 +548,7 @@ static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
 		.commit_due = ptw_sys_hook_commit,
 		.stall = ptw_sys_hook_stall,
 	};
+	why = "out of memory";
 	ss->router = ptw_smb_router_create(s->smb, ds->target_buffer, &h);
 	if (!ss->router)
 		goto fail;
@@ -562,6 +582,7 @@ static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
 	if (rc) {
 		ptw_smb_router_destroy(ss->router);
 		ss->router = NULL;
+		why = "the tracer's session did not start";
 		goto fail;
 	}
 	ss->id = ds->id;
@@ -569,6 +590,7 @@ static void ptw_sys_on_start(void *ctx, const struct ptw_sys_ds *ds)
 	atomic_fetch_add(&ptw_sys_n_live, 1);
 	return;
 fail:
+	ptw_sys_refused(s, why);
 	ptw_sys_sess_clear(ss);
 }
 
@@ -692,6 +714,7 @@ static void *ptw_sys_main(void *arg)
 	pthread_mutex_lock(&s->sock_mu);
 	while (!atomic_load(&s->quit)) {
 		if (p->state == PTW_SYS_P_CLOSED && ptw_sys_now_ms() >= s->next_try_ms) {
+			s->connects++;
 			if (ptw_sys_prod_connect(p, s->path))
 				ptw_sys_disconnect(s);
 		}
@@ -925,5 +948,49 @@ void ptw_sys_decl_changed(void)
 	pthread_mutex_lock(&ptw_sys_mu);
 	if (ptw_sys_g)
 		ptw_sys_wake(ptw_sys_g);
+	pthread_mutex_unlock(&ptw_sys_mu);
+}
+
+void ptw_sys_describe(char *out, size_t n)
+{
+	static const char *const states[] = {"closed", "binding", "initializing",
+					     "ready"};
+	pthread_mutex_lock(&ptw_sys_mu);
+	struct ptw_sys *s = ptw_sys_g;
+	if (!s) {
+		pthread_mutex_unlock(&ptw_sys_mu);
+		snprintf(out, n, "system mode is off");
+		return;
+	}
+	/* the system thread holds sock_mu but while it sleeps in poll() or
+	 * waits for the backend: one stuck with it is worth saying */
+	int locked = 0;
+	for (int i = 0; i < 1000 && !locked; i++) {
+		locked = pthread_mutex_trylock(&s->sock_mu) == 0;
+		if (!locked) {
+			struct timespec ts = {0, 1000000L};
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (!locked) {
+		pthread_mutex_unlock(&ptw_sys_mu);
+		snprintf(out, n, "the system thread held its mutex for 1 s");
+		return;
+	}
+	const struct ptw_sys_prod *p = &s->prod;
+	snprintf(out, n,
+		 "connection %s after %llu attempts; %llu protocol errors "
+		 "(last: %s); buffer %s; %zu sessions; %llu starts refused "
+		 "(last: %s); categories registered: version %llu of %llu",
+		 p->state >= 0 && p->state <= PTW_SYS_P_READY ? states[p->state]
+							      : "?",
+		 (unsigned long long)s->connects,
+		 (unsigned long long)p->protocol_errors,
+		 p->why ? p->why : "none", s->smb ? "mapped" : "none",
+		 s->n_sess, (unsigned long long)s->starts_refused,
+		 s->start_why ? s->start_why : "none",
+		 (unsigned long long)s->decl_sent,
+		 (unsigned long long)ptw_sys_decl_version());
+	pthread_mutex_unlock(&s->sock_mu);
 	pthread_mutex_unlock(&ptw_sys_mu);
 }

@@ -10,6 +10,7 @@
 #ifndef PTW_SYSTEM_H
 #define PTW_SYSTEM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ptw/tracer.h"
@@ -40,6 +41,10 @@ void ptw_sys_atfork_child(void);
 
 /* System sessions whose events are being recorded now (tests). */
 int ptw_sys_sessions(void);
+
+/* The connection's state in a sentence (a test explains with it a
+ * session that did not start). */
+void ptw_sys_describe(char *out, size_t n);
 
 /* Packets lost to a full shared memory buffer so far (ptw_stats). */
 uint64_t ptw_sys_lost(void);

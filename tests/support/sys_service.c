@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/system/system.h"
 #include "ptw/tracer.h"
 #include "ptw_test.h"
 #include "tp_shell.h"
@@ -193,4 +194,54 @@ int ptw_test_svc_wait_registered(struct ptw_test_svc *s)
 int ptw_test_svc_wait_query(struct ptw_test_svc *s, const char *word)
 {
 	return ptw_test_svc_poll_query(s, word);
+}
+
+/* The last 'max'-1 bytes of 'path' (or a line saying it is missing). */
+static void ptw_test_tail(const char *path, char *out, size_t max)
+{
+	out[0] = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(out, max, "(no %s)", path);
+		return;
+	}
+	long end = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+	long from = end > (long)max - 1 ? end - ((long)max - 1) : 0;
+	if (end >= 0 && fseek(f, from, SEEK_SET) == 0)
+		out[fread(out, 1, max - 1, f)] = 0;
+	fclose(f);
+}
+
+/* Fails the test with ptw's side and the service's logs. */
+static void ptw_test_svc_fail_explained(struct ptw_test_svc *s, const char *what,
+					const char *file, int line)
+{
+	char ptw[512], traced[1500], perfetto[1000], path[400];
+	ptw_sys_describe(ptw, sizeof(ptw));
+	snprintf(path, sizeof(path), "%s/traced.log", s->dir);
+	ptw_test_tail(path, traced, sizeof(traced));
+	snprintf(path, sizeof(path), "%s/perfetto.log", s->dir);
+	ptw_test_tail(path, perfetto, sizeof(perfetto));
+	cr_assert_fail("%s:%d: %s\nptw: %s\ntraced.log ends:\n%s\nperfetto.log ends:"
+		       "\n%s", file, line, what, ptw, traced, perfetto);
+}
+
+void ptw_test_svc_expect_running_at(struct ptw_test_svc *s, int want, int ms,
+				    const char *what, const char *file, int line)
+{
+	if (!ptw_test_wait_running(want, ms))
+		ptw_test_svc_fail_explained(s, what, file, line);
+}
+
+void ptw_test_svc_expect_sessions_at(struct ptw_test_svc *s, int n, int ms,
+				     const char *file, int line)
+{
+	for (int i = 0; i < ms / 2 && ptw_sys_sessions() != n; i++)
+		ptw_test_sleep_ms(2);
+	if (ptw_sys_sessions() != n) {
+		char what[64];
+		snprintf(what, sizeof(what), "%d system sessions, not %d",
+			 ptw_sys_sessions(), n);
+		ptw_test_svc_fail_explained(s, what, file, line);
+	}
 }

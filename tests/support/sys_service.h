@@ -52,4 +52,19 @@ void ptw_test_perfetto_wait(pid_t pid);
  * 'want'. 1 if it became so, 0 if not. */
 int ptw_test_wait_running(int want, int ms);
 
+/* Waits as ptw_test_wait_running; if it times out, fails the test with
+ * what explains it: the caller's line, ptw's connection
+ * (ptw_sys_describe) and the ends of traced's and perfetto's logs.
+ * 'what' names the wait. */
+#define ptw_test_svc_expect_running(s, want, ms, what)                       \
+	ptw_test_svc_expect_running_at(s, want, ms, what, __FILE__, __LINE__)
+void ptw_test_svc_expect_running_at(struct ptw_test_svc *s, int want, int ms,
+				    const char *what, const char *file,
+				    int line);
+/* The same for 'n' system sessions recording (ptw_sys_sessions). */
+#define ptw_test_svc_expect_sessions(s, n, ms)                               \
+	ptw_test_svc_expect_sessions_at(s, n, ms, __FILE__, __LINE__)
+void ptw_test_svc_expect_sessions_at(struct ptw_test_svc *s, int n, int ms,
+				     const char *file, int line);
+
 #endif /* PTW_TEST_SYS_SERVICE_H */
