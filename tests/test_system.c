@@ -462,10 +462,10 @@ static void sched_alignment(enum ptw_clock clock)
 	cr_assert_gt(ours, 100, "only %d of our events", ours);
 	/* every point of ours (an instant, a slice's begin and end) while
 	 * the kernel recorded the scheduler on every CPU (its data source
-	 * starts a little after ours and stops before) inside a sched period of its thread,
-	 * or inside a run of it whose switch in is missing (gap: from the
-	 * switch before, to the switch out of our thread that follows it
-	 * with no switch in) */
+	 * starts a little after ours and stops before) inside a sched
+	 * period of its thread, or inside a run of it whose switch in is
+	 * missing (gap: from the switch before, to the switch out of our
+	 * thread that follows it with no switch in) */
 	rows(out,
 	     "create perfetto table sw as select ts, cpu, extract_arg("
 	     "arg_set_id, 'prev_pid') prev, extract_arg(arg_set_id, "
