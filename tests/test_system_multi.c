@@ -112,6 +112,14 @@ static void two_sessions(enum ptw_clock clock)
 	ptw_test_svc_expect_sessions(&s, 0, 30000);
 	ptw_test_perfetto_wait(pa);
 	cr_assert_eq(ptw_stop(), 0);
+	/* the stats add up both sessions' events: A has the "a" part of each
+	 * phase (BEGIN, instant, counter, END) and its two slices' BEGINs
+	 * and ENDs, B the "b" part of phase 2 (BEGIN, instant, END, two
+	 * counters) and a BEGIN */
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.events, (3 * 4 + 4) + (5 + 1), "%llu events",
+		     (unsigned long long)st.events);
 
 	rows(out_a, SLICES, got, sizeof(got));
 	cr_assert_str_eq(got,
@@ -164,6 +172,11 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 	PHASE(3);
 	cr_assert(ptw_is_running(), "the file records after the session");
 	cr_assert_eq(ptw_stop(), 0);
+	/* the stats are the file's: 9 events a phase */
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.events, 3 * 9, "%llu events",
+		     (unsigned long long)st.events);
 
 	rows(file, "select name, depth from slice order by ts, depth", got,
 	     sizeof(got));
