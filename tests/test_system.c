@@ -205,6 +205,54 @@ Test(system, the_sessions_category_config_is_honoured)
 	ptw_test_svc_stop(&s);
 }
 
+/* Waits (bounded: 10 s) until traced's log says a session is set up. */
+static int wait_session_configured(struct ptw_test_svc *s)
+{
+	char log[400], text[8192];
+	snprintf(log, sizeof(log), "%s/traced.log", s->dir);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(log, "r");
+		size_t n = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		text[n] = 0;
+		if (strstr(text, "Configured tracing session"))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/* A program that starts while a session runs joins it: traced starts
+ * ptw's data source as it registers (the command stream must be open by
+ * then, test_system_ipc). */
+Test(system, a_program_started_during_a_session_joins_it)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	char out[400], got[256];
+	snprintf(out, sizeof(out), "%s/late.pftrace", s.dir);
+	pid_t pf = ptw_test_perfetto_start(&s,
+					   "buffers { size_kb: 8192 }\n"
+					   "data_sources { config { name: "
+					   "\"track_event\" } }\n"
+					   "duration_ms: 3000\n",
+					   out);
+	cr_assert(wait_session_configured(&s), "no session in traced.log");
+	start_system("app");
+	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
+	for (int i = 0; i < 10; i++)
+		PTW_INSTANT("app", "late");
+	ptw_test_svc_expect_running(&s, 0, 30000, "the session never stopped");
+	ptw_test_perfetto_wait(pf);
+	cr_assert_eq(ptw_stop(), 0);
+	rows(out, "select name, count(*) from slice group by name", got,
+	     sizeof(got));
+	cr_assert_str_eq(got, "late,10;");
+	expect_no_errors(out);
+	ptw_test_svc_stop(&s);
+}
+
 Test(system, the_service_killed_and_restarted_the_next_session_records)
 {
 	struct ptw_test_svc s;

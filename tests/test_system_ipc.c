@@ -171,6 +171,25 @@ static uint64_t frame_req(const uint8_t *p, size_t n, uint32_t *kind,
 	return req;
 }
 
+/* The method id of ptw's InvokeMethod frame 'p' (0 if it is not one). */
+static uint64_t frame_method(const uint8_t *p, size_t n, uint64_t *req)
+{
+	uint32_t kind = 0;
+	const uint8_t *inv = NULL;
+	size_t ilen = 0;
+	*req = frame_req(p, n, &kind, &inv, &ilen);
+	if (kind != 5)
+		return 0;
+	struct ptw_sys_pbr r;
+	struct ptw_sys_pbf fl;
+	uint64_t method = 0;
+	ptw_sys_pbr_init(&r, inv, ilen);
+	while (ptw_sys_pbr_next(&r, &fl) > 0)
+		if (fl.num == 2)
+			method = fl.v;
+	return method;
+}
+
 static void start_system(void)
 {
 	struct ptw_config cfg;
@@ -329,11 +348,14 @@ Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 	ptw_pb_append_varint_field(&body, 1, 1);
 	frame(&out, init_req, 6, &body);
 	fake_send(&f, out.data, out.len, 3, -1);
-	uint64_t reg_or_async = 0;
-	for (int i = 0; i < 2; i++) { /* RegisterDataSource, GetAsyncCommand */
+	uint64_t async_req = 0;
+	for (int i = 0; i < 2; i++) { /* GetAsyncCommand, RegisterDataSource */
+		uint64_t rq;
 		n = fake_read_frame(&f, buf, sizeof(buf));
-		reg_or_async = frame_req(buf, n, &kind, &inv, &ilen);
+		if (frame_method(buf, n, &rq) == 5)
+			async_req = rq;
 	}
+	cr_assert_neq(async_req, 0, "no GetAsyncCommand");
 	struct ptw_pb_buf cmd;
 	cr_assert_eq(ptw_pb_buf_init(&cmd, 64), 0);
 	size_t st = ptw_pb_begin_nested(&cmd, 3);
@@ -343,7 +365,7 @@ Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 	ptw_pb_append_varint_field(&body, 1, 1);
 	ptw_pb_append_varint_field(&body, 2, 1);
 	ptw_pb_append_bytes_field(&body, 3, cmd.data, cmd.len);
-	frame(&out, reg_or_async, 6, &body);
+	frame(&out, async_req, 6, &body);
 	int null2 = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fake_send(&f, out.data, out.len, out.len, null2);
 	close(null2);
@@ -356,6 +378,50 @@ Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 	close(stray);
 	cr_assert_eq(count_fds(), fds_before - 4, "ptw kept an fd it was sent");
 	ptw_pb_buf_free(&cmd);
+	ptw_pb_buf_free(&body);
+	ptw_pb_buf_free(&out);
+	fake_done(&f);
+}
+
+/* The service drops a data source's SetupDataSource and StartDataSource
+ * sent before the producer's GetAsyncCommand (only SetupTracing waits
+ * for it: google/perfetto v58 src/tracing/ipc/service/
+ * producer_ipc_service.cc), so a RegisterDataSource ahead of it, while a
+ * session that wants the data source runs, could leave that session
+ * without ptw. As the SDK does, ptw asks for the command stream first. */
+Test(system_ipc, the_command_stream_is_asked_for_before_registering)
+{
+	struct fake f;
+	fake_listen(&f);
+	start_system();
+	fake_accept(&f);
+	uint64_t req = expect_bind(&f);
+	struct ptw_pb_buf body, out;
+	cr_assert_eq(ptw_pb_buf_init(&body, 256), 0);
+	cr_assert_eq(ptw_pb_buf_init(&out, 256), 0);
+	bind_reply(&body, 1);
+	frame(&out, req, 4, &body);
+	fake_send(&f, out.data, out.len, out.len, -1);
+	uint8_t buf[65536];
+	size_t n = fake_read_frame(&f, buf, sizeof(buf));
+	uint64_t init_req = 0;
+	cr_assert_eq(frame_method(buf, n, &init_req), 1,
+		     "not InitializeConnection");
+	ptw_pb_buf_reset(&body);
+	ptw_pb_append_varint_field(&body, 1, 1);
+	frame(&out, init_req, 6, &body);
+	fake_send(&f, out.data, out.len, out.len, -1);
+	uint64_t methods[2], rq;
+	for (int i = 0; i < 2; i++) {
+		n = fake_read_frame(&f, buf, sizeof(buf));
+		methods[i] = frame_method(buf, n, &rq);
+	}
+	/* the fake's method ids: 5 GetAsyncCommand, 2 RegisterDataSource */
+	cr_assert_eq(methods[0], 5, "method %llu before GetAsyncCommand",
+		     (unsigned long long)methods[0]);
+	cr_assert_eq(methods[1], 2, "method %llu, not RegisterDataSource",
+		     (unsigned long long)methods[1]);
+	cr_assert_eq(ptw_stop(), 0);
 	ptw_pb_buf_free(&body);
 	ptw_pb_buf_free(&out);
 	fake_done(&f);

@@ -434,14 +434,17 @@ static int ptw_sys_on_reply(struct ptw_sys_prod *p, uint64_t req,
 	if (req == p->init_req && p->state == PTW_SYS_P_INIT) {
 		if (!ok)
 			return ptw_sys_bad(p, "InitializeConnection refused");
-		/* the SMB comes with SetupTracing; the owner registers its
-		 * data source now, then the command stream starts */
+		/* the command stream first, then the owner registers its
+		 * data source, as the SDK does: the service drops a
+		 * SetupDataSource or StartDataSource due before the
+		 * producer's GetAsyncCommand (producer_ipc_service.cc; only
+		 * SetupTracing, which brings the SMB, waits for it), and a
+		 * session running at the registration starts it at once */
 		p->state = PTW_SYS_P_READY;
-		p->ops->ready(p->ctx);
-		if (p->ipc.failed)
+		if (ptw_sys_invoke(p, PTW_SYS_M_ASYNC, NULL, 0, 0, &p->async_req))
 			return -1;
-		return ptw_sys_invoke(p, PTW_SYS_M_ASYNC, NULL, 0, 0,
-				      &p->async_req);
+		p->ops->ready(p->ctx);
+		return p->ipc.failed ? -1 : 0;
 	}
 	if (req == p->async_req && p->state == PTW_SYS_P_READY) {
 		if (!ok || !more)
