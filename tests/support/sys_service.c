@@ -3,11 +3,13 @@
 #include "sys_service.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -109,6 +111,15 @@ void ptw_test_svc_restart(struct ptw_test_svc *s) { ptw_test_svc_run(s); }
 
 void ptw_test_svc_start_probes(struct ptw_test_svc *s)
 {
+	/* one ftrace session at a time on this machine: the kernel's
+	 * tracing is one, and two traced_probes programming it at once
+	 * (two tests in parallel, two checkouts) disturb each other. Held
+	 * until this test's process exits. */
+	int lk = open("/tmp/ptw-test-ftrace.lock", O_RDWR | O_CREAT | O_CLOEXEC,
+		      0666);
+	cr_assert(lk >= 0, "cannot open /tmp/ptw-test-ftrace.lock");
+	while (flock(lk, LOCK_EX) != 0)
+		cr_assert(errno == EINTR, "flock failed");
 	char log[400];
 	snprintf(log, sizeof(log), "%s/probes.log", s->dir);
 	static const char *const args[] = {"traced_probes", NULL};

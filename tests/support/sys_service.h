@@ -25,7 +25,9 @@ const char *ptw_test_tracebox_find(const char **looked);
  * PERFETTO_PRODUCER_SOCK_NAME / PERFETTO_CONSUMER_SOCK_NAME in this
  * process. */
 void ptw_test_svc_start_or_skip(struct ptw_test_svc *s);
-/* Starts traced_probes (the kernel's data sources) beside traced. */
+/* Starts traced_probes (the kernel's data sources) beside traced, once
+ * no other test on the machine does (a lock held until this process
+ * exits: ftrace is one per machine). */
 void ptw_test_svc_start_probes(struct ptw_test_svc *s);
 /* Starts traced again on the same sockets (after ptw_test_svc_kill). */
 void ptw_test_svc_restart(struct ptw_test_svc *s);
