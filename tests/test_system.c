@@ -154,10 +154,10 @@ Test(system, no_service_start_succeeds_and_macros_stay_off)
  * once: test_system_multi.c */
 
 /* Runs one session of 'cfg_text' while this thread logs 'n' instants of
- * each of 'cats' (comma-free names, NULL-terminated), one every
- * iteration; returns after the session and perfetto ended. */
-static void record_instants(struct ptw_test_svc *s, const char *cfg_text,
-			    const char *out, int n)
+ * "app", "io" and "gfx" each; returns after the session and perfetto
+ * ended, with the events ptw wrote in it (a failing test says so). */
+static uint64_t record_instants(struct ptw_test_svc *s, const char *cfg_text,
+				const char *out, int n)
 {
 	pid_t pf = ptw_test_perfetto_start(s, cfg_text, out);
 	ptw_test_svc_expect_running(s, 1, 30000, "the session never started");
@@ -168,6 +168,9 @@ static void record_instants(struct ptw_test_svc *s, const char *cfg_text,
 	}
 	ptw_test_svc_expect_running(s, 0, 30000, "the session never stopped");
 	ptw_test_perfetto_wait(pf);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	return st.events;
 }
 
 Test(system, the_sessions_category_config_is_honoured)
@@ -179,7 +182,7 @@ Test(system, the_sessions_category_config_is_honoured)
 	char out[400], got[1024];
 	snprintf(out, sizeof(out), "%s/cats.pftrace", s.dir);
 	/* io off by name; gfx off by its tag "slow" (the default) */
-	record_instants(&s,
+	uint64_t ev = record_instants(&s,
 			"buffers { size_kb: 8192 }\n"
 			"data_sources { config { name: \"track_event\" "
 			"track_event_config { disabled_categories: \"io\" } } }\n"
@@ -187,10 +190,11 @@ Test(system, the_sessions_category_config_is_honoured)
 			out, 50);
 	rows(out, "select name, count(*) from slice group by name order by name",
 	     got, sizeof(got));
-	cr_assert_str_eq(got, "app event,50;");
+	cr_assert_str_eq(got, "app event,50;", "got %s, ptw wrote %llu events",
+			 got, (unsigned long long)ev);
 	/* then only what a tag enables */
 	snprintf(out, sizeof(out), "%s/tags.pftrace", s.dir);
-	record_instants(&s,
+	ev = record_instants(&s,
 			"buffers { size_kb: 8192 }\n"
 			"data_sources { config { name: \"track_event\" "
 			"track_event_config { disabled_categories: \"*\" "
@@ -199,7 +203,8 @@ Test(system, the_sessions_category_config_is_honoured)
 			out, 20);
 	rows(out, "select name, count(*) from slice group by name order by name",
 	     got, sizeof(got));
-	cr_assert_str_eq(got, "gfx event,20;");
+	cr_assert_str_eq(got, "gfx event,20;", "got %s, ptw wrote %llu events",
+			 got, (unsigned long long)ev);
 	expect_no_errors(out);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
