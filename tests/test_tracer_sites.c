@@ -161,3 +161,80 @@ Test(tracer_sites, sites_first_run_while_another_thread_switches_the_category)
 	free(epoch_of);
 	unlink(path);
 }
+
+/* ---- ptw_is_running() and the sites ------------------------------------ */
+
+/* Many sites known before the one a waiting thread uses: a start makes
+ * every known site live, one after the other. */
+#define M1(i)                                                          \
+	case (i):                                                      \
+		PTW_INSTANT("many", "many");                           \
+		break;
+#define M4(i) M1(i) M1((i) + 1) M1((i) + 2) M1((i) + 3)
+#define M16(i) M4(i) M4((i) + 4) M4((i) + 8) M4((i) + 12)
+#define M64(i) M16(i) M16((i) + 16) M16((i) + 32) M16((i) + 48)
+#define M256(i) M64(i) M64((i) + 64) M64((i) + 128) M64((i) + 192)
+#define MANY 1024u
+
+static void log_many(unsigned k)
+{
+	switch (k % MANY) {
+		M256(0) M256(256) M256(512) M256(768)
+	}
+}
+
+static void log_seen(void) { PTW_INSTANT("seen", "after is_running"); }
+
+static _Atomic int waiter_ready;
+
+/* Waits for tracing to run, then logs once. */
+static void *waiter(void *arg)
+{
+	(void)arg;
+	atomic_store(&waiter_ready, 1);
+	while (!ptw_is_running())
+		;
+	log_seen();
+	return NULL;
+}
+
+/* A thread that sees ptw_is_running() return 1 logs: the start makes the
+ * sites live before it says tracing runs (in system mode a session starts
+ * on ptw's own thread while the program's threads log). Its site is the
+ * last of many known ones, off since the previous session stopped. */
+Test(tracer_sites, a_thread_that_sees_tracing_running_logs)
+{
+	char path[128];
+	ptw_test_tmp_path(path, sizeof(path), "running");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cr_assert_eq(ptw_start(&cfg), 0);
+	for (unsigned k = 0; k < MANY; k++)
+		log_many(k);
+	log_seen();
+	cr_assert_eq(ptw_stop(), 0);
+	unsigned rounds_n = 20, missed = 0;
+	for (unsigned r = 0; r < rounds_n; r++) {
+		atomic_store(&waiter_ready, 0);
+		pthread_t th;
+		cr_assert_eq(pthread_create(&th, NULL, waiter, NULL), 0);
+		while (!atomic_load(&waiter_ready))
+			;
+		cr_assert_eq(ptw_start(&cfg), 0);
+		pthread_join(th, NULL);
+		cr_assert_eq(ptw_stop(), 0);
+		struct ptw_trace *t = ptw_test_load_or_fail(path);
+		size_t n, seen = 0;
+		const struct ptw_trace_event *ev = ptw_trace_events(t, &n);
+		for (size_t i = 0; i < n; i++)
+			seen += ev[i].name &&
+				!strcmp(ev[i].name, "after is_running");
+		ptw_trace_free(t);
+		cr_assert_leq(seen, 1);
+		missed += seen == 0;
+	}
+	cr_assert_eq(missed, 0, "%u of %u sessions missed the event",
+		     missed, rounds_n);
+	unlink(path);
+}

@@ -329,13 +329,18 @@ static void ptw_tr_bump_gen_locked(uint32_t flags)
 {
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 	c->gen = ((c->gen + PTW_I_GEN_STEP) & ~(PTW_I_GEN_STEP - 1)) | flags;
-	/* Release: a thread that sees the new generation on its slow path
-	 * re-reads everything under the mutex anyway; release keeps the
-	 * order visible to relaxed readers as early as possible. */
-	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_RELEASE);
 	/* Running: every known site goes out of line once more and looks
-	 * its category up; stopped: every known site is skipped inline. */
-	ptw_tr_sites_set_all((flags & PTW_I_GEN_ON) ? PTW_I_SITE_CHECK : 0);
+	 * its category up, and only then is the generation published
+	 * (release; ptw_is_running acquires it): a thread that sees tracing
+	 * run finds every site live (a site reached before that takes the
+	 * mutex, held here, on its way out of line). Stopped: every known
+	 * site is skipped inline. */
+	int on = (flags & PTW_I_GEN_ON) != 0;
+	if (on)
+		ptw_tr_sites_set_all(PTW_I_SITE_CHECK);
+	__atomic_store_n(&ptw_i_gen, c->gen, __ATOMIC_RELEASE);
+	if (!on)
+		ptw_tr_sites_set_all(0);
 }
 
 int ptw_set_category_enabled(const char *category, int enabled)
@@ -943,6 +948,7 @@ int ptw_get_stats_sized(struct ptw_stats *user_out, size_t out_size)
 
 int ptw_is_running(void)
 {
-	return (__atomic_load_n(&ptw_i_gen, __ATOMIC_RELAXED) &
+	/* acquire: the sites made live before (ptw_tr_bump_gen_locked) */
+	return (__atomic_load_n(&ptw_i_gen, __ATOMIC_ACQUIRE) &
 		PTW_I_GEN_ON) != 0;
 }
