@@ -18,10 +18,13 @@
 #include "support/sys_service.h"
 #include "support/tp_shell.h"
 
-#define CFG_ALL                                                              \
+/* A session of 'ms' milliseconds recording track_event with the
+ * TrackEventConfig 'te' (empty: every category). */
+#define CFG_TE(te, ms)                                                       \
 	"buffers { size_kb: 8192 }\n"                                        \
-	"data_sources { config { name: \"track_event\" } }\n"                \
-	"duration_ms: 1500\n"
+	"data_sources { config { name: \"track_event\" " te " } }\n"         \
+	"duration_ms: " #ms "\n"
+#define CFG_ALL CFG_TE("", 1500)
 
 static void start_system_clock(const char *categories, enum ptw_clock clock)
 {
@@ -182,12 +185,10 @@ Test(system, the_sessions_category_config_is_honoured)
 	char out[400], got[1024];
 	snprintf(out, sizeof(out), "%s/cats.pftrace", s.dir);
 	/* io off by name; gfx off by its tag "slow" (the default) */
-	uint64_t ev = record_instants(&s,
-			"buffers { size_kb: 8192 }\n"
-			"data_sources { config { name: \"track_event\" "
-			"track_event_config { disabled_categories: \"io\" } } }\n"
-			"duration_ms: 800\n",
-			out, 50);
+	uint64_t ev = record_instants(
+		&s, CFG_TE("track_event_config { disabled_categories: \"io\" }",
+			   800),
+		out, 50);
 	rows(out, "select name, count(*) from slice group by name order by name",
 	     got, sizeof(got));
 	cr_assert_str_eq(got, "app event,50;", "got %s, ptw wrote %llu events",
@@ -195,12 +196,10 @@ Test(system, the_sessions_category_config_is_honoured)
 	/* then only what a tag enables */
 	snprintf(out, sizeof(out), "%s/tags.pftrace", s.dir);
 	ev = record_instants(&s,
-			"buffers { size_kb: 8192 }\n"
-			"data_sources { config { name: \"track_event\" "
-			"track_event_config { disabled_categories: \"*\" "
-			"enabled_tags: \"slow\" } } }\n"
-			"duration_ms: 800\n",
-			out, 20);
+			     CFG_TE("track_event_config { disabled_categories: "
+				    "\"*\" enabled_tags: \"slow\" }",
+				    800),
+			     out, 20);
 	rows(out, "select name, count(*) from slice group by name order by name",
 	     got, sizeof(got));
 	cr_assert_str_eq(got, "gfx event,20;", "got %s, ptw wrote %llu events",
@@ -237,12 +236,7 @@ Test(system, a_program_started_during_a_session_joins_it)
 	ptw_test_svc_start_or_skip(&s);
 	char out[400], got[256];
 	snprintf(out, sizeof(out), "%s/late.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(&s,
-					   "buffers { size_kb: 8192 }\n"
-					   "data_sources { config { name: "
-					   "\"track_event\" } }\n"
-					   "duration_ms: 3000\n",
-					   out);
+	pid_t pf = ptw_test_perfetto_start(&s, CFG_TE("", 3000), out);
 	cr_assert(wait_session_configured(&s), "no session in traced.log");
 	start_system("app");
 	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");

@@ -243,6 +243,23 @@ static int count_fds(void)
 	return n;
 }
 
+/* ptw in system mode connected to the fake, its BindService answered
+ * ('ok': success) in one piece; body and out are initialised for the
+ * test's next frames (it frees them). */
+static void fake_bind_answered(struct fake *f, int ok, struct ptw_pb_buf *body,
+			       struct ptw_pb_buf *out)
+{
+	fake_listen(f);
+	start_system();
+	fake_accept(f);
+	uint64_t req = expect_bind(f);
+	cr_assert_eq(ptw_pb_buf_init(body, 256), 0);
+	cr_assert_eq(ptw_pb_buf_init(out, 256), 0);
+	bind_reply(body, ok);
+	frame(out, req, 4, body);
+	fake_send(f, out->data, out->len, out->len, -1);
+}
+
 /* ptw connects, gets 'bad' (raw bytes) and must close and come back. */
 static void hostile_bytes(const uint8_t *bad, size_t n)
 {
@@ -287,16 +304,8 @@ Test(system_ipc, a_reply_to_no_request_drops_the_connection)
 Test(system_ipc, a_refused_bind_drops_the_connection)
 {
 	struct fake f;
-	fake_listen(&f);
-	start_system();
-	fake_accept(&f);
-	uint64_t req = expect_bind(&f);
 	struct ptw_pb_buf body, out;
-	cr_assert_eq(ptw_pb_buf_init(&body, 256), 0);
-	cr_assert_eq(ptw_pb_buf_init(&out, 256), 0);
-	bind_reply(&body, 0);
-	frame(&out, req, 4, &body);
-	fake_send(&f, out.data, out.len, out.len, -1);
+	fake_bind_answered(&f, 0, &body, &out);
 	fake_expect_close(&f);
 	fake_accept(&f);
 	(void)expect_bind(&f);
@@ -392,16 +401,8 @@ Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 Test(system_ipc, the_command_stream_is_asked_for_before_registering)
 {
 	struct fake f;
-	fake_listen(&f);
-	start_system();
-	fake_accept(&f);
-	uint64_t req = expect_bind(&f);
 	struct ptw_pb_buf body, out;
-	cr_assert_eq(ptw_pb_buf_init(&body, 256), 0);
-	cr_assert_eq(ptw_pb_buf_init(&out, 256), 0);
-	bind_reply(&body, 1);
-	frame(&out, req, 4, &body);
-	fake_send(&f, out.data, out.len, out.len, -1);
+	fake_bind_answered(&f, 1, &body, &out);
 	uint8_t buf[65536];
 	size_t n = fake_read_frame(&f, buf, sizeof(buf));
 	uint64_t init_req = 0;
