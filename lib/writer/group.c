@@ -16,14 +16,27 @@
 #include "lib/encode/pb_fields.h"
 #include "writer_state.h"
 
-/* Distinct sequences one batch may have; a batch with more is written in
- * the order it was made (a converter has at most 16 thread sequences and
- * a few others). */
-#define PTW_GROUP_MAX 64u
+/* Sequence ids a batch may have (a converter's are small numbers); a
+ * batch with another is written in the order it was made. */
+#define PTW_GROUP_IDS 256u
+/* Slots of trace_processor's clock conversion cache: with no more live
+ * sequences with a clock of their own (not abs_only), every clock keeps
+ * its slot and the batch goes out as made. */
+#define PTW_TP_CLOCK_CACHE 8u
+/* The first records of a batch tell whether it is in runs already (the
+ * APLTRC01 batches, one thread at a time): a switch of sequence at most
+ * every PTW_GROUP_RUN of them, and the batch goes out as made. */
+#define PTW_GROUP_PROBE 256u
+#define PTW_GROUP_RUN 16u
 
-static int ptw_g_varint(const uint8_t *p, const uint8_t *end,
-			const uint8_t **next, uint64_t *v)
+static inline int ptw_g_varint(const uint8_t *p, const uint8_t *end,
+			       const uint8_t **next, uint64_t *v)
 {
+	if (__builtin_expect(p < end && !(*p & 0x80), 1)) {
+		*v = *p;
+		*next = p + 1;
+		return 1;
+	}
 	uint64_t x = 0;
 	for (unsigned sh = 0; p < end && sh < 64; sh += 7) {
 		uint8_t b = *p++;
@@ -40,10 +53,23 @@ static int ptw_g_varint(const uint8_t *p, const uint8_t *end,
 /* The record at *p (a Trace.packet field): its end in *p and its
  * trusted_packet_sequence_id in *seq (0: none found). 0 if it is not a
  * whole Trace.packet record. */
-static int ptw_g_record(const uint8_t **p, const uint8_t *end, uint64_t *seq)
+static inline __attribute__((always_inline)) int
+ptw_g_record(const uint8_t **p, const uint8_t *end, uint64_t *seq)
 {
 	const uint8_t *q = *p;
 	uint64_t tag, len;
+	/* most packets: 0A len 40 <ts> 50 <seq> ... (pkt_encode.h) */
+	if (__builtin_expect(end - q >= 2 && q[0] == 0x0A && q[1] < 0x80 &&
+			     q[1] <= end - q - 2 && q[2] == 0x40, 1)) {
+		const uint8_t *be = q + 2 + q[1], *r = q + 3;
+		while (r < be && (*r & 0x80))
+			r++;
+		if (be - r >= 3 && r[1] == 0x50 && r[2] < 0x80) {
+			*seq = r[2];
+			*p = be;
+			return 1;
+		}
+	}
 	if (!ptw_g_varint(q, end, &q, &tag) ||
 	    tag != PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN) ||
 	    !ptw_g_varint(q, end, &q, &len) || len > (uint64_t)(end - q))
@@ -81,68 +107,137 @@ static int ptw_g_record(const uint8_t **p, const uint8_t *end, uint64_t *seq)
 	return 1;
 }
 
-struct ptw_g_groups {
-	uint64_t seq[PTW_GROUP_MAX];
-	size_t at[PTW_GROUP_MAX]; /* bytes, then where the group goes */
-	uint32_t n, last;         /* groups; the last one found */
-};
-
-/* The group of sequence 'seq' (made at its first packet); -1 if there
- * are too many. */
-static int ptw_g_find(struct ptw_g_groups *g, uint64_t seq)
+/* 16 bytes from s to d */
+static inline void ptw_g_copy16(uint8_t *d, const uint8_t *s)
 {
-	if (g->n && g->seq[g->last] == seq)
-		return (int)g->last;
-	for (uint32_t i = 0; i < g->n; i++)
-		if (g->seq[i] == seq)
-			return (int)(g->last = i);
-	if (g->n == PTW_GROUP_MAX)
-		return -1;
-	g->seq[g->n] = seq;
-	g->at[g->n] = 0;
-	return (int)(g->last = g->n++);
+	uint64_t a, b;
+	memcpy(&a, s, 8);
+	memcpy(&b, s + 8, 8);
+	memcpy(d, &a, 8);
+	memcpy(d + 8, &b, 8);
+}
+
+/* memcpy for the short runs of an interleaved batch (often one packet of
+ * 5-60 bytes): fixed-size moves, overlapping, instead of a call. */
+static inline void ptw_g_copy(uint8_t *d, const uint8_t *s, size_t n)
+{
+	if (n > 64) {
+		memcpy(d, s, n);
+	} else if (n > 32) {
+		ptw_g_copy16(d, s);
+		ptw_g_copy16(d + 16, s + 16);
+		ptw_g_copy16(d + n - 32, s + n - 32);
+		ptw_g_copy16(d + n - 16, s + n - 16);
+	} else if (n >= 16) {
+		ptw_g_copy16(d, s);
+		ptw_g_copy16(d + n - 16, s + n - 16);
+	} else if (n >= 8) {
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + n - 8, &b, 8);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			d[i] = s[i];
+	}
+}
+
+/* 1 if the batch is better written as made, judging by its first
+ * PTW_GROUP_PROBE records: they are in runs of PTW_GROUP_RUN records of
+ * one sequence or longer on average (the APLTRC01 batches, a thread at
+ * a time), or no more than PTW_TP_CLOCK_CACHE sequences with a clock of
+ * their own (not abs_only) write them (each keeps its cache slot); or
+ * they are not as the writer frames them. */
+static int ptw_g_as_made(const struct ptw_writer *w, const uint8_t *p,
+			 const uint8_t *end)
+{
+	uint8_t seen[PTW_GROUP_IDS];
+	memset(seen, 0, sizeof(seen));
+	for (uint32_t i = 0; i < w->n_seqs; i++)
+		if (w->seqs[i]->abs_only && w->seqs[i]->id < PTW_GROUP_IDS)
+			seen[w->seqs[i]->id] = 1;
+	uint64_t seq, prev = UINT64_MAX;
+	uint32_t runs = 0, clocks = 0;
+	for (uint32_t i = 0; i < PTW_GROUP_PROBE && p < end; i++) {
+		if (!ptw_g_record(&p, end, &seq) || seq >= PTW_GROUP_IDS)
+			return 1;
+		runs += seq != prev;
+		prev = seq;
+		clocks += !seen[seq];
+		seen[seq] = 1;
+	}
+	return runs * PTW_GROUP_RUN <= PTW_GROUP_PROBE ||
+	       clocks <= PTW_TP_CLOCK_CACHE;
 }
 
 int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 		       size_t *last)
 {
 	const uint8_t *src = w->pend.data, *end = src + w->pend.len, *p;
-	struct ptw_g_groups g;
-	g.n = g.last = 0;
-	uint64_t seq;
+	if (ptw_g_as_made(w, src, end))
+		return 0;
+	/* group + 1 of each sequence id (0: none yet), numbered in the
+	 * order of the sequences' first packets; each group's bytes (then
+	 * where it goes) and the length of its newest record */
+	uint8_t grp_of[PTW_GROUP_IDS];
+	size_t at[PTW_GROUP_IDS], newest_len[PTW_GROUP_IDS];
+	uint32_t n_grp = 0;
+	memset(grp_of, 0, sizeof(grp_of));
+	/* the runs of records of one sequence: group, offset (5 bytes) */
+	struct ptw_pb_buf *ix = &w->grp_ix;
+	ix->len = 0;
+	uint8_t prev = 0;
 	for (p = src; p < end;) {
 		const uint8_t *rec = p;
-		int k;
-		if (!ptw_g_record(&p, end, &seq) || (k = ptw_g_find(&g, seq)) < 0)
+		uint64_t seq;
+		if (!ptw_g_record(&p, end, &seq) || seq >= PTW_GROUP_IDS)
 			return 0;
-		g.at[k] += (size_t)(p - rec);
+		uint8_t k = grp_of[seq];
+		if (__builtin_expect(!k, 0)) {
+			k = grp_of[seq] = (uint8_t)++n_grp;
+			at[k - 1] = 0;
+		}
+		if (k != prev) {
+			if (!ptw_pb_reserve(ix, 5)) {
+				ix->oom = 0; /* (the batch goes out as made) */
+				return 0;
+			}
+			uint32_t o = (uint32_t)(rec - src);
+			ix->data[ix->len] = k;
+			memcpy(ix->data + ix->len + 1, &o, 4);
+			ix->len += 5;
+			prev = k;
+		}
+		at[k - 1] += (size_t)(p - rec);
+		newest_len[k - 1] = (size_t)(p - rec);
 	}
-	if (g.n < 2)
+	if (n_grp < 2)
 		return 0;
 	struct ptw_pb_buf *b = &w->grp;
 	b->len = 0;
 	if (!ptw_pb_reserve(b, w->pend.len)) {
-		b->oom = 0; /* (the batch goes out as made) */
+		b->oom = 0;
 		return 0;
 	}
-	size_t off = 0, newest = 0;
-	for (uint32_t i = 0; i < g.n; i++) {
-		size_t n = g.at[i];
-		g.at[i] = off;
+	size_t off = 0;
+	for (uint32_t i = 0; i < n_grp; i++) {
+		size_t n = at[i];
+		at[i] = off;
 		off += n;
 	}
-	for (p = src; p < end;) {
-		const uint8_t *rec = p;
-		ptw_g_record(&p, end, &seq);
-		int k = ptw_g_find(&g, seq);
-		size_t n = (size_t)(p - rec);
-		memcpy(b->data + g.at[k], rec, n);
-		if (g.at[k] > newest)
-			newest = g.at[k];
-		g.at[k] += n;
+	for (size_t i = 0; i < ix->len; i += 5) {
+		uint32_t from, to = (uint32_t)w->pend.len;
+		memcpy(&from, ix->data + i + 1, 4);
+		if (i + 5 < ix->len)
+			memcpy(&to, ix->data + i + 6, 4);
+		size_t *dst = &at[ix->data[i] - 1];
+		ptw_g_copy(b->data + *dst, src + from, to - from);
+		*dst += to - from;
 	}
 	b->len = w->pend.len;
 	*data = b->data;
-	*last = newest;
+	/* the last group's newest record ends the batch */
+	*last = b->len - newest_len[n_grp - 1];
 	return 1;
 }

@@ -442,6 +442,7 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_pb_buf_free(&w->pend);
 	ptw_pb_buf_free(&w->dbuf);
 	ptw_pb_buf_free(&w->grp);
+	ptw_pb_buf_free(&w->grp_ix);
 	ptw_window_destroy(w->rs);
 	ptw_w_machine_free(w);
 	ptw_pb_buf_free(&w->ring_meta);

@@ -134,6 +134,7 @@ struct ptw_writer {
 	uint8_t conv_group;            /* write each batch sequence by
 					* sequence (group.c) */
 	struct ptw_pb_buf grp;         /* the batch so reordered */
+	struct ptw_pb_buf grp_ix;      /* its records' groups and ends */
 
 	/* The largest BOOTTIME reading of any ClockSnapshot written so far
 	 * (the flight recorder's time of a cut, recorder.c). */
