@@ -78,11 +78,12 @@ static char *chrome_like(unsigned events, int threads)
 }
 
 /* Converts JSON text 'json' into 'out' as ptw-convert does (the emitter
- * on a writer with default options). */
-static void convert(const char *json, const char *out)
+ * on a writer with options 'o', NULL: the defaults). */
+static void convert_opt(const char *json, const char *out,
+			const struct ptw_writer_options *o)
 {
 	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, NULL, &err);
+	struct ptw_writer *w = ptw_writer_open(out, o, &err);
 	cr_assert(w, "%s", err.msg);
 	struct ptw_emit *em = ptw_emit_create(w, &err);
 	cr_assert(em, "%s", err.msg);
@@ -95,6 +96,11 @@ static void convert(const char *json, const char *out)
 	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
 	ptw_emit_destroy(em);
 	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+}
+
+static void convert(const char *json, const char *out)
+{
+	convert_opt(json, out, NULL);
 }
 
 static void write_file(const char *path, const char *s)
@@ -114,14 +120,15 @@ static void skip_without_tp(void)
  * trace has the rows trace_processor's JSON import makes (slices with
  * their times and args, counters), and that trace_processor converted
  * its timestamps with clock cache misses for under 0.5 % of the events. */
-static void expect_json_rows_and_few_misses(unsigned events, int threads)
+static void expect_json_rows_and_few_misses(unsigned events, int threads,
+					    const struct ptw_writer_options *o)
 {
 	char json[256], pf[256];
 	ptw_test_tmp_path(json, sizeof(json), "load.json");
 	ptw_test_tmp_path(pf, sizeof(pf), "load.pftrace");
 	char *text = chrome_like(events, threads);
 	write_file(json, text);
-	convert(text, pf);
+	convert_opt(text, pf, o);
 	free(text);
 	ptw_test_tp_expect_no_error_stats(pf);
 	static const char *const q[] = {
@@ -157,7 +164,7 @@ static void expect_json_rows_and_few_misses(unsigned events, int threads)
 Test(convert_load, few_clock_cache_misses_and_the_json_imports_rows)
 {
 	skip_without_tp();
-	expect_json_rows_and_few_misses(20000, 8);
+	expect_json_rows_and_few_misses(20000, 8, NULL);
 }
 
 /* 32 threads: 16 thread sequences (PTW_EM_THREAD_SEQS), each with a
@@ -168,7 +175,16 @@ Test(convert_load, few_clock_cache_misses_and_the_json_imports_rows)
 Test(convert_load, more_threads_than_clock_cache_slots)
 {
 	skip_without_tp();
-	expect_json_rows_and_few_misses(40000, 32);
+	expect_json_rows_and_few_misses(40000, 32, NULL);
+}
+
+/* The same with compressed batches (-z): a batch past the compression
+ * limit is split at its newest packet, which regrouping keeps last. */
+Test(convert_load, more_threads_than_clock_cache_slots_compressed)
+{
+	skip_without_tp();
+	struct ptw_writer_options o = {.compress = PTW_COMPRESS_DEFLATE};
+	expect_json_rows_and_few_misses(40000, 32, &o);
 }
 
 /* The shared sequence (counters of every process, whose times go back

@@ -174,14 +174,16 @@ static int ptw_g_as_made(const struct ptw_writer *w, const uint8_t *p,
 int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 		       size_t *last)
 {
-	const uint8_t *src = w->pend.data, *end = src + w->pend.len, *p;
+	/* The newest record stays last (the last of its sequence anyway):
+	 * a compressed batch past its limit is split there (ptw_w_emit). */
+	const uint8_t *src = w->pend.data, *end = src + w->last_pkt, *p;
 	if (ptw_g_as_made(w, src, end))
 		return 0;
 	/* group + 1 of each sequence id (0: none yet), numbered in the
 	 * order of the sequences' first packets; each group's bytes (then
-	 * where it goes) and the length of its newest record */
+	 * where it goes) */
 	uint8_t grp_of[PTW_GROUP_IDS];
-	size_t at[PTW_GROUP_IDS], newest_len[PTW_GROUP_IDS];
+	size_t at[PTW_GROUP_IDS];
 	uint32_t n_grp = 0;
 	memset(grp_of, 0, sizeof(grp_of));
 	/* the runs of records of one sequence: group, offset (5 bytes) */
@@ -210,7 +212,6 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 			prev = k;
 		}
 		at[k - 1] += (size_t)(p - rec);
-		newest_len[k - 1] = (size_t)(p - rec);
 	}
 	if (n_grp < 2)
 		return 0;
@@ -227,7 +228,7 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 		off += n;
 	}
 	for (size_t i = 0; i < ix->len; i += 5) {
-		uint32_t from, to = (uint32_t)w->pend.len;
+		uint32_t from, to = (uint32_t)w->last_pkt;
 		memcpy(&from, ix->data + i + 1, 4);
 		if (i + 5 < ix->len)
 			memcpy(&to, ix->data + i + 6, 4);
@@ -235,9 +236,9 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 		ptw_g_copy(b->data + *dst, src + from, to - from);
 		*dst += to - from;
 	}
+	memcpy(b->data + w->last_pkt, end, w->pend.len - w->last_pkt);
 	b->len = w->pend.len;
 	*data = b->data;
-	/* the last group's newest record ends the batch */
-	*last = b->len - newest_len[n_grp - 1];
+	*last = w->last_pkt;
 	return 1;
 }

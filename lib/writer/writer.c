@@ -327,10 +327,7 @@ static int ptw_w_flush_pending(struct ptw_writer *w)
 	if (!rc) {
 		const uint8_t *d = w->pend.data;
 		size_t last = w->last_pkt;
-		/* (a compressed batch past the limit is split at its newest
-		 * packet: kept as made) */
-		if (w->conv_group && (!w->defl ||
-				      w->pend.len <= PTW_DEFLATE_MAX_INPUT))
+		if (w->conv_group)
 			ptw_w_group_by_seq(w, &d, &last);
 		rc = ptw_w_emit(w, d, w->pend.len, last);
 	}

@@ -217,8 +217,8 @@ int ptw_w_emit(struct ptw_writer *w, const uint8_t *data, size_t len,
 
 /* The pending batch with the packets of each sequence together, in the
  * order each sequence's first packet came (and in their order within
- * each sequence), in w->grp: sets *data to it and *last to its newest
- * record and returns 1; 0 (nothing set) if the batch goes out as made:
+ * each sequence; the newest packet stays last), in w->grp: sets *data to
+ * it and *last to its newest record and returns 1; 0 (nothing set) if the batch goes out as made:
  * one sequence only, more than the groups counted, records not as the
  * writer frames them, or no memory for the copy. */
 int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
