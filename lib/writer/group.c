@@ -16,12 +16,16 @@
 #include "lib/encode/pb_fields.h"
 #include "writer_state.h"
 
-/* Sequence ids a batch may have (a converter's are small numbers); a
- * batch with another is written in the order it was made. */
-#define PTW_GROUP_IDS 256u
-/* Slots of trace_processor's clock conversion cache: with no more live
- * sequences with a clock of their own (not abs_only), every clock keeps
- * its slot and the batch goes out as made. */
+/* Sequence ids a batch may have (a converter numbers its sequences
+ * from 3 on, new ones for each input's threads), and distinct sequences
+ * in one batch; a batch with others is written in the order it was
+ * made. */
+#define PTW_GROUP_IDS 4096u
+#define PTW_GROUP_MAX 255u
+
+/* Slots of trace_processor's clock conversion cache: when no more
+ * sequences with a clock of their own (not abs_only) write a batch,
+ * every clock keeps its slot and the batch goes out as made. */
 #define PTW_TP_CLOCK_CACHE 8u
 /* The first records of a batch tell whether it is in runs already (the
  * APLTRC01 batches, one thread at a time): a switch of sequence at most
@@ -183,7 +187,7 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 	 * order of the sequences' first packets; each group's bytes (then
 	 * where it goes) */
 	uint8_t grp_of[PTW_GROUP_IDS];
-	size_t at[PTW_GROUP_IDS];
+	size_t at[PTW_GROUP_MAX];
 	uint32_t n_grp = 0;
 	memset(grp_of, 0, sizeof(grp_of));
 	/* the runs of records of one sequence: group, offset (5 bytes) */
@@ -197,6 +201,8 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 			return 0;
 		uint8_t k = grp_of[seq];
 		if (__builtin_expect(!k, 0)) {
+			if (n_grp == PTW_GROUP_MAX)
+				return 0;
 			k = grp_of[seq] = (uint8_t)++n_grp;
 			at[k - 1] = 0;
 		}
