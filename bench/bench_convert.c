@@ -19,8 +19,9 @@
  * a microsecond. When trace_processor_shell is found ($PTW_SHARED_DIR/tp
  * or ../shared/tp beside the source tree), each JSON input and its
  * conversion are loaded by it (select count(*) from slice), in turns,
- * and tp_load_* lines give its CPU time (best of the runs) and
- * tp_load_ratio_json* the converted trace's over the JSON's. */
+ * and tp_load_* lines give its CPU time (median of at least 5 runs each,
+ * with their range) and tp_load_ratio_json* the converted trace's over
+ * the JSON's (median of the per-turn ratios, with their range). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -309,25 +310,54 @@ static double tp_load(const char *tp, const char *trace)
 	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
 }
 
-/* Loads a JSON input and its conversion in turns, 'reps' times each, and
- * prints the best CPU times and their ratio (suffix: "" or "_chrome"). */
+/* trace_processor loads per input in tp_compare: at least this many,
+ * whatever PTW_BENCH_REPS says (a median of fewer means little on a
+ * shared machine), at most TP_REPS_MAX. */
+#define TP_REPS_MIN 5
+#define TP_REPS_MAX 64
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sorts v[0, n) and returns its median. */
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Loads a JSON input and its conversion in turns, 'reps' times each
+ * (TP_REPS_MIN to TP_REPS_MAX), and prints the median CPU times with
+ * their range and the median of the per-turn ratios (converted / JSON)
+ * with its range (suffix: "" or "_chrome"). */
 static void tp_compare(const char *tp, const char *json, const char *pf,
 		       const char *suffix, int reps)
 {
-	double bj = -1, bp = -1;
+	double j[TP_REPS_MAX], p[TP_REPS_MAX], r[TP_REPS_MAX];
+	if (reps < TP_REPS_MIN)
+		reps = TP_REPS_MIN;
+	if (reps > TP_REPS_MAX)
+		reps = TP_REPS_MAX;
 	for (int i = 0; i < reps; i++) {
-		double j = tp_load(tp, json), p = tp_load(tp, pf);
-		if (j < 0 || p < 0) {
+		j[i] = tp_load(tp, json);
+		p[i] = tp_load(tp, pf);
+		if (j[i] <= 0 || p[i] < 0) {
 			fprintf(stderr, "bench_convert: trace_processor failed "
 					"on %s or %s\n", json, pf);
 			return;
 		}
-		bj = bj < 0 || j < bj ? j : bj;
-		bp = bp < 0 || p < bp ? p : bp;
+		r[i] = p[i] / j[i];
 	}
-	printf("tp_load_json%s_s %.3f s\n", suffix, bj);
-	printf("tp_load_pftrace%s_s %.3f s\n", suffix, bp);
-	printf("tp_load_ratio_json%s %.3f pftrace/json\n", suffix, bp / bj);
+	double mj = median(j, reps), mp = median(p, reps), mr = median(r, reps);
+	printf("tp_load_json%s_s %.3f s (median of %d, %.3f-%.3f)\n", suffix,
+	       mj, reps, j[0], j[reps - 1]);
+	printf("tp_load_pftrace%s_s %.3f s (median of %d, %.3f-%.3f)\n",
+	       suffix, mp, reps, p[0], p[reps - 1]);
+	printf("tp_load_ratio_json%s %.3f pftrace/json (median of the per-turn "
+	       "ratios, %.3f-%.3f)\n", suffix, mr, r[0], r[reps - 1]);
 }
 
 static uint64_t dir_bytes(const char *dir)

@@ -140,6 +140,9 @@ void ptw_i_writer_converted(struct ptw_writer *w)
 	 * walk; a flight recorder's or system mode's output is not a file
 	 * of records in order) */
 	w->sniff_stop = !w->defl && !w->rs && !w->out_fn;
+	/* (a flight recorder's pieces and system mode's chunks are cut
+	 * from the batch by packet) */
+	w->conv_group = !w->rs && !w->out_fn;
 	for (uint32_t i = 0; i < w->n_seqs; i++) {
 		if (!w->seqs[i]->abs_only)
 			w->seqs[i]->abs_clock = PTW_CLOCK_BOOTTIME;

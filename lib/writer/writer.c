@@ -324,8 +324,13 @@ static int ptw_w_flush_pending(struct ptw_writer *w)
 	if (!w->pend.len)
 		return !rc && w->rs && w->ring_cut_due ? ptw_w_rec_after_flush(w)
 							: rc;
-	if (!rc)
-		rc = ptw_w_emit(w, w->pend.data, w->pend.len, w->last_pkt);
+	if (!rc) {
+		const uint8_t *d = w->pend.data;
+		size_t last = w->last_pkt;
+		if (w->conv_group)
+			ptw_w_group_by_seq(w, &d, &last);
+		rc = ptw_w_emit(w, d, w->pend.len, last);
+	}
 	if (!rc && w->sniff_stop) {
 		static const uint8_t stop[2] = {
 			PTW_PB_TAG(2, PTW_PB_WT_VARINT), 0};
@@ -433,6 +438,8 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_deflate_destroy(w->defl);
 	ptw_pb_buf_free(&w->pend);
 	ptw_pb_buf_free(&w->dbuf);
+	ptw_pb_buf_free(&w->grp);
+	ptw_pb_buf_free(&w->grp_ix);
 	ptw_window_destroy(w->rs);
 	ptw_w_machine_free(w);
 	ptw_pb_buf_free(&w->ring_meta);

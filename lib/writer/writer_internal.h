@@ -61,7 +61,12 @@ void ptw_i_writer_note_clock_peak(struct ptw_writer *w, uint64_t records,
  *   long as they may be a pprof Profile's: every Trace.packet is field 1
  *   (Profile.sample_type), so it walked the whole input (80-210 ms of
  *   guess_trace_type_duration_ns for 42 MB); field 2 as a varint stops
- *   it. */
+ *   it.
+ * - Each batch of packets (flush_bytes) is written sequence by sequence,
+ *   each sequence's packets in their order (group.c): a thread
+ *   sequence's clock then stays in that cache for a run of packets
+ *   instead of one, which matters with more than 8 sequences. Not in
+ *   flight-recorder or system mode. */
 void ptw_i_writer_converted(struct ptw_writer *w);
 
 /* Every timestamp of s is written absolute, on BOOTTIME (from its next

@@ -131,6 +131,10 @@ struct ptw_writer {
 	uint8_t sniff_stop;            /* 1: the field that stops pprof's
 					* sniffer is due after the next batch
 					* (ptw_i_writer_converted) */
+	uint8_t conv_group;            /* write each batch sequence by
+					* sequence (group.c) */
+	struct ptw_pb_buf grp;         /* the batch so reordered */
+	struct ptw_pb_buf grp_ix;      /* its records' groups and ends */
 
 	/* The largest BOOTTIME reading of any ClockSnapshot written so far
 	 * (the flight recorder's time of a cut, recorder.c). */
@@ -208,6 +212,17 @@ int ptw_w_flush(struct ptw_writer *w);
  * sticky error. */
 int ptw_w_emit(struct ptw_writer *w, const uint8_t *data, size_t len,
 	       size_t last);
+
+/* ---- group.c: a converter's batches ------------------------------ */
+
+/* The pending batch with the packets of each sequence together, in the
+ * order each sequence's first packet came (and in their order within
+ * each sequence; the newest packet stays last), in w->grp: sets *data to
+ * it and *last to its newest record and returns 1; 0 (nothing set) if the batch goes out as made:
+ * one sequence only, more than the groups counted, records not as the
+ * writer frames them, or no memory for the copy. */
+int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
+		       size_t *last);
 
 /* ---- recorder.c: flight-recorder mode ----------------------------- */
 
