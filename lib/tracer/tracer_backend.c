@@ -177,7 +177,6 @@ void ptw_tr_backend_free(struct ptw_tracer *tr)
 		if (sk->w)
 			ptw_writer_close(sk->w, NULL);
 		ptw_map_free(&sk->want_cat);
-		ptw_map_free(&sk->want_ctr);
 		ptw_tr_backend_free(sk);
 		free(sk);
 		tr->sinks[k] = NULL;
@@ -323,6 +322,11 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 		e->name = scratch;
 		e->static_name = 0;
 		scratch += len + 1;
+	} else if (e->rec.kind == PTW_I_K_COUNTER_INT ||
+		   e->rec.kind == PTW_I_K_COUNTER_DOUBLE) {
+		/* the record has the site (ptw_tr_rec_site) */
+		const struct ptw_i_site *site = ptw_tr_rec_site(&e->rec);
+		e->name = site && site->name ? site->name : "";
 	}
 	switch (e->rec.kind) {
 	case PTW_I_K_ASYNC_BEGIN: case PTW_I_K_ASYNC_END:
@@ -1291,7 +1295,6 @@ static int ptw_tr_sink_close(struct ptw_tracer *tr, uint32_t k, size_t n)
 		sk->rc = rc;
 	rc = sk->rc;
 	ptw_map_free(&sk->want_cat);
-	ptw_map_free(&sk->want_ctr);
 	ptw_tr_backend_free(sk);
 	free(sk);
 	tr->sinks[k] = NULL;

@@ -10,14 +10,13 @@
  * "shadows"). The producers write a record when any output wants its
  * category (ptw_tr_ctl.cat_filter is the union, lib/system); a sink
  * beside other outputs skips the records of categories it does not want,
- * looked up once per category address (and counter name) and cached. A
- * slice END goes exactly to the sinks that took its BEGIN: each sink
- * follows the nesting of the ring's BEGINs and ENDs (sh_rdepth, sh_got),
- * so that a scope's END, which carries no category, still finds its
- * BEGIN's outputs. */
+ * looked up once per category address and cached (a counter's record
+ * has its call site, whose category it is). A slice END goes exactly to
+ * the sinks that took its BEGIN: each sink follows the nesting of the
+ * ring's BEGINs and ENDs (sh_rdepth, sh_got), so that a scope's END,
+ * which carries no category, still finds its BEGIN's outputs. */
 #include "tracer_internal.h"
 
-#include "sites.h"
 #include "lib/os/os_proc.h"
 #include <stdint.h>
 
@@ -137,30 +136,12 @@ static int ptw_tr_sink_cat(struct ptw_tracer *tr, const char *cat)
 	return on;
 }
 
-/* A counter's record has its value where others have the category: the
- * category is its site's (a copied name's record, and a sample on a
- * track of ptw_counter_track_new, point at the site; a literal name is
- * looked up among the sites). */
+/* A counter's record has its value where others have the category, and
+ * its call site in 'name' (tracer_internal.h): the site's category. */
 static int ptw_tr_sink_counter(struct ptw_tracer *tr, const struct ptw_i_rec *rec)
 {
-	if (!rec->name)
-		return 1;
-	if (rec->name_len || rec->kind == PTW_I_K_TRACK_COUNTER_INT ||
-	    rec->kind == PTW_I_K_TRACK_COUNTER_DOUBLE)
-		return ptw_tr_sink_cat(
-			tr, ((const struct ptw_i_site *)(const void *)rec->name)->cat);
-	uint64_t v;
-	if (ptw_map_get(&tr->want_ctr, (uint64_t)(uintptr_t)rec->name, &v))
-		return v == 1;
-	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	pthread_mutex_lock(&c->mu);
-	const char *cat = NULL;
-	int found = ptw_tr_sites_cat_of_name(rec->name, &cat);
-	pthread_mutex_unlock(&c->mu);
-	int on = !found || ptw_tr_sink_cat(tr, cat);
-	(void)ptw_map_put(&tr->want_ctr, (uint64_t)(uintptr_t)rec->name,
-			  on ? 1 : 2);
-	return on;
+	const struct ptw_i_site *site = ptw_tr_rec_site(rec);
+	return !site || ptw_tr_sink_cat(tr, site->cat);
 }
 
 int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,

@@ -1,0 +1,154 @@
+/* test_tracer_sink.c - which records a sink of the session takes (the
+ * system sessions' outputs, lib/tracer/tracer_sink.c), without Perfetto's
+ * service: two sinks beside the session's file, one wanting category
+ * "a", the other "b", each decoded by protobuf-c.
+ * SPDX-License-Identifier: Apache-2.0 */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/tracer/tracer_internal.h"
+#include "ptw/tracer.h"
+#include "ptw_trace.pb-c.h"
+#include "support/ptw_test.h"
+
+/* What a sink's writer wrote. */
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static int buf_out(void *ctx, const uint8_t *p, size_t n)
+{
+	struct buf *b = ctx;
+	if (b->n + n > b->cap) {
+		size_t cap = 2 * (b->n + n);
+		uint8_t *q = realloc(b->p, cap);
+		if (!q)
+			return PTW_ERR_NOMEM;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+	return 0;
+}
+
+/* ctx: the one category the sink wants */
+static int want_one(void *ctx, const char *cat, size_t len)
+{
+	const char *w = ctx;
+	return strlen(w) == len && memcmp(w, cat, len) == 0;
+}
+
+static uint64_t add_sink(struct buf *b, const char *cat)
+{
+	static const struct ptw_writer_options wo; /* the defaults */
+	struct ptw_tr_sink_cfg sc;
+	memset(&sc, 0, sizeof(sc));
+	sc.out.fn = buf_out;
+	sc.out.ctx = b;
+	sc.wo = &wo;
+	sc.pname = "sinkproc";
+	sc.want = want_one;
+	sc.want_ctx = (void *)(uintptr_t)cat;
+	uint64_t id = 0;
+	cr_assert_eq(ptw_tr_sink_add(&sc, &id), 0);
+	return id;
+}
+
+/* The counter samples of trace b as "name,value*100;" in order. */
+static void counters(const struct buf *b, char *out, size_t max)
+{
+	Perfetto__Protos__Trace *t =
+		perfetto__protos__trace__unpack(NULL, b->n, b->p);
+	cr_assert_not_null(t, "a sink's bytes are a trace");
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < t->n_packet; i++) {
+		const Perfetto__Protos__TrackEvent *te = t->packet[i]->track_event;
+		if (!te || te->type != PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER)
+			continue;
+		const char *name = "?";
+		for (size_t j = 0; j < t->n_packet; j++) {
+			const Perfetto__Protos__TrackDescriptor *td =
+				t->packet[j]->track_descriptor;
+			if (td && td->uuid == te->track_uuid &&
+			    td->static_or_dynamic_name_case ==
+				    PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME)
+				name = td->name;
+		}
+		double v = te->counter_value_field_case ==
+					   PERFETTO__PROTOS__TRACK_EVENT__COUNTER_VALUE_FIELD_COUNTER_VALUE
+				   ? (double)te->counter_value
+				   : te->double_counter_value;
+		int k = snprintf(out + o, max - o, "%s,%lld;", name,
+				 (long long)(v * 100));
+		cr_assert(k > 0 && (size_t)k < max - o);
+		o += (size_t)k;
+	}
+	perfetto__protos__trace__free_unpacked(t, NULL);
+}
+
+static void start_file(char *path, size_t len)
+{
+	ptw_test_tmp_path(path, len, "sinkfile");
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	struct ptw_error err;
+	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
+}
+
+/* Counters of one name in both categories: literal names (one string
+ * once the compiler merges them), copied ones (_DYN, _FMT), and a track
+ * of one's own sampled in each. */
+static uint64_t own;
+#define SAME_NAMES(N, dyn)                                                   \
+	do {                                                                 \
+		PTW_COUNTER_INT("a", "queue", 10 + (N));                     \
+		PTW_COUNTER_INT("b", "queue", 20 + (N));                     \
+		PTW_COUNTER_DOUBLE("a", "level", 0.5 + (N));                 \
+		PTW_COUNTER_DOUBLE("b", "level", 0.25 + (N));                \
+		PTW_COUNTER_INT_DYN("a", (dyn), 110 + (N));                  \
+		PTW_COUNTER_INT_DYN("b", (dyn), 120 + (N));                  \
+		PTW_COUNTER_DOUBLE_FMT("a", 310.5 + (N), "f%s", "queue");    \
+		PTW_COUNTER_DOUBLE_FMT("b", 320.5 + (N), "f%s", "queue");    \
+		PTW_TRACK_COUNTER_INT("a", own, 410 + (N));                  \
+		PTW_TRACK_COUNTER_INT("b", own, 420 + (N));                  \
+	} while (0)
+
+Test(tracer_sink, a_counter_goes_to_the_sinks_of_its_sites_category)
+{
+	char path[256];
+	start_file(path, sizeof(path));
+	own = ptw_counter_track_new("own", NULL, 0, 0);
+	cr_assert_neq(own, 0);
+	struct buf ba = {0}, bb = {0};
+	uint64_t ia = add_sink(&ba, "a"), ib = add_sink(&bb, "b");
+	char dyn[] = "dqueue";
+	SAME_NAMES(1, dyn);
+	SAME_NAMES(2, dyn);
+	cr_assert_eq(ptw_tr_sink_remove(ia), 0);
+	cr_assert_eq(ptw_tr_sink_remove(ib), 0);
+	cr_assert_eq(ptw_stop(), 0);
+	unlink(path);
+
+	char got[2048];
+	counters(&ba, got, sizeof(got));
+	cr_assert_str_eq(got, "queue,1100;level,150;dqueue,11100;fqueue,31150;"
+			      "own,41100;"
+			      "queue,1200;level,250;dqueue,11200;fqueue,31250;"
+			      "own,41200;");
+	counters(&bb, got, sizeof(got));
+	cr_assert_str_eq(got, "queue,2100;level,125;dqueue,12100;fqueue,32150;"
+			      "own,42100;"
+			      "queue,2200;level,225;dqueue,12200;fqueue,32250;"
+			      "own,42200;");
+	free(ba.p);
+	free(bb.p);
+}
+
