@@ -92,6 +92,33 @@ static void counters(const struct buf *b, char *out, size_t max)
 	perfetto__protos__trace__free_unpacked(t, NULL);
 }
 
+/* The slice events of trace b as letters: B(egin), E(nd), I(nstant). */
+static void slices(const struct buf *b, char *out, size_t max)
+{
+	Perfetto__Protos__Trace *t =
+		perfetto__protos__trace__unpack(NULL, b->n, b->p);
+	cr_assert_not_null(t, "a sink's bytes are a trace");
+	size_t o = 0;
+	for (size_t i = 0; i < t->n_packet; i++) {
+		const Perfetto__Protos__TrackEvent *te = t->packet[i]->track_event;
+		if (!te)
+			continue;
+		char c = 0;
+		switch (te->type) {
+		case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN: c = 'B'; break;
+		case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END: c = 'E'; break;
+		case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT: c = 'I'; break;
+		default: break;
+		}
+		if (c) {
+			cr_assert_lt(o + 1, max);
+			out[o++] = c;
+		}
+	}
+	out[o] = '\0';
+	perfetto__protos__trace__free_unpacked(t, NULL);
+}
+
 static void start_file(char *path, size_t len)
 {
 	ptw_test_tmp_path(path, len, "sinkfile");
@@ -152,3 +179,41 @@ Test(tracer_sink, a_counter_goes_to_the_sinks_of_its_sites_category)
 	free(bb.p);
 }
 
+/* Slices of "a" nested deeper than 64 levels, a slice of "b" inside them
+ * ended by PTW_END() (which carries no category), then the ends: each END
+ * goes exactly to the sink that took its BEGIN. */
+Test(tracer_sink, an_end_at_any_depth_goes_where_its_begin_went)
+{
+	enum { DEEP = 150 };
+	char path[256];
+	start_file(path, sizeof(path));
+	struct buf ba = {0}, bb = {0};
+	uint64_t ia = add_sink(&ba, "a"), ib = add_sink(&bb, "b");
+	for (int i = 0; i < DEEP; i++)
+		PTW_BEGIN("a", "a");
+	PTW_BEGIN("b", "deep b");
+	PTW_INSTANT("a", "inside");
+	PTW_END();
+	PTW_INSTANT("a", "after");
+	for (int i = 0; i < DEEP; i++)
+		PTW_END();
+	cr_assert_eq(ptw_tr_sink_remove(ia), 0);
+	cr_assert_eq(ptw_tr_sink_remove(ib), 0);
+	cr_assert_eq(ptw_stop(), 0);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.invalid, 0);
+	unlink(path);
+
+	char got[2 * DEEP + 16], want[2 * DEEP + 16];
+	memset(want, 'B', DEEP);
+	memcpy(want + DEEP, "II", 2);
+	memset(want + DEEP + 2, 'E', DEEP);
+	want[2 * DEEP + 2] = '\0';
+	slices(&ba, got, sizeof(got));
+	cr_assert_str_eq(got, want);
+	slices(&bb, got, sizeof(got));
+	cr_assert_str_eq(got, "BE");
+	free(ba.p);
+	free(bb.p);
+}

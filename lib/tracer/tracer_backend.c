@@ -1212,9 +1212,7 @@ static void ptw_tr_sink_filter_on(struct ptw_tracer *tr, struct ptw_tracer *sk,
 		struct ptw_tr_thread *sh = th ? th->sh[sk->sink_ix] : NULL;
 		if (!sh)
 			continue;
-		sh->sh_rdepth = sh->depth;
-		sh->sh_got = sh->depth >= 64 ? ~(uint64_t)0
-					     : ((uint64_t)1 << sh->depth) - 1;
+		ptw_tr_sink_got_all(sh, sh->depth);
 	}
 }
 
@@ -1232,6 +1230,7 @@ static void ptw_tr_shadow_finish(struct ptw_tracer *sk, struct ptw_tr_thread *th
 	if (sh->seq)
 		ptw_seq_destroy(sh->seq);
 	ptw_tr_ostack_free(&sh->open);
+	free(sh->sh_got_deep);
 	free(sh);
 }
 

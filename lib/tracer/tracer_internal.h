@@ -277,11 +277,15 @@ struct ptw_tr_thread {
 	/* a shadow's: the first slot of the real ring that its sink takes,
 	 * the thread's drops before it, and the slice levels of the ring
 	 * that its sink has seen (a sink that filters: bit d of 'got' set
-	 * if the BEGIN at level d went to it, so its END goes too) */
+	 * if the BEGIN at level d went to it, so its END goes too; levels
+	 * from 64 on in 'got_deep', grown as deep as the nesting goes,
+	 * tracer_sink.c) */
 	uint64_t sh_pos;
 	uint64_t sh_drop_base;
 	uint32_t sh_rdepth;
 	uint64_t sh_got;
+	uint64_t *sh_got_deep;
+	size_t sh_got_deep_n;
 };
 
 
@@ -585,6 +589,9 @@ int ptw_tr_sink_remove(uint64_t id);
 /* The backend's side: does sink tr take record rec of thread shadow th? */
 int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		      const struct ptw_i_rec *rec);
+/* The sink of shadow th starts filtering while th has 'depth' slices
+ * open, all of them the sink's. */
+void ptw_tr_sink_got_all(struct ptw_tr_thread *th, uint32_t depth);
 /* pthread_create for ptw's threads (every asynchronous signal blocked,
  * named 'name'). 0 or an errno. */
 int ptw_tr_spawn(pthread_t *th, const char *name,
