@@ -59,6 +59,16 @@ static uint64_t add_sink(struct buf *b, const char *cat)
 	return id;
 }
 
+#define TRACK_EVENT PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT
+#define TRACK_DESCRIPTOR PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR
+
+/* The packet's TrackEvent, or NULL. */
+static const Perfetto__Protos__TrackEvent *
+track_event(const Perfetto__Protos__TracePacket *p)
+{
+	return p->data_case == TRACK_EVENT ? p->track_event : NULL;
+}
+
 /* The counter samples of trace b as "name,value*100;" in order. */
 static void counters(const struct buf *b, char *out, size_t max)
 {
@@ -68,13 +78,16 @@ static void counters(const struct buf *b, char *out, size_t max)
 	size_t o = 0;
 	out[0] = '\0';
 	for (size_t i = 0; i < t->n_packet; i++) {
-		const Perfetto__Protos__TrackEvent *te = t->packet[i]->track_event;
+		const Perfetto__Protos__TrackEvent *te = track_event(t->packet[i]);
 		if (!te || te->type != PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER)
 			continue;
 		const char *name = "?";
 		for (size_t j = 0; j < t->n_packet; j++) {
+			const Perfetto__Protos__TracePacket *p = t->packet[j];
 			const Perfetto__Protos__TrackDescriptor *td =
-				t->packet[j]->track_descriptor;
+				p->data_case == TRACK_DESCRIPTOR
+					? p->track_descriptor
+					: NULL;
 			if (td && td->uuid == te->track_uuid &&
 			    td->static_or_dynamic_name_case ==
 				    PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME)
@@ -100,7 +113,7 @@ static void slices(const struct buf *b, char *out, size_t max)
 	cr_assert_not_null(t, "a sink's bytes are a trace");
 	size_t o = 0;
 	for (size_t i = 0; i < t->n_packet; i++) {
-		const Perfetto__Protos__TrackEvent *te = t->packet[i]->track_event;
+		const Perfetto__Protos__TrackEvent *te = track_event(t->packet[i]);
 		if (!te)
 			continue;
 		char c = 0;
