@@ -11,6 +11,7 @@
 
 #include "lib/system/system.h"
 #include "ptw/tracer.h"
+#include "support/counter_pairs.h"
 #include "support/ptw_test.h"
 #include "support/sys_service.h"
 #include "support/tp_shell.h"
@@ -146,26 +147,12 @@ Test(system_multi, two_sessions_with_the_cpu_counter)
 	two_sessions(PTW_CLOCK_FASTEST);
 }
 
-/* Counters of one name in both categories: the literal names (which the
- * compiler merges into one string), the copied ones (_DYN, _FMT). Each
- * session gets exactly the samples of its category. */
-#define SAME_NAMES(N, dyn)                                                   \
-	do {                                                                 \
-		PTW_COUNTER_INT("a", "queue", 10 + (N));                     \
-		PTW_COUNTER_INT("b", "queue", 20 + (N));                     \
-		PTW_COUNTER_DOUBLE("a", "level", 0.5 + (N));                 \
-		PTW_COUNTER_DOUBLE("b", "level", 0.25 + (N));                \
-		PTW_COUNTER_INT_DYN("a", (dyn), 110 + (N));                  \
-		PTW_COUNTER_INT_DYN("b", (dyn), 120 + (N));                  \
-		PTW_COUNTER_DOUBLE_DYN("a", (dyn) + 1, 210 + (N));           \
-		PTW_COUNTER_DOUBLE_DYN("b", (dyn) + 1, 220 + (N));           \
-		PTW_COUNTER_INT_FMT("a", 310 + (N), "f%s", "queue");         \
-		PTW_COUNTER_INT_FMT("b", 320 + (N), "f%s", "queue");         \
-	} while (0)
+/* Counters of one name in both categories (support/counter_pairs.h):
+ * each session gets exactly the samples of its category. */
 #define SAME_NAME_COUNTERS                                                   \
 	"select t.name, cast(c.value * 100 as int) from counter c join "     \
 	"counter_track t on c.track_id = t.id where t.name in ('queue', "    \
-	"'level', 'dqueue', 'fqueue') order by c.ts, t.name"
+	"'level', 'dqueue', 'fqueue', 'own_b') order by c.ts, t.name"
 
 Test(system_multi, counters_of_one_name_in_two_categories_go_to_their_sessions)
 {
@@ -175,29 +162,29 @@ Test(system_multi, counters_of_one_name_in_two_categories_go_to_their_sessions)
 	char out_a[400], out_b[400], got[4096];
 	snprintf(out_a, sizeof(out_a), "%s/a.pftrace", s.dir);
 	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
-	char dyn[] = "dqueue"; /* dyn + 1: "queue", as the literal */
+	char dyn[] = "dqueue";
 
 	pid_t pa = ptw_test_perfetto_start(&s, CFG_ONLY("a", 4000), out_a);
 	pid_t pb = ptw_test_perfetto_start(&s, CFG_ONLY("b", 4000), out_b);
 	ptw_test_svc_expect_sessions(&s, 2, 20000);
-	SAME_NAMES(1, dyn);
-	SAME_NAMES(2, dyn);
+	PTW_TEST_COUNTER_PAIRS(1, dyn, own_b);
+	PTW_TEST_COUNTER_PAIRS(2, dyn, own_b);
 	ptw_test_svc_expect_sessions(&s, 0, 30000);
 	ptw_test_perfetto_wait(pa);
 	ptw_test_perfetto_wait(pb);
 	cr_assert_eq(ptw_stop(), 0);
 
 	rows(out_a, SAME_NAME_COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "queue,1100;level,150;dqueue,11100;queue,21100;"
-			      "fqueue,31100;"
-			      "queue,1200;level,250;dqueue,11200;queue,21200;"
-			      "fqueue,31200;");
+	cr_assert_str_eq(got, "queue,1100;level,150;dqueue,11100;fqueue,31150;"
+			      "own_b,41100;"
+			      "queue,1200;level,250;dqueue,11200;fqueue,31250;"
+			      "own_b,41200;");
 	ptw_test_tp_expect_no_error_stats(out_a);
 	rows(out_b, SAME_NAME_COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "queue,2100;level,125;dqueue,12100;queue,22100;"
-			      "fqueue,32100;"
-			      "queue,2200;level,225;dqueue,12200;queue,22200;"
-			      "fqueue,32200;");
+	cr_assert_str_eq(got, "queue,2100;level,125;dqueue,12100;fqueue,32150;"
+			      "own_b,42100;"
+			      "queue,2200;level,225;dqueue,12200;fqueue,32250;"
+			      "own_b,42200;");
 	ptw_test_tp_expect_no_error_stats(out_b);
 	ptw_test_svc_stop(&s);
 }

@@ -12,6 +12,7 @@
 #include "lib/tracer/tracer_internal.h"
 #include "ptw/tracer.h"
 #include "ptw_trace.pb-c.h"
+#include "support/counter_pairs.h"
 #include "support/ptw_test.h"
 
 /* What a sink's writer wrote. */
@@ -143,35 +144,17 @@ static void start_file(char *path, size_t len)
 	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
 }
 
-/* Counters of one name in both categories: literal names (one string
- * once the compiler merges them), copied ones (_DYN, _FMT), and a track
- * of one's own sampled in each. */
-static uint64_t own;
-#define SAME_NAMES(N, dyn)                                                   \
-	do {                                                                 \
-		PTW_COUNTER_INT("a", "queue", 10 + (N));                     \
-		PTW_COUNTER_INT("b", "queue", 20 + (N));                     \
-		PTW_COUNTER_DOUBLE("a", "level", 0.5 + (N));                 \
-		PTW_COUNTER_DOUBLE("b", "level", 0.25 + (N));                \
-		PTW_COUNTER_INT_DYN("a", (dyn), 110 + (N));                  \
-		PTW_COUNTER_INT_DYN("b", (dyn), 120 + (N));                  \
-		PTW_COUNTER_DOUBLE_FMT("a", 310.5 + (N), "f%s", "queue");    \
-		PTW_COUNTER_DOUBLE_FMT("b", 320.5 + (N), "f%s", "queue");    \
-		PTW_TRACK_COUNTER_INT("a", own, 410 + (N));                  \
-		PTW_TRACK_COUNTER_INT("b", own, 420 + (N));                  \
-	} while (0)
-
 Test(tracer_sink, a_counter_goes_to_the_sinks_of_its_sites_category)
 {
 	char path[256];
 	start_file(path, sizeof(path));
-	own = ptw_counter_track_new("own", NULL, 0, 0);
+	uint64_t own = ptw_counter_track_new("own", NULL, 0, 0);
 	cr_assert_neq(own, 0);
 	struct buf ba = {0}, bb = {0};
 	uint64_t ia = add_sink(&ba, "a"), ib = add_sink(&bb, "b");
 	char dyn[] = "dqueue";
-	SAME_NAMES(1, dyn);
-	SAME_NAMES(2, dyn);
+	PTW_TEST_COUNTER_PAIRS(1, dyn, own);
+	PTW_TEST_COUNTER_PAIRS(2, dyn, own);
 	cr_assert_eq(ptw_tr_sink_remove(ia), 0);
 	cr_assert_eq(ptw_tr_sink_remove(ib), 0);
 	cr_assert_eq(ptw_stop(), 0);
