@@ -1825,8 +1825,10 @@ void *ptw_tr_backend_main(void *arg)
 		tr->new_process_name = NULL;
 		struct ptw_tr_sink_req *kreq = tr->sink_req;
 		pthread_mutex_unlock(&c->mu);
-		if (kreq && kreq->add) /* joins before this pass's drain */
+		if (kreq && kreq->add) { /* joins before this pass's drain */
 			ptw_tr_serve_sink(tr, kreq, n);
+			kreq = NULL; /* answered: the caller's again */
+		}
 
 		if (rename) {
 			ptw_tr_check(tr, ptw_writer_rename_track(
@@ -1860,7 +1862,7 @@ void *ptw_tr_backend_main(void *arg)
 				sk->out.pass(sk->out.ctx, sk->w);
 			ptw_tr_check(sk, ptw_i_writer_realtime_tick(sk->w, 0));
 		}
-		if (kreq && !kreq->add) /* leaves with everything drained */
+		if (kreq) /* a sink leaves with everything drained */
 			ptw_tr_serve_sink(tr, kreq, n);
 		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
 		if (stop)
