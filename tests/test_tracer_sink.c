@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "lib/tracer/tracer_internal.h"
+#include "reader/trace_read.h"
 #include "ptw/tracer.h"
 #include "ptw_trace.pb-c.h"
 #include "support/counter_pairs.h"
@@ -144,7 +145,58 @@ static void start_file(char *path, size_t len)
 	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
 }
 
-Test(tracer_sink, a_counter_goes_to_the_sinks_of_its_sites_category)
+/* Every other kind of record a site in category C writes (arguments,
+ * run-time and printf-style names, a captured stack, async slices, flows,
+ * a track of one's own), each event's name starting with C: 19 events. */
+#define KINDS(C, track, id)                                                  \
+	do {                                                                 \
+		PTW_INSTANT_ARGS(C, C "i", PTW_ARG_I64("n", 1));             \
+		PTW_BEGIN_ARGS(C, C "s", PTW_ARG_STR("s", "x"));             \
+		PTW_END_ARGS(C, PTW_ARG_I64("m", 2));                        \
+		PTW_BEGIN_FMT(C, C "f%d", 1);                                \
+		PTW_INSTANT_FMT(C, C "if%d", 2);                             \
+		PTW_END(C);                                                  \
+		PTW_INSTANT_DYN(C, C "id");                                  \
+		{                                                            \
+			PTW_SCOPE_STACK(C, C "st");                          \
+		}                                                            \
+		PTW_ASYNC_BEGIN(C, C "as", (id));                            \
+		PTW_ASYNC_END(C, (id));                                      \
+		PTW_ASYNC_BEGIN_FMT(C, (id) + 1, C "af%d", 3);               \
+		PTW_ASYNC_END(C, (id) + 1);                                  \
+		PTW_FLOW_START(C, C "fs", (id));                             \
+		PTW_FLOW_STEP_DYN(C, C "fd", (id));                          \
+		PTW_FLOW_END_FMT(C, (id), C "fe%d", 4);                      \
+		PTW_TRACK_BEGIN(C, (track), C "tb");                         \
+		PTW_TRACK_INSTANT_FMT(C, (track), C "ti%d", 5);              \
+		PTW_TRACK_END(C, (track));                                   \
+	} while (0)
+#define KINDS_EVENTS 19
+
+/* Trace b's events other than counters: each name and category is 'cat'
+ * (or none); returns how many. */
+static size_t only_cat(const struct buf *b, const char *cat)
+{
+	struct ptw_error err;
+	struct ptw_trace *t = ptw_trace_load_mem(b->p, b->n, cat, NULL, &err);
+	cr_assert_not_null(t, "%s", err.msg);
+	size_t n, k = 0;
+	const struct ptw_trace_event *ev = ptw_trace_events(t, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].type == PTW_TRACE_COUNTER)
+			continue;
+		k++;
+		cr_assert(!ev[i].name || ev[i].name[0] == cat[0],
+			  "sink %s: event \"%s\"", cat, ev[i].name);
+		cr_assert(!ev[i].category || strcmp(ev[i].category, cat) == 0,
+			  "sink %s: event \"%s\" of category %s", cat,
+			  ev[i].name ? ev[i].name : "", ev[i].category);
+	}
+	ptw_trace_free(t);
+	return k;
+}
+
+Test(tracer_sink, each_record_goes_to_the_sinks_of_its_category)
 {
 	char path[256];
 	start_file(path, sizeof(path));
@@ -153,7 +205,11 @@ Test(tracer_sink, a_counter_goes_to_the_sinks_of_its_sites_category)
 	struct buf ba = {0}, bb = {0};
 	uint64_t ia = add_sink(&ba, "a"), ib = add_sink(&bb, "b");
 	char dyn[] = "dqueue";
+	uint64_t track = ptw_track_new("mine", 0);
+	cr_assert_neq(track, 0);
 	PTW_TEST_COUNTER_PAIRS(1, dyn, own);
+	KINDS("a", track, 100);
+	KINDS("b", track, 200);
 	PTW_TEST_COUNTER_PAIRS(2, dyn, own);
 	cr_assert_eq(ptw_tr_sink_remove(ia), 0);
 	cr_assert_eq(ptw_tr_sink_remove(ib), 0);
@@ -171,6 +227,8 @@ Test(tracer_sink, a_counter_goes_to_the_sinks_of_its_sites_category)
 			      "own,42100;"
 			      "queue,2200;level,225;dqueue,12200;fqueue,32250;"
 			      "own,42200;");
+	cr_assert_eq(only_cat(&ba, "a"), KINDS_EVENTS);
+	cr_assert_eq(only_cat(&bb, "b"), KINDS_EVENTS);
 	free(ba.p);
 	free(bb.p);
 }
