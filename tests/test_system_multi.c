@@ -11,6 +11,7 @@
 
 #include "lib/system/system.h"
 #include "ptw/tracer.h"
+#include "support/counter_pairs.h"
 #include "support/ptw_test.h"
 #include "support/sys_service.h"
 #include "support/tp_shell.h"
@@ -152,6 +153,48 @@ Test(system_multi, two_sessions_each_get_exactly_their_categories)
 Test(system_multi, two_sessions_with_the_cpu_counter)
 {
 	two_sessions(PTW_CLOCK_FASTEST);
+}
+
+/* Counters of one name in both categories (support/counter_pairs.h):
+ * each session gets exactly the samples of its category. */
+#define SAME_NAME_COUNTERS                                                   \
+	"select t.name, cast(c.value * 100 as int) from counter c join "     \
+	"counter_track t on c.track_id = t.id where t.name in ('queue', "    \
+	"'level', 'dqueue', 'fqueue', 'own_b') order by c.ts, t.name"
+
+Test(system_multi, counters_of_one_name_in_two_categories_go_to_their_sessions)
+{
+	struct ptw_test_svc s;
+	ptw_test_svc_start_or_skip(&s);
+	start(NULL, 0);
+	char out_a[400], out_b[400], got[4096];
+	snprintf(out_a, sizeof(out_a), "%s/a.pftrace", s.dir);
+	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
+	char dyn[] = "dqueue";
+
+	pid_t pa = ptw_test_perfetto_start(&s, CFG_ONLY("a", 4000), out_a);
+	pid_t pb = ptw_test_perfetto_start(&s, CFG_ONLY("b", 4000), out_b);
+	ptw_test_svc_expect_sessions(&s, 2, 20000);
+	PTW_TEST_COUNTER_PAIRS(1, dyn, own_b);
+	PTW_TEST_COUNTER_PAIRS(2, dyn, own_b);
+	ptw_test_svc_expect_sessions(&s, 0, 30000);
+	ptw_test_perfetto_wait(pa);
+	ptw_test_perfetto_wait(pb);
+	cr_assert_eq(ptw_stop(), 0);
+
+	rows(out_a, SAME_NAME_COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, "queue,1100;level,150;dqueue,11100;fqueue,31150;"
+			      "own_b,41100;"
+			      "queue,1200;level,250;dqueue,11200;fqueue,31250;"
+			      "own_b,41200;");
+	ptw_test_tp_expect_no_error_stats(out_a);
+	rows(out_b, SAME_NAME_COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, "queue,2100;level,125;dqueue,12100;fqueue,32150;"
+			      "own_b,42100;"
+			      "queue,2200;level,225;dqueue,12200;fqueue,32250;"
+			      "own_b,42200;");
+	ptw_test_tp_expect_no_error_stats(out_b);
+	ptw_test_svc_stop(&s);
 }
 
 Test(system_multi, a_file_beside_system_mode_has_every_event)

@@ -3,7 +3,6 @@
 #include "sites.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "lib/util/grow.h"
 #include "ptw/error.h"
@@ -52,22 +51,4 @@ void ptw_tr_sites_forget_range(uintptr_t lo, uintptr_t hi)
 		ptw_tr_site_v[k++] = ptw_tr_site_v[i];
 	}
 	ptw_tr_site_n = k;
-}
-
-int ptw_tr_sites_cat_of_name(const char *name, const char **cat)
-{
-	int found = 0;
-	for (size_t i = 0; i < ptw_tr_site_n; i++) {
-		const struct ptw_i_site *s = ptw_tr_site_v[i];
-		if (s->name != name || (s->kind != PTW_I_K_COUNTER_INT &&
-					s->kind != PTW_I_K_COUNTER_DOUBLE))
-			continue;
-		/* one name (the linker merges equal literals), two
-		 * categories: not known */
-		if (found && strcmp(*cat, s->cat) != 0)
-			return 0;
-		*cat = s->cat;
-		found = 1;
-	}
-	return found;
 }

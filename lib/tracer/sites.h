@@ -35,9 +35,4 @@ void ptw_tr_sites_settle(struct ptw_i_site *site, int running, int on);
 /* Forgets the sites that lie in [lo, hi) (an object being unloaded). */
 void ptw_tr_sites_forget_range(uintptr_t lo, uintptr_t hi);
 
-/* The category of the listed counter sites whose name is the literal
- * 'name' (the backend's sinks, tracer_sink.c): 1 with *cat, or 0 (none,
- * or sites of two categories). */
-int ptw_tr_sites_cat_of_name(const char *name, const char **cat);
-
 #endif /* PTW_TR_SITES_H */

@@ -177,7 +177,6 @@ void ptw_tr_backend_free(struct ptw_tracer *tr)
 		if (sk->w)
 			ptw_writer_close(sk->w, NULL);
 		ptw_map_free(&sk->want_cat);
-		ptw_map_free(&sk->want_ctr);
 		ptw_tr_backend_free(sk);
 		free(sk);
 		tr->sinks[k] = NULL;
@@ -323,6 +322,11 @@ void ptw_tr_decode_at(const struct ptw_tracer *tr, const struct ptw_ring *r,
 		e->name = scratch;
 		e->static_name = 0;
 		scratch += len + 1;
+	} else if (e->rec.kind == PTW_I_K_COUNTER_INT ||
+		   e->rec.kind == PTW_I_K_COUNTER_DOUBLE) {
+		/* the record has the site (ptw_tr_rec_site) */
+		const struct ptw_i_site *site = ptw_tr_rec_site(&e->rec);
+		e->name = site && site->name ? site->name : "";
 	}
 	switch (e->rec.kind) {
 	case PTW_I_K_ASYNC_BEGIN: case PTW_I_K_ASYNC_END:
@@ -1208,9 +1212,7 @@ static void ptw_tr_sink_filter_on(struct ptw_tracer *tr, struct ptw_tracer *sk,
 		struct ptw_tr_thread *sh = th ? th->sh[sk->sink_ix] : NULL;
 		if (!sh)
 			continue;
-		sh->sh_rdepth = sh->depth;
-		sh->sh_got = sh->depth >= 64 ? ~(uint64_t)0
-					     : ((uint64_t)1 << sh->depth) - 1;
+		ptw_tr_sink_got_all(sh, sh->depth);
 	}
 }
 
@@ -1228,6 +1230,7 @@ static void ptw_tr_shadow_finish(struct ptw_tracer *sk, struct ptw_tr_thread *th
 	if (sh->seq)
 		ptw_seq_destroy(sh->seq);
 	ptw_tr_ostack_free(&sh->open);
+	free(sh->sh_got_deep);
 	free(sh);
 }
 
@@ -1291,7 +1294,6 @@ static int ptw_tr_sink_close(struct ptw_tracer *tr, uint32_t k, size_t n)
 		sk->rc = rc;
 	rc = sk->rc;
 	ptw_map_free(&sk->want_cat);
-	ptw_map_free(&sk->want_ctr);
 	ptw_tr_backend_free(sk);
 	free(sk);
 	tr->sinks[k] = NULL;
@@ -1823,8 +1825,10 @@ void *ptw_tr_backend_main(void *arg)
 		tr->new_process_name = NULL;
 		struct ptw_tr_sink_req *kreq = tr->sink_req;
 		pthread_mutex_unlock(&c->mu);
-		if (kreq && kreq->add) /* joins before this pass's drain */
+		if (kreq && kreq->add) { /* joins before this pass's drain */
 			ptw_tr_serve_sink(tr, kreq, n);
+			kreq = NULL; /* answered: the caller's again */
+		}
 
 		if (rename) {
 			ptw_tr_check(tr, ptw_writer_rename_track(
@@ -1858,7 +1862,7 @@ void *ptw_tr_backend_main(void *arg)
 				sk->out.pass(sk->out.ctx, sk->w);
 			ptw_tr_check(sk, ptw_i_writer_realtime_tick(sk->w, 0));
 		}
-		if (kreq && !kreq->add) /* leaves with everything drained */
+		if (kreq) /* a sink leaves with everything drained */
 			ptw_tr_serve_sink(tr, kreq, n);
 		ptw_tr_check(tr, ptw_i_writer_realtime_tick(tr->w, 0));
 		if (stop)

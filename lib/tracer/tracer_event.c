@@ -57,11 +57,15 @@ ptw_tr_ev1(struct ptw_i_site *site, uint64_t val)
 	rec->nargs = 0;
 	rec->name_len = 0;
 	rec->extra = 0;
-	rec->name = site->name;
-	if (kind <= PTW_I_K_INSTANT)
+	if (kind <= PTW_I_K_INSTANT) {
+		rec->name = site->name;
 		rec->v.cat = site->cat;
-	else
+	} else {
+		/* a counter: its site (with the name and the category,
+		 * ptw_tr_rec_site), and its value */
+		rec->name = (const char *)(const void *)site;
 		rec->v.u = val;
+	}
 	ptw_ring_commit(r, i + 1);
 	return 1;
 }

@@ -29,8 +29,9 @@
  * Counters keep their value in v.u (a copied name before it). 'name' is
  * a literal, which for the sites of tracer.h's PTW_I_SITEN lies right
  * after the site; with a copied name (name_len > 0) it is the site itself
- * (ptw_tr_rec_site) or NULL. A sample on a counter track of one's own
- * (PTW_I_K_TRACK_COUNTER_*) has no name: 'name' is its site.
+ * (ptw_tr_rec_site) or NULL. A counter's record always has its site in
+ * 'name' (the category is the site's, the name too unless copied), as
+ * has a sample on a counter track of one's own (PTW_I_K_TRACK_COUNTER_*).
  * Read by ptw_tr_decode_at, and by tracer_unload.c for the string
  * pointers of open slices' copies (ptw_tr_own_copied). */
 struct ptw_i_rec {
@@ -276,11 +277,15 @@ struct ptw_tr_thread {
 	/* a shadow's: the first slot of the real ring that its sink takes,
 	 * the thread's drops before it, and the slice levels of the ring
 	 * that its sink has seen (a sink that filters: bit d of 'got' set
-	 * if the BEGIN at level d went to it, so its END goes too) */
+	 * if the BEGIN at level d went to it, so its END goes too; levels
+	 * from 64 on in 'got_deep', grown as deep as the nesting goes,
+	 * tracer_sink.c) */
 	uint64_t sh_pos;
 	uint64_t sh_drop_base;
 	uint32_t sh_rdepth;
 	uint64_t sh_got;
+	uint64_t *sh_got_deep;
+	size_t sh_got_deep_n;
 };
 
 
@@ -480,9 +485,8 @@ struct ptw_tracer {
 	 * process name (the caller's until the add is done), the categories
 	 * it wants, and whether it skips the others ('filt', once another
 	 * output runs beside it: records of categories no output wants are
-	 * never written, so a sole output takes all). The caches map a
-	 * category's address, and a counter's literal name, to 1 (wanted)
-	 * or 2 (not). */
+	 * never written, so a sole output takes all). The cache maps a
+	 * category's address to 1 (wanted) or 2 (not). */
 	uint64_t sink_id;
 	uint32_t sink_ix;
 	const struct ptw_writer_options *sink_wo;
@@ -490,7 +494,7 @@ struct ptw_tracer {
 	int (*want)(void *ctx, const char *cat, size_t len);
 	void *want_ctx;
 	int filt;
-	struct ptw_map want_cat, want_ctr;
+	struct ptw_map want_cat;
 };
 
 /* A ptw_set_category_enabled() call or an item of
@@ -585,6 +589,9 @@ int ptw_tr_sink_remove(uint64_t id);
 /* The backend's side: does sink tr take record rec of thread shadow th? */
 int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		      const struct ptw_i_rec *rec);
+/* The sink of shadow th starts filtering while th has 'depth' slices
+ * open, all of them the sink's. */
+void ptw_tr_sink_got_all(struct ptw_tr_thread *th, uint32_t depth);
 /* pthread_create for ptw's threads (every asynchronous signal blocked,
  * named 'name'). 0 or an errno. */
 int ptw_tr_spawn(pthread_t *th, const char *name,
@@ -690,16 +697,24 @@ struct ptw_tr_ev {
 	uint32_t n_flows, n_tflows;
 };
 
+/* A counter's kind (its record's 'name' is its site). */
+static inline int ptw_tr_kind_is_counter(uint32_t kind)
+{
+	return kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE ||
+	       kind == PTW_I_K_TRACK_COUNTER_INT ||
+	       kind == PTW_I_K_TRACK_COUNTER_DOUBLE;
+}
+
 /* The site of a record: a literal name is the n[] that follows its site
- * (PTW_I_SITEN in tracer.h), a copied name's record has the site in
- * 'name'. NULL for records no site wrote (controls, bare ENDs). Valid
- * while the record is in the ring (an unloaded object's records are all
- * written before it goes, tracer_unload.c). */
+ * (PTW_I_SITEN in tracer.h), a copied name's record and a counter's have
+ * the site in 'name'. NULL for records no site wrote (controls, bare
+ * ENDs). Valid while the record is in the ring (an unloaded object's
+ * records are all written before it goes, tracer_unload.c). */
 static inline const struct ptw_i_site *ptw_tr_rec_site(const struct ptw_i_rec *rec)
 {
 	if (!rec->name)
 		return NULL;
-	if (rec->name_len)
+	if (rec->name_len || ptw_tr_kind_is_counter(rec->kind))
 		return (const struct ptw_i_site *)(const void *)rec->name;
 	return (const struct ptw_i_site *)(uintptr_t)((uintptr_t)rec->name -
 						       sizeof(struct ptw_i_site));

@@ -10,15 +10,16 @@
  * "shadows"). The producers write a record when any output wants its
  * category (ptw_tr_ctl.cat_filter is the union, lib/system); a sink
  * beside other outputs skips the records of categories it does not want,
- * looked up once per category address (and counter name) and cached. A
- * slice END goes exactly to the sinks that took its BEGIN: each sink
- * follows the nesting of the ring's BEGINs and ENDs (sh_rdepth, sh_got),
- * so that a scope's END, which carries no category, still finds its
- * BEGIN's outputs. */
+ * looked up once per category address and cached (a counter's record
+ * has its call site, whose category it is). A slice END goes exactly to
+ * the sinks that took its BEGIN: each sink follows the nesting of the
+ * ring's BEGINs and ENDs (sh_rdepth, sh_got, at any depth), so that a
+ * scope's END, which carries no category, still finds its BEGIN's
+ * outputs. */
 #include "tracer_internal.h"
 
-#include "sites.h"
 #include "lib/os/os_proc.h"
+#include "lib/util/grow.h"
 #include <stdint.h>
 
 #include <stdlib.h>
@@ -137,30 +138,46 @@ static int ptw_tr_sink_cat(struct ptw_tracer *tr, const char *cat)
 	return on;
 }
 
-/* A counter's record has its value where others have the category: the
- * category is its site's (a copied name's record, and a sample on a
- * track of ptw_counter_track_new, point at the site; a literal name is
- * looked up among the sites). */
+/* A counter's record has its value where others have the category, and
+ * its call site in 'name' (tracer_internal.h): the site's category. */
 static int ptw_tr_sink_counter(struct ptw_tracer *tr, const struct ptw_i_rec *rec)
 {
-	if (!rec->name)
-		return 1;
-	if (rec->name_len || rec->kind == PTW_I_K_TRACK_COUNTER_INT ||
-	    rec->kind == PTW_I_K_TRACK_COUNTER_DOUBLE)
-		return ptw_tr_sink_cat(
-			tr, ((const struct ptw_i_site *)(const void *)rec->name)->cat);
-	uint64_t v;
-	if (ptw_map_get(&tr->want_ctr, (uint64_t)(uintptr_t)rec->name, &v))
-		return v == 1;
-	struct ptw_tr_ctl *c = &ptw_tr_ctl;
-	pthread_mutex_lock(&c->mu);
-	const char *cat = NULL;
-	int found = ptw_tr_sites_cat_of_name(rec->name, &cat);
-	pthread_mutex_unlock(&c->mu);
-	int on = !found || ptw_tr_sink_cat(tr, cat);
-	(void)ptw_map_put(&tr->want_ctr, (uint64_t)(uintptr_t)rec->name,
-			  on ? 1 : 2);
-	return on;
+	const struct ptw_i_site *site = ptw_tr_rec_site(rec);
+	return !site || ptw_tr_sink_cat(tr, site->cat);
+}
+
+/* The word of th's 'got' bits that holds level d (sh_got, then
+ * sh_got_deep, grown when 'grow'), or NULL: not grown that deep (out of
+ * memory, or !grow). */
+static uint64_t *ptw_tr_sink_got_word(struct ptw_tr_thread *th, uint32_t d,
+				      int grow)
+{
+	if (d < 64)
+		return &th->sh_got;
+	size_t w = d / 64 - 1, cap = th->sh_got_deep_n;
+	if (w >= cap) {
+		if (!grow)
+			return NULL;
+		uint64_t *v = ptw_grow(th->sh_got_deep, &cap, w + 1, 4,
+				       sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + th->sh_got_deep_n, 0,
+		       (cap - th->sh_got_deep_n) * sizeof(*v));
+		th->sh_got_deep = v;
+		th->sh_got_deep_n = cap;
+	}
+	return &th->sh_got_deep[w];
+}
+
+void ptw_tr_sink_got_all(struct ptw_tr_thread *th, uint32_t depth)
+{
+	th->sh_rdepth = depth;
+	for (uint32_t d = 0; d < depth; d++) {
+		uint64_t *w = ptw_tr_sink_got_word(th, d, 1);
+		if (w)
+			*w |= (uint64_t)1 << (d % 64);
+	}
 }
 
 int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
@@ -169,21 +186,26 @@ int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	switch (rec->kind) {
 	case PTW_I_K_BEGIN: {
 		int on = ptw_tr_sink_cat(tr, rec->v.cat);
-		if (th->sh_rdepth < 64) {
-			uint64_t bit = (uint64_t)1 << th->sh_rdepth;
-			th->sh_got = on ? th->sh_got | bit : th->sh_got & ~bit;
+		uint64_t *w = ptw_tr_sink_got_word(th, th->sh_rdepth, 1);
+		if (w) {
+			uint64_t bit = (uint64_t)1 << (th->sh_rdepth % 64);
+			*w = on ? *w | bit : *w & ~bit;
 		}
 		th->sh_rdepth++;
 		return on;
 	}
-	case PTW_I_K_END:
+	case PTW_I_K_END: {
 		/* its BEGIN came before the sink did: not this sink's */
 		if (!th->sh_rdepth)
 			return 0;
 		th->sh_rdepth--;
-		if (th->sh_rdepth < 64)
-			return (th->sh_got >> th->sh_rdepth) & 1;
+		const uint64_t *w = ptw_tr_sink_got_word(th, th->sh_rdepth, 0);
+		if (w)
+			return (*w >> (th->sh_rdepth % 64)) & 1;
+		/* no room was left for its level's bit: by category (a
+		 * scope's END has none: every sink's) */
 		return ptw_tr_sink_cat(tr, rec->v.cat);
+	}
 	case PTW_I_K_COUNTER_INT:
 	case PTW_I_K_COUNTER_DOUBLE:
 	case PTW_I_K_TRACK_COUNTER_INT:

@@ -336,13 +336,6 @@ static int ptw_tr_kind_has_id(uint32_t kind)
 		kind <= PTW_I_K_TRACK_COUNTER_DOUBLE);
 }
 
-static int ptw_tr_kind_is_counter(uint32_t kind)
-{
-	return kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE ||
-	       kind == PTW_I_K_TRACK_COUNTER_INT ||
-	       kind == PTW_I_K_TRACK_COUNTER_DOUBLE;
-}
-
 /* A copied string's length: at most PTW_TRACER_MAX_NAME bytes, never
  * ending inside a UTF-8 character. */
 static size_t ptw_tr_clip(const char *s)
@@ -516,6 +509,13 @@ int ptw_i_emit_n(struct ptw_i_site *site, uint32_t kind, const char *name,
 			if (kind == PTW_I_K_ASYNC_END)
 				name = ptw_tr_soft_end;
 		}
+	}
+	/* a counter's record has its site in place of a literal name
+	 * (tracer_internal.h): a name that is not the site's is copied */
+	if (name && !dyn_name &&
+	    (kind == PTW_I_K_COUNTER_INT || kind == PTW_I_K_COUNTER_DOUBLE)) {
+		dyn_name = name;
+		name = NULL;
 	}
 	if (!name && !dyn_name &&
 	    (kind == PTW_I_K_BEGIN || kind == PTW_I_K_INSTANT ||

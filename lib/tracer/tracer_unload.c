@@ -283,7 +283,6 @@ void ptw_tr_unload_serve(struct ptw_tracer *tr, uint64_t req, size_t n)
 		}
 		ptw_map_clear(&sk->counters);
 		ptw_map_clear(&sk->want_cat);
-		ptw_map_clear(&sk->want_ctr);
 		for (size_t i = 0; i < sk->async.n; i++)
 			sk->async.v[i].name = NULL;
 		sk->async.n_free = 0;
