@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/arch/arch.h"
 #include "lib/system/system.h"
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
@@ -48,11 +49,6 @@ static void start_clock(const char *path, int ring, enum ptw_clock clock)
 	ptw_set_thread_name("multimain");
 	own_b = ptw_counter_track_new("own_b", NULL, 0, 0);
 	cr_assert_neq(own_b, 0);
-}
-
-static void start(const char *path, int ring)
-{
-	start_clock(path, ring, PTW_CLOCK_MONOTONIC);
 }
 
 /* One phase N: a slice of "a" holding a scope of "b" (whose END, like
@@ -154,14 +150,69 @@ Test(system_multi, two_sessions_with_the_cpu_counter)
 	two_sessions(PTW_CLOCK_FASTEST);
 }
 
-Test(system_multi, a_file_beside_system_mode_has_every_event)
+/* The clock that 'trace' says it used is 'want' ("tsc_boottime" or
+ * "boottime"). */
+static void expect_clock(const char *trace, const char *want)
+{
+	char got[200], w[64];
+	rows(trace, "select str_value from metadata where name = 'cr-ptw.clock'",
+	     got, sizeof(got));
+	snprintf(w, sizeof(w), "%s;", want);
+	cr_assert_str_eq(got, w, "%s: clock %s", trace, got);
+}
+
+/* The events of 'names' (a SQL list) in 'file' and in the system trace
+ * 'sys' have the same timestamps (and slices the same durations): the
+ * file and the sessions convert the same way. */
+static void same_times(const char *file, const char *sys, const char *names)
+{
+	char q[800], a[4096], b[4096];
+	snprintf(q, sizeof(q),
+		 "select name, ts, dur from slice where name in (%s) union all "
+		 "select t.name, c.ts, cast(c.value as int) from counter c join "
+		 "counter_track t on c.track_id = t.id where t.name in (%s) "
+		 "order by 2, 1",
+		 names, names);
+	rows(sys, q, b, sizeof(b));
+	char qf[1000];
+	/* the file has every phase: only the rows whose value or name
+	 * the system trace has (counters: their phase's value) */
+	snprintf(qf, sizeof(qf),
+		 "select name, ts, dur from slice where name in (%s) union all "
+		 "select t.name, c.ts, cast(c.value as int) from counter c join "
+		 "counter_track t on c.track_id = t.id where t.name in (%s) and "
+		 "cast(c.value as int) in (2, 20) order by 2, 1",
+		 names, names);
+	rows(file, qf, a, sizeof(a));
+	cr_assert_neq(b[0], '\0', "%s has none of %s", sys, names);
+	cr_assert_str_eq(a, b, "the file's times\n%s\nthe system trace's\n%s",
+			 a, b);
+}
+
+/* The producers' clock here for 'clock': the counter when asked for and
+ * usable, else BOOTTIME read (the clock names in the metadata). */
+static const char *clock_name(enum ptw_clock clock)
+{
+	return (clock == PTW_CLOCK_TSC || clock == PTW_CLOCK_FASTEST) &&
+			       ptw_arch_counter_usable()
+		       ? "tsc_boottime"
+		       : "boottime";
+}
+
+static void file_beside(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
 	char file[400], out[400], got[4096];
 	snprintf(file, sizeof(file), "%s/own.pftrace", s.dir);
 	snprintf(out, sizeof(out), "%s/sys.pftrace", s.dir);
-	start(file, 0);
+	start_clock(file, 0, clock);
+	struct ptw_stats st;
+	ptw_get_stats(&st);
+	cr_assert_eq(st.clock,
+		     strcmp(clock_name(clock), "boottime") ? PTW_CLOCK_TSC
+							   : PTW_CLOCK_BOOT,
+		     "the producers read clock %d", (int)st.clock);
 	cr_assert(ptw_is_running(), "the file records from the start");
 	PHASE(1);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("a", 1000), out);
@@ -173,7 +224,6 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 	cr_assert(ptw_is_running(), "the file records after the session");
 	cr_assert_eq(ptw_stop(), 0);
 	/* the stats are the file's: 9 events a phase */
-	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert_eq(st.events, 3 * 9, "%llu events",
 		     (unsigned long long)st.events);
@@ -193,10 +243,28 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 	rows(out, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "ca,2;");
 	ptw_test_tp_expect_no_error_stats(out);
+
+	expect_clock(file, clock_name(clock));
+	expect_clock(out, clock_name(clock));
+	same_times(file, out, "'a2', 'ai2', 'ca'");
 	ptw_test_svc_stop(&s);
 }
 
-Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
+Test(system_multi, a_file_beside_system_mode_has_every_event)
+{
+	file_beside(PTW_CLOCK_MONOTONIC);
+}
+
+/* The same with the CPU's counter as the producers' clock: the file's
+ * writer and the session's convert the same ticks the same way. */
+Test(system_multi, a_file_beside_system_mode_with_the_cpu_counter)
+{
+	if (!ptw_arch_counter_usable())
+		cr_skip_test("no usable CPU counter here");
+	file_beside(PTW_CLOCK_TSC);
+}
+
+static void recorder_beside(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
@@ -204,7 +272,7 @@ Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
 	snprintf(file, sizeof(file), "%s/window.pftrace", s.dir);
 	snprintf(snap, sizeof(snap), "%s/snap.pftrace", s.dir);
 	snprintf(out, sizeof(out), "%s/sys.pftrace", s.dir);
-	start(file, 1);
+	start_clock(file, 1, clock);
 	PHASE(1);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1000), out);
 	ptw_test_svc_expect_sessions(&s, 1, 20000);
@@ -231,5 +299,23 @@ Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
 	rows(out, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "cb,2;own_b,20;");
 	ptw_test_tp_expect_no_error_stats(out);
+
+	expect_clock(snap, clock_name(clock));
+	expect_clock(file, clock_name(clock));
+	expect_clock(out, clock_name(clock));
+	same_times(snap, out, "'b2', 'bi2', 'cb', 'own_b'");
+	same_times(file, out, "'b2', 'bi2', 'cb', 'own_b'");
 	ptw_test_svc_stop(&s);
+}
+
+Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
+{
+	recorder_beside(PTW_CLOCK_MONOTONIC);
+}
+
+Test(system_multi, the_flight_recorder_beside_system_mode_with_the_cpu_counter)
+{
+	if (!ptw_arch_counter_usable())
+		cr_skip_test("no usable CPU counter here");
+	recorder_beside(PTW_CLOCK_TSC);
 }
