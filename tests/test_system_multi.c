@@ -166,24 +166,21 @@ static void expect_clock(const char *trace, const char *want)
  * file and the sessions convert the same way. */
 static void same_times(const char *file, const char *sys, const char *names)
 {
-	char q[800], a[4096], b[4096];
-	snprintf(q, sizeof(q),
-		 "select name, ts, dur from slice where name in (%s) union all "
-		 "select t.name, c.ts, cast(c.value as int) from counter c join "
-		 "counter_track t on c.track_id = t.id where t.name in (%s) "
-		 "order by 2, 1",
-		 names, names);
+	char q[1000], a[4096], b[4096];
+#define TIMES(more)                                                          \
+	snprintf(q, sizeof(q),                                               \
+		 "select name, ts, dur from slice where name in (%s) union "  \
+		 "all select t.name, c.ts, cast(c.value as int) from counter " \
+		 "c join counter_track t on c.track_id = t.id where t.name "  \
+		 "in (%s)" more " order by 2, 1",                             \
+		 names, names)
+	TIMES("");
 	rows(sys, q, b, sizeof(b));
-	char qf[1000];
-	/* the file has every phase: only the rows whose value or name
-	 * the system trace has (counters: their phase's value) */
-	snprintf(qf, sizeof(qf),
-		 "select name, ts, dur from slice where name in (%s) union all "
-		 "select t.name, c.ts, cast(c.value as int) from counter c join "
-		 "counter_track t on c.track_id = t.id where t.name in (%s) and "
-		 "cast(c.value as int) in (2, 20) order by 2, 1",
-		 names, names);
-	rows(file, qf, a, sizeof(a));
+	/* the file has every phase: of the counters, the samples of the
+	 * system trace's (phase 2's values) */
+	TIMES(" and cast(c.value as int) in (2, 20)");
+	rows(file, q, a, sizeof(a));
+#undef TIMES
 	cr_assert_neq(b[0], '\0', "%s has none of %s", sys, names);
 	cr_assert_str_eq(a, b, "the file's times\n%s\nthe system trace's\n%s",
 			 a, b);
