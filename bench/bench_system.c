@@ -27,6 +27,9 @@
  * producer_ns_per_event_1t_system_tsc; compare it with the default
  * (BOOTTIME read by the producer) in alternate runs of the bench, each
  * a fresh process (see producer_ns below for why not in one run).
+ * PTW_BENCH_SYSTEM_FILE=1: the system sessions' program also writes a
+ * file of its own beside system mode (cfg.output_path with cfg.system),
+ * and the producer's figures are named ..._system_with_file[_tsc].
  * SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <fcntl.h>
@@ -43,6 +46,7 @@
 
 #include "bench/support/bench_clock.h"
 #include "ptw/tracer.h"
+#include "lib/system/system.h"          /* ptw_sys_sessions */
 #include "lib/tracer/tracer_internal.h" /* ptw_tr_test_hold */
 
 #define RUN_EVENTS 256
@@ -161,6 +165,8 @@ int main(void)
 	int quick = getenv("PTW_BENCH_QUICK") != NULL;
 	const char *sclock = getenv("PTW_BENCH_SYSTEM_CLOCK");
 	int tsc = sclock && strcmp(sclock, "tsc") == 0;
+	const char *sfile = getenv("PTW_BENCH_SYSTEM_FILE");
+	int beside = sfile && strcmp(sfile, "1") == 0;
 	unsigned runs = quick ? 200 : 4000;
 	unsigned rounds = quick ? 3 : 5;
 	uint32_t n = quick ? (1u << 17) : (1u << 20);
@@ -174,12 +180,13 @@ int main(void)
 	char dir[] = "/tmp/ptw_bench_system_XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
-	char prod[128], cons[128], cfgp[128], out[128], file[128];
+	char prod[128], cons[128], cfgp[128], out[128], file[128], own[128];
 	snprintf(prod, sizeof(prod), "%s/producer.sock", dir);
 	snprintf(cons, sizeof(cons), "%s/consumer.sock", dir);
 	snprintf(cfgp, sizeof(cfgp), "%s/cfg.txt", dir);
 	snprintf(out, sizeof(out), "%s/system.pftrace", dir);
 	snprintf(file, sizeof(file), "%s/file.pftrace", dir);
+	snprintf(own, sizeof(own), "%s/own.pftrace", dir);
 	setenv("PERFETTO_PRODUCER_SOCK_NAME", prod, 1);
 	setenv("PERFETTO_CONSUMER_SOCK_NAME", cons, 1);
 	pid_t traced = spawn(tb, "traced", NULL, NULL, NULL, NULL, NULL);
@@ -230,12 +237,15 @@ int main(void)
 		cfg.system_buffer_kb = smb_kb;
 		if (tsc)
 			cfg.clock = PTW_CLOCK_TSC;
+		if (beside)
+			cfg.output_path = own;
 		if (ptw_start(&cfg) != 0)
 			return 1;
 		pid_t pf = spawn(tb, "perfetto", "--txt", "-c", cfgp, "-o", out);
-		for (int i = 0; i < 10000 && !ptw_is_running(); i++)
+		/* (with a file of its own, ptw runs from ptw_start on) */
+		for (int i = 0; i < 10000 && ptw_sys_sessions() < 1; i++)
 			sleep_ms(1);
-		if (!ptw_is_running()) {
+		if (ptw_sys_sessions() < 1) {
 			fprintf(stderr, "bench_system: the session did not start\n");
 			kill(pf, SIGKILL);
 			kill(traced, SIGKILL);
@@ -250,6 +260,7 @@ int main(void)
 		waitpid(pf, NULL, 0);
 		ptw_stop();
 		unlink(out);
+		unlink(own);
 	}
 	kill(traced, SIGKILL);
 	waitpid(traced, NULL, 0);
@@ -263,7 +274,9 @@ int main(void)
 	double fn = median(file_ns, rounds), sn = median(sys_ns, rounds);
 	double fr = median(file_rate, rounds), sr = median(sys_rate, rounds);
 	double fw = median(file_wall, rounds), sw = median(sys_wall, rounds);
-	const char *sx = tsc ? "_tsc" : ""; /* the system producers' clock */
+	/* the system producers' clock, and their own file if any */
+	const char *sx = beside ? (tsc ? "_with_file_tsc" : "_with_file")
+				: (tsc ? "_tsc" : "");
 	printf("producer_ns_per_event_1t_file %.2f ns\n", fn);
 	printf("producer_ns_per_event_1t_system%s %.2f ns\n", sx, sn);
 	printf("producer_ns_per_event_1t_file_first_round %.2f ns\n", f0);

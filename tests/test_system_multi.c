@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/arch/arch.h"
 #include "lib/system/system.h"
 #include "ptw/tracer.h"
 #include "support/counter_pairs.h"
@@ -49,11 +50,6 @@ static void start_clock(const char *path, int ring, enum ptw_clock clock)
 	ptw_set_thread_name("multimain");
 	own_b = ptw_counter_track_new("own_b", NULL, 0, 0);
 	cr_assert_neq(own_b, 0);
-}
-
-static void start(const char *path, int ring)
-{
-	start_clock(path, ring, PTW_CLOCK_MONOTONIC);
 }
 
 /* One phase N: a slice of "a" holding a scope of "b" (whose END, like
@@ -166,7 +162,7 @@ Test(system_multi, counters_of_one_name_in_two_categories_go_to_their_sessions)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	start(NULL, 0);
+	start_clock(NULL, 0, PTW_CLOCK_MONOTONIC);
 	char out_a[400], out_b[400], got[4096];
 	snprintf(out_a, sizeof(out_a), "%s/a.pftrace", s.dir);
 	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
@@ -197,14 +193,66 @@ Test(system_multi, counters_of_one_name_in_two_categories_go_to_their_sessions)
 	ptw_test_svc_stop(&s);
 }
 
-Test(system_multi, a_file_beside_system_mode_has_every_event)
+/* The clock that 'trace' says it used is 'want' ("tsc_boottime" or
+ * "boottime"). */
+static void expect_clock(const char *trace, const char *want)
+{
+	char got[200], w[64];
+	rows(trace, "select str_value from metadata where name = 'cr-ptw.clock'",
+	     got, sizeof(got));
+	snprintf(w, sizeof(w), "%s;", want);
+	cr_assert_str_eq(got, w, "%s: clock %s", trace, got);
+}
+
+/* The events of 'names' (a SQL list) in 'file' and in the system trace
+ * 'sys' have the same timestamps (and slices the same durations): the
+ * file and the sessions convert the same way. */
+static void same_times(const char *file, const char *sys, const char *names)
+{
+	char q[1000], a[4096], b[4096];
+#define TIMES(more)                                                          \
+	snprintf(q, sizeof(q),                                               \
+		 "select name, ts, dur from slice where name in (%s) union "  \
+		 "all select t.name, c.ts, cast(c.value as int) from counter " \
+		 "c join counter_track t on c.track_id = t.id where t.name "  \
+		 "in (%s)" more " order by 2, 1",                             \
+		 names, names)
+	TIMES("");
+	rows(sys, q, b, sizeof(b));
+	/* the file has every phase: of the counters, the samples of the
+	 * system trace's (phase 2's values) */
+	TIMES(" and cast(c.value as int) in (2, 20)");
+	rows(file, q, a, sizeof(a));
+#undef TIMES
+	cr_assert_neq(b[0], '\0', "%s has none of %s", sys, names);
+	cr_assert_str_eq(a, b, "the file's times\n%s\nthe system trace's\n%s",
+			 a, b);
+}
+
+/* The producers' clock here for 'clock': the counter when asked for and
+ * usable, else BOOTTIME read (the clock names in the metadata). */
+static const char *clock_name(enum ptw_clock clock)
+{
+	return (clock == PTW_CLOCK_TSC || clock == PTW_CLOCK_FASTEST) &&
+			       ptw_arch_counter_usable()
+		       ? "tsc_boottime"
+		       : "boottime";
+}
+
+static void file_beside(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
 	char file[400], out[400], got[4096];
 	snprintf(file, sizeof(file), "%s/own.pftrace", s.dir);
 	snprintf(out, sizeof(out), "%s/sys.pftrace", s.dir);
-	start(file, 0);
+	start_clock(file, 0, clock);
+	struct ptw_stats st;
+	cr_assert_eq(ptw_get_stats(&st), 0);
+	cr_assert_eq(st.clock,
+		     strcmp(clock_name(clock), "boottime") ? PTW_CLOCK_TSC
+							   : PTW_CLOCK_BOOT,
+		     "the producers read clock %d", (int)st.clock);
 	cr_assert(ptw_is_running(), "the file records from the start");
 	PHASE(1);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("a", 1000), out);
@@ -216,7 +264,6 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 	cr_assert(ptw_is_running(), "the file records after the session");
 	cr_assert_eq(ptw_stop(), 0);
 	/* the stats are the file's: 9 events a phase */
-	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
 	cr_assert_eq(st.events, 3 * 9, "%llu events",
 		     (unsigned long long)st.events);
@@ -236,10 +283,28 @@ Test(system_multi, a_file_beside_system_mode_has_every_event)
 	rows(out, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "ca,2;");
 	ptw_test_tp_expect_no_error_stats(out);
+
+	expect_clock(file, clock_name(clock));
+	expect_clock(out, clock_name(clock));
+	same_times(file, out, "'a2', 'ai2', 'ca'");
 	ptw_test_svc_stop(&s);
 }
 
-Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
+Test(system_multi, a_file_beside_system_mode_has_every_event)
+{
+	file_beside(PTW_CLOCK_MONOTONIC);
+}
+
+/* The same with the CPU's counter as the producers' clock: the file's
+ * writer and the session's convert the same ticks the same way. */
+Test(system_multi, a_file_beside_system_mode_with_the_cpu_counter)
+{
+	if (!ptw_arch_counter_usable())
+		cr_skip_test("no usable CPU counter here");
+	file_beside(PTW_CLOCK_TSC);
+}
+
+static void recorder_beside(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
@@ -247,7 +312,7 @@ Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
 	snprintf(file, sizeof(file), "%s/window.pftrace", s.dir);
 	snprintf(snap, sizeof(snap), "%s/snap.pftrace", s.dir);
 	snprintf(out, sizeof(out), "%s/sys.pftrace", s.dir);
-	start(file, 1);
+	start_clock(file, 1, clock);
 	PHASE(1);
 	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1000), out);
 	ptw_test_svc_expect_sessions(&s, 1, 20000);
@@ -274,5 +339,23 @@ Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
 	rows(out, COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "cb,2;own_b,20;");
 	ptw_test_tp_expect_no_error_stats(out);
+
+	expect_clock(snap, clock_name(clock));
+	expect_clock(file, clock_name(clock));
+	expect_clock(out, clock_name(clock));
+	same_times(snap, out, "'b2', 'bi2', 'cb', 'own_b'");
+	same_times(file, out, "'b2', 'bi2', 'cb', 'own_b'");
 	ptw_test_svc_stop(&s);
+}
+
+Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
+{
+	recorder_beside(PTW_CLOCK_MONOTONIC);
+}
+
+Test(system_multi, the_flight_recorder_beside_system_mode_with_the_cpu_counter)
+{
+	if (!ptw_arch_counter_usable())
+		cr_skip_test("no usable CPU counter here");
+	recorder_beside(PTW_CLOCK_TSC);
 }

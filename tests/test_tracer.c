@@ -18,6 +18,7 @@
 #include "ptw_trace.pb-c.h"
 #include "reader/trace_check.h"
 #include "reader/trace_read.h"
+#include "lib/arch/arch.h"
 #include "lib/tracer/tracer_internal.h" /* the backend's map, tested directly */
 
 /* ASan/UBSan builds run ~4x slower: the stress test scales down there. */
@@ -1434,14 +1435,21 @@ struct stamp {
 	const struct dmeta *clk;  /* the "ptw.clock" metadata entry */
 };
 
-static void stamp_with_clock(struct stamp *s, const char *tag,
-			     enum ptw_clock clock, clockid_t clk_id)
+/* 'system': in system mode beside the file, with no service to connect
+ * to (the file records as ever). */
+static void stamp_with(struct stamp *s, const char *tag, enum ptw_clock clock,
+		       clockid_t clk_id, int system)
 {
 	tmp_path(s->path, sizeof(s->path), tag);
 	struct ptw_config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.output_path = s->path;
 	cfg.clock = clock;
+	if (system) {
+		setenv("PERFETTO_PRODUCER_SOCK_NAME",
+		       "/nonexistent/ptw-test-no-service.sock", 1);
+		cfg.system = 1;
+	}
 	start_or_die(&cfg);
 	struct timespec a, b;
 	clock_gettime(clk_id, &a);
@@ -1463,6 +1471,12 @@ static void stamp_with_clock(struct stamp *s, const char *tag,
 	cr_assert_eq(s->d->n_bundles, 1);
 	s->clk = dec_meta(s->d, "ptw.clock");
 	cr_assert_not_null(s->clk, "the clock is declared in the trace");
+}
+
+static void stamp_with_clock(struct stamp *s, const char *tag,
+			     enum ptw_clock clock, clockid_t clk_id)
+{
+	stamp_with(s, tag, clock, clk_id, 0);
 }
 
 static void stamp_free(struct stamp *s)
@@ -1668,6 +1682,36 @@ Test(tracer, boottime_clock_stamps_events_in_boottime_nanoseconds)
 	cr_assert_geq(s.ev->ts, s.lo);
 	cr_assert_leq(s.ev->ts, s.hi);
 	cr_assert_str_eq(s.clk->str, "boottime");
+	stamp_free(&s);
+}
+
+/* A file beside system mode is on the service's clock, BOOTTIME, and
+ * with the CPU's counter the producers read the counter (converted by
+ * the backend as for the system sessions); without a usable counter
+ * they read BOOTTIME. */
+Test(tracer, cpu_counter_beside_system_mode_maps_to_boottime_nanoseconds)
+{
+	struct stamp s;
+	stamp_with(&s, "systsc", PTW_CLOCK_FASTEST, CLOCK_BOOTTIME, 1);
+	if (!ptw_arch_counter_usable()) {
+		cr_assert_eq(s.st.clock, PTW_CLOCK_BOOT);
+		cr_assert_str_eq(s.clk->str, "boottime");
+		cr_assert_geq(s.ev->ts, s.lo);
+		cr_assert_leq(s.ev->ts, s.hi);
+		stamp_free(&s);
+		return;
+	}
+	cr_assert_eq(s.st.clock, PTW_CLOCK_TSC, "the counter, not %d",
+		     (int)s.st.clock);
+	cr_assert_gt(s.st.tsc_hz, 0);
+	cr_assert_str_eq(s.clk->str, "tsc_boottime");
+	const struct dmeta *hz = dec_meta(s.d, "ptw.tsc_hz");
+	cr_assert_not_null(hz);
+	cr_assert_eq((uint64_t)hz->i, s.st.tsc_hz);
+	/* calibration error allowance: 1 ms (the check is of the mapping,
+	 * not of timing) */
+	cr_assert_geq(s.ev->ts + 1000000, s.lo);
+	cr_assert_leq(s.ev->ts, s.hi + 1000000);
 	stamp_free(&s);
 }
 

@@ -202,9 +202,11 @@ struct ptw_config {
 	 * once, each with its own categories. An output (output_path/fd,
 	 * ring mode) may be named with it: it records from ptw_start every
 	 * category this config enables, beside the service's sessions. The
-	 * clock is CLOCK_BOOTTIME (the service's), also for that output
-	 * (without an output, read from the CPU's counter with
-	 * PTW_CLOCK_TSC / _FASTEST); compression off for the service. */
+	 * clock is CLOCK_BOOTTIME (the service's), also for that output:
+	 * read by the producers, or with PTW_CLOCK_TSC / _FASTEST read from
+	 * the CPU's counter and converted to it by the backend, the same
+	 * way for that output and every session; compression off for the
+	 * service. */
 	int system;
 	/* System mode: comma-separated categories declared to the service
 	 * (its TrackEventDescriptor, what the UI offers); more with

@@ -558,7 +558,8 @@ static int ptw_tr_discard(void *ctx, const uint8_t *p, size_t n);
 
 /* Starts a session of the library's own copy of the config (and writer
  * options wo); 'out' non-NULL: system mode's (lib/system), whose own
- * writer writes nothing (its sinks do). */
+ * writer writes nothing (its sinks do); cfg->system: the program's own
+ * output beside system mode. Both are on the service's clock. */
 static int ptw_tr_start_cfg(const struct ptw_config *cfg,
 			    struct ptw_writer_options *wo,
 			    const struct ptw_tr_output *out,
@@ -577,8 +578,10 @@ static int ptw_tr_start_cfg(const struct ptw_config *cfg,
 	ptw_tr_ctl_init_once();
 	struct ptw_tr_ctl *c = &ptw_tr_ctl;
 
+	/* system mode's session: its muted one, or the program's own
+	 * output beside it */
 	struct ptw_tracer *tr = ptw_tr_new(cfg, slots, ring, have_fd,
-					  out != NULL);
+					  out != NULL || cfg->system);
 	if (!tr)
 		return ptw_error_set(err, PTW_ERR_NOMEM, 0,
 				     "ptw_start: out of memory");
@@ -692,7 +695,9 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 		ptw_tr_ctl_init_once();
 		/* with a file or the flight recorder: that session runs from
 		 * now on, and system sessions join it as sinks; its clock is
-		 * the service's, so that both traces agree */
+		 * the service's, BOOTTIME, read or converted from the CPU's
+		 * counter (cfg.system: ptw_tr_new), so that both traces
+		 * agree */
 		int own = cfg.output_path || cfg.output_fd > 0 ||
 			  cfg.output_fd_set || cfg.mode == PTW_MODE_RING;
 		if (own) {
@@ -700,10 +705,8 @@ int ptw_start_sized(const struct ptw_config *user_cfg, size_t cfg_size,
 				return ptw_error_set(err, PTW_ERR_STATE, 0,
 						     "ptw_start: tracing is "
 						     "already running");
-			struct ptw_config fc = cfg;
-			fc.system = 0;
-			fc.clock = PTW_CLOCK_BOOT;
-			rc = ptw_tr_start_cfg(&fc, &wo, NULL, NULL, NULL, NULL, NULL, err);
+			rc = ptw_tr_start_cfg(&cfg, &wo, NULL, NULL, NULL, NULL,
+					      NULL, err);
 			if (rc)
 				return rc;
 		}
