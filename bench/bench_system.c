@@ -30,6 +30,10 @@
  * PTW_BENCH_SYSTEM_FILE=1: the system sessions' program also writes a
  * file of its own beside system mode (cfg.output_path with cfg.system),
  * and the producer's figures are named ..._system_with_file[_tsc].
+ * PTW_BENCH_SYSTEM_GENERAL=1: the system sessions' backend writes through
+ * its general path only (cfg.general_path_only), as it does for a session
+ * beside another output (tracer_sink.c); the backend figures are named
+ * ..._system_general and backend_system_general_file_ratio[_wall].
  * SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <fcntl.h>
@@ -167,6 +171,8 @@ int main(void)
 	int tsc = sclock && strcmp(sclock, "tsc") == 0;
 	const char *sfile = getenv("PTW_BENCH_SYSTEM_FILE");
 	int beside = sfile && strcmp(sfile, "1") == 0;
+	const char *sgen = getenv("PTW_BENCH_SYSTEM_GENERAL");
+	int general = sgen && strcmp(sgen, "1") == 0;
 	unsigned runs = quick ? 200 : 4000;
 	unsigned rounds = quick ? 3 : 5;
 	uint32_t n = quick ? (1u << 17) : (1u << 20);
@@ -239,6 +245,7 @@ int main(void)
 			cfg.clock = PTW_CLOCK_TSC;
 		if (beside)
 			cfg.output_path = own;
+		cfg.general_path_only = general;
 		if (ptw_start(&cfg) != 0)
 			return 1;
 		pid_t pf = spawn(tb, "perfetto", "--txt", "-c", cfgp, "-o", out);
@@ -284,11 +291,14 @@ int main(void)
 	printf("producer_ns_per_event_1t_system%s_first_round %.2f ns\n", sx, s0);
 	printf("producer_ns_per_event_1t_system%s_later_rounds %.2f ns\n", sx, sl);
 	printf("backend_mev_per_s_file %.1f Mevents/s\n", fr / 1e6);
-	printf("backend_mev_per_s_system %.1f Mevents/s\n", sr / 1e6);
-	printf("backend_system_file_ratio %.2f\n", fr > 0 ? sr / fr : 0);
+	const char *bx = general ? "_general" : "";
+	printf("backend_mev_per_s_system%s %.1f Mevents/s\n", bx, sr / 1e6);
+	printf("backend_system%s_file_ratio %.2f\n", bx, fr > 0 ? sr / fr : 0);
 	printf("backend_mev_per_s_wall_file %.1f Mevents/s\n", fw / 1e6);
-	printf("backend_mev_per_s_wall_system %.1f Mevents/s\n", sw / 1e6);
-	printf("backend_system_file_ratio_wall %.2f\n", fw > 0 ? sw / fw : 0);
+	printf("backend_mev_per_s_wall_system%s %.1f Mevents/s\n", bx,
+	       sw / 1e6);
+	printf("backend_system%s_file_ratio_wall %.2f\n", bx,
+	       fw > 0 ? sw / fw : 0);
 	printf("system_lost_packets %llu packets\n", (unsigned long long)lost);
 	free(file_ns);
 	free(sys_ns);
