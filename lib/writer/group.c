@@ -148,6 +148,8 @@ static inline void ptw_g_copy(uint8_t *d, const uint8_t *s, size_t n)
 	}
 }
 
+static int ptw_g_as_made(const struct ptw_writer *w);
+
 void ptw_w_grp_add(struct ptw_writer *w, size_t at, size_t end, uint16_t seq,
 		   uint32_t n)
 {
@@ -157,6 +159,21 @@ void ptw_w_grp_add(struct ptw_writer *w, size_t at, size_t end, uint16_t seq,
 	    n > UINT16_MAX) {
 		w->grp_bad = 1;
 		return;
+	}
+	if (!w->grp_probed) {
+		/* the records of the runs before this one, which are whole */
+		while (w->grp_probe_i < w->grp_n)
+			w->grp_recs += w->grp_runs[w->grp_probe_i++].n;
+		if (w->grp_recs > PTW_GROUP_PROBE) {
+			/* (the newest record is not among the first ones) */
+			w->grp_probed = 1;
+			if (ptw_g_as_made(w)) {
+				w->grp_as_made = 1;
+				w->grp_on = 0;
+				return;
+			}
+			w->grp_room = w->grp_cap;
+		}
 	}
 	if (w->grp_n == w->grp_cap) {
 		uint32_t cap = w->grp_cap ? 2 * w->grp_cap : 4096;
@@ -169,6 +186,8 @@ void ptw_w_grp_add(struct ptw_writer *w, size_t at, size_t end, uint16_t seq,
 		}
 		w->grp_runs = r;
 		w->grp_cap = cap;
+		if (w->grp_probed)
+			w->grp_room = cap;
 	}
 	w->grp_runs[w->grp_n++] =
 		(struct ptw_grp_run){(uint32_t)at, seq, (uint16_t)n};
@@ -210,7 +229,7 @@ static int ptw_g_runs(struct ptw_writer *w)
 			return 0;
 		ptw_w_grp_note(w, (size_t)(rec - src), (size_t)(p - src), seq,
 			       1);
-		if (w->grp_bad)
+		if (w->grp_bad || w->grp_as_made)
 			return 0;
 	}
 	return 1;
@@ -248,7 +267,7 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 {
 	/* The newest record stays last (the last of its sequence anyway):
 	 * a compressed batch past its limit is split there (ptw_w_emit). */
-	if (!ptw_g_runs(w) || ptw_g_as_made(w))
+	if (w->grp_as_made || !ptw_g_runs(w) || ptw_g_as_made(w))
 		return 0;
 	/* group + 1 of each sequence id (0: none yet), numbered in the
 	 * order of the sequences' first packets; each group's bytes (then

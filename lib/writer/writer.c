@@ -231,7 +231,7 @@ int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event)
 		return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
 					 "packet buffer: out of memory");
 	}
-	if (w->conv_group)
+	if (w->grp_on)
 		ptw_w_grp_note_record(w);
 	w->stats.packets++;
 	w->pend_has_event |= is_event;
