@@ -190,7 +190,7 @@ void ptw_w_grp_add(struct ptw_writer *w, size_t at, size_t end, uint16_t seq,
 			w->grp_room = cap;
 	}
 	w->grp_runs[w->grp_n++] =
-		(struct ptw_grp_run){(uint32_t)at, seq, (uint16_t)n};
+		(struct ptw_grp_run){(uint32_t)at, (uint32_t)end, seq, (uint16_t)n};
 	w->grp_end = end;
 }
 
@@ -218,6 +218,8 @@ static int ptw_g_runs(struct ptw_writer *w)
 	    (r->n > 1 ? r->off < w->last_pkt : r->off == w->last_pkt)) {
 		if (!--r->n)
 			w->grp_n--;
+		else
+			r->end = (uint32_t)w->last_pkt;
 		return 1;
 	}
 	ptw_w_grp_reset(w);
@@ -289,8 +291,7 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 			k = grp_of[seq] = (uint8_t)++n_grp;
 			at[k - 1] = 0;
 		}
-		size_t to = i + 1 < n_runs ? runs[i + 1].off : w->last_pkt;
-		at[k - 1] += to - runs[i].off;
+		at[k - 1] += runs[i].end - runs[i].off;
 	}
 	if (n_grp < 2)
 		return 0;
@@ -308,8 +309,7 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 	}
 	const uint8_t *src = w->pend.data;
 	for (uint32_t i = 0; i < n_runs; i++) {
-		size_t from = runs[i].off;
-		size_t to = i + 1 < n_runs ? runs[i + 1].off : w->last_pkt;
+		size_t from = runs[i].off, to = runs[i].end;
 		size_t *dst = &at[grp_of[runs[i].seq] - 1];
 		ptw_g_copy(b->data + *dst, src + from, to - from);
 		*dst += to - from;

@@ -100,7 +100,7 @@ struct ptw_seq {
 
 /* A run of records of one sequence in the pending batch (group.c). */
 struct ptw_grp_run {
-	uint32_t off;                  /* where its first record starts */
+	uint32_t off, end;             /* its records' bytes in pend */
 	uint16_t seq;                  /* trusted_packet_sequence_id, at
 					* most PTW_GRP_SEQ_BIG */
 	uint16_t n;                    /* its records */
@@ -263,12 +263,13 @@ ptw_w_grp_note(struct ptw_writer *w, size_t at, size_t end, uint64_t seq,
 		if (k && w->grp_runs[k - 1].seq == q &&
 		    w->grp_runs[k - 1].n <= UINT16_MAX - n) {
 			w->grp_runs[k - 1].n = (uint16_t)(w->grp_runs[k - 1].n + n);
+			w->grp_runs[k - 1].end = (uint32_t)end;
 			w->grp_end = end;
 			return;
 		}
 		if (k < w->grp_room && n <= UINT16_MAX) {
-			w->grp_runs[k] =
-				(struct ptw_grp_run){(uint32_t)at, q, (uint16_t)n};
+			w->grp_runs[k] = (struct ptw_grp_run){
+				(uint32_t)at, (uint32_t)end, q, (uint16_t)n};
 			w->grp_n = k + 1;
 			w->grp_end = end;
 			return;
