@@ -11,6 +11,7 @@
  * each sequence is kept (its deltas, interning and checkpoints depend on
  * it); trace_processor sorts packets of different sequences by time.
  * SPDX-License-Identifier: Apache-2.0 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/encode/pb_fields.h"
@@ -20,7 +21,7 @@
  * from 3 on, new ones for each input's threads), and distinct sequences
  * in one batch; a batch with others is written in the order it was
  * made. */
-#define PTW_GROUP_IDS 4096u
+#define PTW_GROUP_IDS PTW_GRP_SEQ_BIG
 #define PTW_GROUP_MAX 255u
 
 /* Slots of trace_processor's clock conversion cache: when no more
@@ -147,29 +148,117 @@ static inline void ptw_g_copy(uint8_t *d, const uint8_t *s, size_t n)
 	}
 }
 
+static int ptw_g_as_made(const struct ptw_writer *w);
+
+void ptw_w_grp_add(struct ptw_writer *w, size_t at, size_t end, uint16_t seq,
+		   uint32_t n)
+{
+	/* (not every record noted, offsets or counts too big for a run:
+	 * the records are read back, ptw_g_runs) */
+	if (w->grp_bad || at != w->grp_end || end > UINT32_MAX ||
+	    n > UINT16_MAX) {
+		w->grp_bad = 1;
+		return;
+	}
+	if (!w->grp_probed) {
+		/* the records of the runs before this one, which are whole */
+		while (w->grp_probe_i < w->grp_n)
+			w->grp_recs += w->grp_runs[w->grp_probe_i++].n;
+		if (w->grp_recs > PTW_GROUP_PROBE) {
+			/* (the newest record is not among the first ones) */
+			w->grp_probed = 1;
+			if (ptw_g_as_made(w)) {
+				w->grp_as_made = 1;
+				w->grp_on = 0;
+				return;
+			}
+			w->grp_room = w->grp_cap;
+		}
+	}
+	if (w->grp_n == w->grp_cap) {
+		uint32_t cap = w->grp_cap ? 2 * w->grp_cap : 4096;
+		void *r = cap > w->grp_cap
+				  ? realloc(w->grp_runs, cap * sizeof(*w->grp_runs))
+				  : NULL;
+		if (!r) {
+			w->grp_bad = 1;
+			return;
+		}
+		w->grp_runs = r;
+		w->grp_cap = cap;
+		if (w->grp_probed)
+			w->grp_room = cap;
+	}
+	w->grp_runs[w->grp_n++] =
+		(struct ptw_grp_run){(uint32_t)at, (uint32_t)end, seq, (uint16_t)n};
+	w->grp_end = end;
+}
+
+void ptw_w_grp_note_record(struct ptw_writer *w)
+{
+	const uint8_t *p = w->pend.data + w->last_pkt,
+		      *end = w->pend.data + w->pend.len;
+	uint64_t seq;
+	if (!ptw_g_record(&p, end, &seq) || p != end) {
+		w->grp_bad = 1;
+		return;
+	}
+	ptw_w_grp_note(w, w->last_pkt, w->pend.len, seq, 1);
+}
+
+/* The runs of the records before the newest one (at w->last_pkt) in
+ * w->grp_runs: those noted as they were written, else read back from
+ * the records. 0 if they are not as the writer frames them or there is
+ * no memory for the runs. */
+static int ptw_g_runs(struct ptw_writer *w)
+{
+	struct ptw_grp_run *r = w->grp_n ? &w->grp_runs[w->grp_n - 1] : NULL;
+	/* (the newest record is the last run's last) */
+	if (!w->grp_bad && w->grp_end == w->pend.len && r &&
+	    (r->n > 1 ? r->off < w->last_pkt : r->off == w->last_pkt)) {
+		if (!--r->n)
+			w->grp_n--;
+		else
+			r->end = (uint32_t)w->last_pkt;
+		return 1;
+	}
+	ptw_w_grp_reset(w);
+	const uint8_t *src = w->pend.data, *end = src + w->last_pkt;
+	for (const uint8_t *p = src; p < end;) {
+		const uint8_t *rec = p;
+		uint64_t seq;
+		if (!ptw_g_record(&p, end, &seq))
+			return 0;
+		ptw_w_grp_note(w, (size_t)(rec - src), (size_t)(p - src), seq,
+			       1);
+		if (w->grp_bad || w->grp_as_made)
+			return 0;
+	}
+	return 1;
+}
+
 /* 1 if the batch is better written as made, judging by its first
  * PTW_GROUP_PROBE records: they are in runs of PTW_GROUP_RUN records of
  * one sequence or longer on average (the APLTRC01 batches, a thread at
  * a time), or no more than PTW_TP_CLOCK_CACHE sequences with a clock of
- * their own (not abs_only) write them (each keeps its cache slot); or
- * they are not as the writer frames them. */
-static int ptw_g_as_made(const struct ptw_writer *w, const uint8_t *p,
-			 const uint8_t *end)
+ * their own (not abs_only) write them (each keeps its cache slot). */
+static int ptw_g_as_made(const struct ptw_writer *w)
 {
 	uint8_t seen[PTW_GROUP_IDS];
 	memset(seen, 0, sizeof(seen));
 	for (uint32_t i = 0; i < w->n_seqs; i++)
 		if (w->seqs[i]->abs_only && w->seqs[i]->id < PTW_GROUP_IDS)
 			seen[w->seqs[i]->id] = 1;
-	uint64_t seq, prev = UINT64_MAX;
-	uint32_t runs = 0, clocks = 0;
-	for (uint32_t i = 0; i < PTW_GROUP_PROBE && p < end; i++) {
-		if (!ptw_g_record(&p, end, &seq) || seq >= PTW_GROUP_IDS)
+	uint32_t runs = 0, clocks = 0, recs = 0;
+	/* (next to each other, runs are of different sequences) */
+	for (uint32_t i = 0; i < w->grp_n && recs < PTW_GROUP_PROBE; i++) {
+		uint64_t seq = w->grp_runs[i].seq;
+		if (seq >= PTW_GROUP_IDS)
 			return 1;
-		runs += seq != prev;
-		prev = seq;
+		runs++;
 		clocks += !seen[seq];
 		seen[seq] = 1;
+		recs += w->grp_runs[i].n;
 	}
 	return runs * PTW_GROUP_RUN <= PTW_GROUP_PROBE ||
 	       clocks <= PTW_TP_CLOCK_CACHE;
@@ -180,8 +269,7 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 {
 	/* The newest record stays last (the last of its sequence anyway):
 	 * a compressed batch past its limit is split there (ptw_w_emit). */
-	const uint8_t *src = w->pend.data, *end = src + w->last_pkt, *p;
-	if (ptw_g_as_made(w, src, end))
+	if (w->grp_as_made || !ptw_g_runs(w) || ptw_g_as_made(w))
 		return 0;
 	/* group + 1 of each sequence id (0: none yet), numbered in the
 	 * order of the sequences' first packets; each group's bytes (then
@@ -190,14 +278,11 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 	size_t at[PTW_GROUP_MAX];
 	uint32_t n_grp = 0;
 	memset(grp_of, 0, sizeof(grp_of));
-	/* the runs of records of one sequence: group, offset (5 bytes) */
-	struct ptw_pb_buf *ix = &w->grp_ix;
-	ix->len = 0;
-	uint8_t prev = 0;
-	for (p = src; p < end;) {
-		const uint8_t *rec = p;
-		uint64_t seq;
-		if (!ptw_g_record(&p, end, &seq) || seq >= PTW_GROUP_IDS)
+	const struct ptw_grp_run *runs = w->grp_runs;
+	uint32_t n_runs = w->grp_n;
+	for (uint32_t i = 0; i < n_runs; i++) {
+		uint64_t seq = runs[i].seq;
+		if (seq >= PTW_GROUP_IDS)
 			return 0;
 		uint8_t k = grp_of[seq];
 		if (__builtin_expect(!k, 0)) {
@@ -206,18 +291,7 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 			k = grp_of[seq] = (uint8_t)++n_grp;
 			at[k - 1] = 0;
 		}
-		if (k != prev) {
-			if (!ptw_pb_reserve(ix, 5)) {
-				ix->oom = 0; /* (the batch goes out as made) */
-				return 0;
-			}
-			uint32_t o = (uint32_t)(rec - src);
-			ix->data[ix->len] = k;
-			memcpy(ix->data + ix->len + 1, &o, 4);
-			ix->len += 5;
-			prev = k;
-		}
-		at[k - 1] += (size_t)(p - rec);
+		at[k - 1] += runs[i].end - runs[i].off;
 	}
 	if (n_grp < 2)
 		return 0;
@@ -233,16 +307,15 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 		at[i] = off;
 		off += n;
 	}
-	for (size_t i = 0; i < ix->len; i += 5) {
-		uint32_t from, to = (uint32_t)w->last_pkt;
-		memcpy(&from, ix->data + i + 1, 4);
-		if (i + 5 < ix->len)
-			memcpy(&to, ix->data + i + 6, 4);
-		size_t *dst = &at[ix->data[i] - 1];
+	const uint8_t *src = w->pend.data;
+	for (uint32_t i = 0; i < n_runs; i++) {
+		size_t from = runs[i].off, to = runs[i].end;
+		size_t *dst = &at[grp_of[runs[i].seq] - 1];
 		ptw_g_copy(b->data + *dst, src + from, to - from);
 		*dst += to - from;
 	}
-	memcpy(b->data + w->last_pkt, end, w->pend.len - w->last_pkt);
+	memcpy(b->data + w->last_pkt, src + w->last_pkt,
+	       w->pend.len - w->last_pkt);
 	b->len = w->pend.len;
 	*data = b->data;
 	*last = w->last_pkt;

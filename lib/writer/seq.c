@@ -143,6 +143,7 @@ void ptw_i_writer_converted(struct ptw_writer *w)
 	/* (a flight recorder's pieces and system mode's chunks are cut
 	 * from the batch by packet) */
 	w->conv_group = !w->rs && !w->out_fn;
+	w->grp_on = w->conv_group;
 	for (uint32_t i = 0; i < w->n_seqs; i++) {
 		if (!w->seqs[i]->abs_only)
 			w->seqs[i]->abs_clock = PTW_CLOCK_BOOTTIME;

@@ -64,6 +64,7 @@ ptw_seq_fast_commit(struct ptw_seq *s, uint8_t *p, size_t last, uint32_t n)
 {
 	struct ptw_writer *w = s->w;
 	struct ptw_pb_buf *b = &w->pend;
+	ptw_w_grp_note(w, b->len, (size_t)(p - b->data), s->id, n);
 	w->last_pkt = last;
 	b->len = (size_t)(p - b->data);
 	s->since_cp += n;

@@ -231,6 +231,8 @@ int ptw_w_packet_end(struct ptw_writer *w, size_t mark, int is_event)
 		return ptw_i_writer_fail(w, PTW_ERR_NOMEM, 0,
 					 "packet buffer: out of memory");
 	}
+	if (w->grp_on)
+		ptw_w_grp_note_record(w);
 	w->stats.packets++;
 	w->pend_has_event |= is_event;
 	if (w->pend.len >= w->flush_at)
@@ -347,6 +349,7 @@ static int ptw_w_flush_pending(struct ptw_writer *w)
 	w->pend.len = 0;
 	w->last_pkt = 0;
 	w->pend_has_event = 0;
+	ptw_w_grp_reset(w);
 	if (!rc && w->rs)
 		rc = ptw_w_rec_after_flush(w);
 	return rc;
@@ -439,7 +442,7 @@ int ptw_writer_close(struct ptw_writer *w, struct ptw_error *err)
 	ptw_pb_buf_free(&w->pend);
 	ptw_pb_buf_free(&w->dbuf);
 	ptw_pb_buf_free(&w->grp);
-	ptw_pb_buf_free(&w->grp_ix);
+	free(w->grp_runs);
 	ptw_window_destroy(w->rs);
 	ptw_w_machine_free(w);
 	ptw_pb_buf_free(&w->ring_meta);

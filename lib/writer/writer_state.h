@@ -98,6 +98,16 @@ struct ptw_seq {
 	size_t lkey_cap;
 };
 
+/* A run of records of one sequence in the pending batch (group.c). */
+struct ptw_grp_run {
+	uint32_t off, end;             /* its records' bytes in pend */
+	uint16_t seq;                  /* trusted_packet_sequence_id, at
+					* most PTW_GRP_SEQ_BIG */
+	uint16_t n;                    /* its records */
+};
+/* (a sequence id this big or bigger: the batch goes out as made) */
+#define PTW_GRP_SEQ_BIG 4096u
+
 struct ptw_writer {
 	struct ptw_sink sink;
 	struct ptw_writer_options opt; /* resolved: no zero means-default */
@@ -134,7 +144,18 @@ struct ptw_writer {
 	uint8_t conv_group;            /* write each batch sequence by
 					* sequence (group.c) */
 	struct ptw_pb_buf grp;         /* the batch so reordered */
-	struct ptw_pb_buf grp_ix;      /* its records' groups and ends */
+	/* The pending records' runs of one sequence, noted as they are
+	 * written while grp_on (group.c): they cover pend up to grp_end,
+	 * unless grp_bad (the batch's records are then read back instead).
+	 * Once they hold more than the records a batch is judged by, the
+	 * batch is judged (grp_probed): if it goes out as made (grp_as_made)
+	 * the rest is not noted. Until then, each new run goes through
+	 * ptw_w_grp_add (grp_room 0). */
+	struct ptw_grp_run *grp_runs;
+	uint32_t grp_n, grp_cap, grp_room;
+	uint32_t grp_probe_i, grp_recs; /* runs and records counted */
+	uint8_t grp_on, grp_bad, grp_probed, grp_as_made;
+	size_t grp_end;
 
 	/* The largest BOOTTIME reading of any ClockSnapshot written so far
 	 * (the flight recorder's time of a cut, recorder.c). */
@@ -223,6 +244,57 @@ int ptw_w_emit(struct ptw_writer *w, const uint8_t *data, size_t len,
  * writer frames them, or no memory for the copy. */
 int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 		       size_t *last);
+
+/* Notes the n records of sequence 'seq' at offsets at..end of w->pend
+ * (only for a converter's writer: grp_on); ptw_w_grp_add when a new run
+ * starts before the batch is judged, the runs need more room or cannot
+ * take them. */
+void ptw_w_grp_add(struct ptw_writer *w, size_t at, size_t end, uint16_t seq,
+		   uint32_t n);
+static inline __attribute__((always_inline)) void
+ptw_w_grp_note(struct ptw_writer *w, size_t at, size_t end, uint64_t seq,
+	       uint32_t n)
+{
+	if (__builtin_expect(!w->grp_on, 1))
+		return;
+	uint16_t q = seq < PTW_GRP_SEQ_BIG ? (uint16_t)seq : PTW_GRP_SEQ_BIG;
+	uint32_t k = w->grp_n;
+	if (__builtin_expect(at == w->grp_end && end <= UINT32_MAX, 1)) {
+		if (k && w->grp_runs[k - 1].seq == q &&
+		    w->grp_runs[k - 1].n <= UINT16_MAX - n) {
+			w->grp_runs[k - 1].n = (uint16_t)(w->grp_runs[k - 1].n + n);
+			w->grp_runs[k - 1].end = (uint32_t)end;
+			w->grp_end = end;
+			return;
+		}
+		if (k < w->grp_room && n <= UINT16_MAX) {
+			w->grp_runs[k] = (struct ptw_grp_run){
+				(uint32_t)at, (uint32_t)end, q, (uint16_t)n};
+			w->grp_n = k + 1;
+			w->grp_end = end;
+			return;
+		}
+	}
+	ptw_w_grp_add(w, at, end, q, n);
+}
+
+/* Notes the record just ended at w->last_pkt..w->pend.len, reading its
+ * sequence id. */
+void ptw_w_grp_note_record(struct ptw_writer *w);
+
+/* A new batch: no runs. */
+static inline void ptw_w_grp_reset(struct ptw_writer *w)
+{
+	w->grp_n = 0;
+	w->grp_end = 0;
+	w->grp_room = 0;
+	w->grp_probe_i = 0;
+	w->grp_recs = 0;
+	w->grp_on = w->conv_group;
+	w->grp_bad = 0;
+	w->grp_probed = 0;
+	w->grp_as_made = 0;
+}
 
 /* ---- recorder.c: flight-recorder mode ----------------------------- */
 
