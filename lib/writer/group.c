@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lib/encode/pb_fields.h"
+#include "writer_internal.h"
 #include "writer_state.h"
 
 /* Sequence ids a batch may have (a converter numbers its sequences
@@ -214,8 +215,8 @@ static int ptw_g_runs(struct ptw_writer *w)
 {
 	struct ptw_grp_run *r = w->grp_n ? &w->grp_runs[w->grp_n - 1] : NULL;
 	/* (the newest record is the last run's last) */
-	if (!w->grp_bad && w->grp_end == w->pend.len && r &&
-	    (r->n > 1 ? r->off < w->last_pkt : r->off == w->last_pkt)) {
+	if (!w->grp_bad && !w->grp_readback && w->grp_end == w->pend.len &&
+	    r && (r->n > 1 ? r->off < w->last_pkt : r->off == w->last_pkt)) {
 		if (!--r->n)
 			w->grp_n--;
 		else
@@ -320,4 +321,9 @@ int ptw_w_group_by_seq(struct ptw_writer *w, const uint8_t **data,
 	*data = b->data;
 	*last = w->last_pkt;
 	return 1;
+}
+
+void ptw_i_writer_group_readback(struct ptw_writer *w)
+{
+	w->grp_readback = 1;
 }

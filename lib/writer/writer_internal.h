@@ -68,6 +68,10 @@ void ptw_i_writer_note_clock_peak(struct ptw_writer *w, uint64_t records,
  *   instead of one, which matters with more than 8 sequences. Not in
  *   flight-recorder or system mode. */
 void ptw_i_writer_converted(struct ptw_writer *w);
+/* Tests: a converter's batches are regrouped from their records read
+ * back, not from the runs noted as they were written (the two ways must
+ * write the same bytes). */
+void ptw_i_writer_group_readback(struct ptw_writer *w);
 
 /* Every timestamp of s is written absolute, on BOOTTIME (from its next
  * checkpoint on, its first packet's if it has none yet, the defaults'

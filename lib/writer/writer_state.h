@@ -155,6 +155,7 @@ struct ptw_writer {
 	uint32_t grp_n, grp_cap, grp_room;
 	uint32_t grp_probe_i, grp_recs; /* runs and records counted */
 	uint8_t grp_on, grp_bad, grp_probed, grp_as_made;
+	uint8_t grp_readback;          /* tests: the records read back */
 	size_t grp_end;
 
 	/* The largest BOOTTIME reading of any ClockSnapshot written so far
