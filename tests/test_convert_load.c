@@ -17,6 +17,7 @@
 #include "converters/emit/emit.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
+#include "test_convert_json.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -82,20 +83,7 @@ static char *chrome_like(unsigned events, int threads)
 static void convert_opt(const char *json, const char *out,
 			const struct ptw_writer_options *o)
 {
-	struct ptw_error err = {0};
-	struct ptw_writer *w = ptw_writer_open(out, o, &err);
-	cr_assert(w, "%s", err.msg);
-	struct ptw_emit *em = ptw_emit_create(w, &err);
-	cr_assert(em, "%s", err.msg);
-	struct ptw_emit_input in = {.mode = PTW_EMIT_CHROME};
-	cr_assert_eq(ptw_emit_begin_input(em, &in, &err), 0);
-	cr_assert_eq(ptw_cv_json_read_mem(json, strlen(json), NULL,
-					  ptw_emit_event, em, NULL, &err),
-		     0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_end_input(em, &err), 0, "%s", err.msg);
-	cr_assert_eq(ptw_emit_finish(em, &err), 0, "%s", err.msg);
-	ptw_emit_destroy(em);
-	cr_assert_eq(ptw_writer_close(w, &err), 0, "%s", err.msg);
+	ptw_test_convert_json_with(out, json, 0, 0, NULL, o);
 }
 
 static void convert(const char *json, const char *out)

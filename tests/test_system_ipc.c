@@ -260,6 +260,22 @@ static void fake_bind_answered(struct fake *f, int ok, struct ptw_pb_buf *body,
 	fake_send(f, out->data, out->len, out->len, -1);
 }
 
+/* Reads ptw's InitializeConnection (method id 1) and answers success,
+ * 'step' bytes at a time (fake_send). */
+static void answer_init(struct fake *f, struct ptw_pb_buf *body,
+			struct ptw_pb_buf *out, size_t step)
+{
+	uint8_t buf[65536];
+	size_t n = fake_read_frame(f, buf, sizeof(buf));
+	uint64_t init_req = 0;
+	cr_assert_eq(frame_method(buf, n, &init_req), 1,
+		     "not InitializeConnection (method 1)");
+	ptw_pb_buf_reset(body);
+	ptw_pb_append_varint_field(body, 1, 1);
+	frame(out, init_req, 6, body);
+	fake_send(f, out->data, out->len, step, -1);
+}
+
 /* ptw connects, gets 'bad' (raw bytes) and must close and come back. */
 static void hostile_bytes(const uint8_t *bad, size_t n)
 {
@@ -335,18 +351,11 @@ Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 	int fds_before = count_fds();
 	fake_send(&f, out.data, out.len, 1, stray);
 
-	/* InitializeConnection (method id 1) */
+	/* InitializeConnection answered, then the command stream:
+	 * SetupTracing on a /dev/null fd */
+	answer_init(&f, &body, &out, 3);
 	uint8_t buf[65536];
-	size_t n = fake_read_frame(&f, buf, sizeof(buf));
-	uint64_t init_req = 0;
-	cr_assert_eq(frame_method(buf, n, &init_req), 1,
-		     "not InitializeConnection (method 1)");
-
-	/* success, then the command stream: SetupTracing on a /dev/null fd */
-	ptw_pb_buf_reset(&body);
-	ptw_pb_append_varint_field(&body, 1, 1);
-	frame(&out, init_req, 6, &body);
-	fake_send(&f, out.data, out.len, 3, -1);
+	size_t n;
 	uint64_t async_req = 0;
 	for (int i = 0; i < 2; i++) { /* GetAsyncCommand, RegisterDataSource */
 		uint64_t rq;
@@ -393,15 +402,9 @@ Test(system_ipc, the_command_stream_is_asked_for_before_registering)
 	struct fake f;
 	struct ptw_pb_buf body, out;
 	fake_bind_answered(&f, 1, &body, &out);
+	answer_init(&f, &body, &out, 65536);
 	uint8_t buf[65536];
-	size_t n = fake_read_frame(&f, buf, sizeof(buf));
-	uint64_t init_req = 0;
-	cr_assert_eq(frame_method(buf, n, &init_req), 1,
-		     "not InitializeConnection");
-	ptw_pb_buf_reset(&body);
-	ptw_pb_append_varint_field(&body, 1, 1);
-	frame(&out, init_req, 6, &body);
-	fake_send(&f, out.data, out.len, out.len, -1);
+	size_t n;
 	uint64_t methods[2], rq;
 	for (int i = 0; i < 2; i++) {
 		n = fake_read_frame(&f, buf, sizeof(buf));
