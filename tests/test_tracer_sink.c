@@ -15,47 +15,13 @@
 #include "ptw_trace.pb-c.h"
 #include "support/counter_pairs.h"
 #include "support/ptw_test.h"
+#include "support/sink_buf.h"
 
-/* What a sink's writer wrote. */
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static int buf_out(void *ctx, const uint8_t *p, size_t n)
-{
-	struct buf *b = ctx;
-	if (b->n + n > b->cap) {
-		size_t cap = 2 * (b->n + n);
-		uint8_t *q = realloc(b->p, cap);
-		if (!q)
-			return PTW_ERR_NOMEM;
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-	return 0;
-}
-
-/* ctx: the one category the sink wants */
-static int want_one(void *ctx, const char *cat, size_t len)
-{
-	const char *w = ctx;
-	return strlen(w) == len && memcmp(w, cat, len) == 0;
-}
-
-static uint64_t add_sink(struct buf *b, const char *cat)
+static uint64_t add_sink(struct ptw_test_sink_buf *b, const char *cat)
 {
 	static const struct ptw_writer_options wo; /* the defaults */
 	struct ptw_tr_sink_cfg sc;
-	memset(&sc, 0, sizeof(sc));
-	sc.out.fn = buf_out;
-	sc.out.ctx = b;
-	sc.wo = &wo;
-	sc.pname = "sinkproc";
-	sc.want = want_one;
-	sc.want_ctx = (void *)(uintptr_t)cat;
+	ptw_test_sink_cfg(&sc, b, &wo, "sinkproc", cat);
 	uint64_t id = 0;
 	cr_assert_eq(ptw_tr_sink_add(&sc, &id), 0);
 	return id;
@@ -72,7 +38,7 @@ track_event(const Perfetto__Protos__TracePacket *p)
 }
 
 /* The counter samples of trace b as "name,value*100;" in order. */
-static void counters(const struct buf *b, char *out, size_t max)
+static void counters(const struct ptw_test_sink_buf *b, char *out, size_t max)
 {
 	Perfetto__Protos__Trace *t =
 		perfetto__protos__trace__unpack(NULL, b->n, b->p);
@@ -108,7 +74,7 @@ static void counters(const struct buf *b, char *out, size_t max)
 }
 
 /* The slice events of trace b as letters: B(egin), E(nd), I(nstant). */
-static void slices(const struct buf *b, char *out, size_t max)
+static void slices(const struct ptw_test_sink_buf *b, char *out, size_t max)
 {
 	Perfetto__Protos__Trace *t =
 		perfetto__protos__trace__unpack(NULL, b->n, b->p);
@@ -175,7 +141,7 @@ static void start_file(char *path, size_t len)
 
 /* Trace b's events other than counters: each name and category is 'cat'
  * (or none); returns how many. */
-static size_t only_cat(const struct buf *b, const char *cat)
+static size_t only_cat(const struct ptw_test_sink_buf *b, const char *cat)
 {
 	struct ptw_error err;
 	struct ptw_trace *t = ptw_trace_load_mem(b->p, b->n, cat, NULL, &err);
@@ -202,7 +168,7 @@ Test(tracer_sink, each_record_goes_to_the_sinks_of_its_category)
 	start_file(path, sizeof(path));
 	uint64_t own = ptw_counter_track_new("own", NULL, 0, 0);
 	cr_assert_neq(own, 0);
-	struct buf ba = {0}, bb = {0};
+	struct ptw_test_sink_buf ba = {0}, bb = {0};
 	uint64_t ia = add_sink(&ba, "a"), ib = add_sink(&bb, "b");
 	char dyn[] = "dqueue";
 	uint64_t track = ptw_track_new("mine", 0);
@@ -241,7 +207,7 @@ Test(tracer_sink, an_end_at_any_depth_goes_where_its_begin_went)
 	enum { DEEP = 150 };
 	char path[256];
 	start_file(path, sizeof(path));
-	struct buf ba = {0}, bb = {0};
+	struct ptw_test_sink_buf ba = {0}, bb = {0};
 	uint64_t ia = add_sink(&ba, "a"), ib = add_sink(&bb, "b");
 	for (int i = 0; i < DEEP; i++)
 		PTW_BEGIN("a", "a");
@@ -270,4 +236,78 @@ Test(tracer_sink, an_end_at_any_depth_goes_where_its_begin_went)
 	cr_assert_str_eq(got, "BE");
 	free(ba.p);
 	free(bb.p);
+}
+
+/* Instants of eight names in "a" and eight in "b" (so that some of each
+ * hold entries of the backend's hot set, whatever their addresses). */
+#define INSTANTS_AB()                                                        \
+	do {                                                                 \
+		PTW_INSTANT("a", "a0"); PTW_INSTANT("b", "b0");              \
+		PTW_INSTANT("a", "a1"); PTW_INSTANT("b", "b1");              \
+		PTW_INSTANT("a", "a2"); PTW_INSTANT("b", "b2");              \
+		PTW_INSTANT("a", "a3"); PTW_INSTANT("b", "b3");              \
+		PTW_INSTANT("a", "a4"); PTW_INSTANT("b", "b4");              \
+		PTW_INSTANT("a", "a5"); PTW_INSTANT("b", "b5");              \
+		PTW_INSTANT("a", "a6"); PTW_INSTANT("b", "b6");              \
+		PTW_INSTANT("a", "a7"); PTW_INSTANT("b", "b7");              \
+	} while (0)
+
+/* The counts of instants named a... and b... in trace b. */
+static void instants_ab(const struct ptw_test_sink_buf *b, size_t *na,
+			size_t *nb)
+{
+	struct ptw_trace *t = ptw_test_load_mem_or_fail(b->p, b->n);
+	size_t n;
+	const struct ptw_trace_event *ev = ptw_trace_events(t, &n);
+	*na = *nb = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].type != PTW_TRACE_INSTANT || !ev[i].name)
+			continue;
+		*na += ev[i].name[0] == 'a';
+		*nb += ev[i].name[0] == 'b';
+	}
+	ptw_trace_free(t);
+}
+
+/* A sink alone takes every category (its prepared runs learn both keys
+ * here); once a second sink comes, it takes only its own, the same as
+ * its general path would. */
+static void alone_then_filtering(int general_only, size_t *na, size_t *nb)
+{
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.general_path_only = general_only;
+	static const struct ptw_writer_options wo;
+	struct ptw_test_sink_buf ba = {0}, bb = {0};
+	struct ptw_tr_sink_cfg sc;
+	ptw_test_sink_cfg(&sc, &ba, &wo, "sinkproc", "a");
+	uint64_t ia = 0;
+	struct ptw_error err;
+	cr_assert_eq(ptw_tr_start_muted(&cfg, NULL, NULL, &sc, &ia, &err), 0,
+		     "%s", err.msg);
+	for (int i = 0; i < 100; i++)
+		INSTANTS_AB();
+	ptw_flush();
+	uint64_t ib = add_sink(&bb, "b");
+	for (int i = 0; i < 100; i++)
+		INSTANTS_AB();
+	cr_assert_eq(ptw_tr_sink_remove(ib), 0);
+	cr_assert_eq(ptw_stop(), 0);
+	instants_ab(&ba, na, nb);
+	size_t ba_a, bb_b;
+	instants_ab(&bb, &ba_a, &bb_b);
+	cr_assert_eq(ba_a, 0);
+	cr_assert_eq(bb_b, 800);
+	free(ba.p);
+	free(bb.p);
+}
+
+Test(tracer_sink, a_sink_alone_takes_all_then_only_its_category)
+{
+	for (int general_only = 0; general_only < 2; general_only++) {
+		size_t na, nb;
+		alone_then_filtering(general_only, &na, &nb);
+		cr_assert_eq(na, 1600, "general_only %d", general_only);
+		cr_assert_eq(nb, 800, "general_only %d", general_only);
+	}
 }

@@ -11,7 +11,12 @@
  * ENDs with no open slice, counters, an event with an argument; with
  * frequent checkpoints and flushes, a small ring that wraps, the TSC above
  * and below 1 GHz and the monotonic clock, deflate, zstd and the flight
- * recorder.
+ * recorder. With sinks (the system sessions' outputs, tracer_sink.c), two
+ * of them take one category each ("bench", "io") beside the file or
+ * alone: their prepared runs pass over the other category's records. The
+ * second comes in the middle of the first turn (alone, the first took
+ * everything until then) and goes half-way (the first filters on
+ * alone).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -23,6 +28,7 @@
 
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
+#include "support/sink_buf.h"
 #include "reader/pb_wire.h"
 #include "reader/trace_read.h"
 #include "lib/tracer/tracer_internal.h"
@@ -94,9 +100,9 @@ static uint32_t rnd(struct gen *g)
 /* A block of records: 'steady' ones are mostly nested BEGIN/END pairs of
  * two names with small steps (long tight runs, broken now and then);
  * the others mix every kind of record and step. */
-static void block(struct gen *g, unsigned k, int steady)
+static void block(struct gen *g, unsigned k, int steady, unsigned n)
 {
-	for (unsigned i = 0; i < BLOCK; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		uint32_t r = rnd(g), p = r % 1000, q = rnd(g) % 1000;
 		/* the step: 1, 2, 3 or 4 varint bytes */
 		uint32_t s = !steady ? q
@@ -153,6 +159,17 @@ static void block(struct gen *g, unsigned k, int steady)
 	}
 }
 
+/* n instants of three names in "bench" and three in "io", by turns,
+ * with small steps: the tight run's keys (the backend's hot set holds a
+ * name once, whatever its category). */
+static void instants(struct gen *g, unsigned n)
+{
+	static const char *const io_names[] = {"read", "write", "sync"};
+	for (unsigned i = 0; i < n; i++)
+		put(PTW_I_K_INSTANT, i % 2 ? io_names[i % 3] : names[i % 3],
+		    i % 2 ? "io" : "bench", g->t += 50, 0, 0);
+}
+
 /* The threads take turns (thread 0's block, 1's, 2's, 0's, ...) and stay
  * until the session stops, so that the backend makes their sequences in
  * the same order every session. */
@@ -162,7 +179,9 @@ static struct {
 	unsigned turn;
 	int quit;
 	int flushes;
-} g_run = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+	/* a sink that comes after the first turn and goes half-way */
+	const struct ptw_tr_sink_cfg *join;
+} g_run = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, NULL};
 
 static void wait_for(unsigned turn)
 {
@@ -186,13 +205,30 @@ static void *producer(void *arg)
 	struct gen g = {0x9E3779B97F4A7C15ull * (k + 1), TSC0 + 1000 * k, 0};
 	for (unsigned b = 0; b < BLOCKS; b++) {
 		wait_for(b * THREADS + k);
+		/* between two turns: every record before is committed */
+		static uint64_t joined;
+		if (b == BLOCKS / 2 && k == 0 && g_run.join)
+			cr_assert_eq(ptw_tr_sink_remove(joined), 0);
 		if (b == 0) {
 			/* registers the thread (its record has no time) */
 			char name[16];
 			snprintf(name, sizeof(name), "producer %u", k);
 			cr_assert_eq(ptw_set_thread_name(name), 0);
 		}
-		block(&g, k, (b + k) % 3 != 0);
+		int steady = (b + k) % 3 != 0;
+		if (b == 0 && k == 0 && g_run.join) {
+			/* mid-way through a mixed block (the others wait),
+			 * with instants of both categories just before and
+			 * after: the first sink took both alone, then only
+			 * "bench" */
+			block(&g, k, steady, BLOCK / 2);
+			instants(&g, 300);
+			cr_assert_eq(ptw_tr_sink_add(g_run.join, &joined), 0);
+			instants(&g, 300);
+			block(&g, k, steady, BLOCK - BLOCK / 2);
+		} else {
+			block(&g, k, steady, BLOCK);
+		}
 		while (b == BLOCKS - 1 && g.depth) {
 			put(PTW_I_K_END, NULL, "bench", g.t += 10, 0, 0);
 			g.depth--;
@@ -205,16 +241,23 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+enum sinks { NO_SINKS, SINKS_BESIDE_FILE, SINKS_ONLY };
+
 struct variant {
 	enum ptw_clock clock;
 	uint64_t mult;          /* TSC: ns per tick << 32 */
 	int compress;
 	enum ptw_mode mode;
 	uint32_t machine_id;
+	enum sinks sinks;
 };
 
+static const char *const sink_cats[2] = {"bench", "io"};
+
+/* A session of variant v: the file's path (NULL: SINKS_ONLY), and the
+ * sinks' bytes in sk[0] ("bench") and sk[1] ("io") */
 static char *trace_it(const struct variant *v, int general_only,
-		      struct ptw_stats *st)
+		      struct ptw_stats *st, struct ptw_test_sink_buf sk[2])
 {
 	static char path[2][256];
 	char *out = path[general_only];
@@ -238,7 +281,18 @@ static char *trace_it(const struct variant *v, int general_only,
 	struct ptw_error err;
 	memset(&err, 0, sizeof(err));
 	ptw_tr_test_hold = 1;
-	if (ptw_start_ex(&cfg, &err) != 0) {
+	struct ptw_tr_sink_cfg sc;
+	uint64_t id = 0;
+	int rc;
+	if (v->sinks == SINKS_ONLY) {
+		cfg.output_path = NULL;
+		out = NULL;
+		ptw_test_sink_cfg(&sc, &sk[0], &wopt, "tight", sink_cats[0]);
+		rc = ptw_tr_start_muted(&cfg, NULL, NULL, &sc, &id, &err);
+	} else {
+		rc = ptw_start_ex(&cfg, &err);
+	}
+	if (rc != 0) {
 		ptw_tr_test_hold = 0;
 		if (v->clock == PTW_CLOCK_TSC)
 			cr_skip_test("no usable TSC: %s", err.msg);
@@ -253,6 +307,13 @@ static char *trace_it(const struct variant *v, int general_only,
 	}
 	pthread_mutex_unlock(&c->mu);
 	ptw_tr_test_hold = 0;
+	if (v->sinks == SINKS_BESIDE_FILE) {
+		ptw_test_sink_cfg(&sc, &sk[0], &wopt, "tight", sink_cats[0]);
+		cr_assert_eq(ptw_tr_sink_add(&sc, &id), 0);
+	}
+	static struct ptw_tr_sink_cfg join;
+	ptw_test_sink_cfg(&join, &sk[1], &wopt, "tight", sink_cats[1]);
+	g_run.join = v->sinks != NO_SINKS ? &join : NULL;
 	g_run.turn = 0;
 	g_run.quit = 0;
 	g_run.flushes = v->mode == PTW_MODE_STREAM;
@@ -305,34 +366,41 @@ static uint8_t *seq_packets(const uint8_t *d, size_t n, uint32_t seq,
 	return out;
 }
 
-static void same_bytes_and_events(const struct variant *v)
+/* The sequences of events e[0..n) in order of first use; returns how
+ * many (at most max). */
+static size_t event_seqs(const struct ptw_trace_event *e, size_t n,
+			 uint32_t *seqs, size_t max)
 {
-	struct ptw_stats sg, sf;
-	char *pg = trace_it(v, 1, &sg), *pf = trace_it(v, 0, &sf);
-	cr_assert_eq(sf.events, sg.events);
-	cr_assert_eq(sf.invalid, sg.invalid);
-	cr_assert_gt(sg.invalid, 0); /* ENDs with no open slice */
-	cr_assert_eq(sg.dropped + sf.dropped, 0);
-	struct ptw_trace *tg = ptw_test_load_checked_or_fail(pg, 0);
-	struct ptw_trace *tf = ptw_test_load_checked_or_fail(pf, 0);
+	size_t n_seqs = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t j = 0;
+		while (j < n_seqs && seqs[j] != e[i].seq_id)
+			j++;
+		if (j == n_seqs) {
+			cr_assert_lt(n_seqs, max);
+			seqs[n_seqs++] = e[i].seq_id;
+		}
+	}
+	return n_seqs;
+}
+
+/* Traces tg (the general path's) and tf (the fast ways') of 'what' hold
+ * the same events, sequence by sequence, and, when their bytes dg and df
+ * are given (plain traces), the same packets on each sequence, byte for
+ * byte. Returns the events. */
+static size_t same_trace(struct ptw_trace *tg, struct ptw_trace *tf,
+			 const uint8_t *dg, size_t lg, const uint8_t *df,
+			 size_t lf, const char *what)
+{
 	size_t ng, nf;
 	const struct ptw_trace_event *eg = ptw_trace_events(tg, &ng);
 	const struct ptw_trace_event *ef = ptw_trace_events(tf, &nf);
-	cr_assert_eq(nf, ng);
-	cr_assert_gt(ng, (size_t)THREADS * BLOCKS * BLOCK * 9 / 10);
+	cr_assert_eq(nf, ng, "%s: %zu events, %zu by the general path", what,
+		     nf, ng);
 	/* the threads' sequences (their events' ones) */
 	uint32_t seqs[THREADS + 4];
-	size_t n_seqs = 0;
-	for (size_t i = 0; i < ng; i++) {
-		size_t j = 0;
-		while (j < n_seqs && seqs[j] != eg[i].seq_id)
-			j++;
-		if (j == n_seqs) {
-			cr_assert_lt(n_seqs, THREADS + 4);
-			seqs[n_seqs++] = eg[i].seq_id;
-		}
-	}
-	cr_assert_geq(n_seqs, THREADS);
+	size_t n_seqs = event_seqs(eg, ng, seqs, THREADS + 4);
+	cr_assert_geq(n_seqs, THREADS, "%s", what);
 	/* sequence by sequence, the same events in the same order */
 	for (size_t s = 0; s < n_seqs; s++) {
 		size_t i = 0, j = 0, n = 0;
@@ -343,10 +411,10 @@ static void same_bytes_and_events(const struct variant *v)
 				j++;
 			if (i == ng || j == nf)
 				break;
-			cr_assert_eq(ef[j].type, eg[i].type, "seq %u event %zu",
-				     seqs[s], n);
-			cr_assert_eq(ef[j].ts, eg[i].ts, "seq %u event %zu",
-				     seqs[s], n);
+			cr_assert_eq(ef[j].type, eg[i].type, "%s: seq %u event %zu",
+				     what, seqs[s], n);
+			cr_assert_eq(ef[j].ts, eg[i].ts, "%s: seq %u event %zu",
+				     what, seqs[s], n);
 			cr_assert_eq(ef[j].track_uuid, eg[i].track_uuid);
 			cr_assert((!ef[j].name && !eg[i].name) ||
 				  (ef[j].name && eg[i].name &&
@@ -358,38 +426,85 @@ static void same_bytes_and_events(const struct variant *v)
 			cr_assert_eq(ef[j].counter_int, eg[i].counter_int);
 			i++, j++, n++;
 		}
-		cr_assert(i == ng && j == nf, "seq %u: event counts differ",
-			  seqs[s]);
+		cr_assert(i == ng && j == nf, "%s: seq %u: event counts differ",
+			  what, seqs[s]);
 	}
 	cr_assert_eq(ptw_trace_get_stats(tf)->absolute_timestamps,
-		     ptw_trace_get_stats(tg)->absolute_timestamps);
-	cr_assert_gt(ptw_trace_get_stats(tg)->absolute_timestamps, 0);
+		     ptw_trace_get_stats(tg)->absolute_timestamps, "%s", what);
 	/* plain output: the same bytes, packet by packet */
-	if (v->compress == PTW_COMPRESS_NONE) {
-		size_t lg, lf;
-		uint8_t *dg = ptw_test_read_file_or_fail(pg, &lg);
-		uint8_t *df = ptw_test_read_file_or_fail(pf, &lf);
-		for (size_t s = 0; s < n_seqs; s++) {
-			size_t ag, af;
-			uint8_t *bg = seq_packets(dg, lg, seqs[s], &ag);
-			uint8_t *bf = seq_packets(df, lf, seqs[s], &af);
-			size_t at = 0;
-			while (at < ag && at < af && bg[at] == bf[at])
-				at++;
-			cr_assert(ag == af && at == ag,
-				  "seq %u: bytes differ at %zu of %zu/%zu",
-				  seqs[s], at, ag, af);
-			cr_assert_gt(ag, 0);
-			free(bg);
-			free(bf);
+	for (size_t s = 0; dg && s < n_seqs; s++) {
+		size_t ag, af;
+		uint8_t *bg = seq_packets(dg, lg, seqs[s], &ag);
+		uint8_t *bf = seq_packets(df, lf, seqs[s], &af);
+		size_t at = 0;
+		while (at < ag && at < af && bg[at] == bf[at])
+			at++;
+		cr_assert(ag == af && at == ag,
+			  "%s: seq %u: bytes differ at %zu of %zu/%zu", what,
+			  seqs[s], at, ag, af);
+		cr_assert_gt(ag, 0);
+		free(bg);
+		free(bf);
+	}
+	return ng;
+}
+
+/* A sink's bytes as a trace, checked as a file's are (with 'flags',
+ * PTW_CHECK_*). */
+static struct ptw_trace *load_sink(const struct ptw_test_sink_buf *b,
+				   uint32_t flags)
+{
+	struct ptw_trace *t = ptw_test_load_mem_or_fail(b->p, b->n);
+	struct ptw_error err;
+	cr_assert_eq(ptw_trace_check(t, flags, &err), 0, "a sink's trace: %s",
+		     err.msg);
+	return t;
+}
+
+static void same_bytes_and_events(const struct variant *v)
+{
+	struct ptw_stats sg, sf;
+	struct ptw_test_sink_buf skg[2] = {{0}}, skf[2] = {{0}};
+	char *pg = trace_it(v, 1, &sg, skg), *pf = trace_it(v, 0, &sf, skf);
+	cr_assert_eq(sf.events, sg.events);
+	cr_assert_eq(sf.invalid, sg.invalid);
+	cr_assert_eq(sg.dropped + sf.dropped, 0);
+	if (pg) {
+		cr_assert_gt(sg.invalid, 0); /* ENDs with no open slice */
+		struct ptw_trace *tg = ptw_test_load_checked_or_fail(pg, 0);
+		struct ptw_trace *tf = ptw_test_load_checked_or_fail(pf, 0);
+		size_t lg = 0, lf = 0;
+		uint8_t *dg = NULL, *df = NULL;
+		if (v->compress == PTW_COMPRESS_NONE) {
+			dg = ptw_test_read_file_or_fail(pg, &lg);
+			df = ptw_test_read_file_or_fail(pf, &lf);
 		}
+		size_t n = same_trace(tg, tf, dg, lg, df, lf, "file");
+		cr_assert_gt(n, (size_t)THREADS * BLOCKS * BLOCK * 9 / 10);
+		cr_assert_gt(ptw_trace_get_stats(tg)->absolute_timestamps, 0);
 		free(dg);
 		free(df);
+		ptw_trace_free(tg);
+		ptw_trace_free(tf);
+		unlink(pg);
+		unlink(pf);
 	}
-	ptw_trace_free(tg);
-	ptw_trace_free(tf);
-	unlink(pg);
-	unlink(pf);
+	for (unsigned k = 0; v->sinks != NO_SINKS && k < 2; k++) {
+		/* the one that goes half-way leaves slices open */
+		uint32_t flags = k ? PTW_CHECK_ALLOW_OPEN : 0;
+		struct ptw_trace *tg = load_sink(&skg[k], flags);
+		struct ptw_trace *tf = load_sink(&skf[k], flags);
+		size_t n = same_trace(tg, tf, skg[k].p, skg[k].n, skf[k].p,
+				      skf[k].n, sink_cats[k]);
+		/* each took part of the records, passed over the rest */
+		cr_assert_gt(n, 1000u, "sink %s", sink_cats[k]);
+		cr_assert_lt(n, (size_t)THREADS * BLOCKS * BLOCK, "sink %s",
+			     sink_cats[k]);
+		ptw_trace_free(tg);
+		ptw_trace_free(tf);
+		free(skg[k].p);
+		free(skf[k].p);
+	}
 }
 
 #define MULT_2_5GHZ ((uint64_t)(0.4 * 4294967296.0)) /* 0.4 ns per tick */
@@ -398,35 +513,51 @@ static void same_bytes_and_events(const struct variant *v)
 Test(tracer_tight, same_bytes_tsc)
 {
 	struct variant v = {PTW_CLOCK_TSC, MULT_2_5GHZ, PTW_COMPRESS_NONE,
-			    PTW_MODE_STREAM, 0};
+			    PTW_MODE_STREAM, 0, NO_SINKS};
 	same_bytes_and_events(&v);
 }
 
 Test(tracer_tight, same_bytes_tsc_below_1ghz)
 {
 	struct variant v = {PTW_CLOCK_TSC, MULT_300MHZ, PTW_COMPRESS_NONE,
-			    PTW_MODE_STREAM, 0};
+			    PTW_MODE_STREAM, 0, NO_SINKS};
 	same_bytes_and_events(&v);
 }
 
 Test(tracer_tight, same_bytes_monotonic_machine_id)
 {
 	struct variant v = {PTW_CLOCK_MONOTONIC, 0, PTW_COMPRESS_NONE,
-			    PTW_MODE_STREAM, 4000000000u};
+			    PTW_MODE_STREAM, 4000000000u, NO_SINKS};
 	same_bytes_and_events(&v);
 }
 
 Test(tracer_tight, same_events_deflate)
 {
 	struct variant v = {PTW_CLOCK_TSC, MULT_2_5GHZ, PTW_COMPRESS_DEFLATE,
-			    PTW_MODE_STREAM, 0};
+			    PTW_MODE_STREAM, 0, NO_SINKS};
 	same_bytes_and_events(&v);
 }
 
 Test(tracer_tight, same_events_zstd)
 {
 	struct variant v = {PTW_CLOCK_MONOTONIC, 0, PTW_COMPRESS_ZSTD,
-			    PTW_MODE_STREAM, 0};
+			    PTW_MODE_STREAM, 0, NO_SINKS};
+	same_bytes_and_events(&v);
+}
+
+/* two sinks beside the file: their runs pass over what they do not take */
+Test(tracer_tight, same_bytes_sinks_beside_a_file)
+{
+	struct variant v = {PTW_CLOCK_TSC, MULT_2_5GHZ, PTW_COMPRESS_NONE,
+			    PTW_MODE_STREAM, 0, SINKS_BESIDE_FILE};
+	same_bytes_and_events(&v);
+}
+
+/* the sinks alone (system mode without a file of its own) */
+Test(tracer_tight, same_bytes_sinks_only)
+{
+	struct variant v = {PTW_CLOCK_MONOTONIC, 0, PTW_COMPRESS_NONE,
+			    PTW_MODE_STREAM, 0, SINKS_ONLY};
 	same_bytes_and_events(&v);
 }
 
@@ -435,7 +566,7 @@ Test(tracer_tight, same_events_zstd)
 Test(tracer_tight, same_bytes_flight_recorder)
 {
 	struct variant v = {PTW_CLOCK_TSC, MULT_2_5GHZ, PTW_COMPRESS_NONE,
-			    PTW_MODE_RING, 0};
+			    PTW_MODE_RING, 0, NO_SINKS};
 	same_bytes_and_events(&v);
 }
 

@@ -25,6 +25,9 @@
 #define PTW_TR_MAX_PAUSE_US 400u
 #define PTW_TR_FLAT_OUT_NS 12u /* per slot, a producer logging flat out */
 #define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
+/* slots that every sink and then the session read in turn, while they
+ * are in the cache (128 KiB) */
+#define PTW_TR_SINK_CHUNK 4096u
 /* Pacing: after a pass that found work the backend pauses until the
  * fastest-filling ring would be a quarter full at the pace it filled since
  * the previous pass (half that time, at most ptw_tr_pause_max_us) rather
@@ -850,6 +853,58 @@ static inline void ptw_tr_hot_put(struct ptw_tr_hot *hs,
 	e->depth_d = pe->p.depth_d;
 	e->len = pe->p.len;
 	memcpy(e->tail, pe->p.tail, sizeof(e->tail));
+	e->skip = 0;
+}
+
+/* A sink's shadow: record rec's key is of a category the sink does not
+ * take (a BEGIN or an INSTANT; whether an END goes is its BEGIN's). */
+static inline void ptw_tr_hot_skip(struct ptw_tr_hot *hs,
+				   const struct ptw_i_rec *rec)
+{
+	uint64_t word = ptw_tr_rec_word(rec);
+	struct ptw_tr_hot *e = &hs[ptw_tr_hot_ix(word, rec->name)];
+	e->word = word;
+	e->name = rec->name;
+	e->cat = rec->v.cat;
+	e->depth_d = rec->kind == PTW_I_K_BEGIN;
+	e->len = 0;
+	e->skip = 1;
+}
+
+/* A filtering sink's runs (tracer_sink.c): what they do with a record,
+ * following its nesting in (*rd, *got) as ptw_tr_sink_wants does, for
+ * the first 64 levels (sh_rdepth, sh_got; a deeper one stops the run). */
+enum ptw_tr_filt { PTW_TR_TAKE, PTW_TR_PASS, PTW_TR_STOP };
+
+/* Before the record's key is looked up: a one-slot END goes where its
+ * BEGIN went (not to this sink if it came before the sink did). */
+static inline enum ptw_tr_filt ptw_tr_filt_end(const struct ptw_i_rec *rec,
+					       uint32_t *rd, uint64_t got)
+{
+	if (rec->kind != PTW_I_K_END || rec->extra != 0)
+		return PTW_TR_TAKE;
+	if (!*rd)
+		return PTW_TR_PASS;
+	if (*rd > 64)
+		return PTW_TR_STOP;
+	if ((got >> (*rd - 1)) & 1)
+		return PTW_TR_TAKE;
+	--*rd;
+	return PTW_TR_PASS;
+}
+
+/* A record whose key has hot entry e: a skip entry's is passed over (a
+ * BEGIN opens a level that is not the sink's). */
+static inline enum ptw_tr_filt ptw_tr_filt_key(const struct ptw_tr_hot *e,
+					       uint32_t *rd, uint64_t *got)
+{
+	if (e->depth_d > 0 && *rd >= 64)
+		return PTW_TR_STOP;
+	if (!e->skip)
+		return PTW_TR_TAKE;
+	if (e->depth_d > 0)
+		*got &= ~((uint64_t)1 << (*rd)++);
+	return PTW_TR_PASS;
 }
 
 /* The tight run of ptw_tr_batch_gen: up to k records from 'rp' on (no
@@ -860,12 +915,20 @@ static inline void ptw_tr_hot_put(struct ptw_tr_hot *hs,
  * at its depth (keep_open). The caller checked ptw_seq_batch_steps_ok()
  * for k and the buffer's room and flush threshold for k events
  * (ptw_seq_batch_sure), so no other check is made per event. Returns the
- * records taken. */
+ * records taken.
+ *
+ * 'filt': the run of a sink's shadow 'sh' that takes only some
+ * categories (tracer_sink.c). It also passes over the records the sink
+ * does not take: a BEGIN or INSTANT whose key has a skip entry in 'hs',
+ * an END whose BEGIN the sink did not take, and follows the nesting as
+ * ptw_tr_sink_wants does, in sh_rdepth and sh_got (the first 64 levels:
+ * a deeper BEGIN or END ends the run). */
 static inline __attribute__((always_inline)) uint64_t
 ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,
 	       const unsigned char *rp, uint64_t k, uint32_t *m,
 	       struct ptw_tr_open *lvm, const struct ptw_tr_tsc *tsc,
-	       const int use_tsc, const int keep_open)
+	       struct ptw_tr_thread *sh, const int use_tsc,
+	       const int keep_open, const int filt)
 {
 	/* everything in locals: the packets' stores (bytes) could alias
 	 * what is read through pointers, which the loop would reload */
@@ -880,14 +943,27 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,
 		       off = use_tsc ? tsc->mono0 : 0;
 	uint64_t xb = b->base - off;
 	const unsigned char *p = rp, *end = rp + k * PTW_TR_SLOT;
-	uint32_t d = *m, d0 = d;
+	uint32_t d = *m, d0 = d, events = 0;
+	uint32_t rd = filt ? sh->sh_rdepth : 0;
+	uint64_t got = filt ? sh->sh_got : 0;
 	for (; p != end; p += PTW_TR_SLOT) {
 		const struct ptw_i_rec *rec = (const void *)p;
+		enum ptw_tr_filt f = filt ? ptw_tr_filt_end(rec, &rd, got)
+					  : PTW_TR_TAKE;
+		if (f == PTW_TR_PASS)
+			continue;
+		if (f == PTW_TR_STOP)
+			break;
 		uint64_t word = ptw_tr_rec_word(rec);
 		const struct ptw_tr_hot *e = &hs[ptw_tr_hot_ix(word, rec->name)];
 		if (__builtin_expect(e->word != word || e->name != rec->name ||
 					     e->cat != rec->v.cat,
 				     0))
+			break;
+		f = filt ? ptw_tr_filt_key(e, &rd, &got) : PTW_TR_TAKE;
+		if (f == PTW_TR_PASS)
+			continue;
+		if (f == PTW_TR_STOP)
 			break;
 		uint64_t x = rec->ts;
 		if (use_tsc) {
@@ -908,11 +984,22 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,
 		q = ptw_pkt_put_step(q, step, e->head, e->tail, e->len);
 		xb = x;
 		d = nd;
+		if (filt) {
+			if (e->depth_d > 0)
+				got |= (uint64_t)1 << rd++;
+			rd -= e->depth_d < 0;
+			events++;
+		}
 	}
 	uint64_t n = (uint64_t)(p - rp) / PTW_TR_SLOT;
 	ptw_seq_batch_took(b, (size_t)(q - b->data), (size_t)(last - b->data),
-			   xb + off, (uint32_t)n, (int32_t)(d - d0));
+			   xb + off, filt ? events : (uint32_t)n,
+			   (int32_t)(d - d0));
 	*m = d;
+	if (filt) {
+		sh->sh_rdepth = rd;
+		sh->sh_got = got;
+	}
 	return n;
 }
 
@@ -921,22 +1008,75 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,
 #define PTW_TR_RUN_ARGS                                                        \
 	struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,                 \
 		const unsigned char *rp, uint64_t k, uint32_t *m,              \
-		struct ptw_tr_open *lvm, const struct ptw_tr_tsc *tsc
-static __attribute__((noinline)) uint64_t ptw_tr_run_ns(PTW_TR_RUN_ARGS)
+		struct ptw_tr_open *lvm, const struct ptw_tr_tsc *tsc,         \
+		struct ptw_tr_thread *sh
+#define PTW_TR_RUN(fn, use_tsc, keep_open, filt)                               \
+	static __attribute__((noinline)) uint64_t fn(PTW_TR_RUN_ARGS)          \
+	{                                                                      \
+		return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, sh, use_tsc,  \
+				      keep_open, filt);                        \
+	}
+PTW_TR_RUN(ptw_tr_run_ns, 0, 0, 0)
+PTW_TR_RUN(ptw_tr_run_tsc, 1, 0, 0)
+PTW_TR_RUN(ptw_tr_run_ns_open, 0, 1, 0)
+PTW_TR_RUN(ptw_tr_run_tsc_open, 1, 1, 0)
+PTW_TR_RUN(ptw_tr_run_ns_filt, 0, 0, 1)
+PTW_TR_RUN(ptw_tr_run_tsc_filt, 1, 0, 1)
+
+/* A filtering sink's record that is not in its hot set (or ends a run):
+ * passes it over if the sink does not take it (by its category, a
+ * one-slot record only), remembering its key as one to pass over.
+ * Returns 1 if passed over. */
+static int ptw_tr_filt_slow_pass(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+				 const struct ptw_i_rec *rec)
 {
-	return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, 0, 0);
+	if (!ptw_tr_is_simple(rec) || ptw_tr_sink_peek(tr, th, rec))
+		return 0;
+	ptw_tr_sink_step(th, rec, 0);
+	if (rec->kind != PTW_I_K_END)
+		ptw_tr_hot_skip(th->hot, rec);
+	return 1;
 }
-static __attribute__((noinline)) uint64_t ptw_tr_run_tsc(PTW_TR_RUN_ARGS)
+
+/* A filtering sink's shadow th whose sequence takes no batch now (it has
+ * written nothing yet, or a checkpoint is due): passes over the records
+ * from *hp on (before lim) that the sink does not take, as the tight run
+ * does, up to the first one it takes (which the one-by-one way writes). */
+static void ptw_tr_filt_pass(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+			     const struct ptw_ring *r, uint64_t *hp,
+			     uint64_t lim)
 {
-	return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, 1, 0);
-}
-static __attribute__((noinline)) uint64_t ptw_tr_run_ns_open(PTW_TR_RUN_ARGS)
-{
-	return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, 0, 1);
-}
-static __attribute__((noinline)) uint64_t ptw_tr_run_tsc_open(PTW_TR_RUN_ARGS)
-{
-	return ptw_tr_run_gen(b, hs, rp, k, m, lvm, tsc, 1, 1);
+	const unsigned char *slots = r->c_slots;
+	const uint64_t mask = r->c_mask;
+	const uint32_t shift = r->c_shift;
+	const struct ptw_tr_hot *hs = th->hot;
+	uint64_t h = *hp;
+	uint32_t rd = th->sh_rdepth;
+	uint64_t got = th->sh_got;
+	for (; h < lim; h++) {
+		const struct ptw_i_rec *rec =
+			(const void *)(slots + ((h & mask) << shift));
+		enum ptw_tr_filt f = ptw_tr_filt_end(rec, &rd, got);
+		if (f == PTW_TR_TAKE && rec->kind != PTW_I_K_END) {
+			uint64_t word = ptw_tr_rec_word(rec);
+			const struct ptw_tr_hot *e =
+				&hs[ptw_tr_hot_ix(word, rec->name)];
+			if (e->word == word && e->name == rec->name &&
+			    e->cat == rec->v.cat)
+				f = ptw_tr_filt_key(e, &rd, &got);
+		}
+		if (f == PTW_TR_PASS)
+			continue;
+		th->sh_rdepth = rd;
+		th->sh_got = got;
+		if (!ptw_tr_filt_slow_pass(tr, th, rec))
+			break;
+		rd = th->sh_rdepth;
+		got = th->sh_got;
+	}
+	th->sh_rdepth = rd;
+	th->sh_got = got;
+	*hp = h;
 }
 
 /* Writes the records from *hp on (at most PTW_TR_BATCH, before 'end') that
@@ -954,11 +1094,15 @@ static __attribute__((noinline)) uint64_t ptw_tr_run_tsc_open(PTW_TR_RUN_ARGS)
  * Most records go by the tight run (ptw_tr_run_gen): a record whose
  * prepared event is in the thread's hot set (th->hot), with a small
  * time step. Any other record is looked up and written with every check
- * (ptw_seq_batch_put), and its prepared event goes into the set. */
+ * (ptw_seq_batch_put), and its prepared event goes into the set.
+ *
+ * 'filt' (never with keep_open): tr is a sink that takes only some
+ * categories, th a shadow; the records it does not take are passed over
+ * (ptw_tr_batch_sink). */
 static inline __attribute__((always_inline)) uint64_t
 ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		 const struct ptw_ring *r, uint64_t *hp, uint64_t end,
-		 const int keep_open)
+		 const int keep_open, const int filt)
 {
 	uint64_t h = *hp, lim = end - h < PTW_TR_BATCH ? end : h + PTW_TR_BATCH;
 	uint64_t counted = 0;
@@ -972,10 +1116,12 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	int use_tsc = tr->use_tsc;
 	/* the tight run's version for this mode and clock; its TSC
 	 * conversion takes a TSC above 1 GHz (else no tight run) */
-	static uint64_t (*const runs[2][2])(PTW_TR_RUN_ARGS) = {
+	static uint64_t (*const runs[3][2])(PTW_TR_RUN_ARGS) = {
 		{ptw_tr_run_ns, ptw_tr_run_tsc},
-		{ptw_tr_run_ns_open, ptw_tr_run_tsc_open}};
-	uint64_t (*const run)(PTW_TR_RUN_ARGS) = runs[keep_open][use_tsc];
+		{ptw_tr_run_ns_open, ptw_tr_run_tsc_open},
+		{ptw_tr_run_ns_filt, ptw_tr_run_tsc_filt}};
+	uint64_t (*const run)(PTW_TR_RUN_ARGS) =
+		runs[filt ? 2 : keep_open][use_tsc];
 	const int tight = !use_tsc || tsc.mult >> 32 == 0;
 	/* keep_open: every event stores its record's name and category as
 	 * level 'depth' of the open slices: what a BEGIN opens (an END's or
@@ -989,8 +1135,11 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	struct ptw_tr_open *lv = th->open.lv;
 	while (h < lim) {
 		struct ptw_seq_batch batch;
-		if (!ptw_seq_batch_begin(th->seq, &batch))
+		if (!ptw_seq_batch_begin(th->seq, &batch)) {
+			if (filt)
+				ptw_tr_filt_pass(tr, th, r, &h, lim);
 			break;
+		}
 		uint32_t depth = th->depth, sure;
 		ptw_tr_hot_check(th, batch.gen);
 		/* fullness is checked once per 'sure' events, not per event */
@@ -1010,13 +1159,19 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 						 k, &m,
 						 keep_open ? lv + (depth - m)
 							   : NULL,
-						 &tsc);
+						 &tsc, th);
 					depth += m - m0;
 					if (h == stop)
 						break;
 				}
 				const struct ptw_i_rec *rec = (const void *)(
 					slots + ((h & mask) << shift));
+				/* a sink's: passes over what it does not take
+				 * (any other record has no prepared event) */
+				if (filt && ptw_tr_filt_slow_pass(tr, th, rec)) {
+					h++;
+					continue;
+				}
 				const struct ptw_tr_prep *pe =
 					ptw_tr_prep_find(th, rec);
 				uint64_t ts = use_tsc ? ptw_tr_tsc_to_ns(&tsc,
@@ -1028,6 +1183,8 @@ ptw_tr_batch_gen(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 				if (keep_open)
 					memcpy(&lv[depth], &rec->name,
 					       sizeof(*lv));
+				if (filt)
+					ptw_tr_sink_step(th, rec, 1);
 				depth += (uint32_t)(int32_t)pe->p.depth_d;
 				/* of this generation: the batch took it */
 				ptw_tr_hot_put(th->hot, pe);
@@ -1057,14 +1214,21 @@ static __attribute__((noinline)) uint64_t
 ptw_tr_batch_stream(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		    const struct ptw_ring *r, uint64_t *hp, uint64_t end)
 {
-	return ptw_tr_batch_gen(tr, th, r, hp, end, 0);
+	return ptw_tr_batch_gen(tr, th, r, hp, end, 0, 0);
 }
 
 static __attribute__((noinline)) uint64_t
 ptw_tr_batch_recorder(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		      const struct ptw_ring *r, uint64_t *hp, uint64_t end)
 {
-	return ptw_tr_batch_gen(tr, th, r, hp, end, 1);
+	return ptw_tr_batch_gen(tr, th, r, hp, end, 1, 0);
+}
+
+static __attribute__((noinline)) uint64_t
+ptw_tr_batch_sink(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+		  const struct ptw_ring *r, uint64_t *hp, uint64_t end)
+{
+	return ptw_tr_batch_gen(tr, th, r, hp, end, 0, 1);
 }
 
 /* A simple record one by one: through ptw_seq_simple, after which the
@@ -1195,12 +1359,17 @@ static void ptw_tr_sinks_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		atomic_store_explicit(&sr->tail, end, memory_order_relaxed);
 		sr->tail_cache = end;
 		ptw_tr_drain(sk, sh);
-		sh->sh_pos = end;
+		/* past 'end' when its last record goes on past it (the
+		 * caller's chunks end anywhere) */
+		sh->sh_pos = atomic_load_explicit(&sr->head,
+						  memory_order_relaxed);
 	}
 }
 
 /* The sink filters from now on (another output runs beside it): every
- * slice it has open on a thread was taken by it. */
+ * slice it has open on a thread was taken by it, and its prepared runs
+ * forget the keys they took before (a key's category may not be the
+ * sink's: ptw_tr_run_gen takes the keys of its set without asking). */
 static void ptw_tr_sink_filter_on(struct ptw_tracer *tr, struct ptw_tracer *sk,
 				  size_t n)
 {
@@ -1213,6 +1382,7 @@ static void ptw_tr_sink_filter_on(struct ptw_tracer *tr, struct ptw_tracer *sk,
 		if (!sh)
 			continue;
 		ptw_tr_sink_got_all(sh, sh->depth);
+		sh->hot_ok = 0;
 	}
 }
 
@@ -1384,6 +1554,60 @@ static void ptw_tr_serve_sink(struct ptw_tracer *tr, struct ptw_tr_sink_req *rq,
 	ptw_tr_sink_answer(tr, rq, rc);
 }
 
+/* Takes the thread's records from *hp on, up to 'end' (a record that
+ * goes on past it is taken whole), into the session's own output: moves
+ * *hp past them, releases the slots every PTW_TR_RELEASE_EVERY (from
+ * *released on) and lowers *min_raw to the earliest time seen. Returns
+ * the events of the fast ways (counted once by the caller). */
+static uint64_t ptw_tr_drain_own(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+				 uint64_t *hp, uint64_t end, uint64_t *released,
+				 uint64_t *min_raw)
+{
+	struct ptw_ring *r = &th->pub.ring;
+	uint64_t h = *hp, fast = 0;
+	int simple = th->seq && !tr->general_only;
+	while (h < end) {
+		if (h - *released >= PTW_TR_RELEASE_EVERY) {
+			ptw_ring_release(r, h);
+			*released = h;
+		}
+		/* each way below starts at rec, and a batch's first record is
+		 * its earliest (ptw_tr_batch_gen) */
+		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
+		*min_raw = rec->ts < *min_raw ? rec->ts : *min_raw;
+		if (simple && ptw_tr_is_simple(rec)) {
+			uint64_t h0 = h;
+			fast += tr->ring  ? ptw_tr_batch_recorder(tr, th, r, &h, end)
+				: tr->filt ? ptw_tr_batch_sink(tr, th, r, &h, end)
+					   : ptw_tr_batch_stream(tr, th, r, &h, end);
+			if (h != h0)
+				continue;
+		}
+		/* a sink beside other outputs: only its categories (the
+		 * batches pass over the others themselves) */
+		if (__builtin_expect(tr->filt, 0) &&
+		    !ptw_tr_sink_wants(tr, th, rec)) {
+			h += 1 + (uint64_t)rec->extra;
+			continue;
+		}
+		if (simple && ptw_tr_is_simple(rec)) {
+			int f = ptw_tr_fast_event(tr, th, rec);
+			if (f) {
+				fast += f > 0;
+				h++;
+				continue;
+			}
+		}
+		struct ptw_tr_ev e;
+		ptw_tr_decode(tr, r, h, &e);
+		if (th->seq)
+			ptw_tr_process(tr, th, &e);
+		h += 1 + (uint64_t)e.rec.extra;
+	}
+	*hp = h;
+	return fast;
+}
+
 /* Drains what the thread has committed. Returns the slots consumed. */
 static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 {
@@ -1399,50 +1623,21 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 		ptw_tr_ring_mem_populate(th->ring_mem, th->ring_bytes);
 		th->ring_warm = 1;
 	}
-	/* the sinks first: the slots stay the producer's until released */
-	if (__builtin_expect(tr->n_sinks != 0, 0))
-		ptw_tr_sinks_drain(tr, th, h, end);
-	if (__builtin_expect(tr->mute, 0)) {
-		if (n)
-			ptw_ring_release(r, end);
-		return n;
-	}
 	uint64_t fast = 0; /* events of the fast ways, counted once */
 	uint64_t min_raw = UINT64_MAX; /* earliest record (flight recorder) */
-	int simple = th->seq && !tr->general_only && !tr->filt;
+	/* With sinks, a chunk at a time: every sink reads it, then the
+	 * session, while it is in the cache (the slots stay the producer's
+	 * until released). */
+	uint64_t chunk = tr->n_sinks ? PTW_TR_SINK_CHUNK : UINT64_MAX;
 	while (h < end) {
-		if (h - released >= PTW_TR_RELEASE_EVERY) {
-			ptw_ring_release(r, h);
-			released = h;
-		}
-		/* each way below starts at rec, and a batch's first record is
-		 * its earliest (ptw_tr_batch_gen) */
-		const struct ptw_i_rec *rec = ptw_ring_slot(r, h);
-		min_raw = rec->ts < min_raw ? rec->ts : min_raw;
-		/* a sink beside other outputs: only its categories */
-		if (__builtin_expect(tr->filt, 0) &&
-		    !ptw_tr_sink_wants(tr, th, rec)) {
-			h += 1 + (uint64_t)rec->extra;
-			continue;
-		}
-		if (simple && ptw_tr_is_simple(rec)) {
-			uint64_t h0 = h;
-			fast += tr->ring ? ptw_tr_batch_recorder(tr, th, r, &h, end)
-					 : ptw_tr_batch_stream(tr, th, r, &h, end);
-			if (h != h0)
-				continue;
-			int f = ptw_tr_fast_event(tr, th, rec);
-			if (f) {
-				fast += f > 0;
-				h++;
-				continue;
-			}
-		}
-		struct ptw_tr_ev e;
-		ptw_tr_decode(tr, r, h, &e);
-		if (th->seq)
-			ptw_tr_process(tr, th, &e);
-		h += 1 + (uint64_t)e.rec.extra;
+		uint64_t cend = end - h > chunk ? h + chunk : end;
+		if (__builtin_expect(tr->n_sinks != 0, 0))
+			ptw_tr_sinks_drain(tr, th, h, cend);
+		if (__builtin_expect(tr->mute, 0))
+			h = cend;
+		else
+			fast += ptw_tr_drain_own(tr, th, &h, cend, &released,
+						 &min_raw);
 	}
 	if (h != released)
 		ptw_ring_release(r, h);

@@ -198,7 +198,10 @@ struct ptw_tr_hot {
 	int32_t depth_d;
 	uint32_t len;
 	uint8_t tail[PTW_SEQ_PREP_TAIL];
-	uint8_t pad[48]; /* 128 bytes: an entry's address is a shift */
+	/* a sink's shadow only: a key of a category the sink does not
+	 * take (no packet; depth_d 1 for a BEGIN, else 0) */
+	uint8_t skip;
+	uint8_t pad[47]; /* 128 bytes: an entry's address is a shift */
 };
 _Static_assert(sizeof(struct ptw_tr_hot) == 128, "entries of 128 bytes");
 
@@ -586,9 +589,16 @@ int ptw_tr_sink_open(struct ptw_tracer *tr, struct ptw_tracer *sk, size_t n);
 /* Drains every ring into sink 'id' up to now, writes its last packets,
  * closes and frees it. 0, or its first error. */
 int ptw_tr_sink_remove(uint64_t id);
-/* The backend's side: does sink tr take record rec of thread shadow th? */
+/* The backend's side: does sink tr take record rec of thread shadow th?
+ * ptw_tr_sink_wants answers and follows the record's nesting (a BEGIN
+ * or an END, whether taken or not) in one: ptw_tr_sink_peek answers
+ * only, ptw_tr_sink_step then follows its nesting given the answer. */
 int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 		      const struct ptw_i_rec *rec);
+int ptw_tr_sink_peek(struct ptw_tracer *tr, const struct ptw_tr_thread *th,
+		     const struct ptw_i_rec *rec);
+void ptw_tr_sink_step(struct ptw_tr_thread *th, const struct ptw_i_rec *rec,
+		      int on);
 /* The sink of shadow th starts filtering while th has 'depth' slices
  * open, all of them the sink's. */
 void ptw_tr_sink_got_all(struct ptw_tr_thread *th, uint32_t depth);

@@ -147,17 +147,13 @@ static int ptw_tr_sink_counter(struct ptw_tracer *tr, const struct ptw_i_rec *re
 }
 
 /* The word of th's 'got' bits that holds level d (sh_got, then
- * sh_got_deep, grown when 'grow'), or NULL: not grown that deep (out of
- * memory, or !grow). */
-static uint64_t *ptw_tr_sink_got_word(struct ptw_tr_thread *th, uint32_t d,
-				      int grow)
+ * sh_got_deep, grown as needed), or NULL: out of memory. */
+static uint64_t *ptw_tr_sink_got_word(struct ptw_tr_thread *th, uint32_t d)
 {
 	if (d < 64)
 		return &th->sh_got;
 	size_t w = d / 64 - 1, cap = th->sh_got_deep_n;
 	if (w >= cap) {
-		if (!grow)
-			return NULL;
 		uint64_t *v = ptw_grow(th->sh_got_deep, &cap, w + 1, 4,
 				       sizeof(*v));
 		if (!v)
@@ -170,38 +166,37 @@ static uint64_t *ptw_tr_sink_got_word(struct ptw_tr_thread *th, uint32_t d,
 	return &th->sh_got_deep[w];
 }
 
+/* Level d's bit of th's 'got' bits, or -1: not grown that deep. */
+static int ptw_tr_sink_got_bit(const struct ptw_tr_thread *th, uint32_t d)
+{
+	const uint64_t *w = d < 64 ? &th->sh_got
+			    : d / 64 - 1 < th->sh_got_deep_n
+				    ? &th->sh_got_deep[d / 64 - 1]
+				    : NULL;
+	return w ? (int)((*w >> (d % 64)) & 1) : -1;
+}
+
 void ptw_tr_sink_got_all(struct ptw_tr_thread *th, uint32_t depth)
 {
 	th->sh_rdepth = depth;
 	for (uint32_t d = 0; d < depth; d++) {
-		uint64_t *w = ptw_tr_sink_got_word(th, d, 1);
+		uint64_t *w = ptw_tr_sink_got_word(th, d);
 		if (w)
 			*w |= (uint64_t)1 << (d % 64);
 	}
 }
 
-int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
-		      const struct ptw_i_rec *rec)
+int ptw_tr_sink_peek(struct ptw_tracer *tr, const struct ptw_tr_thread *th,
+		     const struct ptw_i_rec *rec)
 {
 	switch (rec->kind) {
-	case PTW_I_K_BEGIN: {
-		int on = ptw_tr_sink_cat(tr, rec->v.cat);
-		uint64_t *w = ptw_tr_sink_got_word(th, th->sh_rdepth, 1);
-		if (w) {
-			uint64_t bit = (uint64_t)1 << (th->sh_rdepth % 64);
-			*w = on ? *w | bit : *w & ~bit;
-		}
-		th->sh_rdepth++;
-		return on;
-	}
 	case PTW_I_K_END: {
 		/* its BEGIN came before the sink did: not this sink's */
 		if (!th->sh_rdepth)
 			return 0;
-		th->sh_rdepth--;
-		const uint64_t *w = ptw_tr_sink_got_word(th, th->sh_rdepth, 0);
-		if (w)
-			return (*w >> (th->sh_rdepth % 64)) & 1;
+		int bit = ptw_tr_sink_got_bit(th, th->sh_rdepth - 1);
+		if (bit >= 0)
+			return bit;
 		/* no room was left for its level's bit: by category (a
 		 * scope's END has none: every sink's) */
 		return ptw_tr_sink_cat(tr, rec->v.cat);
@@ -214,7 +209,30 @@ int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	case PTW_I_K_THREAD_NAME:
 	case PTW_I_K_DROPPED:
 		return 1;
-	default:
+	default: /* a BEGIN too */
 		return ptw_tr_sink_cat(tr, rec->v.cat);
 	}
+}
+
+void ptw_tr_sink_step(struct ptw_tr_thread *th, const struct ptw_i_rec *rec,
+		      int on)
+{
+	if (rec->kind == PTW_I_K_BEGIN) {
+		uint64_t *w = ptw_tr_sink_got_word(th, th->sh_rdepth);
+		if (w) {
+			uint64_t bit = (uint64_t)1 << (th->sh_rdepth % 64);
+			*w = on ? *w | bit : *w & ~bit;
+		}
+		th->sh_rdepth++;
+	} else if (rec->kind == PTW_I_K_END && th->sh_rdepth) {
+		th->sh_rdepth--;
+	}
+}
+
+int ptw_tr_sink_wants(struct ptw_tracer *tr, struct ptw_tr_thread *th,
+		      const struct ptw_i_rec *rec)
+{
+	int on = ptw_tr_sink_peek(tr, th, rec);
+	ptw_tr_sink_step(th, rec, on);
+	return on;
 }
