@@ -871,6 +871,18 @@ static inline void ptw_tr_hot_skip(struct ptw_tr_hot *hs,
 	e->skip = 1;
 }
 
+/* The runs read a thread's ring once, in order, mostly from memory (the
+ * producer wrote it a while ago): they ask for the slots PTW_TR_AHEAD
+ * ahead of the one they read, so that the wait for memory overlaps the
+ * work (bench_system, bench_tracer: about a quarter more events a second
+ * into a file). Past the ring's end the address is only a hint. */
+#define PTW_TR_AHEAD 64u
+static inline void ptw_tr_prefetch(const unsigned char *slot)
+{
+	__builtin_prefetch((const void *)((uintptr_t)slot +
+					  PTW_TR_AHEAD * PTW_TR_SLOT));
+}
+
 /* A filtering sink's runs (tracer_sink.c): what they do with a record,
  * following its nesting in (*rd, *got) as ptw_tr_sink_wants does, for
  * the first 64 levels (sh_rdepth, sh_got; a deeper one stops the run). */
@@ -948,6 +960,7 @@ ptw_tr_run_gen(struct ptw_seq_batch *b, const struct ptw_tr_hot *hs,
 	uint64_t got = filt ? sh->sh_got : 0;
 	for (; p != end; p += PTW_TR_SLOT) {
 		const struct ptw_i_rec *rec = (const void *)p;
+		ptw_tr_prefetch(p);
 		enum ptw_tr_filt f = filt ? ptw_tr_filt_end(rec, &rd, got)
 					  : PTW_TR_TAKE;
 		if (f == PTW_TR_PASS)
@@ -1054,8 +1067,9 @@ static void ptw_tr_filt_pass(struct ptw_tracer *tr, struct ptw_tr_thread *th,
 	uint32_t rd = th->sh_rdepth;
 	uint64_t got = th->sh_got;
 	for (; h < lim; h++) {
-		const struct ptw_i_rec *rec =
-			(const void *)(slots + ((h & mask) << shift));
+		const unsigned char *slot = slots + ((h & mask) << shift);
+		const struct ptw_i_rec *rec = (const void *)slot;
+		ptw_tr_prefetch(slot);
 		enum ptw_tr_filt f = ptw_tr_filt_end(rec, &rd, got);
 		if (f == PTW_TR_TAKE && rec->kind != PTW_I_K_END) {
 			uint64_t word = ptw_tr_rec_word(rec);
