@@ -30,10 +30,16 @@
  * PTW_BENCH_SYSTEM_FILE=1: the system sessions' program also writes a
  * file of its own beside system mode (cfg.output_path with cfg.system),
  * and the producer's figures are named ..._system_with_file[_tsc].
+ * PTW_BENCH_SYSTEM_TWO=1: a second session, of another category
+ * ("other"), runs beside the measured one, so that each takes only its
+ * categories (tracer_sink.c: the measured one takes every event, the
+ * second passes over them all, both on the backend's time); the backend
+ * figures are named ..._system_two_sessions and
+ * backend_system_two_sessions_file_ratio[_wall].
  * PTW_BENCH_SYSTEM_GENERAL=1: the system sessions' backend writes through
- * its general path only (cfg.general_path_only), as it does for a session
- * beside another output (tracer_sink.c); the backend figures are named
- * ..._system_general and backend_system_general_file_ratio[_wall].
+ * its general path only (cfg.general_path_only), to compare; the backend
+ * figures are named ..._system_general (with _two_sessions after it when
+ * both are set).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <fcntl.h>
@@ -173,6 +179,8 @@ int main(void)
 	int beside = sfile && strcmp(sfile, "1") == 0;
 	const char *sgen = getenv("PTW_BENCH_SYSTEM_GENERAL");
 	int general = sgen && strcmp(sgen, "1") == 0;
+	const char *stwo = getenv("PTW_BENCH_SYSTEM_TWO");
+	int two = stwo && strcmp(stwo, "1") == 0;
 	unsigned runs = quick ? 200 : 4000;
 	unsigned rounds = quick ? 3 : 5;
 	uint32_t n = quick ? (1u << 17) : (1u << 20);
@@ -187,12 +195,15 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	char prod[128], cons[128], cfgp[128], out[128], file[128], own[128];
+	char cfg2p[128], out2[128];
 	snprintf(prod, sizeof(prod), "%s/producer.sock", dir);
 	snprintf(cons, sizeof(cons), "%s/consumer.sock", dir);
 	snprintf(cfgp, sizeof(cfgp), "%s/cfg.txt", dir);
 	snprintf(out, sizeof(out), "%s/system.pftrace", dir);
 	snprintf(file, sizeof(file), "%s/file.pftrace", dir);
 	snprintf(own, sizeof(own), "%s/own.pftrace", dir);
+	snprintf(cfg2p, sizeof(cfg2p), "%s/cfg2.txt", dir);
+	snprintf(out2, sizeof(out2), "%s/system2.pftrace", dir);
 	setenv("PERFETTO_PRODUCER_SOCK_NAME", prod, 1);
 	setenv("PERFETTO_CONSUMER_SOCK_NAME", cons, 1);
 	pid_t traced = spawn(tb, "traced", NULL, NULL, NULL, NULL, NULL);
@@ -204,6 +215,15 @@ int main(void)
 		return 1;
 	fprintf(f, "buffers { size_kb: 262144 }\n"
 		   "data_sources { config { name: \"track_event\" } }\n"
+		   "duration_ms: 600000\n");
+	fclose(f);
+	/* the second session: category "other" only */
+	if (!(f = fopen(cfg2p, "w")))
+		return 1;
+	fprintf(f, "buffers { size_kb: 4096 }\n"
+		   "data_sources { config { name: \"track_event\"\n"
+		   "  track_event_config { enabled_categories: \"other\"\n"
+		   "    disabled_categories: \"*\" } } }\n"
 		   "duration_ms: 600000\n");
 	fclose(f);
 	/* PTW_BENCH_SYSTEM_KB: a smaller shared memory buffer, where the
@@ -252,9 +272,18 @@ int main(void)
 		/* (with a file of its own, ptw runs from ptw_start on) */
 		for (int i = 0; i < 10000 && ptw_sys_sessions() < 1; i++)
 			sleep_ms(1);
-		if (ptw_sys_sessions() < 1) {
+		pid_t pf2 = 0;
+		if (ptw_sys_sessions() == 1 && two) {
+			pf2 = spawn(tb, "perfetto", "--txt", "-c", cfg2p, "-o",
+				    out2);
+			for (int i = 0; i < 10000 && ptw_sys_sessions() < 2; i++)
+				sleep_ms(1);
+		}
+		if (ptw_sys_sessions() < 1 + two) {
 			fprintf(stderr, "bench_system: the session did not start\n");
 			kill(pf, SIGKILL);
+			if (pf2)
+				kill(pf2, SIGKILL);
 			kill(traced, SIGKILL);
 			return 1;
 		}
@@ -265,6 +294,11 @@ int main(void)
 		lost += ps.system_lost;
 		kill(pf, SIGINT); /* perfetto ends the session, writes the trace */
 		waitpid(pf, NULL, 0);
+		if (pf2) {
+			kill(pf2, SIGINT);
+			waitpid(pf2, NULL, 0);
+			unlink(out2);
+		}
 		ptw_stop();
 		unlink(out);
 		unlink(own);
@@ -291,7 +325,9 @@ int main(void)
 	printf("producer_ns_per_event_1t_system%s_first_round %.2f ns\n", sx, s0);
 	printf("producer_ns_per_event_1t_system%s_later_rounds %.2f ns\n", sx, sl);
 	printf("backend_mev_per_s_file %.1f Mevents/s\n", fr / 1e6);
-	const char *bx = general ? "_general" : "";
+	const char *bx = general ? (two ? "_general_two_sessions" : "_general")
+				 : two	   ? "_two_sessions"
+					   : "";
 	printf("backend_mev_per_s_system%s %.1f Mevents/s\n", bx, sr / 1e6);
 	printf("backend_system%s_file_ratio %.2f\n", bx, fr > 0 ? sr / fr : 0);
 	printf("backend_mev_per_s_wall_file %.1f Mevents/s\n", fw / 1e6);
@@ -308,6 +344,7 @@ int main(void)
 	free(sys_wall);
 	unlink(file);
 	unlink(cfgp);
+	unlink(cfg2p);
 	rmdir(dir);
 	return 0;
 }
