@@ -20,6 +20,7 @@
 
 #include "lib/encode/pb.h"
 #include "lib/system/pbr.h"
+#include "lib/system/system.h"
 #include "ptw/tracer.h"
 
 struct fake {
@@ -274,6 +275,54 @@ static void answer_init(struct fake *f, struct ptw_pb_buf *body,
 	ptw_pb_append_varint_field(body, 1, 1);
 	frame(out, init_req, 6, body);
 	fake_send(f, out->data, out->len, step, -1);
+}
+
+/* Waits (bounded: 10 s) until ptw has made 'n' attempts to connect
+ * (ptw_sys_describe's count). 1 if so. */
+static int wait_attempts(unsigned long long n)
+{
+	for (int i = 0; i < 1000; i++) {
+		char d[512];
+		unsigned long long got = 0;
+		ptw_sys_describe(d, sizeof(d));
+		const char *a = strstr(d, " after ");
+		if (a && sscanf(a, " after %llu attempts", &got) == 1 && got >= n)
+			return 1;
+		struct timespec ts = {0, 10000000L};
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* The service's listen backlog full: on Linux ptw's connect then fails
+ * with EAGAIN. That attempt is over; ptw tries again later and connects
+ * once there is room. */
+Test(system_ipc, a_full_backlog_is_tried_again_later)
+{
+	struct fake f;
+	fake_listen(&f);
+	/* a backlog of 0 (listen again to change it), filled by a
+	 * connection nobody accepts yet */
+	cr_assert_eq(listen(f.lfd, 0), 0);
+	int filler = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(filler >= 0);
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, f.path);
+	cr_assert_eq(connect(filler, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	start_system();
+	/* a second attempt: the first one found the backlog full */
+	cr_assert(wait_attempts(2), "ptw did not try again");
+	cr_assert_eq(ptw_is_running(), 0);
+	int taken = accept4(f.lfd, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert(taken >= 0);
+	close(taken);
+	close(filler);
+	fake_accept(&f); /* ptw's next attempt */
+	(void)expect_bind(&f);
+	cr_assert_eq(ptw_stop(), 0);
+	fake_done(&f);
 }
 
 /* ptw connects, gets 'bad' (raw bytes) and must close and come back. */
