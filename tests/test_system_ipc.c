@@ -244,16 +244,31 @@ static int count_fds(void)
 	return n;
 }
 
+/* ptw in system mode connected to the fake, which read its BindService;
+ * returns that request's id. */
+static uint64_t fake_connected(struct fake *f)
+{
+	fake_listen(f);
+	start_system();
+	fake_accept(f);
+	return expect_bind(f);
+}
+
+/* ptw closes the connection, connects again and sends its BindService. */
+static void fake_expect_reconnect(struct fake *f)
+{
+	fake_expect_close(f);
+	fake_accept(f);
+	(void)expect_bind(f);
+}
+
 /* ptw in system mode connected to the fake, its BindService answered
  * ('ok': success) in one piece; body and out are initialised for the
  * test's next frames (it frees them). */
 static void fake_bind_answered(struct fake *f, int ok, struct ptw_pb_buf *body,
 			       struct ptw_pb_buf *out)
 {
-	fake_listen(f);
-	start_system();
-	fake_accept(f);
-	uint64_t req = expect_bind(f);
+	uint64_t req = fake_connected(f);
 	cr_assert_eq(ptw_pb_buf_init(body, 256), 0);
 	cr_assert_eq(ptw_pb_buf_init(out, 256), 0);
 	bind_reply(body, ok);
@@ -329,14 +344,9 @@ Test(system_ipc, a_full_backlog_is_tried_again_later)
 static void hostile_bytes(const uint8_t *bad, size_t n)
 {
 	struct fake f;
-	fake_listen(&f);
-	start_system();
-	fake_accept(&f);
-	(void)expect_bind(&f);
+	(void)fake_connected(&f);
 	fake_send(&f, bad, n, n, -1);
-	fake_expect_close(&f);
-	fake_accept(&f); /* it connects again */
-	(void)expect_bind(&f);
+	fake_expect_reconnect(&f);
 	cr_assert_eq(ptw_is_running(), 0);
 	cr_assert_eq(ptw_stop(), 0);
 	fake_done(&f);
@@ -371,9 +381,7 @@ Test(system_ipc, a_refused_bind_drops_the_connection)
 	struct fake f;
 	struct ptw_pb_buf body, out;
 	fake_bind_answered(&f, 0, &body, &out);
-	fake_expect_close(&f);
-	fake_accept(&f);
-	(void)expect_bind(&f);
+	fake_expect_reconnect(&f);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_pb_buf_free(&body);
 	ptw_pb_buf_free(&out);
@@ -386,10 +394,7 @@ Test(system_ipc, a_refused_bind_drops_the_connection)
 Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 {
 	struct fake f;
-	fake_listen(&f);
-	start_system();
-	fake_accept(&f);
-	uint64_t req = expect_bind(&f);
+	uint64_t req = fake_connected(&f);
 	struct ptw_pb_buf body, out;
 	cr_assert_eq(ptw_pb_buf_init(&body, 256), 0);
 	cr_assert_eq(ptw_pb_buf_init(&out, 256), 0);
@@ -426,9 +431,7 @@ Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 	int null2 = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fake_send(&f, out.data, out.len, out.len, null2);
 	close(null2);
-	fake_expect_close(&f);
-	fake_accept(&f);
-	(void)expect_bind(&f);
+	fake_expect_reconnect(&f);
 	cr_assert_eq(ptw_stop(), 0);
 	/* gone: our stray copy, ptw's socket and wake-up pipe (3); ptw
 	 * kept neither of the two fds it was sent */
