@@ -298,13 +298,19 @@ Test(system, clear_incremental_state_keeps_every_event_named)
 	ptw_test_svc_stop(&s);
 }
 
+/* Names this thread "<prefix>-<i>", i its index (the thread's arg). */
+static void name_thread(const char *prefix, void *arg)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "%s-%ld", prefix, (long)arg);
+	ptw_set_thread_name(name);
+}
+
 #define N_MANY 96
 
 static void *many_worker(void *arg)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "many-%ld", (long)arg);
-	ptw_set_thread_name(name);
+	name_thread("many", arg);
 	for (int i = 0; i < 20; i++) {
 		PTW_SCOPE("app", "unit");
 		PTW_INSTANT("io", "mark");
@@ -418,9 +424,7 @@ static int tracefs_ready(void)
 
 static void *sched_worker(void *arg)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "sched-%ld", (long)arg);
-	ptw_set_thread_name(name);
+	name_thread("sched", arg);
 	for (int i = 0; i < 20000 && ptw_is_running(); i++) {
 		PTW_SCOPE("app", "burst");
 		volatile unsigned spin = 0; /* busy on the CPU a while */
@@ -681,9 +685,7 @@ Test(system, a_service_that_stops_reading_loses_counted_and_shown)
 
 static void *lost_worker(void *arg)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "lost-%ld", (long)arg);
-	ptw_set_thread_name(name);
+	name_thread("lost", arg);
 	for (int i = 0; i < 10; i++)
 		PTW_INSTANT("app", "never there");
 	return NULL;

@@ -74,13 +74,25 @@ static void start_clock(const char *path, int ring, enum ptw_clock clock)
 	"'own_b') "                                                          \
 	"order by c.ts, t.name"
 
+/* The system trace 'out' holds exactly 'slices' (SLICES' rows) and
+ * 'counters' (COUNTERS' rows), and no error stats. */
+static void expect_session(const char *out, const char *slices,
+			   const char *counters)
+{
+	char got[4096];
+	rows(out, SLICES, got, sizeof(got));
+	cr_assert_str_eq(got, slices, "%s: slices", out);
+	rows(out, COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, counters, "%s: counters", out);
+	ptw_test_tp_expect_no_error_stats(out);
+}
+
 static void two_sessions(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
 	start_clock(NULL, 0, clock);
 	struct ptw_test_session a, b;
-	char got[4096];
 	ptw_test_svc_record(&s, &a, CFG_ONLY("a", 5000), "a.pftrace");
 	ptw_test_svc_expect_sessions(&s, 1, 20000);
 	PTW_BEGIN("b", "b open at B's start"); /* its BEGIN precedes B */
@@ -110,24 +122,17 @@ static void two_sessions(enum ptw_clock clock)
 	cr_assert_eq(st.events, (3 * 4 + 4) + (5 + 1), "%llu events",
 		     (unsigned long long)st.events);
 
-	rows(a.out, SLICES, got, sizeof(got));
-	cr_assert_str_eq(got,
-			 "a open across B,0,multimain,multiproc;"
-			 "a1,1,multimain,multiproc;ai1,2,multimain,multiproc;"
-			 "a2,0,multimain,multiproc;ai2,1,multimain,multiproc;"
-			 "a open at B's stop,0,multimain,multiproc;"
-			 "a3,0,multimain,multiproc;ai3,1,multimain,multiproc;");
-	rows(a.out, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "ca,1;ca,2;ca,3;");
-	ptw_test_tp_expect_no_error_stats(a.out);
-
-	rows(b.out, SLICES, got, sizeof(got));
-	cr_assert_str_eq(got,
-			 "b2,0,multimain,multiproc;bi2,1,multimain,multiproc;"
-			 "b open at B's stop,0,multimain,multiproc;");
-	rows(b.out, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "cb,2;own_b,20;");
-	ptw_test_tp_expect_no_error_stats(b.out);
+	expect_session(a.out,
+		       "a open across B,0,multimain,multiproc;"
+		       "a1,1,multimain,multiproc;ai1,2,multimain,multiproc;"
+		       "a2,0,multimain,multiproc;ai2,1,multimain,multiproc;"
+		       "a open at B's stop,0,multimain,multiproc;"
+		       "a3,0,multimain,multiproc;ai3,1,multimain,multiproc;",
+		       "ca,1;ca,2;ca,3;");
+	expect_session(b.out,
+		       "b2,0,multimain,multiproc;bi2,1,multimain,multiproc;"
+		       "b open at B's stop,0,multimain,multiproc;",
+		       "cb,2;own_b,20;");
 	ptw_test_svc_stop(&s);
 }
 
@@ -269,12 +274,9 @@ static void file_beside(enum ptw_clock clock)
 			      "own_b,30;");
 	ptw_test_tp_expect_no_error_stats(file);
 
-	rows(out, SLICES, got, sizeof(got));
-	cr_assert_str_eq(got, "a2,0,multimain,multiproc;"
-			      "ai2,1,multimain,multiproc;");
-	rows(out, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "ca,2;");
-	ptw_test_tp_expect_no_error_stats(out);
+	expect_session(out,
+		       "a2,0,multimain,multiproc;ai2,1,multimain,multiproc;",
+		       "ca,2;");
 
 	expect_clock(file, clock_name(clock));
 	expect_clock(out, clock_name(clock));
@@ -319,12 +321,9 @@ static void recorder_beside(enum ptw_clock clock)
 			      "a3,0;b3,1;bi3,2;ai3,1;");
 	ptw_test_tp_expect_no_error_stats(file);
 
-	rows(out, SLICES, got, sizeof(got));
-	cr_assert_str_eq(got, "b2,0,multimain,multiproc;"
-			      "bi2,1,multimain,multiproc;");
-	rows(out, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "cb,2;own_b,20;");
-	ptw_test_tp_expect_no_error_stats(out);
+	expect_session(out,
+		       "b2,0,multimain,multiproc;bi2,1,multimain,multiproc;",
+		       "cb,2;own_b,20;");
 
 	expect_clock(snap, clock_name(clock));
 	expect_clock(file, clock_name(clock));
