@@ -34,21 +34,11 @@ struct tpkt {
 	size_t out_len;
 };
 
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 /* Appends a field to both sides, or only to 'in' (stripped). */
 static void add_varint(struct tpkt *k, uint32_t field, uint64_t v, int strip)
 {
-	uint8_t b[24], *q = put_varint(b, (uint64_t)field << 3);
-	q = put_varint(q, v);
+	uint8_t b[24], *q = svc_put_varint(b, (uint64_t)field << 3);
+	q = svc_put_varint(q, v);
 	memcpy(k->in + k->in_len, b, (size_t)(q - b));
 	k->in_len += (size_t)(q - b);
 	if (!strip) {
@@ -60,8 +50,8 @@ static void add_varint(struct tpkt *k, uint32_t field, uint64_t v, int strip)
 /* A bytes field (for_testing, 900) of n bytes that tell 'tag' apart. */
 static void add_body(struct tpkt *k, uint32_t tag, size_t n)
 {
-	uint8_t b[24], *q = put_varint(b, 900u << 3 | 2);
-	q = put_varint(q, n);
+	uint8_t b[24], *q = svc_put_varint(b, 900u << 3 | 2);
+	q = svc_put_varint(q, n);
 	size_t h = (size_t)(q - b);
 	memcpy(k->in + k->in_len, b, h);
 	memcpy(k->out + k->out_len, b, h);
@@ -94,7 +84,7 @@ static int route(struct ptw_smb_router *r, const struct tpkt *k)
 	static uint8_t rec[70016];
 	uint8_t *q = rec;
 	*q++ = 0x0a;
-	q = put_varint(q, k->in_len);
+	q = svc_put_varint(q, k->in_len);
 	memcpy(q, k->in, k->in_len);
 	return ptw_smb_route(r, rec, (size_t)(q - rec) + k->in_len);
 }
