@@ -8,17 +8,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench/support/bench_clock.h"
 #include "ptw/clock_stream.h"
 #include "ptw/writer.h"
 
 #define WATERMARK_EVERY 1000u
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int fail(struct ptw_writer *w, const char *what)
 {
@@ -71,7 +65,7 @@ int main(void)
 	struct ptw_clock_streams_event ev = { .category = "sim", .args = &arg,
 				      .n_args = 1,
 				      .flags = PTW_EV_STATIC_STRINGS };
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = now_ns();
 	for (uint64_t i = 0; i < total; i++) {
 		uint32_t d = (uint32_t)(i & 3);
 		rnd ^= rnd << 13;
@@ -112,7 +106,7 @@ int main(void)
 		fprintf(stderr, "bench_clock_stream: close: %s\n", err.msg);
 		return 1;
 	}
-	uint64_t dt = mono_ns() - t0;
+	uint64_t dt = now_ns() - t0;
 	printf("clock_stream_events_per_s %.0f events/s\n",
 	       (double)total * 1e9 / (double)(dt ? dt : 1));
 	printf("clock_stream_peak_bytes %" PRIu64 " bytes\n", s.peak_bytes);

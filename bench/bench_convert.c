@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/support/bench_clock.h"
 #include "converters/appletrace/appletrace.h"
 #include "converters/chrome_json/chrome_json.h"
 #include "converters/emit/emit.h"
@@ -50,13 +51,6 @@
 /* chrome.json: events per full run (quick: a twentieth) */
 #define CHROME_EVENTS 1200000
 #define FRAG_BYTES (32u << 20)
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void die(const char *what)
 {
@@ -315,12 +309,6 @@ static double tp_load(const char *tp, const char *trace)
  * shared machine), at most TP_REPS_MAX. */
 #define TP_REPS_MIN 5
 #define TP_REPS_MAX 64
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 /* Sorts v[0, n) and returns its median. */
 static double median(double *v, int n)

@@ -18,14 +18,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bench/support/bench_clock.h"
 #include "converters/chrome_json/chrome_json.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 struct text {
 	char *p;
@@ -188,12 +182,12 @@ int main(int argc, char **argv)
 	double best = 1e30;
 	for (int r = 0; r < 3; r++) {
 		s.events = 0;
-		t0 = now();
+		t0 = now_s();
 		if (ptw_cv_json_read_mem(t.p, t.n, NULL, count, &s, NULL, &err)) {
 			fprintf(stderr, "%s\n", err.msg);
 			return 1;
 		}
-		dt = now() - t0;
+		dt = now_s() - t0;
 		if (dt < best)
 			best = dt;
 	}
@@ -206,13 +200,13 @@ int main(int argc, char **argv)
 		FILE *f = fdopen(fd, "wb");
 		if (f && fwrite(t.p, 1, t.n, f) == t.n && fclose(f) == 0) {
 			s.events = 0;
-			t0 = now();
+			t0 = now_s();
 			if (ptw_cv_json_read(path, NULL, count, &s, NULL, &err)) {
 				fprintf(stderr, "%s\n", err.msg);
 				unlink(path);
 				return 1;
 			}
-			report("file", t.n, s.events, now() - t0);
+			report("file", t.n, s.events, now_s() - t0);
 		}
 		unlink(path);
 	}
@@ -231,13 +225,13 @@ int main(int argc, char **argv)
 			zs.avail_out = (uInt)zn;
 			if (deflate(&zs, Z_FINISH) == Z_STREAM_END) {
 				s.events = 0;
-				t0 = now();
+				t0 = now_s();
 				if (ptw_cv_json_read_mem(z, zs.total_out, NULL,
 							 count, &s, NULL, &err)) {
 					fprintf(stderr, "%s\n", err.msg);
 					return 1;
 				}
-				report("gzip", t.n, s.events, now() - t0);
+				report("gzip", t.n, s.events, now_s() - t0);
 			}
 			deflateEnd(&zs);
 		}
@@ -245,9 +239,9 @@ int main(int argc, char **argv)
 	}
 
 	/* json-c, per event */
-	t0 = now();
+	t0 = now_s();
 	uint64_t sum = jsonc_once(&t);
-	dt = now() - t0;
+	dt = now_s() - t0;
 	report("jsonc", t.n, t.lines, dt);
 	printf("json_parse_input_mb %.1f MB\n", (double)t.n / 1e6);
 	printf("json_parse_events %zu events\n", t.lines);

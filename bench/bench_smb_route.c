@@ -20,13 +20,6 @@
 
 #define PAGE (32u * 1024u)
 
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static double median(double *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);

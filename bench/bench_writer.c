@@ -18,18 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/support/bench_clock.h"
 #include "ptw/writer.h"
 #include "ptw_trace.pb-c.h"
 
-/* CPU time of this thread (encoding + write syscalls): the figures stay
- * meaningful on a loaded machine, where wall time mostly measures the
- * other processes. */
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* Times are this thread's CPU time (cpu_s: encoding + write syscalls):
+ * the figures stay meaningful on a loaded machine, where wall time mostly
+ * measures the other processes. */
 
 enum workload { W_NESTED, W_INSTANT, W_COUNTER, W_MIXED_ARGS, W_DYNAMIC,
 		W_TWO_ANNOTATIONS };
@@ -81,7 +76,7 @@ static int run(enum workload wl, int compress, int level, uint64_t n_events,
 #define NEXT_DELTA(max) (rnd ^= rnd << 13, rnd ^= rnd >> 17, rnd ^= rnd << 5, \
 			 1 + rnd % (max))
 	int rc = 0;
-	double t0 = now_s();
+	double t0 = cpu_s();
 	switch (wl) {
 	case W_NESTED:
 	case W_DYNAMIC: {
@@ -172,7 +167,7 @@ static int run(enum workload wl, int compress, int level, uint64_t n_events,
 	}
 	}
 	rc |= ptw_writer_flush(w);
-	double t1 = now_s();
+	double t1 = cpu_s();
 	struct ptw_writer_stats st;
 	ptw_writer_get_stats(w, &st);
 	rc |= ptw_writer_close(w, &err);
@@ -208,7 +203,7 @@ static double ref_protobuf_c(uint64_t n_events, uint64_t *bytes)
 	pk.sequence_flags = 2;
 	te.has_type = 1;
 	uint32_t rnd = 0x12345678u;
-	double t0 = now_s();
+	double t0 = cpu_s();
 	for (uint64_t i = 0; i < n_events; i++) {
 		rnd ^= rnd << 13;
 		rnd ^= rnd >> 17;
@@ -231,7 +226,7 @@ static double ref_protobuf_c(uint64_t n_events, uint64_t *bytes)
 		perfetto__protos__trace_packet__pack(&pk, buf + 2);
 		total += len + 2;
 	}
-	double t1 = now_s();
+	double t1 = cpu_s();
 	*bytes = total;
 	return t1 - t0;
 }

@@ -34,21 +34,11 @@ struct tpkt {
 	size_t out_len;
 };
 
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 /* Appends a field to both sides, or only to 'in' (stripped). */
 static void add_varint(struct tpkt *k, uint32_t field, uint64_t v, int strip)
 {
-	uint8_t b[24], *q = put_varint(b, (uint64_t)field << 3);
-	q = put_varint(q, v);
+	uint8_t b[24], *q = svc_put_varint(b, (uint64_t)field << 3);
+	q = svc_put_varint(q, v);
 	memcpy(k->in + k->in_len, b, (size_t)(q - b));
 	k->in_len += (size_t)(q - b);
 	if (!strip) {
@@ -60,8 +50,8 @@ static void add_varint(struct tpkt *k, uint32_t field, uint64_t v, int strip)
 /* A bytes field (for_testing, 900) of n bytes that tell 'tag' apart. */
 static void add_body(struct tpkt *k, uint32_t tag, size_t n)
 {
-	uint8_t b[24], *q = put_varint(b, 900u << 3 | 2);
-	q = put_varint(q, n);
+	uint8_t b[24], *q = svc_put_varint(b, 900u << 3 | 2);
+	q = svc_put_varint(q, n);
 	size_t h = (size_t)(q - b);
 	memcpy(k->in + k->in_len, b, h);
 	memcpy(k->out + k->out_len, b, h);
@@ -94,7 +84,7 @@ static int route(struct ptw_smb_router *r, const struct tpkt *k)
 	static uint8_t rec[70016];
 	uint8_t *q = rec;
 	*q++ = 0x0a;
-	q = put_varint(q, k->in_len);
+	q = svc_put_varint(q, k->in_len);
 	memcpy(q, k->in, k->in_len);
 	return ptw_smb_route(r, rec, (size_t)(q - rec) + k->in_len);
 }
@@ -120,27 +110,41 @@ static void expect_pkt(const struct svc *s, size_t i, uint32_t writer,
 
 static struct tpkt K;
 
+/* A shared memory buffer with its router and the service's stand-in. */
+struct rig {
+	uint8_t *m;
+	struct ptw_smb *smb;
+	struct ptw_smb_router *r;
+	struct svc s;
+};
+
 /* A zeroed buffer of 'size' bytes in 4 KiB pages of 'per' chunks, with
  * a router for target buffer 'target' (hooks h, NULL: none) and the
  * service's stand-in on it. */
-static struct ptw_smb *rig_open(uint8_t **m, size_t size, uint32_t per,
-				uint32_t target, const struct ptw_smb_hooks *h,
-				struct ptw_smb_router **r, struct svc *s)
+static void rig_open(struct rig *g, size_t size, uint32_t per, uint32_t target,
+		     const struct ptw_smb_hooks *h)
 {
-	*m = smb_mem(size);
-	struct ptw_smb *smb = ptw_smb_create(*m, size, 4096, per, NULL);
-	cr_assert_not_null(smb);
-	*r = ptw_smb_router_create(smb, target, h);
-	cr_assert_not_null(*r);
-	svc_init(s, *m, size, 4096);
-	return smb;
+	g->m = smb_mem(size);
+	g->smb = ptw_smb_create(g->m, size, 4096, per, NULL);
+	cr_assert_not_null(g->smb);
+	g->r = ptw_smb_router_create(g->smb, target, h);
+	cr_assert_not_null(g->r);
+	svc_init(&g->s, g->m, size, 4096);
 }
 
-static void rig_close(uint8_t *m, struct ptw_smb *smb, struct svc *s)
+static void rig_close(struct rig *g)
 {
-	svc_free(s);
-	ptw_smb_destroy(smb);
-	free(m);
+	svc_free(&g->s);
+	ptw_smb_destroy(g->smb);
+	free(g->m);
+}
+
+/* The router's chunks committed and read by the service, as the IPC
+ * and the service do between two rounds; the commits read. */
+static size_t rig_sync(struct rig *g)
+{
+	ptw_smb_router_flush(g->r);
+	return svc_drain(&g->s, g->smb);
 }
 
 /* ---- geometry ------------------------------------------------------------ */
@@ -170,84 +174,79 @@ Test(shmem, refuses_what_the_service_would_not_map)
 Test(shmem, packets_of_three_sequences_come_back_byte_for_byte)
 {
 	size_t size = 64 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 0, 0, NULL);
 	/* 3 sequences interleaved; writer ids in order of first packet */
 	static struct tpkt want[300];
 	for (uint32_t i = 0; i < 300; i++) {
 		uint32_t seq = 5 + i % 3;
 		make_pkt(&want[i], seq, SEQ_NEEDS, i, 1 + (i * 37) % 300);
-		cr_assert_eq(route(r, &want[i]), 0);
-		if (i % 50 == 49) {
-			ptw_smb_router_flush(r);
-			svc_drain(&s, smb);
-		}
+		cr_assert_eq(route(g.r, &want[i]), 0);
+		if (i % 50 == 49)
+			rig_sync(&g);
 	}
-	ptw_smb_router_flush(r);
-	svc_drain(&s, smb);
-	svc_reassemble(&s);
-	cr_assert_eq(s.n_pkts, 300);
+	rig_sync(&g);
+	svc_reassemble(&g.s);
+	cr_assert_eq(g.s.n_pkts, 300);
 	size_t at = 0;
 	for (uint32_t w = 1; w <= 3; w++)
 		for (uint32_t i = w - 1; i < 300; i += 3)
-			expect_pkt(&s, at++, w, want[i].out, want[i].out_len);
-	cr_assert_eq(s.chunk_gaps + s.orphans + s.abi_errors + s.writer_drops,
+			expect_pkt(&g.s, at++, w, want[i].out, want[i].out_len);
+	cr_assert_eq(g.s.chunk_gaps + g.s.orphans + g.s.abi_errors +
+			     g.s.writer_drops,
 		     0);
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.packets, 300);
 	cr_assert_eq(st.dropped + st.skipped + st.refused + st.malformed, 0);
 	/* every chunk read and freed: every page free again */
 	for (size_t p = 0; p < size / 4096; p++)
-		cr_assert_eq(*(uint32_t *)(void *)(m + p * 4096), 0);
-	rig_close(m, smb, &s);
+		cr_assert_eq(*(uint32_t *)(void *)(g.m + p * 4096), 0);
+	rig_close(&g);
 }
 
 Test(shmem, a_packet_larger_than_a_chunk_spans_several)
 {
 	size_t size = 16 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 0, 3, NULL, &r, &s);
-	uint32_t cs = ptw_smb_chunk_size(smb);
+	struct rig g;
+	rig_open(&g, size, 0, 3, NULL);
+	uint32_t cs = ptw_smb_chunk_size(g.smb);
 	static struct tpkt a, b, c;
 	make_pkt(&a, 7, 0, 1, 100);
 	make_pkt(&b, 7, 0, 2, cs * 3 + cs / 2); /* over 4 or 5 chunks */
 	make_pkt(&c, 7, 0, 3, 50);
-	cr_assert_eq(route(r, &a), 0);
-	cr_assert_eq(route(r, &b), 0);
-	cr_assert_eq(route(r, &c), 0);
-	ptw_smb_router_flush(r);
+	cr_assert_eq(route(g.r, &a), 0);
+	cr_assert_eq(route(g.r, &b), 0);
+	cr_assert_eq(route(g.r, &c), 0);
+	ptw_smb_router_flush(g.r);
 	struct ptw_smb_commit list[32];
-	size_t n = ptw_smb_take_commits(smb, list, 32);
+	size_t n = ptw_smb_take_commits(g.smb, list, 32);
 	cr_assert_geq(n, 4);
 	for (size_t i = 0; i < n; i++)
 		cr_assert_eq(list[i].target_buffer, 3);
-	cr_assert_eq(svc_commit(&s, list, n), n);
+	cr_assert_eq(svc_commit(&g.s, list, n), n);
 	/* the chunks as the service sees them: one writer, ids 0.., the
 	 * middle ones a single fragment continuing both ways */
-	for (size_t i = 0; i < s.n_chunks; i++) {
-		cr_assert_eq(s.chunks[i].writer_id, 1);
-		cr_assert_eq(s.chunks[i].chunk_id, i);
-		uint32_t f = s.chunks[i].flags;
+	for (size_t i = 0; i < g.s.n_chunks; i++) {
+		cr_assert_eq(g.s.chunks[i].writer_id, 1);
+		cr_assert_eq(g.s.chunks[i].chunk_id, i);
+		uint32_t f = g.s.chunks[i].flags;
 		cr_assert_eq(f & PTW_SMB_NEEDS_PATCHING, 0);
 		cr_assert_eq(!!(f & PTW_SMB_FIRST_CONTINUES), i > 0);
-		cr_assert_eq(!!(f & PTW_SMB_LAST_CONTINUES), i + 1 < s.n_chunks);
-		if (i > 0 && i + 1 < s.n_chunks)
-			cr_assert_eq(s.chunks[i].count, 1);
+		cr_assert_eq(!!(f & PTW_SMB_LAST_CONTINUES),
+			     i + 1 < g.s.n_chunks);
+		if (i > 0 && i + 1 < g.s.n_chunks)
+			cr_assert_eq(g.s.chunks[i].count, 1);
 	}
-	svc_reassemble(&s);
-	cr_assert_eq(s.n_pkts, 3);
-	expect_pkt(&s, 0, 1, a.out, a.out_len);
-	expect_pkt(&s, 1, 1, b.out, b.out_len);
-	expect_pkt(&s, 2, 1, c.out, c.out_len);
+	svc_reassemble(&g.s);
+	cr_assert_eq(g.s.n_pkts, 3);
+	expect_pkt(&g.s, 0, 1, a.out, a.out_len);
+	expect_pkt(&g.s, 1, 1, b.out, b.out_len);
+	expect_pkt(&g.s, 2, 1, c.out, c.out_len);
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
-	cr_assert_eq(st.fragments, s.n_chunks - 1);
-	rig_close(m, smb, &s);
+	ptw_smb_get_stats(g.smb, &st);
+	cr_assert_eq(st.fragments, g.s.n_chunks - 1);
+	rig_close(&g);
 }
 
 Test(shmem, a_packet_longer_than_the_buffer_is_dropped_whole)
@@ -290,10 +289,8 @@ Test(shmem, a_full_buffer_drops_counts_and_marks_the_next_packet)
 	size_t size = 2 * 4096; /* two chunks */
 	struct loss_log log = { .n = 0 };
 	struct ptw_smb_hooks h = { .ctx = &log, .loss = on_loss };
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 0, 0, &h, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 0, 0, &h);
 	static struct tpkt first[40];
 	uint32_t i = 0;
 	struct ptw_smb_stats st;
@@ -301,8 +298,8 @@ Test(shmem, a_full_buffer_drops_counts_and_marks_the_next_packet)
 	for (;; i++) {
 		cr_assert_lt(i, 40);
 		make_pkt(&first[i], 9, i ? SEQ_NEEDS : SEQ_CLEARED, i, 1000);
-		cr_assert_eq(route(r, &first[i]), 0);
-		ptw_smb_get_stats(smb, &st);
+		cr_assert_eq(route(g.r, &first[i]), 0);
+		ptw_smb_get_stats(g.smb, &st);
 		if (st.dropped)
 			break;
 	}
@@ -314,66 +311,63 @@ Test(shmem, a_full_buffer_drops_counts_and_marks_the_next_packet)
 	 * even once chunks are free again (the service reads the chunk
 	 * completed when a packet went on into the next one) */
 	make_pkt(&K, 9, SEQ_NEEDS, 100, 10);
-	cr_assert_eq(route(r, &K), 0);
-	cr_assert_eq(svc_drain(&s, smb), 1);
-	cr_assert_eq(route(r, &K), 0);
-	ptw_smb_get_stats(smb, &st);
+	cr_assert_eq(route(g.r, &K), 0);
+	cr_assert_eq(svc_drain(&g.s, g.smb), 1);
+	cr_assert_eq(route(g.r, &K), 0);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.skipped, 2);
 	cr_assert_eq(st.dropped, 1);
 	cr_assert_eq(log.n, 1);
 	static struct tpkt clr, after;
 	make_pkt(&clr, 9, SEQ_CLEARED, 200, 20);
 	make_pkt(&after, 9, SEQ_NEEDS, 201, 20);
-	cr_assert_eq(route(r, &clr), 0);
-	cr_assert_eq(route(r, &after), 0);
-	ptw_smb_router_flush(r);
-	svc_drain(&s, smb);
-	svc_reassemble(&s);
-	ptw_smb_get_stats(smb, &st);
+	cr_assert_eq(route(g.r, &clr), 0);
+	cr_assert_eq(route(g.r, &after), 0);
+	rig_sync(&g);
+	svc_reassemble(&g.s);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.loss_marks, 1);
-	cr_assert_eq(s.n_pkts, written + 2);
+	cr_assert_eq(g.s.n_pkts, written + 2);
 	for (uint32_t j = 0; j < written; j++)
-		expect_pkt(&s, j, 1, first[j].out, first[j].out_len);
+		expect_pkt(&g.s, j, 1, first[j].out, first[j].out_len);
 	/* the clearing packet carries previous_packet_dropped =
 	 * DATA_LOSS_PRESENT | DATA_LOSS_SMB_FULL (257) at its end */
 	uint8_t marked[128];
 	memcpy(marked, clr.out, clr.out_len);
 	memcpy(marked + clr.out_len, "\xd0\x02\x81\x02", 4);
-	expect_pkt(&s, written, 1, marked, clr.out_len + 4);
-	expect_pkt(&s, written + 1, 1, after.out, after.out_len);
-	rig_close(m, smb, &s);
+	expect_pkt(&g.s, written, 1, marked, clr.out_len + 4);
+	expect_pkt(&g.s, written + 1, 1, after.out, after.out_len);
+	rig_close(&g);
 }
 
 Test(shmem, a_loss_at_the_end_is_marked_by_a_packet_of_its_own)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 0, 0, NULL);
 	/* 4 packets of 1018 bytes (2-byte size) fill the chunk's 4080 */
 	for (uint32_t i = 0; i < 6; i++) {
 		make_pkt(&K, 4, 0, i, 1011);
 		cr_assert_eq(K.out_len, 1018);
-		cr_assert_eq(route(r, &K), 0);
+		cr_assert_eq(route(g.r, &K), 0);
 	}
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.packets, 4);
 	cr_assert_eq(st.dropped, 2);
 	/* the only chunk is complete and unread: no room for the mark */
-	ptw_smb_router_flush(r);
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_router_flush(g.r);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.loss_marks, 0);
-	svc_drain(&s, smb);
-	ptw_smb_router_flush(r); /* now it has room */
-	svc_drain(&s, smb);
-	svc_reassemble(&s);
-	ptw_smb_get_stats(smb, &st);
+	svc_drain(&g.s, g.smb);
+	ptw_smb_router_flush(g.r); /* now it has room */
+	svc_drain(&g.s, g.smb);
+	svc_reassemble(&g.s);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.loss_marks, 1);
-	cr_assert_eq(s.n_pkts, 5);
-	expect_pkt(&s, 4, 1, (const uint8_t *)"\xd0\x02\x81\x02", 4);
-	rig_close(m, smb, &s);
+	cr_assert_eq(g.s.n_pkts, 5);
+	expect_pkt(&g.s, 4, 1, (const uint8_t *)"\xd0\x02\x81\x02", 4);
+	rig_close(&g);
 }
 
 /* ---- many writers, reuse ------------------------------------------------- */
@@ -381,10 +375,8 @@ Test(shmem, a_loss_at_the_end_is_marked_by_a_packet_of_its_own)
 Test(shmem, more_sequences_than_chunks)
 {
 	size_t size = 4 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 2, 0, NULL, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 2, 0, NULL);
 	/* 40 sequences, 8 chunks: each round of one packet per sequence is
 	 * flushed and read before the next, as the backend and the service
 	 * take turns */
@@ -393,92 +385,86 @@ Test(shmem, more_sequences_than_chunks)
 		for (uint32_t q = 0; q < 40; q++) {
 			uint32_t i = round * 40 + q;
 			make_pkt(&want[i], 100 + q, 0, i, 20 + q);
-			cr_assert_eq(route(r, &want[i]), 0);
+			cr_assert_eq(route(g.r, &want[i]), 0);
 			if (q % 8 == 7) { /* 8 open chunks: all taken */
-				ptw_smb_router_flush(r);
-				svc_drain(&s, smb);
+				rig_sync(&g);
 			}
 		}
 	}
-	svc_reassemble(&s);
+	svc_reassemble(&g.s);
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.dropped, 0);
-	cr_assert_eq(s.n_pkts, 200);
+	cr_assert_eq(g.s.n_pkts, 200);
 	size_t at = 0;
 	for (uint32_t q = 0; q < 40; q++)
 		for (uint32_t round = 0; round < 5; round++) {
 			uint32_t i = round * 40 + q;
-			expect_pkt(&s, at++, q + 1, want[i].out,
+			expect_pkt(&g.s, at++, q + 1, want[i].out,
 				   want[i].out_len);
 		}
-	cr_assert_eq(s.chunk_gaps + s.orphans + s.abi_errors, 0);
+	cr_assert_eq(g.s.chunk_gaps + g.s.orphans + g.s.abi_errors, 0);
 
 	/* without a reader: the 9th sequence finds no chunk, and every
 	 * packet is accounted for */
-	svc_free(&s);
-	svc_init(&s, m, size, 4096);
+	svc_free(&g.s);
+	svc_init(&g.s, g.m, size, 4096);
 	struct ptw_smb_stats before = st;
 	for (uint32_t q = 0; q < 40; q++) {
 		make_pkt(&K, 200 + q, 0, q, 20);
-		cr_assert_eq(route(r, &K), 0);
+		cr_assert_eq(route(g.r, &K), 0);
 	}
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.packets - before.packets, 8);
 	cr_assert_eq(st.dropped - before.dropped, 32);
-	rig_close(m, smb, &s);
+	rig_close(&g);
 }
 
 Test(shmem, chunks_freed_by_the_service_are_taken_again)
 {
 	size_t size = 2 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 0, 0, NULL);
 	static struct tpkt want[200];
 	for (uint32_t i = 0; i < 200; i++) {
 		make_pkt(&want[i], 3 + i % 2, 0, i, 1500);
-		cr_assert_eq(route(r, &want[i]), 0);
-		ptw_smb_router_flush(r);
-		cr_assert_eq(svc_drain(&s, smb), 1);
+		cr_assert_eq(route(g.r, &want[i]), 0);
+		cr_assert_eq(rig_sync(&g), 1);
 	}
-	svc_reassemble(&s);
+	svc_reassemble(&g.s);
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.dropped, 0);
 	cr_assert_eq(st.chunks, 200);
 	/* the two chunks were used 100 times each; each writer's chunk ids
 	 * count up by one */
-	cr_assert_eq(s.chunk_gaps, 0);
-	for (size_t i = 0; i < s.n_chunks; i++)
-		cr_assert_eq(s.chunks[i].chunk_id, i / 2);
+	cr_assert_eq(g.s.chunk_gaps, 0);
+	for (size_t i = 0; i < g.s.n_chunks; i++)
+		cr_assert_eq(g.s.chunks[i].chunk_id, i / 2);
 	for (uint32_t i = 0; i < 100; i++) {
-		expect_pkt(&s, i, 1, want[2 * i].out, want[2 * i].out_len);
-		expect_pkt(&s, 100 + i, 2, want[2 * i + 1].out,
+		expect_pkt(&g.s, i, 1, want[2 * i].out, want[2 * i].out_len);
+		expect_pkt(&g.s, 100 + i, 2, want[2 * i + 1].out,
 			   want[2 * i + 1].out_len);
 	}
-	rig_close(m, smb, &s);
+	rig_close(&g);
 }
 
 Test(shmem, a_chunk_completed_twice_before_a_commit_is_listed_once)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 0, 0, NULL);
 	make_pkt(&K, 3, 0, 1, 10);
-	route(r, &K);
-	ptw_smb_router_flush(r);
+	route(g.r, &K);
+	ptw_smb_router_flush(g.r);
 	/* the service scrapes it before the commit comes (as it may on a
 	 * flush), then the producer uses it again */
-	cr_assert_eq(svc_scan(&s), 1);
-	route(r, &K);
-	ptw_smb_router_flush(r);
-	cr_assert_eq(ptw_smb_pending_commits(smb), 1);
-	cr_assert_eq(svc_drain(&s, smb), 1);
-	rig_close(m, smb, &s);
+	cr_assert_eq(svc_scan(&g.s), 1);
+	route(g.r, &K);
+	ptw_smb_router_flush(g.r);
+	cr_assert_eq(ptw_smb_pending_commits(g.smb), 1);
+	cr_assert_eq(svc_drain(&g.s, g.smb), 1);
+	rig_close(&g);
 }
 
 /* ---- a service on another thread ----------------------------------------- */
@@ -583,10 +569,8 @@ Test(shmem, the_service_frees_chunks_while_packets_are_written)
 Test(shmem, the_services_fields_are_stripped_or_the_packet_refused)
 {
 	size_t size = 4 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 0, 0, NULL);
 	/* trusted_uid, _pid, machine_id anywhere; previous_packet_dropped
 	 * kept (moved to the end) */
 	K.in_len = K.out_len = 0;
@@ -600,17 +584,17 @@ Test(shmem, the_services_fields_are_stripped_or_the_packet_refused)
 	add_varint(&K, 98, 7, 1);
 	memcpy(K.out + K.out_len, "\xd0\x02\x01", 3);
 	K.out_len += 3;
-	cr_assert_eq(route(r, &K), 0);
+	cr_assert_eq(route(g.r, &K), 0);
 	/* a TraceStats packet: the service's own */
 	static struct tpkt ts;
 	ts.in_len = ts.out_len = 0;
 	add_varint(&ts, 10, 12, 1);
 	memcpy(ts.in + ts.in_len, "\x9a\x02\x02\x08\x01", 5); /* 35: {1: 1} */
 	ts.in_len += 5;
-	cr_assert_eq(route(r, &ts), 0);
+	cr_assert_eq(route(g.r, &ts), 0);
 	/* not a Trace.packet record; a truncated packet (in a record
 	 * between two good ones, which go in) */
-	cr_assert_eq(ptw_smb_route(r, (const uint8_t *)"\x12\x01\x00", 3),
+	cr_assert_eq(ptw_smb_route(g.r, (const uint8_t *)"\x12\x01\x00", 3),
 		     PTW_ERR_INVALID);
 	static uint8_t three[300];
 	uint8_t *q = three;
@@ -624,21 +608,21 @@ Test(shmem, the_services_fields_are_stripped_or_the_packet_refused)
 	*q++ = (uint8_t)K.in_len;
 	memcpy(q, K.in, K.in_len);
 	q += K.in_len;
-	cr_assert_eq(ptw_smb_route(r, three, (size_t)(q - three)),
+	cr_assert_eq(ptw_smb_route(g.r, three, (size_t)(q - three)),
 		     PTW_ERR_INVALID);
-	cr_assert_eq(ptw_smb_route_packet(r, (const uint8_t *)"\x0a\x05\x01", 3),
+	cr_assert_eq(ptw_smb_route_packet(g.r, (const uint8_t *)"\x0a\x05\x01",
+					  3),
 		     PTW_ERR_INVALID);
-	ptw_smb_router_flush(r);
-	svc_drain(&s, smb);
-	svc_reassemble(&s);
-	cr_assert_eq(s.n_pkts, 3);
+	rig_sync(&g);
+	svc_reassemble(&g.s);
+	cr_assert_eq(g.s.n_pkts, 3);
 	for (size_t i = 0; i < 3; i++)
-		expect_pkt(&s, i, 1, K.out, K.out_len);
+		expect_pkt(&g.s, i, 1, K.out, K.out_len);
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.refused, 1);
 	cr_assert_eq(st.malformed, 3);
-	rig_close(m, smb, &s);
+	rig_close(&g);
 }
 
 struct writer_log {
@@ -691,31 +675,27 @@ Test(shmem, writer_ids_are_announced_and_given_back)
 Test(shmem, a_loss_before_the_first_packet_is_marked_twice)
 {
 	size_t size = 1 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 0, 0, NULL, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 0, 0, NULL);
 	make_pkt(&K, 3, SEQ_CLEARED, 1, 100); /* takes the only chunk */
-	cr_assert_eq(route(r, &K), 0);
+	cr_assert_eq(route(g.r, &K), 0);
 	static struct tpkt b;
 	make_pkt(&b, 4, SEQ_CLEARED, 2, 100); /* finds none */
-	cr_assert_eq(route(r, &b), 0);
-	ptw_smb_router_flush(r);
-	svc_drain(&s, smb);
-	cr_assert_eq(route(r, &b), 0);
-	ptw_smb_router_flush(r);
-	svc_drain(&s, smb);
-	svc_reassemble(&s);
+	cr_assert_eq(route(g.r, &b), 0);
+	rig_sync(&g);
+	cr_assert_eq(route(g.r, &b), 0);
+	rig_sync(&g);
+	svc_reassemble(&g.s);
 	/* trace_processor ignores previous_packet_dropped on a sequence's
 	 * first packet: a mark alone goes first, then the marked packet */
-	cr_assert_eq(s.n_pkts, 3);
-	expect_pkt(&s, 0, 1, K.out, K.out_len);
-	expect_pkt(&s, 1, 2, (const uint8_t *)"\xd0\x02\x81\x02", 4);
+	cr_assert_eq(g.s.n_pkts, 3);
+	expect_pkt(&g.s, 0, 1, K.out, K.out_len);
+	expect_pkt(&g.s, 1, 2, (const uint8_t *)"\xd0\x02\x81\x02", 4);
 	uint8_t marked[256];
 	memcpy(marked, b.out, b.out_len);
 	memcpy(marked + b.out_len, "\xd0\x02\x81\x02", 4);
-	expect_pkt(&s, 2, 2, marked, b.out_len + 4);
-	rig_close(m, smb, &s);
+	expect_pkt(&g.s, 2, 2, marked, b.out_len + 4);
+	rig_close(&g);
 }
 
 struct staller {
@@ -739,39 +719,35 @@ static int on_stall(void *ctx, unsigned attempt)
 }
 
 /* rig_open with the stall hook on_stall (t's smb and svc set). */
-static struct ptw_smb *rig_stall(uint8_t **m, size_t size, struct staller *t,
-				 struct ptw_smb_router **r, struct svc *s)
+static void rig_stall(struct rig *g, size_t size, struct staller *t)
 {
 	struct ptw_smb_hooks h = { .ctx = t, .stall = on_stall };
-	t->smb = rig_open(m, size, 0, 0, &h, r, s);
-	t->s = s;
-	return t->smb;
+	rig_open(g, size, 0, 0, &h);
+	t->smb = g->smb;
+	t->s = &g->s;
 }
 
 Test(shmem, the_stall_hook_waits_for_room_instead_of_dropping)
 {
-	uint8_t *m;
-	struct svc s;
 	struct staller t = { .give_up_at = 5 };
-	struct ptw_smb_router *r;
-	struct ptw_smb *smb = rig_stall(&m, 2 * 4096, &t, &r, &s);
+	struct rig g;
+	rig_stall(&g, 2 * 4096, &t);
 	/* three sequences, two chunks: the third waits until the open
 	 * chunks were completed, committed and read */
 	static struct tpkt want[3];
 	for (uint32_t i = 0; i < 3; i++) {
 		make_pkt(&want[i], 3 + i, SEQ_CLEARED, i, 100);
-		cr_assert_eq(route(r, &want[i]), 0);
+		cr_assert_eq(route(g.r, &want[i]), 0);
 	}
 	cr_assert_eq(t.calls, 2); /* attempt 0: no room; 1: read; then ok */
 	cr_assert_eq(t.open_seen, 4); /* both chunks completed before */
-	ptw_smb_router_flush(r);
-	svc_drain(&s, smb);
-	svc_reassemble(&s);
-	cr_assert_eq(s.n_pkts, 3);
+	rig_sync(&g);
+	svc_reassemble(&g.s);
+	cr_assert_eq(g.s.n_pkts, 3);
 	for (uint32_t i = 0; i < 3; i++)
-		expect_pkt(&s, i, i + 1, want[i].out, want[i].out_len);
+		expect_pkt(&g.s, i, i + 1, want[i].out, want[i].out_len);
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.dropped, 0);
 
 	/* a hook that gives up: the packet is dropped as without one */
@@ -779,12 +755,12 @@ Test(shmem, the_stall_hook_waits_for_room_instead_of_dropping)
 	t.calls = 0;
 	for (uint32_t i = 0; i < 3; i++) {
 		make_pkt(&K, 10 + i, 0, i, 100);
-		cr_assert_eq(route(r, &K), 0);
+		cr_assert_eq(route(g.r, &K), 0);
 	}
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.dropped, 1);
 	cr_assert_eq(t.calls, 1);
-	rig_close(m, smb, &s);
+	rig_close(&g);
 }
 
 /* A sequence whose every packet found no chunk: a flush that finds none
@@ -793,37 +769,35 @@ Test(shmem, the_stall_hook_waits_for_room_instead_of_dropping)
  * a sequence is not counted by trace_processor). */
 Test(shmem, the_settle_at_the_end_waits_for_room_for_the_marks_due)
 {
-	uint8_t *m;
-	struct svc s;
 	struct staller t = { .give_up_at = 0 };
-	struct ptw_smb_router *r;
-	struct ptw_smb *smb = rig_stall(&m, 1 * 4096, &t, &r, &s);
+	struct rig g;
+	rig_stall(&g, 1 * 4096, &t);
 	make_pkt(&K, 3, SEQ_CLEARED, 1, 100); /* takes the only chunk */
-	cr_assert_eq(route(r, &K), 0);
+	cr_assert_eq(route(g.r, &K), 0);
 	static struct tpkt b;
 	make_pkt(&b, 4, SEQ_CLEARED, 2, 100); /* finds none: dropped */
-	cr_assert_eq(route(r, &b), 0);
-	ptw_smb_router_flush(r); /* no chunk free: the mark stays due */
-	ptw_smb_router_settle(r); /* a hook that gives up: the same */
+	cr_assert_eq(route(g.r, &b), 0);
+	ptw_smb_router_flush(g.r); /* no chunk free: the mark stays due */
+	ptw_smb_router_settle(g.r); /* a hook that gives up: the same */
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.dropped, 1);
 	cr_assert_eq(st.loss_marks, 0);
 	t.give_up_at = 5; /* the service reads the chunk at attempt 1 */
 	t.calls = 0;
-	ptw_smb_router_settle(r);
+	ptw_smb_router_settle(g.r);
 	cr_assert_eq(t.calls, 2);
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.loss_marks, 1);
-	ptw_smb_router_settle(r); /* nothing due: no wait */
+	ptw_smb_router_settle(g.r); /* nothing due: no wait */
 	cr_assert_eq(t.calls, 2);
-	svc_drain(&s, smb);
-	svc_reassemble(&s);
-	cr_assert_eq(s.n_pkts, 3);
-	expect_pkt(&s, 0, 1, K.out, K.out_len);
-	expect_pkt(&s, 1, 2, (const uint8_t *)"\xd0\x02\x81\x02", 4);
-	expect_pkt(&s, 2, 2, (const uint8_t *)"\xd0\x02\x81\x02", 4);
-	rig_close(m, smb, &s);
+	svc_drain(&g.s, g.smb);
+	svc_reassemble(&g.s);
+	cr_assert_eq(g.s.n_pkts, 3);
+	expect_pkt(&g.s, 0, 1, K.out, K.out_len);
+	expect_pkt(&g.s, 1, 2, (const uint8_t *)"\xd0\x02\x81\x02", 4);
+	expect_pkt(&g.s, 2, 2, (const uint8_t *)"\xd0\x02\x81\x02", 4);
+	rig_close(&g);
 }
 
 /* ---- the writer's hooks for system mode ------------------------------------ */
@@ -946,10 +920,8 @@ Test(shmem, a_hostile_service_cannot_make_it_write_outside_its_chunks)
 	 * router must keep writing only inside chunks it took (ASan checks
 	 * the buffer's bounds), never crash, and account for every packet. */
 	size_t size = 8 * 4096;
-	uint8_t *m;
-	struct ptw_smb_router *r;
-	struct svc s;
-	struct ptw_smb *smb = rig_open(&m, size, 4, 0, NULL, &r, &s);
+	struct rig g;
+	rig_open(&g, size, 4, 0, NULL);
 	uint64_t x = 88172645463325252ull; /* xorshift */
 	uint32_t routed = 0;
 	for (uint32_t i = 0; i < 3000; i++) {
@@ -957,7 +929,7 @@ Test(shmem, a_hostile_service_cannot_make_it_write_outside_its_chunks)
 		x ^= x >> 7;
 		x ^= x << 17;
 		uint32_t page = (uint32_t)(x % 8);
-		uint8_t *pg = m + (size_t)page * 4096;
+		uint8_t *pg = g.m + (size_t)page * 4096;
 		switch ((x >> 8) % 4) {
 		case 0: /* any word */
 			atomic_store(ptw_smb_page_word(pg), (uint32_t)(x >> 16));
@@ -966,18 +938,18 @@ Test(shmem, a_hostile_service_cannot_make_it_write_outside_its_chunks)
 			memcpy(pg + 8 + ((x >> 20) % 4000), &x, 8);
 			break;
 		default: /* frees chunks the honest way */
-			svc_scan(&s);
+			svc_scan(&g.s);
 		}
 		make_pkt(&K, 3 + (uint32_t)((x >> 32) % 20),
 			 (x >> 40) % 3 ? SEQ_NEEDS : SEQ_CLEARED, i,
 			 1 + (size_t)((x >> 44) % 9000));
-		cr_assert_eq(route(r, &K), 0);
+		cr_assert_eq(route(g.r, &K), 0);
 		routed++;
 		if (i % 10 == 9) {
-			ptw_smb_router_flush(r);
+			ptw_smb_router_flush(g.r);
 			struct ptw_smb_commit c[64];
 			size_t n;
-			while ((n = ptw_smb_take_commits(smb, c, 64)) > 0)
+			while ((n = ptw_smb_take_commits(g.smb, c, 64)) > 0)
 				for (size_t j = 0; j < n; j++) {
 					cr_assert_lt(c[j].page, 8);
 					cr_assert_lt(c[j].chunk, 14);
@@ -985,10 +957,10 @@ Test(shmem, a_hostile_service_cannot_make_it_write_outside_its_chunks)
 		}
 	}
 	struct ptw_smb_stats st;
-	ptw_smb_get_stats(smb, &st);
+	ptw_smb_get_stats(g.smb, &st);
 	cr_assert_eq(st.packets + st.dropped + st.skipped, routed);
 	cr_assert_gt(st.packets, 0);
-	rig_close(m, smb, &s);
+	rig_close(&g);
 }
 
 /* The loss hook runs inside the writer's output: it may ask the writer

@@ -16,6 +16,7 @@
 #include "lib/writer/writer_internal.h"
 #include "ptw/error.h"
 #include "ptw/writer.h"
+#include "support/smb_service.h"
 
 /* ---- packets ------------------------------------------------------------- */
 
@@ -29,25 +30,15 @@ static uint32_t rnd(uint32_t n)
 	return (uint32_t)(rnd_state % n);
 }
 
-static uint8_t *put_varint(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
 static uint8_t *put_tag(uint8_t *p, uint32_t field, uint32_t wt)
 {
-	return put_varint(p, (uint64_t)field << 3 | wt);
+	return svc_put_varint(p, (uint64_t)field << 3 | wt);
 }
 
 static uint8_t *put_bytes(uint8_t *p, uint32_t field, size_t n)
 {
 	p = put_tag(p, field, 2);
-	p = put_varint(p, n);
+	p = svc_put_varint(p, n);
 	for (size_t i = 0; i < n; i++)
 		*p++ = (uint8_t)rnd(256);
 	return p;
@@ -67,15 +58,15 @@ static uint8_t *make_packet(uint8_t *p)
 	uint64_t ts = rnd(4) ? rnd(1u << 20) : ((uint64_t)rnd(1u << 30) << 30);
 	if (rnd(10) && ts_first) {
 		p = put_tag(p, 8, 0);
-		p = put_varint(p, ts);
+		p = svc_put_varint(p, ts);
 	}
 	if (rnd(40)) {
 		p = put_tag(p, 10, 0);
-		p = put_varint(p, seq);
+		p = svc_put_varint(p, seq);
 	}
 	if (!ts_first) {
 		p = put_tag(p, 8, 0);
-		p = put_varint(p, ts);
+		p = svc_put_varint(p, ts);
 	}
 	switch (rnd(12)) {
 	case 0:
@@ -86,11 +77,11 @@ static uint8_t *make_packet(uint8_t *p)
 		break;
 	case 2: /* a two-byte flags varint */
 		p = put_tag(p, 13, 0);
-		p = put_varint(p, 130);
+		p = svc_put_varint(p, 130);
 		break;
 	case 3:
 		p = put_tag(p, 3, 0); /* trusted_uid: stripped */
-		p = put_varint(p, 1000);
+		p = svc_put_varint(p, 1000);
 		break;
 	case 4: /* previous_packet_dropped: written again, marked */
 		p = put_tag(p, 42, 0);
@@ -131,7 +122,7 @@ static size_t make_records(uint8_t *buf, size_t count, uint64_t seed)
 	for (size_t i = 0; i < count; i++) {
 		size_t n = (size_t)(make_packet(pkt) - pkt);
 		*q++ = 0x0a;
-		q = put_varint(q, n);
+		q = svc_put_varint(q, n);
 		memcpy(q, pkt, n);
 		q += n;
 	}

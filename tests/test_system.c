@@ -12,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/arch/arch.h"
 #include "ptw/tracer.h"
 #include "support/ptw_test.h"
 #include "support/sys_service.h"
@@ -28,16 +27,10 @@
 
 static void start_system_clock(const char *categories, enum ptw_clock clock)
 {
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.system = 1;
+	struct ptw_config cfg = ptw_test_sys_config(categories);
 	cfg.clock = clock;
-	cfg.categories = categories;
 	cfg.process_name = "sysproc";
-	cfg.overflow = PTW_OVERFLOW_WAIT;
-	struct ptw_error err;
-	memset(&err, 0, sizeof(err));
-	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "ptw_start: %s", err.msg);
+	ptw_test_start_or_fail(&cfg);
 }
 
 static void start_system(const char *categories)
@@ -49,16 +42,6 @@ static void start_system(const char *categories)
 static void rows(const char *trace, const char *sql, char *out, size_t max)
 {
 	cr_assert_eq(ptw_test_tp_rows(trace, sql, out, max), 0);
-}
-
-static void expect_no_errors(const char *trace)
-{
-	char got[2048];
-	rows(trace,
-	     "select name, idx, value from stats where value > 0 and severity "
-	     "in ('error', 'data_loss')",
-	     got, sizeof(got));
-	cr_assert_str_eq(got, "", "%s: error stats: %s", trace, got);
 }
 
 static void *worker(void *arg)
@@ -79,10 +62,8 @@ Test(system, the_session_records_what_was_logged_while_it_ran)
 	cr_assert_eq(ptw_is_running(), 0, "macros on without a session");
 	PTW_INSTANT("app", "before"); /* no session yet: not recorded */
 
-	char out[400];
-	snprintf(out, sizeof(out), "%s/out.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(&s, CFG_ALL, out);
-	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
+	struct ptw_test_session x;
+	ptw_test_svc_record_started(&s, &x, CFG_ALL, "out.pftrace");
 	{
 		PTW_SCOPE("app", "outer");
 		PTW_INSTANT_ARGS("io", "opened", PTW_ARG_I64("fd", 3),
@@ -98,9 +79,10 @@ Test(system, the_session_records_what_was_logged_while_it_ran)
 	PTW_ASYNC_END("app", 42);
 	ptw_test_svc_expect_running(&s, 0, 20000, "the session never stopped");
 	PTW_INSTANT("app", "after"); /* after the session: not recorded */
-	ptw_test_perfetto_wait(pf);
+	ptw_test_perfetto_wait(x.pid);
 	cr_assert_eq(ptw_stop(), 0);
 
+	const char *out = x.out;
 	char got[4096];
 	rows(out,
 	     "select s.name, t.name, p.name from slice s join thread_track tt "
@@ -128,7 +110,7 @@ Test(system, the_session_records_what_was_logged_while_it_ran)
 	cr_assert_str_eq(got, "request;");
 	rows(out, "select count(*) from flow", got, sizeof(got));
 	cr_assert_str_eq(got, "1;");
-	expect_no_errors(out);
+	ptw_test_tp_expect_no_error_stats(out);
 	ptw_test_svc_stop(&s);
 }
 
@@ -156,21 +138,21 @@ Test(system, no_service_start_succeeds_and_macros_stay_off)
 /* system mode beside a file or the flight recorder, and two sessions at
  * once: test_system_multi.c */
 
-/* Runs one session of 'cfg_text' while this thread logs 'n' instants of
- * "app", "io" and "gfx" each; returns after the session and perfetto
- * ended, with the events ptw wrote in it (a failing test says so). */
-static uint64_t record_instants(struct ptw_test_svc *s, const char *cfg_text,
-				const char *out, int n)
+/* Runs one session of 'cfg_text' into 'name' (x) while this thread logs
+ * 'n' instants of "app", "io" and "gfx" each; returns after the session
+ * and perfetto ended, with the events ptw wrote in it (a failing test
+ * says so). */
+static uint64_t record_instants(struct ptw_test_svc *s,
+				struct ptw_test_session *x,
+				const char *cfg_text, const char *name, int n)
 {
-	pid_t pf = ptw_test_perfetto_start(s, cfg_text, out);
-	ptw_test_svc_expect_running(s, 1, 30000, "the session never started");
+	ptw_test_svc_record_started(s, x, cfg_text, name);
 	for (int i = 0; i < n; i++) {
 		PTW_INSTANT("app", "app event");
 		PTW_INSTANT("io", "io event");
 		PTW_INSTANT("gfx", "gfx event");
 	}
-	ptw_test_svc_expect_running(s, 0, 30000, "the session never stopped");
-	ptw_test_perfetto_wait(pf);
+	ptw_test_svc_record_ended(s, x);
 	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
 	return st.events;
@@ -182,29 +164,30 @@ Test(system, the_sessions_category_config_is_honoured)
 	ptw_test_svc_start_or_skip(&s);
 	start_system("app,io,gfx");
 	ptw_declare_category("gfx", "drawing", "slow");
-	char out[400], got[1024];
-	snprintf(out, sizeof(out), "%s/cats.pftrace", s.dir);
+	struct ptw_test_session x;
+	char got[1024];
 	/* io off by name; gfx off by its tag "slow" (the default) */
 	uint64_t ev = record_instants(
-		&s, CFG_TE("track_event_config { disabled_categories: \"io\" }",
-			   800),
-		out, 50);
-	rows(out, "select name, count(*) from slice group by name order by name",
-	     got, sizeof(got));
+		&s, &x,
+		CFG_TE("track_event_config { disabled_categories: \"io\" }", 800),
+		"cats.pftrace", 50);
+	rows(x.out,
+	     "select name, count(*) from slice group by name order by name", got,
+	     sizeof(got));
 	cr_assert_str_eq(got, "app event,50;", "got %s, ptw wrote %llu events",
 			 got, (unsigned long long)ev);
 	/* then only what a tag enables */
-	snprintf(out, sizeof(out), "%s/tags.pftrace", s.dir);
-	ev = record_instants(&s,
+	ev = record_instants(&s, &x,
 			     CFG_TE("track_event_config { disabled_categories: "
 				    "\"*\" enabled_tags: \"slow\" }",
 				    800),
-			     out, 20);
-	rows(out, "select name, count(*) from slice group by name order by name",
-	     got, sizeof(got));
+			     "tags.pftrace", 20);
+	rows(x.out,
+	     "select name, count(*) from slice group by name order by name", got,
+	     sizeof(got));
 	cr_assert_str_eq(got, "gfx event,20;", "got %s, ptw wrote %llu events",
 			 got, (unsigned long long)ev);
-	expect_no_errors(out);
+	ptw_test_tp_expect_no_error_stats(x.out);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
 }
@@ -234,21 +217,20 @@ Test(system, a_program_started_during_a_session_joins_it)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	char out[400], got[256];
-	snprintf(out, sizeof(out), "%s/late.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(&s, CFG_TE("", 3000), out);
+	struct ptw_test_session x;
+	char got[256];
+	ptw_test_svc_record(&s, &x, CFG_TE("", 3000), "late.pftrace");
 	cr_assert(wait_session_configured(&s), "no session in traced.log");
 	start_system("app");
 	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
 	for (int i = 0; i < 10; i++)
 		PTW_INSTANT("app", "late");
-	ptw_test_svc_expect_running(&s, 0, 30000, "the session never stopped");
-	ptw_test_perfetto_wait(pf);
+	ptw_test_svc_record_ended(&s, &x);
 	cr_assert_eq(ptw_stop(), 0);
-	rows(out, "select name, count(*) from slice group by name", got,
+	rows(x.out, "select name, count(*) from slice group by name", got,
 	     sizeof(got));
 	cr_assert_str_eq(got, "late,10;");
-	expect_no_errors(out);
+	ptw_test_tp_expect_no_error_stats(x.out);
 	ptw_test_svc_stop(&s);
 }
 
@@ -257,9 +239,9 @@ Test(system, the_service_killed_and_restarted_the_next_session_records)
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
 	start_system("app,io,gfx");
-	char out[400], got[256];
-	snprintf(out, sizeof(out), "%s/first.pftrace", s.dir);
-	record_instants(&s, CFG_ALL, out, 10);
+	struct ptw_test_session x;
+	char got[256];
+	record_instants(&s, &x, CFG_ALL, "first.pftrace", 10);
 	ptw_test_svc_kill(&s);
 	/* the program runs on without a service */
 	for (int i = 0; i < 1000; i++)
@@ -267,12 +249,12 @@ Test(system, the_service_killed_and_restarted_the_next_session_records)
 	cr_assert_eq(ptw_is_running(), 0);
 	ptw_test_svc_restart(&s);
 	cr_assert(ptw_test_svc_wait_registered(&s), "ptw did not come back");
-	snprintf(out, sizeof(out), "%s/second.pftrace", s.dir);
-	record_instants(&s, CFG_ALL, out, 30);
-	rows(out, "select name, count(*) from slice group by name order by name",
-	     got, sizeof(got));
+	record_instants(&s, &x, CFG_ALL, "second.pftrace", 30);
+	rows(x.out,
+	     "select name, count(*) from slice group by name order by name", got,
+	     sizeof(got));
 	cr_assert_str_eq(got, "app event,30;gfx event,30;io event,30;");
-	expect_no_errors(out);
+	ptw_test_tp_expect_no_error_stats(x.out);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
 }
@@ -282,16 +264,16 @@ Test(system, clear_incremental_state_keeps_every_event_named)
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
 	start_system("app,io");
-	char out[400], got[256];
-	snprintf(out, sizeof(out), "%s/clear.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(
-		&s,
+	struct ptw_test_session x;
+	char got[256];
+	ptw_test_svc_record_started(
+		&s, &x,
 		"buffers { size_kb: 8192 }\n"
 		"data_sources { config { name: \"track_event\" } }\n"
 		"incremental_state_config { clear_period_ms: 50 }\n"
 		"duration_ms: 1000\n",
-		out);
-	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
+		"clear.pftrace");
+	const char *out = x.out;
 	int n = 0;
 	while (ptw_is_running()) {
 		PTW_SCOPE("app", "step");
@@ -299,7 +281,7 @@ Test(system, clear_incremental_state_keeps_every_event_named)
 		n++;
 		usleep(1000);
 	}
-	ptw_test_perfetto_wait(pf);
+	ptw_test_perfetto_wait(x.pid);
 	/* every event named (interning restarted right after each clear);
 	 * the last loop may race the stop */
 	rows(out, "select count(*) from slice where name is null or name not "
@@ -311,18 +293,24 @@ Test(system, clear_incremental_state_keeps_every_event_named)
 	int steps = atoi(got);
 	cr_assert(steps >= n - 1 && steps <= n, "%d steps of %d", steps, n);
 	cr_assert(n > 100, "only %d steps in a second", n);
-	expect_no_errors(out);
+	ptw_test_tp_expect_no_error_stats(out);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
+}
+
+/* Names this thread "<prefix>-<i>", i its index (the thread's arg). */
+static void name_thread(const char *prefix, void *arg)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "%s-%ld", prefix, (long)arg);
+	ptw_set_thread_name(name);
 }
 
 #define N_MANY 96
 
 static void *many_worker(void *arg)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "many-%ld", (long)arg);
-	ptw_set_thread_name(name);
+	name_thread("many", arg);
 	for (int i = 0; i < 20; i++) {
 		PTW_SCOPE("app", "unit");
 		PTW_INSTANT("io", "mark");
@@ -337,17 +325,13 @@ Test(system, more_threads_than_chunks)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.system = 1;
-	cfg.categories = "app,io";
+	struct ptw_config cfg = ptw_test_sys_config("app,io");
 	cfg.system_buffer_kb = 128;
-	cfg.overflow = PTW_OVERFLOW_WAIT;
-	cr_assert_eq(ptw_start(&cfg), 0);
-	char out[400], got[4096];
-	snprintf(out, sizeof(out), "%s/many.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(&s, CFG_ALL, out);
-	ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
+	ptw_test_start_or_fail(&cfg);
+	struct ptw_test_session x;
+	char got[4096];
+	ptw_test_svc_record_started(&s, &x, CFG_ALL, "many.pftrace");
+	const char *out = x.out;
 	pthread_t th[N_MANY];
 	for (long i = 0; i < N_MANY; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, many_worker, (void *)i), 0);
@@ -356,8 +340,7 @@ Test(system, more_threads_than_chunks)
 	cr_assert_eq(ptw_flush(), 0);
 	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
-	ptw_test_svc_expect_running(&s, 0, 20000, "the session never stopped");
-	ptw_test_perfetto_wait(pf);
+	ptw_test_svc_record_ended(&s, &x);
 	/* none invented: only our names, on our threads, at most 20 each */
 	rows(out,
 	     "select count(*) from slice s join thread_track tt on s.track_id "
@@ -378,7 +361,7 @@ Test(system, more_threads_than_chunks)
 	if (st.system_lost == 0) {
 		cr_assert_eq(n, N_MANY * 40, "%d of %d events, none lost", n,
 			     N_MANY * 40);
-		expect_no_errors(out);
+		ptw_test_tp_expect_no_error_stats(out);
 	} else {
 		cr_assert_lt(n, N_MANY * 40);
 		rows(out,
@@ -400,13 +383,14 @@ Test(system, a_buffer_far_too_small_shows_its_loss)
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
 	start_system("app,io,gfx");
-	char out[400], got[1024];
-	snprintf(out, sizeof(out), "%s/small.pftrace", s.dir);
-	record_instants(&s,
+	struct ptw_test_session x;
+	char got[1024];
+	record_instants(&s, &x,
 			"buffers { size_kb: 64 fill_policy: DISCARD }\n"
 			"data_sources { config { name: \"track_event\" } }\n"
 			"duration_ms: 1000\n",
-			out, 50000);
+			"small.pftrace", 50000);
+	const char *out = x.out;
 	rows(out,
 	     "select count(*) from slice where name not in ('app event', "
 	     "'io event', 'gfx event')",
@@ -440,9 +424,7 @@ static int tracefs_ready(void)
 
 static void *sched_worker(void *arg)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "sched-%ld", (long)arg);
-	ptw_set_thread_name(name);
+	name_thread("sched", arg);
 	for (int i = 0; i < 20000 && ptw_is_running(); i++) {
 		PTW_SCOPE("app", "burst");
 		volatile unsigned spin = 0; /* busy on the CPU a while */
@@ -482,25 +464,24 @@ static void sched_alignment(enum ptw_clock clock)
 	}
 	ptw_test_svc_start_probes(&s);
 	start_system_clock("app,io", clock);
-	char out[400], got[1024];
-	snprintf(out, sizeof(out), "%s/sched.pftrace", s.dir);
-	pid_t pf = ptw_test_perfetto_start(
-		&s,
+	struct ptw_test_session x;
+	char got[1024];
+	ptw_test_svc_record_started(
+		&s, &x,
 		"buffers { size_kb: 32768 }\n"
 		"data_sources { config { name: \"track_event\" } }\n"
 		"data_sources { config { name: \"linux.ftrace\" ftrace_config { "
 		"ftrace_events: \"sched/sched_switch\" "
 		"compact_sched { enabled: false } } } }\n"
 		"duration_ms: 3000\n",
-		out);
-	ptw_test_svc_expect_running(&s, 1, 20000, "the session never started");
+		"sched.pftrace");
+	const char *out = x.out;
 	pthread_t th[3];
 	for (long i = 0; i < 3; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, sched_worker, (void *)i), 0);
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
-	ptw_test_svc_expect_running(&s, 0, 30000, "the session never stopped");
-	ptw_test_perfetto_wait(pf);
+	ptw_test_svc_record_ended(&s, &x);
 	rows(out,
 	     "select count(*) from slice s join thread_track tt on s.track_id = "
 	     "tt.id join thread t using (utid) where t.name like 'sched-%'",
@@ -569,21 +550,14 @@ static void sched_alignment(enum ptw_clock clock)
 	ptw_test_svc_stop(&s);
 }
 
-Test(system, our_events_fall_where_sched_shows_the_thread_running)
-{
-	sched_alignment(PTW_CLOCK_MONOTONIC);
-}
-
-/* The same with the CPU's counter as the producers' clock: the backend
- * converts its ticks to BOOTTIME, re-anchored every pass (tsc.c), exactly
- * enough for every point to stay inside its thread's running periods
- * over the session's seconds. */
-Test(system, with_the_tsc_our_events_fall_where_sched_shows_them_running)
-{
-	if (!ptw_arch_counter_usable())
-		cr_skip_test("no usable CPU counter here");
-	sched_alignment(PTW_CLOCK_TSC);
-}
+/* With the monotonic clock, and with the CPU's counter as the producers'
+ * clock: the backend converts its ticks to BOOTTIME, re-anchored every
+ * pass (tsc.c), exactly enough for every point to stay inside its
+ * thread's running periods over the session's seconds. */
+PTW_TEST_SVC_EACH_CLOCK(system,
+			our_events_fall_where_sched_shows_the_thread_running,
+			with_the_tsc_our_events_fall_where_sched_shows_them_running,
+			sched_alignment)
 
 /* A program that exits while a session records it: stop_at_exit sends
  * what it logged to the service before it disconnects. */
@@ -591,17 +565,11 @@ Test(system, an_exit_during_the_session_keeps_what_was_logged)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	char out[400], got[256];
-	snprintf(out, sizeof(out), "%s/exit.pftrace", s.dir);
 	pid_t child = fork();
 	cr_assert(child >= 0);
 	if (child == 0) {
-		struct ptw_config cfg;
-		memset(&cfg, 0, sizeof(cfg));
-		cfg.system = 1;
-		cfg.categories = "app";
+		struct ptw_config cfg = ptw_test_sys_config("app");
 		cfg.stop_at_exit = 1;
-		cfg.overflow = PTW_OVERFLOW_WAIT;
 		if (ptw_start(&cfg) != 0)
 			_exit(2);
 		if (!ptw_test_wait_running(1, 20000))
@@ -611,17 +579,14 @@ Test(system, an_exit_during_the_session_keeps_what_was_logged)
 		exit(0); /* atexit: ptw_stop() */
 	}
 	cr_assert(ptw_test_svc_wait_registered(&s), "the child did not register");
-	pid_t pf = ptw_test_perfetto_start(&s,
-					   "buffers { size_kb: 8192 }\n"
-					   "data_sources { config { name: "
-					   "\"track_event\" } }\n"
-					   "duration_ms: 3000\n",
-					   out);
+	struct ptw_test_session x;
+	char got[256];
+	ptw_test_svc_record(&s, &x, CFG_TE("", 3000), "exit.pftrace");
 	int st = 0;
 	cr_assert_eq(waitpid(child, &st, 0), child);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
-	ptw_test_perfetto_wait(pf);
-	rows(out, "select count(*) from slice where name = 'last words'", got,
+	ptw_test_perfetto_wait(x.pid);
+	rows(x.out, "select count(*) from slice where name = 'last words'", got,
 	     sizeof(got));
 	cr_assert_str_eq(got, "5000;");
 	ptw_test_svc_stop(&s);
@@ -647,36 +612,34 @@ Test(system, declared_categories_are_listed_by_the_service)
 }
 
 /* ptw in system mode with a 128 KiB shared memory buffer (8 chunks of
- * 16 KiB) and large rings, a session of 'duration_ms' into 'out' that
- * records "first", then the service frozen (SIGSTOP) while this thread
- * logs a burst that fills the buffer and more: when it returns the
- * buffer is full and the service does not read. Returns perfetto's pid. */
-static pid_t fill_a_frozen_service(struct ptw_test_svc *s, const char *out,
-				   int duration_ms)
+ * 16 KiB) and large rings (a full one drops: the default), a session
+ * of 'cfg_text' into 'name' (x) that records "first", then the service
+ * frozen (SIGSTOP) while this thread logs a burst that fills the buffer
+ * and more: when it returns the buffer is full and the service does not
+ * read. */
+static void fill_a_frozen_service(struct ptw_test_svc *s,
+				  struct ptw_test_session *x,
+				  const char *cfg_text, const char *name)
 {
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.system = 1;
-	cfg.categories = "app";
+	struct ptw_config cfg = ptw_test_sys_config("app");
+	cfg.overflow = PTW_OVERFLOW_DROP;
 	cfg.system_buffer_kb = 128;
 	cfg.ring_slots = 1u << 18;
-	cr_assert_eq(ptw_start(&cfg), 0);
-	char text[256];
-	snprintf(text, sizeof(text),
-		 "buffers { size_kb: 16384 }\n"
-		 "data_sources { config { name: \"track_event\" } }\n"
-		 "duration_ms: %d\n",
-		 duration_ms);
-	pid_t pf = ptw_test_perfetto_start(s, text, out);
-	ptw_test_svc_expect_running(s, 1, 30000, "the session never started");
+	ptw_test_start_or_fail(&cfg);
+	ptw_test_svc_record_started(s, x, cfg_text, name);
 	PTW_INSTANT("app", "first");
 	cr_assert_eq(ptw_flush(), 0);
 	kill(s->traced, SIGSTOP);
 	for (int i = 0; i < 50000; i++)
 		PTW_INSTANT("app", "burst");
 	cr_assert_eq(ptw_flush(), 0); /* bounded: no service reads */
-	return pf;
 }
+
+/* A session of 16 MiB for 'ms' milliseconds. */
+#define CFG_FROZEN(ms)                                                       \
+	"buffers { size_kb: 16384 }\n"                                       \
+	"data_sources { config { name: \"track_event\" } }\n"                \
+	"duration_ms: " #ms "\n"
 
 /* The service stops reading (SIGSTOP) while ptw writes: the backend waits
  * a bounded time, then drops what has no room; ptw counts it, and once the
@@ -686,17 +649,17 @@ Test(system, a_service_that_stops_reading_loses_counted_and_shown)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	char out[400], got[1024];
-	snprintf(out, sizeof(out), "%s/stopped.pftrace", s.dir);
-	pid_t pf = fill_a_frozen_service(&s, out, 2000);
+	struct ptw_test_session x;
+	char got[1024];
+	fill_a_frozen_service(&s, &x, CFG_FROZEN(2000), "stopped.pftrace");
+	const char *out = x.out;
 	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
 	kill(s.traced, SIGCONT);
 	cr_assert_gt(st.system_lost, 0, "nothing counted as lost");
 	for (int i = 0; i < 10; i++)
 		PTW_INSTANT("app", "after");
-	ptw_test_svc_expect_running(&s, 0, 30000, "the session never stopped");
-	ptw_test_perfetto_wait(pf);
+	ptw_test_svc_record_ended(&s, &x);
 	rows(out,
 	     "select count(*) from slice where name not in ('first', 'burst', "
 	     "'after')",
@@ -722,9 +685,7 @@ Test(system, a_service_that_stops_reading_loses_counted_and_shown)
 
 static void *lost_worker(void *arg)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "lost-%ld", (long)arg);
-	ptw_set_thread_name(name);
+	name_thread("lost", arg);
 	for (int i = 0; i < 10; i++)
 		PTW_INSTANT("app", "never there");
 	return NULL;
@@ -755,9 +716,10 @@ Test(system, a_sequence_that_loses_every_packet_shows_its_loss)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	char out[400], got[1024];
-	snprintf(out, sizeof(out), "%s/lost.pftrace", s.dir);
-	pid_t pf = fill_a_frozen_service(&s, out, 3000);
+	struct ptw_test_session x;
+	char got[1024];
+	fill_a_frozen_service(&s, &x, CFG_FROZEN(3000), "lost.pftrace");
+	const char *out = x.out;
 	pthread_t th[N_LOST];
 	for (long i = 0; i < N_LOST; i++)
 		cr_assert_eq(pthread_create(&th[i], NULL, lost_worker, (void *)i),
@@ -779,7 +741,7 @@ Test(system, a_sequence_that_loses_every_packet_shows_its_loss)
 	pthread_join(rt, NULL);
 	close(pfd[0]);
 	close(pfd[1]);
-	ptw_test_perfetto_wait(pf);
+	ptw_test_perfetto_wait(x.pid);
 	rows(out,
 	     "select count(*) from slice where name not in ('first', "
 	     "'burst')",
@@ -830,12 +792,11 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 	ptw_test_svc_start_or_skip(&s);
 	start_system("app");
 	ptw_set_thread_name("edges");
-	char out1[400], out2[400], got[4096];
-	snprintf(out1, sizeof(out1), "%s/edges1.pftrace", s.dir);
-	snprintf(out2, sizeof(out2), "%s/edges2.pftrace", s.dir);
+	struct ptw_test_session one, two;
+	char got[4096];
 	PTW_BEGIN("app", "before");
 	PTW_ASYNC_BEGIN("app", "before async", 5);
-	pid_t pf = ptw_test_perfetto_start(&s, CFG_EDGES, out1);
+	ptw_test_svc_record(&s, &one, CFG_EDGES, "edges1.pftrace");
 	{
 		PTW_SCOPE("app", "before scope");
 		ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
@@ -853,11 +814,10 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 	PTW_ASYNC_BEGIN("app", "async open at stop", 6);
 	{
 		PTW_SCOPE("app", "scope open at stop");
-		ptw_test_svc_expect_running(&s, 0, 20000, "the session never stopped");
-		ptw_test_perfetto_wait(pf);
+		ptw_test_svc_record_ended(&s, &one);
 		cr_assert_eq(invalid_now(), 0);
-		pf = ptw_test_perfetto_start(&s, CFG_EDGES, out2);
-		ptw_test_svc_expect_running(&s, 1, 30000, "the session never started");
+		ptw_test_svc_record_started(&s, &two, CFG_EDGES,
+					    "edges2.pftrace");
 		{
 			PTW_SCOPE("app", "second");
 			PTW_INSTANT("app", "in3");
@@ -869,11 +829,11 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 	PTW_ASYNC_END("app", 6);
 	PTW_END("app");          /* of "open at stop" */
 	PTW_INSTANT("app", "in5");
-	ptw_test_svc_expect_running(&s, 0, 20000, "the session never stopped");
-	ptw_test_perfetto_wait(pf);
+	ptw_test_svc_record_ended(&s, &two);
 	cr_assert_eq(invalid_now(), 0);
 	PTW_INSTANT("app", "after"); /* no session: not recorded */
 	cr_assert_eq(ptw_stop(), 0);
+	const char *out1 = one.out, *out2 = two.out;
 
 	/* name, depth, thread (- for the async track), dur: -1 open, 0, +
 	 * longer */
@@ -906,7 +866,7 @@ Test(system, slices_open_at_a_sessions_start_or_stop)
 	     "< b.ts and b.ts < a.ts + a.dur and a.ts + a.dur < c.ts",
 	     got, sizeof(got));
 	cr_assert_str_eq(got, "1;");
-	expect_no_errors(out1);
-	expect_no_errors(out2);
+	ptw_test_tp_expect_no_error_stats(out1);
+	ptw_test_tp_expect_no_error_stats(out2);
 	ptw_test_svc_stop(&s);
 }

@@ -20,6 +20,7 @@
 
 #include "lib/encode/pb.h"
 #include "lib/system/pbr.h"
+#include "lib/system/system.h"
 #include "ptw/tracer.h"
 
 struct fake {
@@ -243,16 +244,31 @@ static int count_fds(void)
 	return n;
 }
 
+/* ptw in system mode connected to the fake, which read its BindService;
+ * returns that request's id. */
+static uint64_t fake_connected(struct fake *f)
+{
+	fake_listen(f);
+	start_system();
+	fake_accept(f);
+	return expect_bind(f);
+}
+
+/* ptw closes the connection, connects again and sends its BindService. */
+static void fake_expect_reconnect(struct fake *f)
+{
+	fake_expect_close(f);
+	fake_accept(f);
+	(void)expect_bind(f);
+}
+
 /* ptw in system mode connected to the fake, its BindService answered
  * ('ok': success) in one piece; body and out are initialised for the
  * test's next frames (it frees them). */
 static void fake_bind_answered(struct fake *f, int ok, struct ptw_pb_buf *body,
 			       struct ptw_pb_buf *out)
 {
-	fake_listen(f);
-	start_system();
-	fake_accept(f);
-	uint64_t req = expect_bind(f);
+	uint64_t req = fake_connected(f);
 	cr_assert_eq(ptw_pb_buf_init(body, 256), 0);
 	cr_assert_eq(ptw_pb_buf_init(out, 256), 0);
 	bind_reply(body, ok);
@@ -276,18 +292,61 @@ static void answer_init(struct fake *f, struct ptw_pb_buf *body,
 	fake_send(f, out->data, out->len, step, -1);
 }
 
+/* Waits (bounded: 10 s) until ptw has made 'n' attempts to connect
+ * (ptw_sys_describe's count). 1 if so. */
+static int wait_attempts(unsigned long long n)
+{
+	for (int i = 0; i < 1000; i++) {
+		char d[512];
+		unsigned long long got = 0;
+		ptw_sys_describe(d, sizeof(d));
+		const char *a = strstr(d, " after ");
+		if (a && sscanf(a, " after %llu attempts", &got) == 1 && got >= n)
+			return 1;
+		struct timespec ts = {0, 10000000L};
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+/* The service's listen backlog full: on Linux ptw's connect then fails
+ * with EAGAIN. That attempt is over; ptw tries again later and connects
+ * once there is room. */
+Test(system_ipc, a_full_backlog_is_tried_again_later)
+{
+	struct fake f;
+	fake_listen(&f);
+	/* a backlog of 0 (listen again to change it), filled by a
+	 * connection nobody accepts yet */
+	cr_assert_eq(listen(f.lfd, 0), 0);
+	int filler = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert(filler >= 0);
+	struct sockaddr_un sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, f.path);
+	cr_assert_eq(connect(filler, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	start_system();
+	/* a second attempt: the first one found the backlog full */
+	cr_assert(wait_attempts(2), "ptw did not try again");
+	cr_assert_eq(ptw_is_running(), 0);
+	int taken = accept4(f.lfd, NULL, NULL, SOCK_CLOEXEC);
+	cr_assert(taken >= 0);
+	close(taken);
+	close(filler);
+	fake_accept(&f); /* ptw's next attempt */
+	(void)expect_bind(&f);
+	cr_assert_eq(ptw_stop(), 0);
+	fake_done(&f);
+}
+
 /* ptw connects, gets 'bad' (raw bytes) and must close and come back. */
 static void hostile_bytes(const uint8_t *bad, size_t n)
 {
 	struct fake f;
-	fake_listen(&f);
-	start_system();
-	fake_accept(&f);
-	(void)expect_bind(&f);
+	(void)fake_connected(&f);
 	fake_send(&f, bad, n, n, -1);
-	fake_expect_close(&f);
-	fake_accept(&f); /* it connects again */
-	(void)expect_bind(&f);
+	fake_expect_reconnect(&f);
 	cr_assert_eq(ptw_is_running(), 0);
 	cr_assert_eq(ptw_stop(), 0);
 	fake_done(&f);
@@ -322,9 +381,7 @@ Test(system_ipc, a_refused_bind_drops_the_connection)
 	struct fake f;
 	struct ptw_pb_buf body, out;
 	fake_bind_answered(&f, 0, &body, &out);
-	fake_expect_close(&f);
-	fake_accept(&f);
-	(void)expect_bind(&f);
+	fake_expect_reconnect(&f);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_pb_buf_free(&body);
 	ptw_pb_buf_free(&out);
@@ -337,10 +394,7 @@ Test(system_ipc, a_refused_bind_drops_the_connection)
 Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 {
 	struct fake f;
-	fake_listen(&f);
-	start_system();
-	fake_accept(&f);
-	uint64_t req = expect_bind(&f);
+	uint64_t req = fake_connected(&f);
 	struct ptw_pb_buf body, out;
 	cr_assert_eq(ptw_pb_buf_init(&body, 256), 0);
 	cr_assert_eq(ptw_pb_buf_init(&out, 256), 0);
@@ -377,9 +431,7 @@ Test(system_ipc, bytes_one_at_a_time_and_fds_it_did_not_expect)
 	int null2 = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	fake_send(&f, out.data, out.len, out.len, null2);
 	close(null2);
-	fake_expect_close(&f);
-	fake_accept(&f);
-	(void)expect_bind(&f);
+	fake_expect_reconnect(&f);
 	cr_assert_eq(ptw_stop(), 0);
 	/* gone: our stray copy, ptw's socket and wake-up pipe (3); ptw
 	 * kept neither of the two fds it was sent */

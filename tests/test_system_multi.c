@@ -35,18 +35,12 @@ static uint64_t own_b;
 
 static void start_clock(const char *path, int ring, enum ptw_clock clock)
 {
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
+	struct ptw_config cfg = ptw_test_sys_config("a,b");
 	cfg.clock = clock;
-	cfg.system = 1;
-	cfg.categories = "a,b";
 	cfg.process_name = "multiproc";
-	cfg.overflow = PTW_OVERFLOW_WAIT;
 	cfg.output_path = path;
 	cfg.mode = ring ? PTW_MODE_RING : PTW_MODE_STREAM;
-	struct ptw_error err;
-	memset(&err, 0, sizeof(err));
-	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "ptw_start: %s", err.msg);
+	ptw_test_start_or_fail(&cfg);
 	ptw_set_thread_name("multimain");
 	own_b = ptw_counter_track_new("own_b", NULL, 0, 0);
 	cr_assert_neq(own_b, 0);
@@ -80,21 +74,31 @@ static void start_clock(const char *path, int ring, enum ptw_clock clock)
 	"'own_b') "                                                          \
 	"order by c.ts, t.name"
 
+/* The system trace 'out' holds exactly 'slices' (SLICES' rows) and
+ * 'counters' (COUNTERS' rows), and no error stats. */
+static void expect_session(const char *out, const char *slices,
+			   const char *counters)
+{
+	char got[4096];
+	rows(out, SLICES, got, sizeof(got));
+	cr_assert_str_eq(got, slices, "%s: slices", out);
+	rows(out, COUNTERS, got, sizeof(got));
+	cr_assert_str_eq(got, counters, "%s: counters", out);
+	ptw_test_tp_expect_no_error_stats(out);
+}
+
 static void two_sessions(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
 	start_clock(NULL, 0, clock);
-	char out_a[400], out_b[400], got[4096];
-	snprintf(out_a, sizeof(out_a), "%s/a.pftrace", s.dir);
-	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
-
-	pid_t pa = ptw_test_perfetto_start(&s, CFG_ONLY("a", 5000), out_a);
+	struct ptw_test_session a, b;
+	ptw_test_svc_record(&s, &a, CFG_ONLY("a", 5000), "a.pftrace");
 	ptw_test_svc_expect_sessions(&s, 1, 20000);
 	PTW_BEGIN("b", "b open at B's start"); /* its BEGIN precedes B */
 	PTW_BEGIN("a", "a open across B");
 	PHASE(1);
-	pid_t pb = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1200), out_b);
+	ptw_test_svc_record(&s, &b, CFG_ONLY("b", 1200), "b.pftrace");
 	ptw_test_svc_expect_sessions(&s, 2, 20000);
 	PTW_END("a");
 	PTW_END("b");
@@ -102,12 +106,12 @@ static void two_sessions(enum ptw_clock clock)
 	PTW_BEGIN("b", "b open at B's stop"); /* never ended in B */
 	PTW_BEGIN("a", "a open at B's stop");
 	ptw_test_svc_expect_sessions(&s, 1, 20000); /* B stopped, A runs on */
-	ptw_test_perfetto_wait(pb);
+	ptw_test_perfetto_wait(b.pid);
 	PTW_END("a");
 	PTW_END("b");
 	PHASE(3);
 	ptw_test_svc_expect_sessions(&s, 0, 30000);
-	ptw_test_perfetto_wait(pa);
+	ptw_test_perfetto_wait(a.pid);
 	cr_assert_eq(ptw_stop(), 0);
 	/* the stats add up both sessions' events: A has the "a" part of each
 	 * phase (BEGIN, instant, counter, END) and its two slices' BEGINs
@@ -118,24 +122,17 @@ static void two_sessions(enum ptw_clock clock)
 	cr_assert_eq(st.events, (3 * 4 + 4) + (5 + 1), "%llu events",
 		     (unsigned long long)st.events);
 
-	rows(out_a, SLICES, got, sizeof(got));
-	cr_assert_str_eq(got,
-			 "a open across B,0,multimain,multiproc;"
-			 "a1,1,multimain,multiproc;ai1,2,multimain,multiproc;"
-			 "a2,0,multimain,multiproc;ai2,1,multimain,multiproc;"
-			 "a open at B's stop,0,multimain,multiproc;"
-			 "a3,0,multimain,multiproc;ai3,1,multimain,multiproc;");
-	rows(out_a, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "ca,1;ca,2;ca,3;");
-	ptw_test_tp_expect_no_error_stats(out_a);
-
-	rows(out_b, SLICES, got, sizeof(got));
-	cr_assert_str_eq(got,
-			 "b2,0,multimain,multiproc;bi2,1,multimain,multiproc;"
-			 "b open at B's stop,0,multimain,multiproc;");
-	rows(out_b, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "cb,2;own_b,20;");
-	ptw_test_tp_expect_no_error_stats(out_b);
+	expect_session(a.out,
+		       "a open across B,0,multimain,multiproc;"
+		       "a1,1,multimain,multiproc;ai1,2,multimain,multiproc;"
+		       "a2,0,multimain,multiproc;ai2,1,multimain,multiproc;"
+		       "a open at B's stop,0,multimain,multiproc;"
+		       "a3,0,multimain,multiproc;ai3,1,multimain,multiproc;",
+		       "ca,1;ca,2;ca,3;");
+	expect_session(b.out,
+		       "b2,0,multimain,multiproc;bi2,1,multimain,multiproc;"
+		       "b open at B's stop,0,multimain,multiproc;",
+		       "cb,2;own_b,20;");
 	ptw_test_svc_stop(&s);
 }
 
@@ -163,33 +160,32 @@ Test(system_multi, counters_of_one_name_in_two_categories_go_to_their_sessions)
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
 	start_clock(NULL, 0, PTW_CLOCK_MONOTONIC);
-	char out_a[400], out_b[400], got[4096];
-	snprintf(out_a, sizeof(out_a), "%s/a.pftrace", s.dir);
-	snprintf(out_b, sizeof(out_b), "%s/b.pftrace", s.dir);
+	struct ptw_test_session a, b;
+	char got[4096];
 	char dyn[] = "dqueue";
 
-	pid_t pa = ptw_test_perfetto_start(&s, CFG_ONLY("a", 4000), out_a);
-	pid_t pb = ptw_test_perfetto_start(&s, CFG_ONLY("b", 4000), out_b);
+	ptw_test_svc_record(&s, &a, CFG_ONLY("a", 4000), "a.pftrace");
+	ptw_test_svc_record(&s, &b, CFG_ONLY("b", 4000), "b.pftrace");
 	ptw_test_svc_expect_sessions(&s, 2, 20000);
 	PTW_TEST_COUNTER_PAIRS(1, dyn, own_b);
 	PTW_TEST_COUNTER_PAIRS(2, dyn, own_b);
 	ptw_test_svc_expect_sessions(&s, 0, 30000);
-	ptw_test_perfetto_wait(pa);
-	ptw_test_perfetto_wait(pb);
+	ptw_test_perfetto_wait(a.pid);
+	ptw_test_perfetto_wait(b.pid);
 	cr_assert_eq(ptw_stop(), 0);
 
-	rows(out_a, SAME_NAME_COUNTERS, got, sizeof(got));
+	rows(a.out, SAME_NAME_COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "queue,1100;level,150;dqueue,11100;fqueue,31150;"
 			      "own_b,41100;"
 			      "queue,1200;level,250;dqueue,11200;fqueue,31250;"
 			      "own_b,41200;");
-	ptw_test_tp_expect_no_error_stats(out_a);
-	rows(out_b, SAME_NAME_COUNTERS, got, sizeof(got));
+	ptw_test_tp_expect_no_error_stats(a.out);
+	rows(b.out, SAME_NAME_COUNTERS, got, sizeof(got));
 	cr_assert_str_eq(got, "queue,2100;level,125;dqueue,12100;fqueue,32150;"
 			      "own_b,42100;"
 			      "queue,2200;level,225;dqueue,12200;fqueue,32250;"
 			      "own_b,42200;");
-	ptw_test_tp_expect_no_error_stats(out_b);
+	ptw_test_tp_expect_no_error_stats(b.out);
 	ptw_test_svc_stop(&s);
 }
 
@@ -243,9 +239,8 @@ static void file_beside(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	char file[400], out[400], got[4096];
-	snprintf(file, sizeof(file), "%s/own.pftrace", s.dir);
-	snprintf(out, sizeof(out), "%s/sys.pftrace", s.dir);
+	char file[400], got[4096];
+	ptw_test_svc_path(&s, file, sizeof(file), "own.pftrace");
 	start_clock(file, 0, clock);
 	struct ptw_stats st;
 	cr_assert_eq(ptw_get_stats(&st), 0);
@@ -255,11 +250,13 @@ static void file_beside(enum ptw_clock clock)
 		     "the producers read clock %d", (int)st.clock);
 	cr_assert(ptw_is_running(), "the file records from the start");
 	PHASE(1);
-	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("a", 1000), out);
+	struct ptw_test_session x;
+	ptw_test_svc_record(&s, &x, CFG_ONLY("a", 1000), "sys.pftrace");
+	const char *out = x.out;
 	ptw_test_svc_expect_sessions(&s, 1, 20000);
 	PHASE(2);
 	ptw_test_svc_expect_sessions(&s, 0, 20000);
-	ptw_test_perfetto_wait(pf);
+	ptw_test_perfetto_wait(x.pid);
 	PHASE(3);
 	cr_assert(ptw_is_running(), "the file records after the session");
 	cr_assert_eq(ptw_stop(), 0);
@@ -277,12 +274,9 @@ static void file_beside(enum ptw_clock clock)
 			      "own_b,30;");
 	ptw_test_tp_expect_no_error_stats(file);
 
-	rows(out, SLICES, got, sizeof(got));
-	cr_assert_str_eq(got, "a2,0,multimain,multiproc;"
-			      "ai2,1,multimain,multiproc;");
-	rows(out, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "ca,2;");
-	ptw_test_tp_expect_no_error_stats(out);
+	expect_session(out,
+		       "a2,0,multimain,multiproc;ai2,1,multimain,multiproc;",
+		       "ca,2;");
 
 	expect_clock(file, clock_name(clock));
 	expect_clock(out, clock_name(clock));
@@ -290,36 +284,30 @@ static void file_beside(enum ptw_clock clock)
 	ptw_test_svc_stop(&s);
 }
 
-Test(system_multi, a_file_beside_system_mode_has_every_event)
-{
-	file_beside(PTW_CLOCK_MONOTONIC);
-}
-
-/* The same with the CPU's counter as the producers' clock: the file's
- * writer and the session's convert the same ticks the same way. */
-Test(system_multi, a_file_beside_system_mode_with_the_cpu_counter)
-{
-	if (!ptw_arch_counter_usable())
-		cr_skip_test("no usable CPU counter here");
-	file_beside(PTW_CLOCK_TSC);
-}
+/* With the monotonic clock, and with the CPU's counter as the producers'
+ * clock: the file's writer and the session's convert the same ticks the
+ * same way. */
+PTW_TEST_SVC_EACH_CLOCK(system_multi, a_file_beside_system_mode_has_every_event,
+			a_file_beside_system_mode_with_the_cpu_counter,
+			file_beside)
 
 static void recorder_beside(enum ptw_clock clock)
 {
 	struct ptw_test_svc s;
 	ptw_test_svc_start_or_skip(&s);
-	char file[400], snap[400], out[400], got[4096];
-	snprintf(file, sizeof(file), "%s/window.pftrace", s.dir);
-	snprintf(snap, sizeof(snap), "%s/snap.pftrace", s.dir);
-	snprintf(out, sizeof(out), "%s/sys.pftrace", s.dir);
+	char file[400], snap[400], got[4096];
+	ptw_test_svc_path(&s, file, sizeof(file), "window.pftrace");
+	ptw_test_svc_path(&s, snap, sizeof(snap), "snap.pftrace");
 	start_clock(file, 1, clock);
 	PHASE(1);
-	pid_t pf = ptw_test_perfetto_start(&s, CFG_ONLY("b", 1000), out);
+	struct ptw_test_session x;
+	ptw_test_svc_record(&s, &x, CFG_ONLY("b", 1000), "sys.pftrace");
+	const char *out = x.out;
 	ptw_test_svc_expect_sessions(&s, 1, 20000);
 	PHASE(2);
 	cr_assert_eq(ptw_snapshot(snap), 0);
 	ptw_test_svc_expect_sessions(&s, 0, 20000);
-	ptw_test_perfetto_wait(pf);
+	ptw_test_perfetto_wait(x.pid);
 	PHASE(3);
 	cr_assert_eq(ptw_stop(), 0);
 
@@ -333,12 +321,9 @@ static void recorder_beside(enum ptw_clock clock)
 			      "a3,0;b3,1;bi3,2;ai3,1;");
 	ptw_test_tp_expect_no_error_stats(file);
 
-	rows(out, SLICES, got, sizeof(got));
-	cr_assert_str_eq(got, "b2,0,multimain,multiproc;"
-			      "bi2,1,multimain,multiproc;");
-	rows(out, COUNTERS, got, sizeof(got));
-	cr_assert_str_eq(got, "cb,2;own_b,20;");
-	ptw_test_tp_expect_no_error_stats(out);
+	expect_session(out,
+		       "b2,0,multimain,multiproc;bi2,1,multimain,multiproc;",
+		       "cb,2;own_b,20;");
 
 	expect_clock(snap, clock_name(clock));
 	expect_clock(file, clock_name(clock));
@@ -348,14 +333,7 @@ static void recorder_beside(enum ptw_clock clock)
 	ptw_test_svc_stop(&s);
 }
 
-Test(system_multi, the_flight_recorder_beside_system_mode_keeps_every_event)
-{
-	recorder_beside(PTW_CLOCK_MONOTONIC);
-}
-
-Test(system_multi, the_flight_recorder_beside_system_mode_with_the_cpu_counter)
-{
-	if (!ptw_arch_counter_usable())
-		cr_skip_test("no usable CPU counter here");
-	recorder_beside(PTW_CLOCK_TSC);
-}
+PTW_TEST_SVC_EACH_CLOCK(
+	system_multi, the_flight_recorder_beside_system_mode_keeps_every_event,
+	the_flight_recorder_beside_system_mode_with_the_cpu_counter,
+	recorder_beside)

@@ -54,12 +54,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptw_start: %s\n", err.msg);
 		return 1;
 	}
-	struct ps_thread ts[PS_MAX_THREADS];
-	memset(ts, 0, sizeof(ts));
-	uint64_t cpu = 0;
-	int ended = ps_measure(&a, ptw_is_running, flush, ps_workload_plain,
-			       ps_workload_arg, warmup, ts, &cpu);
-	if (ended < 0)
+	struct ps_result r;
+	if (ps_measure(&a, ptw_is_running, flush, ps_workload_plain,
+		       ps_workload_arg, warmup, &r) < 0)
 		return 1;
 	struct ptw_stats st;
 	memset(&st, 0, sizeof(st));
@@ -68,10 +65,10 @@ int main(int argc, char **argv)
 	snprintf(extra, sizeof(extra),
 		 ",\"session_ended\":%d,\"ptw\":{\"events\":%llu,"
 		 "\"dropped\":%llu,\"waits\":%llu,\"system_lost\":%llu}",
-		 ended, (unsigned long long)st.events,
+		 r.ended, (unsigned long long)st.events,
 		 (unsigned long long)st.dropped, (unsigned long long)st.waits,
 		 (unsigned long long)st.system_lost);
-	ps_print("ptw", &a, ts, cpu, extra);
+	ps_print("ptw", &a, &r, extra);
 	ptw_stop();
-	return !ended;
+	return !r.ended;
 }

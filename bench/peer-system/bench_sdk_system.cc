@@ -3,9 +3,9 @@
 // TRACE_EVENT_END by a program that uses the SDK's system backend
 // (perfetto::Tracing::Initialize with kSystemBackend). Not built by ptw's
 // build: compile it against your own copy of the SDK (the amalgamated
-// perfetto.h / perfetto.cc of a Perfetto release), e.g.
+// perfetto.h / perfetto.cc of a Perfetto release), e.g. from ptw's root
 //
-//   c++ -O2 -std=c++17 -I$SDK -Ibench/peer-system -o bench_sdk_system
+//   c++ -O2 -std=c++17 -I$SDK -I. -Ibench/peer-system -o bench_sdk_system
 //       bench/peer-system/bench_sdk_system.cc $SDK/perfetto.cc -lpthread
 //
 // and hand it to run.sh (SDK_BENCH=...). peer.h says what it prints.
@@ -63,17 +63,14 @@ int main(int argc, char **argv)
 				   : perfetto::BufferExhaustedPolicy::kDrop;
 	perfetto::Tracing::Initialize(args);
 	perfetto::TrackEvent::Register();
-	struct ps_thread ts[PS_MAX_THREADS];
-	memset(ts, 0, sizeof(ts));
-	uint64_t cpu = 0;
-	int ended = ps_measure(&a, bench_enabled, flush, ps_workload_plain,
-			       ps_workload_arg, warmup, ts, &cpu);
-	if (ended < 0)
+	struct ps_result r;
+	if (ps_measure(&a, bench_enabled, flush, ps_workload_plain,
+		       ps_workload_arg, warmup, &r) < 0)
 		return 1;
 	char extra[128];
 	snprintf(extra, sizeof(extra),
 		 ",\"session_ended\":%d,\"sdk\":{\"smb_kb\":%u,\"policy\":\"%s\"}",
-		 ended, args.shmem_size_hint_kb, policy);
-	ps_print("perfetto-sdk", &a, ts, cpu, extra);
-	return !ended;
+		 r.ended, args.shmem_size_hint_kb, policy);
+	ps_print("perfetto-sdk", &a, &r, extra);
+	return !r.ended;
 }

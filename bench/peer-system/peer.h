@@ -25,14 +25,9 @@
 #include <string.h>
 #include <time.h>
 
-#define PS_MAX_THREADS 2
+#include "bench/support/bench_clock.h"
 
-static inline uint64_t ps_ns(clockid_t c)
-{
-	struct timespec ts;
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#define PS_MAX_THREADS 2
 
 static inline void ps_sleep_ms(int ms)
 {
@@ -119,11 +114,11 @@ static void *ps_thread_main(void *p)
 	 * its ring; the SDK: its trace writer) is not timed */
 	t->warmup();
 	pthread_barrier_wait(t->bar);
-	uint64_t c0 = ps_ns(CLOCK_THREAD_CPUTIME_ID);
-	uint64_t w0 = ps_ns(CLOCK_MONOTONIC);
+	uint64_t c0 = cpu_ns();
+	uint64_t w0 = now_ns();
 	t->fn(t->n);
-	uint64_t w1 = ps_ns(CLOCK_MONOTONIC);
-	uint64_t c1 = ps_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t w1 = now_ns();
+	uint64_t c1 = cpu_ns();
 	t->cpu_ns = c1 - c0;
 	t->wall_ns = w1 - w0;
 	return NULL;
@@ -149,42 +144,49 @@ static void ps_run(const struct ps_args *a, void (*plain)(uint64_t),
 		}
 	}
 	pthread_barrier_wait(&bar);
-	*proc0 = ps_ns(CLOCK_PROCESS_CPUTIME_ID);
+	*proc0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	for (int i = 0; i < a->threads; i++)
 		pthread_join(ts[i].th, NULL);
 	pthread_barrier_destroy(&bar);
 }
 
+/* What ps_measure measured. */
+struct ps_result {
+	struct ps_thread ts[PS_MAX_THREADS];
+	uint64_t proc_cpu_ns; /* from the loop's start to the session's end */
+	int ended;            /* the session ended within a minute */
+};
+
 /* The measured part of both programs: waits until enabled() (the
  * library's "bench" category is on), runs the workload, calls flush(),
- * says "workload-done" on stderr, waits for the session to end. Fills
- * ts[] and *proc_cpu_ns (process CPU from the loop's start to the
- * session's end); returns 1 when the session ended, 0 if it did not
- * within a minute, -1 if it did not start within a minute. */
+ * says "workload-done" on stderr, waits for the session to end, and
+ * fills *r. Returns r->ended (1 when the session ended, 0 if it did not
+ * within a minute), or -1 if it did not start within a minute. */
 static int ps_measure(const struct ps_args *a, int (*enabled)(void),
 		      void (*flush)(void), void (*plain)(uint64_t),
 		      void (*arg)(uint64_t), void (*warmup)(void),
-		      struct ps_thread *ts, uint64_t *proc_cpu_ns)
+		      struct ps_result *r)
 {
+	memset(r, 0, sizeof(*r));
 	if (ps_wait(enabled, 1, 60000)) {
 		fprintf(stderr, "%s: no session enabled category bench\n",
 			a->argv[0]);
 		return -1;
 	}
 	uint64_t p0 = 0;
-	ps_run(a, plain, arg, warmup, ts, &p0);
+	ps_run(a, plain, arg, warmup, r->ts, &p0);
 	flush();
 	fprintf(stderr, "workload-done\n");
-	int ended = ps_wait(enabled, 0, 60000) == 0;
-	*proc_cpu_ns = ps_ns(CLOCK_PROCESS_CPUTIME_ID) - p0;
-	return ended;
+	r->ended = ps_wait(enabled, 0, 60000) == 0;
+	r->proc_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - p0;
+	return r->ended;
 }
 
 /* The result line; extra: "" or ",\"key\":value...". */
 static void ps_print(const char *lib, const struct ps_args *a,
-		     const struct ps_thread *ts, uint64_t proc_cpu_ns,
-		     const char *extra)
+		     const struct ps_result *r, const char *extra)
 {
+	const struct ps_thread *ts = r->ts;
 	printf("{\"lib\":\"%s\",\"variant\":\"%s\",\"events_per_thread\":%llu,"
 	       "\"nthreads\":%d,\"threads\":[", lib, a->argv[1],
 	       (unsigned long long)a->events, a->threads);
@@ -192,8 +194,8 @@ static void ps_print(const char *lib, const struct ps_args *a,
 		printf("%s{\"cpu_ns\":%llu,\"wall_ns\":%llu}", i ? "," : "",
 		       (unsigned long long)ts[i].cpu_ns,
 		       (unsigned long long)ts[i].wall_ns);
-	printf("],\"proc_cpu_ns\":%llu%s}\n", (unsigned long long)proc_cpu_ns,
-	       extra);
+	printf("],\"proc_cpu_ns\":%llu%s}\n",
+	       (unsigned long long)r->proc_cpu_ns, extra);
 	fflush(stdout);
 }
 

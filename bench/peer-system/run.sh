@@ -51,7 +51,7 @@ if [ -n "$SDK_BENCH" ] && [ ! -x "$SDK_BENCH" ]; then
 	exit 1
 fi
 ptw_bench=$B/bench_ptw_system
-${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -I"$here/include" -I"$here/bench/peer-system" \
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 -I"$here" -I"$here/include" -I"$here/bench/peer-system" \
 	-o "$ptw_bench" "$here/bench/peer-system/bench_ptw_system.c" "$B/lib/libptw.a" \
 	-ldeflate -lzstd -lpthread -lm || exit 1
 

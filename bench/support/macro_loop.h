@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/support/bench_clock.h"
 #include "ptw/tracer.h"
 
 #define ML_NAMES(X)                                                   \
@@ -59,19 +60,6 @@ static __attribute__((noinline)) void ml_peer_loop(uint64_t n)
 	}
 }
 
-static uint64_t ml_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int ml_cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 #define ML_MAX_RUNS 64
 
 /* Median, min and max ns per macro over 'runs' runs of n macros each. */
@@ -79,12 +67,12 @@ static void ml_measure(const char *name, unsigned runs, uint64_t n)
 {
 	double v[ML_MAX_RUNS];
 	for (unsigned r = 0; r < runs; r++) {
-		uint64_t t0 = ml_cpu_ns();
+		uint64_t t0 = cpu_ns();
 		ml_peer_loop(n);
-		uint64_t t1 = ml_cpu_ns();
+		uint64_t t1 = cpu_ns();
 		v[r] = (double)(t1 - t0) / (double)n;
 	}
-	qsort(v, runs, sizeof(v[0]), ml_cmp_double);
+	qsort(v, runs, sizeof(v[0]), cmp_double);
 	printf("%s%s %.3f ns\n", name, BENCH_LANG, v[runs / 2]);
 	printf("%s%s_min %.3f ns\n", name, BENCH_LANG, v[0]);
 	printf("%s%s_max %.3f ns\n", name, BENCH_LANG, v[runs - 1]);

@@ -110,7 +110,12 @@ int ptw_sys_ipc_connect(struct ptw_sys_ipc *c, const char *path)
 	do
 		rc = connect(fd, (struct sockaddr *)&sa, sl);
 	while (rc != 0 && errno == EINTR);
-	if (rc != 0 && errno != EINPROGRESS && errno != EAGAIN) {
+	/* On Linux an AF_UNIX connect is done at once, or fails with EAGAIN
+	 * when the service's listen backlog is full (it never returns
+	 * EINPROGRESS): that attempt is over and the caller tries again
+	 * later. A system that answers EINPROGRESS gets ptw_sys_ipc_io's
+	 * wait for writability. */
+	if (rc != 0 && errno != EINPROGRESS) {
 		int e = errno;
 		close(fd);
 		return e;

@@ -53,7 +53,8 @@ void ptw_sys_ipc_free(struct ptw_sys_ipc *c);
 
 /* Starts connecting to the UNIX socket 'path' (non-blocking, CLOEXEC).
  * 0 (connected or in progress: ptw_sys_ipc_io completes it) or an errno
- * (ENOENT, ECONNREFUSED: no service). Drops what was queued. */
+ * (ENOENT, ECONNREFUSED: no service; EAGAIN: its listen backlog is full,
+ * try again later). Drops what was queued. */
 int ptw_sys_ipc_connect(struct ptw_sys_ipc *c, const char *path);
 void ptw_sys_ipc_close(struct ptw_sys_ipc *c);
 

@@ -161,7 +161,9 @@ static uint64_t ptw_tr_str_slots(size_t len)
  * and argument names become the session's copies (the copied name and
  * string values are in the slots already). 0 or PTW_ERR_NOMEM. It walks
  * the slots as ptw_tr_decode_at (tracer_backend.c) reads them: a change
- * of the record layout changes both. */
+ * of the record layout changes both. Only BEGINs are copied (a slice's,
+ * an async one's or a track's: ptw_tr_open_copy's callers), and their
+ * records carry the category in v (a counter's would hold its value). */
 static int ptw_tr_own_copied(struct ptw_tracer *tr, unsigned char *p)
 {
 	struct ptw_i_rec rec;
@@ -169,8 +171,7 @@ static int ptw_tr_own_copied(struct ptw_tracer *tr, unsigned char *p)
 	if (rec.name_len)
 		rec.name = NULL; /* the site (ptw_tr_rec_site), going away */
 	int rc = ptw_tr_own_at(tr, &rec.name);
-	if (rec.kind != PTW_I_K_COUNTER_INT && rec.kind != PTW_I_K_COUNTER_DOUBLE)
-		rc |= ptw_tr_own_at(tr, &rec.v.cat);
+	rc |= ptw_tr_own_at(tr, &rec.v.cat);
 	memcpy(p, &rec, sizeof(rec));
 	/* the layout ptw_tr_decode_at reads */
 	uint64_t k = 1, end = 1 + (uint64_t)rec.extra;

@@ -244,7 +244,7 @@ void svc_reassemble(struct svc *s)
 
 /* ---- trace file -------------------------------------------------------- */
 
-static uint8_t *svc_put_varint(uint8_t *p, uint64_t v)
+uint8_t *svc_put_varint(uint8_t *p, uint64_t v)
 {
 	while (v >= 0x80) {
 		*p++ = (uint8_t)(v | 0x80);

@@ -71,4 +71,7 @@ void svc_reassemble(struct svc *s);
 void svc_write_trace(const struct svc *s, const char *path,
 		     uint32_t seq_base, int stats);
 
+/* Writes v as a protobuf varint at p; returns the byte after it. */
+uint8_t *svc_put_varint(uint8_t *p, uint64_t v);
+
 #endif /* PTW_TEST_SMB_SERVICE_H */

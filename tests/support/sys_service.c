@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/arch/arch.h"
 #include "lib/system/system.h"
 #include "ptw/tracer.h"
 #include "ptw_test.h"
@@ -170,6 +171,64 @@ void ptw_test_perfetto_wait(pid_t pid)
 	cr_assert(waitpid(pid, &st, 0) == pid);
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		  "tracebox perfetto failed (status %d)", st);
+}
+
+char *ptw_test_svc_path(const struct ptw_test_svc *s, char *buf, size_t len,
+			const char *name)
+{
+	int n = snprintf(buf, len, "%s/%s", s->dir, name);
+	cr_assert(n >= 0 && (size_t)n < len, "path too long: %s/%s", s->dir,
+		  name);
+	return buf;
+}
+
+void ptw_test_svc_record(struct ptw_test_svc *s, struct ptw_test_session *x,
+			 const char *cfg, const char *name)
+{
+	ptw_test_svc_path(s, x->out, sizeof(x->out), name);
+	x->pid = ptw_test_perfetto_start(s, cfg, x->out);
+}
+
+void ptw_test_svc_record_started_at(struct ptw_test_svc *s,
+				    struct ptw_test_session *x,
+				    const char *cfg, const char *name,
+				    const char *file, int line)
+{
+	ptw_test_svc_record(s, x, cfg, name);
+	ptw_test_svc_expect_running_at(s, 1, 30000, "the session never started",
+				       file, line);
+}
+
+void ptw_test_svc_record_ended_at(struct ptw_test_svc *s,
+				  struct ptw_test_session *x,
+				  const char *file, int line)
+{
+	ptw_test_svc_expect_running_at(s, 0, 30000, "the session never stopped",
+				       file, line);
+	ptw_test_perfetto_wait(x->pid);
+}
+
+struct ptw_config ptw_test_sys_config(const char *categories)
+{
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.system = 1;
+	cfg.categories = categories;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	return cfg;
+}
+
+void ptw_test_start_or_fail(const struct ptw_config *cfg)
+{
+	struct ptw_error err;
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(ptw_start_ex(cfg, &err), 0, "ptw_start: %s", err.msg);
+}
+
+void ptw_test_cpu_counter_or_skip(void)
+{
+	if (!ptw_arch_counter_usable())
+		cr_skip_test("no usable CPU counter here");
 }
 
 int ptw_test_wait_running(int want, int ms)

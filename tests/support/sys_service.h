@@ -6,7 +6,10 @@
 #ifndef PTW_TEST_SYS_SERVICE_H
 #define PTW_TEST_SYS_SERVICE_H
 
+#include <stddef.h>
 #include <sys/types.h>
+
+#include "ptw/tracer.h"
 
 struct ptw_test_svc {
 	char dir[256];
@@ -50,6 +53,43 @@ pid_t ptw_test_perfetto_start(struct ptw_test_svc *s, const char *cfg,
 /* Waits for it; fails the test unless it exited 0. */
 void ptw_test_perfetto_wait(pid_t pid);
 
+/* s->dir/'name' into buf (len bytes); returns buf. */
+char *ptw_test_svc_path(const struct ptw_test_svc *s, char *buf, size_t len,
+			const char *name);
+
+/* One session recorded by `tracebox perfetto` into the temp dir. */
+struct ptw_test_session {
+	char out[400]; /* the trace it writes */
+	pid_t pid;     /* tracebox perfetto's */
+};
+
+/* Starts a session of 'cfg' (a text TraceConfig) that writes
+ * s->dir/'name' (x->out); returns at once. */
+void ptw_test_svc_record(struct ptw_test_svc *s, struct ptw_test_session *x,
+			 const char *cfg, const char *name);
+/* ptw_test_svc_record, then waits (bounded: 30 s) until ptw records in
+ * it; if it does not, fails as ptw_test_svc_expect_running. */
+#define ptw_test_svc_record_started(s, x, cfg, name)                         \
+	ptw_test_svc_record_started_at(s, x, cfg, name, __FILE__, __LINE__)
+void ptw_test_svc_record_started_at(struct ptw_test_svc *s,
+				    struct ptw_test_session *x,
+				    const char *cfg, const char *name,
+				    const char *file, int line);
+/* Waits (bounded: 30 s) until ptw no longer records (the session's
+ * duration ended), failing as ptw_test_svc_expect_running if it still
+ * does; then waits for perfetto (ptw_test_perfetto_wait). */
+#define ptw_test_svc_record_ended(s, x)                                      \
+	ptw_test_svc_record_ended_at(s, x, __FILE__, __LINE__)
+void ptw_test_svc_record_ended_at(struct ptw_test_svc *s,
+				  struct ptw_test_session *x,
+				  const char *file, int line);
+
+/* A config for system mode as these tests start it: zeroed, then
+ * system = 1, 'categories' and overflow PTW_OVERFLOW_WAIT. */
+struct ptw_config ptw_test_sys_config(const char *categories);
+/* ptw_start_ex(cfg), or the test fails with ptw's message. */
+void ptw_test_start_or_fail(const struct ptw_config *cfg);
+
 /* Waits (bounded: 'ms', polling each 2 ms) until ptw_is_running() is
  * 'want'. 1 if it became so, 0 if not. */
 int ptw_test_wait_running(int want, int ms);
@@ -68,5 +108,20 @@ void ptw_test_svc_expect_running_at(struct ptw_test_svc *s, int want, int ms,
 	ptw_test_svc_expect_sessions_at(s, n, ms, __FILE__, __LINE__)
 void ptw_test_svc_expect_sessions_at(struct ptw_test_svc *s, int n, int ms,
 				     const char *file, int line);
+
+/* Skips the current test unless the CPU's counter is usable as the
+ * producers' clock (ptw_arch_counter_usable). */
+void ptw_test_cpu_counter_or_skip(void);
+
+/* Two tests of 'fn' (a function of an enum ptw_clock): 'name' runs it
+ * with PTW_CLOCK_MONOTONIC, 'name_tsc' with PTW_CLOCK_TSC where the CPU's
+ * counter is usable (skipped elsewhere). */
+#define PTW_TEST_SVC_EACH_CLOCK(suite, name, name_tsc, fn)                   \
+	Test(suite, name) { fn(PTW_CLOCK_MONOTONIC); }                       \
+	Test(suite, name_tsc)                                                \
+	{                                                                    \
+		ptw_test_cpu_counter_or_skip();                              \
+		fn(PTW_CLOCK_TSC);                                           \
+	}
 
 #endif /* PTW_TEST_SYS_SERVICE_H */
