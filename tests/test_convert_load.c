@@ -92,6 +92,17 @@ static void convert(const char *json, const char *out)
 	convert_opt(json, out, NULL);
 }
 
+/* Converts chrome_like(events, 8) into the test file 'name' (its path
+ * into pf[0, n)). */
+static void convert_chrome_like(char *pf, size_t n, const char *name,
+				unsigned events)
+{
+	ptw_test_tmp_path(pf, n, name);
+	char *text = chrome_like(events, 8);
+	convert(text, pf);
+	free(text);
+}
+
 static void write_file(const char *path, const char *s)
 {
 	FILE *f = fopen(path, "w");
@@ -185,10 +196,7 @@ Test(convert_load, shared_sequence_times_need_no_clock_field)
 {
 	enum { EVENTS = 20000 };
 	char pf[256];
-	ptw_test_tmp_path(pf, sizeof(pf), "shared.pftrace");
-	char *text = chrome_like(EVENTS, 8);
-	convert(text, pf);
-	free(text);
+	convert_chrome_like(pf, sizeof(pf), "shared.pftrace", EVENTS);
 	struct ptw_trace *t = ptw_test_load_checked_or_fail(pf, 0);
 	const struct ptw_trace_stats *st = ptw_trace_get_stats(t);
 	size_t n_ev, counters = 0;
@@ -215,10 +223,7 @@ Test(convert_load, packets_need_no_incremental_state_flag)
 {
 	enum { EVENTS = 20000 };
 	char pf[256];
-	ptw_test_tmp_path(pf, sizeof(pf), "flags.pftrace");
-	char *text = chrome_like(EVENTS, 8);
-	convert(text, pf);
-	free(text);
+	convert_chrome_like(pf, sizeof(pf), "flags.pftrace", EVENTS);
 	size_t n, packets = 0, needs = 0, before_cleared = 0;
 	uint8_t *d = ptw_test_read_file_or_fail(pf, &n);
 	uint8_t cleared[256] = {0};
@@ -310,10 +315,7 @@ Test(convert_load, pprof_sniffing_stops_after_the_first_batch)
 {
 	enum { EVENTS = 48000 };
 	char pf[256];
-	ptw_test_tmp_path(pf, sizeof(pf), "sniff.pftrace");
-	char *text = chrome_like(EVENTS, 8);
-	convert(text, pf);
-	free(text);
+	convert_chrome_like(pf, sizeof(pf), "sniff.pftrace", EVENTS);
 	size_t n;
 	uint8_t *d = ptw_test_read_file_or_fail(pf, &n);
 	cr_assert_gt(n, 4u * PTW_DEFAULT_FLUSH_BYTES, "%zu bytes", n);
