@@ -215,7 +215,7 @@ Test(convert_load, shared_sequence_times_need_no_clock_field)
 /* A converted file's packets carry no SEQ_NEEDS_INCREMENTAL_STATE: the
  * file is written whole and each sequence starts with a
  * SEQ_INCREMENTAL_STATE_CLEARED packet, so the flag never changed what
- * trace_processor reads, and it cost it about 340 instructions a packet.
+ * trace_processor reads, and it cost it about 400 instructions a packet.
  * Every packet of a sequence comes after that sequence's CLEARED packet,
  * and trace_processor skips none and imports the JSON's rows
  * (expect_json_rows_and_few_misses, above). */

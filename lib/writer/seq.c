@@ -19,7 +19,7 @@
  * tag, which the fast packets copy with it (seq_fast.h). A converter's
  * file leaves the flag out: it is written whole, each sequence starting
  * with its SEQ_INCREMENTAL_STATE_CLEARED packet, so no reader finds a
- * sequence's state invalid, and the flag cost trace_processor about 340
+ * sequence's state invalid, and the flag cost trace_processor about 400
  * instructions a packet (docs/convert.md, "Loading in trace_processor").
  * A flight recorder's or system mode's output keeps it: packets of
  * theirs can be lost. */
