@@ -15,6 +15,7 @@
 
 #include "converters/chrome_json/chrome_json.h"
 #include "converters/emit/emit.h"
+#include "reader/pb_wire.h"
 #include "support/ptw_test.h"
 #include "support/tp_shell.h"
 #include "test_convert_json.h"
@@ -89,6 +90,17 @@ static void convert_opt(const char *json, const char *out,
 static void convert(const char *json, const char *out)
 {
 	convert_opt(json, out, NULL);
+}
+
+/* Converts chrome_like(events, 8) into the test file 'name' (its path
+ * into pf[0, n)). */
+static void convert_chrome_like(char *pf, size_t n, const char *name,
+				unsigned events)
+{
+	ptw_test_tmp_path(pf, n, name);
+	char *text = chrome_like(events, 8);
+	convert(text, pf);
+	free(text);
 }
 
 static void write_file(const char *path, const char *s)
@@ -184,10 +196,7 @@ Test(convert_load, shared_sequence_times_need_no_clock_field)
 {
 	enum { EVENTS = 20000 };
 	char pf[256];
-	ptw_test_tmp_path(pf, sizeof(pf), "shared.pftrace");
-	char *text = chrome_like(EVENTS, 8);
-	convert(text, pf);
-	free(text);
+	convert_chrome_like(pf, sizeof(pf), "shared.pftrace", EVENTS);
 	struct ptw_trace *t = ptw_test_load_checked_or_fail(pf, 0);
 	const struct ptw_trace_stats *st = ptw_trace_get_stats(t);
 	size_t n_ev, counters = 0;
@@ -200,6 +209,57 @@ Test(convert_load, shared_sequence_times_need_no_clock_field)
 		     "%llu packets with a timestamp_clock_id",
 		     (unsigned long long)st->absolute_timestamps);
 	ptw_trace_free(t);
+	unlink(pf);
+}
+
+/* A converted file's packets carry no SEQ_NEEDS_INCREMENTAL_STATE: the
+ * file is written whole and each sequence starts with a
+ * SEQ_INCREMENTAL_STATE_CLEARED packet, so the flag never changed what
+ * trace_processor reads, and it cost it about 400 instructions a packet.
+ * Every packet of a sequence comes after that sequence's CLEARED packet,
+ * and trace_processor skips none and imports the JSON's rows
+ * (expect_json_rows_and_few_misses, above). */
+Test(convert_load, packets_need_no_incremental_state_flag)
+{
+	enum { EVENTS = 20000 };
+	char pf[256];
+	convert_chrome_like(pf, sizeof(pf), "flags.pftrace", EVENTS);
+	size_t n, packets = 0, needs = 0, before_cleared = 0;
+	uint8_t *d = ptw_test_read_file_or_fail(pf, &n);
+	uint8_t cleared[256] = {0};
+	struct ptw_wire_cursor c, pc;
+	struct ptw_wire_field f, pff;
+	ptw_wire_init(&c, d, n);
+	while (ptw_wire_next(&c, &f) == PTW_WIRE_FIELD) {
+		if (f.num != 1 || f.wt != 2)
+			continue;
+		uint64_t seq = 0, flags = 0;
+		ptw_wire_init(&pc, f.data, f.len);
+		while (ptw_wire_next(&pc, &pff) == PTW_WIRE_FIELD) {
+			if (pff.num == 10 && pff.wt == 0)
+				seq = pff.varint;
+			if (pff.num == 13 && pff.wt == 0)
+				flags = pff.varint;
+		}
+		packets++;
+		needs += (flags & 2) != 0;
+		cr_assert_lt(seq, 256u);
+		if (flags & 1)
+			cleared[seq] = 1;
+		else if (seq && !cleared[seq])
+			before_cleared++;
+	}
+	free(d);
+	cr_assert_gt(packets, (size_t)EVENTS);
+	cr_expect_eq(needs, 0u, "%zu of %zu packets SEQ_NEEDS_INCREMENTAL_STATE",
+		     needs, packets);
+	cr_expect_eq(before_cleared, 0u);
+	if (ptw_test_tp_shell()) {
+		ptw_test_tp_expect_no_error_stats(pf);
+		ptw_test_tp_expect_rows(pf, "select coalesce(sum(value), 0) "
+					"from stats where name like "
+					"'packet_skipped%'", "0\n");
+	}
 	unlink(pf);
 }
 
@@ -253,12 +313,9 @@ static size_t pprof_sniff_walk(const uint8_t *d, size_t n)
  * before the proto importer was tried. */
 Test(convert_load, pprof_sniffing_stops_after_the_first_batch)
 {
-	enum { EVENTS = 40000 };
+	enum { EVENTS = 48000 };
 	char pf[256];
-	ptw_test_tmp_path(pf, sizeof(pf), "sniff.pftrace");
-	char *text = chrome_like(EVENTS, 8);
-	convert(text, pf);
-	free(text);
+	convert_chrome_like(pf, sizeof(pf), "sniff.pftrace", EVENTS);
 	size_t n;
 	uint8_t *d = ptw_test_read_file_or_fail(pf, &n);
 	cr_assert_gt(n, 4u * PTW_DEFAULT_FLUSH_BYTES, "%zu bytes", n);

@@ -14,6 +14,30 @@
  * checkpoint it triggers. */
 #define PTW_INTERN_SLACK (2u * PTW_MAX_ANNOTATIONS + 2u)
 
+/* The header every event packet of 's' starts with (s->hdr): sequence id,
+ * SEQ_NEEDS_INCREMENTAL_STATE, machine_id (if set), then the TrackEvent's
+ * tag, which the fast packets copy with it (seq_fast.h). A converter's
+ * file leaves the flag out: it is written whole, each sequence starting
+ * with its SEQ_INCREMENTAL_STATE_CLEARED packet, so no reader finds a
+ * sequence's state invalid, and the flag cost trace_processor about 400
+ * instructions a packet (docs/convert.md, "Loading in trace_processor").
+ * A flight recorder's or system mode's output keeps it: packets of
+ * theirs can be lost. */
+static void ptw_w_seq_put_hdr(struct ptw_seq *s)
+{
+	struct ptw_writer *w = s->w;
+	uint8_t *h = ptw_pb_write_varint_field(s->hdr, PTW_F_PKT_SEQUENCE_ID, s->id);
+	if (!w->conv_clocks || w->rs || w->out_fn)
+		h = ptw_pb_write_varint_field(h, PTW_F_PKT_SEQUENCE_FLAGS,
+					      PTW_SEQ_NEEDS_INCREMENTAL_STATE);
+	/* machine_id (if set): it costs the fast paths nothing (6 + 2 + 7
+	 * bytes at most, < 16) */
+	memcpy(h, w->mid, w->mid_len);
+	h += w->mid_len;
+	s->hdr_len = (uint8_t)(h - s->hdr);
+	*h = PTW_PB_TAG(PTW_F_PKT_TRACK_EVENT, PTW_PB_WT_LEN);
+}
+
 struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
 				 int is_clock)
 {
@@ -39,17 +63,7 @@ struct ptw_seq *ptw_w_seq_create(struct ptw_writer *w, uint64_t default_track,
 	s->is_clock = (uint8_t)(is_clock != 0);
 	s->abs_clock = w->conv_clocks ? PTW_CLOCK_BOOTTIME : PTW_CLOCK_SEQ_ABS;
 	s->value_gap = w->conv_clocks ? PTW_CONV_VALUE_GAP : PTW_INTERN_VALUE_GAP;
-	uint8_t *h = ptw_pb_write_varint_field(s->hdr, PTW_F_PKT_SEQUENCE_ID, s->id);
-	h = ptw_pb_write_varint_field(h, PTW_F_PKT_SEQUENCE_FLAGS,
-				      PTW_SEQ_NEEDS_INCREMENTAL_STATE);
-	/* machine_id (if set) in the header every event packet copies: it
-	 * costs the fast paths nothing (6 + 2 + 7 bytes at most, < 16). */
-	memcpy(h, w->mid, w->mid_len);
-	h += w->mid_len;
-	s->hdr_len = (uint8_t)(h - s->hdr);
-	/* then the TrackEvent's tag, which the fast packets copy with the
-	 * header (seq_fast.h) */
-	*h = PTW_PB_TAG(PTW_F_PKT_TRACK_EVENT, PTW_PB_WT_LEN);
+	ptw_w_seq_put_hdr(s);
 	s->names = ptw_intern_create(n);
 	s->cats = ptw_intern_create(n);
 	s->anames = ptw_intern_create(n);
@@ -148,6 +162,7 @@ void ptw_i_writer_converted(struct ptw_writer *w)
 		if (!w->seqs[i]->abs_only)
 			w->seqs[i]->abs_clock = PTW_CLOCK_BOOTTIME;
 		w->seqs[i]->value_gap = PTW_CONV_VALUE_GAP;
+		ptw_w_seq_put_hdr(w->seqs[i]);
 	}
 }
 

@@ -30,9 +30,10 @@
  * of its sequence is written inline once (event.c ptw_ev_value_inline). */
 #define PTW_INTERN_VALUE_GAP 1000u
 /* The same on a converter's writer (ptw_i_writer_converted): more values
- * inline, paid with the bytes its shared sequence saves (docs/convert.md,
+ * inline, paid with the bytes its shared sequence's clock and its
+ * packets' missing SEQ_NEEDS_INCREMENTAL_STATE save (docs/convert.md,
  * "Loading in trace_processor"). */
-#define PTW_CONV_VALUE_GAP 800u
+#define PTW_CONV_VALUE_GAP 400u
 /* Slots remembering string values used once (a power of 2). */
 #define PTW_SV_SEEN 512u
 
