@@ -510,65 +510,41 @@ static void same_bytes_and_events(const struct variant *v)
 #define MULT_2_5GHZ ((uint64_t)(0.4 * 4294967296.0)) /* 0.4 ns per tick */
 #define MULT_300MHZ ((uint64_t)(3.3 * 4294967296.0)) /* above 2^32 */
 
-Test(tracer_tight, same_bytes_tsc)
-{
-	struct variant v = {PTW_CLOCK_TSC, MULT_2_5GHZ, PTW_COMPRESS_NONE,
-			    PTW_MODE_STREAM, 0, NO_SINKS};
-	same_bytes_and_events(&v);
-}
+/* A test of one variant: its fields in struct variant's order. */
+#define VARIANT_TEST(name, ...)                                              \
+	Test(tracer_tight, name)                                             \
+	{                                                                    \
+		struct variant v = {__VA_ARGS__};                            \
+		same_bytes_and_events(&v);                                   \
+	}
 
-Test(tracer_tight, same_bytes_tsc_below_1ghz)
-{
-	struct variant v = {PTW_CLOCK_TSC, MULT_300MHZ, PTW_COMPRESS_NONE,
-			    PTW_MODE_STREAM, 0, NO_SINKS};
-	same_bytes_and_events(&v);
-}
+VARIANT_TEST(same_bytes_tsc, PTW_CLOCK_TSC, MULT_2_5GHZ,
+	     PTW_COMPRESS_NONE, PTW_MODE_STREAM, 0, NO_SINKS)
 
-Test(tracer_tight, same_bytes_monotonic_machine_id)
-{
-	struct variant v = {PTW_CLOCK_MONOTONIC, 0, PTW_COMPRESS_NONE,
-			    PTW_MODE_STREAM, 4000000000u, NO_SINKS};
-	same_bytes_and_events(&v);
-}
+VARIANT_TEST(same_bytes_tsc_below_1ghz, PTW_CLOCK_TSC, MULT_300MHZ,
+	     PTW_COMPRESS_NONE, PTW_MODE_STREAM, 0, NO_SINKS)
 
-Test(tracer_tight, same_events_deflate)
-{
-	struct variant v = {PTW_CLOCK_TSC, MULT_2_5GHZ, PTW_COMPRESS_DEFLATE,
-			    PTW_MODE_STREAM, 0, NO_SINKS};
-	same_bytes_and_events(&v);
-}
+VARIANT_TEST(same_bytes_monotonic_machine_id, PTW_CLOCK_MONOTONIC, 0,
+	     PTW_COMPRESS_NONE, PTW_MODE_STREAM, 4000000000u, NO_SINKS)
 
-Test(tracer_tight, same_events_zstd)
-{
-	struct variant v = {PTW_CLOCK_MONOTONIC, 0, PTW_COMPRESS_ZSTD,
-			    PTW_MODE_STREAM, 0, NO_SINKS};
-	same_bytes_and_events(&v);
-}
+VARIANT_TEST(same_events_deflate, PTW_CLOCK_TSC, MULT_2_5GHZ,
+	     PTW_COMPRESS_DEFLATE, PTW_MODE_STREAM, 0, NO_SINKS)
+
+VARIANT_TEST(same_events_zstd, PTW_CLOCK_MONOTONIC, 0,
+	     PTW_COMPRESS_ZSTD, PTW_MODE_STREAM, 0, NO_SINKS)
 
 /* two sinks beside the file: their runs pass over what they do not take */
-Test(tracer_tight, same_bytes_sinks_beside_a_file)
-{
-	struct variant v = {PTW_CLOCK_TSC, MULT_2_5GHZ, PTW_COMPRESS_NONE,
-			    PTW_MODE_STREAM, 0, SINKS_BESIDE_FILE};
-	same_bytes_and_events(&v);
-}
+VARIANT_TEST(same_bytes_sinks_beside_a_file, PTW_CLOCK_TSC, MULT_2_5GHZ,
+	     PTW_COMPRESS_NONE, PTW_MODE_STREAM, 0, SINKS_BESIDE_FILE)
 
 /* the sinks alone (system mode without a file of its own) */
-Test(tracer_tight, same_bytes_sinks_only)
-{
-	struct variant v = {PTW_CLOCK_MONOTONIC, 0, PTW_COMPRESS_NONE,
-			    PTW_MODE_STREAM, 0, SINKS_ONLY};
-	same_bytes_and_events(&v);
-}
+VARIANT_TEST(same_bytes_sinks_only, PTW_CLOCK_MONOTONIC, 0,
+	     PTW_COMPRESS_NONE, PTW_MODE_STREAM, 0, SINKS_ONLY)
 
 /* the flight recorder (its runs keep the open slices), a window that
  * holds every event */
-Test(tracer_tight, same_bytes_flight_recorder)
-{
-	struct variant v = {PTW_CLOCK_TSC, MULT_2_5GHZ, PTW_COMPRESS_NONE,
-			    PTW_MODE_RING, 0, NO_SINKS};
-	same_bytes_and_events(&v);
-}
+VARIANT_TEST(same_bytes_flight_recorder, PTW_CLOCK_TSC, MULT_2_5GHZ,
+	     PTW_COMPRESS_NONE, PTW_MODE_RING, 0, NO_SINKS)
 
 /* The flight recorder with the smallest window: many cuts, and at each
  * the thread's slices open at the window's start are described in its
