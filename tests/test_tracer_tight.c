@@ -49,8 +49,10 @@ static struct ptw_i_site count_site = {0, PTW_I_K_COUNTER_INT, "", "count",
 #define count_name ((const char *)(const void *)&count_site)
 static const char *const cats[] = {"bench", "", "io"};
 
-/* Writes one record of 'slots' slots (1, or 2 with an argument) into the
- * calling thread's ring as the macros do: waits while the ring is full. */
+/* Writes one record into the calling thread's ring as the macros do (two
+ * slots with an argument, 'with_arg' 1 an integer, 2 one of a type the
+ * ring does not carry, which every output counts as invalid): waits
+ * while the ring is full. */
 static void put(uint8_t kind, const char *name, const char *cat, uint64_t ts,
 		uint64_t val, int with_arg)
 {
@@ -75,7 +77,7 @@ static void put(uint8_t kind, const char *name, const char *cat, uint64_t ts,
 		struct ptw_i_arg_rec a;
 		memset(&a, 0, sizeof(a));
 		a.name = "n";
-		a.type = PTW_ARG_TYPE_INT;
+		a.type = with_arg == 1 ? PTW_ARG_TYPE_INT : PTW_I_ARG_UNKNOWN;
 		a.val = val;
 		memcpy(ptw_ring_slot_producer(r, i + 1), &a, sizeof(a));
 	}
@@ -125,6 +127,8 @@ static void block(struct gen *g, unsigned k, int steady, unsigned n)
 			put(PTW_I_K_COUNTER_INT, count_name, NULL, t, r, 0);
 		} else if (p == 996) {
 			put(PTW_I_K_INSTANT, name, cat, t, r, 1);
+		} else if (p == 995) {
+			put(PTW_I_K_INSTANT, name, cat, t, r, 2);
 		} else if (p >= 990) {
 			put(PTW_I_K_END, NULL, "bench", t, 0, 0); /* maybe none open */
 			g->depth -= g->depth > 0;
@@ -281,6 +285,10 @@ static char *trace_it(const struct variant *v, int general_only,
 	struct ptw_error err;
 	memset(&err, 0, sizeof(err));
 	ptw_tr_test_hold = 1;
+	/* with sinks, the drain's chunks end inside records now and then */
+	uint32_t chunk = ptw_tr_sink_chunk;
+	if (v->sinks != NO_SINKS)
+		ptw_tr_sink_chunk = 7;
 	struct ptw_tr_sink_cfg sc;
 	uint64_t id = 0;
 	int rc;
@@ -324,6 +332,7 @@ static char *trace_it(const struct variant *v, int general_only,
 			     0);
 	wait_for(BLOCKS * THREADS);
 	cr_assert_eq(ptw_stop(), 0);
+	ptw_tr_sink_chunk = chunk;
 	cr_assert_eq(ptw_get_stats(st), 0);
 	pthread_mutex_lock(&g_run.mu);
 	g_run.quit = 1;
@@ -468,9 +477,9 @@ static void same_bytes_and_events(const struct variant *v)
 	char *pg = trace_it(v, 1, &sg, skg), *pf = trace_it(v, 0, &sf, skf);
 	cr_assert_eq(sf.events, sg.events);
 	cr_assert_eq(sf.invalid, sg.invalid);
+	cr_assert_gt(sg.invalid, 0); /* ENDs with no open slice */
 	cr_assert_eq(sg.dropped + sf.dropped, 0);
 	if (pg) {
-		cr_assert_gt(sg.invalid, 0); /* ENDs with no open slice */
 		struct ptw_trace *tg = ptw_test_load_checked_or_fail(pg, 0);
 		struct ptw_trace *tf = ptw_test_load_checked_or_fail(pf, 0);
 		size_t lg = 0, lf = 0;

@@ -26,8 +26,9 @@
 #define PTW_TR_FLAT_OUT_NS 12u /* per slot, a producer logging flat out */
 #define PTW_TR_RELEASE_EVERY 1024u  /* slots consumed between head updates */
 /* slots that every sink and then the session read in turn, while they
- * are in the cache (128 KiB) */
-#define PTW_TR_SINK_CHUNK 4096u
+ * are in the cache (128 KiB); tests set a few, so that chunks end inside
+ * records */
+uint32_t ptw_tr_sink_chunk = 4096u;
 /* Pacing: after a pass that found work the backend pauses until the
  * fastest-filling ring would be a quarter full at the pace it filled since
  * the previous pass (half that time, at most ptw_tr_pause_max_us) rather
@@ -1430,12 +1431,13 @@ static void ptw_tr_shadows_finish(struct ptw_tracer *tr, struct ptw_tr_thread *t
 	}
 }
 
-/* The session's events and bytes: a muted session's are its sinks'
- * (those gone included). */
+/* The session's events, invalid records and bytes: a muted session's
+ * are its sinks' (those gone included). */
 static void ptw_tr_sink_figures(struct ptw_tracer *tr, uint64_t *events,
-				uint64_t *bytes)
+				uint64_t *invalid, uint64_t *bytes)
 {
 	*events = tr->sink_events_gone;
+	*invalid = tr->sink_invalid_gone;
 	*bytes = tr->sink_bytes_gone;
 	for (uint32_t k = 0; k < PTW_TR_MAX_SINKS; k++) {
 		struct ptw_tracer *sk = tr->sinks[k];
@@ -1444,6 +1446,8 @@ static void ptw_tr_sink_figures(struct ptw_tracer *tr, uint64_t *events,
 		struct ptw_writer_stats ws;
 		ptw_writer_get_stats(sk->w, &ws);
 		*events += atomic_load_explicit(&sk->events, memory_order_relaxed);
+		*invalid += atomic_load_explicit(&sk->invalid,
+						 memory_order_relaxed);
 		*bytes += ws.bytes_written;
 	}
 }
@@ -1469,6 +1473,8 @@ static int ptw_tr_sink_close(struct ptw_tracer *tr, uint32_t k, size_t n)
 	ptw_writer_get_stats(sk->w, &ws);
 	tr->sink_events_gone += atomic_load_explicit(&sk->events,
 						     memory_order_relaxed);
+	tr->sink_invalid_gone += atomic_load_explicit(&sk->invalid,
+						      memory_order_relaxed);
 	tr->sink_bytes_gone += ws.bytes_written;
 	struct ptw_error err;
 	memset(&err, 0, sizeof(err));
@@ -1642,7 +1648,7 @@ static uint64_t ptw_tr_drain(struct ptw_tracer *tr, struct ptw_tr_thread *th)
 	/* With sinks, a chunk at a time: every sink reads it, then the
 	 * session, while it is in the cache (the slots stay the producer's
 	 * until released). */
-	uint64_t chunk = tr->n_sinks ? PTW_TR_SINK_CHUNK : UINT64_MAX;
+	uint64_t chunk = tr->n_sinks ? ptw_tr_sink_chunk : UINT64_MAX;
 	while (h < end) {
 		uint64_t cend = end - h > chunk ? h + chunk : end;
 		if (__builtin_expect(tr->n_sinks != 0, 0))
@@ -1719,9 +1725,10 @@ static size_t ptw_tr_snapshot_locked(struct ptw_tracer *tr)
 static void ptw_tr_publish_bytes(struct ptw_tracer *tr)
 {
 	if (tr->mute) {
-		uint64_t ev, by;
-		ptw_tr_sink_figures(tr, &ev, &by);
+		uint64_t ev, inv, by;
+		ptw_tr_sink_figures(tr, &ev, &inv, &by);
 		atomic_store_explicit(&tr->events, ev, memory_order_relaxed);
+		atomic_store_explicit(&tr->invalid, inv, memory_order_relaxed);
 		atomic_store_explicit(&tr->bytes, by, memory_order_relaxed);
 		return;
 	}

@@ -297,6 +297,9 @@ struct ptw_tr_thread {
  * when asked), so that producer rings fill and the stop drains them one
  * after the other, far behind their producers (test_tracer_lag.c). */
 extern _Atomic int ptw_tr_test_hold;
+/* Slots of a ring that each sink, then the session, drain in turn (set
+ * before ptw_start: tests make chunks end inside records). */
+extern uint32_t ptw_tr_sink_chunk;
 
 /* Async ids and their tracks (tracer_async.c). */
 struct ptw_tr_async_ent {
@@ -483,7 +486,8 @@ struct ptw_tracer {
 	struct ptw_tr_sink_req *sink_req;
 	struct ptw_tracer *sinks[PTW_TR_MAX_SINKS];
 	uint32_t n_sinks;
-	uint64_t sink_events_gone, sink_bytes_gone; /* of sinks closed */
+	/* of sinks closed */
+	uint64_t sink_events_gone, sink_invalid_gone, sink_bytes_gone;
 	/* A sink's: its id, slot in 'sinks', its writer's options and
 	 * process name (the caller's until the add is done), the categories
 	 * it wants, and whether it skips the others ('filt', once another
