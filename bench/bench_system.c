@@ -35,11 +35,13 @@
  * categories (tracer_sink.c: the measured one takes every event, the
  * second passes over them all, both on the backend's time); the backend
  * figures are named ..._system_two_sessions and
- * backend_system_two_sessions_file_ratio[_wall].
+ * backend_system_two_sessions_file_ratio[_wall]. PTW_BENCH_SYSTEM_TWO=gone:
+ * the second session stops before the measurement, and the measured one
+ * takes only its categories alone (..._system_after_two_sessions).
  * PTW_BENCH_SYSTEM_GENERAL=1: the system sessions' backend writes through
  * its general path only (cfg.general_path_only), to compare; the backend
- * figures are named ..._system_general (with _two_sessions after it when
- * both are set).
+ * figures are named ..._system_general (with _two_sessions or
+ * _after_two_sessions after it when both are set).
  * SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <fcntl.h>
@@ -180,7 +182,8 @@ int main(void)
 	const char *sgen = getenv("PTW_BENCH_SYSTEM_GENERAL");
 	int general = sgen && strcmp(sgen, "1") == 0;
 	const char *stwo = getenv("PTW_BENCH_SYSTEM_TWO");
-	int two = stwo && strcmp(stwo, "1") == 0;
+	int gone = stwo && strcmp(stwo, "gone") == 0;
+	int two = (stwo && strcmp(stwo, "1") == 0) || gone;
 	unsigned runs = quick ? 200 : 4000;
 	unsigned rounds = quick ? 3 : 5;
 	uint32_t n = quick ? (1u << 17) : (1u << 20);
@@ -287,6 +290,12 @@ int main(void)
 			kill(traced, SIGKILL);
 			return 1;
 		}
+		if (gone) {
+			kill(pf2, SIGINT);
+			waitpid(pf2, NULL, 0);
+			unlink(out2);
+			pf2 = 0;
+		}
 		sys_ns[r] = pairs_ns(runs);
 		sys_rate[r] = backend_rate(n, &sys_wall[r]);
 		struct ptw_stats ps;
@@ -325,9 +334,9 @@ int main(void)
 	printf("producer_ns_per_event_1t_system%s_first_round %.2f ns\n", sx, s0);
 	printf("producer_ns_per_event_1t_system%s_later_rounds %.2f ns\n", sx, sl);
 	printf("backend_mev_per_s_file %.1f Mevents/s\n", fr / 1e6);
-	const char *bx = general ? (two ? "_general_two_sessions" : "_general")
-				 : two	   ? "_two_sessions"
-					   : "";
+	char bx[64];
+	snprintf(bx, sizeof(bx), "%s%s", general ? "_general" : "",
+		 gone ? "_after_two_sessions" : two ? "_two_sessions" : "");
 	printf("backend_mev_per_s_system%s %.1f Mevents/s\n", bx, sr / 1e6);
 	printf("backend_system%s_file_ratio %.2f\n", bx, fr > 0 ? sr / fr : 0);
 	printf("backend_mev_per_s_wall_file %.1f Mevents/s\n", fw / 1e6);
