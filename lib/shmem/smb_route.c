@@ -638,6 +638,19 @@ static inline int ptw_smb_usual_shape(const uint8_t *p, const uint8_t *end,
 	       (size_t)(end - q) == 2u + q[1];
 }
 
+/* The end of ptw_smb_route_usual's run on sequence s (NULL: none): its
+ * chunk's used bytes and packet count, published if it took any. */
+static inline void ptw_smb_usual_run_end(struct ptw_smb_seq *s, uint32_t used,
+					 uint32_t count)
+{
+	if (!s || count == s->ch.count)
+		return;
+	s->ch.used = used;
+	s->ch.count = count;
+	ptw_smb_chunk_publish(&s->ch);
+	s->any = 1;
+}
+
 /* Writes the records from p on straight into their sequences' open
  * chunks, as long as each is a usual packet that the general path
  * (ptw_smb_route_packet) would copy in whole: a known sequence with
@@ -650,7 +663,15 @@ static inline int ptw_smb_usual_shape(const uint8_t *p, const uint8_t *end,
 static const uint8_t *ptw_smb_route_usual(struct ptw_smb_router *r,
 					  const uint8_t *p, const uint8_t *end)
 {
-	struct ptw_smb_stats *st = &r->smb->st;
+	/* The chunk of the current run of one sequence's packets, its used
+	 * bytes and packet count in locals (the writer writes a thread's
+	 * events in runs): stored back, and the count published, when the
+	 * run ends, before anything else can read the chunk (the system
+	 * thread commits it after this call). */
+	struct ptw_smb_seq *s = NULL;
+	struct ptw_smb_chunk *c = NULL;
+	uint32_t used = 0, count = 0;
+	uint64_t packets = 0, bytes = 0;
 	while (end - p >= 2 &&
 	       p[0] == PTW_PB_TAG(PTW_F_TRACE_PACKET, PTW_PB_WT_LEN) &&
 	       p[1] < 0x80u && (size_t)(end - p) - 2u >= p[1]) {
@@ -658,17 +679,24 @@ static const uint8_t *ptw_smb_route_usual(struct ptw_smb_router *r,
 		struct ptw_smb_usual u;
 		if (!ptw_smb_usual_shape(pkt, pend, &u))
 			break;
-		struct ptw_smb_seq *s = r->cache[u.seq_id % PTW_SMB_SEQ_CACHE];
-		if (!s || s->seq_id != u.seq_id || !s->writer_id || s->lossy ||
-		    s->mark)
-			break;
-		struct ptw_smb_chunk *c = &s->ch;
+		if (!s || s->seq_id != u.seq_id) {
+			ptw_smb_usual_run_end(s, used, count);
+			s = r->cache[u.seq_id % PTW_SMB_SEQ_CACHE];
+			if (!s || s->seq_id != u.seq_id || !s->writer_id ||
+			    s->lossy || s->mark || !s->ch.base) {
+				s = NULL;
+				break;
+			}
+			c = &s->ch;
+			used = c->used;
+			count = c->count;
+		}
 		size_t tail = (size_t)(pend - u.rest), len = u.head + tail;
 		/* ptw_smb_try_put's first case */
-		if (!c->base || c->size - c->used <= len + 2 ||
-		    c->count >= PTW_SMB_MAX_PACKETS_PER_CHUNK)
+		if (c->size - used <= len + 2 ||
+		    count >= PTW_SMB_MAX_PACKETS_PER_CHUNK)
 			break;
-		uint8_t *d = c->base + c->used;
+		uint8_t *d = c->base + used;
 		/* the chunk's next lines, for writing: the buffer is large
 		 * and the service's CPU read it last (bench_system: about
 		 * 8% more events a second) */
@@ -676,14 +704,16 @@ static const uint8_t *ptw_smb_route_usual(struct ptw_smb_router *r,
 		*d++ = (uint8_t)len;
 		ptw_smb_copy_small(d, pkt, u.head);
 		ptw_smb_copy_small(d + u.head, u.rest, tail);
-		c->used += 1 + (uint32_t)len;
-		c->count++;
-		ptw_smb_chunk_publish(c);
-		s->any = 1;
-		st->packets++;
-		st->bytes += len;
+		used += 1 + (uint32_t)len;
+		count++;
+		packets++;
+		bytes += len;
 		p = pend;
 	}
+	ptw_smb_usual_run_end(s, used, count);
+	struct ptw_smb_stats *st = &r->smb->st;
+	st->packets += packets;
+	st->bytes += bytes;
 	return p;
 }
 
