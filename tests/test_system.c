@@ -44,6 +44,18 @@ static void rows(const char *trace, const char *sql, char *out, size_t max)
 	cr_assert_eq(ptw_test_tp_rows(trace, sql, out, max), 0);
 }
 
+/* The trace's slices by name, as "name,count;" in name order, must be
+ * 'want' ('ev': what ptw wrote, for the message). */
+static void expect_names(const char *trace, const char *want, uint64_t ev)
+{
+	char got[1024];
+	rows(trace,
+	     "select name, count(*) from slice group by name order by name",
+	     got, sizeof(got));
+	cr_assert_str_eq(got, want, "got %s, ptw wrote %llu events", got,
+			 (unsigned long long)ev);
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -165,28 +177,19 @@ Test(system, the_sessions_category_config_is_honoured)
 	start_system("app,io,gfx");
 	ptw_declare_category("gfx", "drawing", "slow");
 	struct ptw_test_session x;
-	char got[1024];
 	/* io off by name; gfx off by its tag "slow" (the default) */
 	uint64_t ev = record_instants(
 		&s, &x,
 		CFG_TE("track_event_config { disabled_categories: \"io\" }", 800),
 		"cats.pftrace", 50);
-	rows(x.out,
-	     "select name, count(*) from slice group by name order by name", got,
-	     sizeof(got));
-	cr_assert_str_eq(got, "app event,50;", "got %s, ptw wrote %llu events",
-			 got, (unsigned long long)ev);
+	expect_names(x.out, "app event,50;", ev);
 	/* then only what a tag enables */
 	ev = record_instants(&s, &x,
 			     CFG_TE("track_event_config { disabled_categories: "
 				    "\"*\" enabled_tags: \"slow\" }",
 				    800),
 			     "tags.pftrace", 20);
-	rows(x.out,
-	     "select name, count(*) from slice group by name order by name", got,
-	     sizeof(got));
-	cr_assert_str_eq(got, "gfx event,20;", "got %s, ptw wrote %llu events",
-			 got, (unsigned long long)ev);
+	expect_names(x.out, "gfx event,20;", ev);
 	ptw_test_tp_expect_no_error_stats(x.out);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);
@@ -240,7 +243,6 @@ Test(system, the_service_killed_and_restarted_the_next_session_records)
 	ptw_test_svc_start_or_skip(&s);
 	start_system("app,io,gfx");
 	struct ptw_test_session x;
-	char got[256];
 	record_instants(&s, &x, CFG_ALL, "first.pftrace", 10);
 	ptw_test_svc_kill(&s);
 	/* the program runs on without a service */
@@ -249,11 +251,8 @@ Test(system, the_service_killed_and_restarted_the_next_session_records)
 	cr_assert_eq(ptw_is_running(), 0);
 	ptw_test_svc_restart(&s);
 	cr_assert(ptw_test_svc_wait_registered(&s), "ptw did not come back");
-	record_instants(&s, &x, CFG_ALL, "second.pftrace", 30);
-	rows(x.out,
-	     "select name, count(*) from slice group by name order by name", got,
-	     sizeof(got));
-	cr_assert_str_eq(got, "app event,30;gfx event,30;io event,30;");
+	uint64_t ev = record_instants(&s, &x, CFG_ALL, "second.pftrace", 30);
+	expect_names(x.out, "app event,30;gfx event,30;io event,30;", ev);
 	ptw_test_tp_expect_no_error_stats(x.out);
 	cr_assert_eq(ptw_stop(), 0);
 	ptw_test_svc_stop(&s);

@@ -100,17 +100,6 @@ static void slices(const struct ptw_test_sink_buf *b, char *out, size_t max)
 	perfetto__protos__trace__free_unpacked(t, NULL);
 }
 
-static void start_file(char *path, size_t len)
-{
-	ptw_test_tmp_path(path, len, "sinkfile");
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.output_path = path;
-	cfg.overflow = PTW_OVERFLOW_WAIT;
-	struct ptw_error err;
-	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
-}
-
 /* Every other kind of record a site in category C writes (arguments,
  * run-time and printf-style names, a captured stack, async slices, flows,
  * a track of one's own), each event's name starting with C: 19 events. */
@@ -165,7 +154,7 @@ static size_t only_cat(const struct ptw_test_sink_buf *b, const char *cat)
 Test(tracer_sink, each_record_goes_to_the_sinks_of_its_category)
 {
 	char path[256];
-	start_file(path, sizeof(path));
+	ptw_test_start_file(path, sizeof(path), "sinkfile");
 	uint64_t own = ptw_counter_track_new("own", NULL, 0, 0);
 	cr_assert_neq(own, 0);
 	struct ptw_test_sink_buf ba = {0}, bb = {0};
@@ -206,7 +195,7 @@ Test(tracer_sink, an_end_at_any_depth_goes_where_its_begin_went)
 {
 	enum { DEEP = 150 };
 	char path[256];
-	start_file(path, sizeof(path));
+	ptw_test_start_file(path, sizeof(path), "sinkfile");
 	struct ptw_test_sink_buf ba = {0}, bb = {0};
 	uint64_t ia = add_sink(&ba, "a"), ib = add_sink(&bb, "b");
 	for (int i = 0; i < DEEP; i++)

@@ -81,7 +81,6 @@ static void *switcher(void *arg)
 Test(tracer_sites, sites_first_run_while_another_thread_switches_the_category)
 {
 	char path[128];
-	ptw_test_tmp_path(path, sizeof(path), "sites");
 	rounds = ptw_test_scale(200000, 20000);
 	clean_off = calloc(PRODUCERS * rounds, 1);
 	epoch_of = calloc(PRODUCERS * rounds, sizeof(*epoch_of));
@@ -89,12 +88,7 @@ Test(tracer_sites, sites_first_run_while_another_thread_switches_the_category)
 	cr_assert_not_null(epoch_of);
 	atomic_store(&epoch, 0);
 	atomic_store(&producers_done, 0);
-	struct ptw_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.output_path = path;
-	cfg.overflow = PTW_OVERFLOW_WAIT;
-	struct ptw_error err;
-	cr_assert_eq(ptw_start_ex(&cfg, &err), 0, "%s", err.msg);
+	ptw_test_start_file(path, sizeof(path), "sites");
 
 	pthread_t sw, th[PRODUCERS];
 	cr_assert_eq(pthread_create(&sw, NULL, switcher, NULL), 0);

@@ -317,3 +317,20 @@ void ptw_test_same_files_or_fail(const char *pa, const char *pb,
 	unlink(pa);
 	unlink(pb);
 }
+
+void ptw_test_start_or_fail(const struct ptw_config *cfg)
+{
+	struct ptw_error err;
+	memset(&err, 0, sizeof(err));
+	cr_assert_eq(ptw_start_ex(cfg, &err), 0, "ptw_start: %s", err.msg);
+}
+
+void ptw_test_start_file(char *path, size_t len, const char *tag)
+{
+	ptw_test_tmp_path(path, len, tag);
+	struct ptw_config cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.output_path = path;
+	cfg.overflow = PTW_OVERFLOW_WAIT;
+	ptw_test_start_or_fail(&cfg);
+}

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptw/tracer.h"
 #include "reader/tp_model.h"
 #include "reader/trace_check.h"
 #include "reader/trace_read.h"
@@ -35,6 +36,14 @@
 /* Writes a unique path "<TMPDIR or /tmp>/ptw-<tag>-<pid>-<n>.pftrace"
  * into buf and returns buf. The file is not created. */
 char *ptw_test_tmp_path(char *buf, size_t len, const char *tag);
+
+/* ptw_start_ex(cfg), or the test fails with ptw's message. */
+void ptw_test_start_or_fail(const struct ptw_config *cfg);
+
+/* Starts tracing into a new temporary file named after 'tag' (its path
+ * into path[len]), producers waiting when their ring is full
+ * (PTW_OVERFLOW_WAIT), or the test fails with ptw's message. */
+void ptw_test_start_file(char *path, size_t len, const char *tag);
 
 /* The source tree's root (from this file's path: tests/support/). */
 void ptw_test_src_root(char *buf, size_t len);

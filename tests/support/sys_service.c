@@ -218,13 +218,6 @@ struct ptw_config ptw_test_sys_config(const char *categories)
 	return cfg;
 }
 
-void ptw_test_start_or_fail(const struct ptw_config *cfg)
-{
-	struct ptw_error err;
-	memset(&err, 0, sizeof(err));
-	cr_assert_eq(ptw_start_ex(cfg, &err), 0, "ptw_start: %s", err.msg);
-}
-
 void ptw_test_cpu_counter_or_skip(void)
 {
 	if (!ptw_arch_counter_usable())

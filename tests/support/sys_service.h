@@ -87,8 +87,6 @@ void ptw_test_svc_record_ended_at(struct ptw_test_svc *s,
 /* A config for system mode as these tests start it: zeroed, then
  * system = 1, 'categories' and overflow PTW_OVERFLOW_WAIT. */
 struct ptw_config ptw_test_sys_config(const char *categories);
-/* ptw_start_ex(cfg), or the test fails with ptw's message. */
-void ptw_test_start_or_fail(const struct ptw_config *cfg);
 
 /* Waits (bounded: 'ms', polling each 2 ms) until ptw_is_running() is
  * 'want'. 1 if it became so, 0 if not. */
